@@ -1,0 +1,129 @@
+/*
+ * actions.h - the browser tools and the one pipeline every one of them
+ * runs through (DESIGN.md: resolve, gate, pre-observe, execute, settle,
+ * post-observe, record, observation).
+ *
+ * Transports (mcp/, later flows/) see two things here:
+ *   - the tool table: names, descriptions, parameters, output shape and
+ *     hints, from which they generate schemas and check arguments;
+ *   - an act_session: one agent's browser session with its own worker
+ *     thread. Calls are queued to it and run one at a time; each call's
+ *     completion is reported through a callback on the worker thread.
+ */
+#ifndef GB_ACTIONS_H
+#define GB_ACTIONS_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+/* ---- the tool table ---------------------------------------------------- */
+
+enum act_param_type {
+	ACT_T_STRING,
+	ACT_T_BOOLEAN,
+	ACT_T_NUMBER,
+	ACT_T_INTEGER,
+	ACT_T_OBJECT,       /* any JSON object (e.g. expect); checked by the tool */
+	ACT_T_STRING_ARRAY, /* array of strings */
+};
+
+struct act_param {
+	const char *name;
+	enum act_param_type type;
+	int required;
+	const char *description;
+	const char *const *enum_values; /* NULL-terminated, strings only; or NULL */
+	double minimum;                 /* numbers: used when has_range */
+	double maximum;
+	int has_range;
+};
+
+struct act_def {
+	const char *name;  /* "browser_click" */
+	const char *title; /* "Click" */
+	const char *description;
+	const struct act_param *params;
+	size_t n_params;
+	int read_only;     /* readOnlyHint; otherwise destructiveHint */
+	int changes_state; /* runs settle, post-observe verification and evidence */
+};
+
+/* The tools, in a stable order. */
+size_t act_tool_count(void);
+const struct act_def *act_tool_at(size_t i);
+const struct act_def *act_tool_find(const char *name);
+
+/* The JSON Schema of every tool's structuredContent (new reference). */
+json_t *act_output_schema(void);
+
+/*
+ * Checks args (borrowed; a JSON object or NULL = {}) against def's
+ * parameter table: required present, types, enums, ranges, no unknown
+ * names. Returns 0, or -1 with a message naming the argument and what is
+ * wrong ("argument 'ref' is required", "argument 'button' must be one of
+ * left, right, middle") in err.
+ */
+int act_check_args(const struct act_def *def, json_t *args, char *err, size_t errlen);
+
+/* ---- sessions of agents ------------------------------------------------ */
+
+/* Settings for a session; strings borrowed and copied. */
+struct act_config {
+	const char *data_dir;      /* required: evidence and run dirs live here */
+	const char *tenant;        /* "local" in stdio mode */
+	const char *chromium_path; /* NULL = default */
+	int headless;              /* 1 unless debugging */
+	int viewport_width;        /* 0 = 1280 */
+	int viewport_height;       /* 0 = 720 */
+	const char *host_resolver_rules; /* Chromium --host-resolver-rules, for tests; NULL */
+	int action_timeout_ms;     /* per tool call; 0 = 30000 */
+};
+
+struct act_session;
+
+/* One tool call. The transport fills the request part, queues it with
+ * act_session_submit() and is told on completion. */
+struct act_call {
+	/* request (set by the caller, borrowed until completion) */
+	const struct act_def *def;
+	json_t *args;              /* checked with act_check_args() */
+	const char *operation_id;  /* NULL: one is generated */
+	/* progress: called on the worker thread with (progress, total, message);
+	 * may be NULL */
+	void (*on_progress)(struct act_call *call, double progress, double total,
+	                    const char *message);
+	/* completion: called once on the worker thread; result is a new reference
+	 * to a CallToolResult object {content, structuredContent?, isError?}
+	 * that the callee now owns */
+	void (*on_done)(struct act_call *call, json_t *result);
+	void *user;
+	/* internal */
+	volatile int cancelled;
+	struct act_call *next;
+};
+
+/* Creates a session (no browser yet: it is launched on the first call
+ * that needs one, on the worker thread). */
+int act_session_new(const struct act_config *cfg, struct act_session **out, char *err,
+                    size_t errlen);
+
+/* Queues call; returns at once. The call runs after those queued before. */
+int act_session_submit(struct act_session *s, struct act_call *call);
+
+/* Thread-safe: asks a queued or running call to stop. A queued call
+ * completes with a "cancelled" error without running; a running one is
+ * aborted at its next wait. */
+void act_session_cancel(struct act_session *s, struct act_call *call);
+
+/* Lets queued calls finish, closes the browser (zero residue) and frees
+ * the session. Must not be called from the worker thread. */
+void act_session_free(struct act_session *s);
+
+/* Reads an evidence artifact linked from a result ("glassbox://artifact/
+ * <sha256>"): *data malloc'd, mime at most mime_len. Thread-safe. Returns
+ * 0 or -1 with a reason in err. */
+int act_session_read_artifact(struct act_session *s, const char *uri, unsigned char **data,
+                              size_t *len, char *mime, size_t mime_len, char *err,
+                              size_t errlen);
+
+#endif

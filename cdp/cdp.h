@@ -1,0 +1,133 @@
+/*
+ * cdp.h - a Chrome DevTools Protocol client over one websocket
+ * (libwebsockets).
+ *
+ * One struct cdp_conn is one websocket to a browser endpoint
+ * (ws://127.0.0.1:PORT/devtools/browser/ID). It has its own libwebsockets
+ * client context and is driven by exactly one thread, the session's
+ * worker: every function here except cdp_wake() must be called from that
+ * thread. Calls are correlated by id; events are routed by CDP sessionId
+ * (flattened target sessions; NULL or "" is the browser session) and
+ * method. Nothing is serviced in the background: the owning thread
+ * services the connection inside cdp_await(), cdp_wait_event() and
+ * cdp_service().
+ *
+ * Ownership follows jansson's words: a parameter documented "steals"
+ * takes the reference, "borrows" does not; results handed out are new
+ * references the caller must json_decref().
+ */
+#ifndef GB_CDP_H
+#define GB_CDP_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct cdp_conn;
+
+/* Error codes returned (negated) by every function below. */
+enum cdp_err {
+	CDP_OK = 0,
+	CDP_ECONNECT = 1,   /* could not connect or handshake */
+	CDP_ECLOSED = 2,    /* the socket closed (browser gone): fails every pending call */
+	CDP_ETIMEOUT = 3,   /* the deadline passed before the reply or event */
+	CDP_ECANCELLED = 4, /* the cancel flag was raised while waiting */
+	CDP_EPROTOCOL = 5,  /* the browser answered with a CDP "error" object */
+	CDP_ETOOBIG = 6,    /* a frame exceeded max_frame_bytes; the call failed cleanly */
+	CDP_EBADMSG = 7,    /* a frame that is not a valid CDP message */
+	CDP_ENOMEM = 8,
+	CDP_EINVAL = 9,
+};
+
+struct cdp_options {
+	size_t max_frame_bytes; /* ceiling for one incoming message; 0 = 64 MiB */
+	int connect_timeout_ms; /* 0 = 10000 */
+	/* Optional: raised (non-zero) by another thread to abort waits; the
+	 * waiting call returns -CDP_ECANCELLED. Borrowed; must outlive conn. */
+	const volatile int *cancel_flag;
+};
+
+/* Details of a failed call; message is NUL-terminated, human-readable and
+ * names the CDP method. Code is the CDP error code for CDP_EPROTOCOL. */
+struct cdp_error {
+	int code;
+	char message[256];
+};
+
+/* Called for every event that matches a listener. Borrows params; runs on
+ * the owning thread, inside whichever cdp_* call is servicing. A listener
+ * may call cdp_send() but must not wait (no cdp_await/cdp_call). */
+typedef void (*cdp_event_fn)(void *user, const char *session_id, const char *method,
+                             json_t *params);
+
+/* Connects to ws_url (ws://127.0.0.1:PORT/PATH) and completes the
+ * websocket handshake within connect_timeout_ms. On failure returns
+ * -CDP_ECONNECT with a reason in err. opts may be NULL (defaults). */
+int cdp_connect(const char *ws_url, const struct cdp_options *opts, struct cdp_conn **out,
+                struct cdp_error *err);
+
+/* Closes the socket, fails every pending call, frees everything. NULL is
+ * a no-op. */
+void cdp_close(struct cdp_conn *c);
+
+/* 1 while the websocket is open, 0 once it closed for any reason. */
+int cdp_is_open(const struct cdp_conn *c);
+
+/* Queues {"id","method","params","sessionId"} for sending and returns at
+ * once with the call's id in *id_out. params: steals (may be NULL = {}).
+ * session_id: borrows (NULL or "" = browser target). Several sends may be
+ * queued before awaiting their replies (pipelining). */
+int cdp_send(struct cdp_conn *c, const char *session_id, const char *method, json_t *params,
+             uint64_t *id_out);
+
+/* Services the connection until the reply to id arrives, the timeout
+ * passes, the cancel flag rises or the socket closes. On success *result
+ * (may be NULL if not wanted) is a new reference to the reply's "result".
+ * Replies that arrive for other ids are kept until awaited or discarded
+ * with cdp_forget(). */
+int cdp_await(struct cdp_conn *c, uint64_t id, int timeout_ms, json_t **result,
+              struct cdp_error *err);
+
+/* Drops interest in a pending or arrived reply (e.g. fire-and-forget). */
+void cdp_forget(struct cdp_conn *c, uint64_t id);
+
+/* cdp_send + cdp_await. */
+int cdp_call(struct cdp_conn *c, const char *session_id, const char *method, json_t *params,
+             int timeout_ms, json_t **result, struct cdp_error *err);
+
+/* Adds a listener for events whose sessionId equals session_id (NULL =
+ * any session) and whose method equals method (NULL = any method).
+ * Returns a handle > 0 for cdp_off(), or a negative error. */
+int cdp_on(struct cdp_conn *c, const char *session_id, const char *method, cdp_event_fn fn,
+           void *user);
+void cdp_off(struct cdp_conn *c, int handle);
+
+/* Waits are armed before the command that triggers them, so no event is
+ * lost: cdp_arm() starts recording the first event that matches
+ * (session_id, method) [NULL = any]; cdp_wait_event() services until it
+ * has arrived (it may already have) and hands out a new reference to its
+ * params. A waiter is freed by cdp_wait_event() or cdp_disarm(). */
+struct cdp_waiter;
+int cdp_arm(struct cdp_conn *c, const char *session_id, const char *method,
+            struct cdp_waiter **out);
+int cdp_wait_event(struct cdp_conn *c, struct cdp_waiter *w, int timeout_ms, json_t **params,
+                   struct cdp_error *err);
+void cdp_disarm(struct cdp_conn *c, struct cdp_waiter *w);
+
+/* Services the connection (dispatching events to listeners) for up to
+ * timeout_ms, returning earlier when done() returns non-zero (checked
+ * after each dispatched message; done may be NULL). Returns 0 when done()
+ * became true, -CDP_ETIMEOUT when the time ran out, or -CDP_ECLOSED /
+ * -CDP_ECANCELLED. timeout_ms = 0 handles only what is already readable. */
+typedef int (*cdp_done_fn)(void *user);
+int cdp_service(struct cdp_conn *c, int timeout_ms, cdp_done_fn done, void *user);
+
+/* Thread-safe: wakes the owning thread out of a wait (used after raising
+ * the cancel flag). The only function that may be called from another
+ * thread. */
+void cdp_wake(struct cdp_conn *c);
+
+/* Human-readable name of an error code. */
+const char *cdp_strerror(int err);
+
+#endif
