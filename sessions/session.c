@@ -1,0 +1,302 @@
+/*
+ * session.c - the life of one browser session.
+ *
+ * Design: sess_launch() makes a private 0700 dir under the run dir, starts
+ * Chromium in its own process group with its user-data-dir inside, waits
+ * for DevToolsActivePort (inotify, no polling delay), connects the CDP
+ * client, turns on auto-attach for every target and opens the first tab;
+ * the session is READY when that tab is attached and set up. sess_close()
+ * ends the process group, reaps every process and removes the dir: a
+ * closed session leaves nothing behind. A session is driven by one thread.
+ */
+#include "sessions/sessions-private.h"
+
+#include "cdp/cdp.h"
+#include "common/log.h"
+#include "common/util.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static int make_private_dirs(struct sess *s, const char *run_dir, char *err, size_t errlen)
+{
+	if (mkdir(run_dir, 0700) != 0 && errno != EEXIST) {
+		snprintf(err, errlen, "cannot create the run dir %s: %s", run_dir, strerror(errno));
+		return -1;
+	}
+	snprintf(s->dir, sizeof(s->dir), "%s/%s", run_dir, s->id);
+	snprintf(s->profile_dir, sizeof(s->profile_dir), "%s/profile", s->dir);
+	if (mkdir(s->dir, 0700) != 0 || mkdir(s->profile_dir, 0700) != 0) {
+		snprintf(err, errlen, "cannot create the session dir %s: %s", s->dir, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static void read_version(struct sess *s, int timeout_ms)
+{
+	struct cdp_error cerr;
+	json_t *res = NULL;
+
+	if (cdp_call(s->cdp, NULL, "Browser.getVersion", NULL, timeout_ms, &res, &cerr) == 0)
+		snprintf(s->browser_version, sizeof(s->browser_version), "%s",
+		         json_string_value(json_object_get(res, "product")) ?: "");
+	json_decref(res);
+}
+
+int sess_launch(const struct sess_options *opt, struct sess **out, char *err, size_t errlen)
+{
+	int timeout_ms = opt->ready_timeout_ms > 0 ? opt->ready_timeout_ms : 20000;
+	struct cdp_options copt = {.cancel_flag = opt->cancel_flag};
+	struct cdp_error cerr;
+	char url[700];
+	struct sess *s;
+	int rc = -1;
+
+	*out = NULL;
+	s = calloc(1, sizeof(*s));
+	if (!s) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	gb_random_hex(s->id, 16);
+	s->state = SESS_PROVISIONING;
+	s->started_ms = gb_now_ms();
+	s->on_target = opt->on_target;
+	s->on_target_user = opt->on_target_user;
+	if (make_private_dirs(s, opt->run_dir, err, errlen) < 0)
+		goto out;
+	if (sess_spawn(s, opt, err, errlen) < 0)
+		goto out;
+	s->state = SESS_STARTED;
+	if (sess_wait_devtools(s, timeout_ms, opt->cancel_flag, url, sizeof(url), err, errlen) < 0)
+		goto out;
+	copt.connect_timeout_ms = timeout_ms;
+	if (cdp_connect(url, &copt, &s->cdp, &cerr) < 0) {
+		snprintf(err, errlen, "cannot connect to Chromium's DevTools at %s: %s", url,
+		         cerr.message);
+		goto out;
+	}
+	if (sess_targets_start(s) < 0) {
+		snprintf(err, errlen, "cannot listen to Chromium's targets");
+		goto out;
+	}
+	if (sess_open_page(s, timeout_ms, err, errlen) < 0)
+		goto out;
+	read_version(s, timeout_ms);
+	s->time_to_ready_ms = gb_now_ms() - s->started_ms;
+	s->state = SESS_READY;
+	GB_LOGI("sessions", "session %s ready in %lld ms (%s)", s->id,
+	        (long long)s->time_to_ready_ms, s->browser_version);
+	*out = s;
+	rc = 0;
+out:
+	if (rc < 0)
+		sess_close(s);
+	return rc;
+}
+
+void sess_close(struct sess *s)
+{
+	struct cdp_error cerr;
+
+	if (!s)
+		return;
+	if (s->state != SESS_FAILED)
+		s->state = SESS_CLOSING;
+	if (s->cdp && cdp_is_open(s->cdp) && !sess_process_exited(s, NULL, 0))
+		cdp_call(s->cdp, NULL, "Browser.close", NULL, 2000, NULL, &cerr);
+	sess_targets_stop(s);
+	cdp_close(s->cdp);
+	s->cdp = NULL;
+	sess_kill_group(s, 2000);
+	sess_remove_tree(s->dir);
+	s->state = SESS_CLOSED;
+	free(s);
+}
+
+int sess_check_alive(struct sess *s)
+{
+	char why[64];
+
+	if (s->state == SESS_FAILED)
+		return -1;
+	if (sess_process_exited(s, why, sizeof(why))) {
+		sess_fail(s, "Chromium exited (%s)", why);
+		return -1;
+	}
+	if (!s->cdp || !cdp_is_open(s->cdp)) {
+		sess_fail(s, "the DevTools connection to Chromium closed");
+		return -1;
+	}
+	return 0;
+}
+
+enum sess_state sess_get_state(const struct sess *s)
+{
+	return s->state;
+}
+
+void sess_set_busy(struct sess *s, int busy)
+{
+	if (busy && s->state == SESS_READY)
+		s->state = SESS_BUSY;
+	else if (!busy && s->state == SESS_BUSY)
+		s->state = SESS_READY;
+}
+
+const char *sess_state_name(enum sess_state st)
+{
+	static const char *const names[] = {"provisioning", "started", "ready", "busy",
+	                                    "closing",      "closed",  "failed"};
+
+	return (unsigned)st < sizeof(names) / sizeof(names[0]) ? names[st] : "unknown";
+}
+
+const char *sess_failure(const struct sess *s)
+{
+	return s->failure;
+}
+
+const char *sess_id(const struct sess *s)
+{
+	return s->id;
+}
+
+struct cdp_conn *sess_cdp(struct sess *s)
+{
+	return s->cdp;
+}
+
+int64_t sess_time_to_ready_ms(const struct sess *s)
+{
+	return s->time_to_ready_ms;
+}
+
+int sess_pid(const struct sess *s)
+{
+	return (int)s->pid;
+}
+
+const char *sess_dir(const struct sess *s)
+{
+	return s->dir;
+}
+
+const char *sess_browser_version(const struct sess *s)
+{
+	return s->browser_version;
+}
+
+size_t sess_page_count(const struct sess *s)
+{
+	return s->n_pages;
+}
+
+struct sess_page *sess_page_at(struct sess *s, size_t i)
+{
+	return i < s->n_pages ? s->pages[i] : NULL;
+}
+
+struct sess_page *sess_current_page(struct sess *s)
+{
+	return s->current < s->n_pages ? s->pages[s->current] : NULL;
+}
+
+size_t sess_current_index(const struct sess *s)
+{
+	return s->current;
+}
+
+int sess_select_page(struct sess *s, size_t index, char *err, size_t errlen)
+{
+	struct cdp_error cerr;
+
+	if (index >= s->n_pages) {
+		snprintf(err, errlen, "there is no tab %zu: %zu tab(s) are open (0-based index)",
+		         index, s->n_pages);
+		return -1;
+	}
+	s->current = index;
+	cdp_call(s->cdp, s->pages[index]->session_id, "Page.bringToFront", NULL, 5000, NULL, &cerr);
+	return 0;
+}
+
+int sess_new_page(struct sess *s, char *err, size_t errlen)
+{
+	return sess_open_page(s, 10000, err, errlen);
+}
+
+int sess_close_page(struct sess *s, size_t index, char *err, size_t errlen)
+{
+	struct cdp_error cerr;
+	json_t *params;
+
+	if (index >= s->n_pages) {
+		snprintf(err, errlen, "there is no tab %zu: %zu tab(s) are open (0-based index)",
+		         index, s->n_pages);
+		return -1;
+	}
+	params = json_pack("{s:s}", "targetId", s->pages[index]->target_id);
+	if (cdp_call(s->cdp, NULL, "Target.closeTarget", params, 5000, NULL, &cerr) < 0) {
+		snprintf(err, errlen, "cannot close tab %zu: %s", index, cerr.message);
+		return -1;
+	}
+	return 0;
+}
+
+unsigned sess_pages_opened(const struct sess *s)
+{
+	return s->pages_opened;
+}
+
+const char *sess_page_session_id(const struct sess_page *p)
+{
+	return p->session_id;
+}
+
+const char *sess_page_target_id(const struct sess_page *p)
+{
+	return p->target_id;
+}
+
+const char *sess_page_url(const struct sess_page *p)
+{
+	return p->url ? p->url : "about:blank";
+}
+
+const char *sess_page_main_frame_id(const struct sess_page *p)
+{
+	return p->main_frame_id;
+}
+
+int sess_page_crashed(const struct sess_page *p)
+{
+	return p->crashed;
+}
+
+const struct sess_dialog *sess_page_dialog(const struct sess_page *p)
+{
+	return p->dialog_open ? &p->dialog : NULL;
+}
+
+unsigned sess_page_dialogs_seen(const struct sess_page *p)
+{
+	return p->dialogs_seen;
+}
+
+const char *sess_frame_session(struct sess *s, const char *frame_id)
+{
+	size_t i;
+
+	if (!frame_id)
+		return NULL;
+	for (i = 0; i < s->n_children; i++)
+		if (!strcmp(s->children[i].target_id, frame_id))
+			return s->children[i].session_id;
+	return NULL;
+}

@@ -1,0 +1,75 @@
+/*
+ * sessions-private.h - the session's insides, shared by the files of
+ * sessions/ only.
+ */
+#ifndef GB_SESSIONS_PRIVATE_H
+#define GB_SESSIONS_PRIVATE_H
+
+#include "common/unittest.h"
+#include "sessions/sessions.h"
+
+#include <sys/types.h>
+
+#define SESS_MAX_PAGES 32
+#define SESS_MAX_FRAMES 64
+#define SESS_ID_LEN 64
+
+struct sess_page {
+	char target_id[SESS_ID_LEN];
+	char session_id[SESS_ID_LEN];
+	char main_frame_id[SESS_ID_LEN];
+	char *url;
+	int crashed;
+	int dialog_open;
+	struct sess_dialog dialog;
+	unsigned dialogs_seen;
+};
+
+/* An out-of-process iframe or a worker attached under a page. */
+struct sess_child {
+	char target_id[SESS_ID_LEN]; /* equals the frame id for iframes */
+	char session_id[SESS_ID_LEN];
+	char type[16];
+};
+
+struct sess {
+	char id[33];
+	char dir[4096];         /* private 0700 run dir */
+	char profile_dir[4200]; /* user-data-dir inside it */
+	char browser_version[64];
+	enum sess_state state;
+	char failure[256];
+	pid_t pid;
+	pid_t pgid;
+	int exited;
+	int exit_status;
+	struct cdp_conn *cdp;
+	int64_t started_ms;
+	int64_t time_to_ready_ms;
+	sess_target_setup_fn on_target;
+	void *on_target_user;
+	int listener;
+	struct sess_page *pages[SESS_MAX_PAGES];
+	size_t n_pages;
+	size_t current;
+	unsigned pages_opened;
+	struct sess_child children[SESS_MAX_FRAMES];
+	size_t n_children;
+};
+
+/* process.c */
+int sess_spawn(struct sess *s, const struct sess_options *opt, char *err, size_t errlen);
+int sess_wait_devtools(struct sess *s, int timeout_ms, const volatile int *cancel, char *url,
+                       size_t urllen, char *err, size_t errlen);
+int sess_process_exited(struct sess *s, char *why, size_t whylen);
+void sess_kill_group(struct sess *s, int grace_ms);
+void sess_remove_tree(const char *dir);
+
+/* targets.c */
+int sess_targets_start(struct sess *s);
+void sess_targets_stop(struct sess *s);
+struct sess_page *sess_page_by_target(struct sess *s, const char *target_id);
+int sess_open_page(struct sess *s, int timeout_ms, char *err, size_t errlen);
+void sess_fail(struct sess *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#endif

@@ -1,0 +1,130 @@
+/*
+ * sessions.h - one headless Chromium and everything it is showing.
+ *
+ * A struct sess owns a Chromium process group, its private 0700 run dir
+ * (user-data-dir inside), the CDP connection to it, and the targets it
+ * has: pages (tabs), out-of-process iframes and workers. Every new target
+ * is auto-attached paused (waitForDebuggerOnStart), set up (domains
+ * enabled, then the caller's setup hook, e.g. policy), and only then
+ * resumed, so nothing of the page runs before the session's rules apply.
+ *
+ * Threads: a session is driven by one thread at a time (its worker); none
+ * of these functions is thread-safe except through cdp_wake() on
+ * sess_cdp().
+ *
+ * States: PROVISIONING -> STARTED (process up) -> READY (CDP connected, a
+ * page attached and set up) <-> BUSY -> CLOSING -> CLOSED, or FAILED with
+ * a reason (launch failure, Chromium died, connection lost).
+ */
+#ifndef GB_SESSIONS_H
+#define GB_SESSIONS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct cdp_conn;
+struct sess;
+struct sess_page;
+
+enum sess_state {
+	SESS_PROVISIONING,
+	SESS_STARTED,
+	SESS_READY,
+	SESS_BUSY,
+	SESS_CLOSING,
+	SESS_CLOSED,
+	SESS_FAILED,
+};
+
+/* Called for each newly attached target while it is still paused, after
+ * the session's own setup commands were queued; may queue more commands
+ * with cdp_send() (never wait). type is "page", "iframe", "worker", ... */
+typedef void (*sess_target_setup_fn)(void *user, struct sess *s, const char *session_id,
+                                     const char *type);
+
+struct sess_options {
+	const char *chromium_path;       /* NULL: /usr/lib/chromium/chromium, else /usr/bin/chromium */
+	const char *run_dir;             /* parent of the session's private dir; required */
+	int headed;                      /* 0: headless (default) */
+	int viewport_width;              /* 0 = 1280 */
+	int viewport_height;             /* 0 = 720 */
+	const char *host_resolver_rules; /* --host-resolver-rules, or NULL */
+	const char *proxy_server;        /* --proxy-server, or NULL */
+	const char *const *extra_args;   /* NULL-terminated, or NULL */
+	int ready_timeout_ms;            /* 0 = 20000 */
+	const volatile int *cancel_flag; /* aborts waits; borrowed */
+	sess_target_setup_fn on_target;  /* may be NULL */
+	void *on_target_user;
+};
+
+/* A JS dialog waiting on a page. */
+struct sess_dialog {
+	char type[16];       /* alert, confirm, prompt, beforeunload */
+	char *message;
+	char *default_prompt;
+};
+
+/*
+ * Launches Chromium and waits until READY (the first page attached and set
+ * up). Measures time_to_ready. On failure returns -1 with a reason in err
+ * ("Chromium exited with status 1 before DevTools was ready: see ...") and
+ * leaves no process or dir behind.
+ */
+int sess_launch(const struct sess_options *opt, struct sess **out, char *err, size_t errlen);
+
+/*
+ * Closes the browser (Browser.close, then SIGKILL to the whole process
+ * group), reaps every process, removes the private dir, frees s. Leaves
+ * zero processes and zero files. NULL is a no-op.
+ */
+void sess_close(struct sess *s);
+
+/* Re-checks the process and the connection; turns the session FAILED with
+ * a reason if Chromium died or the socket closed. Returns 0 while usable,
+ * -1 once FAILED. */
+int sess_check_alive(struct sess *s);
+
+enum sess_state sess_get_state(const struct sess *s);
+void sess_set_busy(struct sess *s, int busy);
+const char *sess_state_name(enum sess_state st);
+/* Why the session FAILED ("Chromium exited (killed by signal 9)"), or "". */
+const char *sess_failure(const struct sess *s);
+const char *sess_id(const struct sess *s);
+struct cdp_conn *sess_cdp(struct sess *s);
+int64_t sess_time_to_ready_ms(const struct sess *s);
+int sess_pid(const struct sess *s);
+/* The session's private dir (removed on close). */
+const char *sess_dir(const struct sess *s);
+/* "Chrome/156.0.8078.108", as the browser reported it. */
+const char *sess_browser_version(const struct sess *s);
+
+/* Pages (tabs), in the order they were opened. The current page is the
+ * one tools act on. Pointers stay valid until the page closes. */
+size_t sess_page_count(const struct sess *s);
+struct sess_page *sess_page_at(struct sess *s, size_t i);
+struct sess_page *sess_current_page(struct sess *s);
+size_t sess_current_index(const struct sess *s);
+int sess_select_page(struct sess *s, size_t index, char *err, size_t errlen);
+/* Opens a new tab at about:blank, set up like every other, and makes it
+ * current. */
+int sess_new_page(struct sess *s, char *err, size_t errlen);
+int sess_close_page(struct sess *s, size_t index, char *err, size_t errlen);
+/* Counts pages opened since the session started (popups included). */
+unsigned sess_pages_opened(const struct sess *s);
+
+const char *sess_page_session_id(const struct sess_page *p);
+const char *sess_page_target_id(const struct sess_page *p);
+/* Main-frame URL as last reported by the page. */
+const char *sess_page_url(const struct sess_page *p);
+const char *sess_page_main_frame_id(const struct sess_page *p);
+int sess_page_crashed(const struct sess_page *p);
+/* The open dialog, or NULL. */
+const struct sess_dialog *sess_page_dialog(const struct sess_page *p);
+/* Dialogs that opened since the counter was last reset (for results). */
+unsigned sess_page_dialogs_seen(const struct sess_page *p);
+
+/* The CDP session of an out-of-process iframe whose frame id is frame_id,
+ * or NULL when the frame lives in its page's own session. */
+const char *sess_frame_session(struct sess *s, const char *frame_id);
+
+#endif

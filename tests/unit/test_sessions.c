@@ -1,0 +1,208 @@
+/*
+ * test_sessions.c - launching real Chromium, readiness, crash detection
+ * and close with zero residue; plus the pure helpers.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "cdp/cdp.h"
+#include "sessions/sessions-private.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int sess_parse_devtools_port(const char *text, char *url, size_t urllen);
+int sess_build_argv(const struct sess_options *opt, const char *profile_dir, const char **args,
+                    char store[][4096], int nstore);
+
+static char run_dir[256];
+
+static int setup(void **state)
+{
+	(void)state;
+	snprintf(run_dir, sizeof(run_dir), "/tmp/glassbox-test-sessions-XXXXXX");
+	return mkdtemp(run_dir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	sess_remove_tree(run_dir);
+	return 0;
+}
+
+/* Number of processes whose command line mentions needle. */
+static int count_processes_with(const char *needle)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	int count = 0;
+
+	while (d && (e = readdir(d))) {
+		char path[300];
+		char cmd[8192];
+		size_t n;
+		FILE *f;
+
+		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/cmdline", e->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		n = fread(cmd, 1, sizeof(cmd) - 1, f);
+		fclose(f);
+		for (size_t i = 0; i < n; i++)
+			if (cmd[i] == '\0')
+				cmd[i] = ' ';
+		cmd[n] = '\0';
+		if (strstr(cmd, needle))
+			count++;
+	}
+	if (d)
+		closedir(d);
+	return count;
+}
+
+static int dir_is_empty(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int empty = 1;
+
+	while (d && (e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+			empty = 0;
+	if (d)
+		closedir(d);
+	return empty;
+}
+
+static void test_parse_devtools_port(void **state)
+{
+	char url[256];
+
+	(void)state;
+	assert_int_equal(sess_parse_devtools_port("41234\n/devtools/browser/abc-123\n", url,
+	                                          sizeof(url)), 0);
+	assert_string_equal(url, "ws://127.0.0.1:41234/devtools/browser/abc-123");
+	assert_int_equal(sess_parse_devtools_port("0\n/devtools/browser/x", url, sizeof(url)), -1);
+	assert_int_equal(sess_parse_devtools_port("99999\n/devtools/browser/x", url, sizeof(url)),
+	                 -1);
+	assert_int_equal(sess_parse_devtools_port("80\n/etc/passwd", url, sizeof(url)), -1);
+	assert_int_equal(sess_parse_devtools_port("", url, sizeof(url)), -1);
+}
+
+static void test_argv(void **state)
+{
+	struct sess_options opt = {.run_dir = "/tmp", .viewport_width = 800, .viewport_height = 600,
+	                           .host_resolver_rules = "MAP shop.test 127.0.0.1"};
+	const char *args[64];
+	char store[4][4096];
+	int n, i, headless = 0, udd = 0, size = 0, rules = 0, bg = 0;
+
+	(void)state;
+	n = sess_build_argv(&opt, "/tmp/p", args, store, 4);
+	assert_true(n > 10);
+	assert_null(args[n]);
+	for (i = 0; i < n; i++) {
+		headless |= !strcmp(args[i], "--headless");
+		udd |= !strcmp(args[i], "--user-data-dir=/tmp/p");
+		size |= !strcmp(args[i], "--window-size=800,600");
+		rules |= !strcmp(args[i], "--host-resolver-rules=MAP shop.test 127.0.0.1");
+		bg |= !strcmp(args[i], "--disable-background-networking");
+	}
+	assert_true(headless && udd && size && rules && bg);
+}
+
+static void test_launch_ready_close_leaves_nothing(void **state)
+{
+	struct sess_options opt = {.run_dir = run_dir};
+	struct sess *s = NULL;
+	char err[512] = "";
+	char dir[4096];
+
+	(void)state;
+	assert_int_equal(sess_launch(&opt, &s, err, sizeof(err)), 0);
+	assert_non_null(s);
+	assert_int_equal(sess_get_state(s), SESS_READY);
+	assert_true(sess_time_to_ready_ms(s) > 0);
+	assert_int_equal(sess_page_count(s), 1);
+	assert_non_null(sess_current_page(s));
+	assert_string_equal(sess_page_url(sess_current_page(s)), "about:blank");
+	assert_non_null(strstr(sess_browser_version(s), "Chrome"));
+	assert_int_equal(sess_check_alive(s), 0);
+	snprintf(dir, sizeof(dir), "%s", sess_dir(s));
+	assert_true(count_processes_with(dir) > 0);
+
+	/* a second tab, then select and close it */
+	assert_int_equal(sess_new_page(s, err, sizeof(err)), 0);
+	assert_int_equal(sess_page_count(s), 2);
+	assert_int_equal(sess_current_index(s), 1);
+	assert_int_equal(sess_select_page(s, 0, err, sizeof(err)), 0);
+	assert_int_equal(sess_select_page(s, 7, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "there is no tab 7"));
+
+	sess_close(s);
+	assert_int_equal(count_processes_with(dir), 0);
+	assert_int_equal(access(dir, F_OK), -1);
+	assert_true(dir_is_empty(run_dir));
+}
+
+static void test_killed_browser_fails_with_reason(void **state)
+{
+	struct sess_options opt = {.run_dir = run_dir};
+	struct cdp_error cerr;
+	struct sess *s = NULL;
+	char err[512] = "";
+	char dir[4096];
+	int rc;
+
+	(void)state;
+	assert_int_equal(sess_launch(&opt, &s, err, sizeof(err)), 0);
+	snprintf(dir, sizeof(dir), "%s", sess_dir(s));
+	kill(sess_pid(s), SIGKILL);
+	rc = cdp_call(sess_cdp(s), NULL, "Browser.getVersion", NULL, 5000, NULL, &cerr);
+	assert_int_equal(rc, -CDP_ECLOSED);
+	assert_int_equal(sess_check_alive(s), -1);
+	assert_int_equal(sess_get_state(s), SESS_FAILED);
+	assert_non_null(strstr(sess_failure(s), "Chromium exited (killed by signal 9)"));
+	sess_close(s);
+	assert_int_equal(count_processes_with(dir), 0);
+	assert_true(dir_is_empty(run_dir));
+}
+
+static void test_bad_chromium_path_is_a_clear_error(void **state)
+{
+	struct sess_options opt = {.run_dir = run_dir, .chromium_path = "/nonexistent/chromium"};
+	struct sess *s = NULL;
+	char err[512] = "";
+
+	(void)state;
+	assert_int_equal(sess_launch(&opt, &s, err, sizeof(err)), -1);
+	assert_null(s);
+	assert_non_null(strstr(err, "/nonexistent/chromium"));
+	assert_true(dir_is_empty(run_dir));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_parse_devtools_port),
+		cmocka_unit_test(test_argv),
+		cmocka_unit_test(test_launch_ready_close_leaves_nothing),
+		cmocka_unit_test(test_killed_browser_fails_with_reason),
+		cmocka_unit_test(test_bad_chromium_path_is_a_clear_error),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
