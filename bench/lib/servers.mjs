@@ -1,0 +1,116 @@
+// Adapters: how to start each MCP server and how its tools are named and called.
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { createRequire } from 'node:module';
+import { McpDriver } from './mcp-driver.mjs';
+
+const require = createRequire(import.meta.url);
+
+// Browser flags for every server that lets us pass them (there is no network here).
+export const QUIET_FLAGS = [
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--no-first-run',
+  '--disable-sync',
+];
+
+function baseEnv(tmp) {
+  const env = { PATH: process.env.PATH, HOME: process.env.HOME || '/root', TMPDIR: tmp, LANG: 'C.UTF-8' };
+  if (process.env.XDG_RUNTIME_DIR) env.XDG_RUNTIME_DIR = process.env.XDG_RUNTIME_DIR;
+  return env;
+}
+
+const pkgBin = (pkg, rel) => path.join(path.dirname(require.resolve(`${pkg}/package.json`)), rel);
+
+export async function glassboxAdapter({ repoRoot, glassboxBin, tmpBase }) {
+  const bin = glassboxBin || path.join(repoRoot, 'build', 'glassbox');
+  if (!existsSync(bin)) throw new Error(`${bin} does not exist (build glassbox first)`);
+  const tmp = await mkdtemp(path.join(tmpBase, 'glassbox-'));
+  const dataDir = await mkdtemp(path.join(tmp, 'data-'));
+  return {
+    name: 'glassbox',
+    command: bin,
+    args: ['mcp'],
+    env: { ...baseEnv(tmp), GLASSBOX_DATA_DIR: dataDir },
+    cwd: tmp,
+    navigate: (url) => ['browser_navigate', { url }],
+    snapshot: () => ['browser_snapshot', {}],
+    type: (ref, text) => ['browser_type', { target: ref, text }],
+    click: (ref) => ['browser_click', { target: ref }],
+    evaluate: (fn) => ['browser_evaluate', { function: fn }],
+    screenshot: () => ['browser_take_screenshot', {}],
+    cleanup: () => rm(tmp, { recursive: true, force: true }),
+  };
+}
+
+export async function playwrightAdapter({ tmpBase, chromium }) {
+  const tmp = await mkdtemp(path.join(tmpBase, 'playwright-'));
+  const config = path.join(tmp, 'config.json');
+  // The CLI has no flag for browser arguments; the config file's launchOptions.args carries them.
+  await writeFile(config, JSON.stringify({ browser: { launchOptions: { args: QUIET_FLAGS } } }));
+  return {
+    name: 'playwright',
+    command: process.execPath,
+    args: [
+      pkgBin('@playwright/mcp', 'cli.js'),
+      '--config', config,
+      '--headless', '--isolated', '--no-sandbox',
+      '--executable-path', chromium,
+      '--output-dir', path.join(tmp, 'output'),
+    ],
+    env: { ...baseEnv(tmp), PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD: '1' },
+    cwd: tmp,
+    navigate: (url) => ['browser_navigate', { url }],
+    snapshot: () => ['browser_snapshot', {}],
+    type: (ref, text) => ['browser_type', { target: ref, text }],
+    click: (ref) => ['browser_click', { target: ref }],
+    evaluate: (fn) => ['browser_evaluate', { function: fn }],
+    screenshot: () => ['browser_take_screenshot', { type: 'png' }],
+    cleanup: () => rm(tmp, { recursive: true, force: true }),
+  };
+}
+
+export async function devtoolsAdapter({ tmpBase, chromium }) {
+  const tmp = await mkdtemp(path.join(tmpBase, 'devtools-'));
+  const withPage = (d, args) => (d.pageId === undefined ? args : { pageId: d.pageId, ...args });
+  return {
+    name: 'devtools',
+    command: process.execPath,
+    args: [
+      pkgBin('chrome-devtools-mcp', 'build/src/bin/chrome-devtools-mcp.js'),
+      '--headless', '--isolated',
+      '--executablePath', chromium,
+      '--chromeArg=--no-sandbox', '--chromeArg=--disable-setuid-sandbox',
+      ...QUIET_FLAGS.map((f) => `--chromeArg=${f}`),
+      '--no-usage-statistics', '--no-performance-crux',
+    ],
+    env: {
+      ...baseEnv(tmp),
+      CHROME_DEVTOOLS_MCP_NO_USAGE_STATISTICS: '1',
+      CHROME_DEVTOOLS_MCP_NO_UPDATE_CHECKS: '1',
+    },
+    cwd: tmp,
+    // Page-scoped tools require a pageId (default --page-id-routing): list_pages gives it, as a
+    // client would get it. This call is where the server launches Chromium, inside the cold start.
+    afterConnect: async (d) => {
+      const res = await d.call('list_pages', {});
+      const text = (res.content || []).filter((c) => c.type === 'text').map((c) => c.text).join('\n');
+      const m = /^\s*(\d+):.*\[selected\]/m.exec(text) || /^\s*(\d+):/m.exec(text);
+      if (!m) throw new Error(`list_pages: no page id in ${JSON.stringify(text.slice(0, 300))}`);
+      d.pageId = Number(m[1]);
+    },
+    navigate: (url, d) => ['navigate_page', withPage(d, { type: 'url', url })],
+    snapshot: (d) => ['take_snapshot', withPage(d, {})],
+    type: (ref, text, d) => ['fill', withPage(d, { uid: ref, value: text })],
+    click: (ref, d) => ['click', withPage(d, { uid: ref })],
+    evaluate: (fn, d) => ['evaluate_script', withPage(d, { function: fn })],
+    screenshot: (d) => ['take_screenshot', withPage(d, { format: 'png' })],
+    cleanup: () => rm(tmp, { recursive: true, force: true }),
+  };
+}
+
+export async function makeMcpDriver(name, ctx) {
+  const make = { glassbox: glassboxAdapter, playwright: playwrightAdapter, devtools: devtoolsAdapter }[name];
+  return new McpDriver(await make(ctx));
+}

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Agent-loop benchmark (see bench/README.md). Options are passed to bench/agent-loop.mjs.
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+cd "$here"
+# Install the pinned packages when node_modules is missing or older than the lock file.
+if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 PUPPETEER_SKIP_DOWNLOAD=1 \
+    npm ci --no-audit --no-fund --loglevel=error >&2
+fi
+cd "$here/.."
+exec node bench/agent-loop.mjs "$@"
