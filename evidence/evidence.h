@@ -5,8 +5,14 @@
  *
  * Layout (DESIGN.md):  DATA/tenants/<tenant>/artifacts/<aa>/<sha256>
  *                      DATA/tenants/<tenant>/artifacts/<aa>/<sha256>.json
- * Writes are atomic (temp file, fsync, rename). Every function is
- * thread-safe: workers of different sessions store concurrently.
+ *                      DATA/tenants/<tenant>/invalid/<aa>/<sha256>[.json]
+ * (<aa> is the first two hex digits of the sha256.) Directories are 0700,
+ * files 0600. Writes are atomic (temp file in the same dir, fsync,
+ * rename, fsync dir). Every function is thread-safe: workers of different
+ * sessions store concurrently, even the same bytes at the same moment.
+ *
+ * Names that become path components (tenant) are 1..64 characters of
+ * [A-Za-z0-9._-], do not start with '.' and contain no "..".
  */
 #ifndef GB_EVIDENCE_H
 #define GB_EVIDENCE_H
@@ -15,6 +21,13 @@
 #include <stddef.h>
 
 struct evid_store;
+
+/* Ceilings on bytes that come from outside (CDP screenshots, callers). */
+#define EVID_MAX_ARTIFACT_BYTES (64u * 1024u * 1024u)
+#define EVID_MAX_BASE64_BYTES (((EVID_MAX_ARTIFACT_BYTES + 2u) / 3u) * 4u)
+#define EVID_MAX_NAME_BYTES 64u        /* tenant (and safe operation ids) */
+#define EVID_PNG_MAX_SIDE 32768u       /* width and height, pixels */
+#define EVID_PNG_MAX_PIXELS (64u * 1024u * 1024u) /* width * height */
 
 enum evid_err {
 	EVID_OK = 0,
@@ -27,8 +40,17 @@ enum evid_err {
 };
 
 /* Opens (creating 0700 dirs as needed) the store rooted at data_dir.
- * data_dir: borrowed, copied. */
+ * data_dir: borrowed, copied. Returns 0, -EVID_EINVAL, -EVID_ENOMEM, or
+ * -EVID_EIO when the dirs cannot be created (the reason is logged; use
+ * evid_store_open_err() to get it). */
 int evid_store_open(const char *data_dir, struct evid_store **out);
+
+/* Same as evid_store_open() with the reason for a failure in err
+ * ("cannot create directory /x/tenants: Read-only file system; ..."). */
+int evid_store_open_err(const char *data_dir, struct evid_store **out, char *err, size_t errlen);
+
+/* Frees the handle (not the data). NULL is a no-op. No call on s may be
+ * running or start afterwards. */
 void evid_store_close(struct evid_store *s);
 
 /* Facts about a PNG, filled by evid_png_check(). */
@@ -38,15 +60,29 @@ struct evid_png_info {
 };
 
 /* Fully decodes png[0..len) with libpng (signature, IHDR, every row, CRCs)
- * and fills info. Returns 0, or -EVID_EBADPNG with the reason in err. */
+ * and fills info (may be NULL). Strict: CRC errors in any chunk, libpng's
+ * "benign" errors (e.g. extra compressed data after the image; the one
+ * exception is libpng's list of known-incorrect sRGB colour profiles),
+ * a side over EVID_PNG_MAX_SIDE, more than
+ * EVID_PNG_MAX_PIXELS pixels, and any byte after the IEND chunk (a
+ * screenshot never has any; trailing bytes could hide a payload in
+ * content that reviewers look at) all make it invalid. libpng warnings
+ * (e.g. about an ancillary chunk) do not. Returns 0, or -EVID_EBADPNG
+ * with the reason in err ("invalid PNG: IDAT: CRC error"), or
+ * -EVID_ENOMEM. err may be NULL when errlen is 0. */
 int evid_png_check(const unsigned char *png, size_t len, struct evid_png_info *info, char *err,
                    size_t errlen);
 
-/* Decodes standard base64 (as CDP sends screenshots) into a malloc'd
- * buffer the caller frees. Returns 0 or -EVID_EBADB64. */
+/* Decodes standard base64 (as CDP sends screenshots: '+', '/', '='
+ * padding, no whitespace) into a malloc'd buffer the caller frees. b64
+ * need not be NUL-terminated. Input longer than EVID_MAX_BASE64_BYTES, a
+ * character outside the alphabet, or missing padding gives -EVID_EBADB64
+ * (and *out NULL); -EVID_ENOMEM when out of memory. Empty input decodes
+ * to an empty (non-NULL) buffer. */
 int evid_base64_decode(const char *b64, size_t b64len, unsigned char **out, size_t *outlen);
 
-/* Describes one artifact to store. All strings borrowed. */
+/* Describes one artifact to store. All strings borrowed. tenant, kind
+ * and mime are required; the others may be NULL (recorded as null). */
 struct evid_meta {
 	const char *tenant;       /* "local" in stdio mode */
 	const char *kind;         /* "screenshot", ... */
@@ -67,21 +103,56 @@ struct evid_ref {
 
 /* Stores bytes content-addressed (sha256) with a metadata record
  * {sha256, kind, mime, size, tenant, session, operation, tool, arguments,
- * url, time}. If meta->mime is "image/png" the bytes are validated first;
- * an invalid PNG is not stored as an artifact but returns -EVID_EBADPNG
- * (the caller records it as invalid evidence). Storing the same bytes
- * twice keeps one file and writes a second metadata record
- * (<sha256>.<operation>.json). Returns 0 or a negative evid_err with a
- * reason in err. */
+ * url, time, valid: true} (time: UTC ISO 8601). If meta->mime is
+ * "image/png" the bytes are validated first; an invalid PNG is not stored
+ * as an artifact but returns -EVID_EBADPNG (the caller records it with
+ * evid_store_put_invalid()). Storing the same bytes twice keeps one file
+ * and writes a second metadata record (<sha256>.<operation>.json; the
+ * operation id is used as is when it is a safe name, otherwise as the
+ * first 16 hex digits of its sha256; a further clash adds a random
+ * suffix, so no record is ever overwritten). An artifact file found
+ * altered on disk is replaced by the good bytes. len is at most
+ * EVID_MAX_ARTIFACT_BYTES. meta, data: borrowed. Returns 0 or a negative
+ * evid_err (-EVID_EINVAL, -EVID_EBADPNG, -EVID_EIO, -EVID_ENOMEM) with a
+ * reason in err (may be NULL when errlen is 0); ref (may be NULL) is
+ * filled on success. */
 int evid_store_put(struct evid_store *s, const struct evid_meta *meta, const unsigned char *data,
                    size_t len, struct evid_ref *ref, char *err, size_t errlen);
 
-/* Reads an artifact back by sha256 (hex) for the given tenant, checking
- * that its content still hashes to its name. *data is malloc'd. Returns
- * 0, -EVID_ENOENT, or -EVID_EIO if it was altered. mime_out (may be
- * NULL) receives the recorded mime type, at most mime_len bytes. */
+/*
+ * Records evidence that failed validation (a screenshot that is not a
+ * valid PNG, base64 that did not decode: pass the base64 text itself as
+ * data), so that nothing is silently dropped. The raw bytes are kept
+ * content-addressed under DATA/tenants/<tenant>/invalid/<aa>/<sha256>,
+ * with a metadata record beside it like evid_store_put()'s but with
+ * valid: false and "reason": reason. Bytes beyond EVID_MAX_ARTIFACT_BYTES
+ * are cut off: the record then says "truncated": true and
+ * "original_size". Invalid evidence is never served by evid_store_get();
+ * it is there for reviewers. meta, data, reason: borrowed (reason
+ * required). Returns 0 or a negative evid_err with a reason in err; ref
+ * (may be NULL) receives the hash and path of the kept bytes.
+ */
+int evid_store_put_invalid(struct evid_store *s, const struct evid_meta *meta,
+                           const unsigned char *data, size_t len, const char *reason,
+                           struct evid_ref *ref, char *err, size_t errlen);
+
+/* Reads an artifact back by sha256 (64 lowercase hex digits) for the
+ * given tenant, checking that its content still hashes to its name.
+ * *data is malloc'd (the caller frees it). Returns 0, -EVID_EINVAL (bad
+ * tenant or hash), -EVID_ENOENT, or -EVID_EIO if it was altered or cannot
+ * be read (the reason is logged). mime_out (may be NULL) receives the
+ * recorded mime type, at most mime_len bytes with the NUL
+ * ("application/octet-stream" if its metadata record is unreadable). */
 int evid_store_get(struct evid_store *s, const char *tenant, const char *sha256,
                    unsigned char **data, size_t *len, char *mime_out, size_t mime_len);
+
+/* Same as evid_store_get() with the reason for a failure in err ("no
+ * artifact 3fa1... for tenant acme"; "artifact ... was altered: ..."). */
+int evid_store_read(struct evid_store *s, const char *tenant, const char *sha256,
+                    unsigned char **data, size_t *len, char *mime_out, size_t mime_len, char *err,
+                    size_t errlen);
+
+/* A short English name for an evid_err, negative or not ("invalid PNG"). */
 
 const char *evid_strerror(int err);
 

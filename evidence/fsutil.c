@@ -1,0 +1,369 @@
+/*
+ * fsutil.c - the file operations of the artifact store: private
+ * directories, atomic publication of a file (temp file in the same
+ * directory, write, fsync, rename or link, fsync the directory) and
+ * bounded reads. Every error names the path, the system's reason and
+ * what to do about it.
+ */
+#include "evidence/evidence-private.h"
+#include "evidence/evidence.h"
+
+#include "common/util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define PATH_BYTES 4096
+
+void evid_set_error(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err || !errlen)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+/* What a person can do about errnum when the store cannot be written. */
+static const char *io_advice(int errnum)
+{
+	switch (errnum) {
+	case ENOSPC:
+	case EDQUOT:
+		return "free space on that file system or move the data dir to a larger one";
+	case EROFS:
+		return "the file system is read-only: remount it read-write or choose a writable "
+		       "data dir";
+	case EACCES:
+	case EPERM:
+		return "give this user write access to the data dir (owned by it, mode 0700) or "
+		       "choose another data dir";
+	case ENOTDIR:
+	case EEXIST:
+		return "a file is in the way of the data dir's layout: move it aside or choose "
+		       "another data dir";
+	case ENAMETOOLONG:
+		return "choose a data dir with a shorter path";
+	case EMFILE:
+	case ENFILE:
+		return "raise the open-files limit (ulimit -n)";
+	default:
+		return "check the data dir and the disk it is on";
+	}
+}
+
+void evid_set_io_error(char *err, size_t errlen, const char *what, const char *path, int errnum)
+{
+	char buf[128];
+	const char *text = strerror_r(errnum, buf, sizeof(buf));
+
+	evid_set_error(err, errlen, "cannot %s %s: %s; %s", what, path, text, io_advice(errnum));
+}
+
+/* fsyncs a directory so that a new or renamed entry in it is durable.
+ * File systems that cannot fsync a directory (EINVAL) are accepted. */
+static int fsync_dir(const char *dir, char *err, size_t errlen)
+{
+	int fd = -1;
+	int rc = 0;
+
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		evid_set_io_error(err, errlen, "open directory", dir, errno);
+		rc = -EVID_EIO;
+		goto out;
+	}
+	if (fsync(fd) != 0 && errno != EINVAL && errno != EROFS) {
+		evid_set_io_error(err, errlen, "sync directory", dir, errno);
+		rc = -EVID_EIO;
+		goto out;
+	}
+out:
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}
+
+/* Creates one directory (0700) unless it exists as a directory; when it
+ * is created, its parent is fsynced. path is modified and restored. */
+static int mkdir_one(char *path, char *err, size_t errlen)
+{
+	struct stat st;
+	char *slash;
+	int rc = 0;
+
+	if (mkdir(path, 0700) == 0) {
+		slash = strrchr(path, '/');
+		if (slash && slash != path) {
+			*slash = '\0';
+			rc = fsync_dir(path, err, errlen);
+			*slash = '/';
+		} else if (!slash) {
+			rc = fsync_dir(".", err, errlen);
+		}
+		goto out;
+	}
+	if (errno != EEXIST) {
+		evid_set_io_error(err, errlen, "create directory", path, errno);
+		rc = -EVID_EIO;
+		goto out;
+	}
+	if (stat(path, &st) != 0) {
+		evid_set_io_error(err, errlen, "inspect", path, errno);
+		rc = -EVID_EIO;
+		goto out;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		evid_set_io_error(err, errlen, "create directory", path, ENOTDIR);
+		rc = -EVID_EIO;
+		goto out;
+	}
+out:
+	return rc;
+}
+
+/* Creates each dir of path[from..] in turn, stopping at every '/'. */
+static int mkdirs_from(char *path, size_t from, char *err, size_t errlen)
+{
+	size_t i;
+	size_t len = strlen(path);
+	int rc = 0;
+
+	for (i = from; i <= len; i++) {
+		if (path[i] != '/' && path[i] != '\0')
+			continue;
+		if (i == 0 || path[i - 1] == '/')
+			continue; /* leading or repeated '/' */
+		path[i] = '\0';
+		rc = mkdir_one(path, err, errlen);
+		path[i] = i == len ? '\0' : '/';
+		if (rc != 0)
+			goto out;
+	}
+out:
+	return rc;
+}
+
+int evid_fs_mkdirs_abs(const char *path, char *err, size_t errlen)
+{
+	char buf[PATH_BYTES];
+	int n;
+	int rc = 0;
+
+	n = snprintf(buf, sizeof(buf), "%s", path);
+	if (n < 0 || (size_t)n >= sizeof(buf)) {
+		evid_set_error(err, errlen, "the data dir path is longer than %d bytes", PATH_BYTES - 1);
+		rc = -EVID_EINVAL;
+		goto out;
+	}
+	rc = mkdirs_from(buf, 0, err, errlen);
+out:
+	return rc;
+}
+
+int evid_fs_mkdirs(const char *base, const char *rel, char *err, size_t errlen)
+{
+	char buf[PATH_BYTES];
+	size_t baselen = strlen(base);
+	int n;
+	int rc = 0;
+
+	n = snprintf(buf, sizeof(buf), "%s/%s", base, rel);
+	if (n < 0 || (size_t)n >= sizeof(buf)) {
+		evid_set_error(err, errlen, "path %s/%s is longer than %d bytes", base, rel,
+		               PATH_BYTES - 1);
+		rc = -EVID_EINVAL;
+		goto out;
+	}
+	rc = mkdirs_from(buf, baselen + 1, err, errlen);
+out:
+	return rc;
+}
+
+/* Writes all of data to fd, retrying on EINTR and short writes. */
+static int write_all(int fd, const unsigned char *data, size_t len)
+{
+	size_t done = 0;
+	ssize_t n;
+
+	while (done < len) {
+		n = write(fd, data + done, len - done);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -1;
+		if (n == 0) {
+			errno = EIO;
+			return -1;
+		}
+		done += (size_t)n;
+	}
+	return 0;
+}
+
+int evid_fs_write_temp(const char *dir, const void *data, size_t len, char *tmp, size_t tmplen,
+                       char *err, size_t errlen)
+{
+	char rnd[17];
+	int created = 0;
+	int fd = -1;
+	int n;
+	int rc = 0;
+
+	gb_random_hex(rnd, 8);
+	n = snprintf(tmp, tmplen, "%s/.tmp.%s", dir, rnd);
+	if (n < 0 || (size_t)n >= tmplen) {
+		evid_set_error(err, errlen, "path %s/.tmp.%s is too long", dir, rnd);
+		rc = -EVID_EINVAL;
+		goto out;
+	}
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		evid_set_io_error(err, errlen, "create", tmp, errno);
+		rc = -EVID_EIO;
+		goto out;
+	}
+	created = 1;
+	if (write_all(fd, data, len) != 0) {
+		evid_set_io_error(err, errlen, "write", tmp, errno);
+		rc = -EVID_EIO;
+		goto out;
+	}
+	if (fsync(fd) != 0) {
+		evid_set_io_error(err, errlen, "sync", tmp, errno);
+		rc = -EVID_EIO;
+		goto out;
+	}
+	n = close(fd);
+	fd = -1;
+	if (n != 0) {
+		evid_set_io_error(err, errlen, "close", tmp, errno);
+		rc = -EVID_EIO;
+		goto out;
+	}
+out:
+	if (fd >= 0)
+		close(fd);
+	if (rc != 0 && created)
+		unlink(tmp);
+	return rc;
+}
+
+int evid_fs_publish_replace(const char *tmp, const char *final, const char *dir, char *err,
+                            size_t errlen)
+{
+	int rc = 0;
+
+	if (rename(tmp, final) != 0) {
+		evid_set_io_error(err, errlen, "rename a temp file to", final, errno);
+		unlink(tmp);
+		rc = -EVID_EIO;
+		goto out;
+	}
+	rc = fsync_dir(dir, err, errlen);
+out:
+	return rc;
+}
+
+int evid_fs_publish_new(const char *tmp, const char *final, const char *dir, char *err,
+                        size_t errlen)
+{
+	int rc = 0;
+
+	if (link(tmp, final) != 0) {
+		if (errno == EEXIST) {
+			rc = 1;
+			goto out;
+		}
+		evid_set_io_error(err, errlen, "link a temp file to", final, errno);
+		unlink(tmp);
+		rc = -EVID_EIO;
+		goto out;
+	}
+	unlink(tmp);
+	rc = fsync_dir(dir, err, errlen);
+out:
+	return rc;
+}
+
+int evid_fs_read_file(const char *path, size_t max_bytes, unsigned char **out, size_t *len,
+                      char *err, size_t errlen)
+{
+	struct stat st;
+	unsigned char *buf = NULL;
+	size_t size;
+	size_t done = 0;
+	ssize_t n;
+	int fd = -1;
+	int rc = 0;
+
+	*out = NULL;
+	*len = 0;
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT) {
+		evid_set_error(err, errlen, "%s does not exist", path);
+		rc = -EVID_ENOENT;
+		goto out;
+	}
+	if (fd < 0) {
+		evid_set_io_error(err, errlen, "open", path, errno);
+		rc = -EVID_EIO;
+		goto out;
+	}
+	if (fstat(fd, &st) != 0) {
+		evid_set_io_error(err, errlen, "inspect", path, errno);
+		rc = -EVID_EIO;
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		evid_set_error(err, errlen, "%s is not a regular file: move it aside", path);
+		rc = -EVID_EIO;
+		goto out;
+	}
+	if (st.st_size < 0 || (unsigned long long)st.st_size > max_bytes) {
+		evid_set_error(err, errlen, "%s is %lld bytes, more than the %zu allowed", path,
+		               (long long)st.st_size, max_bytes);
+		rc = -EVID_EIO;
+		goto out;
+	}
+	size = (size_t)st.st_size;
+	buf = malloc(size + 1);
+	if (!buf) {
+		evid_set_error(err, errlen, "out of memory reading %s (%zu bytes)", path, size);
+		rc = -EVID_ENOMEM;
+		goto out;
+	}
+	while (done < size) {
+		n = read(fd, buf + done, size - done);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			evid_set_io_error(err, errlen, "read", path, errno);
+			rc = -EVID_EIO;
+			goto out;
+		}
+		if (n == 0) {
+			evid_set_error(err, errlen, "%s shrank while it was read", path);
+			rc = -EVID_EIO;
+			goto out;
+		}
+		done += (size_t)n;
+	}
+	buf[size] = '\0';
+	*out = buf;
+	*len = size;
+	buf = NULL;
+out:
+	free(buf);
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}
