@@ -1,0 +1,362 @@
+/*
+ * tests/e2e/lib.mjs - the harness shared by tests/e2e and tests/integration.
+ *
+ * Drives `glassbox mcp` over stdio with the official MCP SDK client, as an
+ * agent would, against the local fixture site (fixtures/server.mjs).
+ *
+ *   GLASSBOX_BIN        the binary (default: build/glassbox under the repo)
+ *   GLASSBOX_ARGS       extra arguments after `mcp`, split on spaces
+ *   GLASSBOX_KEEP_DATA  set to 1 to keep each test file's data dir
+ *
+ * Each test file gets a fresh GLASSBOX_DATA_DIR under the system temp dir
+ * and its own fixture server on 127.0.0.1. The SDK is resolved from this
+ * folder's node_modules (npm ci in tests/e2e), so tests/integration imports
+ * everything it needs from here.
+ */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { startFixtureServer } from '../../fixtures/server.mjs';
+
+export { Client, StdioClientTransport, startFixtureServer, assert };
+
+export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+/* Every tool of the contract (docs/tools.md, Playwright MCP names). */
+export const TOOL_NAMES = [
+  'browser_navigate',
+  'browser_navigate_back',
+  'browser_snapshot',
+  'browser_click',
+  'browser_type',
+  'browser_press_key',
+  'browser_select_option',
+  'browser_hover',
+  'browser_evaluate',
+  'browser_take_screenshot',
+  'browser_handle_dialog',
+  'browser_wait_for',
+  'browser_tabs',
+  'browser_close',
+];
+
+const STDERR_MAX_CHARS = 4 << 20;
+
+export function glassboxBin() {
+  const bin = process.env.GLASSBOX_BIN || 'build/glassbox';
+  return path.isAbsolute(bin) ? bin : path.join(REPO_ROOT, bin);
+}
+
+export function newDataDir(prefix = 'glassbox-test-') {
+  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+}
+
+/*
+ * Spawns `glassbox mcp` with GLASSBOX_DATA_DIR=dataDir (a fresh temp dir
+ * unless given) and connects an SDK client (initialize + initialized).
+ * Returns {client, transport, dataDir, pid, stderr(), close(), removeDataDir()}.
+ * close() is idempotent; it does not remove the data dir.
+ */
+export async function openGlassbox({ dataDir } = {}) {
+  const bin = glassboxBin();
+  try {
+    fs.accessSync(bin, fs.constants.X_OK);
+  } catch {
+    throw new Error(`glassbox binary not found or not executable at ${bin}: build it (meson setup build && ninja -C build) or set GLASSBOX_BIN`);
+  }
+  const dir = dataDir || newDataDir();
+  const extra = (process.env.GLASSBOX_ARGS || '').split(' ').filter(Boolean);
+  const transport = new StdioClientTransport({
+    command: bin,
+    args: ['mcp', ...extra],
+    env: { ...process.env, GLASSBOX_DATA_DIR: dir },
+    stderr: 'pipe',
+    cwd: REPO_ROOT,
+  });
+  let stderrText = '';
+  transport.stderr?.on('data', (d) => {
+    if (stderrText.length < STDERR_MAX_CHARS) stderrText += d.toString('utf8');
+  });
+  const client = new Client({ name: 'glassbox-tests', version: '1.0.0' }, { capabilities: {} });
+  await client.connect(transport);
+  let closed = false;
+  const gb = {
+    client,
+    transport,
+    dataDir: dir,
+    pid: transport.pid,
+    stderr: () => stderrText,
+    async close() {
+      if (closed) return;
+      closed = true;
+      await client.close();
+    },
+    removeDataDir() {
+      if (process.env.GLASSBOX_KEEP_DATA === '1') {
+        process.stderr.write(`kept data dir ${dir}\n`);
+        return;
+      }
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+  return gb;
+}
+
+/*
+ * Registers before/after hooks for one test file: a fixture server and a
+ * glassbox session with its own data dir. Returns an object whose members
+ * (fixture, gb, client, url(path)) are set once `before` has run.
+ */
+export function useGlassbox({ keepOpen = false } = {}) {
+  const h = {
+    fixture: null,
+    gb: null,
+    client: null,
+    url: (p) => h.fixture.url + p,
+  };
+  before(async () => {
+    h.fixture = await startFixtureServer();
+    h.gb = await openGlassbox();
+    h.client = h.gb.client;
+  });
+  after(async () => {
+    if (h.gb && !keepOpen) {
+      await h.gb.close();
+      h.gb.removeDataDir();
+    }
+    if (h.fixture) await h.fixture.close();
+  });
+  return h;
+}
+
+/* ---- tool results ------------------------------------------------------ */
+
+/* Calls a tool; returns the CallToolResult. opts: SDK RequestOptions. */
+export async function callTool(client, name, args = {}, opts = undefined) {
+  return client.callTool({ name, arguments: args }, undefined, opts);
+}
+
+/* All text items of a result, joined with newlines. */
+export function textOf(result) {
+  return (result?.content || [])
+    .filter((c) => c.type === 'text')
+    .map((c) => c.text)
+    .join('\n');
+}
+
+export function sc(result) {
+  return result?.structuredContent || {};
+}
+
+/* A readable dump of a result for assertion messages (images elided). */
+export function dump(result) {
+  const copy = {
+    ...result,
+    content: (result?.content || []).map((c) => (c.type === 'image' ? { ...c, data: `<${c.data?.length} base64 chars>` } : c)),
+  };
+  const s = JSON.stringify(copy, null, 1);
+  return s.length > 6000 ? s.slice(0, 6000) + '…' : s;
+}
+
+/* Asserts the call succeeded; returns the result. */
+export function assertOk(result, what = 'tool call') {
+  assert.ok(result && !result.isError, `${what} failed: ${dump(result)}`);
+  if (result.structuredContent && 'ok' in result.structuredContent)
+    assert.equal(result.structuredContent.ok, true, `${what}: structuredContent.ok is not true: ${dump(result)}`);
+  return result;
+}
+
+/* Asserts the call failed as a tool error (isError, ok false); returns its text. */
+export function assertToolError(result, what = 'tool call') {
+  assert.equal(result?.isError, true, `${what} should have failed: ${dump(result)}`);
+  if (result.structuredContent && 'ok' in result.structuredContent)
+    assert.equal(result.structuredContent.ok, false, `${what}: ok should be false: ${dump(result)}`);
+  const text = textOf(result);
+  assert.ok(text.length > 0, `${what}: an error needs a text for the model: ${dump(result)}`);
+  return text;
+}
+
+/* Calls a tool and asserts success. */
+export async function ok(client, name, args = {}, opts = undefined) {
+  return assertOk(await callTool(client, name, args, opts), `${name}(${JSON.stringify(args)})`);
+}
+
+export async function navigate(client, url, extra = {}) {
+  return ok(client, 'browser_navigate', { url, ...extra });
+}
+
+/* Runs a function in the page and returns its value (structuredContent.result). */
+export async function evaluate(client, fn, extra = {}) {
+  const r = await ok(client, 'browser_evaluate', { function: fn, ...extra });
+  return sc(r).result;
+}
+
+/* The text of the element matching a CSS selector in the main frame (null when absent). */
+export async function textContent(client, selector) {
+  return evaluate(client, `() => { const e = document.querySelector(${JSON.stringify(selector)}); return e ? e.textContent : null; }`);
+}
+
+/* ---- snapshots --------------------------------------------------------- */
+
+/*
+ * Parses the snapshot YAML (Playwright's shape) into its nodes that carry a
+ * ref:  - button "Save" [ref=e5]   →  {role: "button", name: "Save", ref: "e5", depth}
+ * Lines are matched wherever they appear in the text (the YAML may sit in
+ * a fenced block after a header).
+ */
+export function parseSnapshot(text) {
+  const nodes = [];
+  const re = /^(\s*)- ([A-Za-z][\w-]*)(?: "((?:[^"\\]|\\.)*)")?(.*)$/;
+  for (const line of String(text).split('\n')) {
+    const m = re.exec(line);
+    if (!m) continue;
+    const refm = /\[ref=([A-Za-z0-9_-]+)\]/.exec(m[4]);
+    if (!refm) continue;
+    let name = m[3];
+    if (name !== undefined) {
+      try {
+        name = JSON.parse(`"${name}"`);
+      } catch {
+        /* keep the raw text */
+      }
+    }
+    nodes.push({ role: m[2], name: name ?? '', ref: refm[1], depth: m[1].length, line });
+  }
+  return nodes;
+}
+
+/* Takes a snapshot; returns {result, text, nodes}. */
+export async function snapshot(client, args = {}) {
+  const result = await ok(client, 'browser_snapshot', args);
+  const text = textOf(result);
+  return { result, text, nodes: parseSnapshot(text) };
+}
+
+/*
+ * The ref of the node with this role whose accessible name equals name (a
+ * string) or matches it (a RegExp). Fails with the snapshot in the message.
+ */
+export function findRef(snap, role, name) {
+  const nodes = snap.nodes || parseSnapshot(snap.text ?? snap);
+  const hit = nodes.find(
+    (n) => n.role === role && (name instanceof RegExp ? name.test(n.name) : n.name === name),
+  );
+  assert.ok(hit, `no ${role} named ${name} in the snapshot:\n${(snap.text ?? snap).slice(0, 4000)}`);
+  return hit.ref;
+}
+
+/* ---- evidence and PNGs ------------------------------------------------- */
+
+export const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+
+export function isPng(buf) {
+  return Buffer.isBuffer(buf) && buf.length > 24 && buf.subarray(0, 8).equals(PNG_SIGNATURE);
+}
+
+/* Width and height from the IHDR chunk. */
+export function pngSize(buf) {
+  assert.ok(isPng(buf), 'not a PNG');
+  assert.equal(buf.subarray(12, 16).toString('latin1'), 'IHDR', 'the first PNG chunk must be IHDR');
+  return { width: buf.readUInt32BE(16), height: buf.readUInt32BE(20) };
+}
+
+export function sha256(buf) {
+  return crypto.createHash('sha256').update(buf).digest('hex');
+}
+
+/* The image items of a result, decoded. */
+export function imagesOf(result) {
+  return (result?.content || [])
+    .filter((c) => c.type === 'image')
+    .map((c) => ({ mimeType: c.mimeType, data: Buffer.from(c.data, 'base64') }));
+}
+
+export function resourceLinksOf(result) {
+  return (result?.content || []).filter((c) => c.type === 'resource_link');
+}
+
+/* ---- processes and files ----------------------------------------------- */
+
+/*
+ * Pids of the Chromium processes whose command line mentions dir (their
+ * user-data-dir lives under the data dir's run/). Reads /proc; skips this
+ * process and glassbox itself (whose command line does not name the dir).
+ */
+export function chromiumPids(dir) {
+  const pids = [];
+  for (const ent of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(ent) || Number(ent) === process.pid) continue;
+    let cmd;
+    try {
+      cmd = fs.readFileSync(`/proc/${ent}/cmdline`, 'latin1');
+    } catch {
+      continue;
+    }
+    if (!cmd) continue;
+    const args = cmd.split('\0');
+    if (!/chrom/i.test(path.basename(args[0] || ''))) continue;
+    if (!cmd.includes(dir)) continue;
+    let st = '';
+    try {
+      st = fs.readFileSync(`/proc/${ent}/stat`, 'latin1');
+    } catch {
+      continue;
+    }
+    if (/\) Z /.test(st)) continue; // zombies are gone already
+    pids.push(Number(ent));
+  }
+  return pids;
+}
+
+/* Polls fn until it returns a truthy value or deadlineMs passes; returns the last value. */
+export async function pollUntil(fn, { deadlineMs = 15000, intervalMs = 100 } = {}) {
+  const end = Date.now() + deadlineMs;
+  let v = await fn();
+  while (!v && Date.now() < end) {
+    await new Promise((r) => setTimeout(r, intervalMs));
+    v = await fn();
+  }
+  return v;
+}
+
+/* Every regular file under dir (symlinks not followed). */
+export function listFiles(dir) {
+  const out = [];
+  const walk = (d) => {
+    let ents;
+    try {
+      ents = fs.readdirSync(d, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const e of ents) {
+      const p = path.join(d, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (e.isFile()) out.push(p);
+    }
+  };
+  walk(dir);
+  return out;
+}
+
+/* Files under dir whose bytes contain needle (as UTF-8, and as UTF-16LE). */
+export function filesContaining(dir, needle) {
+  const forms = [Buffer.from(needle, 'utf8'), Buffer.from(needle, 'utf16le')];
+  const hits = [];
+  for (const f of listFiles(dir)) {
+    let buf;
+    try {
+      buf = fs.readFileSync(f);
+    } catch {
+      continue; // vanished (a browser temp file) or unreadable socket
+    }
+    if (forms.some((n) => buf.includes(n))) hits.push(f);
+  }
+  return hits;
+}

@@ -1,0 +1,65 @@
+/*
+ * Tabs: a popup becomes a second tab that can be listed, selected and
+ * closed; browser_tabs new opens an empty one.
+ */
+import { test } from 'node:test';
+import { assert, useGlassbox, ok, sc, dump, evaluate, snapshot, findRef, pollUntil } from '../e2e/lib.mjs';
+
+const h = useGlassbox();
+
+async function tabs() {
+  return sc(await ok(h.client, 'browser_tabs', { action: 'list' })).tabs;
+}
+
+test('a popup shows up as a second tab', async () => {
+  await ok(h.client, 'browser_navigate', { url: h.url('/popup.html') });
+  const ref = findRef(await snapshot(h.client), 'button', 'Open popup');
+  await ok(h.client, 'browser_click', { target: ref });
+  // The popup's page is loaded by the browser, not by the click; give it the time it takes.
+  const list = await pollUntil(async () => {
+    const t = await tabs();
+    return t.length === 2 && t.some((x) => x.url === h.url('/second.html')) ? t : null;
+  });
+  assert.ok(list, `two tabs expected: ${JSON.stringify(await tabs())}`);
+  assert.deepEqual(list.map((t) => t.index).sort(), [0, 1]);
+  assert.equal(list.filter((t) => t.current).length, 1, 'exactly one tab is current');
+  const opener = list.find((t) => t.url === h.url('/popup.html'));
+  assert.ok(opener, 'the opener is still listed');
+  assert.equal(opener.title, 'Popup opener');
+});
+
+test('select the popup: tools act on it', async () => {
+  const popup = (await tabs()).find((t) => t.url === h.url('/second.html'));
+  const r = await ok(h.client, 'browser_tabs', { action: 'select', index: popup.index });
+  const cur = sc(r).tabs?.find((t) => t.current);
+  if (cur) assert.equal(cur.index, popup.index, dump(r));
+  assert.equal(await evaluate(h.client, '() => document.title'), 'Second page');
+});
+
+test('close the popup: one tab is left and it is the opener', async () => {
+  const popup = (await tabs()).find((t) => t.url === h.url('/second.html'));
+  await ok(h.client, 'browser_tabs', { action: 'close', index: popup.index });
+  const list = await tabs();
+  assert.equal(list.length, 1, JSON.stringify(list));
+  assert.equal(list[0].url, h.url('/popup.html'));
+  assert.equal(list[0].current, true);
+  assert.equal(await evaluate(h.client, '() => document.title'), 'Popup opener');
+});
+
+test('new opens a tab and makes it current; navigate works in it', async () => {
+  await ok(h.client, 'browser_tabs', { action: 'new' });
+  let list = await tabs();
+  assert.equal(list.length, 2);
+  const cur = list.find((t) => t.current);
+  assert.ok(cur && cur.url !== h.url('/popup.html'), `the new tab is current: ${JSON.stringify(list)}`);
+  await ok(h.client, 'browser_navigate', { url: h.url('/form.html') });
+  list = await tabs();
+  assert.ok(list.some((t) => t.url === h.url('/form.html') && t.current));
+  assert.ok(list.some((t) => t.url === h.url('/popup.html') && !t.current));
+});
+
+test('selecting a tab that does not exist is an error naming the index', async () => {
+  const r = await h.client.callTool({ name: 'browser_tabs', arguments: { action: 'select', index: 7 } });
+  assert.equal(r.isError, true, dump(r));
+  assert.match(r.content[0].text, /7/);
+});

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Runs the Node end-to-end and integration tests (MCP SDK client against
+# `glassbox mcp`, real Chromium, local fixture site). Starts no service:
+# each test file starts its own fixture server and glassbox process.
+#
+#   GLASSBOX_BIN=path/to/glassbox  (default build/glassbox)
+#   NODE_TEST_CONCURRENCY=N        test files run at once (default 2)
+#   extra arguments are passed to node --test (e.g. --test-name-pattern=...)
+#
+# Exits non-zero when a test fails.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+
+if [ ! -d tests/e2e/node_modules/@modelcontextprotocol/sdk ]; then
+	echo "run-node-tests: installing the test dependencies (npm ci in tests/e2e)" >&2
+	(cd tests/e2e && npm ci --no-audit --no-fund --loglevel=error)
+fi
+
+bin="${GLASSBOX_BIN:-build/glassbox}"
+if [ ! -x "$bin" ]; then
+	echo "run-node-tests: warning: $bin is missing or not executable; the tests will fail" >&2
+fi
+
+files=()
+while IFS= read -r f; do files+=("$f"); done < <(find tests/e2e tests/integration -name node_modules -prune -o -name '*.test.mjs' -print | sort)
+if [ "${#files[@]}" -eq 0 ]; then
+	echo "run-node-tests: no test files found" >&2
+	exit 1
+fi
+
+log="$(mktemp)"
+trap 'rm -f "$log"' EXIT
+set +e
+node --test --test-concurrency="${NODE_TEST_CONCURRENCY:-2}" --test-reporter=spec "$@" "${files[@]}" 2>&1 | tee "$log"
+rc=${PIPESTATUS[0]}
+set -e
+
+# The spec reporter lists the failures after its summary: repeat the
+# summary last, and close with one plain line.
+count() { sed -n "s/^ℹ $1 \([0-9][0-9]*\)$/\1/p" "$log" | tail -n 1; }
+echo
+grep -E '^ℹ (tests|suites|pass|fail|cancelled|skipped|todo|duration_ms) ' "$log" | tail -n 8 || true
+pass=$(count pass); fail=$(count fail); cancelled=$(count cancelled); skipped=$(count skipped)
+echo "node-tests: ${pass:-0} passed, $(( ${fail:-0} + ${cancelled:-0} )) failed, ${skipped:-0} skipped"
+exit "$rc"
