@@ -10,7 +10,7 @@ const h = useGlassbox();
 test('a long wait_for is cancelled and the next call runs at once', async () => {
   await ok(h.client, 'browser_navigate', { url: h.url('/form.html') });
   const ac = new AbortController();
-  const pending = callTool(h.client, 'browser_wait_for', { text: 'this text never appears' }, { signal: ac.signal });
+  const pending = callTool(h.client, 'browser_wait_for', { text: 'this text never appears', time: 30 }, { signal: ac.signal });
   // Let the request reach the server and start waiting, then cancel it.
   await new Promise((r) => setTimeout(r, 500));
   ac.abort('the user changed their mind');
@@ -18,8 +18,8 @@ test('a long wait_for is cancelled and the next call runs at once', async () => 
     assert.match(String(err?.message ?? err), /abort|cancel|changed their mind/i);
     return true;
   });
-  // If the server kept waiting, this call would queue behind the wait until
-  // the action timeout; the request timeout below turns that into a failure.
+  // If the server kept waiting, this call would queue behind the 30 s wait;
+  // the request timeout below turns that into a failure.
   const title = sc(
     await ok(h.client, 'browser_evaluate', { function: '() => document.title' }, { timeout: 15000 }),
   ).result;
@@ -28,7 +28,7 @@ test('a long wait_for is cancelled and the next call runs at once', async () => 
 
 test('cancelling one call leaves the session usable for actions', async () => {
   const ac = new AbortController();
-  const pending = callTool(h.client, 'browser_wait_for', { textGone: 'Account settings' }, { signal: ac.signal });
+  const pending = callTool(h.client, 'browser_wait_for', { textGone: 'Account settings', time: 30 }, { signal: ac.signal });
   await new Promise((r) => setTimeout(r, 300));
   ac.abort();
   await assert.rejects(pending);

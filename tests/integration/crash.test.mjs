@@ -41,7 +41,7 @@ test('the call after that works in a new browser', async () => {
 
 test('a crash while the page is busy does not wedge the session', async () => {
   // Kill again, this time with a call in flight.
-  const pending = callTool(h.client, 'browser_wait_for', { text: 'this text never appears' });
+  const pending = callTool(h.client, 'browser_wait_for', { text: 'this text never appears', time: 30 });
   await new Promise((r) => setTimeout(r, 300));
   for (const pid of chromiumPids(h.gb.dataDir)) {
     try {
