@@ -27,7 +27,8 @@ function usage(code) {
   --concurrency K         clients at once for the concurrency run, 0 to skip (default 8)
   --concurrency-on LIST   servers that get the concurrency run (default: glassbox)
   --chromium PATH         browser for every server and the floor (default /usr/bin/chromium)
-  --glassbox PATH         glassbox binary (default build/glassbox)
+  --glassbox PATH         glassbox binary (default build/glassbox, or $GLASSBOX_BIN)
+  --glassbox-args ARGS    extra arguments after \`glassbox mcp\`, space-separated (or $GLASSBOX_ARGS)
   --server-timeout S      budget for one server's whole run, seconds (default 300)
   --out FILE              JSON results (default bench/results/latest.json)`);
   process.exit(code);
@@ -36,7 +37,9 @@ function usage(code) {
 function parseArgs(argv) {
   const o = {
     only: ALL, iterations: 10, concurrency: 8, concurrencyOn: ['glassbox'],
-    chromium: '/usr/bin/chromium', glassbox: path.join(REPO, 'build', 'glassbox'),
+    chromium: '/usr/bin/chromium',
+    glassbox: process.env.GLASSBOX_BIN ? path.resolve(REPO, process.env.GLASSBOX_BIN) : path.join(REPO, 'build', 'glassbox'),
+    glassboxArgs: (process.env.GLASSBOX_ARGS || '').split(' ').filter(Boolean),
     serverTimeoutS: 300, out: path.join(HERE, 'results', 'latest.json'),
   };
   for (let i = 0; i < argv.length; i++) {
@@ -62,6 +65,7 @@ function parseArgs(argv) {
       case '--concurrency-on': o.concurrencyOn = list(next()); break;
       case '--chromium': o.chromium = next(); break;
       case '--glassbox': o.glassbox = path.resolve(next()); break;
+      case '--glassbox-args': o.glassboxArgs = next().split(' ').filter(Boolean); break;
       case '--server-timeout': o.serverTimeoutS = int(next(), 10); break;
       case '--out': o.out = path.resolve(next()); break;
       case '-h': case '--help': usage(0); break;
@@ -123,9 +127,19 @@ async function runServer(name, ctx) {
   const body = async () => {
     d = await newDriver(name, ctx);
     const t0 = performance.now();
-    await d.start();
+    try {
+      await d.start();
+    } catch (err) {
+      err.step = 'start';
+      throw err;
+    }
     rec.connect_ms = round(performance.now() - t0);
-    await d.navigate(site.formUrl);
+    try {
+      await d.navigate(site.formUrl);
+    } catch (err) {
+      err.step = 'first navigate';
+      throw err;
+    }
     rec.cold_start_ms = round(performance.now() - t0);
     log(`${name}: cold start ${rec.cold_start_ms} ms`);
     await runIteration(d, site.formUrl, `warmup-${rnd()}`);
@@ -283,6 +297,10 @@ function printTable(results, ratios, conc) {
   }
   for (const c of conc) {
     out.push('');
+    if (c.skipped) {
+      out.push(`Concurrency on ${c.server}: skipped (${c.skipped.split('\n')[0].slice(0, 120)})`);
+      continue;
+    }
     out.push(`Concurrency: ${c.clients} clients at once on ${c.server} (one server process each), ${c.iterations_per_client} loops each`);
     out.push(`  loop p50 ${fmt(c.loop.p50, 0)} ms  p95 ${fmt(c.loop.p95, 0)} ms  max ${fmt(c.loop.max, 0)} ms | cold start p50 ${fmt(c.cold_start.p50, 0)} ms  p95 ${fmt(c.cold_start.p95, 0)} ms`);
     out.push(`  errors ${c.errors} of ${c.planned_loops} loops | ${c.throughput_loops_per_s ?? '-'} loops/s | wall ${fmt(c.wall_ms / 1000, 0, 1)} s | total PSS ${fmt(c.memory.total_pss_mb_sum, 0)} MB over ${c.memory.measured_clients} clients`);
@@ -353,7 +371,7 @@ async function main() {
   tmpBase = await mkdtemp(path.join(os.tmpdir(), 'glassbox-bench-'));
   site = await startSite(path.join(HERE, 'site'));
   log(`fixture site at ${site.origin}; servers: ${opts.only.join(', ')}; ${opts.iterations} iterations`);
-  const ctx = { tmpBase, chromium: opts.chromium, repoRoot: REPO, glassboxBin: opts.glassbox };
+  const ctx = { tmpBase, chromium: opts.chromium, repoRoot: REPO, glassboxBin: opts.glassbox, glassboxArgs: opts.glassboxArgs };
   const results = [];
   for (const name of opts.only) {
     log(`${name}: starting`);
@@ -363,6 +381,12 @@ async function main() {
   const conc = [];
   if (opts.concurrency > 0) {
     for (const name of opts.concurrencyOn) {
+      const single = results.find((r) => r.server === name);
+      if (single && !single.ok) {
+        log(`${name}: concurrency run skipped, the single-client run failed`);
+        conc.push({ server: name, clients: opts.concurrency, skipped: `single-client run failed: ${single.failure?.message ?? ''}` });
+        continue;
+      }
       log(`${name}: concurrency run, ${opts.concurrency} clients`);
       conc.push(await runConcurrency(name, opts.concurrency, ctx));
     }
@@ -382,7 +406,7 @@ async function main() {
   await mkdir(path.dirname(opts.out), { recursive: true });
   await writeFile(opts.out, JSON.stringify(report, null, 2) + '\n');
   log(`wrote ${path.relative(process.cwd(), opts.out) || opts.out}`);
-  return results.every((r) => r.ok) && conc.every((c) => c.errors === 0);
+  return results.every((r) => r.ok) && conc.every((c) => !c.skipped && c.errors === 0);
 }
 
 main()

@@ -23,7 +23,7 @@ function baseEnv(tmp) {
 
 const pkgBin = (pkg, rel) => path.join(path.dirname(require.resolve(`${pkg}/package.json`)), rel);
 
-export async function glassboxAdapter({ repoRoot, glassboxBin, tmpBase }) {
+export async function glassboxAdapter({ repoRoot, glassboxBin, glassboxArgs = [], tmpBase }) {
   const bin = glassboxBin || path.join(repoRoot, 'build', 'glassbox');
   if (!existsSync(bin)) throw new Error(`${bin} does not exist (build glassbox first)`);
   const tmp = await mkdtemp(path.join(tmpBase, 'glassbox-'));
@@ -31,7 +31,7 @@ export async function glassboxAdapter({ repoRoot, glassboxBin, tmpBase }) {
   return {
     name: 'glassbox',
     command: bin,
-    args: ['mcp'],
+    args: ['mcp', ...glassboxArgs],
     env: { ...baseEnv(tmp), GLASSBOX_DATA_DIR: dataDir },
     cwd: tmp,
     navigate: (url) => ['browser_navigate', { url }],
