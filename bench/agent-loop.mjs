@@ -191,7 +191,7 @@ async function runConcurrency(name, k, ctx) {
   const loops = [];
   const colds = [];
   const errors = [];
-  let finished = 0;
+  const ttrs = [];
   const client = async (j) => {
     let done = 0;
     let d;
@@ -214,7 +214,7 @@ async function runConcurrency(name, k, ctx) {
     } catch (err) {
       errors.push({ client: j, fatal: true, ...errInfo(err), stderr_tail: d?.stderrTail?.slice(-500) });
     } finally {
-      finished++;
+      if (d?.timeToReady) ttrs.push(d.timeToReady.ms);
     }
     return done;
   };
@@ -241,6 +241,7 @@ async function runConcurrency(name, k, ctx) {
   res.error_samples = errors.slice(0, 5);
   res.loop = { p50: round(percentile(loops, 50)), p95: round(percentile(loops, 95)), max: round(loops.length ? Math.max(...loops) : NaN) };
   res.cold_start = { p50: round(percentile(colds, 50)), p95: round(percentile(colds, 95)) };
+  if (ttrs.length) res.time_to_ready = { p50: round(percentile(ttrs, 50)), p95: round(percentile(ttrs, 95)) };
   res.throughput_loops_per_s = res.wall_ms ? round(loops.length / (res.wall_ms / 1000), 2) : null;
   res.memory = { measured_clients: nMem, server_pss_mb_sum: mb(serverPss), browser_pss_mb_sum: mb(browserPss), total_pss_mb_sum: mb(serverPss + browserPss) };
   return res;
@@ -303,6 +304,7 @@ function printTable(results, ratios, conc) {
     }
     out.push(`Concurrency: ${c.clients} clients at once on ${c.server} (one server process each), ${c.iterations_per_client} loops each`);
     out.push(`  loop p50 ${fmt(c.loop.p50, 0)} ms  p95 ${fmt(c.loop.p95, 0)} ms  max ${fmt(c.loop.max, 0)} ms | cold start p50 ${fmt(c.cold_start.p50, 0)} ms  p95 ${fmt(c.cold_start.p95, 0)} ms`);
+    if (c.time_to_ready) out.push(`  time_to_ready p50 ${fmt(c.time_to_ready.p50, 0)} ms  p95 ${fmt(c.time_to_ready.p95, 0)} ms`);
     out.push(`  errors ${c.errors} of ${c.planned_loops} loops | ${c.throughput_loops_per_s ?? '-'} loops/s | wall ${fmt(c.wall_ms / 1000, 0, 1)} s | total PSS ${fmt(c.memory.total_pss_mb_sum, 0)} MB over ${c.memory.measured_clients} clients`);
     if (c.error_samples.length) out.push(`  first error: ${c.error_samples[0].step ? c.error_samples[0].step + ': ' : ''}${c.error_samples[0].message.split('\n')[0].slice(0, 160)}`);
   }

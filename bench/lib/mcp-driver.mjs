@@ -37,7 +37,8 @@ export class McpDriver {
     this.transport.stderr?.on('data', (chunk) => {
       const s = chunk.toString();
       this.stderrTail = (this.stderrTail + s).slice(-STDERR_TAIL);
-      const m = /time_to_ready[^0-9]{0,8}([0-9]+(?:\.[0-9]+)?)\s*(ms|s)?/i.exec(s);
+      // "time_to_ready=123 ms" or glassbox's log line "session … ready in 123 ms".
+      const m = /time_to_ready\w*[^0-9]{0,8}([0-9]+(?:\.[0-9]+)?)\s*(ms|s)?/i.exec(s) || /\bready in ([0-9]+(?:\.[0-9]+)?)\s*(ms|s)\b/.exec(s);
       if (m && this.timeToReady === null) this.timeToReady = { ms: Number(m[1]) * (m[2] === 's' ? 1000 : 1), source: 'stderr' };
     });
     this.client = new Client({ name: 'glassbox-bench', version: '0.1.0' });
@@ -55,7 +56,7 @@ export class McpDriver {
       throw err;
     }
     const ttr = findKey(res.structuredContent, /time_to_ready/i);
-    if (ttr !== undefined && this.timeToReady === null) this.timeToReady = { ms: Number(ttr), source: 'structuredContent' };
+    if (ttr !== undefined && this.timeToReady?.source !== 'structuredContent') this.timeToReady = { ms: Number(ttr), source: 'structuredContent' };
     return res;
   }
 
