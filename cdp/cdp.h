@@ -40,7 +40,12 @@ enum cdp_err {
 };
 
 struct cdp_options {
-	size_t max_frame_bytes; /* ceiling for one incoming message; 0 = 64 MiB */
+	/* Ceiling for one message, incoming (assembled from its fragments) or
+	 * outgoing; 0 = 64 MiB, at most 1 GiB. An incoming message over it is
+	 * dropped as it streams in, never stored: the call it answers fails
+	 * with -CDP_ETOOBIG (so does a waiter armed for an oversized event),
+	 * and the connection stays open and usable. */
+	size_t max_frame_bytes;
 	int connect_timeout_ms; /* 0 = 10000 */
 	/* Optional: raised (non-zero) by another thread to abort waits; the
 	 * waiting call returns -CDP_ECANCELLED. Borrowed; must outlive conn. */
@@ -54,15 +59,21 @@ struct cdp_error {
 	char message[256];
 };
 
-/* Called for every event that matches a listener. Borrows params; runs on
- * the owning thread, inside whichever cdp_* call is servicing. A listener
- * may call cdp_send() but must not wait (no cdp_await/cdp_call). */
+/* Called for every event that matches a listener. Borrows params;
+ * session_id is "" for the browser session (never NULL). Runs on the
+ * owning thread, inside whichever cdp_* call is servicing. A listener may
+ * call cdp_send(), cdp_forget(), cdp_on(), cdp_off() (even on itself) and
+ * cdp_arm(), but must not wait (cdp_await/cdp_call/cdp_wait_event/
+ * cdp_service are refused with -CDP_EINVAL), close the conn, or disarm a
+ * waiter that is being waited for. */
 typedef void (*cdp_event_fn)(void *user, const char *session_id, const char *method,
                              json_t *params);
 
 /* Connects to ws_url (ws://127.0.0.1:PORT/PATH) and completes the
  * websocket handshake within connect_timeout_ms. On failure returns
- * -CDP_ECONNECT with a reason in err. opts may be NULL (defaults). */
+ * -CDP_ECONNECT with a reason in err (-CDP_EINVAL for a URL that is not
+ * ws://HOST:PORT/PATH, -CDP_ECANCELLED if the cancel flag rose). No
+ * Origin header is sent. opts may be NULL (defaults); it is copied. */
 int cdp_connect(const char *ws_url, const struct cdp_options *opts, struct cdp_conn **out,
                 struct cdp_error *err);
 
@@ -76,7 +87,8 @@ int cdp_is_open(const struct cdp_conn *c);
 /* Queues {"id","method","params","sessionId"} for sending and returns at
  * once with the call's id in *id_out. params: steals (may be NULL = {}).
  * session_id: borrows (NULL or "" = browser target). Several sends may be
- * queued before awaiting their replies (pipelining). */
+ * queued before awaiting their replies (pipelining); they are written in
+ * order. Fails at once with -CDP_ECLOSED once the socket closed. */
 int cdp_send(struct cdp_conn *c, const char *session_id, const char *method, json_t *params,
              uint64_t *id_out);
 
@@ -84,7 +96,12 @@ int cdp_send(struct cdp_conn *c, const char *session_id, const char *method, jso
  * passes, the cancel flag rises or the socket closes. On success *result
  * (may be NULL if not wanted) is a new reference to the reply's "result".
  * Replies that arrive for other ids are kept until awaited or discarded
- * with cdp_forget(). */
+ * with cdp_forget(). Every return ends the call (a reply arriving after a
+ * timeout or cancellation is dropped); a reply that arrived before the
+ * socket closed is still returned. timeout_ms = 0 only looks at what is
+ * already readable. Errors: -CDP_EPROTOCOL (err->code and message from
+ * the browser), -CDP_ETIMEOUT, -CDP_ECANCELLED, -CDP_ECLOSED,
+ * -CDP_ETOOBIG, -CDP_EINVAL (unknown id). */
 int cdp_await(struct cdp_conn *c, uint64_t id, int timeout_ms, json_t **result,
               struct cdp_error *err);
 
@@ -96,8 +113,9 @@ int cdp_call(struct cdp_conn *c, const char *session_id, const char *method, jso
              int timeout_ms, json_t **result, struct cdp_error *err);
 
 /* Adds a listener for events whose sessionId equals session_id (NULL =
- * any session) and whose method equals method (NULL = any method).
- * Returns a handle > 0 for cdp_off(), or a negative error. */
+ * any session, "" = only the browser session, i.e. events without a
+ * sessionId) and whose method equals method (NULL = any method). Both
+ * are copied. Returns a handle > 0 for cdp_off(), or a negative error. */
 int cdp_on(struct cdp_conn *c, const char *session_id, const char *method, cdp_event_fn fn,
            void *user);
 void cdp_off(struct cdp_conn *c, int handle);
@@ -106,7 +124,10 @@ void cdp_off(struct cdp_conn *c, int handle);
  * lost: cdp_arm() starts recording the first event that matches
  * (session_id, method) [NULL = any]; cdp_wait_event() services until it
  * has arrived (it may already have) and hands out a new reference to its
- * params. A waiter is freed by cdp_wait_event() or cdp_disarm(). */
+ * params. A waiter is freed by cdp_wait_event() (whatever it returns)
+ * or cdp_disarm(); cdp_close() frees those left. Filters as for cdp_on().
+ * An armed waiter takes only the first matching event; listeners still
+ * see it too. */
 struct cdp_waiter;
 int cdp_arm(struct cdp_conn *c, const char *session_id, const char *method,
             struct cdp_waiter **out);
