@@ -289,7 +289,7 @@ static const struct act_def tools[] = {
 	     "List, open, select or close browser tabs. `new` opens a tab and makes it current, "
 	     "`select` switches to the tab at `index`, `close` closes the tab at `index` (or the "
 	     "current one). Returns the tabs after the change (structuredContent.tabs).",
-	 PARAMS(tabs_params), .read_only = 0, .changes_state = 1},
+	 PARAMS(tabs_params), .read_only = 0, .changes_state = 0},
 	{.name = "browser_close",
 	 .title = "Close browser",
 	 .description =

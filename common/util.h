@@ -8,6 +8,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* s, or fallback when s is NULL. */
+static inline const char *gb_or(const char *s, const char *fallback)
+{
+	return s ? s : fallback;
+}
+
 /* Milliseconds on the monotonic clock; for deadlines and durations. */
 int64_t gb_now_ms(void);
 

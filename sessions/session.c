@@ -44,7 +44,7 @@ static void read_version(struct sess *s, int timeout_ms)
 
 	if (cdp_call(s->cdp, NULL, "Browser.getVersion", NULL, timeout_ms, &res, &cerr) == 0)
 		snprintf(s->browser_version, sizeof(s->browser_version), "%s",
-		         json_string_value(json_object_get(res, "product")) ?: "");
+		         gb_or(json_string_value(json_object_get(res, "product")), ""));
 	json_decref(res);
 }
 

@@ -11,6 +11,7 @@
 
 #include "cdp/cdp.h"
 #include "common/log.h"
+#include "common/util.h"
 
 #include <jansson.h>
 #include <stdarg.h>
@@ -193,14 +194,14 @@ static void on_page_event(struct sess *s, struct sess_page *p, const char *metho
 			snprintf(p->main_frame_id, sizeof(p->main_frame_id), "%s",
 			         json_string_value(json_object_get(frame, "id")));
 	} else if (!strcmp(method, "Page.navigatedWithinDocument")) {
-		if (!strcmp(json_string_value(json_object_get(params, "frameId")) ?: "",
+		if (!strcmp(gb_or(json_string_value(json_object_get(params, "frameId")), ""),
 		            p->main_frame_id))
 			set_str(&p->url, json_string_value(json_object_get(params, "url")));
 	} else if (!strcmp(method, "Page.javascriptDialogOpening")) {
 		p->dialog_open = 1;
 		p->dialogs_seen++;
 		snprintf(p->dialog.type, sizeof(p->dialog.type), "%s",
-		         json_string_value(json_object_get(params, "type")) ?: "alert");
+		         gb_or(json_string_value(json_object_get(params, "type")), "alert"));
 		set_str(&p->dialog.message, json_string_value(json_object_get(params, "message")));
 		set_str(&p->dialog.default_prompt,
 		        json_string_value(json_object_get(params, "defaultPrompt")));

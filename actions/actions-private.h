@@ -1,0 +1,168 @@
+/*
+ * actions-private.h - the pipeline's context and the helpers the tool
+ * files share. Private to actions/.
+ */
+#ifndef GB_ACTIONS_PRIVATE_H
+#define GB_ACTIONS_PRIVATE_H
+
+#include "actions/actions.h"
+#include "actions/snapshot.h"
+#include "common/unittest.h"
+#include "common/util.h"
+
+#include <jansson.h>
+#include <pthread.h>
+#include <stdint.h>
+
+struct cdp_conn;
+struct sess;
+struct sess_page;
+struct evid_store;
+
+/* An agent's session: a worker thread, its queue and its browser. */
+struct act_session {
+	char *data_dir;
+	char *tenant;
+	char *chromium_path;
+	char *host_resolver_rules;
+	char run_dir[4096];
+	int headless;
+	int viewport_width;
+	int viewport_height;
+	int action_timeout_ms;
+
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct act_call *head;    /* {lock} queued calls */
+	struct act_call *tail;    /* {lock} */
+	struct act_call *running; /* {lock} */
+	int stopping;             /* {lock} */
+	volatile int cancel_flag; /* raised for the running call; read by cdp waits */
+	struct cdp_conn *wake_cdp; /* {lock} the running browser's connection, for cdp_wake */
+
+	/* worker thread only */
+	struct sess *sess;
+	struct snap_refmap refs;
+	struct evid_store *store;
+	unsigned operations;
+};
+
+/* A resolved target element. */
+struct act_target {
+	char session_id[64]; /* CDP session of the element's frame */
+	char object_id[128]; /* Runtime.RemoteObjectId */
+	int backend_node_id;
+	char ref[16];        /* "" for CSS selectors */
+	char description[256]; /* 'button "Save"' */
+};
+
+/* What happened on the page while an action ran (recorder.c). */
+struct act_recorder {
+	struct cdp_conn *cdp;
+	int listener;
+	const char *page_session; /* borrowed */
+	char main_frame_id[64];
+	json_t *responses;       /* [{url, method, status, type}] */
+	json_t *failed;          /* [{url, method, error}] */
+	json_t *dialogs;         /* [{type, message}] */
+	json_t *console_errors;  /* ["..."] */
+	json_t *inflight;        /* {requestId: {url, method, type}} */
+	int navigating;          /* main frame navigation started, not yet loaded */
+	int navigated;           /* a main-frame navigation happened */
+	int load_fired;
+	int main_status;         /* status of the main document, 0 if none */
+	int dialog_opened;
+	unsigned events;         /* counts relevant events, to notice activity */
+};
+
+/* The context of one call as it moves through the pipeline. */
+struct act_ctx {
+	struct act_session *as;
+	struct act_call *call;
+	const struct act_def *def;
+	json_t *args;               /* borrowed */
+	struct sess *sess;
+	struct cdp_conn *cdp;
+	struct sess_page *page;
+	const char *psid;           /* page CDP session id */
+	char operation_id[40];
+	int64_t started_ms;
+	int64_t deadline_ms;
+
+	struct act_target target;
+	int has_target;
+	struct act_recorder rec;
+
+	json_t *out;                /* structuredContent being built */
+	json_t *content;            /* extra content items (images, links) */
+	struct gb_buf text;         /* the short text for the model */
+	int failed;
+	char error_code[32];
+	char error[1024];
+	int sensitive;              /* typed into a password field: redact */
+	int skip_evidence;
+	char url_before[2048];
+};
+
+/* One tool's code: an optional gate (policy) and its execution. */
+struct act_tool_impl {
+	const char *name;
+	int (*gate)(struct act_ctx *ctx);
+	int (*run)(struct act_ctx *ctx);
+	int needs_target; /* resolve `target` before running (1), optional (2) or not (0) */
+};
+
+const struct act_tool_impl *act_impl_find(const char *name);
+
+/* pipeline.c */
+void act_run_call(struct act_session *as, struct act_call *call);
+/* Marks the call failed with a code ("stale_ref") and message; returns -1. */
+int act_fail(struct act_ctx *ctx, const char *code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Milliseconds left before the call's deadline (at least 1). */
+int act_left_ms(const struct act_ctx *ctx);
+/* A CDP call on behalf of the action: fails the action with a message
+ * naming what was being done when it fails. */
+int act_cdp(struct act_ctx *ctx, const char *session_id, const char *method, json_t *params,
+            json_t **result, const char *doing);
+/* Runs a function on the target element (Runtime.callFunctionOn,
+ * returnByValue, awaitPromise); *value is a new reference. */
+int act_call_on_target(struct act_ctx *ctx, const char *function, json_t *arguments,
+                       json_t **value, const char *doing);
+/* Evaluates an expression in the page (returnByValue, awaitPromise). */
+int act_eval(struct act_ctx *ctx, const char *expression, json_t **value, const char *doing);
+
+/* target.c */
+int act_resolve_target(struct act_ctx *ctx, const char *target);
+/* Actionability for kind "click"/"hover"/"type"/"select": fills x, y in
+ * top-level viewport coordinates, *info (new reference) with tag/type. */
+int act_actionable(struct act_ctx *ctx, const char *kind, double *x, double *y, json_t **info);
+
+/* recorder.c */
+int act_recorder_start(struct act_recorder *r, struct cdp_conn *cdp, const char *page_session,
+                       const char *main_frame_id);
+void act_recorder_stop(struct act_recorder *r);
+/* Waits, bounded, for what the action started: a main-frame navigation
+ * to load and requests in flight to finish, then for the page's own
+ * handlers to run. */
+int act_settle(struct act_ctx *ctx, int navigation_expected);
+
+/* input.c */
+int act_mouse_click(struct act_ctx *ctx, double x, double y, const char *button, int count,
+                    int modifiers);
+int act_mouse_move(struct act_ctx *ctx, double x, double y);
+int act_press_key(struct act_ctx *ctx, const char *key, int modifiers);
+int act_type_text(struct act_ctx *ctx, const char *text, int slowly);
+int act_modifiers_from_json(json_t *arr);
+
+/* observe.c */
+int act_observe_before(struct act_ctx *ctx);
+int act_observe_after(struct act_ctx *ctx);
+int act_record_evidence(struct act_ctx *ctx);
+/* Validates and stores a base64 PNG from the page as evidence of kind,
+ * links it from the result; fills sha (65 bytes) on success. */
+int act_store_png(struct act_ctx *ctx, const char *b64, const char *kind, char *sha);
+json_t *act_redacted_args(const struct act_ctx *ctx);
+
+#endif

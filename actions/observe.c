@@ -1,0 +1,306 @@
+/*
+ * observe.c - post-observe, verify and record: the state re-read after an
+ * action, the caller's expectations checked against it, the evidence
+ * screenshot stored, and the observation written for the model.
+ */
+#include "actions/actions-private.h"
+
+#include "cdp/cdp.h"
+#include "common/log.h"
+#include "evidence/evidence.h"
+#include "sessions/sessions.h"
+#include "verify/verify.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define BODY_TEXT_MAX 200000
+
+/* One round trip: url, title, DOM digest, and the visible text when an
+ * expectation needs it. */
+static const char observe_js[] =
+    "((wantText) => { const d = document, e = d.documentElement;"
+    " const s = e ? e.outerHTML : ''; let h = 2166136261;"
+    " for (let i = 0; i < s.length; i++) { h ^= s.charCodeAt(i); h = Math.imul(h, 16777619); }"
+    " const r = { url: location.href, title: d.title, digest: (h >>> 0).toString(16) + ':' + s.length };"
+    " if (wantText) r.text = d.body ? d.body.innerText.slice(0, %d) : '';"
+    " return r; })(%s)";
+
+static const char digest_js[] =
+    "(() => { const e = document.documentElement; const s = e ? e.outerHTML : '';"
+    " let h = 2166136261; for (let i = 0; i < s.length; i++) { h ^= s.charCodeAt(i);"
+    " h = Math.imul(h, 16777619); } return (h >>> 0).toString(16) + ':' + s.length; })()";
+
+/* Reads the DOM digest before acting (pre-observe). */
+int act_observe_before(struct act_ctx *ctx)
+{
+	json_t *v = NULL;
+	struct cdp_error err;
+	json_t *res = NULL;
+
+	if (cdp_call(ctx->cdp, ctx->psid, "Runtime.evaluate",
+	             json_pack("{s:s, s:b}", "expression", digest_js, "returnByValue", 1),
+	             act_left_ms(ctx), &res, &err) == 0) {
+		v = json_object_get(json_object_get(res, "result"), "value");
+		if (json_is_string(v))
+			json_object_set_new(ctx->out, "_digest_before", json_string(json_string_value(v)));
+	}
+	json_decref(res);
+	return 0;
+}
+
+static void add_text_summary(struct act_ctx *ctx, json_t *responses)
+{
+	const char *url = json_string_value(json_object_get(ctx->out, "url"));
+	size_t i, n = json_array_size(responses);
+
+	if (url && strcmp(url, ctx->url_before) != 0)
+		gb_buf_appendf(&ctx->text, "\n- url: %s (was %s)", url, ctx->url_before);
+	else if (url)
+		gb_buf_appendf(&ctx->text, "\n- url: %s (unchanged)", url);
+	if (json_object_get(ctx->out, "status"))
+		gb_buf_appendf(&ctx->text, "\n- status: %d",
+		               (int)json_integer_value(json_object_get(ctx->out, "status")));
+	if (json_string_value(json_object_get(ctx->out, "title")))
+		gb_buf_appendf(&ctx->text, "\n- title: %s",
+		               json_string_value(json_object_get(ctx->out, "title")));
+	for (i = 0; i < n && i < 10; i++) {
+		json_t *r = json_array_get(responses, i);
+		const char *type = json_string_value(json_object_get(r, "type"));
+
+		if (type && (!strcmp(type, "Image") || !strcmp(type, "Stylesheet") ||
+		             !strcmp(type, "Font") || !strcmp(type, "Script")))
+			continue;
+		gb_buf_appendf(&ctx->text, "\n- response: %s %s -> %d",
+		               gb_or(json_string_value(json_object_get(r, "method")), "GET"),
+		               gb_or(json_string_value(json_object_get(r, "url")), ""),
+		               (int)json_integer_value(json_object_get(r, "status")));
+	}
+	if (json_array_size(ctx->rec.failed))
+		gb_buf_appendf(&ctx->text, "\n- failed requests: %zu", json_array_size(ctx->rec.failed));
+	for (i = 0; i < json_array_size(ctx->rec.dialogs); i++)
+		gb_buf_appendf(&ctx->text, "\n- dialog opened: %s \"%.200s\" (handle it with browser_handle_dialog)",
+		               json_string_value(json_object_get(json_array_get(ctx->rec.dialogs, i), "type")),
+		               gb_or(json_string_value(json_object_get(json_array_get(ctx->rec.dialogs, i), "message")), ""));
+	for (i = 0; i < json_array_size(ctx->rec.console_errors) && i < 5; i++)
+		gb_buf_appendf(&ctx->text, "\n- console error: %.300s",
+		               json_string_value(json_array_get(ctx->rec.console_errors, i)));
+	if (json_is_true(json_object_get(ctx->out, "dom_changed")))
+		gb_buf_appendf(&ctx->text, "\n- page changed");
+}
+
+/* Fills a verify_state's responses from the recorder. */
+static struct verify_response *collect_responses(json_t *arr, size_t *n)
+{
+	struct verify_response *v;
+	size_t i;
+
+	*n = json_array_size(arr);
+	v = calloc(*n ? *n : 1, sizeof(*v));
+	for (i = 0; v && i < *n; i++) {
+		json_t *r = json_array_get(arr, i);
+
+		v[i].url = json_string_value(json_object_get(r, "url"));
+		v[i].method = json_string_value(json_object_get(r, "method"));
+		v[i].status = (int)json_integer_value(json_object_get(r, "status"));
+	}
+	return v;
+}
+
+/* Reads the value of expect.target (or the tool's own target). */
+static void read_expected_target_value(struct act_ctx *ctx, json_t *expect, json_t **value)
+{
+	const char *t = json_string_value(json_object_get(expect, "target"));
+
+	if (t && (!ctx->has_target || strcmp(t, ctx->target.ref) != 0)) {
+		if (act_resolve_target(ctx, t) < 0)
+			return;
+	}
+	if (!ctx->has_target)
+		return;
+	act_call_on_target(ctx, "function() { return 'value' in this ? String(this.value) : "
+	                        "(this.textContent || ''); }",
+	                   NULL, value, "reading the target's value");
+}
+
+int act_observe_after(struct act_ctx *ctx)
+{
+	json_t *expect = json_object_get(ctx->args, "expect");
+	struct verify_state st = {0};
+	struct verify_response *resp = NULL;
+	json_t *value = NULL;
+	json_t *target_value = NULL;
+	json_t *verdicts = NULL;
+	char js[sizeof(observe_js) + 32];
+	const char *before;
+	const char *digest;
+	int all_ok = 1;
+
+	snprintf(js, sizeof(js), observe_js, BODY_TEXT_MAX,
+	         expect && verify_expect_needs_text(expect) ? "true" : "false");
+	if (sess_page_dialog(ctx->page)) {
+		/* the page is blocked by its dialog: report what is known */
+		value = json_pack("{s:s}", "url", sess_page_url(ctx->page));
+	} else if (act_eval(ctx, js, &value, "re-reading the page") < 0) {
+		goto out;
+	}
+	json_object_set_new(ctx->out, "url_before", json_string(ctx->url_before));
+	json_object_set(ctx->out, "url", json_object_get(value, "url"));
+	json_object_set(ctx->out, "title", json_object_get(value, "title"));
+	json_object_set_new(ctx->out, "navigated", json_boolean(ctx->rec.navigated));
+	if (ctx->rec.navigated && ctx->rec.main_status)
+		json_object_set_new(ctx->out, "status", json_integer(ctx->rec.main_status));
+	before = json_string_value(json_object_get(ctx->out, "_digest_before"));
+	digest = json_string_value(json_object_get(value, "digest"));
+	json_object_set_new(ctx->out, "dom_changed",
+	                    json_boolean(ctx->rec.navigated || !before || !digest ||
+	                                 strcmp(before, digest) != 0));
+	json_object_del(ctx->out, "_digest_before");
+	json_object_set(ctx->out, "responses", ctx->rec.responses);
+	json_object_set(ctx->out, "failed_requests", ctx->rec.failed);
+	json_object_set(ctx->out, "dialogs", ctx->rec.dialogs);
+	json_object_set(ctx->out, "console_errors", ctx->rec.console_errors);
+	if (sess_page_dialog(ctx->page)) {
+		const struct sess_dialog *d = sess_page_dialog(ctx->page);
+
+		json_object_set_new(ctx->out, "dialog_open",
+		                    json_pack("{s:s, s:s?}", "type", d->type, "message", d->message));
+	}
+	add_text_summary(ctx, ctx->rec.responses);
+
+	if (expect) {
+		if (verify_expect_needs_value(expect))
+			read_expected_target_value(ctx, expect, &target_value);
+		st.url = json_string_value(json_object_get(value, "url"));
+		st.title = json_string_value(json_object_get(value, "title"));
+		st.body_text = json_string_value(json_object_get(value, "text"));
+		st.target_value = json_string_value(target_value);
+		st.has_target_value = target_value && json_is_string(target_value);
+		resp = collect_responses(ctx->rec.responses, &st.n_responses);
+		st.responses = resp;
+		verify_expect_check(expect, &st, &verdicts, &all_ok);
+		if (ctx->sensitive && verdicts) {
+			/* never echo what was typed into a password field */
+			size_t i;
+
+			for (i = 0; i < json_array_size(verdicts); i++) {
+				json_t *v = json_array_get(verdicts, i);
+				const char *check = json_string_value(json_object_get(v, "check"));
+
+				if (check && !strcmp(check, "value")) {
+					json_object_set_new(v, "expected", json_string("[redacted]"));
+					json_object_set_new(v, "observed", json_string("[redacted]"));
+				}
+			}
+		}
+		json_object_set(ctx->out, "verdicts", verdicts);
+		if (!all_ok) {
+			char *why = verify_explain_failures(verdicts);
+
+			act_fail(ctx, "expectation_failed", "%s", why ? why : "an expectation failed");
+			free(why);
+		} else {
+			gb_buf_appendf(&ctx->text, "\n- expectations: %zu passed", json_array_size(verdicts));
+		}
+	}
+out:
+	free(resp);
+	json_decref(value);
+	json_decref(target_value);
+	json_decref(verdicts);
+	return ctx->failed ? -1 : 0;
+}
+
+json_t *act_redacted_args(const struct act_ctx *ctx)
+{
+	json_t *copy = json_deep_copy(ctx->args ? ctx->args : json_object());
+
+	if (ctx->sensitive && json_object_get(copy, "text"))
+		json_object_set_new(copy, "text", json_string("[redacted]"));
+	return copy;
+}
+
+int act_store_png(struct act_ctx *ctx, const char *b64, const char *kind, char *sha)
+{
+	struct evid_meta meta = {0};
+	struct evid_ref ref;
+	unsigned char *png = NULL;
+	json_t *args = act_redacted_args(ctx);
+	json_t *list;
+	size_t len = 0;
+	char err[512] = "";
+	char uri[128];
+	int rc;
+
+	meta.tenant = ctx->as->tenant;
+	meta.kind = kind;
+	meta.mime = "image/png";
+	meta.session_id = ctx->sess ? sess_id(ctx->sess) : "";
+	meta.operation_id = ctx->operation_id;
+	meta.tool = ctx->def->name;
+	meta.url = json_string_value(json_object_get(ctx->out, "url"));
+	if (!meta.url && ctx->page)
+		meta.url = sess_page_url(ctx->page);
+	meta.arguments = args;
+	rc = b64 ? evid_base64_decode(b64, strlen(b64), &png, &len) : -EVID_EBADB64;
+	if (rc == 0)
+		rc = evid_store_put(ctx->as->store, &meta, png, len, &ref, err, sizeof(err));
+	if (rc == -EVID_EBADPNG || rc == -EVID_EBADB64) {
+		evid_store_put_invalid(ctx->as->store, &meta,
+		                       png ? png : (const unsigned char *)(b64 ? b64 : ""),
+		                       png ? len : strlen(b64 ? b64 : ""), err[0] ? err : "not base64",
+		                       NULL, err, sizeof(err));
+		json_object_set_new(ctx->out, "evidence_error",
+		                    json_string("the screenshot was not a valid PNG; it was kept as "
+		                                "invalid evidence"));
+		gb_buf_appendf(&ctx->text, "\n- evidence: the screenshot was invalid and kept as such");
+		goto out;
+	}
+	if (rc < 0) {
+		json_object_set_new(ctx->out, "evidence_error", json_string(err));
+		gb_buf_appendf(&ctx->text, "\n- evidence could not be kept: %s", err);
+		goto out;
+	}
+	snprintf(uri, sizeof(uri), "glassbox://artifact/%s", ref.sha256);
+	if (sha)
+		memcpy(sha, ref.sha256, sizeof(ref.sha256));
+	list = json_object_get(ctx->out, "evidence");
+	if (!list) {
+		list = json_array();
+		json_object_set_new(ctx->out, "evidence", list);
+	}
+	json_array_append_new(list, json_pack("{s:s, s:s, s:s, s:s, s:I}", "kind", kind, "sha256",
+	                                      ref.sha256, "uri", uri, "mime", "image/png", "size",
+	                                      (json_int_t)ref.size_bytes));
+	json_array_append_new(ctx->content,
+	                      json_pack("{s:s, s:s, s:s, s:s}", "type", "resource_link", "uri", uri,
+	                                "name", kind, "mimeType", "image/png"));
+	gb_buf_appendf(&ctx->text, "\n- evidence: %s", uri);
+out:
+	free(png);
+	json_decref(args);
+	return rc;
+}
+
+/* Takes the evidence screenshot after an action and stores it. While a
+ * JS dialog is open the page cannot paint: the evidence then waits for
+ * browser_handle_dialog, whose own evidence shows the outcome. */
+int act_record_evidence(struct act_ctx *ctx)
+{
+	json_t *res = NULL;
+	int rc;
+
+	if (sess_page_dialog(ctx->page)) {
+		gb_buf_appendf(&ctx->text, "\n- evidence: taken after the dialog is handled");
+		return 0;
+	}
+	rc = act_cdp(ctx, ctx->psid, "Page.captureScreenshot",
+	             json_pack("{s:s, s:b}", "format", "png", "optimizeForSpeed", 1), &res,
+	             "taking the evidence screenshot");
+	if (rc == 0)
+		rc = act_store_png(ctx, json_string_value(json_object_get(res, "data")), "screenshot",
+		                   NULL);
+	json_decref(res);
+	return rc;
+}

@@ -1,0 +1,315 @@
+/*
+ * pipeline.c - the one chain every tool call runs through:
+ *
+ *   resolve -> gate -> pre-observe -> execute -> settle -> post-observe
+ *   -> record -> observation
+ *
+ * A tool file only supplies its gate and its execution; this file makes
+ * sure the browser is there, the page is usable, the target resolves,
+ * policy is asked, what happened is recorded and verified, evidence is
+ * kept, and the result has the same shape for every tool. No tool can
+ * skip a step.
+ */
+#include "actions/actions-private.h"
+
+#include "cdp/cdp.h"
+#include "common/log.h"
+#include "sessions/sessions.h"
+#include "verify/verify.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int act_fail(struct act_ctx *ctx, const char *code, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (ctx->failed)
+		return -1; /* keep the first, most precise reason */
+	ctx->failed = 1;
+	snprintf(ctx->error_code, sizeof(ctx->error_code), "%s", code);
+	va_start(ap, fmt);
+	vsnprintf(ctx->error, sizeof(ctx->error), fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+int act_left_ms(const struct act_ctx *ctx)
+{
+	int64_t left = ctx->deadline_ms - gb_now_ms();
+
+	return left > 1 ? (int)left : 1;
+}
+
+/* Turns a failed CDP call into the action's error. */
+static int cdp_failure(struct act_ctx *ctx, int rc, const struct cdp_error *err, const char *doing)
+{
+	if (rc == -CDP_ECANCELLED)
+		return act_fail(ctx, "cancelled", "cancelled while %s", doing);
+	if (rc == -CDP_ECLOSED || sess_check_alive(ctx->sess) < 0) {
+		sess_check_alive(ctx->sess);
+		return act_fail(ctx, "browser_crashed",
+		                "the browser crashed while %s (%s); the next call starts a new browser",
+		                doing, sess_failure(ctx->sess)[0] ? sess_failure(ctx->sess) : "connection lost");
+	}
+	if (rc == -CDP_ETIMEOUT)
+		return act_fail(ctx, "timeout", "timed out while %s: the page did not answer in time",
+		                doing);
+	return act_fail(ctx, "browser_error", "failed while %s: %s", doing, err->message);
+}
+
+int act_cdp(struct act_ctx *ctx, const char *session_id, const char *method, json_t *params,
+            json_t **result, const char *doing)
+{
+	struct cdp_error err = {0};
+	int rc;
+
+	rc = cdp_call(ctx->cdp, session_id, method, params, act_left_ms(ctx), result, &err);
+	if (rc < 0)
+		return cdp_failure(ctx, rc, &err, doing);
+	return 0;
+}
+
+/* Extracts a by-value result or the exception text of a Runtime call. */
+static int runtime_value(struct act_ctx *ctx, json_t *res, json_t **value, const char *doing)
+{
+	json_t *exc = json_object_get(res, "exceptionDetails");
+	json_t *obj;
+
+	if (exc) {
+		json_t *ex = json_object_get(exc, "exception");
+		const char *desc = json_string_value(json_object_get(ex, "description"));
+
+		if (!desc)
+			desc = json_string_value(json_object_get(exc, "text"));
+		return act_fail(ctx, "script_error", "the page threw while %s: %.400s", doing,
+		                desc ? desc : "unknown exception");
+	}
+	obj = json_object_get(res, "result");
+	if (value) {
+		*value = json_object_get(obj, "value");
+		if (*value)
+			json_incref(*value);
+		else
+			*value = json_null();
+	}
+	return 0;
+}
+
+int act_call_on_target(struct act_ctx *ctx, const char *function, json_t *arguments,
+                       json_t **value, const char *doing)
+{
+	json_t *res = NULL;
+	json_t *params;
+	int rc;
+
+	params = json_pack("{s:s, s:s, s:b, s:b}", "objectId", ctx->target.object_id,
+	                   "functionDeclaration", function, "returnByValue", 1, "awaitPromise", 1);
+	if (arguments)
+		json_object_set_new(params, "arguments", arguments);
+	rc = act_cdp(ctx, ctx->target.session_id, "Runtime.callFunctionOn", params, &res, doing);
+	if (rc == 0)
+		rc = runtime_value(ctx, res, value, doing);
+	json_decref(res);
+	return rc;
+}
+
+int act_eval(struct act_ctx *ctx, const char *expression, json_t **value, const char *doing)
+{
+	json_t *res = NULL;
+	int rc;
+
+	rc = act_cdp(ctx, ctx->psid, "Runtime.evaluate",
+	             json_pack("{s:s, s:b, s:b}", "expression", expression, "returnByValue", 1,
+	                       "awaitPromise", 1),
+	             &res, doing);
+	if (rc == 0)
+		rc = runtime_value(ctx, res, value, doing);
+	json_decref(res);
+	return rc;
+}
+
+/* Makes sure a live browser with a current page is there. A browser that
+ * died since the last call is reported once, cleaned up, and replaced on
+ * the next call. */
+static int ensure_browser(struct act_ctx *ctx)
+{
+	struct act_session *as = ctx->as;
+	struct sess_options opt = {0};
+	char err[512] = "";
+
+	if (as->sess && sess_check_alive(as->sess) < 0) {
+		act_fail(ctx, "browser_crashed",
+		         "the browser crashed (%s); the next call starts a new browser",
+		         sess_failure(as->sess));
+		return -1;
+	}
+	if (!as->sess) {
+		opt.chromium_path = as->chromium_path;
+		opt.run_dir = as->run_dir;
+		opt.headed = !as->headless;
+		opt.viewport_width = as->viewport_width;
+		opt.viewport_height = as->viewport_height;
+		opt.host_resolver_rules = as->host_resolver_rules;
+		opt.cancel_flag = &as->cancel_flag;
+		if (sess_launch(&opt, &as->sess, err, sizeof(err)) < 0)
+			return act_fail(ctx, "launch_failed", "cannot start the browser: %s", err);
+		act_snapshot_clear(&as->refs);
+		pthread_mutex_lock(&as->lock);
+		as->wake_cdp = sess_cdp(as->sess);
+		pthread_mutex_unlock(&as->lock);
+		json_object_set_new(ctx->out, "time_to_ready_ms",
+		                    json_integer(sess_time_to_ready_ms(as->sess)));
+	}
+	ctx->sess = as->sess;
+	ctx->cdp = sess_cdp(as->sess);
+	if (sess_page_count(ctx->sess) == 0 && sess_new_page(ctx->sess, err, sizeof(err)) < 0)
+		return act_fail(ctx, "browser_error", "cannot open a tab: %s", err);
+	ctx->page = sess_current_page(ctx->sess);
+	ctx->psid = sess_page_session_id(ctx->page);
+	return 0;
+}
+
+/* Drops a browser that failed during this call, so the next call starts
+ * afresh; nothing is left behind. */
+static void drop_failed_browser(struct act_session *as)
+{
+	if (!as->sess || sess_get_state(as->sess) != SESS_FAILED)
+		return;
+	pthread_mutex_lock(&as->lock);
+	as->wake_cdp = NULL;
+	pthread_mutex_unlock(&as->lock);
+	sess_close(as->sess);
+	as->sess = NULL;
+	act_snapshot_clear(&as->refs);
+}
+
+/* The usability checks every tool shares, before anything acts. */
+static int check_page(struct act_ctx *ctx)
+{
+	const struct sess_dialog *d = sess_page_dialog(ctx->page);
+
+	if (sess_page_crashed(ctx->page))
+		return act_fail(ctx, "tab_crashed", "the current tab crashed: open a new one with "
+		                "browser_tabs (action \"new\") or close this one");
+	if (d && strcmp(ctx->def->name, "browser_handle_dialog") != 0 &&
+	    strcmp(ctx->def->name, "browser_tabs") != 0 && strcmp(ctx->def->name, "browser_close") != 0)
+		return act_fail(ctx, "dialog_open",
+		                "a %s dialog is open (\"%.200s\"): call browser_handle_dialog first",
+		                d->type, d->message ? d->message : "");
+	return 0;
+}
+
+/* Assembles the CallToolResult and hands it to the transport. */
+static void finish(struct act_ctx *ctx)
+{
+	json_t *result = json_object();
+	json_t *content = json_array();
+	char *text;
+
+	json_object_set_new(ctx->out, "operation_id", json_string(ctx->operation_id));
+	json_object_set_new(ctx->out, "tool", json_string(ctx->def->name));
+	json_object_set_new(ctx->out, "ok", json_boolean(!ctx->failed));
+	json_object_set_new(ctx->out, "duration_ms", json_integer(gb_now_ms() - ctx->started_ms));
+	if (ctx->failed) {
+		json_object_set_new(ctx->out, "error", json_pack("{s:s, s:s}", "code", ctx->error_code,
+		                                                 "message", ctx->error));
+		if (ctx->text.len)
+			gb_buf_appendf(&ctx->text, "\n");
+		gb_buf_appendf(&ctx->text, "Error: %s", ctx->error);
+	}
+	text = gb_buf_steal(&ctx->text);
+	json_array_append_new(content, json_pack("{s:s, s:s}", "type", "text", "text", text));
+	free(text);
+	json_array_extend(content, ctx->content);
+	json_object_set_new(result, "content", content);
+	json_object_set(result, "structuredContent", ctx->out);
+	if (ctx->failed)
+		json_object_set_new(result, "isError", json_true());
+	ctx->call->on_done(ctx->call, result);
+}
+
+void act_run_call(struct act_session *as, struct act_call *call)
+{
+	const struct act_tool_impl *impl = act_impl_find(call->def->name);
+	json_t *expect = json_object_get(call->args, "expect");
+	struct act_ctx ctx;
+	const char *target;
+	char err[512];
+
+	memset(&ctx, 0, sizeof(ctx));
+	ctx.as = as;
+	ctx.call = call;
+	ctx.def = call->def;
+	ctx.args = call->args;
+	ctx.started_ms = gb_now_ms();
+	ctx.deadline_ms = ctx.started_ms + as->action_timeout_ms;
+	ctx.out = json_object();
+	ctx.content = json_array();
+	gb_buf_init(&ctx.text, 1 << 20);
+	as->operations++;
+	if (call->operation_id && call->operation_id[0])
+		snprintf(ctx.operation_id, sizeof(ctx.operation_id), "%.39s", call->operation_id);
+	else {
+		memcpy(ctx.operation_id, "op-", 3);
+		gb_random_hex(ctx.operation_id + 3, 12);
+	}
+
+	/* resolve */
+	if (call->cancelled) {
+		act_fail(&ctx, "cancelled", "cancelled before it started");
+		goto done;
+	}
+	if (!impl) {
+		act_fail(&ctx, "unknown_tool", "%s has no implementation", call->def->name);
+		goto done;
+	}
+	if (act_check_args(call->def, call->args, err, sizeof(err)) < 0 ||
+	    (expect && verify_expect_validate(expect, err, sizeof(err)) < 0)) {
+		act_fail(&ctx, "bad_arguments", "%s", err);
+		goto done;
+	}
+	if (!strcmp(call->def->name, "browser_close")) {
+		impl->run(&ctx);
+		goto done;
+	}
+	if (ensure_browser(&ctx) < 0 || check_page(&ctx) < 0)
+		goto done;
+	snprintf(ctx.url_before, sizeof(ctx.url_before), "%s", sess_page_url(ctx.page));
+	sess_set_busy(ctx.sess, 1);
+	target = json_string_value(json_object_get(call->args, "target"));
+	if (impl->needs_target && target && act_resolve_target(&ctx, target) < 0)
+		goto release;
+
+	/* gate: a refused action leaves the page untouched */
+	if (impl->gate && impl->gate(&ctx) < 0)
+		goto release;
+
+	/* pre-observe: start recording what the page does, note its state */
+	if (call->def->changes_state) {
+		act_recorder_start(&ctx.rec, ctx.cdp, ctx.psid, sess_page_main_frame_id(ctx.page));
+		act_observe_before(&ctx);
+	}
+
+	/* execute, then settle (a tool that settled itself returns 1) */
+	if (impl->run(&ctx) == 0 && call->def->changes_state)
+		act_settle(&ctx, 0);
+
+	/* post-observe, verify, record */
+	if (call->def->changes_state && sess_get_state(ctx.sess) != SESS_FAILED) {
+		act_observe_after(&ctx);
+		if (!ctx.skip_evidence)
+			act_record_evidence(&ctx);
+	}
+release:
+	act_recorder_stop(&ctx.rec);
+	sess_set_busy(ctx.sess, 0);
+done:
+	finish(&ctx);
+	drop_failed_browser(as);
+	json_decref(ctx.out);
+	json_decref(ctx.content);
+	gb_buf_free(&ctx.text);
+}

@@ -1,0 +1,281 @@
+/*
+ * recorder.c - what the page did while an action ran (responses, failed
+ * requests, dialogs, console errors, main-frame navigation), and the
+ * settle step that waits, bounded, for what the action started.
+ *
+ * Settling: the browser reports a page's network events on the same
+ * session, in order, before the reply to a later command on it. So after
+ * the input, one round trip into the page that first lets its queued
+ * tasks run (setTimeout 0) guarantees that every request the action's
+ * handlers started has been reported. We then wait for the navigation to
+ * load and the requests in flight to finish, and repeat the round trip
+ * until one finds nothing new: the handlers that consumed the responses
+ * have run, and anything they started in turn is caught as well.
+ */
+#include "actions/actions-private.h"
+
+#include "cdp/cdp.h"
+#include "common/log.h"
+#include "sessions/sessions.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define SETTLE_NAV_MS 30000
+#define SETTLE_REQUESTS_MS 5000
+#define SETTLE_ROUNDS 8
+#define RECORD_MAX 200
+
+static void append_bounded(json_t *arr, json_t *item)
+{
+	if (json_array_size(arr) < RECORD_MAX)
+		json_array_append_new(arr, item);
+	else
+		json_decref(item);
+}
+
+static int is_main_frame(struct act_recorder *r, json_t *params)
+{
+	const char *fid = json_string_value(json_object_get(params, "frameId"));
+
+	return fid && !strcmp(fid, r->main_frame_id);
+}
+
+static void on_network(struct act_recorder *r, const char *method, json_t *params)
+{
+	const char *rid = json_string_value(json_object_get(params, "requestId"));
+	json_t *req;
+
+	if (!rid)
+		return;
+	if (!strcmp(method, "Network.requestWillBeSent")) {
+		json_t *redirect = json_object_get(params, "redirectResponse");
+		json_t *request = json_object_get(params, "request");
+
+		if (redirect) {
+			req = json_object_get(r->inflight, rid);
+			append_bounded(r->responses,
+			               json_pack("{s:s?, s:s?, s:I, s:s?}", "url",
+			                         json_string_value(json_object_get(redirect, "url")),
+			                         "method", json_string_value(json_object_get(req, "method")),
+			                         "status",
+			                         (json_int_t)json_number_value(json_object_get(redirect, "status")),
+			                         "type", json_string_value(json_object_get(params, "type"))));
+		}
+		json_object_set_new(r->inflight, rid,
+		                    json_pack("{s:s?, s:s?, s:s?}", "url",
+		                              json_string_value(json_object_get(request, "url")), "method",
+		                              json_string_value(json_object_get(request, "method")), "type",
+		                              json_string_value(json_object_get(params, "type"))));
+		r->events++;
+	} else if (!strcmp(method, "Network.responseReceived")) {
+		json_t *resp = json_object_get(params, "response");
+		const char *type = json_string_value(json_object_get(params, "type"));
+		int status = (int)json_number_value(json_object_get(resp, "status"));
+
+		req = json_object_get(r->inflight, rid);
+		append_bounded(r->responses,
+		               json_pack("{s:s?, s:s?, s:i, s:s?}", "url",
+		                         json_string_value(json_object_get(resp, "url")), "method",
+		                         json_string_value(json_object_get(req, "method")), "status",
+		                         status, "type", type));
+		if (type && !strcmp(type, "Document") && is_main_frame(r, params))
+			r->main_status = status;
+		r->events++;
+	} else if (!strcmp(method, "Network.loadingFinished")) {
+		json_object_del(r->inflight, rid);
+		r->events++;
+	} else if (!strcmp(method, "Network.loadingFailed")) {
+		req = json_object_get(r->inflight, rid);
+		append_bounded(r->failed,
+		               json_pack("{s:s?, s:s?, s:s?}", "url",
+		                         json_string_value(json_object_get(req, "url")), "method",
+		                         json_string_value(json_object_get(req, "method")), "error",
+		                         json_string_value(json_object_get(params, "errorText"))));
+		json_object_del(r->inflight, rid);
+		r->events++;
+	}
+}
+
+static void on_page(struct act_recorder *r, const char *method, json_t *params)
+{
+	if (!strcmp(method, "Page.frameRequestedNavigation") || !strcmp(method, "Page.frameStartedLoading")) {
+		if (is_main_frame(r, params)) {
+			r->navigating = 1;
+			r->load_fired = 0;
+			r->events++;
+		}
+	} else if (!strcmp(method, "Page.frameNavigated")) {
+		json_t *frame = json_object_get(params, "frame");
+
+		if (!json_object_get(frame, "parentId")) {
+			r->navigated = 1;
+			r->events++;
+		}
+	} else if (!strcmp(method, "Page.loadEventFired")) {
+		r->load_fired = 1;
+		r->navigating = 0;
+		r->events++;
+	} else if (!strcmp(method, "Page.frameStoppedLoading")) {
+		if (is_main_frame(r, params) && r->navigating) {
+			r->navigating = 0;
+			r->events++;
+		}
+	} else if (!strcmp(method, "Page.navigatedWithinDocument")) {
+		if (is_main_frame(r, params))
+			r->events++;
+	} else if (!strcmp(method, "Page.javascriptDialogOpening")) {
+		append_bounded(r->dialogs,
+		               json_pack("{s:s?, s:s?}", "type",
+		                         json_string_value(json_object_get(params, "type")), "message",
+		                         json_string_value(json_object_get(params, "message"))));
+		r->dialog_opened = 1;
+		r->events++;
+	}
+}
+
+static void on_runtime(struct act_recorder *r, const char *method, json_t *params)
+{
+	char line[600];
+
+	if (!strcmp(method, "Runtime.exceptionThrown")) {
+		json_t *d = json_object_get(params, "exceptionDetails");
+		const char *desc = json_string_value(
+		    json_object_get(json_object_get(d, "exception"), "description"));
+
+		snprintf(line, sizeof(line), "%.500s",
+		         desc ? desc : gb_or(json_string_value(json_object_get(d, "text")), "exception"));
+		append_bounded(r->console_errors, json_string(line));
+	} else if (!strcmp(method, "Runtime.consoleAPICalled")) {
+		const char *type = json_string_value(json_object_get(params, "type"));
+		json_t *arg0 = json_array_get(json_object_get(params, "args"), 0);
+		const char *val = json_string_value(json_object_get(arg0, "value"));
+
+		if (!type || strcmp(type, "error") != 0)
+			return;
+		if (!val)
+			val = json_string_value(json_object_get(arg0, "description"));
+		snprintf(line, sizeof(line), "%.500s", val ? val : "console.error");
+		append_bounded(r->console_errors, json_string(line));
+	}
+}
+
+static void on_event(void *user, const char *session_id, const char *method, json_t *params)
+{
+	struct act_recorder *r = user;
+
+	if (!strncmp(method, "Network.", 8))
+		on_network(r, method, params);
+	else if (!session_id || strcmp(session_id, r->page_session) != 0)
+		return; /* page-level events of other tabs are not this action's */
+	else if (!strncmp(method, "Page.", 5))
+		on_page(r, method, params);
+	else if (!strncmp(method, "Runtime.", 8))
+		on_runtime(r, method, params);
+}
+
+int act_recorder_start(struct act_recorder *r, struct cdp_conn *cdp, const char *page_session,
+                       const char *main_frame_id)
+{
+	memset(r, 0, sizeof(*r));
+	r->cdp = cdp;
+	r->page_session = page_session;
+	snprintf(r->main_frame_id, sizeof(r->main_frame_id), "%s", main_frame_id);
+	r->responses = json_array();
+	r->failed = json_array();
+	r->dialogs = json_array();
+	r->console_errors = json_array();
+	r->inflight = json_object();
+	r->listener = cdp_on(cdp, NULL, NULL, on_event, r);
+	return r->listener > 0 ? 0 : -1;
+}
+
+void act_recorder_stop(struct act_recorder *r)
+{
+	if (r->cdp && r->listener > 0)
+		cdp_off(r->cdp, r->listener);
+	r->listener = 0;
+	json_decref(r->responses);
+	json_decref(r->failed);
+	json_decref(r->dialogs);
+	json_decref(r->console_errors);
+	json_decref(r->inflight);
+	memset(r, 0, sizeof(*r));
+}
+
+struct quiet_wait {
+	struct act_recorder *r;
+};
+
+static int is_quiet(void *user)
+{
+	struct act_recorder *r = user;
+
+	return r->dialog_opened || (!r->navigating && json_object_size(r->inflight) == 0);
+}
+
+/* One round trip into the page after its queued tasks ran. */
+static int page_round_trip(struct act_ctx *ctx)
+{
+	struct cdp_error err;
+	int rc;
+
+	rc = cdp_call(ctx->cdp, ctx->psid, "Runtime.evaluate",
+	              json_pack("{s:s, s:b}", "expression",
+	                        "new Promise(r => setTimeout(r, 0))", "awaitPromise", 1),
+	              act_left_ms(ctx) < 2000 ? act_left_ms(ctx) : 2000, NULL, &err);
+	return rc;
+}
+
+int act_settle(struct act_ctx *ctx, int navigation_expected)
+{
+	struct act_recorder *r = &ctx->rec;
+	int64_t nav_deadline = gb_now_ms() + SETTLE_NAV_MS;
+	int round;
+	int rc = 0;
+
+	if (navigation_expected && !r->load_fired)
+		r->navigating = 1;
+	for (round = 0; round < SETTLE_ROUNDS; round++) {
+		unsigned seen = r->events;
+		int64_t limit = r->navigating ? nav_deadline : gb_now_ms() + SETTLE_REQUESTS_MS;
+		int64_t left = limit - gb_now_ms();
+
+		if (r->dialog_opened)
+			break; /* the page is blocked until the dialog is handled */
+		if (left > act_left_ms(ctx))
+			left = act_left_ms(ctx);
+		if (!is_quiet(r)) {
+			rc = cdp_service(ctx->cdp, (int)(left > 0 ? left : 1), is_quiet, r);
+			if (rc == -CDP_ECANCELLED || rc == -CDP_ECLOSED)
+				break;
+			if (rc == -CDP_ETIMEOUT) {
+				/* a long poll or a stuck load: report, do not fail */
+				json_object_set_new(ctx->out, "settle_timeout", json_true());
+				rc = 0;
+				break;
+			}
+		}
+		if (r->dialog_opened)
+			break;
+		rc = page_round_trip(ctx);
+		if (rc < 0) {
+			/* a navigation may have replaced the context; keep settling */
+			if (rc == -CDP_ECLOSED || rc == -CDP_ECANCELLED)
+				break;
+			rc = 0;
+			continue;
+		}
+		if (r->events == seen && is_quiet(r))
+			break;
+	}
+	if (rc == -CDP_ECANCELLED)
+		return act_fail(ctx, "cancelled", "cancelled while waiting for the page to settle");
+	if (rc == -CDP_ECLOSED) {
+		sess_check_alive(ctx->sess);
+		return act_fail(ctx, "browser_crashed",
+		                "the browser crashed while the page settled (%s); the next call "
+		                "starts a new browser", sess_failure(ctx->sess));
+	}
+	return 0;
+}

@@ -1,0 +1,202 @@
+/*
+ * session.c - an agent's session: one worker thread that owns one
+ * browser session and runs the agent's calls one at a time.
+ *
+ * Design (DESIGN.md, Concurrency): the transport's front thread queues
+ * calls under s->lock and never waits on the browser; the worker pops
+ * them and runs each through the pipeline as straight-line code. A
+ * cancel raises s->cancel_flag, which every CDP wait of the running call
+ * checks, and wakes the worker with cdp_wake() (the one cross-thread
+ * libwebsockets call). The browser is launched lazily on the first call
+ * and again after a crash has been reported.
+ */
+#include "actions/actions-private.h"
+
+#include "cdp/cdp.h"
+#include "common/log.h"
+#include "evidence/evidence.h"
+#include "sessions/sessions.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static char *dup_or_null(const char *s)
+{
+	return s ? strdup(s) : NULL;
+}
+
+static void *worker_main(void *arg)
+{
+	struct act_session *s = arg;
+	struct act_call *call;
+
+	for (;;) {
+		pthread_mutex_lock(&s->lock);
+		while (!s->head && !s->stopping)
+			pthread_cond_wait(&s->cond, &s->lock);
+		call = s->head;
+		if (!call) {
+			pthread_mutex_unlock(&s->lock);
+			break;
+		}
+		s->head = call->next;
+		if (!s->head)
+			s->tail = NULL;
+		s->running = call;
+		s->cancel_flag = call->cancelled;
+		pthread_mutex_unlock(&s->lock);
+
+		act_run_call(s, call);
+
+		pthread_mutex_lock(&s->lock);
+		s->running = NULL;
+		s->cancel_flag = 0;
+		pthread_mutex_unlock(&s->lock);
+	}
+	if (s->sess) {
+		pthread_mutex_lock(&s->lock);
+		s->wake_cdp = NULL;
+		pthread_mutex_unlock(&s->lock);
+		sess_close(s->sess);
+		s->sess = NULL;
+	}
+	return NULL;
+}
+
+int act_session_new(const struct act_config *cfg, struct act_session **out, char *err,
+                    size_t errlen)
+{
+	struct act_session *s;
+	char tenant_dir[4096];
+	int rc = -1;
+
+	*out = NULL;
+	if (!cfg->data_dir || !cfg->data_dir[0]) {
+		snprintf(err, errlen, "no data dir: set GLASSBOX_DATA_DIR or pass --data-dir");
+		return -1;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	s->data_dir = strdup(cfg->data_dir);
+	s->tenant = strdup(cfg->tenant ? cfg->tenant : "local");
+	s->chromium_path = dup_or_null(cfg->chromium_path);
+	s->host_resolver_rules = dup_or_null(cfg->host_resolver_rules);
+	s->headless = cfg->headless;
+	s->viewport_width = cfg->viewport_width > 0 ? cfg->viewport_width : 1280;
+	s->viewport_height = cfg->viewport_height > 0 ? cfg->viewport_height : 720;
+	s->action_timeout_ms = cfg->action_timeout_ms > 0 ? cfg->action_timeout_ms : 30000;
+	pthread_mutex_init(&s->lock, NULL);
+	pthread_cond_init(&s->cond, NULL);
+	if (mkdir(s->data_dir, 0700) != 0 && errno != EEXIST) {
+		snprintf(err, errlen, "cannot create the data dir %s: %s", s->data_dir,
+		         strerror(errno));
+		goto out;
+	}
+	snprintf(s->run_dir, sizeof(s->run_dir), "%s/run", s->data_dir);
+	snprintf(tenant_dir, sizeof(tenant_dir), "%s/tenants", s->data_dir);
+	mkdir(tenant_dir, 0700);
+	if (evid_store_open(s->data_dir, &s->store) < 0) {
+		snprintf(err, errlen, "cannot open the evidence store under %s", s->data_dir);
+		goto out;
+	}
+	if (pthread_create(&s->thread, NULL, worker_main, s) != 0) {
+		snprintf(err, errlen, "cannot start the session's worker thread");
+		goto out;
+	}
+	*out = s;
+	rc = 0;
+out:
+	if (rc < 0) {
+		evid_store_close(s->store);
+		free(s->data_dir);
+		free(s->tenant);
+		free(s->chromium_path);
+		free(s->host_resolver_rules);
+		free(s);
+	}
+	return rc;
+}
+
+int act_session_submit(struct act_session *s, struct act_call *call)
+{
+	int rc = 0;
+
+	call->next = NULL;
+	pthread_mutex_lock(&s->lock);
+	if (s->stopping) {
+		rc = -1;
+	} else {
+		if (s->tail)
+			s->tail->next = call;
+		else
+			s->head = call;
+		s->tail = call;
+		pthread_cond_signal(&s->cond);
+	}
+	pthread_mutex_unlock(&s->lock);
+	return rc;
+}
+
+void act_session_cancel(struct act_session *s, struct act_call *call)
+{
+	pthread_mutex_lock(&s->lock);
+	call->cancelled = 1;
+	if (s->running == call) {
+		s->cancel_flag = 1;
+		if (s->wake_cdp)
+			cdp_wake(s->wake_cdp);
+	}
+	pthread_mutex_unlock(&s->lock);
+}
+
+void act_session_free(struct act_session *s)
+{
+	if (!s)
+		return;
+	pthread_mutex_lock(&s->lock);
+	s->stopping = 1;
+	pthread_cond_broadcast(&s->cond);
+	pthread_mutex_unlock(&s->lock);
+	pthread_join(s->thread, NULL);
+	act_snapshot_clear(&s->refs);
+	evid_store_close(s->store);
+	pthread_mutex_destroy(&s->lock);
+	pthread_cond_destroy(&s->cond);
+	free(s->data_dir);
+	free(s->tenant);
+	free(s->chromium_path);
+	free(s->host_resolver_rules);
+	free(s);
+}
+
+int act_session_read_artifact(struct act_session *s, const char *uri, unsigned char **data,
+                              size_t *len, char *mime, size_t mime_len, char *err,
+                              size_t errlen)
+{
+	static const char prefix[] = "glassbox://artifact/";
+	const char *sha;
+	int rc;
+
+	if (strncmp(uri, prefix, sizeof(prefix) - 1) != 0) {
+		snprintf(err, errlen, "unknown resource %.200s: evidence URIs look like "
+		         "glassbox://artifact/<sha256>", uri);
+		return -1;
+	}
+	sha = uri + sizeof(prefix) - 1;
+	if (strlen(sha) != 64 || strspn(sha, "0123456789abcdef") != 64) {
+		snprintf(err, errlen, "malformed artifact id in %.200s: expected 64 hex digits", uri);
+		return -1;
+	}
+	rc = evid_store_get(s->store, s->tenant, sha, data, len, mime, mime_len);
+	if (rc < 0) {
+		snprintf(err, errlen, "artifact %s: %s", sha, evid_strerror(rc));
+		return -1;
+	}
+	return 0;
+}

@@ -1,0 +1,71 @@
+/*
+ * snapshot.h - the page as the agent sees it: the accessibility tree
+ * (CDP Accessibility + DOM) rendered as YAML in Playwright's shape,
+ *
+ *   - heading "Orders" [level=1] [ref=e3]
+ *   - button "Save" [ref=e5]
+ *   - textbox "Name" [ref=e6]: current value
+ *   - link "Next page" [ref=e7]:
+ *     - /url: /page2
+ *   - iframe [ref=e8]:
+ *     - button "Inside" [ref=f1e2]
+ *
+ * and the map from each ref to the DOM node it names. Private to actions/.
+ */
+#ifndef GB_ACT_SNAPSHOT_H
+#define GB_ACT_SNAPSHOT_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+struct cdp_conn;
+
+/* One ref of the latest snapshot: which node it names, and what the
+ * agent was shown for it (to explain stale refs and to gate actions). */
+struct snap_ref {
+	char ref[16];          /* "e5", "f1e2" */
+	char session_id[64];   /* CDP session of the frame's target */
+	char frame_id[64];
+	int backend_node_id;   /* DOM.BackendNodeId */
+	char *role;            /* "button" */
+	char *name;            /* accessible name as shown */
+};
+
+struct snap_refmap {
+	struct snap_ref *refs;
+	size_t n_refs;
+	unsigned generation;   /* increases with every snapshot */
+};
+
+/* Maps a frame id to the CDP session that owns it (out-of-process
+ * iframes have their own target session); returns NULL when the frame
+ * belongs to the page's own session. */
+typedef const char *(*snap_frame_session_fn)(void *user, const char *frame_id);
+
+struct snap_options {
+	const char *page_session_id;  /* the page target's CDP session */
+	const struct snap_ref *root;  /* subtree: NULL = whole page */
+	size_t max_chars;             /* 0 = unlimited; else cut with a marker line */
+	int timeout_ms;
+	snap_frame_session_fn frame_session;
+	void *frame_session_user;
+};
+
+/*
+ * Takes a snapshot of the page (all frames, iframes inlined under their
+ * iframe node) and renders it. *yaml_out is malloc'd; *truncated is 1
+ * when max_chars cut it (the text then ends with a line
+ * "- … snapshot truncated at N characters: pass a target to see a subtree").
+ * The previous contents of map are freed and replaced (generation + 1).
+ * Returns 0, or -1 with a reason in err.
+ */
+int act_snapshot_take(struct cdp_conn *c, const struct snap_options *opt, struct snap_refmap *map,
+                      char **yaml_out, int *truncated, char *err, size_t errlen);
+
+/* Looks up ref in map; NULL when absent. Borrowed pointer into map. */
+const struct snap_ref *act_snapshot_find(const struct snap_refmap *map, const char *ref);
+
+/* Frees the refs; the map can be reused. */
+void act_snapshot_clear(struct snap_refmap *map);
+
+#endif

@@ -1,0 +1,269 @@
+/*
+ * target.c - from the agent's `target` (a ref from the latest snapshot or
+ * a CSS selector) to exactly one live DOM node, and the actionability
+ * checks before any input: attached, visible, stable, enabled, editable
+ * for typing, and receiving the event at the click point.
+ */
+#include "actions/actions-private.h"
+
+#include "cdp/cdp.h"
+#include "sessions/sessions.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* 1 when t looks like a snapshot ref: e12 or f1e12. */
+UNITTEST int act_is_ref(const char *t)
+{
+	const char *p = t;
+
+	if (*p == 'f') {
+		p++;
+		if (!isdigit((unsigned char)*p))
+			return 0;
+		while (isdigit((unsigned char)*p))
+			p++;
+	}
+	if (*p++ != 'e' || !isdigit((unsigned char)*p))
+		return 0;
+	while (isdigit((unsigned char)*p))
+		p++;
+	return *p == '\0';
+}
+
+static int resolve_ref(struct act_ctx *ctx, const char *target)
+{
+	const struct snap_ref *ref = act_snapshot_find(&ctx->as->refs, target);
+	struct cdp_error err;
+	json_t *res = NULL;
+	const char *oid;
+	int rc;
+
+	if (!ref) {
+		if (ctx->as->refs.n_refs == 0)
+			return act_fail(ctx, "unknown_ref", "ref %s is unknown: take a snapshot with "
+			                "browser_snapshot and use a ref from it", target);
+		return act_fail(ctx, "stale_ref", "ref %s is not in the latest snapshot: take a new "
+		                "snapshot", target);
+	}
+	rc = cdp_call(ctx->cdp, ref->session_id, "DOM.resolveNode",
+	              json_pack("{s:i}", "backendNodeId", ref->backend_node_id), act_left_ms(ctx), &res,
+	              &err);
+	oid = json_string_value(json_object_get(json_object_get(res, "object"), "objectId"));
+	if (rc < 0 || !oid) {
+		json_decref(res);
+		if (rc == -CDP_ECLOSED || rc == -CDP_ECANCELLED)
+			return act_cdp(ctx, NULL, "Browser.getVersion", NULL, NULL, "resolving the target");
+		return act_fail(ctx, "stale_ref", "ref %s is stale: the element it named (%s \"%.100s\") "
+		                "is gone from the page; take a new snapshot", target, gb_or(ref->role, ""),
+		                gb_or(ref->name, ""));
+	}
+	snprintf(ctx->target.session_id, sizeof(ctx->target.session_id), "%s", ref->session_id);
+	snprintf(ctx->target.object_id, sizeof(ctx->target.object_id), "%s", oid);
+	snprintf(ctx->target.ref, sizeof(ctx->target.ref), "%s", target);
+	ctx->target.backend_node_id = ref->backend_node_id;
+	snprintf(ctx->target.description, sizeof(ctx->target.description), "%s \"%.100s\" [%s]",
+	         gb_or(ref->role, "element"), gb_or(ref->name, ""), target);
+	json_decref(res);
+	return 0;
+}
+
+static int resolve_selector(struct act_ctx *ctx, const char *selector)
+{
+	json_t *quoted = json_string(selector);
+	char *sel = json_dumps(quoted, JSON_ENCODE_ANY);
+	struct gb_buf expr;
+	json_t *res = NULL;
+	json_t *obj;
+	const char *oid;
+	int rc = -1;
+
+	gb_buf_init(&expr, 1 << 16);
+	gb_buf_appendf(&expr, "(() => { let l; try { l = document.querySelectorAll(%s); } "
+	               "catch (e) { return 'invalid'; } return l.length === 1 ? l[0] : l.length; })()",
+	               sel ? sel : "\"\"");
+	if (act_cdp(ctx, ctx->psid, "Runtime.evaluate",
+	            json_pack("{s:s}", "expression", expr.data ? expr.data : ""), &res,
+	            "finding the target") < 0)
+		goto out;
+	obj = json_object_get(res, "result");
+	oid = json_string_value(json_object_get(obj, "objectId"));
+	if (json_is_string(json_object_get(obj, "value"))) {
+		act_fail(ctx, "bad_target", "target \"%.200s\" is neither a snapshot ref (e.g. e5) nor "
+		         "valid CSS", selector);
+		goto out;
+	}
+	if (!oid) {
+		int n = (int)json_number_value(json_object_get(obj, "value"));
+
+		if (n == 0)
+			act_fail(ctx, "no_match", "no element matches \"%.200s\": take a snapshot and use "
+			         "a ref, or fix the selector", selector);
+		else
+			act_fail(ctx, "ambiguous_target", "\"%.200s\" matches %d elements: use a ref from "
+			         "browser_snapshot or a more specific selector", selector, n);
+		goto out;
+	}
+	snprintf(ctx->target.session_id, sizeof(ctx->target.session_id), "%s", ctx->psid);
+	snprintf(ctx->target.object_id, sizeof(ctx->target.object_id), "%s", oid);
+	snprintf(ctx->target.description, sizeof(ctx->target.description), "\"%.200s\"", selector);
+	rc = 0;
+out:
+	gb_buf_free(&expr);
+	free(sel);
+	json_decref(quoted);
+	json_decref(res);
+	return rc;
+}
+
+int act_resolve_target(struct act_ctx *ctx, const char *target)
+{
+	int rc;
+
+	memset(&ctx->target, 0, sizeof(ctx->target));
+	ctx->has_target = 0;
+	rc = act_is_ref(target) ? resolve_ref(ctx, target) : resolve_selector(ctx, target);
+	if (rc == 0)
+		ctx->has_target = 1;
+	return rc;
+}
+
+/*
+ * The checks, run on the element in its own frame. Stability: when the
+ * document runs animations, the box must not move across two frames;
+ * without any, nothing moves it between frames, so no frame is waited for.
+ * The hit test uses the element's frame-local centre; the caller gets the
+ * top-level point from DOM.getContentQuads.
+ */
+static const char actionable_js[] =
+    "async function(kind) {"
+    " const el = this.nodeType === 1 ? this : this.parentElement;"
+    " const desc = (n) => { if (!n) return 'nothing'; let s = n.tagName.toLowerCase();"
+    "  if (n.id) s += '#' + n.id; else if (n.classList && n.classList.length) s += '.' + [...n.classList].join('.');"
+    "  const t = (n.innerText || n.value || '').trim().slice(0, 40); if (t) s += ' \"' + t + '\"'; return s; };"
+    " if (!el || !el.isConnected) return { error: 'detached' };"
+    " const rect = () => { const r = el.getBoundingClientRect(); return [r.left, r.top, r.width, r.height]; };"
+    " let r1 = rect();"
+    " if (el.ownerDocument.getAnimations().length) {"
+    "  await new Promise(f => requestAnimationFrame(() => requestAnimationFrame(f)));"
+    "  const r2 = rect(); if (r2.some((v, i) => Math.abs(v - r1[i]) > 0.5)) return { error: 'unstable', desc: desc(el) }; r1 = r2; }"
+    " const st = getComputedStyle(el);"
+    " if (r1[2] <= 0 || r1[3] <= 0 || st.visibility === 'hidden' || st.display === 'none' ||"
+    "     (el.checkVisibility && !el.checkVisibility({ opacityProperty: false, visibilityProperty: true })))"
+    "  return { error: 'hidden', desc: desc(el) };"
+    " if (el.disabled || el.closest('fieldset[disabled]') || el.getAttribute('aria-disabled') === 'true')"
+    "  return { error: 'disabled', desc: desc(el) };"
+    " const tag = el.tagName.toLowerCase(); const type = (el.type || '').toLowerCase();"
+    " if (kind === 'type') { const textual = (tag === 'input' && !['button','submit','reset','checkbox','radio','file','image','color','range','hidden'].includes(type)) || tag === 'textarea' || el.isContentEditable;"
+    "  if (!textual || el.readOnly) return { error: 'not_editable', desc: desc(el) }; }"
+    " if (kind === 'select' && tag !== 'select') return { error: 'not_select', desc: desc(el) };"
+    " const cx = r1[0] + r1[2] / 2, cy = r1[1] + r1[3] / 2;"
+    " const root = el.getRootNode(); const hit = (root.elementFromPoint ? root : el.ownerDocument).elementFromPoint(cx, cy);"
+    " if (kind !== 'type' && kind !== 'select' && hit && hit !== el && !el.contains(hit) && !(hit.control === el))"
+    "  return { error: 'covered', desc: desc(el), blocker: desc(hit), x: Math.round(cx), y: Math.round(cy) };"
+    " if (kind !== 'type' && kind !== 'select' && !hit) return { error: 'offscreen', desc: desc(el) };"
+    " return { ok: true, desc: desc(el), tag, type, password: type === 'password',"
+    "  autocomplete: el.getAttribute('autocomplete') || '' }; }";
+
+/* Offset of an out-of-process iframe's content box in its page. */
+static int oopif_offset(struct act_ctx *ctx, double *dx, double *dy)
+{
+	json_t *owner = NULL, *box = NULL;
+	json_t *content;
+	int rc = -1;
+	const struct snap_ref *ref = act_snapshot_find(&ctx->as->refs, ctx->target.ref);
+
+	*dx = *dy = 0;
+	if (!ref || !ref->frame_id[0])
+		return 0;
+	if (act_cdp(ctx, ctx->psid, "DOM.getFrameOwner", json_pack("{s:s}", "frameId", ref->frame_id),
+	            &owner, "locating the iframe") < 0)
+		goto out;
+	if (act_cdp(ctx, ctx->psid, "DOM.getBoxModel",
+	            json_pack("{s:O}", "backendNodeId", json_object_get(owner, "backendNodeId")), &box,
+	            "locating the iframe") < 0)
+		goto out;
+	content = json_object_get(json_object_get(box, "model"), "content");
+	*dx = json_number_value(json_array_get(content, 0));
+	*dy = json_number_value(json_array_get(content, 1));
+	rc = 0;
+out:
+	json_decref(owner);
+	json_decref(box);
+	return rc;
+}
+
+static int explain_not_actionable(struct act_ctx *ctx, json_t *info)
+{
+	const char *e = json_string_value(json_object_get(info, "error"));
+	const char *d = ctx->target.description;
+	const char *ref = ctx->target.ref;
+
+	if (!strcmp(e, "detached"))
+		return act_fail(ctx, "stale_ref", "%s%s is stale: the element is no longer in the page; "
+		                "take a new snapshot", ref[0] ? "ref " : "target ", ref[0] ? ref : d);
+	if (!strcmp(e, "covered"))
+		return act_fail(ctx, "covered", "%s is covered by %s at (%d, %d): close or remove what "
+		                "is in the way first", d,
+		                gb_or(json_string_value(json_object_get(info, "blocker")), "another element"),
+		                (int)json_number_value(json_object_get(info, "x")),
+		                (int)json_number_value(json_object_get(info, "y")));
+	if (!strcmp(e, "hidden"))
+		return act_fail(ctx, "not_visible", "%s is not visible", d);
+	if (!strcmp(e, "disabled"))
+		return act_fail(ctx, "disabled", "%s is disabled", d);
+	if (!strcmp(e, "not_editable"))
+		return act_fail(ctx, "not_editable", "%s is not an editable field", d);
+	if (!strcmp(e, "not_select"))
+		return act_fail(ctx, "not_select", "%s is not a <select>", d);
+	if (!strcmp(e, "unstable"))
+		return act_fail(ctx, "not_stable", "%s is still moving (animating): try again", d);
+	return act_fail(ctx, "not_actionable", "%s is outside the page and cannot be scrolled into view", d);
+}
+
+int act_actionable(struct act_ctx *ctx, const char *kind, double *x, double *y, json_t **info)
+{
+	struct cdp_error err;
+	uint64_t id_scroll = 0, id_quads = 0;
+	json_t *quads = NULL;
+	json_t *q;
+	double dx = 0, dy = 0;
+	int rc;
+
+	*info = NULL;
+	/* scroll, measure, check: queued together, run in this order */
+	cdp_send(ctx->cdp, ctx->target.session_id, "DOM.scrollIntoViewIfNeeded",
+	         json_pack("{s:s}", "objectId", ctx->target.object_id), &id_scroll);
+	cdp_send(ctx->cdp, ctx->target.session_id, "DOM.getContentQuads",
+	         json_pack("{s:s}", "objectId", ctx->target.object_id), &id_quads);
+	rc = act_call_on_target(ctx, actionable_js, json_pack("[{s:s}]", "value", kind), info,
+	                        "checking the target");
+	cdp_await(ctx->cdp, id_scroll, act_left_ms(ctx), NULL, &err);
+	if (cdp_await(ctx->cdp, id_quads, act_left_ms(ctx), &quads, &err) < 0)
+		quads = NULL;
+	if (rc < 0)
+		goto out;
+	if (!json_is_true(json_object_get(*info, "ok"))) {
+		rc = explain_not_actionable(ctx, *info);
+		goto out;
+	}
+	q = json_array_get(json_object_get(quads, "quads"), 0);
+	if (json_array_size(q) != 8) {
+		rc = act_fail(ctx, "not_visible", "%s has no box on screen", ctx->target.description);
+		goto out;
+	}
+	*x = (json_number_value(json_array_get(q, 0)) + json_number_value(json_array_get(q, 2)) +
+	      json_number_value(json_array_get(q, 4)) + json_number_value(json_array_get(q, 6))) / 4;
+	*y = (json_number_value(json_array_get(q, 1)) + json_number_value(json_array_get(q, 3)) +
+	      json_number_value(json_array_get(q, 5)) + json_number_value(json_array_get(q, 7))) / 4;
+	if (strcmp(ctx->target.session_id, ctx->psid) != 0 && oopif_offset(ctx, &dx, &dy) == 0) {
+		*x += dx;
+		*y += dy;
+	}
+	rc = 0;
+out:
+	json_decref(quads);
+	return rc;
+}

@@ -1,0 +1,189 @@
+/*
+ * main.c - the glassbox binary: subcommands over the modules.
+ *
+ *   glassbox mcp [options]     MCP over stdio (one local tenant)
+ *   glassbox init [options]    create the data dir and check the browser
+ *   glassbox version
+ */
+#include "actions/actions.h"
+#include "common/log.h"
+#include "mcp/mcp.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+struct cli_opts {
+	char data_dir[PATH_MAX];
+	const char *chromium;
+	const char *resolver_rules;
+	int headed;
+};
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+	        "usage: glassbox COMMAND [options]\n"
+	        "\n"
+	        "commands:\n"
+	        "  mcp        serve the browser tools over MCP on stdin/stdout\n"
+	        "  init       create the data dir, check that Chromium starts, print a client config\n"
+	        "  version    print the version\n"
+	        "\n"
+	        "options:\n"
+	        "  --data-dir DIR            state, evidence and run dirs (default $GLASSBOX_DATA_DIR,\n"
+	        "                            else $XDG_DATA_HOME/glassbox or ~/.local/share/glassbox)\n"
+	        "  --chromium PATH           the Chromium binary (default /usr/lib/chromium/chromium)\n"
+	        "  --host-resolver-rules R   Chromium resolver rules, e.g. \"MAP shop.test 127.0.0.1\"\n"
+	        "  --headed                  show the browser window (needs a display)\n");
+}
+
+/* Picks the data dir: flag, then environment, then the XDG default. */
+static void default_data_dir(struct cli_opts *o)
+{
+	const char *env = getenv("GLASSBOX_DATA_DIR");
+	const char *xdg = getenv("XDG_DATA_HOME");
+	const char *home = getenv("HOME");
+
+	if (env && env[0])
+		snprintf(o->data_dir, sizeof(o->data_dir), "%s", env);
+	else if (xdg && xdg[0])
+		snprintf(o->data_dir, sizeof(o->data_dir), "%s/glassbox", xdg);
+	else
+		snprintf(o->data_dir, sizeof(o->data_dir), "%s/.local/share/glassbox",
+		         home ? home : "/tmp");
+}
+
+static int parse_opts(int argc, char **argv, struct cli_opts *o)
+{
+	int i;
+
+	memset(o, 0, sizeof(*o));
+	default_data_dir(o);
+	if (getenv("GLASSBOX_CHROMIUM"))
+		o->chromium = getenv("GLASSBOX_CHROMIUM");
+	if (getenv("GLASSBOX_HOST_RESOLVER_RULES"))
+		o->resolver_rules = getenv("GLASSBOX_HOST_RESOLVER_RULES");
+	for (i = 2; i < argc; i++) {
+		const char *a = argv[i];
+		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+
+		if (!strcmp(a, "--data-dir") && v) {
+			snprintf(o->data_dir, sizeof(o->data_dir), "%s", v);
+			i++;
+		} else if (!strcmp(a, "--chromium") && v) {
+			o->chromium = v;
+			i++;
+		} else if (!strcmp(a, "--host-resolver-rules") && v) {
+			o->resolver_rules = v;
+			i++;
+		} else if (!strcmp(a, "--headed")) {
+			o->headed = 1;
+		} else {
+			fprintf(stderr, "glassbox: unknown or incomplete option '%s'\n\n", a);
+			usage(stderr);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Creates dir and its parents with mode 0700 (like mkdir -p). */
+static int make_dirs(const char *dir)
+{
+	char path[PATH_MAX];
+	char *p;
+
+	snprintf(path, sizeof(path), "%s", dir);
+	for (p = path + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(path, 0700) != 0 && errno != EEXIST)
+			return -1;
+		*p = '/';
+	}
+	if (mkdir(path, 0700) != 0 && errno != EEXIST)
+		return -1;
+	return 0;
+}
+
+static void fill_config(const struct cli_opts *o, struct act_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->data_dir = o->data_dir;
+	cfg->tenant = "local";
+	cfg->chromium_path = o->chromium;
+	cfg->headless = !o->headed;
+	cfg->host_resolver_rules = o->resolver_rules;
+}
+
+static int cmd_mcp(const struct cli_opts *o)
+{
+	struct act_config cfg;
+
+	if (make_dirs(o->data_dir) < 0) {
+		fprintf(stderr, "glassbox: cannot create the data dir %s: %s\n", o->data_dir,
+		        strerror(errno));
+		return 1;
+	}
+	fill_config(o, &cfg);
+	GB_LOGI("cli", "MCP over stdio; data dir %s", o->data_dir);
+	return mcp_stdio_serve(&cfg, STDIN_FILENO, STDOUT_FILENO) == 0 ? 0 : 1;
+}
+
+static int cmd_init(const struct cli_opts *o)
+{
+	char self[PATH_MAX];
+	ssize_t n;
+
+	if (make_dirs(o->data_dir) < 0) {
+		fprintf(stderr, "glassbox: cannot create the data dir %s: %s\n", o->data_dir,
+		        strerror(errno));
+		return 1;
+	}
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	self[n > 0 ? n : 0] = '\0';
+	printf("glassbox %s: data dir %s (tenant \"local\", default policy)\n\n"
+	       "Connect an MCP client by adding this server to its configuration:\n\n"
+	       "{\n"
+	       "  \"mcpServers\": {\n"
+	       "    \"glassbox\": {\n"
+	       "      \"command\": \"%s\",\n"
+	       "      \"args\": [\"mcp\", \"--data-dir\", \"%s\"]\n"
+	       "    }\n"
+	       "  }\n"
+	       "}\n",
+	       GLASSBOX_VERSION, o->data_dir, self, o->data_dir);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct cli_opts o;
+
+	signal(SIGPIPE, SIG_IGN);
+	if (argc < 2 || !strcmp(argv[1], "help") || !strcmp(argv[1], "--help") ||
+	    !strcmp(argv[1], "-h")) {
+		usage(argc < 2 ? stderr : stdout);
+		return argc < 2 ? 2 : 0;
+	}
+	if (!strcmp(argv[1], "version") || !strcmp(argv[1], "--version")) {
+		printf("glassbox %s\n", GLASSBOX_VERSION);
+		return 0;
+	}
+	if (parse_opts(argc, argv, &o) < 0)
+		return 2;
+	if (!strcmp(argv[1], "mcp"))
+		return cmd_mcp(&o);
+	if (!strcmp(argv[1], "init"))
+		return cmd_init(&o);
+	fprintf(stderr, "glassbox: unknown command '%s'\n\n", argv[1]);
+	usage(stderr);
+	return 2;
+}
