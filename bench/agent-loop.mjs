@@ -143,7 +143,7 @@ async function runServer(name, ctx) {
     rec.cold_start_ms = round(performance.now() - t0);
     log(`${name}: cold start ${rec.cold_start_ms} ms`);
     await runIteration(d, site.formUrl, `warmup-${rnd()}`);
-    for (let i = 0; i < opts.iterations; i++) {
+    for (let i = 0; i < opts.iterations && !aborted; i++) {
       try {
         const it = await runIteration(d, site.formUrl, `note-${i}-${rnd()}`);
         rec.iterations.push({ total: round(it.total, 2), steps: Object.fromEntries(Object.entries(it.steps).map(([k, v]) => [k, round(v, 2)])) });
@@ -164,9 +164,11 @@ async function runServer(name, ctx) {
     };
     rec.ok = rec.iterations.length > 0;
   };
+  let aborted = false;
   try {
     await withTimeout(body(), opts.serverTimeoutS * 1000, name);
   } catch (err) {
+    aborted = true;
     rec.ok = false;
     rec.failure = errInfo(err);
     log(`${name}: FAILED${err.step ? ` at ${err.step}` : ''}: ${err.message}`);
@@ -203,7 +205,7 @@ async function runConcurrency(name, k, ctx) {
       await d.navigate(site.formUrl);
       colds.push(performance.now() - t0);
       await runIteration(d, site.formUrl, `c${j}-warmup-${rnd()}`);
-      for (let i = 0; i < opts.iterations; i++) {
+      for (let i = 0; i < opts.iterations && !aborted; i++) {
         try {
           loops.push((await runIteration(d, site.formUrl, `c${j}-${i}-${rnd()}`)).total);
           done++;
@@ -218,10 +220,12 @@ async function runConcurrency(name, k, ctx) {
     }
     return done;
   };
+  let aborted = false;
   const t0 = performance.now();
   try {
     await withTimeout(Promise.all(Array.from({ length: k }, (_, j) => client(j))), opts.serverTimeoutS * 2000, `${name} x${k}`);
   } catch (err) {
+    aborted = true;
     errors.push({ fatal: true, ...errInfo(err) });
   }
   res.wall_ms = round(performance.now() - t0);
