@@ -75,9 +75,9 @@ UNITTEST const char *sess_default_chromium(void)
 }
 
 /* Builds argv into args (at most MAX_ARGS); strings that need formatting
- * are written into store (each 4096 bytes). Returns the count. */
+ * are written into store (each 2048 bytes). Returns the count. */
 UNITTEST int sess_build_argv(const struct sess_options *opt, const char *profile_dir,
-                             const char **args, char store[][4096], int nstore)
+                             const char **args, char store[][2048], int nstore)
 {
 	int n = 0;
 	int k = 0;
@@ -90,18 +90,18 @@ UNITTEST int sess_build_argv(const struct sess_options *opt, const char *profile
 		args[n++] = "--headless";
 	if (geteuid() == 0)
 		args[n++] = "--no-sandbox";
-	snprintf(store[k], 4096, "--user-data-dir=%s", profile_dir);
+	snprintf(store[k], 2048, "--user-data-dir=%s", profile_dir);
 	args[n++] = store[k++];
-	snprintf(store[k], 4096, "--window-size=%d,%d",
+	snprintf(store[k], 2048, "--window-size=%d,%d",
 	         opt->viewport_width > 0 ? opt->viewport_width : 1280,
 	         opt->viewport_height > 0 ? opt->viewport_height : 720);
 	args[n++] = store[k++];
 	if (opt->host_resolver_rules && k < nstore) {
-		snprintf(store[k], 4096, "--host-resolver-rules=%s", opt->host_resolver_rules);
+		snprintf(store[k], 2048, "--host-resolver-rules=%s", opt->host_resolver_rules);
 		args[n++] = store[k++];
 	}
 	if (opt->proxy_server && k < nstore) {
-		snprintf(store[k], 4096, "--proxy-server=%s", opt->proxy_server);
+		snprintf(store[k], 2048, "--proxy-server=%s", opt->proxy_server);
 		args[n++] = store[k++];
 	}
 	for (i = 0; opt->extra_args && opt->extra_args[i] && n < MAX_ARGS - 1; i++)
@@ -112,11 +112,11 @@ UNITTEST int sess_build_argv(const struct sess_options *opt, const char *profile
 
 int sess_spawn(struct sess *s, const struct sess_options *opt, char *err, size_t errlen)
 {
-	char store[4][4096];
+	char store[4][2048];
 	const char *args[MAX_ARGS];
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t attr;
-	char log_path[4200];
+	char log_path[1100];
 	pid_t pid;
 	int rc;
 
@@ -194,7 +194,7 @@ UNITTEST int sess_parse_devtools_port(const char *text, char *url, size_t urllen
 
 static int read_devtools_port(const char *profile_dir, char *url, size_t urllen)
 {
-	char path[4200];
+	char path[1100];
 	char text[600];
 	ssize_t n;
 	int fd;

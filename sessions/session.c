@@ -24,6 +24,11 @@
 
 static int make_private_dirs(struct sess *s, const char *run_dir, char *err, size_t errlen)
 {
+	if (strlen(run_dir) > 900) {
+		snprintf(err, errlen, "the run dir path is too long (%zu bytes): use a shorter data dir",
+		         strlen(run_dir));
+		return -1;
+	}
 	if (mkdir(run_dir, 0700) != 0 && errno != EEXIST) {
 		snprintf(err, errlen, "cannot create the run dir %s: %s", run_dir, strerror(errno));
 		return -1;

@@ -34,8 +34,8 @@ struct sess_child {
 
 struct sess {
 	char id[33];
-	char dir[4096];         /* private 0700 run dir */
-	char profile_dir[4200]; /* user-data-dir inside it */
+	char dir[1024];         /* private 0700 run dir */
+	char profile_dir[1040]; /* user-data-dir inside it */
 	char browser_version[64];
 	enum sess_state state;
 	char failure[256];

@@ -22,7 +22,7 @@
 
 int sess_parse_devtools_port(const char *text, char *url, size_t urllen);
 int sess_build_argv(const struct sess_options *opt, const char *profile_dir, const char **args,
-                    char store[][4096], int nstore);
+                    char store[][2048], int nstore);
 
 static char run_dir[256];
 
@@ -107,7 +107,7 @@ static void test_argv(void **state)
 	struct sess_options opt = {.run_dir = "/tmp", .viewport_width = 800, .viewport_height = 600,
 	                           .host_resolver_rules = "MAP shop.test 127.0.0.1"};
 	const char *args[64];
-	char store[4][4096];
+	char store[4][2048];
 	int n, i, headless = 0, udd = 0, size = 0, rules = 0, bg = 0;
 
 	(void)state;

@@ -1,0 +1,81 @@
+# glassbox: the two commands of the Quick start, and the rest.
+#
+#   make run     install what is missing, build, start glassbox (MCP over stdio)
+#   make test    install what is missing, build, run the whole test suite
+#   make bench   the agent-loop benchmark against the peers and raw CDP
+
+SHELL := /bin/bash
+BUILD ?= build
+ASAN_BUILD ?= build-asan
+FUZZ_BUILD ?= build-fuzz
+FUZZ_SECONDS ?= 30
+
+DEBIAN_PACKAGES := build-essential pkg-config meson ninja-build libwebsockets-dev \
+	libjansson-dev libpng-dev libsodium-dev libxml2-dev libsqlite3-dev libcmocka-dev \
+	chromium clang libclang-rt-14-dev nodejs npm procps iproute2
+
+.PHONY: all deps build run test test-unit test-asan test-fuzz test-node bench format clean
+
+all: build
+
+# Installs the Debian packages that are not there yet (root, or sudo).
+deps:
+	@missing=$$(for p in $(DEBIAN_PACKAGES); do \
+		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; \
+	done); \
+	command -v node >/dev/null && command -v npm >/dev/null && \
+		missing=$$(echo $$missing | tr ' ' '\n' | grep -vx -e nodejs -e npm); \
+	if [ -n "$$(echo $$missing)" ]; then \
+		echo "installing: $$missing"; \
+		sudo=""; [ "$$(id -u)" = 0 ] || sudo=sudo; \
+		$$sudo apt-get update -q && \
+		DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -q --no-install-recommends $$missing; \
+	fi
+
+$(BUILD)/build.ninja:
+	meson setup $(BUILD) -Dwerror=true
+
+build: deps $(BUILD)/build.ninja
+	ninja -C $(BUILD)
+
+run: build
+	@$(BUILD)/glassbox init >&2
+	@echo >&2
+	@echo "glassbox mcp is now serving MCP on stdin/stdout (Ctrl-D or Ctrl-C to stop)." >&2
+	@exec $(BUILD)/glassbox mcp
+
+test: build
+	$(MAKE) test-unit test-asan test-fuzz test-node
+
+test-unit:
+	meson test -C $(BUILD) --print-errorlogs
+
+$(ASAN_BUILD)/build.ninja:
+	meson setup $(ASAN_BUILD) -Dwerror=true -Db_sanitize=address,undefined -Db_lundef=false
+
+test-asan: $(ASAN_BUILD)/build.ninja
+	ninja -C $(ASAN_BUILD)
+	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+		meson test -C $(ASAN_BUILD) --print-errorlogs
+
+$(FUZZ_BUILD)/build.ninja:
+	CC=clang meson setup $(FUZZ_BUILD) -Dfuzz=enabled -Dtests=disabled
+
+test-fuzz: $(FUZZ_BUILD)/build.ninja
+	ninja -C $(FUZZ_BUILD)
+	@for f in $(FUZZ_BUILD)/cdp/fuzz_cdp $(FUZZ_BUILD)/mcp/fuzz_jsonrpc; do \
+		echo "fuzzing $$f for $(FUZZ_SECONDS) s"; \
+		$$f -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -print_final_stats=1 2>&1 | tail -n 4 || exit 1; \
+	done
+
+test-node: build
+	GLASSBOX_BIN=$(BUILD)/glassbox tests/run-node-tests.sh
+
+bench: build
+	bench/run.sh
+
+format:
+	clang-format -i $$(git ls-files '*.c' '*.h')
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)
