@@ -237,7 +237,7 @@ int act_settle(struct act_ctx *ctx, int navigation_expected)
 	if (navigation_expected && !r->load_fired)
 		r->navigating = 1;
 	for (round = 0; round < SETTLE_ROUNDS; round++) {
-		unsigned seen = r->events;
+		unsigned seen;
 		int64_t limit = r->navigating ? nav_deadline : gb_now_ms() + SETTLE_REQUESTS_MS;
 		int64_t left = limit - gb_now_ms();
 
@@ -258,6 +258,7 @@ int act_settle(struct act_ctx *ctx, int navigation_expected)
 		}
 		if (r->dialog_opened)
 			break;
+		seen = r->events;
 		rc = page_round_trip(ctx);
 		if (rc < 0) {
 			/* a navigation may have replaced the context; keep settling */
