@@ -193,20 +193,22 @@ static int write_all(int fd, const unsigned char *data, size_t len)
 {
 	size_t done = 0;
 	ssize_t n;
+	int rc = 0;
 
 	while (done < len) {
 		n = write(fd, data + done, len - done);
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n < 0)
-			return -1;
-		if (n == 0) {
-			errno = EIO;
-			return -1;
+		if (n <= 0) {
+			if (n == 0)
+				errno = EIO;
+			rc = -1;
+			goto out;
 		}
 		done += (size_t)n;
 	}
-	return 0;
+out:
+	return rc;
 }
 
 int evid_fs_write_temp(const char *dir, const void *data, size_t len, char *tmp, size_t tmplen,

@@ -81,9 +81,10 @@ static int decode(struct png_job *job)
 	int pass;
 	png_uint_32 y;
 	size_t rowbytes;
+	int rc = -1; /* not changed until libpng is done: safe across longjmp */
 
 	if (setjmp(png_jmpbuf(job->png)))
-		return -1;
+		goto out;
 	png_set_read_fn(job->png, job, on_png_read);
 	png_set_crc_action(job->png, PNG_CRC_ERROR_QUIT, PNG_CRC_ERROR_QUIT);
 	png_set_benign_errors(job->png, 0);
@@ -98,7 +99,7 @@ static int decode(struct png_job *job)
 		snprintf(job->reason, sizeof(job->reason),
 		         "the image is %u x %u pixels; the limit is %u per side and %u pixels",
 		         (unsigned)w, (unsigned)h, EVID_PNG_MAX_SIDE, EVID_PNG_MAX_PIXELS);
-		return -1;
+		goto out;
 	}
 	job->width = (unsigned)w;
 	job->height = (unsigned)h;
@@ -110,7 +111,7 @@ static int decode(struct png_job *job)
 		snprintf(job->reason, sizeof(job->reason), "out of memory for a row of %zu bytes",
 		         rowbytes);
 		job->out_of_memory = 1;
-		return -1;
+		goto out;
 	}
 	for (pass = 0; pass < passes; pass++)
 		for (y = 0; y < h; y++)
@@ -119,9 +120,11 @@ static int decode(struct png_job *job)
 	if (job->off != job->len) {
 		snprintf(job->reason, sizeof(job->reason),
 		         "%zu bytes follow the IEND chunk (a PNG ends at IEND)", job->len - job->off);
-		return -1;
+		goto out;
 	}
-	return 0;
+	rc = 0;
+out:
+	return rc;
 }
 
 int evid_png_check(const unsigned char *png, size_t len, struct evid_png_info *info, char *err,

@@ -192,6 +192,7 @@ static int make_paths(const struct evid_store *s, const char *tenant, enum area 
 	int n2;
 	int n3;
 	int n4;
+	int rc = 0;
 
 	n1 = snprintf(p->rel_dir, sizeof(p->rel_dir), "tenants/%s/%s/%.2s", tenant, tree, sha256);
 	n2 = snprintf(p->dir, sizeof(p->dir), "%s/%s", s->data_dir, p->rel_dir);
@@ -202,9 +203,25 @@ static int make_paths(const struct evid_store *s, const char *tenant, enum area 
 	    (size_t)n4 >= sizeof(p->meta)) {
 		evid_set_error(err, errlen, "the artifact path under %s is too long: choose a data "
 		               "dir with a shorter path", s->data_dir);
-		return -EVID_EINVAL;
+		rc = -EVID_EINVAL;
 	}
-	return 0;
+	return rc;
+}
+
+/* Says why a tenant name is refused; the name is shown with anything
+ * outside printable ASCII replaced by '?'. */
+static void bad_tenant_error(const char *tenant, char *err, size_t errlen)
+{
+	char shown[81];
+	size_t i;
+
+	snprintf(shown, sizeof(shown), "%s", tenant ? tenant : "(none)");
+	for (i = 0; shown[i]; i++)
+		if ((unsigned char)shown[i] < 0x20 || (unsigned char)shown[i] > 0x7e)
+			shown[i] = '?';
+	evid_set_error(err, errlen, "tenant name \"%s\" is not allowed: use 1 to %u of "
+	               "A-Z a-z 0-9 . _ -, not starting with '.' and without \"..\"", shown,
+	               EVID_MAX_NAME_BYTES);
 }
 
 /* Checks what every put needs: a store, a safe tenant, kind and mime,
@@ -212,25 +229,27 @@ static int make_paths(const struct evid_store *s, const char *tenant, enum area 
 static int check_put_args(const struct evid_store *s, const struct evid_meta *meta,
                           const unsigned char *data, size_t len, char *err, size_t errlen)
 {
+	int rc = -EVID_EINVAL;
+
 	if (!s || !meta) {
 		evid_set_error(err, errlen, "no store or no artifact description given");
-		return -EVID_EINVAL;
+		goto out;
 	}
 	if (!evid_name_is_safe(meta->tenant)) {
-		evid_set_error(err, errlen, "tenant name \"%.80s\" is not allowed: use 1 to %u of "
-		               "A-Z a-z 0-9 . _ -, not starting with '.' and without \"..\"",
-		               meta->tenant ? meta->tenant : "(null)", EVID_MAX_NAME_BYTES);
-		return -EVID_EINVAL;
+		bad_tenant_error(meta->tenant, err, errlen);
+		goto out;
 	}
 	if (!meta->kind || !meta->kind[0] || !meta->mime || !meta->mime[0]) {
 		evid_set_error(err, errlen, "an artifact needs a kind and a mime type");
-		return -EVID_EINVAL;
+		goto out;
 	}
 	if (!data && len) {
 		evid_set_error(err, errlen, "no bytes given for an artifact of %zu bytes", len);
-		return -EVID_EINVAL;
+		goto out;
 	}
-	return 0;
+	rc = 0;
+out:
+	return rc;
 }
 
 /* The part of a metadata record's file name that stands for an
@@ -242,14 +261,12 @@ static void operation_tag(const char *operation_id, char tag[EVID_MAX_NAME_BYTES
 
 	if (evid_name_is_safe(operation_id)) {
 		snprintf(tag, EVID_MAX_NAME_BYTES + 1, "%s", operation_id);
-		return;
-	}
-	if (operation_id) {
+	} else if (operation_id) {
 		evid_sha256_hex((const unsigned char *)operation_id, strlen(operation_id), hex);
 		snprintf(tag, EVID_MAX_NAME_BYTES + 1, "%.16s", hex);
-		return;
+	} else {
+		gb_random_hex(tag, 8);
 	}
-	gb_random_hex(tag, 8);
 }
 
 /* A JSON string, or null for NULL. */
@@ -518,8 +535,7 @@ int evid_store_read(struct evid_store *s, const char *tenant, const char *sha256
 	*data = NULL;
 	*len = 0;
 	if (!s || !evid_name_is_safe(tenant)) {
-		evid_set_error(err, errlen, "tenant name \"%.80s\" is not allowed",
-		               tenant ? tenant : "(null)");
+		bad_tenant_error(tenant, err, errlen);
 		rc = -EVID_EINVAL;
 		goto out;
 	}

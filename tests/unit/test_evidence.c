@@ -465,11 +465,17 @@ static void test_store_dedupes(void **state)
 	size_t len;
 	char dir[4096];
 	char err[512] = "";
+	struct stat st1;
+	struct stat st2;
 	json_t *rec;
 
 	make_png(16, 16, &png, &len);
 	assert_int_equal(evid_store_put(f->store, &m1, png, len, &r1, err, sizeof(err)), 0);
+	assert_int_equal(stat(r1.path, &st1), 0);
 	assert_int_equal(evid_store_put(f->store, &m2, png, len, &r2, err, sizeof(err)), 0);
+	/* the stored file is kept, not written again */
+	assert_int_equal(stat(r1.path, &st2), 0);
+	assert_int_equal(st1.st_ino, st2.st_ino);
 	assert_int_equal(evid_store_put(f->store, &m2, png, len, &r2, err, sizeof(err)), 0);
 	assert_int_equal(evid_store_put(f->store, &m3, png, len, &r3, err, sizeof(err)), 0);
 	assert_string_equal(r1.sha256, r2.sha256);
