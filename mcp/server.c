@@ -1,0 +1,874 @@
+/*
+ * server.c - MCP for one client connection: lifecycle, method dispatch,
+ * and tool calls handed to an act_session. Transport-neutral: a transport
+ * feeds it lines and gives it an emit function.
+ *
+ * Design note
+ * - Owns: the connection's state (new -> initialized -> ready), the
+ *   negotiated protocol version, the act_session (created on the first
+ *   tool call or artifact read, freed last) and the tool calls in flight.
+ * - Threads: the front (the transport's reader) runs every handler here.
+ *   It answers initialize, ping, tools/list, the resources methods and logging
+ *   itself and never waits on a browser: tools/call is queued with
+ *   act_session_submit() and answered later from the session's worker
+ *   thread, in on_call_done(); progress goes out from on_call_progress()
+ *   on the same worker. emit is thread-safe and writes whole messages.
+ * - Invariants: a call is in srv->inflight from submission until its
+ *   response has been emitted, so an empty list means every response is
+ *   out (mcp_server_drain). A cancelled call gets no response. Progress is
+ *   sent only for a call in flight, only with increasing values. Nothing
+ *   a worker touches is shared with the front except under srv->lock: the
+ *   id, arguments and progress token of a call are private copies.
+ * - Lifetimes: an in-flight entry is reference-counted: one reference for
+ *   the list (dropped after the response), one for each front-side user
+ *   (submission, cancellation); the last one frees it.
+ * - Logs (stderr) carry methods, tool names and ids, never arguments.
+ */
+#include "mcp/mcp-private.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <sodium.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "actions/actions.h"
+#include "common/log.h"
+#include "common/util.h"
+
+#define MOD "mcp"
+
+/* Artifacts larger than this are not sent inline by resources/read. */
+#define MCP_MAX_ARTIFACT_BYTES (64u * 1024u * 1024u)
+
+#define ARTIFACT_URI_PREFIX "glassbox://artifact/"
+
+static const char instructions[] =
+    "glassbox runs each browser tool as one verified operation in an isolated Chromium. "
+    "Start with browser_navigate, then browser_snapshot to get element refs such as e5, and "
+    "pass a ref as `target` to browser_click, browser_type, browser_select_option or "
+    "browser_hover. Take a new snapshot after the page changes: old refs go stale. Every "
+    "result carries structuredContent: check `ok`, `verdicts`, `navigated` and "
+    "`dialog_open`; pass `expect` (url, urlContains, title, text, textGone, value, response) "
+    "to have the outcome checked for you. State-changing results link an evidence "
+    "screenshot (glassbox://artifact/<sha256>) that resources/read returns. To retry a call "
+    "whose outcome you did not see, send the same operation_id: a recorded operation is not "
+    "run twice. Errors say what to do next, e.g. take a new snapshot or handle the dialog.";
+
+enum srv_state {
+	SRV_NEW,         /* only initialize and ping are served */
+	SRV_INITIALIZED, /* initialize answered */
+	SRV_READY,       /* notifications/initialized received */
+};
+
+struct inflight {
+	struct act_call call;   /* handed to the session; call.user = this */
+	struct mcp_server *srv;
+	json_t *id;             /* private copy of the request id */
+	json_t *args;           /* private copy; call.args and operation_id point in */
+	json_t *progress_token; /* private copy, or NULL */
+	double last_progress;   /* worker thread only */
+	int sent_progress;      /* worker thread only */
+	int refs;               /* {srv->lock} */
+	int cancelled;          /* {srv->lock} the client cancelled: no response */
+	int done;               /* {srv->lock} on_call_done has started */
+	struct inflight *next;  /* {srv->lock} */
+};
+
+struct mcp_server {
+	const struct act_config *cfg; /* borrowed until mcp_server_free */
+	mcp_emit_fn emit;
+	void *emit_user;
+	/* front thread only */
+	enum srv_state state;
+	json_t *tools_list;          /* cached tools/list result */
+	struct act_session *session; /* NULL until first needed */
+	char log_level[16];          /* logging/setLevel; nothing is sent as notifications */
+	/* set by the front in initialize, before any call is submitted;
+	 * read-only afterwards (workers read it) */
+	char version[16];
+	pthread_mutex_t lock;
+	pthread_cond_t idle;         /* broadcast when inflight becomes empty */
+	struct inflight *inflight;   /* {lock} */
+};
+
+/* ---- small helpers ------------------------------------------------------ */
+
+/* Whether s is valid UTF-8 (what a JSON string must be). */
+static int utf8_valid(const char *s)
+{
+	json_t *probe = json_string(s);
+	int ok = probe != NULL;
+
+	json_decref(probe);
+	return ok;
+}
+
+/* Emits msg (stolen) through the transport. */
+static void emit_msg(struct mcp_server *srv, json_t *msg)
+{
+	if (!msg)
+		return;
+	if (srv->emit(srv->emit_user, msg) < 0)
+		GB_LOGD(MOD, "a message could not be written: the client's output is gone");
+	json_decref(msg);
+}
+
+/* Answers request id (borrowed) with result (stolen). */
+static void reply_result(struct mcp_server *srv, json_t *id, json_t *result)
+{
+	emit_msg(srv, mcp_jsonrpc_result(id, result));
+}
+
+/* Answers request id (borrowed; NULL = null) with an error; data stolen. */
+static void reply_error_data(struct mcp_server *srv, json_t *id, int code, json_t *data,
+                             const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+static void reply_error_data(struct mcp_server *srv, json_t *id, int code, json_t *data,
+                             const char *fmt, ...)
+{
+	char message[640];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(message, sizeof(message), fmt, ap);
+	va_end(ap);
+	if (!utf8_valid(message))
+		mcp_ascii_only(message);
+	emit_msg(srv, mcp_jsonrpc_error(id, code, message, data));
+}
+
+#define reply_error(srv, id, code, ...) reply_error_data(srv, id, code, NULL, __VA_ARGS__)
+
+/* A printable, bounded copy of client-supplied text, for messages/logs. */
+static void printable(const char *s, char *buf, size_t buflen)
+{
+	snprintf(buf, buflen, "%s", s ? s : "");
+	mcp_ascii_only(buf);
+}
+
+/* The id as text for logs and messages. */
+static void id_text(json_t *id, char *buf, size_t buflen)
+{
+	if (json_is_integer(id))
+		snprintf(buf, buflen, "%" JSON_INTEGER_FORMAT, json_integer_value(id));
+	else if (json_is_string(id))
+		printable(json_string_value(id), buf, buflen);
+	else
+		snprintf(buf, buflen, "null");
+}
+
+static int version_at_least(const char *version, const char *than)
+{
+	return strcmp(version, than) >= 0;
+}
+
+/* A CallToolResult for a call that did not reach the browser: isError,
+ * the message as text, and structuredContent that meets the output
+ * schema. args borrowed (its operation_id is reused when it has one).
+ * New reference. */
+static json_t *tool_error_result(const struct act_def *def, json_t *args, const char *code,
+                                 const char *message)
+{
+	json_t *op = json_object_get(args, "operation_id");
+	char safe[640];
+	char gen[40];
+	json_t *sc;
+
+	/* a message cut short by a buffer may end inside a UTF-8 sequence */
+	if (!utf8_valid(message)) {
+		printable(message, safe, sizeof(safe));
+		message = safe;
+	}
+	if (!json_is_string(op)) {
+		memcpy(gen, "op-", 3);
+		gb_random_hex(gen + 3, 8);
+		op = json_string(gen);
+	} else {
+		json_incref(op);
+	}
+	sc = json_pack("{s:o, s:s, s:b, s:{s:s, s:s}}", "operation_id", op, "tool", def->name,
+	               "ok", 0, "error", "code", code, "message", message);
+	return json_pack("{s:[{s:s, s:s}], s:o, s:b}", "content", "type", "text", "text", message,
+	                 "structuredContent", sc ? sc : json_object(), "isError", 1);
+}
+
+/* Whether content (an array) already has a text item equal to text. */
+static int has_text_item(json_t *content, const char *text)
+{
+	json_t *item;
+	size_t i;
+
+	json_array_foreach(content, i, item) {
+		if (json_is_string(json_object_get(item, "text")) &&
+		    !strcmp(json_string_value(json_object_get(item, "text")), text))
+			return 1;
+	}
+	return 0;
+}
+
+/* Shapes a CallToolResult (borrowed, changed in place) for the client's
+ * protocol revision: content is always an array; before 2025-06-18 there
+ * were no resource_link items and no structuredContent, so links become
+ * text and the structured result is sent as JSON text. */
+static void shape_result(json_t *result, const char *version)
+{
+	json_t *content = json_object_get(result, "content");
+	const char *uri;
+	const char *mime;
+	json_t *sc;
+	json_t *item;
+	char line[512];
+	char *text;
+	size_t i;
+
+	if (!json_is_array(content)) {
+		content = json_array();
+		json_object_set_new(result, "content", content);
+	}
+	if (version_at_least(version, "2025-06-18"))
+		return;
+	json_array_foreach(content, i, item) {
+		if (!json_is_string(json_object_get(item, "type")) ||
+		    strcmp(json_string_value(json_object_get(item, "type")), "resource_link") != 0)
+			continue;
+		uri = json_string_value(json_object_get(item, "uri"));
+		mime = json_string_value(json_object_get(item, "mimeType"));
+		snprintf(line, sizeof(line), "evidence: %s (%s; read it with resources/read)",
+		         uri ? uri : "?", mime ? mime : "?");
+		json_array_set_new(content, i, json_pack("{s:s, s:s}", "type", "text", "text", line));
+	}
+	sc = json_object_get(result, "structuredContent");
+	if (sc) {
+		text = json_dumps(sc, JSON_COMPACT);
+		if (text && !has_text_item(content, text))
+			json_array_append_new(content,
+			                      json_pack("{s:s, s:s}", "type", "text", "text", text));
+		free(text);
+		json_object_del(result, "structuredContent");
+	}
+}
+
+/* ---- the session -------------------------------------------------------- */
+
+/* Creates the act_session on first use. Returns 0, or -1 with a reason in
+ * err. Front thread only. */
+static int ensure_session(struct mcp_server *srv, char *err, size_t errlen)
+{
+	int rc = 0;
+
+	if (srv->session)
+		goto out;
+	err[0] = '\0';
+	rc = act_session_new(srv->cfg, &srv->session, err, errlen);
+	if (rc != 0) {
+		srv->session = NULL;
+		if (!err[0])
+			snprintf(err, errlen, "act_session_new failed (%d)", rc);
+		GB_LOGE(MOD, "could not create the browser session: %s", err);
+		rc = -1;
+	}
+out:
+	return rc;
+}
+
+/* ---- calls in flight ---------------------------------------------------- */
+
+static struct inflight *find_inflight_locked(struct mcp_server *srv, json_t *id)
+{
+	struct inflight *inf;
+
+	for (inf = srv->inflight; inf; inf = inf->next) {
+		if (json_equal(inf->id, id))
+			return inf;
+	}
+	return NULL;
+}
+
+static void unlink_inflight_locked(struct mcp_server *srv, struct inflight *inf)
+{
+	struct inflight **pp;
+
+	for (pp = &srv->inflight; *pp; pp = &(*pp)->next) {
+		if (*pp == inf) {
+			*pp = inf->next;
+			inf->next = NULL;
+			break;
+		}
+	}
+	if (!srv->inflight)
+		pthread_cond_broadcast(&srv->idle);
+}
+
+/* Drops one reference; the last one frees the entry. Any thread. */
+static void inflight_unref(struct inflight *inf)
+{
+	struct mcp_server *srv = inf->srv;
+	int left;
+
+	pthread_mutex_lock(&srv->lock);
+	left = --inf->refs;
+	pthread_mutex_unlock(&srv->lock);
+	if (left > 0)
+		return;
+	json_decref(inf->id);
+	json_decref(inf->args);
+	json_decref(inf->progress_token);
+	free(inf);
+}
+
+/* act_call.on_progress: notifications/progress for the call's token.
+ * Worker thread. */
+static void on_call_progress(struct act_call *call, double progress, double total,
+                             const char *message)
+{
+	struct inflight *inf = call->user;
+	struct mcp_server *srv = inf->srv;
+	json_t *params;
+	json_t *msg_text;
+	int live;
+
+	if (!inf->progress_token)
+		return;
+	if (inf->sent_progress && !(progress > inf->last_progress))
+		return; /* MCP: progress must increase */
+	pthread_mutex_lock(&srv->lock);
+	live = !inf->cancelled && !inf->done;
+	pthread_mutex_unlock(&srv->lock);
+	if (!live)
+		return;
+	inf->sent_progress = 1;
+	inf->last_progress = progress;
+	params = json_object();
+	json_object_set(params, "progressToken", inf->progress_token);
+	json_object_set_new(params, "progress", json_real(progress));
+	if (total > 0)
+		json_object_set_new(params, "total", json_real(total));
+	if (message) {
+		msg_text = json_string(message);
+		if (msg_text)
+			json_object_set_new(params, "message", msg_text);
+	}
+	emit_msg(srv, mcp_jsonrpc_notification("notifications/progress", params));
+}
+
+/* act_call.on_done: the response, unless the client cancelled; then the
+ * call leaves the list. Takes result. Worker thread. */
+static void on_call_done(struct act_call *call, json_t *result)
+{
+	struct inflight *inf = call->user;
+	struct mcp_server *srv = inf->srv;
+	char idbuf[64];
+	int cancelled;
+
+	pthread_mutex_lock(&srv->lock);
+	inf->done = 1;
+	cancelled = inf->cancelled;
+	pthread_mutex_unlock(&srv->lock);
+
+	id_text(inf->id, idbuf, sizeof(idbuf));
+	if (cancelled) {
+		GB_LOGD(MOD, "%s (id %s) was cancelled by the client: no response", call->def->name,
+		        idbuf);
+		json_decref(result);
+	} else {
+		if (!json_is_object(result)) {
+			json_decref(result);
+			result = tool_error_result(call->def, inf->args, "internal",
+			                           "the call ended without a result (a glassbox bug); "
+			                           "its outcome is unknown: take a new snapshot before "
+			                           "acting again");
+		}
+		GB_LOGD(MOD, "%s (id %s) done%s", call->def->name, idbuf,
+		        json_is_true(json_object_get(result, "isError")) ? " with an error" : "");
+		shape_result(result, srv->version);
+		reply_result(srv, inf->id, result);
+	}
+
+	pthread_mutex_lock(&srv->lock);
+	unlink_inflight_locked(srv, inf);
+	pthread_mutex_unlock(&srv->lock);
+	inflight_unref(inf);
+}
+
+/* ---- methods ------------------------------------------------------------ */
+
+static void handle_initialize(struct mcp_server *srv, struct mcp_msg *msg)
+{
+	json_t *requested = json_object_get(msg->params, "protocolVersion");
+	json_t *client = json_object_get(msg->params, "clientInfo");
+	json_t *server_info;
+	json_t *caps;
+	json_t *result;
+	char name[64];
+	char cversion[32];
+	char asked[32];
+
+	if (srv->state != SRV_NEW) {
+		reply_error(srv, msg->id, MCP_ERR_INVALID_REQUEST,
+		            "initialize was already called on this connection: send it once, first");
+		goto out;
+	}
+	if (!json_is_string(requested)) {
+		reply_error(srv, msg->id, MCP_ERR_INVALID_PARAMS,
+		            "initialize needs params.protocolVersion, e.g. \"%s\"",
+		            MCP_PROTOCOL_LATEST);
+		goto out;
+	}
+	snprintf(srv->version, sizeof(srv->version), "%s",
+	         mcp_negotiate_version(json_string_value(requested)));
+
+	caps = json_pack("{s:{s:b}, s:{s:b, s:b}, s:{}}", "tools", "listChanged", 0, "resources",
+	                 "subscribe", 0, "listChanged", 0, "logging");
+	server_info = json_pack("{s:s, s:s}", "name", "glassbox", "version", GLASSBOX_VERSION);
+	if (version_at_least(srv->version, "2025-06-18"))
+		json_object_set_new(server_info, "title", json_string("glassbox browser"));
+	result = json_pack("{s:s, s:o, s:o, s:s}", "protocolVersion", srv->version,
+	                   "capabilities", caps, "serverInfo", server_info, "instructions",
+	                   instructions);
+	srv->state = SRV_INITIALIZED;
+
+	printable(json_string_value(json_object_get(client, "name")), name, sizeof(name));
+	printable(json_string_value(json_object_get(client, "version")), cversion,
+	          sizeof(cversion));
+	printable(json_string_value(requested), asked, sizeof(asked));
+	GB_LOGI(MOD, "client %s %s: protocol %s (asked for %s)", name[0] ? name : "(unnamed)",
+	        cversion, srv->version, asked);
+	reply_result(srv, msg->id, result);
+out:
+	return;
+}
+
+static void handle_ping(struct mcp_server *srv, struct mcp_msg *msg)
+{
+	reply_result(srv, msg->id, json_object());
+}
+
+static void handle_tools_list(struct mcp_server *srv, struct mcp_msg *msg)
+{
+	if (!srv->tools_list)
+		srv->tools_list = mcp_schema_tools_list(srv->version);
+	reply_result(srv, msg->id, json_incref(srv->tools_list));
+}
+
+/* tools/call: checks everything that needs no browser, then queues the
+ * call; the response comes from on_call_done(). */
+static void handle_tools_call(struct mcp_server *srv, struct mcp_msg *msg)
+{
+	json_t *name = json_object_get(msg->params, "name");
+	json_t *args = json_object_get(msg->params, "arguments");
+	json_t *token = json_object_get(json_object_get(msg->params, "_meta"), "progressToken");
+	const struct act_def *def;
+	struct inflight *inf = NULL;
+	json_t *op;
+	char err[512];
+	char text[640];
+	char idbuf[64];
+	int duplicate;
+	int rc;
+
+	if (!json_is_string(name)) {
+		reply_error(srv, msg->id, MCP_ERR_INVALID_PARAMS,
+		            "tools/call needs params.name: the name of a tool from tools/list");
+		goto out;
+	}
+	def = act_tool_find(json_string_value(name));
+	if (!def) {
+		printable(json_string_value(name), text, sizeof(text));
+		reply_error(srv, msg->id, MCP_ERR_INVALID_PARAMS,
+		            "unknown tool '%s': call tools/list for the tools glassbox offers", text);
+		goto out;
+	}
+	if (json_is_null(args))
+		args = NULL;
+	if (args && !json_is_object(args)) {
+		reply_error(srv, msg->id, MCP_ERR_INVALID_PARAMS,
+		            "params.arguments of %s must be an object of named arguments", def->name);
+		goto out;
+	}
+	if (act_check_args(def, args, err, sizeof(err)) < 0) {
+		reply_result(srv, msg->id, tool_error_result(def, args, "invalid_arguments", err));
+		goto out;
+	}
+
+	id_text(msg->id, idbuf, sizeof(idbuf));
+	pthread_mutex_lock(&srv->lock);
+	duplicate = find_inflight_locked(srv, msg->id) != NULL;
+	pthread_mutex_unlock(&srv->lock);
+	if (duplicate) {
+		reply_error(srv, msg->id, MCP_ERR_INVALID_REQUEST,
+		            "request id %s is already used by a call in progress: give each request "
+		            "a new id",
+		            idbuf);
+		goto out;
+	}
+	if (ensure_session(srv, err, sizeof(err)) < 0) {
+		snprintf(text, sizeof(text), "could not start the browser session: %s; fix the "
+		         "configuration and call again", err);
+		reply_result(srv, msg->id, tool_error_result(def, args, "session_failed", text));
+		goto out;
+	}
+
+	inf = calloc(1, sizeof(*inf));
+	if (!inf) {
+		reply_error(srv, msg->id, MCP_ERR_INTERNAL, "out of memory: try again later");
+		goto out;
+	}
+	inf->srv = srv;
+	inf->id = json_deep_copy(msg->id);
+	inf->args = args ? json_deep_copy(args) : json_object();
+	if (json_is_string(token) || json_is_integer(token))
+		inf->progress_token = json_deep_copy(token);
+	inf->refs = 2; /* the list's and ours */
+	op = json_object_get(inf->args, "operation_id");
+	inf->call.def = def;
+	inf->call.args = inf->args;
+	inf->call.operation_id = json_is_string(op) ? json_string_value(op) : NULL;
+	inf->call.on_progress = inf->progress_token ? on_call_progress : NULL;
+	inf->call.on_done = on_call_done;
+	inf->call.user = inf;
+
+	pthread_mutex_lock(&srv->lock);
+	inf->next = srv->inflight;
+	srv->inflight = inf;
+	pthread_mutex_unlock(&srv->lock);
+
+	GB_LOGD(MOD, "tools/call %s (id %s) queued", def->name, idbuf);
+	rc = act_session_submit(srv->session, &inf->call);
+	if (rc != 0) {
+		GB_LOGE(MOD, "the session refused %s (id %s): %d", def->name, idbuf, rc);
+		pthread_mutex_lock(&srv->lock);
+		inf->done = 1;
+		unlink_inflight_locked(srv, inf);
+		pthread_mutex_unlock(&srv->lock);
+		reply_result(srv, msg->id,
+		             tool_error_result(def, args, "not_queued",
+		                               "the browser session did not accept the call (it is "
+		                               "shutting down or out of memory); nothing was done: "
+		                               "call again"));
+		inflight_unref(inf); /* the list's */
+	}
+	inflight_unref(inf); /* ours: on_call_done may already have run */
+out:
+	return;
+}
+
+static int is_artifact_uri(const char *uri)
+{
+	size_t plen = strlen(ARTIFACT_URI_PREFIX);
+	size_t i;
+
+	if (strncmp(uri, ARTIFACT_URI_PREFIX, plen) != 0 || strlen(uri) != plen + 64)
+		return 0;
+	for (i = plen; uri[i]; i++) {
+		if (!((uri[i] >= '0' && uri[i] <= '9') || (uri[i] >= 'a' && uri[i] <= 'f')))
+			return 0;
+	}
+	return 1;
+}
+
+/* The contents item of an artifact: text for textual types that are valid
+ * UTF-8, base64 blob otherwise. NULL when out of memory. */
+static json_t *artifact_contents(const char *uri, const char *mime, const unsigned char *data,
+                                 size_t len)
+{
+	json_t *item = json_pack("{s:s, s:s}", "uri", uri, "mimeType", mime);
+	json_t *text = NULL;
+	size_t b64len;
+	char *b64 = NULL;
+
+	if (!item)
+		goto fail;
+	if (!strncmp(mime, "text/", 5) || !strcmp(mime, "application/json"))
+		text = json_stringn((const char *)data, len);
+	if (text) {
+		json_object_set_new(item, "text", text);
+		goto out;
+	}
+	b64len = sodium_base64_ENCODED_LEN(len, sodium_base64_VARIANT_ORIGINAL);
+	b64 = malloc(b64len);
+	if (!b64)
+		goto fail;
+	sodium_bin2base64(b64, b64len, data, len, sodium_base64_VARIANT_ORIGINAL);
+	json_object_set_new(item, "blob", json_string(b64));
+	goto out;
+fail:
+	json_decref(item);
+	item = NULL;
+out:
+	free(b64);
+	return item;
+}
+
+static void handle_resources_read(struct mcp_server *srv, struct mcp_msg *msg)
+{
+	json_t *juri = json_object_get(msg->params, "uri");
+	unsigned char *data = NULL;
+	size_t len = 0;
+	char mime[128];
+	char err[512];
+	char text[128];
+	json_t *item;
+	const char *uri;
+
+	if (!json_is_string(juri)) {
+		reply_error(srv, msg->id, MCP_ERR_INVALID_PARAMS,
+		            "resources/read needs params.uri, e.g. \"" ARTIFACT_URI_PREFIX
+		            "<sha256>\" from a tool result");
+		goto out;
+	}
+	uri = json_string_value(juri);
+	if (!is_artifact_uri(uri)) {
+		printable(uri, text, sizeof(text));
+		reply_error_data(srv, msg->id, MCP_ERR_RESOURCE_NOT_FOUND,
+		                 json_pack("{s:O}", "uri", juri),
+		                 "resource not found: %s; glassbox serves " ARTIFACT_URI_PREFIX
+		                 "<sha256> links from tool results",
+		                 text);
+		goto out;
+	}
+	if (ensure_session(srv, err, sizeof(err)) < 0) {
+		reply_error(srv, msg->id, MCP_ERR_INTERNAL,
+		            "could not open the evidence store; see the server log");
+		goto out;
+	}
+	mime[0] = '\0';
+	err[0] = '\0';
+	if (act_session_read_artifact(srv->session, uri, &data, &len, mime, sizeof(mime), err,
+	                              sizeof(err)) != 0) {
+		reply_error_data(srv, msg->id, MCP_ERR_RESOURCE_NOT_FOUND,
+		                 json_pack("{s:O}", "uri", juri), "resource not found: %s: %s", uri,
+		                 err[0] ? err : "no such artifact");
+		goto out;
+	}
+	if (len > MCP_MAX_ARTIFACT_BYTES) {
+		reply_error(srv, msg->id, MCP_ERR_INTERNAL,
+		            "artifact %s is %zu bytes, more than the %u that resources/read sends",
+		            uri, len, MCP_MAX_ARTIFACT_BYTES);
+		goto out;
+	}
+	item = artifact_contents(uri, mime[0] ? mime : "application/octet-stream", data, len);
+	if (!item) {
+		reply_error(srv, msg->id, MCP_ERR_INTERNAL, "out of memory reading %s", uri);
+		goto out;
+	}
+	reply_result(srv, msg->id, json_pack("{s:[o]}", "contents", item));
+out:
+	free(data);
+}
+
+static void handle_resources_list(struct mcp_server *srv, struct mcp_msg *msg)
+{
+	/* artifacts are reached through the links in tool results */
+	reply_result(srv, msg->id, json_pack("{s:[]}", "resources"));
+}
+
+static void handle_resource_templates(struct mcp_server *srv, struct mcp_msg *msg)
+{
+	reply_result(srv, msg->id,
+	             json_pack("{s:[{s:s, s:s, s:s, s:s}]}", "resourceTemplates", "uriTemplate",
+	                       ARTIFACT_URI_PREFIX "{sha256}", "name", "artifact", "title",
+	                       "Evidence artifact", "description",
+	                       "A screenshot or other evidence stored by a tool call, by the "
+	                       "sha256 of its content; tool results link to them"));
+}
+
+static void handle_set_level(struct mcp_server *srv, struct mcp_msg *msg)
+{
+	static const char *const levels[] = {"debug",    "info",  "notice", "warning", "error",
+	                                      "critical", "alert", "emergency"};
+	json_t *level = json_object_get(msg->params, "level");
+	size_t i;
+
+	for (i = 0; json_is_string(level) && i < sizeof(levels) / sizeof(levels[0]); i++) {
+		if (!strcmp(json_string_value(level), levels[i])) {
+			snprintf(srv->log_level, sizeof(srv->log_level), "%s", levels[i]);
+			reply_result(srv, msg->id, json_object());
+			goto out;
+		}
+	}
+	reply_error(srv, msg->id, MCP_ERR_INVALID_PARAMS,
+	            "params.level must be one of debug, info, notice, warning, error, critical, "
+	            "alert, emergency");
+out:
+	return;
+}
+
+static const struct {
+	const char *method;
+	void (*handle)(struct mcp_server *srv, struct mcp_msg *msg);
+	int before_initialize; /* served before initialize */
+} methods[] = {
+	{"initialize", handle_initialize, 1},
+	{"ping", handle_ping, 1},
+	{"tools/list", handle_tools_list, 0},
+	{"tools/call", handle_tools_call, 0},
+	{"resources/list", handle_resources_list, 0},
+	{"resources/templates/list", handle_resource_templates, 0},
+	{"resources/read", handle_resources_read, 0},
+	{"logging/setLevel", handle_set_level, 0},
+};
+
+static void handle_request(struct mcp_server *srv, struct mcp_msg *msg)
+{
+	char text[96];
+	size_t i;
+
+	for (i = 0; i < sizeof(methods) / sizeof(methods[0]); i++) {
+		if (strcmp(methods[i].method, msg->method) != 0)
+			continue;
+		if (srv->state == SRV_NEW && !methods[i].before_initialize)
+			reply_error(srv, msg->id, MCP_ERR_INVALID_REQUEST,
+			            "the connection is not initialized: send initialize first, then "
+			            "notifications/initialized");
+		else
+			methods[i].handle(srv, msg);
+		goto out;
+	}
+	printable(msg->method, text, sizeof(text));
+	reply_error(srv, msg->id, MCP_ERR_METHOD_NOT_FOUND,
+	            "method '%s' is not supported: glassbox serves initialize, ping, tools/list, "
+	            "tools/call, resources/list, resources/templates/list, resources/read and "
+	            "logging/setLevel",
+	            text);
+out:
+	return;
+}
+
+/* notifications/cancelled: the named request, if still queued or running,
+ * is cancelled and will get no response. Unknown ids are ignored (the
+ * call may just have finished). */
+static void handle_cancelled(struct mcp_server *srv, struct mcp_msg *msg)
+{
+	json_t *rid = json_object_get(msg->params, "requestId");
+	struct inflight *inf = NULL;
+	char idbuf[64];
+
+	if (!json_is_string(rid) && !json_is_integer(rid))
+		goto out;
+	id_text(rid, idbuf, sizeof(idbuf));
+	pthread_mutex_lock(&srv->lock);
+	inf = find_inflight_locked(srv, rid);
+	if (inf && !inf->done && !inf->cancelled) {
+		inf->cancelled = 1;
+		inf->refs++;
+	} else {
+		inf = NULL;
+	}
+	pthread_mutex_unlock(&srv->lock);
+	if (!inf) {
+		GB_LOGD(MOD, "cancel for id %s: nothing in flight", idbuf);
+		goto out;
+	}
+	GB_LOGI(MOD, "cancelling %s (id %s) at the client's request", inf->call.def->name, idbuf);
+	act_session_cancel(srv->session, &inf->call);
+	inflight_unref(inf);
+out:
+	return;
+}
+
+static void handle_notification(struct mcp_server *srv, struct mcp_msg *msg)
+{
+	char text[96];
+
+	if (!strcmp(msg->method, "notifications/initialized")) {
+		if (srv->state == SRV_INITIALIZED)
+			srv->state = SRV_READY;
+	} else if (!strcmp(msg->method, "notifications/cancelled")) {
+		handle_cancelled(srv, msg);
+	} else {
+		printable(msg->method, text, sizeof(text));
+		GB_LOGD(MOD, "ignoring notification %s", text);
+	}
+}
+
+/* ---- the connection ----------------------------------------------------- */
+
+/* See mcp-private.h. */
+int mcp_server_new(const struct act_config *cfg, mcp_emit_fn emit, void *emit_user,
+                   struct mcp_server **out)
+{
+	struct mcp_server *srv;
+	int rc = 0;
+
+	*out = NULL;
+	srv = calloc(1, sizeof(*srv));
+	if (!srv) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	if (sodium_init() < 0)
+		GB_LOGW(MOD, "libsodium did not initialize: generated ids may be weak");
+	srv->cfg = cfg;
+	srv->emit = emit;
+	srv->emit_user = emit_user;
+	snprintf(srv->version, sizeof(srv->version), "%s", MCP_PROTOCOL_LATEST);
+	pthread_mutex_init(&srv->lock, NULL);
+	pthread_cond_init(&srv->idle, NULL);
+	*out = srv;
+out:
+	return rc;
+}
+
+/* See mcp-private.h. Every message gets exactly one outcome: ignored
+ * (blank line, notification, client response), an error, or a result,
+ * now or from a worker later. */
+void mcp_server_handle_line(struct mcp_server *srv, const char *line, size_t len)
+{
+	struct mcp_msg msg;
+
+	switch (mcp_jsonrpc_parse(line, len, &msg)) {
+	case MCP_MSG_EMPTY:
+		break;
+	case MCP_MSG_INVALID:
+		GB_LOGD(MOD, "bad message: %s", msg.error);
+		reply_error(srv, msg.id, msg.error_code, "%s", msg.error);
+		break;
+	case MCP_MSG_RESPONSE:
+		GB_LOGD(MOD, "ignoring a response: glassbox sends no requests");
+		break;
+	case MCP_MSG_NOTIFICATION:
+		handle_notification(srv, &msg);
+		break;
+	case MCP_MSG_REQUEST:
+		handle_request(srv, &msg);
+		break;
+	}
+	mcp_msg_clear(&msg);
+}
+
+/* See mcp-private.h. The id of the skipped message is unknown, so the
+ * error goes to id null. */
+void mcp_server_line_too_long(struct mcp_server *srv, size_t max_bytes)
+{
+	GB_LOGW(MOD, "skipped a message longer than %zu bytes", max_bytes);
+	reply_error_data(srv, NULL, MCP_ERR_INVALID_REQUEST,
+	                 json_pack("{s:I}", "max_bytes", (json_int_t)max_bytes),
+	                 "message too large: a message may be at most %zu bytes; it was skipped "
+	                 "unread, so send it again smaller",
+	                 max_bytes);
+}
+
+/* See mcp-private.h. */
+void mcp_server_drain(struct mcp_server *srv)
+{
+	pthread_mutex_lock(&srv->lock);
+	while (srv->inflight)
+		pthread_cond_wait(&srv->idle, &srv->lock);
+	pthread_mutex_unlock(&srv->lock);
+}
+
+/* See mcp-private.h. */
+void mcp_server_free(struct mcp_server *srv)
+{
+	if (!srv)
+		return;
+	mcp_server_drain(srv);
+	if (srv->session)
+		act_session_free(srv->session);
+	json_decref(srv->tools_list);
+	pthread_cond_destroy(&srv->idle);
+	pthread_mutex_destroy(&srv->lock);
+	free(srv);
+}
