@@ -129,7 +129,8 @@ int evid_store_put(struct evid_store *s, const struct evid_meta *meta, const uns
  * are cut off: the record then says "truncated": true and
  * "original_size". Invalid evidence is never served by evid_store_get();
  * it is there for reviewers. meta, data, reason: borrowed (reason
- * required). Returns 0 or a negative evid_err with a reason in err; ref
+ * required; it may be the same buffer as err, e.g. the err that
+ * evid_store_put() filled). Returns 0 or a negative evid_err with a reason in err; ref
  * (may be NULL) receives the hash and path of the kept bytes.
  */
 int evid_store_put_invalid(struct evid_store *s, const struct evid_meta *meta,

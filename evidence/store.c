@@ -473,6 +473,7 @@ int evid_store_put_invalid(struct evid_store *s, const struct evid_meta *meta,
                            const unsigned char *data, size_t len, const char *reason,
                            struct evid_ref *ref, char *err, size_t errlen)
 {
+	char *why = NULL; /* reason may be the caller's err buffer: keep a copy */
 	size_t kept = len;
 	int rc;
 
@@ -484,10 +485,17 @@ int evid_store_put_invalid(struct evid_store *s, const struct evid_meta *meta,
 		rc = -EVID_EINVAL;
 		goto out;
 	}
+	why = strdup(reason);
+	if (!why) {
+		evid_set_error(err, errlen, "out of memory recording invalid evidence");
+		rc = -EVID_ENOMEM;
+		goto out;
+	}
 	if (kept > EVID_MAX_ARTIFACT_BYTES)
 		kept = EVID_MAX_ARTIFACT_BYTES;
-	rc = put_in(s, AREA_INVALID, meta, data, kept, reason, len, ref, err, errlen);
+	rc = put_in(s, AREA_INVALID, meta, data, kept, why, len, ref, err, errlen);
 out:
+	free(why);
 	return rc;
 }
 

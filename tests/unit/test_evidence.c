@@ -681,6 +681,14 @@ static void test_store_put_invalid(void **state)
 	/* never served as an artifact */
 	assert_int_equal(evid_store_get(f->store, "acme", expect, &back, &backlen, NULL, 0),
 	                 -EVID_ENOENT);
+	/* the reason may be the err buffer itself (as filled by a failed put) */
+	snprintf(err, sizeof(err), "invalid PNG: IDAT: CRC error");
+	assert_int_equal(evid_store_put_invalid(f->store, &m, junk, 4, err, &ref, err, sizeof(err)),
+	                 0);
+	rec = load_json("%s.json", ref.path);
+	assert_string_equal(json_string_value(json_object_get(rec, "reason")),
+	                    "invalid PNG: IDAT: CRC error");
+	json_decref(rec);
 	/* a reason is required */
 	assert_int_equal(evid_store_put_invalid(f->store, &m, junk, 3, NULL, &ref, err, sizeof(err)),
 	                 -EVID_EINVAL);
