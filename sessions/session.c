@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 static int make_private_dirs(struct sess *s, const char *run_dir, char *err, size_t errlen)
 {
@@ -100,6 +101,15 @@ int sess_launch(const struct sess_options *opt, struct sess **out, char *err, si
 	*out = s;
 	rc = 0;
 out:
+	if (rc < 0 && s->pid > 0) {
+		char why[64], detail[512];
+
+		if (sess_process_exited(s, why, sizeof(why))) {
+			snprintf(detail, sizeof(detail), "%s", err);
+			snprintf(err, errlen, "the browser crashed while starting (Chromium exited, %s): %s",
+			         why, detail);
+		}
+	}
 	if (rc < 0)
 		sess_close(s);
 	return rc;
@@ -128,17 +138,24 @@ int sess_check_alive(struct sess *s)
 {
 	char why[64];
 
+	int64_t until;
+
 	if (s->state == SESS_FAILED)
 		return -1;
-	if (sess_process_exited(s, why, sizeof(why))) {
+	if (s->cdp && cdp_is_open(s->cdp))
+		cdp_service(s->cdp, 0, NULL, NULL); /* notice a close not yet read */
+	if (s->cdp && cdp_is_open(s->cdp) && !sess_process_exited(s, why, sizeof(why)))
+		return 0;
+	/* The connection closed: the process is dying; give it a moment so the
+	 * reason can name how it ended. */
+	until = gb_now_ms() + 500;
+	while (!sess_process_exited(s, why, sizeof(why)) && gb_now_ms() < until)
+		usleep(5000);
+	if (sess_process_exited(s, why, sizeof(why)))
 		sess_fail(s, "Chromium exited (%s)", why);
-		return -1;
-	}
-	if (!s->cdp || !cdp_is_open(s->cdp)) {
+	else
 		sess_fail(s, "the DevTools connection to Chromium closed");
-		return -1;
-	}
-	return 0;
+	return -1;
 }
 
 enum sess_state sess_get_state(const struct sess *s)
