@@ -242,7 +242,7 @@ int cdp_await(struct cdp_conn *c, uint64_t id, int timeout_ms, json_t **result,
 		rc = -CDP_EINVAL;
 		goto out;
 	}
-	if (c->servicing) {
+	if (cdp_in_callback(c)) {
 		cdp_err_set(err, 0, "cdp_await: a listener or predicate must not wait");
 		GB_LOGE("cdp", "cdp_await(%llu) called from inside a listener: refused",
 		        (unsigned long long)id);

@@ -167,6 +167,13 @@ struct cdp_conn {
 	unsigned long rx_messages; /* complete messages seen */
 };
 
+/* 1 inside the wait loop or an event dispatch: waits and cdp_close()
+ * are refused there (listeners and predicates must not nest them). */
+static inline int cdp_in_callback(const struct cdp_conn *c)
+{
+	return c->servicing || c->dispatching;
+}
+
 /* cdp.c */
 void cdp_err_set(struct cdp_error *err, int cdp_code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

@@ -360,7 +360,7 @@ void cdp_close(struct cdp_conn *c)
 {
 	if (!c)
 		goto out;
-	if (c->servicing) {
+	if (cdp_in_callback(c)) {
 		GB_LOGE("cdp", "cdp_close() called from inside a listener or predicate: ignored");
 		goto out;
 	}

@@ -271,7 +271,7 @@ int cdp_wait_event(struct cdp_conn *c, struct cdp_waiter *w, int timeout_ms, jso
 		rc = -CDP_EINVAL;
 		goto out;
 	}
-	if (c->servicing) {
+	if (cdp_in_callback(c)) {
 		cdp_err_set(err, 0, "cdp_wait_event: a listener or predicate must not wait");
 		GB_LOGE("cdp", "cdp_wait_event() called from inside a listener: refused");
 		rc = -CDP_EINVAL;

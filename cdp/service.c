@@ -52,7 +52,7 @@ int cdp_service_until(struct cdp_conn *c, int64_t deadline_ms, cdp_stop_fn stop,
 	int64_t left_ms;
 	int rc;
 
-	if (c->servicing) {
+	if (cdp_in_callback(c)) {
 		GB_LOGE("cdp", "a wait was started from inside a listener or predicate: refused");
 		rc = -CDP_EINVAL;
 		goto out;
@@ -122,7 +122,7 @@ int cdp_service(struct cdp_conn *c, int timeout_ms, cdp_done_fn done, void *user
 		rc = -CDP_EINVAL;
 		goto out;
 	}
-	if (c->servicing) {
+	if (cdp_in_callback(c)) {
 		GB_LOGE("cdp", "cdp_service() called from inside a listener or predicate: refused");
 		rc = -CDP_EINVAL;
 		goto out;
