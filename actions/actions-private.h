@@ -149,6 +149,12 @@ void act_recorder_stop(struct act_recorder *r);
 int act_settle(struct act_ctx *ctx, int navigation_expected);
 
 /* input.c */
+struct key_def {
+	const char *key;
+	const char *code;
+	int vk;
+	const char *text;
+};
 int act_mouse_click(struct act_ctx *ctx, double x, double y, const char *button, int count,
                     int modifiers);
 int act_mouse_move(struct act_ctx *ctx, double x, double y);

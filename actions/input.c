@@ -15,13 +15,6 @@
 
 #define MAX_EVENTS 512
 
-struct key_def {
-	const char *key;
-	const char *code;
-	int vk;
-	const char *text;
-};
-
 static const struct key_def named_keys[] = {
 	{"Enter", "Enter", 13, "\r"},       {"Tab", "Tab", 9, NULL},
 	{"Escape", "Escape", 27, NULL},     {"Backspace", "Backspace", 8, NULL},
@@ -130,8 +123,9 @@ int act_mouse_click(struct act_ctx *ctx, double x, double y, const char *button,
 	return await_input(ctx, ids, n, "clicking");
 }
 
-/* Fills a key_def for one key name: a named key or a single character. */
-static int lookup_key(const char *name, struct key_def *out, char *text, char *code)
+/* Fills a key_def for one key name: a named key or a single character;
+ * text and code are the caller's buffers (8 and 16 bytes) for the latter. */
+UNITTEST int act_lookup_key(const char *name, struct key_def *out, char *text, char *code)
 {
 	size_t i;
 
@@ -213,7 +207,7 @@ int act_press_key(struct act_ctx *ctx, const char *combo, int modifiers)
 	} else {
 		last = buf;
 	}
-	if (!last || lookup_key(last, &k, text, code) < 0)
+	if (!last || act_lookup_key(last, &k, text, code) < 0)
 		return act_fail(ctx, "bad_arguments", "unknown key \"%s\": use a character or a name "
 		                "such as Enter, Tab, Escape, ArrowDown, Backspace, F5", combo);
 	send_key(ctx, ids, &n, &k, modifiers);
@@ -248,7 +242,7 @@ int act_type_text(struct act_ctx *ctx, const char *text, int slowly)
 		ch[len] = '\0';
 		if (!strcmp(ch, "\n"))
 			snprintf(ch, sizeof(ch), "Enter");
-		if (lookup_key(ch, &k, kt, code) == 0)
+		if (act_lookup_key(ch, &k, kt, code) == 0)
 			send_key(ctx, ids, &n, &k, 0);
 		text += len;
 		if (n + 2 > MAX_EVENTS || !*text) {

@@ -131,6 +131,13 @@ int act_eval(struct act_ctx *ctx, const char *expression, json_t **value, const 
 	return rc;
 }
 
+/* Tells the client how far the call got, when it asked for progress. */
+static void progress(struct act_ctx *ctx, double step, const char *message)
+{
+	if (ctx->call->on_progress)
+		ctx->call->on_progress(ctx->call, step, 4, message);
+}
+
 /* Makes sure a live browser with a current page is there. A browser that
  * died since the last call is reported once, cleaned up, and replaced on
  * the next call. */
@@ -147,6 +154,7 @@ static int ensure_browser(struct act_ctx *ctx)
 		return -1;
 	}
 	if (!as->sess) {
+		progress(ctx, 0, "starting the browser");
 		opt.chromium_path = as->chromium_path;
 		opt.run_dir = as->run_dir;
 		opt.headed = !as->headless;
@@ -294,11 +302,15 @@ void act_run_call(struct act_session *as, struct act_call *call)
 	}
 
 	/* execute, then settle (a tool that settled itself returns 1) */
-	if (impl->run(&ctx) == 0 && call->def->changes_state)
+	progress(&ctx, 1, "acting");
+	if (impl->run(&ctx) == 0 && call->def->changes_state) {
+		progress(&ctx, 2, "waiting for the page to settle");
 		act_settle(&ctx, 0);
+	}
 
 	/* post-observe, verify, record */
 	if (call->def->changes_state && sess_get_state(ctx.sess) != SESS_FAILED) {
+		progress(&ctx, 3, "verifying and keeping evidence");
 		act_observe_after(&ctx);
 		if (!ctx.skip_evidence)
 			act_record_evidence(&ctx);

@@ -52,7 +52,13 @@ void gb_log_write(enum gb_log_level level, const char *module, const char *file,
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	if (level == GB_LOG_ERROR)
+	if (level == GB_LOG_DEBUG) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		n = snprintf(out, sizeof(out), "glassbox %s %ld.%03ld [%s] %s\n", names[level],
+		             (long)ts.tv_sec % 1000, ts.tv_nsec / 1000000, module, msg);
+	} else if (level == GB_LOG_ERROR)
 		n = snprintf(out, sizeof(out), "glassbox %s [%s] %s (%s:%s:%d)\n", names[level],
 		             module, msg, file, func, line);
 	else
