@@ -508,6 +508,7 @@ static const char *json_kind(const json_t *v)
 	}
 }
 
+/* "a string", "an integer", ...: the type as a message names it. */
 static const char *type_phrase(enum act_param_type t)
 {
 	switch (t) {
@@ -543,6 +544,7 @@ static void join_values(const char *const *values, char *buf, size_t buflen)
 	}
 }
 
+/* Whether s is one of the NULL-terminated values. */
 static int in_enum(const char *const *values, const char *s)
 {
 	size_t i;
@@ -568,6 +570,8 @@ static int is_integral(const json_t *v)
 	return isfinite(d) && floor(d) == d;
 }
 
+/* What to tell a caller who left out p: a hint by name, else its
+ * description. */
 static const char *required_hint(const struct act_param *p)
 {
 	size_t i;
@@ -579,6 +583,7 @@ static const char *required_hint(const struct act_param *p)
 	return p->description;
 }
 
+/* def's parameter called name, or NULL. */
 static const struct act_param *find_param(const struct act_def *def, const char *name)
 {
 	size_t i;
@@ -590,7 +595,8 @@ static const struct act_param *find_param(const struct act_def *def, const char 
 	return NULL;
 }
 
-/* Checks one present value v (borrowed) against p. */
+/* Checks one present value v (borrowed) against p: type, enum (also of
+ * array items), range. Returns 0, or -1 with a message in err. */
 static int check_value(const struct act_param *p, json_t *v, char *err, size_t errlen)
 {
 	char list[256];

@@ -58,6 +58,7 @@ void mcp_ascii_only(char *s)
 	}
 }
 
+/* Marks msg invalid with code and a message (printable ASCII only). */
 static void invalid(struct mcp_msg *msg, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 static void invalid(struct mcp_msg *msg, int code, const char *fmt, ...)
@@ -72,6 +73,7 @@ static void invalid(struct mcp_msg *msg, int code, const char *fmt, ...)
 	mcp_ascii_only(msg->error);
 }
 
+/* Whether s[0..len) is only JSON whitespace. */
 static int is_blank(const char *s, size_t len)
 {
 	size_t i;
@@ -250,6 +252,7 @@ void mcp_lines_init(struct mcp_line_reader *r, size_t max_bytes)
 	r->max_bytes = max_bytes;
 }
 
+/* Frees the partial-line buffer when it grew beyond LINE_BUF_KEEP_BYTES. */
 static void release_big_buffer(struct mcp_line_reader *r)
 {
 	if (r->cap > LINE_BUF_KEEP_BYTES) {

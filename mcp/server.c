@@ -27,6 +27,7 @@
 #include "mcp/mcp-private.h"
 
 #include <errno.h>
+#include <math.h>
 #include <pthread.h>
 #include <sodium.h>
 #include <stdarg.h>
@@ -159,6 +160,7 @@ static void id_text(json_t *id, char *buf, size_t buflen)
 		snprintf(buf, buflen, "null");
 }
 
+/* Whether revision version is than or newer (dates compare as strings). */
 static int version_at_least(const char *version, const char *than)
 {
 	return strcmp(version, than) >= 0;
@@ -275,6 +277,8 @@ out:
 
 /* ---- calls in flight ---------------------------------------------------- */
 
+/* The call in flight with request id id (borrowed), or NULL; 5 and "5"
+ * are different ids. */
 static struct inflight *find_inflight_locked(struct mcp_server *srv, json_t *id)
 {
 	struct inflight *inf;
@@ -286,6 +290,8 @@ static struct inflight *find_inflight_locked(struct mcp_server *srv, json_t *id)
 	return NULL;
 }
 
+/* Takes inf out of the list (its reference is the caller's to drop) and
+ * wakes mcp_server_drain() when the list becomes empty. */
 static void unlink_inflight_locked(struct mcp_server *srv, struct inflight *inf)
 {
 	struct inflight **pp;
@@ -329,7 +335,7 @@ static void on_call_progress(struct act_call *call, double progress, double tota
 	json_t *msg_text;
 	int live;
 
-	if (!inf->progress_token)
+	if (!inf->progress_token || !isfinite(progress))
 		return;
 	if (inf->sent_progress && !(progress > inf->last_progress))
 		return; /* MCP: progress must increase */
@@ -343,7 +349,7 @@ static void on_call_progress(struct act_call *call, double progress, double tota
 	params = json_object();
 	json_object_set(params, "progressToken", inf->progress_token);
 	json_object_set_new(params, "progress", json_real(progress));
-	if (total > 0)
+	if (isfinite(total) && total > 0)
 		json_object_set_new(params, "total", json_real(total));
 	if (message) {
 		msg_text = json_string(message);
@@ -394,6 +400,9 @@ static void on_call_done(struct act_call *call, json_t *result)
 
 /* ---- methods ------------------------------------------------------------ */
 
+/* initialize: negotiates the protocol revision (the client's when we
+ * speak it, else the latest), answers capabilities, serverInfo and
+ * instructions. Once per connection; the first thing a client sends. */
 static void handle_initialize(struct mcp_server *srv, struct mcp_msg *msg)
 {
 	json_t *requested = json_object_get(msg->params, "protocolVersion");
@@ -440,11 +449,14 @@ out:
 	return;
 }
 
+/* ping: an empty result, at any time. */
 static void handle_ping(struct mcp_server *srv, struct mcp_msg *msg)
 {
 	reply_result(srv, msg->id, json_object());
 }
 
+/* tools/list: every tool of the table, in one page; built once for the
+ * negotiated revision and reused. */
 static void handle_tools_list(struct mcp_server *srv, struct mcp_msg *msg)
 {
 	if (!srv->tools_list)
@@ -554,6 +566,7 @@ out:
 	return;
 }
 
+/* Whether uri is glassbox://artifact/ followed by 64 lowercase hex digits. */
 static int is_artifact_uri(const char *uri)
 {
 	size_t plen = strlen(ARTIFACT_URI_PREFIX);
@@ -601,6 +614,9 @@ out:
 	return item;
 }
 
+/* resources/read: an evidence artifact by its glassbox://artifact/<sha256>
+ * URI, read from the store on the front (a file read, no browser);
+ * unknown or malformed URIs are -32002 (resource not found). */
 static void handle_resources_read(struct mcp_server *srv, struct mcp_msg *msg)
 {
 	json_t *juri = json_object_get(msg->params, "uri");
@@ -658,12 +674,14 @@ out:
 	free(data);
 }
 
+/* resources/list: empty; artifacts are not listed but linked from results. */
 static void handle_resources_list(struct mcp_server *srv, struct mcp_msg *msg)
 {
 	/* artifacts are reached through the links in tool results */
 	reply_result(srv, msg->id, json_pack("{s:[]}", "resources"));
 }
 
+/* resources/templates/list: the shape of artifact URIs. */
 static void handle_resource_templates(struct mcp_server *srv, struct mcp_msg *msg)
 {
 	reply_result(srv, msg->id,
@@ -674,6 +692,8 @@ static void handle_resource_templates(struct mcp_server *srv, struct mcp_msg *ms
 	                       "sha256 of its content; tool results link to them"));
 }
 
+/* logging/setLevel: accepts a syslog level name and remembers it. Logs go
+ * to stderr only; no notifications/message are sent. */
 static void handle_set_level(struct mcp_server *srv, struct mcp_msg *msg)
 {
 	static const char *const levels[] = {"debug",    "info",  "notice", "warning", "error",
@@ -710,6 +730,9 @@ static const struct {
 	{"logging/setLevel", handle_set_level, 0},
 };
 
+/* Runs the handler of a request's method; before initialize only
+ * initialize and ping are served. Every path answers exactly once (tools/call
+ * possibly later, from the worker). */
 static void handle_request(struct mcp_server *srv, struct mcp_msg *msg)
 {
 	char text[96];
@@ -768,6 +791,7 @@ out:
 	return;
 }
 
+/* Notifications are never answered; unknown ones are ignored. */
 static void handle_notification(struct mcp_server *srv, struct mcp_msg *msg)
 {
 	char text[96];

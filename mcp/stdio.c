@@ -128,11 +128,13 @@ out:
 	return rc < 0 ? -1 : 0;
 }
 
+/* mcp_line_fn: one complete line to the server (user). */
 static void on_line(void *user, const char *line, size_t len)
 {
 	mcp_server_handle_line(user, line, len);
 }
 
+/* mcp_overflow_fn: a line over the ceiling: the server answers it. */
 static void on_overflow(void *user, size_t max_bytes)
 {
 	mcp_server_line_too_long(user, max_bytes);
