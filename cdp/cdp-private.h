@@ -133,6 +133,7 @@ struct cdp_skim {
 struct cdp_conn {
 	struct cdp_options opts; /* with defaults filled in */
 	enum cdp_state state;
+	int closing;             /* inside cdp_close() */
 	char endpoint[96];       /* host:port, for messages */
 	char close_reason[160];  /* why the connection closed or failed */
 
@@ -151,6 +152,7 @@ struct cdp_conn {
 	size_t ncalls;
 	struct cdp_out *out_head; /* written in order on CLIENT_WRITEABLE */
 	struct cdp_out *out_tail;
+	size_t nout;
 
 	struct cdp_listener *listeners;
 	int next_handle;

@@ -59,7 +59,8 @@ struct cdp_error {
 	char message[256];
 };
 
-/* Called for every event that matches a listener. Borrows params;
+/* Called for every event that matches a listener. Borrows params (and
+ * must not modify it: waiters may hold the same object);
  * session_id is "" for the browser session (never NULL). Runs on the
  * owning thread, inside whichever cdp_* call is servicing. A listener may
  * call cdp_send(), cdp_forget(), cdp_on(), cdp_off() (even on itself) and

@@ -24,6 +24,15 @@ static const struct lws_protocols cdp_protocols[] = {
 	{.name = NULL, .callback = NULL},
 };
 
+/* No websocket PING/PONG liveness: on loopback a dead browser closes the
+ * socket, and a hung one is caught by the deadline of the call waiting on
+ * it. (lws 4.1's default pings after 300 s idle and hangs up 10 s later,
+ * and an idle worker does not service its context in between.) */
+static const lws_retry_bo_t cdp_no_validity = {
+	.secs_since_valid_ping = 0,
+	.secs_since_valid_hangup = 0,
+};
+
 /* Frees every queued outgoing message. */
 static void cdp_out_free_all(struct cdp_conn *c)
 {
@@ -36,6 +45,7 @@ static void cdp_out_free_all(struct cdp_conn *c)
 		free(o);
 	}
 	c->out_tail = NULL;
+	c->nout = 0;
 }
 
 /* Marks c closed (idempotent): forgets the socket, drops unsent messages
@@ -47,7 +57,7 @@ void cdp_conn_closed(struct cdp_conn *c, const char *why)
 
 	if (c->state == CDP_STATE_CLOSED)
 		goto out;
-	if (c->state == CDP_STATE_OPEN)
+	if (c->state == CDP_STATE_OPEN && !c->closing)
 		GB_LOGI("cdp", "connection to %s closed: %s", c->endpoint, why);
 	c->state = CDP_STATE_CLOSED;
 	c->wsi = NULL;
@@ -71,6 +81,12 @@ int cdp_out_push(struct cdp_conn *c, char *buf, size_t len, uint64_t id)
 		rc = -CDP_ECLOSED;
 		goto out;
 	}
+	if (c->nout >= CDP_MAX_CALLS) {
+		GB_LOGE("cdp", "%zu messages wait to be written to %s: the browser is not reading",
+		        c->nout, c->endpoint);
+		rc = -CDP_ENOMEM;
+		goto out;
+	}
 	o = calloc(1, sizeof(*o));
 	if (!o) {
 		rc = -CDP_ENOMEM;
@@ -85,6 +101,7 @@ int cdp_out_push(struct cdp_conn *c, char *buf, size_t len, uint64_t id)
 	else
 		c->out_head = o;
 	c->out_tail = o;
+	c->nout++;
 	if (c->wsi)
 		lws_callback_on_writable(c->wsi);
 out:
@@ -106,6 +123,7 @@ static int cdp_out_write(struct cdp_conn *c, struct lws *wsi)
 	c->out_head = o->next;
 	if (!c->out_head)
 		c->out_tail = NULL;
+	c->nout--;
 	n = lws_write(wsi, (unsigned char *)o->buf + LWS_PRE, o->len, LWS_WRITE_TEXT);
 	if (n < 0 || (size_t)n < o->len) {
 		GB_LOGW("cdp", "write of call %llu to %s failed: closing", (unsigned long long)o->id,
@@ -323,6 +341,7 @@ int cdp_connect(const char *ws_url, const struct cdp_options *opts, struct cdp_c
 	cci.protocol = NULL;
 	cci.local_protocol_name = "cdp";
 	cci.pwsi = &c->wsi;
+	cci.retry_and_idle_policy = &cdp_no_validity;
 	if (!lws_client_connect_via_info(&cci) && c->state == CDP_STATE_CONNECTING)
 		cdp_conn_closed(c, "could not start the connection");
 
@@ -364,12 +383,13 @@ void cdp_close(struct cdp_conn *c)
 		GB_LOGE("cdp", "cdp_close() called from inside a listener or predicate: ignored");
 		goto out;
 	}
+	c->closing = 1; /* our own close: not worth an info line */
+	cdp_conn_closed(c, "closed by cdp_close()");
 	if (c->ctx) {
 		lws_sul_cancel(&c->deadline_sul);
-		lws_context_destroy(c->ctx); /* its close callbacks fail the calls */
+		lws_context_destroy(c->ctx); /* closes the socket */
 		c->ctx = NULL;
 	}
-	cdp_conn_closed(c, "closed by cdp_close()");
 	cdp_calls_free_all(c);
 	cdp_events_free_all(c);
 	gb_buf_free(&c->rx);

@@ -188,7 +188,7 @@ void cdp_message_rx(struct cdp_conn *c, const char *in, size_t len, int final)
 		c->rx.len = 0;
 	}
 	c->rx_total = len > SIZE_MAX - c->rx_total ? SIZE_MAX : c->rx_total + len;
-	if (!c->rx_skipping && gb_buf_append(&c->rx, in, len) < 0) {
+	if (!c->rx_skipping && len && gb_buf_append(&c->rx, in, len) < 0) {
 		GB_LOGW("cdp", "incoming message from %s passed %s: dropping it as it arrives",
 		        c->endpoint,
 		        c->rx_total > c->opts.max_frame_bytes ? "the size ceiling" : "free memory");
@@ -198,7 +198,7 @@ void cdp_message_rx(struct cdp_conn *c, const char *in, size_t len, int final)
 		gb_buf_free(&c->rx);
 		/* the bytes that did not fit are skimmed below */
 	}
-	if (c->rx_skipping)
+	if (c->rx_skipping && len)
 		cdp_skim_feed(&c->skim, in, len);
 	if (!final)
 		goto out;
