@@ -162,6 +162,11 @@ int act_press_key(struct act_ctx *ctx, const char *key, int modifiers);
 int act_type_text(struct act_ctx *ctx, const char *text, int slowly);
 int act_modifiers_from_json(json_t *arr);
 
+#ifdef GB_UNITTEST_BUILD
+int act_is_ref(const char *t);
+int act_lookup_key(const char *name, struct key_def *out, char *text, char *code);
+#endif
+
 /* observe.c */
 int act_observe_before(struct act_ctx *ctx);
 int act_observe_after(struct act_ctx *ctx);

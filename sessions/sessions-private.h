@@ -65,6 +65,13 @@ int sess_process_exited(struct sess *s, char *why, size_t whylen);
 void sess_kill_group(struct sess *s, int grace_ms);
 void sess_remove_tree(const char *dir);
 
+#ifdef GB_UNITTEST_BUILD
+const char *sess_default_chromium(void);
+int sess_build_argv(const struct sess_options *opt, const char *profile_dir, const char **args,
+                    char store[][2048], int nstore);
+int sess_parse_devtools_port(const char *text, char *url, size_t urllen);
+#endif
+
 /* targets.c */
 int sess_targets_start(struct sess *s);
 void sess_targets_stop(struct sess *s);

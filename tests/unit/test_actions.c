@@ -12,8 +12,6 @@
 
 #include <string.h>
 
-int act_is_ref(const char *t);
-int act_lookup_key(const char *name, struct key_def *out, char *text, char *code);
 
 static void test_refs_and_selectors(void **state)
 {

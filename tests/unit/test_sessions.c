@@ -20,9 +20,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-int sess_parse_devtools_port(const char *text, char *url, size_t urllen);
-int sess_build_argv(const struct sess_options *opt, const char *profile_dir, const char **args,
-                    char store[][2048], int nstore);
 
 static char run_dir[256];
 
