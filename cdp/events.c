@@ -17,11 +17,8 @@
 static int cdp_filter_matches(const char *want_session, const char *want_method,
                               const char *session_id, const char *method)
 {
-	if (want_session && strcmp(want_session, session_id))
-		return 0;
-	if (want_method && strcmp(want_method, method))
-		return 0;
-	return 1;
+	return (!want_session || !strcmp(want_session, session_id)) &&
+	       (!want_method || !strcmp(want_method, method));
 }
 
 /* strdup that keeps NULL as NULL; *ok becomes 0 when memory ran out. */

@@ -28,9 +28,9 @@ static void cdp_skim_string_start(struct cdp_skim *s)
 {
 	s->in_string = 1;
 	s->capture = CDP_SKIM_NONE;
-	if (s->depth != 1)
-		return;
-	if (s->want_key) {
+	if (s->depth != 1) {
+		/* nested: not ours */
+	} else if (s->want_key) {
 		s->capture = CDP_SKIM_OTHER; /* the member name */
 		s->key_len = 0;
 		s->key_invalid = 0;
@@ -127,21 +127,23 @@ static void cdp_skim_string_end(struct cdp_skim *s)
 static int cdp_skim_number(struct cdp_skim *s, char ch)
 {
 	unsigned d;
+	int digit = ch >= '0' && ch <= '9';
 
-	if (ch >= '0' && ch <= '9') {
+	if (digit) {
 		d = (unsigned)(ch - '0');
 		if (s->id > (UINT64_C(0x7fffffffffffffff) - d) / 10)
 			s->id_state = CDP_SKIM_INVALID;
 		else if (s->id_state == CDP_SKIM_READING)
 			s->id = s->id * 10 + d;
-		return 1;
+		goto out;
 	}
 	s->in_number = 0;
 	if (ch == '.' || ch == 'e' || ch == 'E' || ch == '+' || ch == '-')
 		s->id_state = CDP_SKIM_INVALID;
 	else if (s->id_state == CDP_SKIM_READING)
 		s->id_state = CDP_SKIM_COMPLETE;
-	return 0;
+out:
+	return digit;
 }
 
 /* A byte outside strings: structure, separators, the start of "id". */
