@@ -146,7 +146,8 @@ int cdp_service(struct cdp_conn *c, int timeout_ms, cdp_done_fn done, void *user
 
 /* Thread-safe: wakes the owning thread out of a wait (used after raising
  * the cancel flag). The only function that may be called from another
- * thread. */
+ * thread; the caller must make sure c is not being closed meanwhile (hold
+ * a reference on whatever owns it). */
 void cdp_wake(struct cdp_conn *c);
 
 /* Human-readable name of an error code. */
