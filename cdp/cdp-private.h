@@ -166,7 +166,6 @@ struct cdp_conn {
 	int rx_skipping;  /* over the ceiling: bytes go to the skim, not rx */
 	size_t rx_total;  /* bytes of the current message so far */
 	struct cdp_skim skim;
-	unsigned long rx_messages; /* complete messages seen */
 };
 
 /* 1 inside the wait loop or an event dispatch: waits and cdp_close()

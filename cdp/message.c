@@ -105,7 +105,6 @@ UNITTEST int cdp_message_handle(struct cdp_conn *c, const char *data, size_t len
 	const char *why = NULL;
 	int rc = -CDP_EBADMSG;
 
-	c->rx_messages++;
 	msg = json_loadb(data, len, JSON_REJECT_DUPLICATES, &jerr);
 	if (!msg) {
 		why = "not valid JSON";
