@@ -56,35 +56,51 @@ int act_modifiers_from_json(json_t *arr)
 	return m;
 }
 
+/* cdp_service() stop condition for input: every reply is in, or a
+ * dialog opened (it blocks the page, and with it the remaining replies). */
+struct input_wait {
+	struct act_ctx *ctx;
+	const uint64_t *ids;
+	size_t n;
+};
+
+static int input_done(void *user)
+{
+	struct input_wait *w = user;
+	size_t i;
+
+	if (w->ctx->rec.dialog_opened || sess_page_dialog(w->ctx->page))
+		return 1;
+	for (i = 0; i < w->n; i++)
+		if (!cdp_reply_ready(w->ctx->cdp, w->ids[i]))
+			return 0;
+	return 1;
+}
+
 /* Awaits the replies of ids[0..n); stops early when a dialog opened. */
 static int await_input(struct act_ctx *ctx, const uint64_t *ids, size_t n, const char *doing)
 {
+	struct input_wait w = {ctx, ids, n};
 	struct cdp_error err = {0};
 	size_t i;
-	int rc = 0;
+	int rc;
 
-	for (i = 0; i < n; i++) {
-		for (;;) {
-			rc = cdp_await(ctx->cdp, ids[i], 50, NULL, &err);
-			if (rc != -CDP_ETIMEOUT)
-				break;
-			if (ctx->rec.dialog_opened || sess_page_dialog(ctx->page) ||
-			    act_left_ms(ctx) <= 1) {
-				for (; i < n; i++)
-					cdp_forget(ctx->cdp, ids[i]);
-				return ctx->rec.dialog_opened || sess_page_dialog(ctx->page)
-				           ? 0
-				           : act_fail(ctx, "timeout", "timed out while %s", doing);
-			}
-		}
-		if (rc < 0) {
-			for (i++; i < n; i++)
-				cdp_forget(ctx->cdp, ids[i]);
-			if (rc == -CDP_EPROTOCOL)
-				return act_fail(ctx, "browser_error", "failed while %s: %s", doing, err.message);
-			return act_cdp(ctx, NULL, "Browser.getVersion", NULL, NULL, doing);
-		}
+	rc = cdp_service(ctx->cdp, act_left_ms(ctx), input_done, &w);
+	if (rc == 0 && !(ctx->rec.dialog_opened || sess_page_dialog(ctx->page))) {
+		for (i = 0; i < n && rc == 0; i++)
+			rc = cdp_await(ctx->cdp, ids[i], act_left_ms(ctx), NULL, &err);
+		for (; i < n; i++)
+			cdp_forget(ctx->cdp, ids[i]);
+		if (rc == -CDP_EPROTOCOL)
+			return act_fail(ctx, "browser_error", "failed while %s: %s", doing, err.message);
+	} else {
+		for (i = 0; i < n; i++)
+			cdp_forget(ctx->cdp, ids[i]);
 	}
+	if (rc == -CDP_ETIMEOUT)
+		return act_fail(ctx, "timeout", "timed out while %s", doing);
+	if (rc < 0)
+		return act_cdp(ctx, NULL, "Browser.getVersion", NULL, NULL, doing);
 	return 0;
 }
 

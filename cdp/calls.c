@@ -301,3 +301,12 @@ void cdp_forget(struct cdp_conn *c, uint64_t id)
 out:
 	return;
 }
+
+/* 1 when call id has its reply (or failed) and can be awaited without
+ * waiting; 0 while it is pending or unknown. */
+int cdp_reply_ready(struct cdp_conn *c, uint64_t id)
+{
+	struct cdp_call *call = c ? cdp_calls_find(c, id) : NULL;
+
+	return call && call->done;
+}

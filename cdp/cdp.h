@@ -106,6 +106,12 @@ int cdp_send(struct cdp_conn *c, const char *session_id, const char *method, jso
 int cdp_await(struct cdp_conn *c, uint64_t id, int timeout_ms, json_t **result,
               struct cdp_error *err);
 
+/* 1 when the reply to id has arrived (or the call failed), so that
+ * cdp_await() returns at once; 0 while pending or unknown. Lets a caller
+ * service the connection with its own stop condition (cdp_service) and
+ * collect the reply afterwards. */
+int cdp_reply_ready(struct cdp_conn *c, uint64_t id);
+
 /* Drops interest in a pending or arrived reply (e.g. fire-and-forget). */
 void cdp_forget(struct cdp_conn *c, uint64_t id);
 

@@ -6,6 +6,7 @@
 
 #include "common/log.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -279,6 +280,27 @@ out:
 	return rc;
 }
 
+/* libwebsockets' own messages, routed into glassbox's log. */
+static void lws_log_to_gb(int level, const char *line)
+{
+	char msg[512];
+	size_t n;
+
+	snprintf(msg, sizeof(msg), "%s", line);
+	n = strlen(msg);
+	while (n && (msg[n - 1] == '\n' || msg[n - 1] == '\r'))
+		msg[--n] = '\0';
+	if (level & LLL_ERR)
+		GB_LOGW("lws", "%s", msg);
+	else
+		GB_LOGD("lws", "%s", msg);
+}
+
+static void lws_log_setup(void)
+{
+	lws_set_log_level(LLL_ERR | LLL_WARN, lws_log_to_gb);
+}
+
 /* Connects to ws_url and completes the websocket handshake within
  * opts->connect_timeout_ms; see cdp.h. Returns 0, -CDP_EINVAL (bad URL),
  * -CDP_ECONNECT, -CDP_ECANCELLED or -CDP_ENOMEM, with the reason in err.
@@ -305,6 +327,11 @@ int cdp_connect(const char *ws_url, const struct cdp_options *opts, struct cdp_c
 	rc = cdp_parse_ws_url(ws_url, host, sizeof(host), &port, path, sizeof(path), err);
 	if (rc < 0)
 		goto out;
+	{
+		static pthread_once_t log_once = PTHREAD_ONCE_INIT;
+
+		pthread_once(&log_once, lws_log_setup);
+	}
 	rc = cdp_conn_new(opts, &c);
 	if (rc < 0) {
 		cdp_err_set(err, 0, "out of memory");
