@@ -30,6 +30,7 @@ struct act_session {
 	int viewport_width;
 	int viewport_height;
 	int action_timeout_ms;
+	struct act_pool *pool;     /* borrowed */
 
 	pthread_t thread;
 	pthread_mutex_t lock;
@@ -114,6 +115,9 @@ struct act_tool_impl {
 };
 
 const struct act_tool_impl *act_impl_find(const char *name);
+
+/* session.c */
+struct sess *act_pool_take(struct act_session *s, int wait_ms);
 
 /* pipeline.c */
 void act_run_call(struct act_session *as, struct act_call *call);

@@ -162,7 +162,8 @@ static int ensure_browser(struct act_ctx *ctx)
 		opt.viewport_height = as->viewport_height;
 		opt.host_resolver_rules = as->host_resolver_rules;
 		opt.cancel_flag = &as->cancel_flag;
-		if (sess_launch(&opt, &as->sess, err, sizeof(err)) < 0)
+		as->sess = act_pool_take(as, 20000);
+		if (!as->sess && sess_launch(&opt, &as->sess, err, sizeof(err)) < 0)
 			return act_fail(ctx, "launch_failed", "cannot start the browser: %s", err);
 		act_snapshot_clear(&as->refs);
 		pthread_mutex_lock(&as->lock);

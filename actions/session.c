@@ -91,6 +91,7 @@ int act_session_new(const struct act_config *cfg, struct act_session **out, char
 	s->viewport_width = cfg->viewport_width > 0 ? cfg->viewport_width : 1280;
 	s->viewport_height = cfg->viewport_height > 0 ? cfg->viewport_height : 720;
 	s->action_timeout_ms = cfg->action_timeout_ms > 0 ? cfg->action_timeout_ms : 30000;
+	s->pool = cfg->pool;
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_cond_init(&s->cond, NULL);
 	if (mkdir(s->data_dir, 0700) != 0 && errno != EEXIST) {
@@ -173,6 +174,53 @@ void act_session_free(struct act_session *s)
 	free(s->chromium_path);
 	free(s->host_resolver_rules);
 	free(s);
+}
+
+struct act_pool {
+	struct sess_pool *sessions;
+	char run_dir[4096];
+};
+
+int act_pool_start(const struct act_config *cfg, size_t size, unsigned max_launches,
+                   struct act_pool **out)
+{
+	struct sess_options opt = {0};
+	struct act_pool *p;
+
+	*out = NULL;
+	if (size == 0)
+		return 0;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -1;
+	snprintf(p->run_dir, sizeof(p->run_dir), "%s/run", cfg->data_dir);
+	mkdir(cfg->data_dir, 0700);
+	opt.run_dir = p->run_dir;
+	opt.chromium_path = cfg->chromium_path;
+	opt.headed = !cfg->headless;
+	opt.viewport_width = cfg->viewport_width;
+	opt.viewport_height = cfg->viewport_height;
+	opt.host_resolver_rules = cfg->host_resolver_rules;
+	if (sess_pool_start(&opt, size, max_launches, &p->sessions) < 0) {
+		free(p);
+		return -1;
+	}
+	*out = p;
+	return 0;
+}
+
+void act_pool_stop(struct act_pool *p)
+{
+	if (!p)
+		return;
+	sess_pool_stop(p->sessions);
+	free(p);
+}
+
+/* A ready browser from the session's pool, or NULL. Worker thread. */
+struct sess *act_pool_take(struct act_session *s, int wait_ms)
+{
+	return s->pool ? sess_pool_take(s->pool->sessions, &s->cancel_flag, wait_ms) : NULL;
 }
 
 int act_session_read_artifact(struct act_session *s, const char *uri, unsigned char **data,

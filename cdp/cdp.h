@@ -82,6 +82,10 @@ int cdp_connect(const char *ws_url, const struct cdp_options *opts, struct cdp_c
  * a no-op. */
 void cdp_close(struct cdp_conn *c);
 
+/* Points waits at another cancel flag (NULL: none), for a connection
+ * handed to a new owning thread; called by the new owner. */
+void cdp_set_cancel_flag(struct cdp_conn *c, const volatile int *cancel_flag);
+
 /* 1 while the websocket is open, 0 once it closed for any reason. */
 int cdp_is_open(const struct cdp_conn *c);
 

@@ -438,3 +438,12 @@ void cdp_wake(struct cdp_conn *c)
 	if (c && c->ctx)
 		lws_cancel_service(c->ctx);
 }
+
+/* Points the connection's waits at another cancel flag (NULL: none);
+ * for a connection handed from one owning thread to another. Must be
+ * called by the new owner before it waits. */
+void cdp_set_cancel_flag(struct cdp_conn *c, const volatile int *cancel_flag)
+{
+	if (c)
+		c->opts.cancel_flag = cancel_flag;
+}

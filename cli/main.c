@@ -23,6 +23,7 @@ struct cli_opts {
 	const char *chromium;
 	const char *resolver_rules;
 	int headed;
+	int warm_pool;
 };
 
 static void usage(FILE *out)
@@ -40,7 +41,9 @@ static void usage(FILE *out)
 	        "                            else $XDG_DATA_HOME/glassbox or ~/.local/share/glassbox)\n"
 	        "  --chromium PATH           the Chromium binary (default /usr/lib/chromium/chromium)\n"
 	        "  --host-resolver-rules R   Chromium resolver rules, e.g. \"MAP shop.test 127.0.0.1\"\n"
-	        "  --headed                  show the browser window (needs a display)\n");
+	        "  --headed                  show the browser window (needs a display)\n"
+	        "  --warm-pool N             browsers launched ahead of the first call (mcp: default 1,\n"
+	        "                            0 to launch on demand)\n");
 }
 
 /* Picks the data dir: flag, then environment, then the XDG default. */
@@ -64,6 +67,7 @@ static int parse_opts(int argc, char **argv, struct cli_opts *o)
 	int i;
 
 	memset(o, 0, sizeof(*o));
+	o->warm_pool = 1;
 	default_data_dir(o);
 	if (getenv("GLASSBOX_CHROMIUM"))
 		o->chromium = getenv("GLASSBOX_CHROMIUM");
@@ -81,6 +85,9 @@ static int parse_opts(int argc, char **argv, struct cli_opts *o)
 			i++;
 		} else if (!strcmp(a, "--host-resolver-rules") && v) {
 			o->resolver_rules = v;
+			i++;
+		} else if (!strcmp(a, "--warm-pool") && v) {
+			o->warm_pool = atoi(v);
 			i++;
 		} else if (!strcmp(a, "--headed")) {
 			o->headed = 1;
@@ -125,7 +132,9 @@ static void fill_config(const struct cli_opts *o, struct act_config *cfg)
 
 static int cmd_mcp(const struct cli_opts *o)
 {
+	struct act_pool *pool = NULL;
 	struct act_config cfg;
+	int rc;
 
 	if (make_dirs(o->data_dir) < 0) {
 		fprintf(stderr, "glassbox: cannot create the data dir %s: %s\n", o->data_dir,
@@ -133,8 +142,15 @@ static int cmd_mcp(const struct cli_opts *o)
 		return 1;
 	}
 	fill_config(o, &cfg);
+	/* one session per stdio server: launch its browser while the client
+	 * is still initializing */
+	if (o->warm_pool > 0 && act_pool_start(&cfg, 1, (unsigned)o->warm_pool, &pool) < 0)
+		GB_LOGW("cli", "cannot start the warm pool: browsers will launch on demand");
+	cfg.pool = pool;
 	GB_LOGI("cli", "MCP over stdio; data dir %s", o->data_dir);
-	return mcp_stdio_serve(&cfg, STDIN_FILENO, STDOUT_FILENO) == 0 ? 0 : 1;
+	rc = mcp_stdio_serve(&cfg, STDIN_FILENO, STDOUT_FILENO) == 0 ? 0 : 1;
+	act_pool_stop(pool);
+	return rc;
 }
 
 static int cmd_init(const struct cli_opts *o)

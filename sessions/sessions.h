@@ -127,4 +127,28 @@ unsigned sess_page_dialogs_seen(const struct sess_page *p);
  * or NULL when the frame lives in its page's own session. */
 const char *sess_frame_session(struct sess *s, const char *frame_id);
 
+/* ---- warm pool ----------------------------------------------------------
+ * Pre-launched browsers for sessions that need nothing special at launch.
+ * Thread-safe. */
+struct sess_pool;
+
+/* Starts a pool thread that keeps `size` READY sessions launched with opt
+ * (copied; on_target and extra_args are not used), launching at most
+ * max_launches in all (0: refill forever; 1: a single pre-launch, as a
+ * one-session stdio server wants). size 0: *out = NULL, no pool.
+ * Returns 0 or -1. */
+int sess_pool_start(const struct sess_options *opt, size_t size, unsigned max_launches,
+                    struct sess_pool **out);
+
+/* Hands over a READY session (the caller's thread now drives it; its
+ * waits watch cancel_flag), waiting up to wait_ms for a launch in
+ * progress; NULL when none is ready (launch one yourself). */
+struct sess *sess_pool_take(struct sess_pool *p, const volatile int *cancel_flag, int wait_ms);
+
+/* Number of ready sessions. */
+size_t sess_pool_ready(struct sess_pool *p);
+
+/* Stops the pool thread and closes the ready sessions (zero residue). */
+void sess_pool_stop(struct sess_pool *p);
+
 #endif

@@ -1,0 +1,192 @@
+/*
+ * pool.c - a warm pool of pre-launched browsers, so that a new session's
+ * first action does not wait for Chromium to start.
+ *
+ * Design: one pool thread keeps up to `size` READY sessions, launching
+ * one at a time in the background. sess_pool_take() hands a ready session
+ * to the caller's thread, which becomes its only driver (the pool thread
+ * never touches a session after handing it over), and wakes the pool
+ * thread to launch a replacement. Pooled browsers are launched with the
+ * pool's options, so only sessions that need nothing else (no profile, no
+ * per-session proxy) may take one. Sessions found dead in the pool are
+ * closed and replaced.
+ */
+#include "sessions/sessions-private.h"
+
+#include "cdp/cdp.h"
+#include "common/log.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct sess_pool {
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct sess_options opt;   /* immutable after start */
+	char *run_dir;
+	char *chromium_path;
+	char *host_resolver_rules;
+	struct sess **ready;       /* {lock} */
+	size_t n_ready;            /* {lock} */
+	size_t size;
+	unsigned max_launches;     /* 0: refill forever */
+	int stopping;              /* {lock} */
+	volatile int cancel;       /* raised on stop to abort a launch */
+	unsigned launched;         /* {lock} */
+	unsigned failures;         /* {lock} consecutive launch failures */
+};
+
+static void *pool_main(void *arg)
+{
+	struct sess_pool *p = arg;
+	char err[512];
+
+	pthread_mutex_lock(&p->lock);
+	for (;;) {
+		struct sess *s = NULL;
+		int rc;
+
+		while (!p->stopping && (p->n_ready >= p->size ||
+		                        (p->max_launches && p->launched >= p->max_launches)))
+			pthread_cond_wait(&p->cond, &p->lock);
+		if (p->stopping)
+			break;
+		pthread_mutex_unlock(&p->lock);
+		rc = sess_launch(&p->opt, &s, err, sizeof(err));
+		if (rc == 0)
+			cdp_set_cancel_flag(sess_cdp(s), NULL);
+		pthread_mutex_lock(&p->lock);
+		if (rc < 0) {
+			GB_LOGW("sessions", "warm pool: %s", err);
+			/* back off so a broken setup does not spin */
+			if (++p->failures >= 3)
+				break;
+			continue;
+		}
+		p->failures = 0;
+		p->launched++;
+		if (p->stopping) {
+			pthread_mutex_unlock(&p->lock);
+			sess_close(s);
+			pthread_mutex_lock(&p->lock);
+			break;
+		}
+		p->ready[p->n_ready++] = s;
+		pthread_cond_broadcast(&p->cond);
+	}
+	pthread_mutex_unlock(&p->lock);
+	return NULL;
+}
+
+int sess_pool_start(const struct sess_options *opt, size_t size, unsigned max_launches,
+                    struct sess_pool **out)
+{
+	struct sess_pool *p;
+
+	*out = NULL;
+	if (size == 0)
+		return 0;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -1;
+	p->ready = calloc(size, sizeof(*p->ready));
+	p->run_dir = strdup(opt->run_dir);
+	p->chromium_path = opt->chromium_path ? strdup(opt->chromium_path) : NULL;
+	p->host_resolver_rules = opt->host_resolver_rules ? strdup(opt->host_resolver_rules) : NULL;
+	p->opt = *opt;
+	p->opt.run_dir = p->run_dir;
+	p->opt.chromium_path = p->chromium_path;
+	p->opt.host_resolver_rules = p->host_resolver_rules;
+	p->opt.cancel_flag = &p->cancel;
+	p->opt.on_target = NULL;
+	p->opt.extra_args = NULL;
+	p->size = size;
+	p->max_launches = max_launches;
+	pthread_mutex_init(&p->lock, NULL);
+	pthread_cond_init(&p->cond, NULL);
+	if (!p->ready || pthread_create(&p->thread, NULL, pool_main, p) != 0) {
+		free(p->ready);
+		free(p->run_dir);
+		free(p->chromium_path);
+		free(p->host_resolver_rules);
+		free(p);
+		return -1;
+	}
+	*out = p;
+	return 0;
+}
+
+struct sess *sess_pool_take(struct sess_pool *p, const volatile int *cancel_flag, int wait_ms)
+{
+	struct sess *s = NULL;
+	struct timespec until;
+
+	if (!p)
+		return NULL;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += wait_ms / 1000;
+	until.tv_nsec += (long)(wait_ms % 1000) * 1000000L;
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&p->lock);
+	for (;;) {
+		while (p->n_ready > 0 && !s) {
+			s = p->ready[--p->n_ready];
+			if (sess_check_alive(s) < 0) {
+				pthread_mutex_unlock(&p->lock);
+				sess_close(s);
+				pthread_mutex_lock(&p->lock);
+				s = NULL;
+			}
+		}
+		/* a launch in progress finishes sooner than a new one */
+		if (s || wait_ms <= 0 || p->stopping || p->failures >= 3 ||
+		    (p->max_launches && p->launched >= p->max_launches && !p->n_ready) ||
+		    pthread_cond_timedwait(&p->cond, &p->lock, &until) != 0)
+			break;
+	}
+	pthread_cond_broadcast(&p->cond);
+	pthread_mutex_unlock(&p->lock);
+	if (s)
+		cdp_set_cancel_flag(sess_cdp(s), cancel_flag);
+	return s;
+}
+
+void sess_pool_stop(struct sess_pool *p)
+{
+	size_t i;
+
+	if (!p)
+		return;
+	pthread_mutex_lock(&p->lock);
+	p->stopping = 1;
+	p->cancel = 1;
+	pthread_cond_broadcast(&p->cond);
+	pthread_mutex_unlock(&p->lock);
+	pthread_join(p->thread, NULL);
+	for (i = 0; i < p->n_ready; i++)
+		sess_close(p->ready[i]);
+	pthread_mutex_destroy(&p->lock);
+	pthread_cond_destroy(&p->cond);
+	free(p->ready);
+	free(p->run_dir);
+	free(p->chromium_path);
+	free(p->host_resolver_rules);
+	free(p);
+}
+
+size_t sess_pool_ready(struct sess_pool *p)
+{
+	size_t n;
+
+	if (!p)
+		return 0;
+	pthread_mutex_lock(&p->lock);
+	n = p->n_ready;
+	pthread_mutex_unlock(&p->lock);
+	return n;
+}
