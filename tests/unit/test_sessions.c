@@ -191,6 +191,46 @@ static void test_bad_chromium_path_is_a_clear_error(void **state)
 	assert_true(dir_is_empty(run_dir));
 }
 
+static void test_warm_pool_hands_over_a_ready_browser(void **state)
+{
+	struct sess_options opt = {.run_dir = run_dir};
+	struct sess_pool *pool = NULL;
+	volatile int cancel = 0;
+	struct sess *s;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(sess_pool_start(&opt, 1, 1, &pool), 0);
+	assert_non_null(pool);
+	s = sess_pool_take(pool, &cancel, 20000);
+	assert_non_null(s);
+	assert_int_equal(sess_get_state(s), SESS_READY);
+	assert_int_equal(sess_check_alive(s), 0);
+	/* the taker drives it now */
+	assert_int_equal(sess_new_page(s, err, sizeof(err)), 0);
+	/* one launch only: nothing more comes */
+	assert_null(sess_pool_take(pool, &cancel, 1000));
+	sess_close(s);
+	sess_pool_stop(pool);
+	assert_true(dir_is_empty(run_dir));
+}
+
+static void test_warm_pool_stop_closes_what_it_holds(void **state)
+{
+	struct sess_options opt = {.run_dir = run_dir};
+	struct sess_pool *pool = NULL;
+	int i;
+
+	(void)state;
+	assert_int_equal(sess_pool_start(&opt, 1, 0, &pool), 0);
+	for (i = 0; i < 400 && sess_pool_ready(pool) == 0; i++)
+		usleep(50000);
+	assert_int_equal(sess_pool_ready(pool), 1);
+	sess_pool_stop(pool);
+	assert_int_equal(count_processes_with(run_dir), 0);
+	assert_true(dir_is_empty(run_dir));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -199,6 +239,8 @@ int main(void)
 		cmocka_unit_test(test_launch_ready_close_leaves_nothing),
 		cmocka_unit_test(test_killed_browser_fails_with_reason),
 		cmocka_unit_test(test_bad_chromium_path_is_a_clear_error),
+		cmocka_unit_test(test_warm_pool_hands_over_a_ready_browser),
+		cmocka_unit_test(test_warm_pool_stop_closes_what_it_holds),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
