@@ -5,7 +5,14 @@
 #ifndef GB_EVIDENCE_PRIVATE_H
 #define GB_EVIDENCE_PRIVATE_H
 
+#include "common/unittest.h"
+
+#include <jansson.h>
 #include <stddef.h>
+#include <stdint.h>
+
+struct evid_store;
+struct evid_audit;
 
 /* Largest metadata record read back or written, bytes. */
 #define EVID_MAX_META_BYTES (1024u * 1024u)
@@ -58,5 +65,181 @@ int evid_fs_publish_new(const char *tmp, const char *final, const char *dir, cha
  * -EVID_ENOENT, -EVID_EIO (with reason), or -EVID_ENOMEM. */
 int evid_fs_read_file(const char *path, size_t max_bytes, unsigned char **out, size_t *len,
                       char *err, size_t errlen);
+
+/* ---- canonical JSON and the Ed25519 key pair (audit_record.c, keys.c) ---- */
+
+struct evid_index;
+
+/* The canonical text of j: JSON_COMPACT | JSON_SORT_KEYS, malloc'd (NULL
+ * when out of memory). Hashes and signatures are computed over it. */
+char *evid_json_canonical(const json_t *j);
+
+/* The key pair the audit trail signs with. */
+struct evid_keypair {
+	unsigned char pk[32];
+	unsigned char sk[64];
+	char key_id[17];
+};
+
+/* Loads DATA/keys/audit.key, creating the pair on first use (two processes
+ * racing agree on one), and (re)writes DATA/keys/audit.pub. Refuses a key
+ * file readable by others. */
+int evid_keys_load_or_create(const char *data_dir, struct evid_keypair *kp, char *err,
+                             size_t errlen);
+
+/* The first 8 bytes of sha256(pk) as 16 hex digits. */
+void evid_key_id(const unsigned char pk[32], char key_id[17]);
+
+/* ---- audit records (audit_record.c) ------------------------------------- */
+
+#define EVID_ZERO_HASH "0000000000000000000000000000000000000000000000000000000000000000"
+
+/* A parsed record line; members borrow from rec. */
+struct evid_record {
+	json_t *rec; /* owned */
+	uint64_t seq;
+	const char *time;
+	const char *tenant;
+	const char *kind;
+	const char *session;   /* NULL when null */
+	const char *operation; /* NULL when null */
+	json_t *body;
+	json_t *artifacts;
+	const char *prev_hash;
+	const char *key_id;
+	const char *hash;
+	const char *sig;
+};
+
+/* Parses one line (without its '\n') and checks every member's type and
+ * that the line is in canonical form. 0, or -1 with why. */
+int evid_record_parse(const char *line, size_t len, struct evid_record *r, char *why,
+                      size_t whylen);
+
+void evid_record_free(struct evid_record *r);
+
+/* sha256 hex of the canonical JSON of rec without hash and sig; the
+ * signature input (the same canonical bytes) is returned in *signed_text
+ * when not NULL (malloc'd). 0 or -1 (out of memory). */
+int evid_record_digest(json_t *rec, char hash[65], char **signed_text);
+
+/* 1 when sig (base64) is pk's Ed25519 signature of text. */
+int evid_sig_verify(const char *sig_b64, const char *text, const unsigned char pk[32]);
+
+/* Signs text with kp into sig_b64 (at least 100 bytes). */
+void evid_sig_make(const struct evid_keypair *kp, const char *text, char *sig_b64, size_t len);
+
+/* ---- audit files (audit_files.c) ---------------------------------------- */
+
+#define EVID_DAY_NAME_BYTES 32 /* "YYYY-MM-DD.jsonl" + NUL, with room */
+
+/* DATA/tenants/<tenant>/audit into buf; -EVID_EINVAL for a bad tenant or
+ * a path too long (err says which). */
+int evid_audit_dir_path(const char *data_dir, const char *tenant, char *buf, size_t buflen,
+                        char *err, size_t errlen);
+
+/* 1 when name is "YYYY-MM-DD.jsonl". */
+int evid_is_day_file(const char *name);
+
+/* The day files in dir, sorted (oldest first), into a malloc'd array.
+ * A missing dir gives -EVID_ENOENT. */
+int evid_audit_list_days(const char *dir, char (**names)[EVID_DAY_NAME_BYTES], size_t *n,
+                         char *err, size_t errlen);
+
+/* Called for each line of a file: line (not NUL-terminated, without
+ * '\n'), its 1-based number, complete (ended by '\n'), too_long (longer
+ * than EVID_AUDIT_MAX_RECORD_BYTES: line then holds a prefix). Non-zero
+ * stops the reading and is returned. */
+typedef int (*evid_line_cb)(const char *line, size_t len, unsigned long lineno, int complete,
+                            int too_long, void *user);
+
+/* Reads path line by line with a bounded buffer. Returns 0, what cb
+ * returned, or a negative evid_err with err. */
+int evid_read_lines(const char *path, evid_line_cb cb, void *user, char *err, size_t errlen);
+
+/* Takes a shared flock on dir/.lock when it exists (readers); returns the
+ * fd to close, or -1 when there is no lock file. */
+int evid_audit_lock_shared(const char *dir);
+
+/* Path of an artifact (valid: artifacts/, else invalid/). */
+int evid_artifact_path(const char *data_dir, const char *tenant, int valid, const char *sha256,
+                       char *buf, size_t buflen);
+
+/* Reads an artifact and checks that it hashes to sha256: 0, -EVID_ENOENT
+ * (missing), -EVID_EIO with "changed" in err when it does not match. */
+int evid_artifact_load(const char *data_dir, const char *tenant, int valid, const char *sha256,
+                       unsigned char **data, size_t *len, char *err, size_t errlen);
+
+/* ---- the signed head (audit_record.c) ----------------------------------- */
+
+struct evid_head {
+	uint64_t seq;
+	char hash[65];
+	char key_id[17];
+};
+
+/* Reads and checks DATA/.../audit/head.json: 0, -EVID_ENOENT, or
+ * -EVID_EIO with why (bad signature, not JSON). pk NULL: no signature
+ * check. */
+int evid_head_read(const char *dir, const unsigned char *pk, struct evid_head *h, char *why,
+                   size_t whylen);
+
+/* Writes head.json atomically, signed with kp. */
+int evid_head_write(const char *dir, const char *tenant, const struct evid_keypair *kp,
+                    uint64_t seq, const char *hash, char *err, size_t errlen);
+
+/* ---- store internals shared with the audit side ------------------------- */
+
+/* Probes that dir can be written (a temp file written, fsynced, removed)
+ * and that its file system has min_free_bytes available. */
+int evid_fs_check_writable(const char *dir, unsigned long long min_free_bytes, char *err,
+                           size_t errlen);
+
+/* The index the store records into (NULL when it has none). */
+struct evid_index *evid_store_index(struct evid_store *s);
+
+/* The store's data dir. */
+const char *evid_store_data_dir(const struct evid_store *s);
+
+/* ---- the audit handle internals (audit.c) ------------------------------- */
+
+struct evid_audit_entry;
+struct evid_audit_receipt;
+
+/* The data dir and key pair of a handle. */
+const char *evid_audit_data_dir(const struct evid_audit *a);
+
+/* Runs fn with tenant's log locked (mutex and flock) and its tail loaded;
+ * fn may call evid_audit_append_locked(). */
+typedef int (*evid_audit_locked_fn)(struct evid_audit *a, const char *tenant, void *user,
+                                    char *err, size_t errlen);
+int evid_audit_with_lock(struct evid_audit *a, const char *tenant, evid_audit_locked_fn fn,
+                         void *user, char *err, size_t errlen);
+
+/* Appends with the tenant's lock held (inside evid_audit_with_lock());
+ * allow_purge lets kind "purge" through. */
+int evid_audit_append_locked(struct evid_audit *a, const struct evid_audit_entry *e,
+                             int allow_purge, struct evid_audit_receipt *receipt, char *err,
+                             size_t errlen);
+
+/* Seconds since the epoch as the audit trail sees it (the real clock, or
+ * a test's). */
+int64_t evid_audit_now(const struct evid_audit *a);
+
+/* "YYYY-MM-DD" of a UTC time into buf (at least 11 bytes). */
+void evid_day_of(int64_t t, char *buf, size_t buflen);
+
+/* ---- HTML (html.c) ------------------------------------------------------ */
+
+struct gb_buf;
+
+/* Appends s[0..len) HTML-escaped (& < > " ' and control characters);
+ * invalid UTF-8 becomes U+FFFD. */
+int evid_html_escape(struct gb_buf *b, const char *s, size_t len);
+
+#ifdef GB_UNITTEST_BUILD
+/* audit.c: replaces the clock (NULL: the real one) */
+void evid_audit_set_clock(struct evid_audit *a, int64_t (*now)(void));
+#endif
 
 #endif

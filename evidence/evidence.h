@@ -157,4 +157,97 @@ int evid_store_read(struct evid_store *s, const char *tenant, const char *sha256
 
 const char *evid_strerror(int err);
 
+/* ---- artifact kinds ------------------------------------------------------ */
+
+#define EVID_KIND_SCREENSHOT "screenshot"                     /* image/png, after the action */
+#define EVID_KIND_ANNOTATED "annotated_screenshot"            /* image/png, box + click point */
+#define EVID_KIND_SNAPSHOT "snapshot_text"                    /* text/plain; charset=utf-8 */
+#define EVID_KIND_NETWORK_LOG "network_log"                   /* application/json */
+#define EVID_KIND_DOWNLOAD "download"                         /* the download's own type */
+
+/* Checks, without storing, that tenant's artifacts can be written now:
+ * the directory exists or can be created, a probe file can be written
+ * and fsynced in it, and at least 16 MiB are free on its file system.
+ * Call it before acting when the tenant's policy requires evidence.
+ * Returns 0, -EVID_EINVAL (bad tenant) or -EVID_EIO with the reason in err
+ * ("evidence could not be kept for tenant acme: cannot create ...: Read-only
+ * file system; remount it read-write ..."). */
+int evid_store_check_writable(struct evid_store *s, const char *tenant, char *err, size_t errlen);
+
+/* {kind, sha256, mime, size, valid} for an audit record's artifacts
+ * (new reference; NULL when out of memory). kind, mime borrowed. */
+json_t *evid_artifact_json(const char *kind, const char *mime, const struct evid_ref *ref,
+                           int valid);
+
+/* ---- annotation (annotate.c) -------------------------------------------- */
+
+/* What to draw on a screenshot, in CSS pixels of the page. */
+struct evid_annotation {
+	int has_box;       /* the target element's border box */
+	double box_x;
+	double box_y;
+	double box_width;
+	double box_height;
+	int has_point;     /* where the pointer event was dispatched */
+	double point_x;
+	double point_y;
+	double scale;      /* image pixels per CSS pixel (devicePixelRatio); 0 = 1 */
+};
+
+/* Colours and sizes of the drawing (image pixels at scale 1; thicker in
+ * proportion to scale, rounded). The box outline is drawn outside the
+ * box, so the element itself stays as it was; the click point is a
+ * crosshair with a white core pixel at the point itself. */
+#define EVID_ANNOT_BOX_RGB 0xE0, 0x1B, 0x5A   /* crimson */
+#define EVID_ANNOT_BOX_PX 3                  /* outline thickness */
+#define EVID_ANNOT_POINT_RGB 0x00, 0xA0, 0xFF /* azure */
+#define EVID_ANNOT_POINT_ARM_PX 12           /* crosshair half-length */
+#define EVID_ANNOT_POINT_PX 3                /* crosshair arm thickness */
+
+/* Decodes png (validated with evid_png_check first) to 8-bit RGBA, draws
+ * the annotation clipped to the image (a box or point partly or wholly
+ * outside is drawn where it falls inside, or not at all), and encodes a
+ * new PNG of the same size into *out (malloc'd; the caller frees it).
+ * png, a: borrowed. Returns 0, -EVID_EBADPNG (the input is not a valid
+ * PNG, reason in err), -EVID_EINVAL (a NaN or absurd coordinate) or
+ * -EVID_ENOMEM. */
+int evid_png_annotate(const unsigned char *png, size_t len, const struct evid_annotation *a,
+                      unsigned char **out, size_t *outlen, char *err, size_t errlen);
+
+/* ---- the evidence of one state-changing action (bundle.c) ---------------- */
+
+/* What a state-changing action leaves behind. All borrowed. */
+struct evid_action_evidence {
+	/* tenant, session_id, operation_id, tool, url, arguments (already
+	 * redacted); kind and mime are ignored (set per artifact) */
+	const struct evid_meta *meta;
+	/* the screenshot after the action: PNG bytes, or the base64 text CDP
+	 * sent (screenshot NULL); neither: no screenshot */
+	const unsigned char *screenshot;
+	size_t screenshot_len;
+	const char *screenshot_b64;
+	/* the target's box and the click point, drawn on an annotated copy;
+	 * ignored when annotation.has_box and has_point are both 0 */
+	struct evid_annotation annotation;
+	const char *snapshot_text; /* the snapshot the agent acted on; NULL: none */
+	json_t *network_log;       /* array/object of the action's requests; NULL: none */
+};
+
+/*
+ * Keeps an action's evidence: the screenshot (validated; an invalid one
+ * is kept with evid_store_put_invalid(), never dropped), an annotated
+ * copy when there is a box or point, the snapshot text and the network
+ * log. Each part is tried even when another failed. *artifacts (new
+ * reference, never NULL on return unless out of memory) lists what was
+ * kept as evid_artifact_json() objects, ready for the audit record's
+ * artifacts. Returns 0 when everything was kept; -EVID_EBADPNG when the
+ * screenshot was invalid and kept as invalid evidence (the rest kept);
+ * -EVID_EIO when some evidence could not be kept (err: "evidence could
+ * not be kept: ..." with the first reason: put it in the action's result,
+ * and refuse further actions if the tenant requires evidence); or
+ * -EVID_EINVAL / -EVID_ENOMEM.
+ */
+int evid_keep_action_evidence(struct evid_store *s, const struct evid_action_evidence *ev,
+                              json_t **artifacts, char *err, size_t errlen);
+
 #endif

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #define PATH_BYTES 4096
@@ -367,5 +368,34 @@ out:
 	free(buf);
 	if (fd >= 0)
 		close(fd);
+	return rc;
+}
+
+int evid_fs_check_writable(const char *dir, unsigned long long min_free_bytes, char *err,
+                           size_t errlen)
+{
+	static const char probe[] = "glassbox write probe\n";
+	char tmp[PATH_BYTES];
+	struct statvfs vfs;
+	unsigned long long avail;
+	int rc;
+
+	rc = evid_fs_write_temp(dir, probe, sizeof(probe) - 1, tmp, sizeof(tmp), err, errlen);
+	if (rc != 0)
+		goto out;
+	unlink(tmp);
+	if (statvfs(dir, &vfs) != 0) {
+		evid_set_io_error(err, errlen, "inspect the file system of", dir, errno);
+		rc = -EVID_EIO;
+		goto out;
+	}
+	avail = (unsigned long long)vfs.f_bavail * (unsigned long long)vfs.f_frsize;
+	if (avail < min_free_bytes) {
+		evid_set_error(err, errlen, "only %llu bytes are free for %s, less than the %llu "
+		               "needed: %s", avail, dir, min_free_bytes,
+		               "free space on that file system or move the data dir to a larger one");
+		rc = -EVID_EIO;
+	}
+out:
 	return rc;
 }

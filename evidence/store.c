@@ -22,6 +22,10 @@
  *   - a metadata record is published with link(), which fails if the
  *     name exists: two records for the same bytes never overwrite one
  *     another; the loser tries the next name.
+ * Each metadata record is also added to the artifact index (index.h,
+ * SQLite today); the index is derived data, so a failure to update it is
+ * logged and does not fail the put (evid_index_rebuild() catches up).
+ *
  * Invariants: a file named <sha256> hashes to its name (evid_store_get
  * checks; evid_store_put repairs a file found altered); nothing outside
  * the tenant's directory is ever touched (tenant names are checked to be
@@ -30,6 +34,7 @@
  */
 #include "evidence/evidence-private.h"
 #include "evidence/evidence.h"
+#include "evidence/index.h"
 
 #include "common/log.h"
 #include "common/util.h"
@@ -44,8 +49,13 @@
 #define PATH_BYTES 4096
 
 struct evid_store {
-	char *data_dir; /* immutable after open */
+	char *data_dir;           /* immutable after open */
+	struct evid_index *index; /* immutable after open; thread-safe itself */
 };
+
+/* Free space a tenant's artifacts need before an action that requires
+ * evidence: a few screenshots' worth. */
+#define STORE_MIN_FREE_BYTES (16ull * 1024ull * 1024ull)
 
 /* Which tree of a tenant a file goes to. */
 enum area { AREA_ARTIFACTS, AREA_INVALID };
@@ -157,6 +167,9 @@ int evid_store_open_err(const char *data_dir, struct evid_store **out, char *err
 		rc = -EVID_ENOMEM;
 		goto out;
 	}
+	rc = evid_index_open(data_dir, &s->index, err, errlen);
+	if (rc != 0)
+		goto out;
 	*out = s;
 	s = NULL;
 out:
@@ -179,6 +192,7 @@ void evid_store_close(struct evid_store *s)
 {
 	if (!s)
 		return;
+	evid_index_close(s->index);
 	free(s->data_dir);
 	free(s);
 }
@@ -318,12 +332,12 @@ out:
 }
 
 /* Publishes the record text under the first free name among
- * <sha>.json, <sha>.<tag>.json, <sha>.<tag>.<random>.json. */
+ * <sha>.json, <sha>.<tag>.json, <sha>.<tag>.<random>.json; that name
+ * goes to name (PATH_BYTES). */
 static int write_record(const struct paths *p, const char *sha256, const char *operation_id,
-                        const char *text, char *err, size_t errlen)
+                        const char *text, char *name, char *err, size_t errlen)
 {
 	char tmp[PATH_BYTES];
-	char name[PATH_BYTES];
 	char tag[EVID_MAX_NAME_BYTES + 1];
 	char rnd[17];
 	int attempt;
@@ -336,14 +350,14 @@ static int write_record(const struct paths *p, const char *sha256, const char *o
 	operation_tag(operation_id, tag);
 	for (attempt = 0; attempt < 8; attempt++) {
 		if (attempt == 0) {
-			n = snprintf(name, sizeof(name), "%s", p->meta);
+			n = snprintf(name, PATH_BYTES, "%s", p->meta);
 		} else if (attempt == 1) {
-			n = snprintf(name, sizeof(name), "%s/%s.%s.json", p->dir, sha256, tag);
+			n = snprintf(name, PATH_BYTES, "%s/%s.%s.json", p->dir, sha256, tag);
 		} else {
 			gb_random_hex(rnd, 8);
-			n = snprintf(name, sizeof(name), "%s/%s.%s.%s.json", p->dir, sha256, tag, rnd);
+			n = snprintf(name, PATH_BYTES, "%s/%s.%s.%s.json", p->dir, sha256, tag, rnd);
 		}
-		if (n < 0 || (size_t)n >= sizeof(name)) {
+		if (n < 0 || (size_t)n >= PATH_BYTES) {
 			evid_set_error(err, errlen, "the metadata path in %s is too long", p->dir);
 			rc = -EVID_EINVAL;
 			break;
@@ -392,6 +406,34 @@ out:
 	return rc;
 }
 
+/* Adds the record just written to the index; a failure is logged only
+ * (the record on disk is the truth and the index can be rebuilt). */
+static void index_record(struct evid_store *s, const struct evid_meta *meta, json_t *rec,
+                         const char *record_path)
+{
+	struct evid_index_row row;
+	char err[1024];
+	size_t skip = strlen(s->data_dir) + 1;
+
+	memset(&row, 0, sizeof(row));
+	row.tenant = meta->tenant;
+	row.sha256 = json_string_value(json_object_get(rec, "sha256"));
+	row.kind = meta->kind;
+	row.mime = meta->mime;
+	row.size_bytes = (size_t)json_integer_value(json_object_get(rec, "size"));
+	row.session_id = meta->session_id;
+	row.operation_id = meta->operation_id;
+	row.tool = meta->tool;
+	row.url = meta->url;
+	row.time = json_string_value(json_object_get(rec, "time"));
+	row.valid = json_is_true(json_object_get(rec, "valid"));
+	row.reason = json_string_value(json_object_get(rec, "reason"));
+	row.record = strlen(record_path) > skip ? record_path + skip : record_path;
+	if (s->index && evid_index_add(s->index, &row, err, sizeof(err)) != 0)
+		GB_LOGW("evidence", "artifact %s of %s was kept but not indexed: %s", row.sha256,
+		        meta->tenant, err);
+}
+
 /* The put shared by valid and invalid evidence. */
 static int put_in(struct evid_store *s, enum area area, const struct evid_meta *meta,
                   const unsigned char *data, size_t len, const char *reason, size_t original_size,
@@ -399,6 +441,7 @@ static int put_in(struct evid_store *s, enum area area, const struct evid_meta *
 {
 	struct paths p;
 	char sha256[65];
+	char record_path[PATH_BYTES];
 	json_t *rec = NULL;
 	char *text = NULL;
 	int rc;
@@ -431,9 +474,10 @@ static int put_in(struct evid_store *s, enum area area, const struct evid_meta *
 		rc = -EVID_EINVAL;
 		goto out;
 	}
-	rc = write_record(&p, sha256, meta->operation_id, text, err, errlen);
+	rc = write_record(&p, sha256, meta->operation_id, text, record_path, err, errlen);
 	if (rc != 0)
 		goto out;
+	index_record(s, meta, rec, record_path);
 	if (ref) {
 		memcpy(ref->sha256, sha256, sizeof(ref->sha256));
 		snprintf(ref->path, sizeof(ref->path), "%s", p.file);
@@ -591,4 +635,48 @@ int evid_store_get(struct evid_store *s, const char *tenant, const char *sha256,
 	if (rc == -EVID_EIO)
 		GB_LOGE("evidence", "%s", err);
 	return rc;
+}
+
+struct evid_index *evid_store_index(struct evid_store *s)
+{
+	return s ? s->index : NULL;
+}
+
+const char *evid_store_data_dir(const struct evid_store *s)
+{
+	return s->data_dir;
+}
+
+int evid_store_check_writable(struct evid_store *s, const char *tenant, char *err, size_t errlen)
+{
+	struct paths p;
+	char rel[256];
+	char why[1024] = "";
+	int rc;
+
+	if (!s || !evid_name_is_safe(tenant)) {
+		bad_tenant_error(tenant, err, errlen);
+		rc = -EVID_EINVAL;
+		goto out;
+	}
+	rc = make_paths(s, tenant, AREA_ARTIFACTS, EVID_ZERO_HASH, &p, err, errlen);
+	if (rc != 0)
+		goto out;
+	snprintf(rel, sizeof(rel), "tenants/%s/artifacts", tenant);
+	rc = evid_fs_mkdirs(s->data_dir, rel, why, sizeof(why));
+	if (rc == 0) {
+		snprintf(p.dir, sizeof(p.dir), "%s/%s", s->data_dir, rel);
+		rc = evid_fs_check_writable(p.dir, STORE_MIN_FREE_BYTES, why, sizeof(why));
+	}
+	if (rc != 0)
+		evid_set_error(err, errlen, "evidence could not be kept for tenant %s: %s", tenant, why);
+out:
+	return rc;
+}
+
+json_t *evid_artifact_json(const char *kind, const char *mime, const struct evid_ref *ref,
+                           int valid)
+{
+	return json_pack("{s:s, s:s, s:s, s:I, s:b}", "kind", kind, "sha256", ref->sha256, "mime",
+	                 mime, "size", (json_int_t)ref->size_bytes, "valid", valid);
 }

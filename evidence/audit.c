@@ -1,0 +1,792 @@
+/*
+ * audit.c - appending to the per-tenant, hash-chained, signed audit log.
+ *
+ * DESIGN
+ * What it owns: DATA/tenants/<t>/audit/ (day files, head.json, .lock) and
+ * the audit key pair once loaded (keys.c reads it).
+ *
+ * Threads: none of its own; session workers append from their threads.
+ * The handle keeps one struct tenant_log per tenant that has appended,
+ * created on demand and kept until close. Each has a mutex that
+ * serialises this process's appends, and an open .lock file that is
+ * flock()ed around every append so that another process (the CLI
+ * purging, a second replica on the same disk) is serialised too.
+ *
+ * Invariants, for each tenant:
+ *   - the log is the concatenation of its day files in name order; each
+ *     record's seq is the previous one's + 1 and its prev_hash is the
+ *     previous one's hash (64 zeros before the first), across files;
+ *   - a record is in the file of its UTC day, or of a later day (when
+ *     the clock went back, records go on in the newest file);
+ *   - a line is written whole or not at all: one write() in O_APPEND,
+ *     and if it fails half-way the file is cut back to its old size;
+ *   - head.json names the newest acknowledged record; it is written after
+ *     the record's fsync, so it never names more than the log holds.
+ * The cached tail (seq, hash, file, size) is re-read from disk whenever
+ * the file changed under us (another process appended).
+ */
+#include "evidence/audit.h"
+#include "evidence/evidence-private.h"
+#include "evidence/evidence.h"
+
+#include "common/log.h"
+#include "common/util.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define PATH_BYTES 4096
+#define SIG_B64_BYTES 100
+#define REDACT_MAX_DEPTH 64
+#define AUDIT_MIN_FREE_BYTES (1024ull * 1024ull)
+
+/* One tenant's log as this process knows it. */
+struct tenant_log {
+	struct tenant_log *next; /* {a->lock} */
+	char tenant[EVID_MAX_NAME_BYTES + 1];
+	char dir[PATH_BYTES];
+	pthread_mutex_t lock;
+	int lock_fd;                         /* {log->lock} .lock, flocked per append; -1 */
+	int loaded;                          /* {log->lock} the fields below are known */
+	uint64_t last_seq;                   /* {log->lock} 0: empty log */
+	char last_hash[65];                  /* {log->lock} */
+	char last_file[EVID_DAY_NAME_BYTES]; /* {log->lock} "" when empty */
+	dev_t dev;                           /* {log->lock} of last_file, as last seen */
+	ino_t ino;                           /* {log->lock} */
+	off_t size;                          /* {log->lock} */
+};
+
+struct evid_audit {
+	char *data_dir;          /* immutable */
+	struct evid_keypair kp;  /* immutable */
+	int64_t (*clock)(void);  /* immutable after open (tests replace it) */
+	pthread_mutex_t lock;
+	struct tenant_log *logs; /* {a->lock} */
+};
+
+/* Names of body members that always hold credentials. */
+static const char *const credential_names[] = {
+	"password", "passwd", "secret", "token", "api_key", "apikey", "authorization",
+	"cookie", "set-cookie", "private_key", "otp", NULL,
+};
+
+const char *evid_audit_data_dir(const struct evid_audit *a)
+{
+	return a->data_dir;
+}
+
+int64_t evid_audit_now(const struct evid_audit *a)
+{
+	return a && a->clock ? a->clock() : (int64_t)time(NULL);
+}
+
+void evid_day_of(int64_t t, char *buf, size_t buflen)
+{
+	time_t tt = (time_t)t;
+	struct tm tm;
+
+	gmtime_r(&tt, &tm);
+	strftime(buf, buflen, "%Y-%m-%d", &tm);
+}
+
+#ifdef GB_UNITTEST_BUILD
+void evid_audit_set_clock(struct evid_audit *a, int64_t (*now)(void))
+{
+	a->clock = now;
+}
+#endif
+
+/* The record's time: the real clock to the millisecond, or a test's. */
+static void record_time(const struct evid_audit *a, char *buf, size_t buflen)
+{
+	time_t t;
+	struct tm tm;
+
+	if (!a->clock) {
+		gb_utc_iso8601(buf, buflen);
+		return;
+	}
+	t = (time_t)a->clock();
+	gmtime_r(&t, &tm);
+	strftime(buf, buflen, "%Y-%m-%dT%H:%M:%S.000Z", &tm);
+}
+
+int evid_audit_open(const char *data_dir, struct evid_audit **out, char *err, size_t errlen)
+{
+	struct evid_audit *a = NULL;
+	int rc;
+
+	*out = NULL;
+	if (!data_dir || !data_dir[0] || strlen(data_dir) > PATH_BYTES - 512) {
+		evid_set_error(err, errlen, "the data dir is not set or its path is longer than %d "
+		               "bytes: give a shorter one", PATH_BYTES - 512);
+		rc = -EVID_EINVAL;
+		goto out;
+	}
+	if (sodium_init() < 0) {
+		evid_set_error(err, errlen, "libsodium could not be initialised");
+		rc = -EVID_EIO;
+		goto out;
+	}
+	rc = evid_fs_mkdirs_abs(data_dir, err, errlen);
+	if (rc != 0)
+		goto out;
+	a = calloc(1, sizeof(*a));
+	if (a)
+		a->data_dir = strdup(data_dir);
+	if (!a || !a->data_dir) {
+		evid_set_error(err, errlen, "out of memory opening the audit trail");
+		rc = -EVID_ENOMEM;
+		goto out;
+	}
+	pthread_mutex_init(&a->lock, NULL);
+	rc = evid_keys_load_or_create(data_dir, &a->kp, err, errlen);
+	if (rc != 0)
+		goto out;
+	*out = a;
+	a = NULL;
+out:
+	evid_audit_close(a);
+	return rc;
+}
+
+void evid_audit_close(struct evid_audit *a)
+{
+	struct tenant_log *log;
+
+	if (!a)
+		return;
+	while (a->logs) {
+		log = a->logs;
+		a->logs = log->next;
+		if (log->lock_fd >= 0)
+			close(log->lock_fd);
+		pthread_mutex_destroy(&log->lock);
+		free(log);
+	}
+	if (a->data_dir)
+		pthread_mutex_destroy(&a->lock);
+	sodium_memzero(&a->kp, sizeof(a->kp));
+	free(a->data_dir);
+	free(a);
+}
+
+void evid_audit_public_key(const struct evid_audit *a, unsigned char pk[32], char key_id[17])
+{
+	memcpy(pk, a->kp.pk, 32);
+	memcpy(key_id, a->kp.key_id, 17);
+}
+
+/* Finds or creates the tenant's log state (tenant already checked). */
+static struct tenant_log *get_log(struct evid_audit *a, const char *tenant, char *err,
+                                  size_t errlen)
+{
+	struct tenant_log *log;
+
+	pthread_mutex_lock(&a->lock);
+	for (log = a->logs; log; log = log->next)
+		if (!strcmp(log->tenant, tenant))
+			goto out;
+	log = calloc(1, sizeof(*log));
+	if (!log) {
+		evid_set_error(err, errlen, "out of memory opening the audit log of %s", tenant);
+		goto out;
+	}
+	snprintf(log->tenant, sizeof(log->tenant), "%s", tenant);
+	if (evid_audit_dir_path(a->data_dir, tenant, log->dir, sizeof(log->dir), err, errlen) != 0) {
+		free(log);
+		log = NULL;
+		goto out;
+	}
+	pthread_mutex_init(&log->lock, NULL);
+	log->lock_fd = -1;
+	log->next = a->logs;
+	a->logs = log;
+out:
+	pthread_mutex_unlock(&a->lock);
+	return log;
+}
+
+/* ---- the tail ------------------------------------------------------------ */
+
+/* Where the last complete line of a file's tail buffer is. */
+struct tail_view {
+	const char *line; /* NULL: no complete line */
+	size_t len;
+	size_t torn_at;   /* offset in the buffer where a torn last line starts */
+	int torn;         /* the file does not end with '\n' */
+};
+
+/* Finds the last complete line in buf[0..len) (the end of a file). */
+static void find_last_line(const char *buf, size_t len, int at_file_start, struct tail_view *v)
+{
+	size_t end = len;
+	size_t start;
+
+	memset(v, 0, sizeof(*v));
+	if (len && buf[len - 1] != '\n') {
+		v->torn = 1;
+		while (end > 0 && buf[end - 1] != '\n')
+			end--;
+		v->torn_at = end;
+	}
+	if (end == 0)
+		return; /* no '\n' at all */
+	end--;      /* the '\n' ending the last complete line */
+	start = end;
+	while (start > 0 && buf[start - 1] != '\n')
+		start--;
+	if (start == 0 && !at_file_start)
+		return; /* the line is longer than the buffer */
+	v->line = buf + start;
+	v->len = end - start;
+}
+
+/* Reads the last complete record of one day file into log. Returns 0 and
+ * *found 0 for an empty file. A torn last line is cut off when head.json
+ * shows it was never acknowledged; otherwise appending is refused. */
+static int read_file_tail(struct tenant_log *log, const char *name, const struct evid_head *head,
+                          int have_head, int *found, char *err, size_t errlen)
+{
+	char path[PATH_BYTES + EVID_DAY_NAME_BYTES];
+	struct evid_record r = {0};
+	struct tail_view v;
+	struct stat st;
+	char why[256];
+	char *buf = NULL;
+	size_t want;
+	ssize_t got;
+	off_t from;
+	int fd = -1;
+	int rc = 0;
+
+	*found = 0;
+	snprintf(path, sizeof(path), "%s/%s", log->dir, name);
+	fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) != 0) {
+		evid_set_io_error(err, errlen, "open the audit log", path, errno);
+		rc = -EVID_EIO;
+		goto out;
+	}
+	if (st.st_size == 0)
+		goto out;
+	want = (size_t)st.st_size;
+	if (want > EVID_AUDIT_MAX_RECORD_BYTES * 2u + 2u)
+		want = EVID_AUDIT_MAX_RECORD_BYTES * 2u + 2u;
+	from = st.st_size - (off_t)want;
+	buf = malloc(want);
+	if (!buf) {
+		evid_set_error(err, errlen, "out of memory reading %s", path);
+		rc = -EVID_ENOMEM;
+		goto out;
+	}
+	got = pread(fd, buf, want, from);
+	if (got != (ssize_t)want) {
+		evid_set_io_error(err, errlen, "read the audit log", path, got < 0 ? errno : EIO);
+		rc = -EVID_EIO;
+		goto out;
+	}
+	find_last_line(buf, want, from == 0, &v);
+	if (v.line && evid_record_parse(v.line, v.len, &r, why, sizeof(why)) != 0) {
+		evid_set_error(err, errlen, "the last record of %s is damaged (%s): appending is "
+		               "refused; run `glassbox audit verify --tenant %s` and move the damaged "
+		               "log aside after investigating", path, why, log->tenant);
+		rc = -EVID_EIO;
+		goto out;
+	}
+	if (v.torn) {
+		if (!r.rec || !have_head || head->seq != r.seq || strcmp(head->hash, r.hash) != 0) {
+			evid_set_error(err, errlen, "%s ends inside a record that was acknowledged (the "
+			               "log was truncated or damaged): appending is refused; run "
+			               "`glassbox audit verify --tenant %s`", path, log->tenant);
+			rc = -EVID_EIO;
+			goto out;
+		}
+		GB_LOGW("evidence", "%s ends with an unacknowledged partial record (a crash while "
+		        "writing): cutting it off", path);
+		if (ftruncate(fd, from + (off_t)v.torn_at) != 0 || fsync(fd) != 0 ||
+		    fstat(fd, &st) != 0) {
+			evid_set_io_error(err, errlen, "cut the partial record off", path, errno);
+			rc = -EVID_EIO;
+			goto out;
+		}
+	}
+	if (!r.rec)
+		goto out; /* only a torn line, now cut off */
+	*found = 1;
+	log->last_seq = r.seq;
+	snprintf(log->last_hash, sizeof(log->last_hash), "%s", r.hash);
+	snprintf(log->last_file, sizeof(log->last_file), "%s", name);
+	log->dev = st.st_dev;
+	log->ino = st.st_ino;
+	log->size = st.st_size;
+out:
+	evid_record_free(&r);
+	free(buf);
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}
+
+/* Re-reads the tail of the log from disk: the newest day file that holds
+ * a record. Refuses when head.json names more records than the log has
+ * (records were removed from the end: appending would hide it). */
+static int load_tail(struct tenant_log *log, const struct evid_keypair *kp, char *err,
+                     size_t errlen)
+{
+	char (*names)[EVID_DAY_NAME_BYTES] = NULL;
+	struct evid_head head;
+	char why[256];
+	size_t n = 0;
+	size_t i;
+	int have_head;
+	int found = 0;
+	int rc;
+
+	log->loaded = 0;
+	log->last_seq = 0;
+	memcpy(log->last_hash, EVID_ZERO_HASH, 65);
+	log->last_file[0] = '\0';
+	have_head = evid_head_read(log->dir, kp->pk, &head, why, sizeof(why)) == 0;
+	rc = evid_audit_list_days(log->dir, &names, &n, err, errlen);
+	if (rc != 0)
+		goto out;
+	for (i = n; i > 0 && !found; i--) {
+		rc = read_file_tail(log, names[i - 1], &head, have_head, &found, err, errlen);
+		if (rc != 0)
+			goto out;
+	}
+	if (have_head && head.seq > log->last_seq) {
+		evid_set_error(err, errlen, "the audit log of %s ends at record %llu but its head "
+		               "says record %llu was written: records were removed from its end; "
+		               "appending is refused; run `glassbox audit verify --tenant %s`",
+		               log->tenant, (unsigned long long)log->last_seq,
+		               (unsigned long long)head.seq, log->tenant);
+		rc = -EVID_EIO;
+		goto out;
+	}
+	log->loaded = 1;
+out:
+	free(names);
+	return rc;
+}
+
+/* The day file the next record goes to: its UTC day, or the newest file's
+ * day when the clock is behind it. */
+static void target_file(const struct evid_audit *a, const struct tenant_log *log, char *name,
+                        size_t namelen)
+{
+	char day[16];
+
+	evid_day_of(evid_audit_now(a), day, sizeof(day));
+	snprintf(name, namelen, "%s.jsonl", day);
+	if (log->last_file[0] && strcmp(log->last_file, name) > 0)
+		snprintf(name, namelen, "%s", log->last_file);
+}
+
+/* 1 when the files on disk may differ from what log remembers. */
+static int tail_changed(const struct evid_audit *a, const struct tenant_log *log)
+{
+	char path[PATH_BYTES + EVID_DAY_NAME_BYTES];
+	char target[EVID_DAY_NAME_BYTES];
+	struct stat st;
+
+	if (!log->loaded)
+		return 1;
+	if (log->last_file[0]) {
+		snprintf(path, sizeof(path), "%s/%s", log->dir, log->last_file);
+		if (stat(path, &st) != 0 || st.st_dev != log->dev || st.st_ino != log->ino ||
+		    st.st_size != log->size)
+			return 1;
+	}
+	target_file(a, log, target, sizeof(target));
+	if (strcmp(target, log->last_file) != 0) {
+		snprintf(path, sizeof(path), "%s/%s", log->dir, target);
+		if (stat(path, &st) == 0 && st.st_size > 0)
+			return 1;
+	}
+	return 0;
+}
+
+int evid_audit_with_lock(struct evid_audit *a, const char *tenant, evid_audit_locked_fn fn,
+                         void *user, char *err, size_t errlen)
+{
+	struct tenant_log *log = NULL;
+	char rel[128];
+	char path[PATH_BYTES + 8];
+	int locked = 0;
+	int rc;
+
+	if (!a) {
+		evid_set_error(err, errlen, "the audit trail is not open");
+		rc = -EVID_EINVAL;
+		goto out;
+	}
+	rc = evid_audit_dir_path(a->data_dir, tenant, path, sizeof(path), err, errlen);
+	if (rc != 0)
+		goto out;
+	log = get_log(a, tenant, err, errlen);
+	if (!log) {
+		rc = -EVID_ENOMEM;
+		goto out;
+	}
+	pthread_mutex_lock(&log->lock);
+	snprintf(rel, sizeof(rel), "tenants/%s/audit", tenant);
+	rc = evid_fs_mkdirs(a->data_dir, rel, err, errlen);
+	if (rc != 0)
+		goto out;
+	if (log->lock_fd < 0) {
+		snprintf(path, sizeof(path), "%s/.lock", log->dir);
+		log->lock_fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (log->lock_fd < 0) {
+			evid_set_io_error(err, errlen, "open the audit lock", path, errno);
+			rc = -EVID_EIO;
+			goto out;
+		}
+	}
+	while (flock(log->lock_fd, LOCK_EX) != 0) {
+		if (errno != EINTR) {
+			evid_set_io_error(err, errlen, "lock the audit log", log->dir, errno);
+			rc = -EVID_EIO;
+			goto out;
+		}
+	}
+	locked = 1;
+	if (tail_changed(a, log)) {
+		rc = load_tail(log, &a->kp, err, errlen);
+		if (rc != 0)
+			goto out;
+	}
+	rc = fn(a, tenant, user, err, errlen);
+out:
+	if (locked)
+		flock(log->lock_fd, LOCK_UN);
+	if (log)
+		pthread_mutex_unlock(&log->lock);
+	return rc;
+}
+
+/* ---- building a record --------------------------------------------------- */
+
+/* 1 when key names a credential. */
+static int is_credential_name(const char *key)
+{
+	size_t i;
+
+	for (i = 0; credential_names[i]; i++)
+		if (!strcasecmp(key, credential_names[i]))
+			return 1;
+	return 0;
+}
+
+/* Replaces credential members anywhere in j (modified in place); cuts
+ * what is nested deeper than REDACT_MAX_DEPTH. */
+static void redact(json_t *j, int depth)
+{
+	const char *key;
+	json_t *v;
+	void *tmp;
+	size_t i;
+
+	if (json_is_object(j)) {
+		json_object_foreach_safe(j, tmp, key, v) {
+			if (is_credential_name(key) && !json_is_null(v))
+				json_object_set_new(j, key, json_string("[redacted]"));
+			else if (depth >= REDACT_MAX_DEPTH && (json_is_object(v) || json_is_array(v)))
+				json_object_set_new(j, key, json_string("[nested too deep]"));
+			else
+				redact(v, depth + 1);
+		}
+	} else if (json_is_array(j)) {
+		json_array_foreach(j, i, v) {
+			if (depth >= REDACT_MAX_DEPTH && (json_is_object(v) || json_is_array(v)))
+				json_array_set_new(j, i, json_string("[nested too deep]"));
+			else
+				redact(v, depth + 1);
+		}
+	}
+}
+
+/* The body as recorded: a copy, redacted. NULL when out of memory. */
+static json_t *recorded_body(const struct evid_audit_entry *e)
+{
+	json_t *body = e->body ? json_deep_copy(e->body) : json_object();
+	json_t *args;
+
+	if (!body)
+		return NULL;
+	args = json_object_get(body, "arguments");
+	if (e->secret_text && json_is_object(args)) {
+		if (json_object_get(args, "text"))
+			json_object_set_new(args, "text", json_string("[redacted]"));
+		if (json_object_get(args, "value"))
+			json_object_set_new(args, "value", json_string("[redacted]"));
+	}
+	redact(body, 0);
+	return body;
+}
+
+/* 1 when kind is [a-z_]{1,32}. */
+static int kind_is_valid(const char *kind)
+{
+	size_t i;
+
+	if (!kind || !kind[0])
+		return 0;
+	for (i = 0; kind[i]; i++)
+		if (i >= 32 || !(islower((unsigned char)kind[i]) || kind[i] == '_'))
+			return 0;
+	return 1;
+}
+
+/* Checks an entry before anything is built. */
+static int check_entry(const struct evid_audit_entry *e, int allow_purge, char *err,
+                       size_t errlen)
+{
+	int rc = -EVID_EINVAL;
+
+	if (!e || !evid_name_is_safe(e->tenant)) {
+		evid_set_error(err, errlen, "an audit record needs a valid tenant name");
+		goto out;
+	}
+	if (!kind_is_valid(e->kind)) {
+		evid_set_error(err, errlen, "audit record kind \"%.40s\" is not valid: use 1 to 32 of "
+		               "a-z and _", e->kind ? e->kind : "(none)");
+		goto out;
+	}
+	if (!allow_purge && !strcmp(e->kind, EVID_AUDIT_PURGE)) {
+		evid_set_error(err, errlen, "purge records are written by evid_audit_purge() only");
+		goto out;
+	}
+	if ((e->body && !json_is_object(e->body)) || (e->artifacts && !json_is_array(e->artifacts))) {
+		evid_set_error(err, errlen, "an audit record's body must be an object and its "
+		               "artifacts an array");
+		goto out;
+	}
+	rc = 0;
+out:
+	return rc;
+}
+
+/* A JSON string, or null for NULL. */
+static json_t *str_or_null(const char *s)
+{
+	return s ? json_string(s) : json_null();
+}
+
+/* Builds the record without hash and sig (new reference or NULL). */
+static json_t *build_record(const struct evid_audit *a, const struct tenant_log *log,
+                            const struct evid_audit_entry *e)
+{
+	char now[40];
+	json_t *body = recorded_body(e);
+	json_t *artifacts = e->artifacts ? json_deep_copy(e->artifacts) : json_array();
+	json_t *actor;
+
+	record_time(a, now, sizeof(now));
+	actor = json_pack("{s:o, s:o, s:o}", "token", str_or_null(e->actor.token), "tenant",
+	                  str_or_null(e->actor.tenant), "user", str_or_null(e->actor.user));
+	return json_pack("{s:i, s:I, s:s, s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:s, s:s}", "v", 1,
+	                 "seq", (json_int_t)(log->last_seq + 1), "time", now, "tenant", e->tenant,
+	                 "kind", e->kind, "actor", actor ? actor : json_null(), "session",
+	                 str_or_null(e->session_id), "operation", str_or_null(e->operation_id),
+	                 "body", body ? body : json_null(), "artifacts",
+	                 artifacts ? artifacts : json_null(), "prev_hash", log->last_hash, "key_id",
+	                 a->kp.key_id);
+}
+
+/* Writes line to the day file as one append, cut back on failure, and
+ * fsyncs it (and the dir when the file is new). */
+static int write_line(struct tenant_log *log, const char *name, const char *line, size_t len,
+                      struct stat *after, char *err, size_t errlen)
+{
+	char path[PATH_BYTES + EVID_DAY_NAME_BYTES];
+	struct stat before;
+	size_t done = 0;
+	ssize_t n;
+	int fd = -1;
+	int dfd;
+	int rc = 0;
+
+	snprintf(path, sizeof(path), "%s/%s", log->dir, name);
+	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0 || fstat(fd, &before) != 0) {
+		evid_set_io_error(err, errlen, "open the audit log", path, errno);
+		rc = -EVID_EIO;
+		goto out;
+	}
+	while (done < len) {
+		n = write(fd, line + done, len - done);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			evid_set_io_error(err, errlen, "append to the audit log", path,
+			                  n == 0 ? EIO : errno);
+			if (done && ftruncate(fd, before.st_size) != 0)
+				GB_LOGE("evidence", "could not cut a partial record off %s", path);
+			rc = -EVID_EIO;
+			goto out;
+		}
+		done += (size_t)n;
+	}
+	if (fsync(fd) != 0 || fstat(fd, after) != 0) {
+		evid_set_io_error(err, errlen, "sync the audit log", path, errno);
+		if (ftruncate(fd, before.st_size) != 0)
+			GB_LOGE("evidence", "could not cut an unsynced record off %s", path);
+		rc = -EVID_EIO;
+		goto out;
+	}
+	if (before.st_size == 0) { /* a new day file: make its name durable */
+		dfd = open(log->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (dfd >= 0) {
+			fsync(dfd);
+			close(dfd);
+		}
+	}
+out:
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}
+
+int evid_audit_append_locked(struct evid_audit *a, const struct evid_audit_entry *e,
+                             int allow_purge, struct evid_audit_receipt *receipt, char *err,
+                             size_t errlen)
+{
+	struct tenant_log *log = NULL;
+	struct stat after;
+	char name[EVID_DAY_NAME_BYTES];
+	char hash[65];
+	char sig[SIG_B64_BYTES];
+	char herr[512];
+	char *signed_text = NULL;
+	char *line = NULL;
+	json_t *rec = NULL;
+	size_t len;
+	int rc;
+
+	rc = check_entry(e, allow_purge, err, errlen);
+	if (rc != 0)
+		goto out;
+	log = get_log(a, e->tenant, err, errlen);
+	rc = -EVID_ENOMEM;
+	if (!log)
+		goto out;
+	rec = build_record(a, log, e);
+	if (!rec) {
+		evid_set_error(err, errlen, "cannot build the audit record: a member is not valid "
+		               "UTF-8 or memory ran out");
+		rc = -EVID_EINVAL;
+		goto out;
+	}
+	if (evid_record_digest(rec, hash, &signed_text) != 0)
+		goto oom;
+	evid_sig_make(&a->kp, signed_text, sig, sizeof(sig));
+	if (json_object_set_new(rec, "hash", json_string(hash)) != 0 ||
+	    json_object_set_new(rec, "sig", json_string(sig)) != 0)
+		goto oom;
+	line = evid_json_canonical(rec);
+	if (!line)
+		goto oom;
+	len = strlen(line);
+	if (len > EVID_AUDIT_MAX_RECORD_BYTES) {
+		evid_set_error(err, errlen, "the %s record is %zu bytes, more than the %u allowed: "
+		               "leave large page content out of its body", e->kind, len,
+		               EVID_AUDIT_MAX_RECORD_BYTES);
+		rc = -EVID_EINVAL;
+		goto out;
+	}
+	line[len] = '\n'; /* the NUL becomes the end of line; written as len + 1 bytes */
+	target_file(a, log, name, sizeof(name));
+	rc = write_line(log, name, line, len + 1, &after, err, errlen);
+	if (rc != 0)
+		goto out;
+	log->last_seq++;
+	memcpy(log->last_hash, hash, sizeof(hash));
+	snprintf(log->last_file, sizeof(log->last_file), "%s", name);
+	log->dev = after.st_dev;
+	log->ino = after.st_ino;
+	log->size = after.st_size;
+	if (evid_head_write(log->dir, e->tenant, &a->kp, log->last_seq, hash, herr,
+	                    sizeof(herr)) != 0)
+		GB_LOGW("evidence", "record %llu of %s was kept but its head was not updated: %s",
+		        (unsigned long long)log->last_seq, e->tenant, herr);
+	if (receipt) {
+		receipt->seq = log->last_seq;
+		memcpy(receipt->hash, hash, sizeof(hash));
+	}
+	goto out;
+oom:
+	evid_set_error(err, errlen, "out of memory writing an audit record");
+	rc = -EVID_ENOMEM;
+out:
+	free(line);
+	free(signed_text);
+	json_decref(rec);
+	return rc;
+}
+
+/* evid_audit_with_lock() callback of evid_audit_append(). */
+struct append_job {
+	const struct evid_audit_entry *entry;
+	struct evid_audit_receipt *receipt;
+};
+
+static int append_cb(struct evid_audit *a, const char *tenant, void *user, char *err,
+                     size_t errlen)
+{
+	struct append_job *job = user;
+
+	(void)tenant;
+	return evid_audit_append_locked(a, job->entry, 0, job->receipt, err, errlen);
+}
+
+int evid_audit_append(struct evid_audit *a, const struct evid_audit_entry *entry,
+                      struct evid_audit_receipt *receipt, char *err, size_t errlen)
+{
+	struct append_job job = {entry, receipt};
+	char why[1024] = "";
+	int rc;
+
+	rc = check_entry(entry, 0, err, errlen);
+	if (rc != 0)
+		goto out;
+	rc = evid_audit_with_lock(a, entry->tenant, append_cb, &job, why, sizeof(why));
+	if (rc == -EVID_EIO)
+		evid_set_error(err, errlen, "the audit record could not be kept: %s", why);
+	else if (rc != 0)
+		evid_set_error(err, errlen, "%s", why);
+out:
+	return rc;
+}
+
+int evid_audit_check_writable(struct evid_audit *a, const char *tenant, char *err, size_t errlen)
+{
+	char dir[PATH_BYTES];
+	char rel[128];
+	char why[1024] = "";
+	int rc;
+
+	rc = evid_audit_dir_path(a->data_dir, tenant, dir, sizeof(dir), err, errlen);
+	if (rc != 0)
+		goto out;
+	snprintf(rel, sizeof(rel), "tenants/%s/audit", tenant);
+	rc = evid_fs_mkdirs(a->data_dir, rel, why, sizeof(why));
+	if (rc == 0)
+		rc = evid_fs_check_writable(dir, AUDIT_MIN_FREE_BYTES, why, sizeof(why));
+	if (rc != 0)
+		evid_set_error(err, errlen, "the audit log of %s cannot be written: %s", tenant, why);
+out:
+	return rc;
+}
