@@ -299,7 +299,8 @@ void act_run_call(struct act_session *as, struct act_call *call)
 	/* pre-observe: start recording what the page does, note its state */
 	if (call->def->changes_state) {
 		act_recorder_start(&ctx.rec, ctx.cdp, ctx.psid, sess_page_main_frame_id(ctx.page));
-		act_observe_before(&ctx);
+		if (!sess_page_dialog(ctx.page)) /* a dialog blocks the page's script */
+			act_observe_before(&ctx);
 	}
 
 	/* execute, then settle (a tool that settled itself returns 1) */

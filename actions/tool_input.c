@@ -126,11 +126,13 @@ static int press_key_run(struct act_ctx *ctx)
 	return rc;
 }
 
+/* Matches first, then selects: assigning selected = false in a single
+ * select makes the browser re-select its first option. */
 static const char select_js[] =
-    "function(values) { const opts = [...this.options]; let n = 0;"
-    " for (const o of opts) { o.selected = values.includes(o.value) || values.includes(o.label.trim()); if (o.selected) n++;"
-    "  if (!this.multiple && o.selected) { for (const p of opts) if (p !== o) p.selected = false; break; } }"
-    " if (!n) return { error: opts.map(o => o.value).slice(0, 20) };"
+    "function(values) { const opts = [...this.options];"
+    " const want = opts.filter(o => values.includes(o.value) || values.includes(o.label.trim()));"
+    " if (!want.length) return { error: opts.map(o => o.value).slice(0, 20) };"
+    " if (this.multiple) opts.forEach(o => { o.selected = want.includes(o); }); else want[0].selected = true;"
     " this.dispatchEvent(new Event('input', { bubbles: true })); this.dispatchEvent(new Event('change', { bubbles: true }));"
     " return { selected: opts.filter(o => o.selected).map(o => o.value) }; }";
 
@@ -150,9 +152,12 @@ static int select_run(struct act_ctx *ctx)
 	if (rc < 0)
 		goto out;
 	if (json_object_get(res, "error")) {
+		char *asked = json_dumps(values, JSON_COMPACT);
+
 		avail = json_dumps(json_object_get(res, "error"), JSON_COMPACT);
-		rc = act_fail(ctx, "no_such_option", "no option of %s matches: the options are %s",
-		              ctx->target.description, avail ? avail : "[]");
+		rc = act_fail(ctx, "no_such_option", "no option of %s matches %.300s: the options are %.500s",
+		              ctx->target.description, asked ? asked : "[]", avail ? avail : "[]");
+		free(asked);
 		goto out;
 	}
 	{

@@ -35,15 +35,26 @@ static int snapshot_run(struct act_ctx *ctx)
 	opt.timeout_ms = act_left_ms(ctx);
 	opt.frame_session = frame_session;
 	opt.frame_session_user = ctx->sess;
-	if (target) {
-		const struct snap_ref *r = act_snapshot_find(&ctx->as->refs, target);
-
-		if (!r)
-			return act_fail(ctx, "unknown_ref", "ref %s is not in the latest snapshot: take "
-			                "a snapshot of the whole page first", target);
-		root = *r;
+	if (target && act_snapshot_find(&ctx->as->refs, target)) {
+		root = *act_snapshot_find(&ctx->as->refs, target);
 		root.role = NULL;
 		root.name = NULL;
+		opt.root = &root;
+	} else if (target) {
+		/* a CSS selector, or a ref the latest snapshot does not have */
+		json_t *node = NULL;
+
+		if (act_resolve_target(ctx, target) < 0)
+			return -1;
+		if (act_cdp(ctx, ctx->target.session_id, "DOM.describeNode",
+		            json_pack("{s:s}", "objectId", ctx->target.object_id), &node,
+		            "finding the subtree") < 0)
+			return -1;
+		memset(&root, 0, sizeof(root));
+		snprintf(root.session_id, sizeof(root.session_id), "%s", ctx->target.session_id);
+		root.backend_node_id =
+		    (int)json_integer_value(json_object_get(json_object_get(node, "node"), "backendNodeId"));
+		json_decref(node);
 		opt.root = &root;
 	}
 	rc = act_snapshot_take(ctx->cdp, &opt, &ctx->as->refs, &yaml, &truncated, err, sizeof(err));
