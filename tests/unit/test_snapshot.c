@@ -1,0 +1,1094 @@
+/*
+ * test_snapshot.c - actions/snapshot.c against recorded Chromium replies.
+ *
+ * The CDP client is replaced by a test double (cdp_send, cdp_await,
+ * cdp_forget, cdp_call, cdp_strerror below) that answers each call from
+ * fixtures/ax/<page>.json, recorded from real Chromium by
+ * fixtures/ax/record.mjs. A call that was not recorded fails as a CDP
+ * error and is counted, so a test notices when the snapshot asks for
+ * something new. The double also counts round trips: a batch of sends
+ * followed by awaits is one.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "actions/snapshot.h"
+#include "cdp/cdp.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef SNAP_FIXTURES
+#define SNAP_FIXTURES "fixtures/ax"
+#endif
+
+/* UNITTEST helpers of snapshot.c */
+int act_snap_needs_quotes(const char *s);
+char *act_snap_normalize_ws(const char *s, size_t n);
+
+/* ---- the CDP test double ----------------------------------------------- */
+
+#define FAKE_MAX_PENDING 4096
+
+struct fake_pending {
+	uint64_t id;
+	char method[64];
+	json_t *result;   /* NULL with err set: the call fails */
+	int rc;
+	struct cdp_error err;
+	int live;
+};
+
+static struct fake {
+	json_t *fixture;
+	struct fake_pending pending[FAKE_MAX_PENDING];
+	size_t n_pending;
+	uint64_t next_id;
+	int sent_since_await;
+	int rounds;
+	int sends;
+	int unrecorded;
+	int forgotten;
+	int live;
+	char last_unrecorded[256];
+	/* failure injection: calls to fail_method (on fail_session, or any
+	 * when NULL) return fail_rc */
+	const char *fail_method;
+	const char *fail_session;
+	int fail_rc;
+} F;
+
+static struct cdp_conn *fake_conn(void)
+{
+	return (struct cdp_conn *)&F;
+}
+
+static json_t *fake_lookup(const char *session, const char *method, json_t *params)
+{
+	json_t *calls = json_object_get(F.fixture, "calls");
+	json_t *call;
+	size_t i;
+
+	json_array_foreach(calls, i, call) {
+		const char *s = json_string_value(json_object_get(call, "session"));
+		const char *m = json_string_value(json_object_get(call, "method"));
+
+		if (s && m && !strcmp(s, session ? session : "") && !strcmp(m, method) &&
+		    json_equal(json_object_get(call, "params"), params))
+			return call;
+	}
+	return NULL;
+}
+
+int cdp_send(struct cdp_conn *c, const char *session_id, const char *method, json_t *params,
+             uint64_t *id_out)
+{
+	struct fake_pending *p;
+	json_t *call;
+
+	assert_ptr_equal(c, fake_conn());
+	if (!params)
+		params = json_object();
+	assert_true(F.n_pending < FAKE_MAX_PENDING);
+	p = &F.pending[F.n_pending++];
+	memset(p, 0, sizeof(*p));
+	p->id = ++F.next_id;
+	p->live = 1;
+	snprintf(p->method, sizeof(p->method), "%s", method);
+	F.sends++;
+	F.live++;
+	F.sent_since_await = 1;
+	call = fake_lookup(session_id, method, params);
+	if (F.fail_method && !strcmp(F.fail_method, method) &&
+	    (!F.fail_session || !strcmp(F.fail_session, session_id ? session_id : ""))) {
+		p->rc = F.fail_rc;
+		snprintf(p->err.message, sizeof(p->err.message), "%s: injected failure", method);
+	} else if (!call) {
+		char *dump = json_dumps(params, JSON_COMPACT);
+
+		F.unrecorded++;
+		snprintf(F.last_unrecorded, sizeof(F.last_unrecorded), "%s %s %s", session_id, method,
+		         dump);
+		free(dump);
+		p->rc = -CDP_EPROTOCOL;
+		snprintf(p->err.message, sizeof(p->err.message), "%s: not recorded", method);
+	} else if (json_object_get(call, "error")) {
+		p->rc = -CDP_EPROTOCOL;
+		p->err.code = (int)json_integer_value(json_object_get(json_object_get(call, "error"), "code"));
+		snprintf(p->err.message, sizeof(p->err.message), "%s: %s", method,
+		         json_string_value(json_object_get(json_object_get(call, "error"), "message")));
+	} else {
+		p->result = json_incref(json_object_get(call, "result"));
+	}
+	json_decref(params);
+	*id_out = p->id;
+	return 0;
+}
+
+static struct fake_pending *fake_find(uint64_t id)
+{
+	size_t i;
+
+	for (i = 0; i < F.n_pending; i++)
+		if (F.pending[i].id == id && F.pending[i].live)
+			return &F.pending[i];
+	return NULL;
+}
+
+static void fake_end(struct fake_pending *p)
+{
+	json_decref(p->result);
+	p->result = NULL;
+	p->live = 0;
+	F.live--;
+}
+
+int cdp_await(struct cdp_conn *c, uint64_t id, int timeout_ms, json_t **result,
+              struct cdp_error *err)
+{
+	struct fake_pending *p = fake_find(id);
+	int rc;
+
+	assert_ptr_equal(c, fake_conn());
+	assert_non_null(p);
+	assert_true(timeout_ms > 0);
+	if (F.sent_since_await) {
+		F.rounds++;
+		F.sent_since_await = 0;
+	}
+	rc = p->rc;
+	if (err)
+		*err = p->err;
+	if (rc == 0 && result)
+		*result = json_incref(p->result);
+	fake_end(p);
+	return rc;
+}
+
+void cdp_forget(struct cdp_conn *c, uint64_t id)
+{
+	struct fake_pending *p = fake_find(id);
+
+	if (p) {
+		F.forgotten++;
+		fake_end(p);
+	}
+}
+
+int cdp_call(struct cdp_conn *c, const char *session_id, const char *method, json_t *params,
+             int timeout_ms, json_t **result, struct cdp_error *err)
+{
+	uint64_t id;
+	int rc = cdp_send(c, session_id, method, params, &id);
+
+	return rc < 0 ? rc : cdp_await(c, id, timeout_ms, result, err);
+}
+
+const char *cdp_strerror(int err)
+{
+	return err == CDP_ETIMEOUT ? "timed out" : "cdp error";
+}
+
+/* ---- fixtures ---------------------------------------------------------- */
+
+static void fake_load(const char *page)
+{
+	char path[512];
+	json_error_t jerr;
+
+	json_decref(F.fixture);
+	memset(&F, 0, sizeof(F));
+	snprintf(path, sizeof(path), "%s/%s.json", SNAP_FIXTURES, page);
+	F.fixture = json_load_file(path, 0, &jerr);
+	if (!F.fixture)
+		fail_msg("cannot load %s: %s", path, jerr.text);
+}
+
+static const char *page_session(void)
+{
+	return json_string_value(json_object_get(F.fixture, "page_session"));
+}
+
+static const char *fixture_frame_session(void *user, const char *frame_id)
+{
+	(void)user;
+	return json_string_value(json_object_get(json_object_get(F.fixture, "frame_sessions"),
+	                                         frame_id));
+}
+
+/* Ground truth for element id `id` (from DOM.getDocument, not the AX tree). */
+static int id_backend(const char *id)
+{
+	json_t *e = json_object_get(json_object_get(F.fixture, "ids"), id);
+
+	if (!e)
+		fail_msg("fixture has no element #%s", id);
+	return (int)json_integer_value(json_object_get(e, "backendNodeId"));
+}
+
+static const char *id_session(const char *id)
+{
+	return json_string_value(json_object_get(json_object_get(json_object_get(F.fixture, "ids"),
+	                                                         id), "session"));
+}
+
+static void snap_opts(struct snap_options *opt)
+{
+	memset(opt, 0, sizeof(*opt));
+	opt->page_session_id = page_session();
+	opt->timeout_ms = 5000;
+	opt->frame_session = fixture_frame_session;
+}
+
+/* Takes a whole-page snapshot of the loaded fixture; asserts success. */
+static char *take(struct snap_refmap *map, size_t max_chars, int *truncated)
+{
+	struct snap_options opt;
+	char err[256] = "";
+	char *yaml = NULL;
+	int trunc = -1;
+	int rc;
+
+	snap_opts(&opt);
+	opt.max_chars = max_chars;
+	rc = act_snapshot_take(fake_conn(), &opt, map, &yaml, &trunc, err, sizeof(err));
+	if (rc != 0)
+		fail_msg("act_snapshot_take failed: %s", err);
+	assert_non_null(yaml);
+	assert_int_equal(F.live, 0);
+	if (truncated)
+		*truncated = trunc;
+	return yaml;
+}
+
+/* 1 when yaml has exactly this line. */
+static int has_line(const char *yaml, const char *line)
+{
+	size_t n = strlen(line);
+	const char *p = yaml;
+
+	while (p && *p) {
+		const char *e = strchr(p, '\n');
+		size_t len = e ? (size_t)(e - p) : strlen(p);
+
+		if (len == n && !memcmp(p, line, n))
+			return 1;
+		p = e ? e + 1 : NULL;
+	}
+	return 0;
+}
+
+static void expect_line(const char *yaml, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void expect_line(const char *yaml, const char *fmt, ...)
+{
+	char line[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (!has_line(yaml, line))
+		fail_msg("missing line\n  %s\nin\n%s", line, yaml);
+}
+
+/* The ref the map holds for backend node `backend` on `session`, or NULL. */
+static const struct snap_ref *ref_of(const struct snap_refmap *map, const char *session,
+                                     int backend)
+{
+	size_t i;
+
+	for (i = 0; i < map->n_refs; i++)
+		if (map->refs[i].backend_node_id == backend && !strcmp(map->refs[i].session_id, session))
+			return &map->refs[i];
+	return NULL;
+}
+
+/* Every ref in the map is shown in yaml, and every [ref=...] shown is in the map. */
+static void expect_refs_match_text(const struct snap_refmap *map, const char *yaml)
+{
+	const char *p = yaml;
+	size_t shown = 0;
+	size_t i;
+
+	for (i = 0; i < map->n_refs; i++) {
+		char needle[64];
+
+		snprintf(needle, sizeof(needle), "[ref=%s]", map->refs[i].ref);
+		if (!strstr(yaml, needle))
+			fail_msg("ref %s is in the map but not in the text", map->refs[i].ref);
+	}
+	while ((p = strstr(p, "[ref=")) != NULL) {
+		char ref[32];
+
+		p += 5;
+		snprintf(ref, sizeof(ref), "%.*s", (int)strcspn(p, "]"), p);
+		if (!act_snapshot_find(map, ref))
+			fail_msg("ref %s is shown but not in the map", ref);
+		shown++;
+	}
+	assert_int_equal(shown, map->n_refs);
+}
+
+/* Sets value.value of the AX node with this backend id in every recorded tree. */
+static void fixture_set_ax_value(int backend, const char *value)
+{
+	json_t *calls = json_object_get(F.fixture, "calls");
+	json_t *call;
+	json_t *node;
+	size_t i;
+	size_t j;
+
+	json_array_foreach(calls, i, call) {
+		json_t *nodes = json_object_get(json_object_get(call, "result"), "nodes");
+
+		json_array_foreach(nodes, j, node) {
+			if (json_integer_value(json_object_get(node, "backendDOMNodeId")) == backend)
+				json_object_set_new(json_object_get(node, "value"), "value", json_string(value));
+		}
+	}
+}
+
+static void test_form_lines(void **state)
+{
+	struct snap_refmap map = {0};
+	char *yaml;
+
+	(void)state;
+	fake_load("form");
+	yaml = take(&map, 0, NULL);
+	expect_line(yaml, "- main [ref=e19]:");
+	expect_line(yaml, "  - heading \"Create account\" [level=1] [ref=e20]");
+	expect_line(yaml, "  - form \"Sign up\" [ref=e%d]:", id_backend("signup"));
+	expect_line(yaml, "    - text: Name");
+	expect_line(yaml, "    - textbox \"Name\" [ref=e%d]: Ada Lovelace", id_backend("name"));
+	expect_line(yaml, "    - textbox \"Email\" [active] [ref=e%d]:", id_backend("email"));
+	expect_line(yaml, "      - /placeholder: you@example.com");
+	expect_line(yaml, "    - checkbox \"I accept the terms\" [checked] [ref=e%d]",
+	            id_backend("terms"));
+	expect_line(yaml, "    - checkbox \"Send me news\" [ref=e%d]", id_backend("news"));
+	expect_line(yaml, "    - combobox \"Plan\" [ref=e%d]:", id_backend("plan"));
+	expect_line(yaml, "      - option \"Pro\" [selected]");
+	expect_line(yaml, "      - option \"Free\"");
+	expect_line(yaml, "    - textbox \"Bio\" [ref=e%d]: \"Likes: engines\"", id_backend("bio"));
+	expect_line(yaml, "    - button \"Save\" [ref=e%d]", id_backend("save"));
+	expect_line(yaml, "    - button \"Delete\" [disabled] [ref=e%d]", id_backend("del"));
+	expect_refs_match_text(&map, yaml);
+	/* the AX tree, the describes: nothing the recorder did not see */
+	assert_int_equal(F.unrecorded, 0);
+	free(yaml);
+	act_snapshot_clear(&map);
+}
+
+static void test_refs_name_dom_nodes(void **state)
+{
+	static const char *const ids[] = {"name", "email", "pw", "terms", "plan", "bio", "save", "del"};
+	static const char *const roles[] = {"textbox", "textbox", "textbox", "checkbox",
+	                                    "combobox", "textbox", "button", "button"};
+	struct snap_refmap map = {0};
+	char *yaml;
+	size_t i;
+
+	(void)state;
+	fake_load("form");
+	yaml = take(&map, 0, NULL);
+	for (i = 0; i < sizeof(ids) / sizeof(ids[0]); i++) {
+		const struct snap_ref *r = ref_of(&map, page_session(), id_backend(ids[i]));
+		char want[16];
+
+		if (!r)
+			fail_msg("no ref names #%s", ids[i]);
+		snprintf(want, sizeof(want), "e%d", id_backend(ids[i]));
+		assert_string_equal(r->ref, want);
+		assert_string_equal(r->role, roles[i]);
+		assert_string_equal(r->frame_id,
+		                    json_string_value(json_object_get(F.fixture, "main_frame")));
+		assert_ptr_equal(act_snapshot_find(&map, r->ref), r);
+	}
+	assert_string_equal(ref_of(&map, page_session(), id_backend("save"))->name, "Save");
+	/* options of a native select cannot be clicked: no ref */
+	assert_null(strstr(yaml, "option \"Pro\" [selected] [ref="));
+	free(yaml);
+	act_snapshot_clear(&map);
+}
+
+static void test_password_masked(void **state)
+{
+	struct snap_refmap map = {0};
+	char *yaml;
+
+	(void)state;
+	/* as recorded: Chromium shows one bullet per character */
+	fake_load("form");
+	yaml = take(&map, 0, NULL);
+	expect_line(yaml, "    - textbox \"Password\" [ref=e%d]: \xe2\x80\xa2\xe2\x80\xa2\xe2\x80\xa2"
+	            "\xe2\x80\xa2", id_backend("pw"));
+	assert_null(strstr(yaml, "hunter2"));
+	assert_null(strstr(yaml, "\xe2\x80\xa2\xe2\x80\xa2\xe2\x80\xa2\xe2\x80\xa2\xe2\x80\xa2"));
+	free(yaml);
+
+	/* an AX tree that shows the value in clear: the DOM says password */
+	fixture_set_ax_value(id_backend("pw"), "hunter2");
+	yaml = take(&map, 0, NULL);
+	expect_line(yaml, "    - textbox \"Password\" [ref=e%d]: \xe2\x80\xa2\xe2\x80\xa2\xe2\x80\xa2"
+	            "\xe2\x80\xa2", id_backend("pw"));
+	assert_null(strstr(yaml, "hunter2"));
+	expect_line(yaml, "    - textbox \"Name\" [ref=e%d]: Ada Lovelace", id_backend("name"));
+	free(yaml);
+
+	/* when the field cannot be checked, its value is left out */
+	F.fail_method = "DOM.describeNode";
+	F.fail_rc = -CDP_EPROTOCOL;
+	yaml = take(&map, 0, NULL);
+	expect_line(yaml, "    - textbox \"Password\" [ref=e%d]", id_backend("pw"));
+	expect_line(yaml, "    - textbox \"Name\" [ref=e%d]", id_backend("name"));
+	assert_null(strstr(yaml, "hunter2"));
+	free(yaml);
+	act_snapshot_clear(&map);
+}
+
+static void test_nav_lines(void **state)
+{
+	struct snap_refmap map = {0};
+	char *yaml;
+
+	(void)state;
+	fake_load("nav");
+	yaml = take(&map, 0, NULL);
+	expect_line(yaml, "  - navigation \"Main\" [ref=e9]:");
+	expect_line(yaml, "        - link \"Home\" [ref=e%d]:", id_backend("home"));
+	expect_line(yaml, "          - /url: /");
+	expect_line(yaml, "        - link \"Orders\" [ref=e%d]:", id_backend("orders"));
+	expect_line(yaml, "          - /url: /orders?page=1");
+	expect_line(yaml, "        - link \"Help & support\" [ref=e%d]:", id_backend("help"));
+	expect_line(yaml, "          - /url: https://example.com/help");
+	expect_line(yaml, "  - heading \"Orders\" [level=1] [ref=e%d]", id_backend("h1"));
+	expect_line(yaml, "  - heading \"Recent\" [level=2] [ref=e%d]", id_backend("h2"));
+	expect_line(yaml, "  - heading \"Older\" [level=3] [ref=e%d]", id_backend("h3"));
+	expect_line(yaml, "    - text: You have");
+	expect_line(yaml, "    - strong [ref=e20]: \"3\"");
+	expect_line(yaml, "    - text: open orders.");
+	expect_line(yaml, "    - listitem [ref=e23]: \"Order #1001: shipped\"");
+	/* nameless single-child wrappers collapse: the link sits under main */
+	expect_line(yaml, "  - link \"Next page\" [ref=e%d]:", id_backend("next"));
+	expect_line(yaml, "    - /url: /page2");
+	expect_line(yaml, "  - paragraph [ref=e30]: \"- footer text -\"");
+	/* list markers are not text */
+	assert_null(strstr(yaml, "1. "));
+	assert_int_equal(F.rounds, 1);
+	expect_refs_match_text(&map, yaml);
+	free(yaml);
+	act_snapshot_clear(&map);
+}
+
+static void test_hidden_and_states(void **state)
+{
+	struct snap_refmap map = {0};
+	char *yaml;
+
+	(void)state;
+	fake_load("hidden");
+	yaml = take(&map, 0, NULL);
+	expect_line(yaml, "  - button \"Close dialog\" [ref=e%d]: X", id_backend("close"));
+	expect_line(yaml, "  - button \"Menu\" [expanded] [ref=e%d]", id_backend("menu"));
+	expect_line(yaml, "  - button \"Bold\" [pressed] [ref=e%d]", id_backend("bold"));
+	expect_line(yaml, "  - option \"Red\" [selected] [ref=e%d]", id_backend("red"));
+	expect_line(yaml, "  - option \"Blue\" [ref=e%d]", id_backend("blue"));
+	expect_line(yaml, "- checkbox \"Some\" [checked=mixed] [ref=e%d]", id_backend("mixed"));
+	expect_line(yaml, "- radio \"First\" [checked] [ref=e%d]", id_backend("r1"));
+	expect_line(yaml, "- img \"Logo\" [ref=e25]");
+	expect_line(yaml, "- text: plain text");
+	/* display:none, aria-hidden and visibility:hidden are not shown */
+	assert_null(strstr(yaml, "Ghost"));
+	assert_null(strstr(yaml, "Invisible to AT"));
+	assert_null(strstr(yaml, "Also hidden"));
+	assert_null(ref_of(&map, page_session(), id_backend("ghost")));
+	assert_null(ref_of(&map, page_session(), id_backend("ahbtn")));
+	free(yaml);
+	act_snapshot_clear(&map);
+}
+
+static void test_iframes_prefixed(void **state)
+{
+	struct snap_refmap map = {0};
+	const struct snap_ref *r;
+	const char *cross_session;
+	char *yaml;
+
+	(void)state;
+	fake_load("iframe");
+	yaml = take(&map, 0, NULL);
+	cross_session = id_session("go");
+	assert_string_not_equal(cross_session, page_session());
+	expect_line(yaml, "- button \"Outer button\" [ref=e%d]", id_backend("outer"));
+	expect_line(yaml, "- iframe [ref=e%d]:", id_backend("same"));
+	expect_line(yaml, "    - button \"Inside\" [ref=f1e%d]", id_backend("inside"));
+	expect_line(yaml, "    - iframe [ref=f1e%d]:", id_backend("nested"));
+	expect_line(yaml, "      - button \"Deep\" [ref=f2e%d]", id_backend("deep"));
+	expect_line(yaml, "- iframe [ref=e%d]:", id_backend("cross"));
+	expect_line(yaml, "    - searchbox \"Search\" [ref=f3e%d]: cats", id_backend("q"));
+	expect_line(yaml, "    - button \"Go\" [ref=f3e%d]", id_backend("go"));
+	expect_refs_match_text(&map, yaml);
+
+	/* each ref knows its frame and the session to reach it */
+	r = ref_of(&map, page_session(), id_backend("inside"));
+	assert_non_null(r);
+	assert_string_equal(r->frame_id, json_string_value(json_object_get(
+	                                     json_object_get(json_object_get(F.fixture, "ids"),
+	                                                     "inside"), "frame")));
+	r = ref_of(&map, cross_session, id_backend("go"));
+	assert_non_null(r);
+	assert_string_equal(r->session_id, cross_session);
+	assert_non_null(fixture_frame_session(NULL, r->frame_id));
+	/* the out-of-process frame numbers its nodes on its own: e12 and f3e12
+	 * are two nodes in two sessions */
+	assert_int_equal(id_backend("go"), 12);
+	assert_string_equal(act_snapshot_find(&map, "e12")->session_id, page_session());
+	assert_string_equal(act_snapshot_find(&map, "e12")->role, "heading");
+	assert_string_equal(act_snapshot_find(&map, "f3e12")->session_id, cross_session);
+	assert_string_equal(act_snapshot_find(&map, "f3e12")->role, "button");
+	assert_int_equal(F.unrecorded, 0);
+	free(yaml);
+	act_snapshot_clear(&map);
+}
+
+static void test_frame_numbers_kept(void **state)
+{
+	struct snap_refmap map = {0};
+	char *yaml;
+	size_t i;
+
+	(void)state;
+	fake_load("iframe");
+	yaml = take(&map, 0, NULL);
+	free(yaml);
+	/* pretend the same-origin frame was f7 in the previous snapshot */
+	for (i = 0; i < map.n_refs; i++)
+		if (!strncmp(map.refs[i].ref, "f1e", 3))
+			memcpy(map.refs[i].ref, "f7", 2);
+	yaml = take(&map, 0, NULL);
+	expect_line(yaml, "    - button \"Inside\" [ref=f7e%d]", id_backend("inside"));
+	/* the other frames keep theirs (f2, f3 were in the map) */
+	expect_line(yaml, "      - button \"Deep\" [ref=f2e%d]", id_backend("deep"));
+	expect_line(yaml, "    - button \"Go\" [ref=f3e%d]", id_backend("go"));
+	free(yaml);
+	act_snapshot_clear(&map);
+	/* a fresh map numbers frames from 1 again */
+	yaml = take(&map, 0, NULL);
+	expect_line(yaml, "    - button \"Inside\" [ref=f1e%d]", id_backend("inside"));
+	free(yaml);
+	act_snapshot_clear(&map);
+}
+
+static void test_max_chars(void **state)
+{
+	static const char marker[] = "- \xe2\x80\xa6 snapshot truncated at ";
+	struct snap_refmap map = {0};
+	char *full;
+	char *yaml;
+	const char *m;
+	char want[128];
+	int truncated = -1;
+
+	(void)state;
+	fake_load("nav");
+	full = take(&map, 0, &truncated);
+	assert_int_equal(truncated, 0);
+	assert_null(strstr(full, "truncated"));
+
+	yaml = take(&map, 200, &truncated);
+	assert_int_equal(truncated, 1);
+	m = strstr(yaml, marker);
+	assert_non_null(m);
+	assert_true(m > yaml && m[-1] == '\n');
+	/* cut at a line boundary: the kept text is a prefix of the full one */
+	assert_true((size_t)(m - yaml) - 1 <= 200);
+	assert_memory_equal(yaml, full, (size_t)(m - yaml) - 1);
+	assert_true(full[m - yaml - 1] == '\n');
+	snprintf(want, sizeof(want), "%struncated at %zu characters: pass a target to see a subtree",
+	         "- \xe2\x80\xa6 snapshot ", (size_t)(m - yaml) - 1);
+	assert_string_equal(m, want);
+	/* only refs the agent was shown are in the map */
+	expect_refs_match_text(&map, yaml);
+	assert_null(act_snapshot_find(&map, "e28"));
+	assert_non_null(act_snapshot_find(&map, "e9"));
+	free(yaml);
+
+	/* nothing fits: the marker alone, no refs */
+	yaml = take(&map, 5, &truncated);
+	assert_int_equal(truncated, 1);
+	assert_string_equal(yaml, "- \xe2\x80\xa6 snapshot truncated at 0 characters: pass a target "
+	                          "to see a subtree");
+	assert_int_equal(map.n_refs, 0);
+	free(yaml);
+	free(full);
+	act_snapshot_clear(&map);
+}
+
+static void test_subtree(void **state)
+{
+	struct snap_refmap map = {0};
+	struct snap_options opt;
+	char err[256];
+	char *yaml = NULL;
+	int truncated = 0;
+	unsigned gen;
+
+	(void)state;
+	fake_load("nav");
+	free(take(&map, 0, NULL));
+	gen = map.generation;
+	snap_opts(&opt);
+	/* the root may point into the map that the snapshot replaces */
+	opt.root = act_snapshot_find(&map, "e9");
+	assert_non_null(opt.root);
+	assert_int_equal(act_snapshot_take(fake_conn(), &opt, &map, &yaml, &truncated, err,
+	                                   sizeof(err)), 0);
+	assert_int_equal(map.generation, gen + 1);
+	if (strncmp(yaml, "- navigation \"Main\" [ref=e9]:\n", strlen("- navigation \"Main\" [ref=e9]:\n")))
+		fail_msg("subtree:\n%s", yaml);
+	expect_line(yaml, "  - list [ref=e10]:");
+	expect_line(yaml, "      - link \"Home\" [ref=e%d]:", id_backend("home"));
+	assert_null(strstr(yaml, "heading"));
+	assert_null(act_snapshot_find(&map, "e18"));
+	assert_non_null(act_snapshot_find(&map, "e12"));
+	expect_refs_match_text(&map, yaml);
+	assert_int_equal(F.live, 0);
+	free(yaml);
+	act_snapshot_clear(&map);
+}
+
+/* Copies the ref named by fmt (with one %d: the element's backend id). */
+static struct snap_ref copy_ref(const struct snap_refmap *map, const char *prefix, const char *id)
+{
+	struct snap_ref root;
+	char ref[16];
+	const struct snap_ref *r;
+
+	snprintf(ref, sizeof(ref), "%se%d", prefix, id_backend(id));
+	r = act_snapshot_find(map, ref);
+	if (!r)
+		fail_msg("no ref %s", ref);
+	root = *r;
+	root.role = root.name = NULL;
+	return root;
+}
+
+static char *take_subtree(struct snap_refmap *map, const struct snap_ref *root)
+{
+	struct snap_options opt;
+	char err[256] = "";
+	char *yaml = NULL;
+	int truncated = 0;
+
+	snap_opts(&opt);
+	opt.root = root;
+	if (act_snapshot_take(fake_conn(), &opt, map, &yaml, &truncated, err, sizeof(err)) != 0)
+		fail_msg("subtree snapshot of %s failed: %s", root->ref, err);
+	assert_int_equal(F.live, 0);
+	return yaml;
+}
+
+static void test_subtree_in_frames(void **state)
+{
+	struct snap_refmap map = {0};
+	struct snap_ref inside;
+	struct snap_ref nested;
+	struct snap_ref search;
+	char want[256];
+	char *yaml;
+
+	(void)state;
+	fake_load("iframe");
+	free(take(&map, 0, NULL));
+	inside = copy_ref(&map, "f1", "inside");
+	nested = copy_ref(&map, "f1", "nested");
+	search = copy_ref(&map, "f3", "q");
+
+	/* an element of a same-process frame keeps its frame's prefix */
+	yaml = take_subtree(&map, &inside);
+	snprintf(want, sizeof(want), "- button \"Inside\" [ref=f1e%d]", id_backend("inside"));
+	assert_string_equal(yaml, want);
+	assert_int_equal(map.n_refs, 1);
+	assert_string_equal(map.refs[0].frame_id, inside.frame_id);
+	free(yaml);
+
+	/* an iframe inside a frame: the frame below is inlined */
+	yaml = take_subtree(&map, &nested);
+	snprintf(want, sizeof(want), "- iframe [ref=f1e%d]:\n  - button \"Deep\" [ref=f2e%d]",
+	         id_backend("nested"), id_backend("deep"));
+	assert_string_equal(yaml, want);
+	free(yaml);
+
+	/* an out-of-process frame, through its own session */
+	yaml = take_subtree(&map, &search);
+	snprintf(want, sizeof(want), "- searchbox \"Search\" [ref=f3e%d]: cats", id_backend("q"));
+	assert_string_equal(yaml, want);
+	assert_string_equal(map.refs[0].session_id, id_session("q"));
+	assert_int_equal(F.unrecorded, 0);
+	free(yaml);
+	act_snapshot_clear(&map);
+}
+
+static void test_subtree_stale(void **state)
+{
+	struct snap_refmap map = {0};
+	struct snap_options opt;
+	struct snap_ref root;
+	char err[256] = "";
+	char *yaml = NULL;
+	int truncated = 0;
+	unsigned gen;
+	size_t n;
+
+	(void)state;
+	fake_load("nav");
+	free(take(&map, 0, NULL));
+	gen = map.generation;
+	n = map.n_refs;
+	root = copy_ref(&map, "", "next");
+	root.backend_node_id = 424242; /* gone from the page */
+	snap_opts(&opt);
+	opt.root = &root;
+	assert_int_equal(act_snapshot_take(fake_conn(), &opt, &map, &yaml, &truncated, err,
+	                                   sizeof(err)), -1);
+	assert_null(yaml);
+	assert_non_null(strstr(err, "stale"));
+	assert_non_null(strstr(err, root.ref));
+	assert_non_null(strstr(err, "take a new snapshot"));
+	/* a failed snapshot leaves the previous one in place */
+	assert_int_equal(map.generation, gen);
+	assert_int_equal(map.n_refs, n);
+	assert_int_equal(F.live, 0);
+	act_snapshot_clear(&map);
+}
+
+static void test_generation_and_find(void **state)
+{
+	struct snap_refmap map = {0};
+	const struct snap_ref *r;
+
+	(void)state;
+	fake_load("nav");
+	assert_null(act_snapshot_find(&map, "e9"));
+	free(take(&map, 0, NULL));
+	assert_int_equal(map.generation, 1);
+	free(take(&map, 0, NULL));
+	assert_int_equal(map.generation, 2);
+	r = act_snapshot_find(&map, "e9");
+	assert_non_null(r);
+	assert_string_equal(r->role, "navigation");
+	assert_string_equal(r->name, "Main");
+	assert_int_equal(r->backend_node_id, 9);
+	assert_string_equal(r->session_id, page_session());
+	assert_null(act_snapshot_find(&map, "e99999"));
+	assert_null(act_snapshot_find(&map, "f1e9"));
+	assert_null(act_snapshot_find(&map, "e"));
+	assert_null(act_snapshot_find(&map, NULL));
+	assert_null(act_snapshot_find(NULL, "e9"));
+	act_snapshot_clear(&map);
+	assert_int_equal(map.n_refs, 0);
+	assert_null(act_snapshot_find(&map, "e9"));
+	/* clearing keeps the count going: refs of the next snapshot are newer */
+	free(take(&map, 0, NULL));
+	assert_int_equal(map.generation, 3);
+	act_snapshot_clear(&map);
+	act_snapshot_clear(&map);
+}
+
+static void test_failures(void **state)
+{
+	struct snap_refmap map = {0};
+	struct snap_options opt;
+	char err[256] = "";
+	char *yaml = NULL;
+	int truncated = 0;
+
+	(void)state;
+	fake_load("iframe");
+	snap_opts(&opt);
+
+	/* the page's own tree cannot be read: the snapshot fails */
+	F.fail_method = "Accessibility.getFullAXTree";
+	F.fail_session = page_session();
+	F.fail_rc = -CDP_EPROTOCOL;
+	assert_int_equal(act_snapshot_take(fake_conn(), &opt, &map, &yaml, &truncated, err,
+	                                   sizeof(err)), -1);
+	assert_non_null(strstr(err, "accessibility tree of the page"));
+	assert_int_equal(map.generation, 0);
+	assert_int_equal(F.live, 0);
+
+	/* a frame cannot be read: its iframe stays, empty */
+	F.fail_session = id_session("go");
+	yaml = take(&map, 0, NULL);
+	expect_line(yaml, "- iframe [ref=e%d]", id_backend("cross"));
+	expect_line(yaml, "    - button \"Inside\" [ref=f1e%d]", id_backend("inside"));
+	assert_null(strstr(yaml, "Go"));
+	free(yaml);
+	yaml = NULL;
+
+	/* the browser stops answering: a clean error, no call left behind */
+	F.fail_method = "DOM.describeNode";
+	F.fail_session = NULL;
+	F.fail_rc = -CDP_ETIMEOUT;
+	assert_int_equal(act_snapshot_take(fake_conn(), &opt, &map, &yaml, &truncated, err,
+	                                   sizeof(err)), -1);
+	assert_non_null(strstr(err, "did not answer DOM.describeNode"));
+	assert_null(yaml);
+	assert_int_equal(F.live, 0);
+	assert_true(F.forgotten > 0);
+
+	/* the browser goes away */
+	F.fail_method = "Page.getFrameTree";
+	F.fail_rc = -CDP_ECLOSED;
+	assert_int_equal(act_snapshot_take(fake_conn(), &opt, &map, &yaml, &truncated, err,
+	                                   sizeof(err)), -1);
+	assert_non_null(strstr(err, "Page.getFrameTree"));
+	assert_int_equal(F.live, 0);
+	assert_int_equal(map.generation, 1);
+
+	/* bad arguments */
+	assert_int_equal(act_snapshot_take(NULL, &opt, &map, &yaml, &truncated, err, sizeof(err)),
+	                 -1);
+	assert_int_equal(act_snapshot_take(fake_conn(), NULL, &map, &yaml, &truncated, NULL, 0), -1);
+	act_snapshot_clear(&map);
+}
+
+static void test_round_trips(void **state)
+{
+	(void)state;
+	/* independent calls are pipelined: one round trip per dependency level */
+	{
+		struct snap_refmap map = {0};
+
+		fake_load("nav");
+		free(take(&map, 0, NULL));
+		assert_int_equal(F.rounds, 1); /* tree + frame tree */
+		assert_int_equal(F.sends, 2);
+		fake_load("form");
+		free(take(&map, 0, NULL));
+		assert_int_equal(F.rounds, 2); /* + describes of filled fields */
+		fake_load("iframe");
+		free(take(&map, 0, NULL));
+		assert_int_equal(F.rounds, 4); /* + frames, + the out-of-process one */
+		act_snapshot_clear(&map);
+	}
+}
+
+/* ---- synthetic trees --------------------------------------------------- */
+
+/* Loads a fixture whose page (session "S", frame "F") has these AX nodes
+ * (steals nodes). */
+static void fake_synthetic(json_t *nodes)
+{
+	json_decref(F.fixture);
+	memset(&F, 0, sizeof(F));
+	F.fixture = json_pack("{s:s, s:s, s:{}, s:{}, s:[{s:s, s:s, s:{}, s:{s:o}},"
+	                      " {s:s, s:s, s:{}, s:{s:{s:{s:s}}}}]}",
+	                      "page_session", "S", "main_frame", "F", "frame_sessions", "ids",
+	                      "calls",
+	                      "session", "S", "method", "Accessibility.getFullAXTree", "params",
+	                      "result", "nodes", nodes,
+	                      "session", "S", "method", "Page.getFrameTree", "params",
+	                      "result", "frameTree", "frame", "id", "F");
+	assert_non_null(F.fixture);
+}
+
+/* One AX node (role of type "role"); children: steals, may be NULL. */
+static json_t *ax_node(const char *id, const char *role, const char *name, json_t *children,
+                       int backend)
+{
+	json_t *n = json_pack("{s:s, s:b, s:{s:s, s:s}, s:o}", "nodeId", id, "ignored", 0, "role",
+	                      "type", strcmp(role, "RootWebArea") && strcmp(role, "StaticText")
+	                              ? "role" : "internalRole",
+	                      "value", role, "childIds", children ? children : json_array());
+
+	if (name)
+		json_object_set_new(n, "name", json_pack("{s:s, s:s}", "type", "computedString",
+		                                         "value", name));
+	if (backend)
+		json_object_set_new(n, "backendDOMNodeId", json_integer(backend));
+	return n;
+}
+
+static void test_yaml_quoting(void **state)
+{
+	static const char *const quoted[] = {
+		"", " a", "a ", "3", "-1.5", "1e5", "0x1F", "Infinity", ".inf", "-.NaN", "true", "No",
+		"null", "~", "- item", "a: b", "a:", "x #y", "#x", "&a", "*a", "[a", "]a", "{a", "a}",
+		"a`b", "'a", "\"a", "%a", "@a", "!a", ">a", "|a", "?a", ",a", "a\nb", "a\rb", "a\x01",
+		"a\xc2\x85", "a\xc2\xa0",
+	};
+	static const char *const plain[] = {
+		"hello", "a:b", "a#b", "Order 1", "1e", "0x", "1.2.3", "yes!", "Help & support",
+		"https://example.com/help", "/orders?page=1", "caf\xc3\xa9", "nan", "inf",
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(quoted) / sizeof(quoted[0]); i++)
+		if (!act_snap_needs_quotes(quoted[i]))
+			fail_msg("\"%s\" must be quoted", quoted[i]);
+	for (i = 0; i < sizeof(plain) / sizeof(plain[0]); i++)
+		if (act_snap_needs_quotes(plain[i]))
+			fail_msg("\"%s\" needs no quotes", plain[i]);
+}
+
+static void test_normalize_ws(void **state)
+{
+	static const char in[] = "  a \n\t b\xc2\xa0\xc2\xa0" "c\xe2\x80\x8b" "d\xc2\xad" "e\xe3\x80\x80 ";
+	char *out;
+
+	(void)state;
+	out = act_snap_normalize_ws(in, strlen(in));
+	assert_string_equal(out, "a b cde");
+	free(out);
+	out = act_snap_normalize_ws(" \n ", 3);
+	assert_string_equal(out, "");
+	free(out);
+}
+
+static void test_escaping_in_lines(void **state)
+{
+	struct snap_refmap map = {0};
+	char long_name[1200];
+	char *yaml;
+
+	(void)state;
+	memset(long_name, 'x', sizeof(long_name) - 1);
+	long_name[sizeof(long_name) - 1] = '\0';
+	fake_synthetic(json_pack("[o, o, o, o, o]",
+	                         ax_node("1", "RootWebArea", "t", json_pack("[s, s, s, s]", "2", "3", "4", "5"), 1),
+	                         ax_node("2", "button", "it's \"quoted\" #1", NULL, 7),
+	                         ax_node("3", "StaticText", "a: b\x01", NULL, 8),
+	                         ax_node("4", "button", long_name, NULL, 9),
+	                         ax_node("5", "heading", "42", NULL, 10)));
+	yaml = take(&map, 0, NULL);
+	expect_line(yaml, "- 'button \"it''s \\\"quoted\\\" #1\" [ref=e7]'");
+	expect_line(yaml, "- text: \"a: b\\x01\"");
+	/* names over 900 characters are not shown (nor kept as shown) */
+	expect_line(yaml, "- button [ref=e9]");
+	assert_string_equal(act_snapshot_find(&map, "e9")->name, "");
+	assert_string_equal(act_snapshot_find(&map, "e7")->name, "it's \"quoted\" #1");
+	expect_line(yaml, "- heading \"42\" [ref=e10]");
+	free(yaml);
+	act_snapshot_clear(&map);
+}
+
+static void test_malformed_tree(void **state)
+{
+	struct snap_refmap map = {0};
+	json_t *odd;
+	json_t *nodes;
+	char *yaml;
+	int i;
+
+	(void)state;
+	/* cycles, shared and missing children, wrong types everywhere */
+	odd = json_pack("{s:s, s:s, s:i, s:s, s:[s, s], s:i}", "nodeId", "6", "ignored", "yes",
+	                "role", 5, "properties", "bad", "childIds", "1", "6", "backendDOMNodeId", -5);
+	nodes = json_pack("[o, o, o, o, o, o, {s:i}]",
+	                  ax_node("1", "RootWebArea", NULL,
+	                          json_pack("[s, s, s, s, s, i, s]", "2", "2", "1", "nope", "6", 4, "3"), 1),
+	                  ax_node("2", "group", "G", json_pack("[s]", "3"), 2),
+	                  ax_node("3", "generic", NULL, json_pack("[s, s]", "2", "4"), 3),
+	                  ax_node("4", "button", "B", json_pack("[s]", "1"), 2147483647),
+	                  ax_node("5", "link", "L", NULL, 0),
+	                  odd,
+	                  "nodeId", 7);
+	json_object_set_new(json_array_get(nodes, 1), "name", json_integer(3));
+	fake_synthetic(nodes);
+	yaml = take(&map, 0, NULL);
+	expect_line(yaml, "- group [ref=e2]:");
+	expect_line(yaml, "  - button \"B\" [ref=e2147483647]");
+	/* each node is shown once however often it is listed */
+	assert_ptr_equal(strstr(yaml, "\"B\""), strrchr(yaml, 'B') - 1);
+	free(yaml);
+
+	/* nesting deeper than the ceiling is cut, not followed */
+	nodes = json_array();
+	for (i = 1; i <= 3000; i++) {
+		char id[16];
+		char kid[16];
+
+		snprintf(id, sizeof(id), "%d", i);
+		snprintf(kid, sizeof(kid), "%d", i + 1);
+		json_array_append_new(nodes, ax_node(id, i == 1 ? "RootWebArea" : "group", "g",
+		                                     i < 3000 ? json_pack("[s]", kid) : NULL, i));
+	}
+	fake_synthetic(nodes);
+	yaml = take(&map, 0, NULL);
+	assert_non_null(strstr(yaml, "[ref=e500]"));
+	assert_null(strstr(yaml, "[ref=e2999]"));
+	free(yaml);
+	act_snapshot_clear(&map);
+}
+
+static void test_output_ceiling(void **state)
+{
+	struct snap_refmap map = {0};
+	json_t *nodes = json_array();
+	json_t *kids = json_array();
+	char name[81];
+	char *yaml;
+	const char *last;
+	int truncated = 0;
+	int i;
+
+	(void)state;
+	memset(name, 'n', sizeof(name) - 1);
+	name[sizeof(name) - 1] = '\0';
+	for (i = 2; i < 60002; i++) {
+		char id[16];
+
+		snprintf(id, sizeof(id), "%d", i);
+		json_array_append_new(kids, json_string(id));
+		json_array_append_new(nodes, ax_node(id, "button", name, NULL, i));
+	}
+	json_array_insert_new(nodes, 0, ax_node("1", "RootWebArea", "big", kids, 1));
+	fake_synthetic(nodes);
+	/* ~6 MB of lines: cut at the ceiling, at a line, with the marker */
+	yaml = take(&map, 0, &truncated);
+	assert_int_equal(truncated, 1);
+	assert_true(strlen(yaml) <= (4u << 20) + 200);
+	last = strrchr(yaml, '\n') + 1;
+	assert_true(!strncmp(last, "- \xe2\x80\xa6 snapshot truncated at ", 25));
+	assert_true(last[-2] == ']');
+	assert_true(map.n_refs > 30000 && map.n_refs < 60000);
+	expect_line(yaml, "- button \"%s\" [ref=e2]", name);
+	free(yaml);
+	act_snapshot_clear(&map);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_form_lines),
+		cmocka_unit_test(test_refs_name_dom_nodes),
+		cmocka_unit_test(test_password_masked),
+		cmocka_unit_test(test_nav_lines),
+		cmocka_unit_test(test_hidden_and_states),
+		cmocka_unit_test(test_iframes_prefixed),
+		cmocka_unit_test(test_frame_numbers_kept),
+		cmocka_unit_test(test_max_chars),
+		cmocka_unit_test(test_subtree),
+		cmocka_unit_test(test_subtree_in_frames),
+		cmocka_unit_test(test_subtree_stale),
+		cmocka_unit_test(test_generation_and_find),
+		cmocka_unit_test(test_failures),
+		cmocka_unit_test(test_round_trips),
+		cmocka_unit_test(test_yaml_quoting),
+		cmocka_unit_test(test_normalize_ws),
+		cmocka_unit_test(test_escaping_in_lines),
+		cmocka_unit_test(test_malformed_tree),
+		cmocka_unit_test(test_output_ceiling),
+	};
+	int rc = cmocka_run_group_tests(tests, NULL, NULL);
+
+	json_decref(F.fixture);
+	return rc;
+}
