@@ -66,7 +66,11 @@ export function memOf(pid) {
   }
 }
 
+// Chromium processes, less the crashpad handler: it double-forks away to init under most parents
+// (so it cannot be attributed to one server), but stays below a parent that is a child subreaper;
+// leaving it out everywhere keeps the trees comparable.
 export function isBrowserProc(p) {
+  if (p.comm.startsWith('chrome_crashpad')) return false;
   const exe = exeOf(p.pid);
   if (exe) return exe.startsWith('/usr/lib/chromium/') || /chrom(e|ium)/.test(exe);
   return /chrom/i.test(p.comm);
