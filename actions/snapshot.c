@@ -154,11 +154,14 @@ struct snap_ctx {
 	char *err;
 	size_t errlen;
 
-	/* subtree: the node to render, copied out of the caller's ref */
+	/* subtree: the node to render, copied out of the caller's ref (whose
+	 * ref and frame_id may be empty: a node found by selector) */
 	int subtree;
 	int root_backend;
 	int root_prefix;
 	char root_ref[sizeof(((struct snap_ref *)0)->ref)];
+	int root_doc;        /* the doc rendered from; -1 until the subtree root is found */
+	char *main_frame_id; /* the page's main frame (its refs have no prefix), or NULL */
 
 	/* frame numbers of the previous snapshot, to keep refs stable */
 	struct old_prefix {
@@ -818,16 +821,24 @@ static int on_ax(struct snap_ctx *x, size_t d, json_t *res, const struct cdp_err
 	if (!doc->frame_id && fid && strlen(fid) < SNAP_ID_MAX)
 		doc->frame_id = strdup(fid);
 	doc->origin = url_origin(json_string_value(ax_prop(root, "url")));
-	if (d == 0 && x->subtree) {
+	if (d == 0 && !x->subtree && doc->frame_id && !x->main_frame_id) {
+		x->main_frame_id = strdup(doc->frame_id);
+		if (!x->main_frame_id) {
+			snap_errf(x, "out of memory while reading the accessibility tree");
+			return -1;
+		}
+	}
+	if (x->subtree && x->root_doc < 0) {
+		/* the root is in this frame, or (no frame given) in another frame
+		 * of the same session, prefetched from the frame tree */
 		for (i = 0; i < doc->n_nodes; i++)
 			if (ax_backend(json_array_get(nodes, i)) == x->root_backend)
 				break;
-		if (i == doc->n_nodes) {
-			snap_errf(x, "ref %s is stale: its element is no longer on the page; take a new "
-			          "snapshot", x->root_ref);
-			return -1;
+		if (i < doc->n_nodes) {
+			doc->root = i;
+			doc->linked = 1;
+			x->root_doc = (int)d;
 		}
-		doc->root = i;
 	}
 	doc->state = DOC_READY;
 	return 0;
@@ -872,12 +883,19 @@ static json_t *tree_find(json_t *ft, const char *frame_id, unsigned depth)
 	return NULL;
 }
 
-/* Handles a Page.getFrameTree reply: prefetches the frames below doc d. */
+/* Handles a Page.getFrameTree reply: prefetches the frames below doc d,
+ * and notes the page's main frame (the root of the page session's tree). */
 static void on_tree(struct snap_ctx *x, size_t d, json_t *res)
 {
 	json_t *ft = json_object_get(res, "frameTree");
+	const char *top = jstr2(ft, "frame", "id");
 	json_t *mine;
 
+	if (top && !x->main_frame_id && !json_object_get(json_object_get(ft, "frame"), "parentId") &&
+	    !strcmp(x->docs[d].session_id, x->opt->page_session_id ? x->opt->page_session_id : ""))
+		x->main_frame_id = strdup(top);
+	if (top && d == 0 && !x->subtree && !x->docs[d].frame_id && strlen(top) < SNAP_ID_MAX)
+		x->docs[d].frame_id = strdup(top); /* an AX root without frameId */
 	if (!ft || !x->docs[d].frame_id)
 		return;
 	mine = tree_find(ft, x->docs[d].frame_id, 0);
@@ -1026,6 +1044,14 @@ static int snap_fetch(struct snap_ctx *x)
 			break;
 		if (calls_await(x) < 0)
 			goto out;
+	}
+	if (x->root_doc < 0) {
+		if (x->root_ref[0])
+			snap_errf(x, "ref %s is stale: its element is no longer on the page; take a new "
+			          "snapshot", x->root_ref);
+		else
+			snap_errf(x, "the target's element is no longer on the page: take a new snapshot");
+		goto out;
 	}
 	rc = 0;
 out:
@@ -1330,8 +1356,9 @@ static int has_popup_child(const struct snap_doc *doc, json_t *n)
 	return 0;
 }
 
-/* Assigns doc d its ref prefix: the first doc's is known; a frame keeps
- * its number from the previous snapshot; new frames get new numbers. */
+/* Assigns doc d its ref prefix: none for the main frame; a subtree's
+ * frame keeps the prefix of its ref; a frame keeps its number from the
+ * previous snapshot; new frames get new numbers. */
 static void doc_prefix(struct snap_ctx *x, size_t d)
 {
 	struct snap_doc *doc = &x->docs[d];
@@ -1339,7 +1366,12 @@ static void doc_prefix(struct snap_ctx *x, size_t d)
 
 	if (doc->prefix >= 0)
 		return;
-	if (d == 0) {
+	if ((!x->subtree && d == 0) ||
+	    (doc->frame_id && x->main_frame_id && !strcmp(doc->frame_id, x->main_frame_id))) {
+		doc->prefix = 0;
+		return;
+	}
+	if (x->subtree && (int)d == x->root_doc && x->root_prefix > 0) {
 		doc->prefix = x->root_prefix;
 		return;
 	}
@@ -1429,7 +1461,7 @@ static int build_node(struct snap_ctx *x, size_t d, size_t idx, struct snode *pa
 	s->backend_id = ax_backend(n);
 	if (x->popup_depth)
 		s->flags |= SN_NOREF;
-	if (x->subtree && d == 0 && idx == doc->root)
+	if (x->subtree && (int)d == x->root_doc && idx == doc->root)
 		s->flags |= SN_KEEP;
 	if (!strcmp(aria, "iframe")) {
 		child = doc->info[idx].child_doc;
@@ -1476,11 +1508,12 @@ fail:
 	return -1;
 }
 
-/* Builds the rendered tree of the first doc (and the frames it holds). */
+/* Builds the rendered tree from the root doc (and the frames it holds). */
 static int snap_build(struct snap_ctx *x)
 {
 	x->frag = snode_new("fragment", 0);
-	if (!x->frag || build_doc(x, 0, x->frag, 0) < 0 || merge_texts(x->frag) < 0) {
+	if (!x->frag || build_doc(x, (size_t)x->root_doc, x->frag, 0) < 0 ||
+	    merge_texts(x->frag) < 0) {
 		snap_errf(x, "out of memory while building the snapshot");
 		return -1;
 	}
@@ -1779,8 +1812,9 @@ static int snap_seed(struct snap_ctx *x, const struct snap_refmap *map)
 		snap_errf(x, "cannot take the snapshot: the CDP session or frame id is invalid");
 		return -1;
 	}
-	x->docs[0].linked = 1;
+	x->docs[0].linked = !x->subtree;
 	x->docs[0].want_tree = 1;
+	x->root_doc = x->subtree ? -1 : 0;
 	return 0;
 }
 
@@ -1799,6 +1833,7 @@ static void snap_ctx_free(struct snap_ctx *x)
 	free(x->refs);
 	free(x->calls);
 	free(x->old);
+	free(x->main_frame_id);
 	snode_free(x->frag);
 	gb_buf_free(&x->out);
 	gb_buf_free(&x->line);

@@ -734,6 +734,71 @@ static void test_subtree_in_frames(void **state)
 	act_snapshot_clear(&map);
 }
 
+/* A subtree root found by selector: no ref, no frame id, only its node. */
+static struct snap_ref node_root(const char *id)
+{
+	struct snap_ref root;
+
+	memset(&root, 0, sizeof(root));
+	snprintf(root.session_id, sizeof(root.session_id), "%s", id_session(id));
+	root.backend_node_id = id_backend(id);
+	return root;
+}
+
+static void test_subtree_by_node(void **state)
+{
+	struct snap_refmap map = {0};
+	struct snap_options opt;
+	struct snap_ref root;
+	char want[256];
+	char err[256] = "";
+	char *yaml = NULL;
+	int truncated = 0;
+
+	(void)state;
+	fake_load("iframe");
+	free(take(&map, 0, NULL));
+
+	/* in a nested same-process frame: found among the session's frames,
+	 * and the frame keeps its number */
+	root = node_root("deep");
+	yaml = take_subtree(&map, &root);
+	snprintf(want, sizeof(want), "- button \"Deep\" [ref=f2e%d]", id_backend("deep"));
+	assert_string_equal(yaml, want);
+	assert_string_equal(map.refs[0].frame_id, json_string_value(json_object_get(json_object_get(
+	                                              json_object_get(F.fixture, "ids"), "deep"), "frame")));
+	free(yaml);
+
+	/* in the main frame, with no previous snapshot: no prefix */
+	act_snapshot_clear(&map);
+	root = node_root("outer");
+	yaml = take_subtree(&map, &root);
+	snprintf(want, sizeof(want), "- button \"Outer button\" [ref=e%d]", id_backend("outer"));
+	assert_string_equal(yaml, want);
+	free(yaml);
+
+	/* in an out-of-process frame */
+	root = node_root("go");
+	yaml = take_subtree(&map, &root);
+	snprintf(want, sizeof(want), "- button \"Go\" [ref=f1e%d]", id_backend("go"));
+	assert_string_equal(yaml, want);
+	assert_string_equal(map.refs[0].session_id, id_session("go"));
+	free(yaml);
+
+	/* gone */
+	root = node_root("outer");
+	root.backend_node_id = 777777;
+	snap_opts(&opt);
+	opt.root = &root;
+	yaml = NULL;
+	assert_int_equal(act_snapshot_take(fake_conn(), &opt, &map, &yaml, &truncated, err,
+	                                   sizeof(err)), -1);
+	assert_string_equal(err, "the target's element is no longer on the page: take a new snapshot");
+	assert_int_equal(F.live, 0);
+	assert_int_equal(F.unrecorded, 0);
+	act_snapshot_clear(&map);
+}
+
 static void test_subtree_stale(void **state)
 {
 	struct snap_refmap map = {0};
@@ -1077,6 +1142,7 @@ int main(void)
 		cmocka_unit_test(test_max_chars),
 		cmocka_unit_test(test_subtree),
 		cmocka_unit_test(test_subtree_in_frames),
+		cmocka_unit_test(test_subtree_by_node),
 		cmocka_unit_test(test_subtree_stale),
 		cmocka_unit_test(test_generation_and_find),
 		cmocka_unit_test(test_failures),
