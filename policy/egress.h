@@ -1,0 +1,244 @@
+/*
+ * egress.h - where a tenant's browser may go (DESIGN.md, security layers
+ * 2 and 3): the egress policy, the checks on URLs and addresses, and the
+ * per-session egress proxy that Chromium is confined to.
+ *
+ * Config (the "egress" object of a tenant's JSON config; docs/egress.md):
+ *
+ *   {
+ *     "allow": ["shop.test", "*.example.com", "https://api.example.org:8443", "[::1]:8080"],
+ *     "deny": ["ads.example.com", "*.tracker.test"],
+ *     "default": "deny",
+ *     "allow_private": ["127.0.0.1", "10.1.0.0/16", "fd12:3456::/32"],
+ *     "hosts": {"shop.test": "127.0.0.1", "dual.test": ["127.0.0.1", "::1"]}
+ *   }
+ *
+ * Every key is optional; unknown keys are an error. A pattern is
+ * [scheme://]host[:port]: host is a name ("shop.test"), "*.name" (every
+ * subdomain of name at any depth, not name itself), "*" (any host), or an
+ * address literal ("10.0.0.5", "[::1]"). Matching is case-insensitive and
+ * ignores a trailing dot. scheme is http or https (ws and wss count as
+ * http and https); a pattern with a scheme and no port means that scheme's
+ * default port; without both, any scheme and any port. "deny" is checked
+ * first. "default" is "deny" when "allow" is set (and must then be) and
+ * "allow" otherwise. "allow_private" lists the loopback, private and
+ * special-purpose addresses or CIDR ranges that may be connected to; an
+ * allow pattern that is an address literal also names its address.
+ * Link-local (169.254/16, fe80::/10), cloud metadata (169.254.169.254,
+ * fd00:ec2::254, 100.100.100.200), unspecified, multicast and reserved
+ * addresses are refused whatever the config says (listing one is an
+ * error). "hosts" maps names to addresses the proxy uses instead of DNS.
+ *
+ * A session may narrow its tenant's policy (policy_egress_narrow) with an
+ * object of the same shape without "hosts": a request must then pass the
+ * tenant's rules and the session's.
+ *
+ * Threads: a struct policy_egress is immutable once built; the checks may
+ * run on any number of threads at once.
+ */
+#ifndef GB_POLICY_EGRESS_H
+#define GB_POLICY_EGRESS_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+struct policy_egress;
+struct policy_proxy;
+
+/* Error codes (returned negated). */
+enum {
+	POLICY_EINVAL = 1, /* a bad argument or config: see err */
+	POLICY_ENOMEM,
+	POLICY_EREFUSED,   /* the check refused: see the decision */
+	POLICY_ESYS,       /* a system call failed: see err */
+};
+
+/* The outcome of a check. Filled in on allow and on refusal. */
+struct policy_decision {
+	int allowed;       /* 1 or 0 */
+	char rule[48];     /* the refusing rule: "egress-deny", "egress-not-allowed",
+	                    * "addr-link-local", "addr-metadata", "addr-loopback",
+	                    * "addr-private", "addr-special", "addr-unspecified",
+	                    * "addr-multicast", "addr-reserved", "scheme-<name>",
+	                    * "url-invalid"; "" when allowed */
+	char scope[16];    /* "tenant" or "session": whose rule refused; "" otherwise */
+	char pattern[288]; /* for "egress-deny": the deny pattern that matched, else "" */
+	char host[256];    /* the normalised host checked ("" if the URL had none) */
+	char addr[64];     /* the address checked ("" if none) */
+	char message[512]; /* for the agent: what was refused and by which rule, naming
+	                    * no other policy entry */
+};
+
+/*
+ * Parses an egress config object (shape above). json borrowed; NULL means
+ * the default policy: any public host, no private addresses, no
+ * overrides. On success *out is a new policy (policy_egress_free). On
+ * error returns -POLICY_EINVAL with what is wrong and where in err
+ * ("egress.allow[2]: \"*foo.test\" is not a host pattern: write
+ * \"foo.test\" or \"*.foo.test\""), or -POLICY_ENOMEM.
+ */
+int policy_egress_parse(const json_t *json, struct policy_egress **out, char *err, size_t errlen);
+
+/*
+ * A session's narrowing of base: a new policy that allows only what both
+ * base and json allow. json (borrowed) has the config shape without
+ * "hosts"; NULL gives a plain copy. base is borrowed and may be freed
+ * afterwards. Errors as policy_egress_parse ("egress.hosts: resolver
+ * overrides belong in the tenant's policy, not a session's").
+ */
+int policy_egress_narrow(const struct policy_egress *base, const json_t *json,
+                         struct policy_egress **out, char *err, size_t errlen);
+
+/* Frees p. NULL is a no-op. */
+void policy_egress_free(struct policy_egress *p);
+
+/*
+ * Checks a URL a request or a navigation goes to (layer 2, and layer 3's
+ * first step): the scheme (http, https, ws, wss only), the host against
+ * deny, allow and default, and, when the host is an address literal in
+ * any encoding (0xa9fea9fe, 2852039166, [::ffff:169.254.169.254]) or has a
+ * resolver override, that address against the refused ranges. A name
+ * without an override is not resolved here: the proxy checks what it
+ * resolves to. Returns 0 when allowed, -POLICY_EREFUSED with the decision
+ * filled in otherwise. d is always filled in.
+ */
+int policy_egress_check_url(const struct policy_egress *p, const char *url,
+                            struct policy_decision *d);
+
+/*
+ * Checks one address that host (for messages and for address literals
+ * named by an allow pattern; may be NULL) resolved to, before connecting:
+ * always-refused ranges, then loopback/private/special ranges unless the
+ * policy names the address. sa is AF_INET or AF_INET6 (v4-mapped v6 is
+ * checked as the v4 address it carries). Returns 0 or -POLICY_EREFUSED;
+ * d is always filled in.
+ */
+int policy_egress_check_addr(const struct policy_egress *p, const char *host,
+                             const struct sockaddr *sa, struct policy_decision *d);
+
+/* ---- refusals -------------------------------------------------------------- */
+
+/*
+ * One refusal, as the proxy (or the CDP Fetch layer) reports it. Strings
+ * are borrowed for the duration of the callback only: copy what you keep.
+ */
+struct policy_refusal {
+	int64_t time_unix_ms; /* wall clock */
+	const char *time;     /* the same as "2026-11-29T18:20:01.123Z" */
+	const char *session;  /* the session id given in the proxy options, or "" */
+	const char *target;   /* CDP target id (Fetch layer), "" for the proxy */
+	const char *layer;    /* "proxy" (or "fetch", "tool") */
+	const char *method;   /* "GET", "CONNECT", ... or "" */
+	const char *url;      /* absolute URL, or "host:port" for CONNECT, or "" */
+	const char *host;     /* normalised host, or "" */
+	const char *addr;     /* resolved address refused, or "" */
+	const char *rule;     /* as in struct policy_decision, or "proxy-connection-limit" */
+	const char *message;  /* safe for the agent */
+};
+
+/* Called for each refusal. See struct policy_proxy_options for the thread. */
+typedef void (*policy_refusal_fn)(void *user, const struct policy_refusal *r);
+
+/*
+ * The refusal as a JSON object for the session's record and the action's
+ * result: {"time", "session", "target", "layer", "method", "url", "host",
+ * "addr", "rule", "message"} (empty strings are omitted). New reference;
+ * NULL on allocation failure.
+ */
+json_t *policy_refusal_to_json(const struct policy_refusal *r);
+
+/* ---- the per-session egress proxy (layer 3) ------------------------------ */
+
+struct policy_proxy_options {
+	const char *session_id;       /* put in refusals; copied; NULL = "" */
+	const char *listen_addr;      /* IPv4 or IPv6 literal; NULL = "127.0.0.1" */
+	int listen_port;              /* 0 = ephemeral */
+	int listen_fd;                /* > 0: a listening socket to use instead (taken over,
+	                               * closed by policy_proxy_stop), e.g. one made by
+	                               * policy_proxy_listen_in_netns() */
+	int max_connections;          /* client connections at once; 0 = 64 */
+	int header_timeout_ms;        /* a request head must arrive within; 0 = 15000 */
+	int connect_timeout_ms;       /* per upstream address; 0 = 10000 */
+	int idle_timeout_ms;          /* no byte either way (tunnels, keep-alive); 0 = 120000 */
+	size_t max_header_bytes;      /* request or response head; 0 = 32 KiB, at most 1 MiB */
+	policy_refusal_fn on_refusal; /* may be NULL */
+	void *user;                   /* passed to on_refusal */
+};
+
+/* Counters of one proxy (one session). */
+struct policy_proxy_stats {
+	uint64_t bytes_up;         /* client to upstream, request heads included */
+	uint64_t bytes_down;       /* upstream to client */
+	uint64_t connections;      /* client connections accepted */
+	uint64_t connections_open; /* client connections open now */
+	uint64_t requests;         /* requests and CONNECTs parsed */
+	uint64_t refused;          /* refusals reported */
+	uint64_t over_limit;       /* connections turned away at the limit */
+};
+
+/*
+ * Starts an egress proxy for one session: an HTTP/1.1 forward proxy
+ * (absolute-form requests, rewritten to origin-form, Proxy-* headers
+ * dropped; WebSocket Upgrade tunnelled after the 101) and CONNECT tunnels,
+ * on its own thread with a poll() loop (plus one resolver thread, started
+ * on the first name that needs DNS). Each request's host is checked with
+ * the rules of p; the proxy resolves names itself (the overrides of p,
+ * else getaddrinfo), checks every address with policy_egress_check_addr
+ * and refuses the whole request if any address is refused; refusals get
+ * 403 and a one-line body naming the rule. p is borrowed and must outlive
+ * the proxy; o is copied. on_refusal is called on the proxy's thread,
+ * while no lock of the proxy is held: it must not block for long and
+ * must not call policy_proxy_stop. No request or response body is ever
+ * logged or put in a refusal.
+ *
+ * Returns 0 with *out, or -POLICY_EINVAL / -POLICY_ESYS / -POLICY_ENOMEM
+ * with err ("cannot listen on 127.0.0.1:8080: Address in use").
+ */
+int policy_proxy_start(const struct policy_egress *p, const struct policy_proxy_options *o,
+                       struct policy_proxy **out, char *err, size_t errlen);
+
+/*
+ * Stops the proxy: closes the listening socket and every connection, joins
+ * its threads, frees px. No fd or thread is left. NULL is a no-op. Must
+ * not be called from on_refusal.
+ */
+void policy_proxy_stop(struct policy_proxy *px);
+
+/* The port the proxy listens on. */
+int policy_proxy_port(const struct policy_proxy *px);
+
+/* Copies the counters (atomic reads; any thread). */
+void policy_proxy_get_stats(const struct policy_proxy *px, struct policy_proxy_stats *st);
+
+/*
+ * The Chromium flags that confine a browser to this proxy, for
+ * sess_options: proxy_server ("http://127.0.0.1:41234"),
+ * host_resolver_rules (every name NOTFOUND except the proxy's address:
+ * Chromium resolves nothing itself) and extra, a NULL-terminated list of
+ * further flags (--proxy-bypass-list=<-loopback> so that loopback goes
+ * through the proxy too, WebRTC limited to proxied traffic, QUIC off).
+ * Pointers into flags stay valid while flags does.
+ */
+struct policy_chromium_flags {
+	char proxy_server[112];
+	char host_resolver_rules[160];
+	const char *extra[8];
+};
+void policy_proxy_chromium_flags(const struct policy_proxy *px,
+                                 struct policy_chromium_flags *flags);
+
+/*
+ * Creates a listening TCP socket on addr:port (NULL addr: 127.0.0.1) inside
+ * the network namespace netns_fd (an open /proc/<pid>/ns/net or
+ * /run/netns/<name>), from a short-lived thread, so that the calling
+ * thread's namespace is untouched. Pass the socket as listen_fd: Chromium
+ * in that namespace reaches the proxy, and the proxy connects upstream
+ * from glassbox's own namespace. Needs CAP_SYS_ADMIN over the namespace.
+ * Returns 0 with *fd_out, or -POLICY_ESYS with err.
+ */
+int policy_proxy_listen_in_netns(int netns_fd, const char *addr, int port, int *fd_out,
+                                 char *err, size_t errlen);
+
+#endif
