@@ -52,8 +52,8 @@ static const char *const base_flags[] = {
 	"--disable-dev-shm-usage",
 	"--disable-field-trial-config",
 	"--disable-search-engine-choice-screen",
-	"--disable-features=Translate,MediaRouter,OptimizationHints,AutofillServerCommunication,"
-	"CertificateTransparencyComponentUpdater,DialMediaRouteProvider,InterestFeedContentSuggestions",
+	("--disable-features=Translate,MediaRouter,OptimizationHints,AutofillServerCommunication,"
+	 "CertificateTransparencyComponentUpdater,DialMediaRouteProvider,InterestFeedContentSuggestions"),
 	"--metrics-recording-only",
 	"--password-store=basic",
 	"--use-mock-keychain",
