@@ -258,8 +258,8 @@ static void reply_error(struct proxy_conn *c, int status, const char *reason, co
 /* Refuses the request in progress with decision d: 403, a record. */
 static void refuse(struct policy_proxy *px, struct proxy_conn *c, const struct policy_decision *d)
 {
-	reply_error(c, 403, "Forbidden", d->rule, d->message);
 	report(px, c->method, c->url, d->host[0] ? d->host : c->host, d->addr, d->rule, d->message);
+	reply_error(c, 403, "Forbidden", d->rule, d->message);
 }
 
 /* ---- connecting upstream ----------------------------------------------------- */
@@ -977,12 +977,12 @@ static void over_limit(struct policy_proxy *px, int fd)
 	n = snprintf(resp, sizeof(resp), "HTTP/1.1 503 Service Unavailable\r\nContent-Type: "
 	             "text/plain\r\nContent-Length: %zu\r\nX-Glassbox-Rule: proxy-connection-limit"
 	             "\r\nConnection: close\r\n\r\n%s\n", strlen(msg) + 1, msg);
+	atomic_fetch_add(&px->over_limit, 1);
+	report(px, "", "", "", "", "proxy-connection-limit", msg);
 	if (n > 0 && send(fd, resp, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
 		/* the client is gone or full: closing is all that is left */
 	}
 	close(fd);
-	atomic_fetch_add(&px->over_limit, 1);
-	report(px, "", "", "", "", "proxy-connection-limit", msg);
 }
 
 /* Accepts every pending client. */

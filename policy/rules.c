@@ -603,6 +603,11 @@ int policy_egress_check_target(const struct policy_egress *p, int scheme_class,
 	int rc = 0;
 
 	(void)url;
+	/* an address no policy can allow is named as such, before any list */
+	if (is_ip && policy_class_always_refused(policy_ip_class(ip))) {
+		rc = policy_egress_check_ip(p, host, ip, d);
+		goto out;
+	}
 	decision_init(d, host);
 	host_for_msg(d->host, hp, sizeof(hp));
 	if (is_ip)

