@@ -50,6 +50,8 @@ test('after the client closes, nothing of the browser is left', async () => {
   // Evidence outlives the session.
   const artifacts = listFiles(dataDir).filter((f) => /\/artifacts\/[0-9a-f]{2}\/[0-9a-f]{64}$/.test(f));
   assert.ok(artifacts.length > 0, 'the evidence screenshots are kept');
+  gb.removeDataDir();
+  gb = null;
 });
 
 test('browser_close ends the browser but not the server', async () => {
