@@ -44,7 +44,7 @@ struct ts_conn {
 };
 
 /* Writes all of buf to fd; returns 0 or -1. */
-static int ts_send_all(int fd, const void *buf, size_t len)
+static inline int ts_send_all(int fd, const void *buf, size_t len)
 {
 	const char *p = buf;
 
@@ -59,13 +59,13 @@ static int ts_send_all(int fd, const void *buf, size_t len)
 	return 0;
 }
 
-static int ts_send_str(int fd, const char *s)
+static inline int ts_send_str(int fd, const char *s)
 {
 	return ts_send_all(fd, s, strlen(s));
 }
 
 /* Sets a receive timeout on fd. */
-static void ts_timeout(int fd, int ms)
+static inline void ts_timeout(int fd, int ms)
 {
 	struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
 
@@ -73,7 +73,7 @@ static void ts_timeout(int fd, int ms)
 }
 
 /* Echoes bytes until EOF. */
-static void ts_echo(int fd, const char *pending, size_t plen)
+static inline void ts_echo(int fd, const char *pending, size_t plen)
 {
 	char buf[16384];
 	ssize_t n;
@@ -86,7 +86,7 @@ static void ts_echo(int fd, const char *pending, size_t plen)
 }
 
 /* Serves HTTP requests on one connection until it closes. */
-static void ts_http(struct test_server *s, int fd)
+static inline void ts_http(struct test_server *s, int fd)
 {
 	char buf[65536];
 	size_t len = 0;
@@ -144,7 +144,7 @@ static void ts_http(struct test_server *s, int fd)
 	}
 }
 
-static void *ts_conn_main(void *arg)
+static inline void *ts_conn_main(void *arg)
 {
 	struct ts_conn *c = arg;
 
@@ -160,7 +160,7 @@ static void *ts_conn_main(void *arg)
 	return NULL;
 }
 
-static void *ts_accept_main(void *arg)
+static inline void *ts_accept_main(void *arg)
 {
 	struct test_server *s = arg;
 
@@ -193,7 +193,7 @@ static void *ts_accept_main(void *arg)
 }
 
 /* Starts a server on addr (an IPv4 or IPv6 literal), port 0 = any. */
-static int ts_start(struct test_server *s, const char *addr, int port, int echo)
+static inline int ts_start(struct test_server *s, const char *addr, int port, int echo)
 {
 	struct sockaddr_storage ss;
 	socklen_t len;
@@ -237,7 +237,7 @@ static int ts_start(struct test_server *s, const char *addr, int port, int echo)
 
 /* Stops the server and joins every thread (connections must be closed
  * by their clients first, or time out). */
-static void ts_stop(struct test_server *s)
+static inline void ts_stop(struct test_server *s)
 {
 	int i;
 
@@ -255,7 +255,7 @@ static void ts_stop(struct test_server *s)
 /* ---- client side ------------------------------------------------------------- */
 
 /* Connects to 127.0.0.1:port (blocking, 5 s receive timeout). */
-static int tc_connect(int port)
+static inline int tc_connect(int port)
 {
 	struct sockaddr_in in;
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -275,7 +275,7 @@ static int tc_connect(int port)
 
 /* Reads until EOF, timeout or a full buffer; returns the length
  * (NUL-terminated). */
-static size_t tc_read_all(int fd, char *buf, size_t cap)
+static inline size_t tc_read_all(int fd, char *buf, size_t cap)
 {
 	size_t len = 0;
 	ssize_t n;
@@ -288,7 +288,7 @@ static size_t tc_read_all(int fd, char *buf, size_t cap)
 
 /* Reads one response with a Content-Length body (or a head without one);
  * returns its length (NUL-terminated), 0 on EOF/timeout before it. */
-static size_t tc_read_response(int fd, char *buf, size_t cap)
+static inline size_t tc_read_response(int fd, char *buf, size_t cap)
 {
 	size_t len = 0;
 
@@ -319,7 +319,7 @@ static size_t tc_read_response(int fd, char *buf, size_t cap)
 }
 
 /* Reads exactly len bytes; returns 0 or -1. */
-static int tc_read_exact(int fd, char *buf, size_t len)
+static inline int tc_read_exact(int fd, char *buf, size_t len)
 {
 	size_t got = 0;
 
@@ -334,7 +334,7 @@ static int tc_read_exact(int fd, char *buf, size_t len)
 }
 
 /* Open fds and threads of this process. */
-static int count_dir(const char *path)
+static inline int count_dir(const char *path)
 {
 	DIR *d = opendir(path);
 	struct dirent *e;
