@@ -268,6 +268,9 @@ struct evid_report_opts {
 	const char *session_id; /* one session, or NULL for all */
 	const char *since;      /* "YYYY-MM-DD" or an ISO time (UTC); NULL = everything */
 	const unsigned char *pubkey; /* 32 bytes, NULL = DATA/keys/audit.pub */
+	/* may be NULL: receives the chain verification the header shows (ok
+	 * 0 also when it could not run) */
+	struct evid_verify_report *verified;
 };
 
 /*

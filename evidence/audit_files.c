@@ -238,7 +238,7 @@ int evid_artifact_path(const char *data_dir, const char *tenant, int valid, cons
 }
 
 int evid_artifact_load(const char *data_dir, const char *tenant, int valid, const char *sha256,
-                       unsigned char **data, size_t *len, char *err, size_t errlen)
+                       unsigned char **data, size_t *len, int *changed, char *err, size_t errlen)
 {
 	char path[4200];
 	char actual[65];
@@ -248,6 +248,8 @@ int evid_artifact_load(const char *data_dir, const char *tenant, int valid, cons
 
 	*data = NULL;
 	*len = 0;
+	if (changed)
+		*changed = 0;
 	rc = evid_artifact_path(data_dir, tenant, valid, sha256, path, sizeof(path));
 	if (rc != 0) {
 		evid_set_error(err, errlen, "\"%.80s\" is not an artifact id of a valid tenant",
@@ -263,6 +265,8 @@ int evid_artifact_load(const char *data_dir, const char *tenant, int valid, cons
 	if (strcmp(actual, sha256) != 0) {
 		evid_set_error(err, errlen, "artifact %s was changed: %s now hashes to %s", sha256, path,
 		               actual);
+		if (changed)
+			*changed = 1;
 		rc = -EVID_EIO;
 		goto out;
 	}
@@ -272,4 +276,60 @@ int evid_artifact_load(const char *data_dir, const char *tenant, int valid, cons
 out:
 	free(buf);
 	return rc;
+}
+
+/* ---- a set of artifact keys ---------------------------------------------- */
+
+/* Index of key's slot, or of the empty slot where it goes. The hex digits
+ * after the key's first character are uniform already. */
+static size_t keyset_slot(const struct evid_keyset *s, const char *key)
+{
+	size_t h = 0;
+	size_t i;
+	char c;
+
+	for (i = 1; i <= 8; i++) {
+		c = key[i];
+		h = h * 16 + (size_t)(c <= '9' ? c - '0' : c - 'a' + 10);
+	}
+	i = h & (s->cap - 1);
+	while (s->slot[i][0] && strcmp(s->slot[i], key) != 0)
+		i = (i + 1) & (s->cap - 1);
+	return i;
+}
+
+int evid_keyset_add(struct evid_keyset *s, const char *key)
+{
+	struct evid_keyset bigger = {0};
+	size_t i;
+
+	if (s->n * 2 >= s->cap) {
+		bigger.cap = s->cap ? s->cap * 2 : 256;
+		bigger.slot = calloc(bigger.cap, sizeof(*bigger.slot));
+		if (!bigger.slot)
+			return -1;
+		for (i = 0; i < s->cap; i++)
+			if (s->slot[i][0])
+				memcpy(bigger.slot[keyset_slot(&bigger, s->slot[i])], s->slot[i], 66);
+		bigger.n = s->n;
+		free(s->slot);
+		*s = bigger;
+	}
+	i = keyset_slot(s, key);
+	if (s->slot[i][0])
+		return 1;
+	memcpy(s->slot[i], key, 66);
+	s->n++;
+	return 0;
+}
+
+int evid_keyset_has(const struct evid_keyset *s, const char *key)
+{
+	return s->cap && s->slot[keyset_slot(s, key)][0];
+}
+
+void evid_keyset_free(struct evid_keyset *s)
+{
+	free(s->slot);
+	memset(s, 0, sizeof(*s));
 }

@@ -21,6 +21,11 @@ struct evid_audit;
 void evid_set_error(char *err, size_t errlen, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* snprintf into buf for a path or a key: 0, or -1 (buf then holds "")
+ * when it does not fit. */
+int evid_pathf(char *buf, size_t buflen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
 /* Writes "cannot <what> <path>: <strerror(errnum)>; <what to do>" into err,
  * with advice chosen from errnum (full disk, read-only, permissions...). */
 void evid_set_io_error(char *err, size_t errlen, const char *what, const char *path, int errnum);
@@ -166,9 +171,24 @@ int evid_artifact_path(const char *data_dir, const char *tenant, int valid, cons
                        char *buf, size_t buflen);
 
 /* Reads an artifact and checks that it hashes to sha256: 0, -EVID_ENOENT
- * (missing), -EVID_EIO with "changed" in err when it does not match. */
+ * (missing), -EVID_EIO (*changed, may be NULL, set to 1 when it does not
+ * match its hash). */
 int evid_artifact_load(const char *data_dir, const char *tenant, int valid, const char *sha256,
-                       unsigned char **data, size_t *len, char *err, size_t errlen);
+                       unsigned char **data, size_t *len, int *changed, char *err,
+                       size_t errlen);
+
+/* A set of artifact keys: 'v' (valid) or 'i' (invalid) followed by the
+ * sha256 hex (65 characters + NUL). Zero-initialise before use. */
+struct evid_keyset {
+	char (*slot)[66];
+	size_t cap; /* a power of two */
+	size_t n;
+};
+
+/* Adds key: 1 when it was there, 0 added, -1 out of memory. */
+int evid_keyset_add(struct evid_keyset *s, const char *key);
+int evid_keyset_has(const struct evid_keyset *s, const char *key);
+void evid_keyset_free(struct evid_keyset *s);
 
 /* ---- the signed head (audit_record.c) ----------------------------------- */
 

@@ -33,6 +33,22 @@ void evid_set_error(char *err, size_t errlen, const char *fmt, ...)
 	va_end(ap);
 }
 
+int evid_pathf(char *buf, size_t buflen, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, buflen, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= buflen) {
+		if (buflen)
+			buf[0] = '\0';
+		return -1;
+	}
+	return 0;
+}
+
 /* What a person can do about errnum when the store cannot be written. */
 static const char *io_advice(int errnum)
 {

@@ -1,0 +1,299 @@
+/*
+ * annotate.c - the annotated copy of a screenshot: the target element's
+ * box outlined and the click point marked, so a reviewer sees at a
+ * glance what the agent acted on.
+ *
+ * The PNG is validated (evid_png_check), decoded with libpng to 8-bit
+ * RGBA whatever its format (palette, grey, 16-bit, interlaced), drawn on
+ * with plain rectangle fills clipped to the image, and encoded again.
+ * Coordinates arrive in CSS pixels and are multiplied by the scale
+ * (devicePixelRatio). libpng reports errors by longjmp: the setjmp lives
+ * in decode() and encode(), whose state is all reached through a pointer.
+ */
+#include "evidence/evidence-private.h"
+#include "evidence/evidence.h"
+
+#include <math.h>
+#include <png.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Coordinates beyond this (CSS px) are refused as absurd. */
+#define COORD_MAX 1.0e7
+#define ENCODE_LEVEL 4 /* zlib level: screenshots compress well quickly */
+
+/* An RGBA image in memory. */
+struct rgba {
+	unsigned width;
+	unsigned height;
+	unsigned char *px; /* width * height * 4 */
+};
+
+/* State shared with libpng's callbacks. */
+struct png_io {
+	png_structp png;
+	png_infop info;
+	const unsigned char *in;
+	size_t in_len;
+	size_t in_off;
+	unsigned char *out;
+	size_t out_len;
+	size_t out_cap;
+	png_bytep *rows;
+	char reason[256];
+	int out_of_memory;
+};
+
+static void on_error(png_structp png, png_const_charp msg)
+{
+	struct png_io *io = png_get_error_ptr(png);
+
+	if (!io->reason[0])
+		snprintf(io->reason, sizeof(io->reason), "%s", msg ? msg : "libpng error");
+	png_longjmp(png, 1);
+}
+
+static void on_warning(png_structp png, png_const_charp msg)
+{
+	(void)png;
+	(void)msg;
+}
+
+static void on_read(png_structp png, png_bytep out, size_t n)
+{
+	struct png_io *io = png_get_io_ptr(png);
+
+	if (n > io->in_len - io->in_off)
+		png_error(png, "truncated");
+	memcpy(out, io->in + io->in_off, n);
+	io->in_off += n;
+}
+
+static void on_write(png_structp png, png_bytep data, size_t n)
+{
+	struct png_io *io = png_get_io_ptr(png);
+	unsigned char *grown;
+	size_t cap;
+
+	if (n > EVID_MAX_ARTIFACT_BYTES - io->out_len)
+		png_error(png, "the annotated image would be larger than an artifact may be");
+	if (io->out_len + n > io->out_cap) {
+		cap = io->out_cap ? io->out_cap : 65536;
+		while (cap < io->out_len + n)
+			cap *= 2;
+		grown = realloc(io->out, cap);
+		if (!grown) {
+			io->out_of_memory = 1;
+			png_error(png, "out of memory");
+		}
+		io->out = grown;
+		io->out_cap = cap;
+	}
+	memcpy(io->out + io->out_len, data, n);
+	io->out_len += n;
+}
+
+static void on_flush(png_structp png)
+{
+	(void)png;
+}
+
+/* Decodes io->in into img (RGBA). 0 or -1 with io->reason. */
+static int decode(struct png_io *io, struct rgba *img)
+{
+	png_uint_32 y;
+	int rc = -1; /* changed only after libpng is done */
+
+	if (setjmp(png_jmpbuf(io->png)))
+		goto out;
+	png_set_read_fn(io->png, io, on_read);
+	png_set_option(io->png, PNG_SKIP_sRGB_CHECK_PROFILE, PNG_OPTION_ON);
+	png_read_info(io->png, io->info);
+	png_set_expand(io->png);
+	png_set_strip_16(io->png);
+	png_set_gray_to_rgb(io->png);
+	png_set_add_alpha(io->png, 0xff, PNG_FILLER_AFTER);
+	png_set_interlace_handling(io->png);
+	png_read_update_info(io->png, io->info);
+	img->width = png_get_image_width(io->png, io->info);
+	img->height = png_get_image_height(io->png, io->info);
+	if (png_get_rowbytes(io->png, io->info) != (size_t)img->width * 4)
+		png_error(io->png, "unexpected row size after conversion to RGBA");
+	img->px = malloc((size_t)img->width * img->height * 4);
+	io->rows = malloc(sizeof(*io->rows) * img->height);
+	if (!img->px || !io->rows) {
+		io->out_of_memory = 1;
+		png_error(io->png, "out of memory");
+	}
+	for (y = 0; y < img->height; y++)
+		io->rows[y] = img->px + (size_t)y * img->width * 4;
+	png_read_image(io->png, io->rows);
+	png_read_end(io->png, NULL);
+	rc = 0;
+out:
+	return rc;
+}
+
+/* Encodes img into io->out. 0 or -1 with io->reason. */
+static int encode(struct png_io *io, const struct rgba *img)
+{
+	png_uint_32 y;
+	int rc = -1;
+
+	if (setjmp(png_jmpbuf(io->png)))
+		goto out;
+	png_set_write_fn(io->png, io, on_write, on_flush);
+	png_set_compression_level(io->png, ENCODE_LEVEL);
+	png_set_IHDR(io->png, io->info, img->width, img->height, 8, PNG_COLOR_TYPE_RGBA,
+	             PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+	png_write_info(io->png, io->info);
+	for (y = 0; y < img->height; y++)
+		png_write_row(io->png, img->px + (size_t)y * img->width * 4);
+	png_write_end(io->png, NULL);
+	rc = 0;
+out:
+	return rc;
+}
+
+/* Paints [x0, x1) x [y0, y1), clipped to the image. */
+static void fill(struct rgba *img, int64_t x0, int64_t y0, int64_t x1, int64_t y1,
+                 const unsigned char rgb[3])
+{
+	int64_t x;
+	int64_t y;
+	unsigned char *p;
+
+	if (x0 < 0)
+		x0 = 0;
+	if (y0 < 0)
+		y0 = 0;
+	if (x1 > (int64_t)img->width)
+		x1 = img->width;
+	if (y1 > (int64_t)img->height)
+		y1 = img->height;
+	for (y = y0; y < y1; y++) {
+		for (x = x0; x < x1; x++) {
+			p = img->px + ((size_t)y * img->width + (size_t)x) * 4;
+			p[0] = rgb[0];
+			p[1] = rgb[1];
+			p[2] = rgb[2];
+			p[3] = 0xff;
+		}
+	}
+}
+
+/* A size in image pixels at scale, at least 1. */
+static int64_t scaled(double px, double scale)
+{
+	int64_t n = (int64_t)llround(px * scale);
+
+	return n < 1 ? 1 : n;
+}
+
+/* Outlines the box (outside it) and marks the point. */
+static void draw(struct rgba *img, const struct evid_annotation *a, double scale)
+{
+	static const unsigned char box_rgb[3] = {EVID_ANNOT_BOX_RGB};
+	static const unsigned char point_rgb[3] = {EVID_ANNOT_POINT_RGB};
+	static const unsigned char white[3] = {0xff, 0xff, 0xff};
+	int64_t x0, y0, x1, y1, t, px, py, arm, th, half;
+
+	if (a->has_box && a->box_width >= 0 && a->box_height >= 0) {
+		x0 = (int64_t)llround(a->box_x * scale);
+		y0 = (int64_t)llround(a->box_y * scale);
+		x1 = (int64_t)llround((a->box_x + a->box_width) * scale);
+		y1 = (int64_t)llround((a->box_y + a->box_height) * scale);
+		t = scaled(EVID_ANNOT_BOX_PX, scale);
+		fill(img, x0 - t, y0 - t, x1 + t, y0, box_rgb); /* top */
+		fill(img, x0 - t, y1, x1 + t, y1 + t, box_rgb); /* bottom */
+		fill(img, x0 - t, y0, x0, y1, box_rgb);         /* left */
+		fill(img, x1, y0, x1 + t, y1, box_rgb);         /* right */
+	}
+	if (a->has_point) {
+		px = (int64_t)floor(a->point_x * scale);
+		py = (int64_t)floor(a->point_y * scale);
+		arm = scaled(EVID_ANNOT_POINT_ARM_PX, scale);
+		th = scaled(EVID_ANNOT_POINT_PX, scale);
+		half = th / 2;
+		fill(img, px - arm, py - half, px + arm + 1, py - half + th, point_rgb);
+		fill(img, px - half, py - arm, px - half + th, py + arm + 1, point_rgb);
+		fill(img, px, py, px + 1, py + 1, white);
+	}
+}
+
+/* 1 when every coordinate that will be used is finite and not absurd. */
+static int coords_ok(const struct evid_annotation *a)
+{
+	double v[7] = {a->box_x, a->box_y, a->box_width, a->box_height, a->point_x, a->point_y,
+	               a->scale};
+	size_t i;
+
+	for (i = 0; i < 7; i++) {
+		if (i < 4 && !a->has_box)
+			continue;
+		if ((i == 4 || i == 5) && !a->has_point)
+			continue;
+		if (!isfinite(v[i]) || fabs(v[i]) > COORD_MAX)
+			return 0;
+	}
+	return a->scale >= 0 && a->scale <= 16;
+}
+
+int evid_png_annotate(const unsigned char *png, size_t len, const struct evid_annotation *a,
+                      unsigned char **out, size_t *outlen, char *err, size_t errlen)
+{
+	struct png_io io;
+	struct rgba img = {0};
+	int writing = 0;
+	int rc;
+
+	*out = NULL;
+	*outlen = 0;
+	memset(&io, 0, sizeof(io));
+	if (!a || !coords_ok(a)) {
+		evid_set_error(err, errlen, "cannot annotate: a coordinate or the scale is not a "
+		               "finite, sensible number");
+		rc = -EVID_EINVAL;
+		goto out;
+	}
+	rc = evid_png_check(png, len, NULL, err, errlen);
+	if (rc != 0)
+		goto out;
+	io.in = png;
+	io.in_len = len;
+	io.png = png_create_read_struct(PNG_LIBPNG_VER_STRING, &io, on_error, on_warning);
+	io.info = io.png ? png_create_info_struct(io.png) : NULL;
+	if (!io.info || decode(&io, &img) != 0) {
+		evid_set_error(err, errlen, "cannot annotate: %s", io.reason[0] ? io.reason : "out of "
+		               "memory");
+		rc = io.out_of_memory || !io.info ? -EVID_ENOMEM : -EVID_EBADPNG;
+		goto out;
+	}
+	png_destroy_read_struct(&io.png, &io.info, NULL);
+	draw(&img, a, a->scale > 0 ? a->scale : 1.0);
+	io.reason[0] = '\0';
+	writing = 1;
+	io.png = png_create_write_struct(PNG_LIBPNG_VER_STRING, &io, on_error, on_warning);
+	io.info = io.png ? png_create_info_struct(io.png) : NULL;
+	if (!io.info || encode(&io, &img) != 0) {
+		evid_set_error(err, errlen, "cannot encode the annotated screenshot: %s",
+		               io.reason[0] ? io.reason : "out of memory");
+		rc = io.out_of_memory || !io.info ? -EVID_ENOMEM : -EVID_EINVAL;
+		goto out;
+	}
+	*out = io.out;
+	*outlen = io.out_len;
+	io.out = NULL;
+out:
+	if (io.png && writing)
+		png_destroy_write_struct(&io.png, io.info ? &io.info : NULL);
+	else if (io.png)
+		png_destroy_read_struct(&io.png, io.info ? &io.info : NULL, NULL);
+	free(io.rows);
+	free(io.out);
+	free(img.px);
+	return rc;
+}
