@@ -423,11 +423,57 @@ static void test_browser_namespace_reaches_only_the_proxy(void **state)
 	close(b.ns_fd);
 }
 
+static void test_names_resolved_by_the_proxy(void **state)
+{
+	struct test_server lo;
+	struct policy_egress *p = NULL;
+	struct policy_proxy *px;
+	atomic_int refusals = 0;
+	char req[512];
+	char resp[4096];
+	int threads0;
+
+	(void)state;
+	SKIP_UNLESS_NETNS();
+	/* DNS runs on the proxy's resolver thread; in this namespace no
+	 * query can leave, and "localhost" comes from /etc/hosts */
+	assert_int_equal(ts_start(&lo, "127.0.0.1", 0, 0), 0);
+	threads0 = count_dir("/proc/self/task");
+	px = start_proxy("{\"allow\": [\"localhost\", \"nowhere.invalid\"]}", &p, &refusals, 0);
+	assert_int_equal(count_dir("/proc/self/task"), threads0 + 1);
+	snprintf(req, sizeof(req), "GET http://localhost:%d/ HTTP/1.1\r\n\r\n", lo.port);
+	via_proxy(policy_proxy_port(px), req, resp, sizeof(resp));
+	assert_non_null(strstr(resp, "HTTP/1.1 403"));
+	assert_non_null(strstr(resp, "addr-loopback"));
+	assert_int_equal(count_dir("/proc/self/task"), threads0 + 2);
+	via_proxy(policy_proxy_port(px), "GET http://nowhere.invalid/ HTTP/1.1\r\n\r\n", resp,
+	          sizeof(resp));
+	assert_non_null(strstr(resp, "HTTP/1.1 502"));
+	assert_non_null(strstr(resp, "cannot resolve nowhere.invalid"));
+	assert_int_equal(atomic_load(&lo.hits), 0);
+	policy_proxy_stop(px);
+	policy_egress_free(p);
+	assert_int_equal(count_dir("/proc/self/task"), threads0);
+
+	/* named: the resolved address is used */
+	px = start_proxy("{\"allow\": [\"localhost\"], \"allow_private\": [\"127.0.0.1\", \"::1\"]}",
+	                 &p, &refusals, 0);
+	snprintf(req, sizeof(req), "GET http://localhost:%d/named HTTP/1.1\r\nConnection: close\r\n\r\n",
+	         lo.port);
+	via_proxy(policy_proxy_port(px), req, resp, sizeof(resp));
+	assert_non_null(strstr(resp, "HTTP/1.1 200 OK"));
+	assert_int_equal(atomic_load(&lo.hits), 1);
+	policy_proxy_stop(px);
+	policy_egress_free(p);
+	ts_stop(&lo);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_overridden_names_to_metadata_and_private_are_refused),
 		cmocka_unit_test(test_browser_namespace_reaches_only_the_proxy),
+		cmocka_unit_test(test_names_resolved_by_the_proxy),
 	};
 
 	enter_netns(); /* before any thread exists: unshare(CLONE_NEWUSER) needs that */
