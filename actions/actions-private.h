@@ -47,6 +47,11 @@ struct act_session {
 	struct snap_refmap refs;
 	struct evid_store *store;
 	unsigned operations;
+	/* the last evidence screenshot, reused while the page is unchanged */
+	char last_shot_sha[65];
+	char last_shot_op[40];
+	char last_shot_digest[64];
+	char last_shot_url[2048];
 };
 
 /* A resolved target element. */
@@ -103,6 +108,7 @@ struct act_ctx {
 	char error[1024];
 	int sensitive;              /* typed into a password field: redact */
 	int skip_evidence;
+	uint64_t shot_call;         /* evidence screenshot requested, not yet collected */
 	char url_before[2048];
 };
 
@@ -175,6 +181,7 @@ int act_lookup_key(const char *name, struct key_def *out, char *text, char *code
 int act_observe_before(struct act_ctx *ctx);
 int act_observe_after(struct act_ctx *ctx);
 int act_record_evidence(struct act_ctx *ctx);
+void act_request_evidence(struct act_ctx *ctx);
 /* Validates and stores a base64 PNG from the page as evidence of kind,
  * links it from the result; fills sha (65 bytes) on success. */
 int act_store_png(struct act_ctx *ctx, const char *b64, const char *kind, char *sha);

@@ -157,6 +157,8 @@ int act_observe_after(struct act_ctx *ctx)
 	                    json_boolean(ctx->rec.navigated || !before || !digest ||
 	                                 strcmp(before, digest) != 0));
 	json_object_del(ctx->out, "_digest_before");
+	if (digest)
+		json_object_set_new(ctx->out, "_digest_after", json_string(digest));
 	json_object_set(ctx->out, "responses", ctx->rec.responses);
 	json_object_set(ctx->out, "failed_requests", ctx->rec.failed);
 	json_object_set(ctx->out, "dialogs", ctx->rec.dialogs);
@@ -283,24 +285,103 @@ out:
 	return rc;
 }
 
-/* Takes the evidence screenshot after an action and stores it. While a
- * JS dialog is open the page cannot paint: the evidence then waits for
- * browser_handle_dialog, whose own evidence shows the outcome. */
+/* 1 when this action changed nothing a screenshot could show: only for
+ * browser_evaluate, whose script may read without writing. */
+static int evidence_reusable(struct act_ctx *ctx)
+{
+	struct act_session *as = ctx->as;
+	const char *digest = json_string_value(json_object_get(ctx->out, "_digest_after"));
+	const char *url = json_string_value(json_object_get(ctx->out, "url"));
+
+	if (strcmp(ctx->def->name, "browser_evaluate") != 0 || !as->last_shot_sha[0])
+		return 0;
+	/* before the page is re-read: decide from what the recorder saw */
+	if (!digest)
+		return 0;
+	return !ctx->rec.navigated && json_array_size(ctx->rec.responses) == 0 &&
+	       json_array_size(ctx->rec.dialogs) == 0 && !strcmp(digest, as->last_shot_digest) &&
+	       url && !strcmp(url, as->last_shot_url);
+}
+
+/* Asks for the evidence screenshot without waiting, so the browser
+ * captures it while the page is re-read (the page no longer changes:
+ * it has settled). act_record_evidence() collects it. */
+void act_request_evidence(struct act_ctx *ctx)
+{
+	uint64_t id;
+
+	if (ctx->skip_evidence || sess_page_dialog(ctx->page) || evidence_reusable(ctx))
+		return;
+	if (cdp_send(ctx->cdp, ctx->psid, "Page.captureScreenshot",
+	             json_pack("{s:s, s:b}", "format", "png", "optimizeForSpeed", 1), &id) == 0)
+		ctx->shot_call = id;
+}
+
+/* Links the last evidence screenshot again: nothing the page shows has
+ * changed since it was taken (same DOM digest and URL, no request, no
+ * dialog), so it is the evidence of this action too. */
+static int reuse_evidence(struct act_ctx *ctx)
+{
+	struct act_session *as = ctx->as;
+	char uri[128];
+
+	snprintf(uri, sizeof(uri), "glassbox://artifact/%s", as->last_shot_sha);
+	json_object_set_new(ctx->out, "evidence",
+	                    json_pack("[{s:s, s:s, s:s, s:s, s:b, s:s}]", "kind", "screenshot", "sha256",
+	                              as->last_shot_sha, "uri", uri, "mime", "image/png", "unchanged",
+	                              1, "taken_by", as->last_shot_op));
+	json_array_append_new(ctx->content,
+	                      json_pack("{s:s, s:s, s:s, s:s}", "type", "resource_link", "uri", uri,
+	                                "name", "screenshot", "mimeType", "image/png"));
+	gb_buf_appendf(&ctx->text, "\n- evidence: %s (page unchanged since %s)", uri,
+	               as->last_shot_op);
+	return 0;
+}
+
+/* Takes (or collects) the evidence screenshot after an action and stores
+ * it. While a JS dialog is open the page cannot paint: the evidence then
+ * waits for browser_handle_dialog, whose own evidence shows the outcome. */
 int act_record_evidence(struct act_ctx *ctx)
 {
+	struct act_session *as = ctx->as;
+	struct cdp_error err = {0};
+	const char *digest = json_string_value(json_object_get(ctx->out, "_digest_after"));
 	json_t *res = NULL;
+	char sha[65];
 	int rc;
 
 	if (sess_page_dialog(ctx->page)) {
 		gb_buf_appendf(&ctx->text, "\n- evidence: taken after the dialog is handled");
 		return 0;
 	}
-	rc = act_cdp(ctx, ctx->psid, "Page.captureScreenshot",
-	             json_pack("{s:s, s:b}", "format", "png", "optimizeForSpeed", 1), &res,
-	             "taking the evidence screenshot");
+	if (!ctx->shot_call && evidence_reusable(ctx)) {
+		rc = reuse_evidence(ctx);
+		goto out;
+	}
+	if (ctx->shot_call) {
+		rc = cdp_await(ctx->cdp, ctx->shot_call, act_left_ms(ctx), &res, &err);
+		ctx->shot_call = 0;
+		if (rc < 0)
+			rc = act_cdp(ctx, ctx->psid, "Page.captureScreenshot",
+			             json_pack("{s:s, s:b}", "format", "png", "optimizeForSpeed", 1), &res,
+			             "taking the evidence screenshot");
+	} else {
+		rc = act_cdp(ctx, ctx->psid, "Page.captureScreenshot",
+		             json_pack("{s:s, s:b}", "format", "png", "optimizeForSpeed", 1), &res,
+		             "taking the evidence screenshot");
+	}
 	if (rc == 0)
 		rc = act_store_png(ctx, json_string_value(json_object_get(res, "data")), "screenshot",
-		                   NULL);
+		                   sha);
+	if (rc == 0) {
+		snprintf(as->last_shot_sha, sizeof(as->last_shot_sha), "%s", sha);
+		snprintf(as->last_shot_op, sizeof(as->last_shot_op), "%s", ctx->operation_id);
+		snprintf(as->last_shot_digest, sizeof(as->last_shot_digest), "%s", digest ? digest : "");
+		snprintf(as->last_shot_url, sizeof(as->last_shot_url), "%s",
+		         gb_or(json_string_value(json_object_get(ctx->out, "url")), ""));
+	}
+out:
+	json_object_del(ctx->out, "_digest_after");
 	json_decref(res);
 	return rc;
 }

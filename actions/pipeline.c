@@ -313,11 +313,15 @@ void act_run_call(struct act_session *as, struct act_call *call)
 	/* post-observe, verify, record */
 	if (call->def->changes_state && sess_get_state(ctx.sess) != SESS_FAILED) {
 		progress(&ctx, 3, "verifying and keeping evidence");
+		if (strcmp(call->def->name, "browser_evaluate") != 0)
+			act_request_evidence(&ctx);
 		act_observe_after(&ctx);
 		if (!ctx.skip_evidence)
 			act_record_evidence(&ctx);
 	}
 release:
+	if (ctx.shot_call)
+		cdp_forget(ctx.cdp, ctx.shot_call);
 	act_recorder_stop(&ctx.rec);
 	sess_set_busy(ctx.sess, 0);
 done:
