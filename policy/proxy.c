@@ -270,9 +270,10 @@ static void on_connected(struct policy_proxy *px, struct proxy_conn *c);
 static void connect_next(struct policy_proxy *px, struct proxy_conn *c)
 {
 	char msg[400];
+	int started = 0;
 
 	close_fd(&c->ufd);
-	while (c->next_addr < c->naddrs) {
+	while (!started && c->next_addr < c->naddrs) {
 		struct sockaddr_storage ss;
 		socklen_t sslen;
 		int fd;
@@ -281,24 +282,26 @@ static void connect_next(struct policy_proxy *px, struct proxy_conn *c)
 		fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 		if (fd < 0) {
 			c->last_errno = errno;
-			continue;
-		}
-		if (connect(fd, (struct sockaddr *)&ss, sslen) == 0) {
+		} else if (connect(fd, (struct sockaddr *)&ss, sslen) == 0) {
 			c->ufd = fd;
+			started = 1;
 			on_connected(px, c);
-			return;
-		}
-		if (errno == EINPROGRESS) {
+		} else if (errno == EINPROGRESS) {
 			c->ufd = fd;
+			started = 1;
 			set_state(c, CS_CONNECTING);
-			return;
+		} else {
+			c->last_errno = errno;
+			close(fd);
 		}
-		c->last_errno = errno;
-		close(fd);
 	}
+	if (started)
+		goto out;
 	snprintf(msg, sizeof(msg), "cannot connect to %s port %d: %s", c->host, c->port,
 	         strerror(c->last_errno ? c->last_errno : ECONNREFUSED));
 	reply_error(c, 502, "Bad Gateway", NULL, msg);
+out:
+	return;
 }
 
 /* Called with the addresses of the request's host: checks every one of
@@ -311,12 +314,14 @@ static void have_addresses(struct policy_proxy *px, struct proxy_conn *c)
 	for (i = 0; i < c->naddrs; i++) {
 		if (policy_egress_check_ip(px->policy, c->host, &c->addrs[i], &d) < 0) {
 			refuse(px, c, &d);
-			return;
+			goto out;
 		}
 	}
 	c->next_addr = 0;
 	c->last_errno = 0;
 	connect_next(px, c);
+out:
+	return;
 }
 
 /* The upstream connection is up: a tunnel gets its 200, a request starts
@@ -327,15 +332,17 @@ static void on_connected(struct policy_proxy *px, struct proxy_conn *c)
 
 	(void)px;
 	c->active_ms = gb_now_ms();
-	if (c->is_connect) {
-		pbuf_add(&c->down, established, sizeof(established) - 1);
-		c->resp_started = 1;
-		if (c->cin_len && pbuf_add(&c->up, c->cin, c->cin_len) == 0)
-			c->cin_len = 0;
-		set_state(c, CS_TUNNEL);
-		return;
+	if (!c->is_connect) {
+		set_state(c, CS_FORWARD);
+		goto out;
 	}
-	set_state(c, CS_FORWARD);
+	pbuf_add(&c->down, established, sizeof(established) - 1);
+	c->resp_started = 1;
+	if (c->cin_len && pbuf_add(&c->up, c->cin, c->cin_len) == 0)
+		c->cin_len = 0;
+	set_state(c, CS_TUNNEL);
+out:
+	return;
 }
 
 /* Looks the host up: a literal or an override now, DNS through the
@@ -345,28 +352,22 @@ static void start_resolve(struct policy_proxy *px, struct proxy_conn *c, int is_
 {
 	const struct policy_host_override *o = policy_egress_override(px->policy, c->host);
 	char msg[400];
-	int rc;
 
 	if (is_ip) {
 		c->addrs[0] = *ip;
 		c->naddrs = 1;
 		have_addresses(px, c);
-		return;
-	}
-	if (o) {
+	} else if (o) {
 		memcpy(c->addrs, o->addrs, o->naddrs * sizeof(o->addrs[0]));
 		c->naddrs = o->naddrs;
 		have_addresses(px, c);
-		return;
-	}
-	rc = px->resolver ? proxy_resolver_submit(px->resolver, c->id, c->host) : -POLICY_ESYS;
-	if (rc < 0) {
+	} else if (proxy_resolver_submit(px->resolver, c->id, c->host) == 0) {
+		set_state(c, CS_RESOLVING);
+	} else {
 		snprintf(msg, sizeof(msg), "cannot resolve %s now: too many lookups in progress",
 		         c->host);
 		reply_error(c, 503, "Service Unavailable", NULL, msg);
-		return;
 	}
-	set_state(c, CS_RESOLVING);
 }
 
 /* A lookup ended: goes on with the connection it was for, if still there. */
@@ -380,15 +381,17 @@ static void on_resolved(struct policy_proxy *px, const struct proxy_resolved *r)
 		if (px->conns[i]->id == r->conn_id)
 			c = px->conns[i];
 	if (!c || c->state != CS_RESOLVING)
-		return;
+		goto out; /* the connection went away meanwhile */
 	if (r->rc != 0) {
 		snprintf(msg, sizeof(msg), "cannot resolve %s: %s", c->host, r->error);
 		reply_error(c, 502, "Bad Gateway", NULL, msg);
-		return;
+		goto out;
 	}
 	memcpy(c->addrs, r->addrs, r->naddrs * sizeof(r->addrs[0]));
 	c->naddrs = r->naddrs;
 	have_addresses(px, c);
+out:
+	return;
 }
 
 /* ---- requests ---------------------------------------------------------------- */
@@ -399,7 +402,7 @@ static void handle_connect(struct policy_proxy *px, struct proxy_conn *c,
 {
 	struct policy_decision d;
 	struct policy_ip ip;
-	char why[200];
+	char why[200] = "";
 	char msg[400];
 	int is_ip = 0;
 
@@ -409,16 +412,14 @@ static void handle_connect(struct policy_proxy *px, struct proxy_conn *c,
 	                           &is_ip, &ip, why, sizeof(why)) < 0 ||
 	    c->port == 0) {
 		snprintf(msg, sizeof(msg), "CONNECT needs host:port: %s",
-		         c->port == 0 && !why[0] ? "the port is missing" : why);
+		         why[0] ? why : "the port is missing");
 		reply_error(c, 400, "Bad Request", NULL, msg);
-		return;
-	}
-	if (policy_egress_check_target(px->policy, POLICY_SCHEME_ANY, c->host, is_ip, &ip, c->port,
-	                               c->url, &d) < 0) {
+	} else if (policy_egress_check_target(px->policy, POLICY_SCHEME_ANY, c->host, is_ip, &ip,
+	                                      c->port, c->url, &d) < 0) {
 		refuse(px, c, &d);
-		return;
+	} else {
+		start_resolve(px, c, is_ip, &ip);
 	}
-	start_resolve(px, c, is_ip, &ip);
 }
 
 /* Handles an absolute-form request head: the policy, the rewritten head,
@@ -693,7 +694,7 @@ static ssize_t read_some(int fd, char *buf, size_t max)
 	ssize_t n = recv(fd, buf, max, 0);
 
 	if (n < 0)
-		return (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) ? -1 : -2;
+		n = (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) ? -1 : -2;
 	return n;
 }
 
@@ -701,74 +702,65 @@ static ssize_t read_some(int fd, char *buf, size_t max)
 static void client_readable(struct policy_proxy *px, struct proxy_conn *c)
 {
 	char tmp[PROXY_IO_CHUNK];
-	size_t max;
+	size_t max = 0;
 	ssize_t n;
 	long used;
 
 	switch (c->state) {
 	case CS_HEAD:
-		n = read_some(c->cfd, c->cin + c->cin_len, px->o.max_header_bytes - c->cin_len);
-		if (n == 0 || n == -2) {
-			set_state(c, CS_DEAD);
-			return;
-		}
-		if (n < 0)
-			return;
-		if (!c->cin_len)
-			c->head_ms = gb_now_ms();
-		c->cin_len += (size_t)n;
-		c->active_ms = gb_now_ms();
-		try_head(px, c);
-		return;
+		max = px->o.max_header_bytes - c->cin_len;
+		break;
 	case CS_FORWARD:
 		max = pbuf_room(&c->up);
 		if (max > px->o.max_header_bytes - c->cin_len)
 			max = px->o.max_header_bytes - c->cin_len;
-		if (max > sizeof(tmp))
-			max = sizeof(tmp);
-		if (c->req_body.done || !max)
-			return;
-		n = read_some(c->cfd, tmp, max);
-		if (n == 0 || n == -2) {
-			set_state(c, CS_DEAD); /* the client left mid-request */
-			return;
-		}
-		if (n < 0)
-			return;
-		c->active_ms = gb_now_ms();
+		if (c->req_body.done)
+			max = 0;
+		break;
+	case CS_TUNNEL:
+		max = c->client_eof ? 0 : pbuf_room(&c->up);
+		break;
+	case CS_CLOSING: /* lingering: read and drop until EOF */
+		max = sizeof(tmp);
+		break;
+	default:
+		break;
+	}
+	if (max > sizeof(tmp))
+		max = sizeof(tmp);
+	if (!max)
+		goto out;
+	n = read_some(c->cfd, tmp, max);
+	if (n == -1)
+		goto out;
+	if (n == -2 || (n == 0 && c->state != CS_TUNNEL)) {
+		set_state(c, CS_DEAD); /* gone, or gone mid-request */
+		goto out;
+	}
+	c->active_ms = gb_now_ms();
+	if (c->state == CS_HEAD) {
+		if (!c->cin_len)
+			c->head_ms = c->active_ms;
+		memcpy(c->cin + c->cin_len, tmp, (size_t)n);
+		c->cin_len += (size_t)n;
+		try_head(px, c);
+	} else if (c->state == CS_FORWARD) {
 		used = proxy_body_feed(&c->req_body, tmp, (size_t)n);
 		if (used < 0) {
 			set_state(c, CS_DEAD);
-			return;
+			goto out;
 		}
 		pbuf_add(&c->up, tmp, (size_t)used);
-		memcpy(c->cin + c->cin_len, tmp + used, (size_t)(n - used));
+		memcpy(c->cin + c->cin_len, tmp + used, (size_t)(n - used)); /* pipelined */
 		c->cin_len += (size_t)(n - used);
-		return;
-	case CS_TUNNEL:
-		max = pbuf_room(&c->up) < sizeof(tmp) ? pbuf_room(&c->up) : sizeof(tmp);
-		if (c->client_eof || !max)
-			return;
-		n = read_some(c->cfd, tmp, max);
-		if (n == -2) {
-			set_state(c, CS_DEAD);
-			return;
-		}
+	} else if (c->state == CS_TUNNEL) {
 		if (n == 0)
 			c->client_eof = 1;
-		if (n > 0) {
+		else
 			pbuf_add(&c->up, tmp, (size_t)n);
-			c->active_ms = gb_now_ms();
-		}
-		return;
-	case CS_CLOSING: /* lingering: read and drop until EOF */
-		n = read_some(c->cfd, tmp, sizeof(tmp));
-		if (n == 0 || n == -2)
-			set_state(c, CS_DEAD);
-		return;
-	default:
-		return;
 	}
+out:
+	return;
 }
 
 /* The upstream has something for us (or is connected). */
@@ -784,21 +776,19 @@ static void upstream_readable(struct policy_proxy *px, struct proxy_conn *c)
 		if (n == 0 || n == -2) {
 			reply_error(c, 502, "Bad Gateway", NULL,
 			            "the upstream closed the connection before it answered");
-			return;
+		} else if (n > 0) {
+			c->uin_len += (size_t)n;
+			c->active_ms = gb_now_ms();
+			try_response_head(px, c);
 		}
-		if (n < 0)
-			return;
-		c->uin_len += (size_t)n;
-		c->active_ms = gb_now_ms();
-		try_response_head(px, c);
-		return;
+		goto out;
 	}
 	max = pbuf_room(&c->down) < sizeof(tmp) ? pbuf_room(&c->down) : sizeof(tmp);
 	if (c->upstream_eof || !max)
-		return;
+		goto out;
 	n = read_some(c->ufd, tmp, max);
 	if (n == -1)
-		return;
+		goto out;
 	if (n <= 0) {
 		c->upstream_eof = 1;
 		if (c->state == CS_FORWARD) {
@@ -808,25 +798,25 @@ static void upstream_readable(struct policy_proxy *px, struct proxy_conn *c)
 			c->resp_body.done = 1;
 			exchange_done(px, c);
 		}
-		return;
+		goto out;
 	}
 	c->active_ms = gb_now_ms();
 	if (c->state == CS_TUNNEL) {
 		pbuf_add(&c->down, tmp, (size_t)n);
-		return;
+		goto out;
 	}
-	if (c->state != CS_FORWARD)
-		return;
 	used = proxy_body_feed(&c->resp_body, tmp, (size_t)n);
 	if (used < 0) {
 		c->keepalive = 0;
-		set_state(c, CS_CLOSING);
 		close_fd(&c->ufd);
-		return;
+		set_state(c, CS_CLOSING);
+		goto out;
 	}
 	pbuf_add(&c->down, tmp, (size_t)used);
 	if (c->resp_body.done)
 		exchange_done(px, c);
+out:
+	return;
 }
 
 /* A non-blocking connect finished, one way or the other. */
@@ -840,9 +830,9 @@ static void connect_finished(struct policy_proxy *px, struct proxy_conn *c)
 	if (err) {
 		c->last_errno = err;
 		connect_next(px, c);
-		return;
+	} else {
+		on_connected(px, c);
 	}
-	on_connected(px, c);
 }
 
 /* Half-closes and ends tunnels once a side is done and flushed. */
@@ -864,29 +854,29 @@ static void tunnel_progress(struct proxy_conn *c)
  * state changes they lead to. */
 static void service(struct policy_proxy *px, struct proxy_conn *c, short crev, short urev)
 {
+	int relaying;
+
 	if (c->state == CS_CONNECTING && urev)
 		connect_finished(px, c);
 	if (crev & (POLLIN | POLLHUP | POLLERR))
 		client_readable(px, c);
-	if (c->state == CS_DEAD)
-		return;
-	if (c->ufd >= 0 && (c->state == CS_FORWARD || c->state == CS_TUNNEL) &&
-	    (urev & (POLLIN | POLLHUP | POLLERR)))
+	relaying = c->ufd >= 0 && (c->state == CS_FORWARD || c->state == CS_TUNNEL);
+	if (relaying && (urev & (POLLIN | POLLHUP | POLLERR)))
 		upstream_readable(px, c);
-	if (c->state == CS_DEAD)
-		return;
-	if (c->ufd >= 0 && (c->state == CS_FORWARD || c->state == CS_TUNNEL) &&
-	    flush(px, c, c->ufd, &c->up, &px->bytes_up) < 0) {
+	relaying = c->ufd >= 0 && (c->state == CS_FORWARD || c->state == CS_TUNNEL);
+	if (relaying && flush(px, c, c->ufd, &c->up, &px->bytes_up) < 0) {
 		if (c->state == CS_FORWARD && !c->resp_started)
 			reply_error(c, 502, "Bad Gateway", NULL, "the upstream connection failed");
 		else
 			set_state(c, CS_DEAD);
 	}
+	if (c->state == CS_DEAD)
+		goto out;
 	if (flush(px, c, c->cfd, &c->down, &px->bytes_down) < 0) {
 		set_state(c, CS_DEAD);
-		return;
+		goto out;
 	}
-	/* a request body that arrived with the head may now fit */
+	/* a request body that arrived with the head may fit now */
 	if (c->state == CS_FORWARD && c->cin_len && !c->req_body.done && body_from_cin(c) < 0)
 		set_state(c, CS_DEAD);
 	if (c->state == CS_TUNNEL)
@@ -895,26 +885,35 @@ static void service(struct policy_proxy *px, struct proxy_conn *c, short crev, s
 		shutdown(c->cfd, SHUT_WR);
 		c->down_shut = 1;
 	}
+out:
+	return;
 }
 
 /* Deadline of c in ms on the monotonic clock. */
 static int64_t deadline(const struct policy_proxy *px, const struct proxy_conn *c)
 {
+	int64_t at = 0;
+
 	switch (c->state) {
 	case CS_HEAD:
-		return c->cin_len ? c->head_ms + px->o.header_timeout_ms
-		                  : c->active_ms + px->o.idle_timeout_ms;
+		at = c->cin_len ? c->head_ms + px->o.header_timeout_ms
+		                : c->active_ms + px->o.idle_timeout_ms;
+		break;
 	case CS_RESOLVING:
 	case CS_CONNECTING:
-		return c->state_ms + px->o.connect_timeout_ms;
+		at = c->state_ms + px->o.connect_timeout_ms;
+		break;
 	case CS_FORWARD:
 	case CS_TUNNEL:
-		return c->active_ms + px->o.idle_timeout_ms;
+		at = c->active_ms + px->o.idle_timeout_ms;
+		break;
 	case CS_CLOSING:
-		return c->state_ms + PROXY_LINGER_MS;
+		at = c->state_ms + PROXY_LINGER_MS;
+		break;
 	default:
-		return 0;
+		break;
 	}
+	return at;
 }
 
 /* Acts on a passed deadline. */
@@ -1066,14 +1065,14 @@ static short upstream_events(const struct proxy_conn *c)
 {
 	short ev = 0;
 
-	if (c->state == CS_CONNECTING)
-		return POLLOUT;
-	if (c->state != CS_FORWARD && c->state != CS_TUNNEL)
-		return 0;
-	if (pbuf_pending(&c->up))
-		ev |= POLLOUT;
-	if (!c->upstream_eof && (!c->resp_started || pbuf_room(&c->down)))
-		ev |= POLLIN;
+	if (c->state == CS_CONNECTING) {
+		ev = POLLOUT;
+	} else if (c->state == CS_FORWARD || c->state == CS_TUNNEL) {
+		if (pbuf_pending(&c->up))
+			ev |= POLLOUT;
+		if (!c->upstream_eof && (!c->resp_started || pbuf_room(&c->down)))
+			ev |= POLLIN;
+	}
 	return ev;
 }
 
