@@ -132,15 +132,18 @@ static const struct v4_range v4_ranges[] = {
 /* The class of a host-order IPv4 address. */
 static enum policy_addr_class v4_class(uint32_t a)
 {
+	enum policy_addr_class c = POLICY_ADDR_PUBLIC;
 	size_t i;
 
 	for (i = 0; i < sizeof(v4_ranges) / sizeof(v4_ranges[0]); i++) {
 		uint32_t mask = v4_ranges[i].prefix ? ~0u << (32 - v4_ranges[i].prefix) : 0;
 
-		if ((a & mask) == v4_ranges[i].net)
-			return v4_ranges[i].cls;
+		if ((a & mask) == v4_ranges[i].net) {
+			c = v4_ranges[i].cls;
+			break;
+		}
 	}
-	return POLICY_ADDR_PUBLIC;
+	return c;
 }
 
 /* 1 when the first `bits` bits of a and b agree. */
@@ -148,14 +151,9 @@ static int prefix_equal(const unsigned char *a, const unsigned char *b, int bits
 {
 	int full = bits / 8;
 	int rest = bits % 8;
-	unsigned char mask;
+	unsigned char mask = (unsigned char)(0xff << (8 - rest));
 
-	if (memcmp(a, b, (size_t)full) != 0)
-		return 0;
-	if (!rest)
-		return 1;
-	mask = (unsigned char)(0xff << (8 - rest));
-	return (a[full] & mask) == (b[full] & mask);
+	return memcmp(a, b, (size_t)full) == 0 && (!rest || (a[full] & mask) == (b[full] & mask));
 }
 
 struct v6_range {
@@ -188,33 +186,35 @@ enum policy_addr_class policy_ip_class(const struct policy_ip *ip)
 	static const unsigned char zero[16];
 	static const unsigned char nat64[12] = {0x00, 0x64, 0xff, 0x9b};
 	static const unsigned char nat64_local[6] = {0x00, 0x64, 0xff, 0x9b, 0x00, 0x01};
-	enum policy_addr_class c;
+	enum policy_addr_class c = POLICY_ADDR_PUBLIC;
 	size_t i;
 
-	if (policy_ip_is_v4(ip))
-		return v4_class(v4_at(ip->b + 12));
-	if (memcmp(ip->b, zero, 16) == 0)
-		return POLICY_ADDR_UNSPECIFIED;
-	if (memcmp(ip->b, zero, 15) == 0 && ip->b[15] == 1)
-		return POLICY_ADDR_LOOPBACK;
-	if (memcmp(ip->b, zero, 12) == 0) { /* ::a.b.c.d, deprecated, never routed */
+	if (policy_ip_is_v4(ip) || memcmp(ip->b, nat64, 12) == 0) {
 		c = v4_class(v4_at(ip->b + 12));
-		return c == POLICY_ADDR_PUBLIC ? POLICY_ADDR_RESERVED : c;
-	}
-	if (memcmp(ip->b, nat64, 12) == 0)
-		return v4_class(v4_at(ip->b + 12));
-	if (memcmp(ip->b, nat64_local, 6) == 0) {
+	} else if (memcmp(ip->b, zero, 16) == 0) {
+		c = POLICY_ADDR_UNSPECIFIED;
+	} else if (memcmp(ip->b, zero, 15) == 0 && ip->b[15] == 1) {
+		c = POLICY_ADDR_LOOPBACK;
+	} else if (memcmp(ip->b, zero, 12) == 0) { /* ::a.b.c.d, deprecated, never routed */
 		c = v4_class(v4_at(ip->b + 12));
-		return c == POLICY_ADDR_PUBLIC ? POLICY_ADDR_SPECIAL : c;
+		if (c == POLICY_ADDR_PUBLIC)
+			c = POLICY_ADDR_RESERVED;
+	} else if (memcmp(ip->b, nat64_local, 6) == 0) {
+		c = v4_class(v4_at(ip->b + 12));
+		if (c == POLICY_ADDR_PUBLIC)
+			c = POLICY_ADDR_SPECIAL;
+	} else if (ip->b[0] == 0x20 && ip->b[1] == 0x02) { /* 2002::/16 6to4 */
+		c = v4_class(v4_at(ip->b + 2));
+	} else {
+		for (i = 0; i < sizeof(v6_ranges) / sizeof(v6_ranges[0]); i++)
+			if (prefix_equal(ip->b, v6_ranges[i].net, v6_ranges[i].prefix))
+				break;
+		if (i < sizeof(v6_ranges) / sizeof(v6_ranges[0]))
+			c = v6_ranges[i].cls;
+		else if ((ip->b[0] & 0xe0) != 0x20) /* not 2000::/3 global unicast */
+			c = POLICY_ADDR_RESERVED;
 	}
-	if (ip->b[0] == 0x20 && ip->b[1] == 0x02) /* 2002::/16 6to4 */
-		return v4_class(v4_at(ip->b + 2));
-	for (i = 0; i < sizeof(v6_ranges) / sizeof(v6_ranges[0]); i++)
-		if (prefix_equal(ip->b, v6_ranges[i].net, v6_ranges[i].prefix))
-			return v6_ranges[i].cls;
-	if ((ip->b[0] & 0xe0) != 0x20) /* not 2000::/3 global unicast */
-		return POLICY_ADDR_RESERVED;
-	return POLICY_ADDR_PUBLIC;
+	return c;
 }
 
 /* 1 for the classes no policy can allow. */
@@ -295,9 +295,10 @@ static int ipv4_number(const char *s, size_t len, uint64_t *out)
 	unsigned radix = 10;
 	uint64_t v = 0;
 	size_t i;
+	int rc = -1;
 
 	if (len == 0)
-		return -1;
+		goto out;
 	if (len >= 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
 		radix = 16;
 		s += 2;
@@ -309,22 +310,22 @@ static int ipv4_number(const char *s, size_t len, uint64_t *out)
 	}
 	for (i = 0; i < len; i++) {
 		unsigned char c = (unsigned char)s[i];
-		unsigned d;
+		unsigned d = 99;
 
 		if (isdigit(c))
 			d = (unsigned)(c - '0');
-		else if (radix == 16 && isxdigit(c))
+		else if (isxdigit(c))
 			d = (unsigned)(tolower(c) - 'a' + 10);
-		else
-			return -1;
 		if (d >= radix)
-			return -1;
+			goto out;
 		v = v * radix + d;
 		if (v > 0xFFFFFFFFull)
-			return -1;
+			goto out;
 	}
 	*out = v;
-	return 0;
+	rc = 0;
+out:
+	return rc;
 }
 
 /* 1 when the last label of host (a trailing dot ignored) is a number in
@@ -341,13 +342,11 @@ static int ends_in_number(const char *host)
 	start = len;
 	while (start > 0 && host[start - 1] != '.')
 		start--;
-	if (start == len)
-		return 0;
-	if (strspn(host + start, "0123456789") >= len - start)
-		return 1;
-	return len - start >= 2 && host[start] == '0' &&
-	       (host[start + 1] == 'x' || host[start + 1] == 'X') &&
-	       ipv4_number(host + start, len - start, &v) == 0;
+	return start < len &&
+	       (strspn(host + start, "0123456789") >= len - start ||
+	        (len - start >= 2 && host[start] == '0' &&
+	         (host[start + 1] == 'x' || host[start + 1] == 'X') &&
+	         ipv4_number(host + start, len - start, &v) == 0));
 }
 
 /*
@@ -365,9 +364,11 @@ UNITTEST int policy_ipv4_parse_whatwg(const char *host, uint32_t *out)
 	const char *p = host;
 	uint64_t v;
 	size_t i;
+	int rc = 0;
 
 	if (!ends_in_number(host))
-		return 0;
+		goto out;
+	rc = -1;
 	if (len && host[len - 1] == '.')
 		len--;
 	while (p <= host + len) {
@@ -375,7 +376,7 @@ UNITTEST int policy_ipv4_parse_whatwg(const char *host, uint32_t *out)
 		size_t plen = dot ? (size_t)(dot - p) : (size_t)(host + len - p);
 
 		if (n == 4 || ipv4_number(p, plen, &parts[n]) < 0)
-			return -1;
+			goto out;
 		n++;
 		if (!dot)
 			break;
@@ -383,14 +384,16 @@ UNITTEST int policy_ipv4_parse_whatwg(const char *host, uint32_t *out)
 	}
 	for (i = 0; i + 1 < n; i++)
 		if (parts[i] > 255)
-			return -1;
+			goto out;
 	if (parts[n - 1] >= (1ull << (8 * (5 - n))))
-		return -1;
+		goto out;
 	v = parts[n - 1];
 	for (i = 0; i + 1 < n; i++)
 		v += parts[i] << (8 * (3 - i));
 	*out = (uint32_t)v;
-	return 1;
+	rc = 1;
+out:
+	return rc;
 }
 
 /* Called by host.c: the IPv4 interpretation of a host as a policy_ip.
@@ -458,11 +461,6 @@ out:
 	return rc;
 }
 
-struct refused_range {
-	const char *text;
-	struct policy_range r;
-};
-
 /* The always-refused ranges, for config checks. Built once. */
 static const char *const always_refused_text[] = {
 	"0.0.0.0/8", "169.254.0.0/16", "100.100.100.200", "224.0.0.0/4", "240.0.0.0/4",
@@ -474,18 +472,19 @@ static const char *const always_refused_text[] = {
 int policy_range_overlaps_refused(const struct policy_range *r, const char **what)
 {
 	size_t i;
+	int overlaps = 0;
 
-	for (i = 0; i < sizeof(always_refused_text) / sizeof(always_refused_text[0]); i++) {
+	for (i = 0; !overlaps && i < sizeof(always_refused_text) / sizeof(always_refused_text[0]);
+	     i++) {
 		struct policy_range bad;
 		int shorter;
 
 		if (policy_range_parse(always_refused_text[i], &bad) < 0)
 			continue;
 		shorter = r->prefix < bad.prefix ? r->prefix : bad.prefix;
-		if (prefix_equal(r->ip.b, bad.ip.b, shorter)) {
+		overlaps = prefix_equal(r->ip.b, bad.ip.b, shorter);
+		if (overlaps)
 			*what = always_refused_text[i];
-			return 1;
-		}
 	}
-	return 0;
+	return overlaps;
 }

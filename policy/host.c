@@ -29,21 +29,19 @@
  * wss are HTTPS, anything else NONE. */
 int policy_scheme_class(const char *scheme)
 {
+	int c = POLICY_SCHEME_NONE;
+
 	if (!strcmp(scheme, "http") || !strcmp(scheme, "ws"))
-		return POLICY_SCHEME_HTTP;
-	if (!strcmp(scheme, "https") || !strcmp(scheme, "wss"))
-		return POLICY_SCHEME_HTTPS;
-	return POLICY_SCHEME_NONE;
+		c = POLICY_SCHEME_HTTP;
+	else if (!strcmp(scheme, "https") || !strcmp(scheme, "wss"))
+		c = POLICY_SCHEME_HTTPS;
+	return c;
 }
 
 /* 80 for HTTP, 443 for HTTPS, 0 otherwise. */
 int policy_scheme_default_port(int scheme_class)
 {
-	if (scheme_class == POLICY_SCHEME_HTTP)
-		return 80;
-	if (scheme_class == POLICY_SCHEME_HTTPS)
-		return 443;
-	return 0;
+	return scheme_class == POLICY_SCHEME_HTTP ? 80 : scheme_class == POLICY_SCHEME_HTTPS ? 443 : 0;
 }
 
 /* 1 for the characters a browser refuses in a domain (WHATWG forbidden
@@ -61,24 +59,23 @@ static long percent_decode(const char *in, size_t len, char *out, size_t outlen)
 	size_t i = 0;
 	size_t n = 0;
 
-	while (i < len) {
+	while (i < len && n + 1 < outlen) {
 		unsigned char c = (unsigned char)in[i];
 
-		if (n + 1 >= outlen)
-			return -1;
 		if (c == '%' && i + 2 < len && isxdigit((unsigned char)in[i + 1]) &&
 		    isxdigit((unsigned char)in[i + 2])) {
 			char hex[3] = {in[i + 1], in[i + 2], '\0'};
 
 			out[n++] = (char)strtol(hex, NULL, 16);
 			i += 3;
-			continue;
+		} else {
+			out[n++] = (char)c;
+			i++;
 		}
-		out[n++] = (char)c;
-		i++;
 	}
-	out[n] = '\0';
-	return (long)n;
+	if (outlen)
+		out[n] = '\0';
+	return i < len ? -1 : (long)n;
 }
 
 /* Maps a non-ASCII host (UTF-8, NUL-terminated in buf) to its ASCII form
@@ -119,10 +116,11 @@ static int valid_name(const char *name, char *why, size_t whylen)
 	size_t len = strlen(name);
 	size_t label = 0;
 	size_t i;
+	int rc = -1;
 
 	if (len == 0 || len > 253) {
 		snprintf(why, whylen, len ? "the host is too long" : "the host is empty");
-		return -1;
+		goto out;
 	}
 	for (i = 0; i <= len; i++) {
 		unsigned char c = (unsigned char)name[i];
@@ -130,30 +128,35 @@ static int valid_name(const char *name, char *why, size_t whylen)
 		if (c == '.' || c == '\0') {
 			if (label == 0 || label > 63) {
 				snprintf(why, whylen, "the host has an empty or overlong label");
-				return -1;
+				goto out;
 			}
 			label = 0;
-			continue;
-		}
-		if (!(isalnum(c) || c == '-' || c == '_')) {
+		} else if (isalnum(c) || c == '-' || c == '_') {
+			label++;
+		} else {
 			snprintf(why, whylen, "the host contains a character that no host name has");
-			return -1;
+			goto out;
 		}
-		label++;
 	}
-	return 0;
+	rc = 0;
+out:
+	return rc;
 }
 
 /* Parses an IPv6 literal in[0..len) without its brackets. */
 static int parse_v6(const char *in, size_t len, struct policy_ip *ip)
 {
 	char buf[INET6_ADDRSTRLEN + 1];
+	int rc = -1;
 
 	if (len == 0 || len >= sizeof(buf) || strspn(in, "0123456789abcdefABCDEF:.") < len)
-		return -1;
+		goto out;
 	memcpy(buf, in, len);
 	buf[len] = '\0';
-	return inet_pton(AF_INET6, buf, ip->b) == 1 ? 0 : -1;
+	if (inet_pton(AF_INET6, buf, ip->b) == 1)
+		rc = 0;
+out:
+	return rc;
 }
 
 /*
@@ -238,19 +241,12 @@ out:
  * or -1. */
 int policy_parse_port(const char *s, size_t len)
 {
-	long v = 0;
+	long v = len == 0 || len > 15 ? 65536 : 0; /* leading zeros are allowed, within reason */
 	size_t i;
 
-	if (len == 0 || len > 5 + 10) /* leading zeros are allowed, within reason */
-		return -1;
-	for (i = 0; i < len; i++) {
-		if (!isdigit((unsigned char)s[i]))
-			return -1;
-		v = v * 10 + (s[i] - '0');
-		if (v > 65535)
-			return -1;
-	}
-	return v > 0 ? (int)v : -1;
+	for (i = 0; i < len && v <= 65535; i++)
+		v = isdigit((unsigned char)s[i]) ? v * 10 + (s[i] - '0') : 65536;
+	return v > 0 && v <= 65535 ? (int)v : -1;
 }
 
 /*

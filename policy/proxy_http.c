@@ -109,10 +109,11 @@ out:
 /* Parses "HTTP/1.x" at p (8 bytes available); sets h->minor. */
 static int parse_version(const char *p, struct proxy_head *h)
 {
-	if (memcmp(p, "HTTP/1.", 7) != 0 || (p[7] != '0' && p[7] != '1'))
-		return -1;
-	h->minor = p[7] - '0';
-	return 0;
+	int ok = memcmp(p, "HTTP/1.", 7) == 0 && (p[7] == '0' || p[7] == '1');
+
+	if (ok)
+		h->minor = p[7] - '0';
+	return ok ? 0 : -1;
 }
 
 /*
@@ -199,13 +200,14 @@ out:
 /* The first field called name (case-insensitive), or NULL. */
 const struct proxy_header *proxy_http_header(const struct proxy_head *h, const char *name)
 {
+	const struct proxy_header *found = NULL;
 	size_t n = strlen(name);
 	size_t i;
 
-	for (i = 0; i < h->nheaders; i++)
+	for (i = 0; !found && i < h->nheaders; i++)
 		if (h->headers[i].name_len == n && !strncasecmp(h->headers[i].name, name, n))
-			return &h->headers[i];
-	return NULL;
+			found = &h->headers[i];
+	return found;
 }
 
 /* 1 when any field called name holds token in its comma-separated list
@@ -215,14 +217,15 @@ int proxy_http_has_token(const struct proxy_head *h, const char *name, const cha
 	size_t n = strlen(name);
 	size_t tl = strlen(token);
 	size_t i;
+	int found = 0;
 
-	for (i = 0; i < h->nheaders; i++) {
+	for (i = 0; !found && i < h->nheaders; i++) {
 		const char *v = h->headers[i].value;
 		const char *end = v + h->headers[i].value_len;
 
 		if (h->headers[i].name_len != n || strncasecmp(h->headers[i].name, name, n))
 			continue;
-		while (v < end) {
+		while (!found && v < end) {
 			const char *comma = memchr(v, ',', (size_t)(end - v));
 			const char *te = comma ? comma : end;
 			const char *ts = v;
@@ -231,12 +234,11 @@ int proxy_http_has_token(const struct proxy_head *h, const char *name, const cha
 				ts++;
 			while (te > ts && (te[-1] == ' ' || te[-1] == '\t'))
 				te--;
-			if ((size_t)(te - ts) == tl && !strncasecmp(ts, token, tl))
-				return 1;
+			found = (size_t)(te - ts) == tl && !strncasecmp(ts, token, tl);
 			v = comma ? comma + 1 : end;
 		}
 	}
-	return 0;
+	return found;
 }
 
 /* Reads every Content-Length field: they must agree and be digits only.
@@ -373,15 +375,16 @@ enum {
 static long chunked_feed(struct proxy_body *b, const char *buf, size_t len)
 {
 	size_t i = 0;
+	int bad = 0;
 
-	while (i < len && !b->done) {
+	while (i < len && !b->done && !bad) {
 		unsigned char c = (unsigned char)buf[i];
+		size_t take;
 
 		switch (b->state) {
 		case CH_SIZE:
-			if (isxdigit(c)) {
-				if (++b->digits > 15)
-					return -1;
+			if (isxdigit(c) && b->digits < 15) {
+				b->digits++;
 				b->remaining = b->remaining * 16 +
 				               (uint64_t)(isdigit(c) ? c - '0' : tolower(c) - 'a' + 10);
 			} else if (b->digits && (c == ';' || c == ' ' || c == '\t')) {
@@ -389,81 +392,67 @@ static long chunked_feed(struct proxy_body *b, const char *buf, size_t len)
 			} else if (b->digits && c == '\r') {
 				b->state = CH_SIZE_LF;
 			} else {
-				return -1;
+				bad = 1;
 			}
 			i++;
 			break;
 		case CH_EXT:
-			if (++b->line_len > PROXY_CHUNK_LINE_MAX || (c < 0x20 && c != '\t' && c != '\r'))
-				return -1;
+			bad = ++b->line_len > PROXY_CHUNK_LINE_MAX || (c < 0x20 && c != '\t' && c != '\r');
 			if (c == '\r')
 				b->state = CH_SIZE_LF;
 			i++;
 			break;
 		case CH_SIZE_LF:
-			if (c != '\n')
-				return -1;
+			bad = c != '\n';
 			b->line_len = 0;
 			b->digits = 0;
 			b->state = b->remaining ? CH_DATA : CH_TRAILER;
 			i++;
 			break;
-		case CH_DATA: {
-			size_t take = len - i;
-
-			if (take > b->remaining)
-				take = (size_t)b->remaining;
+		case CH_DATA:
+			take = len - i < b->remaining ? len - i : (size_t)b->remaining;
 			b->remaining -= take;
 			i += take;
 			if (!b->remaining)
 				b->state = CH_DATA_CR;
 			break;
-		}
 		case CH_DATA_CR:
-			if (c != '\r')
-				return -1;
+			bad = c != '\r';
 			b->state = CH_DATA_LF;
 			i++;
 			break;
 		case CH_DATA_LF:
-			if (c != '\n')
-				return -1;
+			bad = c != '\n';
 			b->state = CH_SIZE;
 			i++;
 			break;
 		case CH_TRAILER:
-			if (c == '\r') {
-				b->state = CH_FINAL_LF;
-			} else {
-				b->line_len = 1;
-				b->state = CH_TRAILER_LINE;
-			}
+			b->state = c == '\r' ? CH_FINAL_LF : CH_TRAILER_LINE;
+			b->line_len = 1;
 			i++;
 			break;
 		case CH_TRAILER_LINE:
-			if (++b->line_len > PROXY_CHUNK_LINE_MAX)
-				return -1;
+			bad = ++b->line_len > PROXY_CHUNK_LINE_MAX;
 			if (c == '\r')
 				b->state = CH_TRAILER_LF;
 			i++;
 			break;
 		case CH_TRAILER_LF:
-			if (c != '\n')
-				return -1;
+			bad = c != '\n';
 			b->state = CH_TRAILER;
 			i++;
 			break;
 		case CH_FINAL_LF:
-			if (c != '\n')
-				return -1;
-			b->done = 1;
+			bad = c != '\n';
+			b->done = !bad;
 			i++;
 			break;
 		default:
-			return -1;
+			bad = 1;
+			break;
 		}
 	}
-	return (long)i;
+	return bad ? -1 : (long)i;
 }
 
 /*
@@ -495,13 +484,12 @@ out:
 /* 1 when the client wants its connection kept after this request. */
 int proxy_http_client_keepalive(const struct proxy_head *h)
 {
-	if (proxy_http_has_token(h, "connection", "close") ||
-	    proxy_http_has_token(h, "proxy-connection", "close"))
-		return 0;
-	if (h->minor == 0)
-		return proxy_http_has_token(h, "connection", "keep-alive") ||
-		       proxy_http_has_token(h, "proxy-connection", "keep-alive");
-	return 1;
+	int close_asked = proxy_http_has_token(h, "connection", "close") ||
+	                  proxy_http_has_token(h, "proxy-connection", "close");
+	int keep_asked = proxy_http_has_token(h, "connection", "keep-alive") ||
+	                 proxy_http_has_token(h, "proxy-connection", "keep-alive");
+
+	return !close_asked && (h->minor == 1 || keep_asked);
 }
 
 /* 1 for a request that asks to switch protocols (WebSocket). */
@@ -521,25 +509,29 @@ static int hop_by_hop(const struct proxy_head *h, const struct proxy_header *f, 
 	                                   "proxy-connection"};
 	char name[64];
 	size_t i;
+	int hop = 0;
 
-	if (f->name_len >= 6 && !strncasecmp(f->name, "proxy-", 6))
-		return 1;
-	if (is_request && f->name_len == 4 && !strncasecmp(f->name, "host", 4))
-		return 1;
-	if (f->name_len == 7 && !strncasecmp(f->name, "upgrade", 7))
-		return !upgrade;
-	for (i = 0; i < sizeof(drop) / sizeof(drop[0]); i++)
-		if (f->name_len == strlen(drop[i]) && !strncasecmp(f->name, drop[i], f->name_len))
-			return 1;
-	if (f->name_len >= sizeof(name))
-		return 0;
-	memcpy(name, f->name, f->name_len);
-	name[f->name_len] = '\0';
-	for (i = 0; name[i]; i++)
-		name[i] = (char)tolower((unsigned char)name[i]);
-	if (!strcmp(name, "content-length") || !strcmp(name, "transfer-encoding"))
-		return 0; /* framing stays, whatever Connection says */
-	return proxy_http_has_token(h, "connection", name);
+	if (f->name_len >= 6 && !strncasecmp(f->name, "proxy-", 6)) {
+		hop = 1;
+	} else if (is_request && f->name_len == 4 && !strncasecmp(f->name, "host", 4)) {
+		hop = 1;
+	} else if (f->name_len == 7 && !strncasecmp(f->name, "upgrade", 7)) {
+		hop = !upgrade;
+	} else {
+		for (i = 0; i < sizeof(drop) / sizeof(drop[0]); i++)
+			if (f->name_len == strlen(drop[i]) && !strncasecmp(f->name, drop[i], f->name_len))
+				hop = 1;
+		if (!hop && f->name_len < sizeof(name)) {
+			memcpy(name, f->name, f->name_len);
+			name[f->name_len] = '\0';
+			for (i = 0; name[i]; i++)
+				name[i] = (char)tolower((unsigned char)name[i]);
+			/* framing stays, whatever Connection says */
+			hop = strcmp(name, "content-length") && strcmp(name, "transfer-encoding") &&
+			      proxy_http_has_token(h, "connection", name);
+		}
+	}
+	return hop;
 }
 
 /* Appends every field of h that may cross the proxy to out. */

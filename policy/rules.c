@@ -159,21 +159,19 @@ out:
 UNITTEST int policy_pattern_match(const struct policy_pattern *pat, int scheme_class,
                                   const char *host, int port)
 {
-	size_t hl;
-	size_t pl;
+	size_t hl = strlen(host);
+	size_t pl = strlen(pat->host);
+	int host_ok;
 
-	if (pat->scheme != POLICY_SCHEME_ANY && scheme_class != POLICY_SCHEME_ANY &&
-	    pat->scheme != scheme_class)
-		return 0;
-	if (pat->port && pat->port != port)
-		return 0;
 	if (pat->any_host)
-		return 1;
-	if (!pat->wildcard)
-		return strcmp(pat->host, host) == 0;
-	hl = strlen(host);
-	pl = strlen(pat->host);
-	return hl > pl + 1 && host[hl - pl - 1] == '.' && strcmp(host + hl - pl, pat->host) == 0;
+		host_ok = 1;
+	else if (!pat->wildcard)
+		host_ok = strcmp(pat->host, host) == 0;
+	else
+		host_ok = hl > pl + 1 && host[hl - pl - 1] == '.' && strcmp(host + hl - pl, pat->host) == 0;
+	return host_ok && (!pat->port || pat->port == port) &&
+	       (pat->scheme == POLICY_SCHEME_ANY || scheme_class == POLICY_SCHEME_ANY ||
+	        pat->scheme == scheme_class);
 }
 
 /* ---- config ------------------------------------------------------------------ */
@@ -476,11 +474,9 @@ out:
 static int dup_array(void **dst, const void *src, size_t n, size_t sz)
 {
 	*dst = calloc(n + 1, sz);
-	if (!*dst)
-		return -POLICY_ENOMEM;
-	if (n)
+	if (*dst && n)
 		memcpy(*dst, src, n * sz);
-	return 0;
+	return *dst ? 0 : -POLICY_ENOMEM;
 }
 
 int policy_egress_narrow(const struct policy_egress *base, const json_t *json,
@@ -553,12 +549,13 @@ void policy_egress_free(struct policy_egress *p)
 const struct policy_host_override *policy_egress_override(const struct policy_egress *p,
                                                           const char *host)
 {
+	const struct policy_host_override *found = NULL;
 	size_t i;
 
-	for (i = 0; p && i < p->nhosts; i++)
+	for (i = 0; p && !found && i < p->nhosts; i++)
 		if (!strcmp(p->hosts[i].host, host))
-			return &p->hosts[i];
-	return NULL;
+			found = &p->hosts[i];
+	return found;
 }
 
 /* Starts a decision: allowed, with host and no rule. */
@@ -647,16 +644,13 @@ out:
 static int layer_names_ip(const struct policy_layer *l, const struct policy_ip *ip)
 {
 	size_t i;
+	int named = !l->private_restricts;
 
-	if (!l->private_restricts)
-		return 1;
-	for (i = 0; i < l->nprivate_ok; i++)
-		if (policy_range_contains(&l->private_ok[i], ip))
-			return 1;
-	for (i = 0; i < l->nallow; i++)
-		if (l->allow[i].is_ip && !memcmp(l->allow[i].ip.b, ip->b, 16))
-			return 1;
-	return 0;
+	for (i = 0; !named && i < l->nprivate_ok; i++)
+		named = policy_range_contains(&l->private_ok[i], ip);
+	for (i = 0; !named && i < l->nallow; i++)
+		named = l->allow[i].is_ip && !memcmp(l->allow[i].ip.b, ip->b, 16);
+	return named;
 }
 
 /*

@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "policy/egress.h"
+#include "policy/proxy-private.h"
 #include "test_proxy_server.h"
 
 #define MAX_EVENTS 32
@@ -570,6 +571,92 @@ static void test_chromium_flags_and_options(void **state)
 	policy_egress_free(p);
 }
 
+/* Feeds text to a chunked body one byte at a time, then all at once;
+ * both must agree on where the body ends. */
+static long chunked_end(const char *text)
+{
+	struct proxy_body a;
+	struct proxy_body b;
+	size_t len = strlen(text);
+	long whole;
+	long i;
+
+	memset(&a, 0, sizeof(a));
+	a.kind = PROXY_BODY_CHUNKED;
+	b = a;
+	whole = proxy_body_feed(&b, text, len);
+	for (i = 0; (size_t)i < len && !a.done; i++) {
+		long n = proxy_body_feed(&a, text + i, 1);
+
+		if (n < 0)
+			break;
+	}
+	if (whole < 0) {
+		assert_false(a.done);
+		return -1;
+	}
+	assert_int_equal(a.done, b.done);
+	assert_int_equal(i, whole);
+	return b.done ? whole : -2;
+}
+
+static void test_http_framing(void **state)
+{
+	struct proxy_head h;
+	struct proxy_body body;
+	char why[200];
+	static const char head[] = "POST http://shop.test/ HTTP/1.1\r\nHost: shop.test\r\n"
+	                           "Transfer-Encoding: chunked\r\nConnection: keep-alive, X-Hop\r\n"
+	                           "X-Hop: secret\r\nProxy-Authorization: Basic x\r\n\r\n";
+	struct gb_buf out;
+
+	(void)state;
+	assert_int_equal(chunked_end("5\r\nhello\r\n0\r\n\r\nGET"), 15);
+	assert_int_equal(chunked_end("5;ext=1\r\nhello\r\nA\r\n0123456789\r\n0\r\nT: x\r\n\r\nnext"),
+	                 42);
+	assert_int_equal(chunked_end("5\r\nhello\r\n"), -2); /* not over yet */
+	assert_int_equal(chunked_end("zz\r\n"), -1);
+	assert_int_equal(chunked_end("5\r\nhelloXX"), -1);
+	assert_int_equal(chunked_end("ffffffffffffffff1\r\n"), -1);
+
+	assert_int_equal(proxy_http_head_end(head, sizeof(head) - 1), sizeof(head) - 1);
+	assert_int_equal(proxy_http_head_end(head, sizeof(head) - 3), 0);
+	assert_int_equal(proxy_http_parse_request(head, sizeof(head) - 1, &h, why, sizeof(why)), 0);
+	assert_string_equal(h.method, "POST");
+	assert_int_equal(proxy_http_request_body(&h, &body, why, sizeof(why)), 0);
+	assert_int_equal(body.kind, PROXY_BODY_CHUNKED);
+	assert_true(proxy_http_client_keepalive(&h));
+	gb_buf_init(&out, 4096);
+	assert_int_equal(proxy_http_rewrite_request(&h, "/p?q", 4, "shop.test", 0, &out), 0);
+	assert_non_null(strstr(out.data, "POST /p?q HTTP/1.1\r\nHost: shop.test\r\n"));
+	assert_non_null(strstr(out.data, "Transfer-Encoding: chunked\r\n"));
+	assert_null(strstr(out.data, "X-Hop")); /* named by Connection: hop-by-hop */
+	assert_null(strstr(out.data, "Proxy-"));
+	assert_null(strstr(out.data, "keep-alive"));
+	assert_non_null(strstr(out.data, "Connection: close\r\n\r\n"));
+	gb_buf_free(&out);
+
+	/* framing that two parsers could read two ways is refused */
+	assert_int_equal(proxy_http_parse_request("GET http://a/ HTTP/1.1\r\nTransfer-Encoding: "
+	                 "gzip, chunked\r\n\r\n", 60, &h, why, sizeof(why)), 0);
+	assert_int_equal(proxy_http_request_body(&h, &body, why, sizeof(why)), -501);
+	assert_int_equal(proxy_http_parse_request("GET http://a/ HTTP/1.1\r\nContent-Length: +5\r\n"
+	                 "\r\n", 46, &h, why, sizeof(why)), 0);
+	assert_int_equal(proxy_http_request_body(&h, &body, why, sizeof(why)), -400);
+	assert_int_equal(proxy_http_parse_request("GET http://a/ HTTP/1.1\r\nBad Name: x\r\n\r\n", 39,
+	                 &h, why, sizeof(why)), -400);
+	assert_int_equal(proxy_http_parse_request("GET http://a/ HTTP/1.1\nHost: a\n\n", 32, &h, why,
+	                 sizeof(why)), -400);
+	assert_int_equal(proxy_http_parse_response("HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\n", 38,
+	                 &h, why, sizeof(why)), 0);
+	proxy_http_response_body(&h, "HEAD", &body);
+	assert_int_equal(body.kind, PROXY_BODY_NONE);
+	proxy_http_response_body(&h, "GET", &body);
+	assert_int_equal(body.kind, PROXY_BODY_LENGTH);
+	assert_int_equal(proxy_http_parse_response("HTTP/1.1 2x0 OK\r\n\r\n", 19, &h, why, sizeof(why)),
+	                 -502);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -582,6 +669,7 @@ int main(void)
 		cmocka_unit_test(test_connection_limit),
 		cmocka_unit_test(test_stop_with_connections_open),
 		cmocka_unit_test(test_chromium_flags_and_options),
+		cmocka_unit_test(test_http_framing),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
