@@ -349,7 +349,11 @@ async function versions() {
     try { v[p] = JSON.parse(await readFile(path.join(HERE, 'node_modules', p, 'package.json'), 'utf8')).version; } catch { v[p] = null; }
   }
   try { v.chromium = execFileSync(opts.chromium, ['--version'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], timeout: 10000 }).trim(); } catch { v.chromium = null; }
-  try { v.glassbox_commit = execFileSync('git', ['-C', REPO, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim(); } catch { /* not a checkout */ }
+  try { v.repo_commit = execFileSync('git', ['-C', REPO, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim(); } catch { /* not a checkout */ }
+  if (opts.only.includes('glassbox')) {
+    v.glassbox_bin = opts.glassbox;
+    try { v.glassbox = execFileSync(opts.glassbox, ['--version'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], timeout: 10000 }).trim(); } catch { v.glassbox = null; }
+  }
   return v;
 }
 
