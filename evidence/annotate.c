@@ -7,7 +7,9 @@
  * RGBA whatever its format (palette, grey, 16-bit, interlaced), drawn on
  * with plain rectangle fills clipped to the image, and encoded again.
  * Coordinates arrive in CSS pixels and are multiplied by the scale
- * (devicePixelRatio). libpng reports errors by longjmp: the setjmp lives
+ * (devicePixelRatio). The colour-space facts that say how to read the
+ * 8-bit values (gAMA, sRGB) are carried over; an embedded ICC profile is
+ * not (Chromium's screenshots are plain sRGB). libpng reports errors by longjmp: the setjmp lives
  * in decode() and encode(), whose state is all reached through a pointer.
  */
 #include "evidence/evidence-private.h"
@@ -43,6 +45,10 @@ struct png_io {
 	size_t out_len;
 	size_t out_cap;
 	png_bytep *rows;
+	int has_gama;
+	png_fixed_point gama;
+	int has_srgb;
+	int srgb_intent;
 	char reason[256];
 	int out_of_memory;
 };
@@ -112,6 +118,8 @@ static int decode(struct png_io *io, struct rgba *img)
 	png_set_read_fn(io->png, io, on_read);
 	png_set_option(io->png, PNG_SKIP_sRGB_CHECK_PROFILE, PNG_OPTION_ON);
 	png_read_info(io->png, io->info);
+	io->has_gama = png_get_gAMA_fixed(io->png, io->info, &io->gama) != 0;
+	io->has_srgb = png_get_sRGB(io->png, io->info, &io->srgb_intent) != 0;
 	png_set_expand(io->png);
 	png_set_strip_16(io->png);
 	png_set_gray_to_rgb(io->png);
@@ -149,6 +157,10 @@ static int encode(struct png_io *io, const struct rgba *img)
 	png_set_compression_level(io->png, ENCODE_LEVEL);
 	png_set_IHDR(io->png, io->info, img->width, img->height, 8, PNG_COLOR_TYPE_RGBA,
 	             PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+	if (io->has_srgb)
+		png_set_sRGB(io->png, io->info, io->srgb_intent);
+	else if (io->has_gama)
+		png_set_gAMA_fixed(io->png, io->info, io->gama);
 	png_write_info(io->png, io->info);
 	for (y = 0; y < img->height; y++)
 		png_write_row(io->png, img->px + (size_t)y * img->width * 4);

@@ -235,6 +235,9 @@ int evid_audit_verify(const char *data_dir, const char *tenant, const unsigned c
 void evid_verify_report_format(const char *tenant, const struct evid_verify_report *rep,
                                char *buf, size_t buflen);
 
+/* Where the failure is, for people: "2026-03-01.jsonl line 7", "head.json". */
+void evid_verify_location(const struct evid_verify_report *rep, char *buf, size_t buflen);
+
 /* The report as JSON (new reference), for programs and the HTML report. */
 json_t *evid_verify_report_json(const char *tenant, const struct evid_verify_report *rep);
 

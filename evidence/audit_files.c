@@ -258,13 +258,12 @@ int evid_artifact_load(const char *data_dir, const char *tenant, int valid, cons
 	}
 	rc = evid_fs_read_file(path, EVID_MAX_ARTIFACT_BYTES, &buf, &buflen, err, errlen);
 	if (rc == -EVID_ENOENT)
-		evid_set_error(err, errlen, "artifact %s is missing (%s was removed)", sha256, path);
+		evid_set_error(err, errlen, "%s was removed", path);
 	if (rc != 0)
 		goto out;
 	evid_sha256_hex(buf, buflen, actual);
 	if (strcmp(actual, sha256) != 0) {
-		evid_set_error(err, errlen, "artifact %s was changed: %s now hashes to %s", sha256, path,
-		               actual);
+		evid_set_error(err, errlen, "%s now hashes to %s", path, actual);
 		if (changed)
 			*changed = 1;
 		rc = -EVID_EIO;

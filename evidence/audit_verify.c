@@ -274,6 +274,11 @@ static int check_start(struct vstate *v, const struct evid_record *r, unsigned l
 		return fail(v, EVID_VERIFY_REORDERED, r->seq, lineno, "record %llu comes first, but "
 		            "record %llu, which belongs before it, is later in the log: records were "
 		            "reordered", (unsigned long long)r->seq, (unsigned long long)first_missing);
+	if (first_missing + 1 == r->seq)
+		return fail(v, EVID_VERIFY_BAD_PURGE, first_missing, lineno, "the chain starts at "
+		            "record %llu: record %llu is gone and no valid purge record accounts for it "
+		            "(it was removed)", (unsigned long long)r->seq,
+		            (unsigned long long)first_missing);
 	return fail(v, EVID_VERIFY_BAD_PURGE, first_missing, lineno, "the chain starts at record "
 	            "%llu: records %llu to %llu are gone and no valid purge record accounts for "
 	            "them (they were removed)", (unsigned long long)r->seq,
@@ -452,7 +457,11 @@ static void check_head(struct vstate *v, const char *head_why)
 		     "the end", head_why);
 		return;
 	}
-	if (v->have_head && v->head.seq > v->rep->last_seq)
+	if (v->have_head && v->head.seq == v->rep->last_seq + 1)
+		fail(v, EVID_VERIFY_REMOVED, v->rep->last_seq + 1, 0, "the log ends at record %llu "
+		     "but the chain head says record %llu was written: it was removed from the end",
+		     (unsigned long long)v->rep->last_seq, (unsigned long long)v->head.seq);
+	else if (v->have_head && v->head.seq > v->rep->last_seq)
 		fail(v, EVID_VERIFY_REMOVED, v->rep->last_seq + 1, 0, "the log ends at record %llu "
 		     "but the chain head says record %llu was written: records %llu to %llu were "
 		     "removed from the end", (unsigned long long)v->rep->last_seq,
@@ -548,9 +557,18 @@ out:
 	return rc;
 }
 
+void evid_verify_location(const struct evid_verify_report *rep, char *buf, size_t buflen)
+{
+	if (rep->failed_line)
+		snprintf(buf, buflen, "%s line %lu", rep->failed_file, rep->failed_line);
+	else
+		snprintf(buf, buflen, "%s", rep->failed_file[0] ? rep->failed_file : "the log");
+}
+
 void evid_verify_report_format(const char *tenant, const struct evid_verify_report *rep,
                                char *buf, size_t buflen)
 {
+	char where[160];
 	char purged[64] = "";
 
 	if (rep->purged)
@@ -563,10 +581,10 @@ void evid_verify_report_format(const char *tenant, const struct evid_verify_repo
 		         (unsigned long long)rep->artifacts, rep->key_id);
 		return;
 	}
-	snprintf(buf, buflen, "%s: FAILED at record %llu (%s%s%lu): %s: %s", tenant,
-	         (unsigned long long)rep->failed_seq, rep->failed_file,
-	         rep->failed_line ? " line " : "", rep->failed_line,
-	         evid_verify_failure_name(rep->failure), rep->reason);
+	evid_verify_location(rep, where, sizeof(where));
+	snprintf(buf, buflen, "%s: FAILED at record %llu (%s): %s: %s", tenant,
+	         (unsigned long long)rep->failed_seq, where, evid_verify_failure_name(rep->failure),
+	         rep->reason);
 }
 
 json_t *evid_verify_report_json(const char *tenant, const struct evid_verify_report *rep)

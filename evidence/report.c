@@ -77,7 +77,7 @@ static const char page_css[] =
 	"background-size:cover;background-position:top left;background-repeat:no-repeat;"
 	"margin-bottom:3px}\n"
 	".shot:hover .thumb{border-color:var(--accent)}\n"
-	".lb{display:none;position:fixed;inset:0;background:rgba(17,24,39,.9);z-index:10;"
+	".lb{display:none;position:fixed;inset:0;background:rgba(17,24,39,.94);z-index:10;"
 	"padding:28px;flex-direction:column;align-items:center;justify-content:center;gap:8px}\n"
 	".lb:target{display:flex}\n"
 	".lb .full{width:min(94vw,var(--w));max-height:86vh;background-size:contain;"
@@ -297,6 +297,7 @@ static int find_session_tenant(const char *data_dir, const char *session, char *
 static void render_header(struct report *r)
 {
 	char now[40];
+	char where[160];
 	char line[1536];
 
 	gb_utc_iso8601(now, sizeof(now));
@@ -335,9 +336,9 @@ static void render_header(struct report *r)
 	} else if (r->verify_ran) {
 		rpt_raw(r, "<div class=\"verdict bad\" id=\"chain\">✘ The audit chain did NOT "
 		           "verify: do not rely on this trail");
-		snprintf(line, sizeof(line), "First failure: record %llu (%s%s%lu): %s — %s",
-		         (unsigned long long)r->vrep.failed_seq, r->vrep.failed_file,
-		         r->vrep.failed_line ? " line " : "", r->vrep.failed_line,
+		evid_verify_location(&r->vrep, where, sizeof(where));
+		snprintf(line, sizeof(line), "First failure: record %llu (%s): %s — %s",
+		         (unsigned long long)r->vrep.failed_seq, where,
 		         evid_verify_failure_name(r->vrep.failure), r->vrep.reason);
 	} else {
 		rpt_raw(r, "<div class=\"verdict bad\" id=\"chain\">✘ The audit chain could not "
@@ -389,7 +390,7 @@ static int assemble(struct report *r, char **html, size_t *len, char *err, size_
 	rpt_raw(r, "<h2>Timeline</h2><ol class=\"timeline\">\n");
 	rpt_buf(r, &r->body);
 	if (!r->shown)
-		rpt_raw(r, "<li class=\"ev\">No records in this period.</li>");
+		rpt_raw(r, "<li class=\"ev empty\">No records in this period.</li>");
 	rpt_raw(r, "</ol>\n<footer>Each record is signed (Ed25519) and hash-chained; check the "
 	           "trail yourself with <code>glassbox audit verify --tenant ");
 	rpt_text(r, r->tenant);
