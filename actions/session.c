@@ -28,15 +28,46 @@ static char *dup_or_null(const char *s)
 	return s ? strdup(s) : NULL;
 }
 
+/* cdp_service() stop condition while idle: a call was queued or the
+ * session is stopping. */
+static int work_waiting(void *user)
+{
+	struct act_session *s = user;
+	int waiting;
+
+	pthread_mutex_lock(&s->lock);
+	waiting = s->head != NULL || s->stopping;
+	pthread_mutex_unlock(&s->lock);
+	return waiting;
+}
+
+/* Between calls the worker keeps servicing its browser, so new targets
+ * are set up and resumed, dialogs are noticed and events do not pile up;
+ * act_session_submit() wakes it with cdp_wake(). Without a browser it
+ * sleeps on the condition variable. */
+static void idle_until_work(struct act_session *s)
+{
+	while (!work_waiting(s)) {
+		if (s->sess && sess_get_state(s->sess) != SESS_FAILED &&
+		    cdp_is_open(sess_cdp(s->sess))) {
+			cdp_service(sess_cdp(s->sess), 10000, work_waiting, s);
+			continue;
+		}
+		pthread_mutex_lock(&s->lock);
+		while (!s->head && !s->stopping)
+			pthread_cond_wait(&s->cond, &s->lock);
+		pthread_mutex_unlock(&s->lock);
+	}
+}
+
 static void *worker_main(void *arg)
 {
 	struct act_session *s = arg;
 	struct act_call *call;
 
 	for (;;) {
+		idle_until_work(s);
 		pthread_mutex_lock(&s->lock);
-		while (!s->head && !s->stopping)
-			pthread_cond_wait(&s->cond, &s->lock);
 		call = s->head;
 		if (!call) {
 			pthread_mutex_unlock(&s->lock);
@@ -139,6 +170,8 @@ int act_session_submit(struct act_session *s, struct act_call *call)
 			s->head = call;
 		s->tail = call;
 		pthread_cond_signal(&s->cond);
+		if (s->wake_cdp)
+			cdp_wake(s->wake_cdp);
 	}
 	pthread_mutex_unlock(&s->lock);
 	return rc;
@@ -163,6 +196,8 @@ void act_session_free(struct act_session *s)
 	pthread_mutex_lock(&s->lock);
 	s->stopping = 1;
 	pthread_cond_broadcast(&s->cond);
+	if (s->wake_cdp)
+		cdp_wake(s->wake_cdp);
 	pthread_mutex_unlock(&s->lock);
 	pthread_join(s->thread, NULL);
 	act_snapshot_clear(&s->refs);

@@ -148,7 +148,7 @@ void cdp_disarm(struct cdp_conn *c, struct cdp_waiter *w);
 
 /* Services the connection (dispatching events to listeners) for up to
  * timeout_ms, returning earlier when done() returns non-zero (checked
- * after each dispatched message; done may be NULL). Returns 0 when done()
+ * after each dispatched message and each cdp_wake(); done may be NULL). Returns 0 when done()
  * became true, -CDP_ETIMEOUT when the time ran out, or -CDP_ECLOSED /
  * -CDP_ECANCELLED. timeout_ms = 0 handles only what is already readable. */
 typedef int (*cdp_done_fn)(void *user);

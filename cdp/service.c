@@ -105,15 +105,19 @@ void cdp_note_dispatched(struct cdp_conn *c)
 		c->done_hit = c->done_fn(c->done_user) != 0;
 }
 
+/* Also re-checked after every wake of the loop, so that a condition
+ * another thread changed before calling cdp_wake() is noticed at once. */
 static int cdp_done_stop(struct cdp_conn *c, void *arg)
 {
 	(void)arg;
+	if (!c->done_hit && c->done_fn)
+		c->done_hit = c->done_fn(c->done_user) != 0;
 	return c->done_hit;
 }
 
 /* Services c for up to timeout_ms, dispatching events to listeners; see
- * cdp.h. done (may be NULL) is checked on entry and after each dispatched
- * message. */
+ * cdp.h. done (may be NULL) is checked on entry, after each dispatched
+ * message and after each wake (cdp_wake). */
 int cdp_service(struct cdp_conn *c, int timeout_ms, cdp_done_fn done, void *user)
 {
 	int rc;
