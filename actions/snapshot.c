@@ -227,15 +227,16 @@ static json_t *ax_prop(json_t *n, const char *name)
 {
 	json_t *props = json_object_get(n, "properties");
 	json_t *p;
+	json_t *found = NULL;
 	size_t i;
 
 	json_array_foreach(props, i, p) {
 		const char *pn = json_string_value(json_object_get(p, "name"));
 
-		if (pn && !strcmp(pn, name))
-			return json_object_get(json_object_get(p, "value"), "value");
+		if (!found && pn && !strcmp(pn, name))
+			found = json_object_get(json_object_get(p, "value"), "value");
 	}
-	return NULL;
+	return found;
 }
 
 /* 1 when a property value is true or the token "true". */
@@ -252,11 +253,10 @@ static int ax_backend(json_t *n)
 	json_t *v = json_object_get(n, "backendDOMNodeId");
 	json_int_t id = json_integer_value(v);
 
-	if (!json_is_integer(v) || id <= 0 || id > INT32_MAX)
-		return 0;
-	return (int)id;
+	return json_is_integer(v) && id > 0 && id <= INT32_MAX ? (int)id : 0;
 }
 
+/* strdup that passes NULL through. */
 static char *xstrdup(const char *s)
 {
 	return s ? strdup(s) : NULL;
@@ -278,32 +278,36 @@ static size_t utf8_chars(const char *s, size_t n)
  * ASCII and Unicode spaces), or 0. */
 static size_t ws_len(const unsigned char *s)
 {
+	size_t n = 0;
+
 	if (*s == ' ' || (*s >= '\t' && *s <= '\r'))
-		return 1;
-	if (s[0] == 0xc2 && s[1] == 0xa0)
-		return 2; /* U+00A0 */
-	if (s[0] == 0xe1 && s[1] == 0x9a && s[2] == 0x80)
-		return 3; /* U+1680 */
-	if (s[0] == 0xe2 && s[1] == 0x80 && ((s[2] >= 0x80 && s[2] <= 0x8a) || s[2] == 0xa8 ||
-	                                     s[2] == 0xa9 || s[2] == 0xaf))
-		return 3; /* U+2000..200A, U+2028, U+2029, U+202F */
-	if (s[0] == 0xe2 && s[1] == 0x81 && s[2] == 0x9f)
-		return 3; /* U+205F */
-	if (s[0] == 0xe3 && s[1] == 0x80 && s[2] == 0x80)
-		return 3; /* U+3000 */
-	if (s[0] == 0xef && s[1] == 0xbb && s[2] == 0xbf)
-		return 3; /* U+FEFF */
-	return 0;
+		n = 1;
+	else if (s[0] == 0xc2 && s[1] == 0xa0)
+		n = 2; /* U+00A0 */
+	else if (s[0] == 0xe1 && s[1] == 0x9a && s[2] == 0x80)
+		n = 3; /* U+1680 */
+	else if (s[0] == 0xe2 && s[1] == 0x80 && ((s[2] >= 0x80 && s[2] <= 0x8a) || s[2] == 0xa8 ||
+	                                          s[2] == 0xa9 || s[2] == 0xaf))
+		n = 3; /* U+2000..200A, U+2028, U+2029, U+202F */
+	else if (s[0] == 0xe2 && s[1] == 0x81 && s[2] == 0x9f)
+		n = 3; /* U+205F */
+	else if (s[0] == 0xe3 && s[1] == 0x80 && s[2] == 0x80)
+		n = 3; /* U+3000 */
+	else if (s[0] == 0xef && s[1] == 0xbb && s[2] == 0xbf)
+		n = 3; /* U+FEFF */
+	return n;
 }
 
 /* Length of an invisible character that Playwright drops (U+200B, U+00AD). */
 static size_t invisible_len(const unsigned char *s)
 {
+	size_t n = 0;
+
 	if (s[0] == 0xe2 && s[1] == 0x80 && s[2] == 0x8b)
-		return 3;
-	if (s[0] == 0xc2 && s[1] == 0xad)
-		return 2;
-	return 0;
+		n = 3;
+	else if (s[0] == 0xc2 && s[1] == 0xad)
+		n = 2;
+	return n;
 }
 
 /*
@@ -321,9 +325,7 @@ UNITTEST char *act_snap_normalize_ws(const char *s, size_t n)
 	int pending_space = 0;
 	size_t k;
 
-	if (!out)
-		return NULL;
-	while (p < end) {
+	while (out && p < end) {
 		k = invisible_len(p);
 		if (k) {
 			p += k;
@@ -341,7 +343,8 @@ UNITTEST char *act_snap_normalize_ws(const char *s, size_t n)
 		}
 		out[o++] = (char)*p++;
 	}
-	out[o] = '\0';
+	if (out)
+		out[o] = '\0';
 	return out;
 }
 
@@ -350,17 +353,9 @@ static int all_bullets(const char *s)
 {
 	const unsigned char *p = (const unsigned char *)s;
 
-	if (!*p)
-		return 0;
-	while (*p) {
-		if (p[0] == 0xe2 && p[1] == 0x80 && p[2] == 0xa2)
-			p += 3;
-		else if (p[0] == 0xe2 && p[1] == 0x97 && p[2] == 0x8f)
-			p += 3;
-		else
-			return 0;
-	}
-	return 1;
+	while (p[0] == 0xe2 && ((p[1] == 0x80 && p[2] == 0xa2) || (p[1] == 0x97 && p[2] == 0x8f)))
+		p += 3;
+	return *s && !*p;
 }
 
 /* ---- YAML -------------------------------------------------------------- */
@@ -370,43 +365,38 @@ static int js_is_number(const char *s)
 {
 	const char *p = s;
 	int digits = 0;
+	int number = 0;
 
 	if (p[0] == '0' && p[1] && strchr("xXoObB", p[1])) {
 		const char *set = strchr("xX", p[1]) ? "0123456789abcdefABCDEF"
 		                  : strchr("oO", p[1]) ? "01234567" : "01";
 
-		p += 2;
-		if (!*p)
-			return 0;
-		return strspn(p, set) == strlen(p);
+		number = p[2] && strspn(p + 2, set) == strlen(p + 2);
+		goto out;
 	}
 	if (*p == '+' || *p == '-')
 		p++;
-	if (!strcmp(p, "Infinity"))
-		return 1;
-	while (*p >= '0' && *p <= '9') {
-		p++;
+	if (!strcmp(p, "Infinity")) {
+		number = 1;
+		goto out;
+	}
+	for (; *p >= '0' && *p <= '9'; p++)
 		digits++;
-	}
-	if (*p == '.') {
-		p++;
-		while (*p >= '0' && *p <= '9') {
-			p++;
+	if (*p == '.')
+		for (p++; *p >= '0' && *p <= '9'; p++)
 			digits++;
-		}
-	}
-	if (!digits)
-		return 0;
-	if (*p == 'e' || *p == 'E') {
+	if (digits && (*p == 'e' || *p == 'E')) {
 		p++;
 		if (*p == '+' || *p == '-')
 			p++;
 		if (!(*p >= '0' && *p <= '9'))
-			return 0;
+			goto out;
 		while (*p >= '0' && *p <= '9')
 			p++;
 	}
-	return *p == '\0';
+	number = digits && *p == '\0';
+out:
+	return number;
 }
 
 /* Playwright's yamlStringNeedsQuotes: 1 when s must be quoted to stay a
@@ -416,42 +406,29 @@ UNITTEST int act_snap_needs_quotes(const char *s)
 	static const char *const words[] = {"y", "n", "yes", "no", "true", "false",
 	                                    "on", "off", "null", "~"};
 	const unsigned char *p = (const unsigned char *)s;
+	const char *unsigned_s = s + (s[0] == '+' || s[0] == '-');
 	size_t n = strlen(s);
+	size_t last = n;
 	size_t i;
+	int q;
 
-	if (n == 0 || ws_len(p))
-		return 1;
-	/* trailing whitespace: the last code point */
-	for (i = n; i > 0 && (p[i - 1] & 0xc0) == 0x80; i--)
-		;
-	if (i > 0 && ws_len(p + i - 1))
-		return 1;
-	for (i = 0; i < n; i++) {
+	while (last > 0 && (p[last - 1] & 0xc0) == 0x80)
+		last--; /* the start of the last code point */
+	q = n == 0 || ws_len(p) || (last > 0 && ws_len(p + last - 1));
+	for (i = 0; i < n && !q; i++) {
 		unsigned char ch = p[i];
 
-		if ((ch <= 0x08) || ch == 0x0b || ch == 0x0c || (ch >= 0x0e && ch <= 0x1f) ||
-		    ch == 0x7f)
-			return 1;
-		if (ch == 0xc2 && p[i + 1] >= 0x80 && p[i + 1] <= 0x9f)
-			return 1; /* U+0080..U+009F */
-		if ((ch == ':' || ch == '\n') && (p[i + 1] == '\0' || ws_len(p + i + 1)))
-			return 1;
-		if (ch == '#' && i > 0 && ws_len(p + i - 1))
-			return 1;
-		if (ch == '\n' || ch == '\r' || ch == '{' || ch == '}' || ch == '`')
-			return 1;
+		q = ch <= 0x08 || ch == 0x0b || ch == 0x0c || (ch >= 0x0e && ch <= 0x1f) || ch == 0x7f ||
+		    (ch == 0xc2 && p[i + 1] >= 0x80 && p[i + 1] <= 0x9f) || /* U+0080..U+009F */
+		    ((ch == ':' || ch == '\n') && (p[i + 1] == '\0' || ws_len(p + i + 1))) ||
+		    (ch == '#' && i > 0 && ws_len(p + i - 1)) ||
+		    ch == '\n' || ch == '\r' || ch == '{' || ch == '}' || ch == '`';
 	}
-	if (strchr("-&*],?!>|@\"'#%[", p[0]))
-		return 1;
-	if (js_is_number(s))
-		return 1;
-	for (i = 0; i < sizeof(words) / sizeof(words[0]); i++)
-		if (!strcasecmp(s, words[i]))
-			return 1;
-	if (!strcasecmp(s + (s[0] == '+' || s[0] == '-'), ".inf") ||
-	    !strcasecmp(s + (s[0] == '+' || s[0] == '-'), ".nan"))
-		return 1;
-	return 0;
+	q = q || strchr("-&*],?!>|@\"'#%[", p[0]) || js_is_number(s) ||
+	    !strcasecmp(unsigned_s, ".inf") || !strcasecmp(unsigned_s, ".nan");
+	for (i = 0; i < sizeof(words) / sizeof(words[0]) && !q; i++)
+		q = !strcasecmp(s, words[i]);
+	return q;
 }
 
 /* Appends s as a YAML value: plain, or double-quoted with escapes. */
@@ -460,8 +437,10 @@ static int yaml_value(struct gb_buf *b, const char *s)
 	const unsigned char *p = (const unsigned char *)s;
 	int rc = 0;
 
-	if (!act_snap_needs_quotes(s))
-		return gb_buf_append(b, s, strlen(s));
+	if (!act_snap_needs_quotes(s)) {
+		rc = gb_buf_append(b, s, strlen(s));
+		goto out;
+	}
 	rc |= gb_buf_append(b, "\"", 1);
 	for (; *p && !rc; p++) {
 		switch (*p) {
@@ -484,6 +463,7 @@ static int yaml_value(struct gb_buf *b, const char *s)
 		}
 	}
 	rc |= gb_buf_append(b, "\"", 1);
+out:
 	return rc ? -1 : 0;
 }
 
@@ -493,12 +473,15 @@ static int yaml_key(struct gb_buf *b, const char *s)
 	const char *p;
 	int rc = 0;
 
-	if (!act_snap_needs_quotes(s))
-		return gb_buf_append(b, s, strlen(s));
+	if (!act_snap_needs_quotes(s)) {
+		rc = gb_buf_append(b, s, strlen(s));
+		goto out;
+	}
 	rc |= gb_buf_append(b, "'", 1);
 	for (p = s; *p && !rc; p++)
 		rc |= *p == '\'' ? gb_buf_append(b, "''", 2) : gb_buf_append(b, p, 1);
 	rc |= gb_buf_append(b, "'", 1);
+out:
 	return rc ? -1 : 0;
 }
 
@@ -531,6 +514,7 @@ static int json_quote(struct gb_buf *b, const char *s)
 
 /* ---- docs and their index ---------------------------------------------- */
 
+/* FNV-1a of a NUL-terminated string. */
 static uint64_t hash_str(const char *s)
 {
 	uint64_t h = 1469598103934665603ull;
@@ -545,13 +529,14 @@ static int doc_index(struct snap_doc *doc)
 {
 	size_t i;
 	size_t cap = 16;
-
 	while (cap < doc->n_nodes * 2)
 		cap *= 2;
+	int rc = -1;
+
 	doc->keys = calloc(doc->n_nodes ? doc->n_nodes : 1, sizeof(*doc->keys));
 	doc->slots = calloc(cap, sizeof(*doc->slots));
 	if (!doc->keys || !doc->slots)
-		return -1;
+		goto out;
 	doc->n_slots = cap;
 	for (i = 0; i < doc->n_nodes; i++) {
 		const char *k = json_string_value(json_object_get(json_array_get(doc->nodes, i), "nodeId"));
@@ -565,36 +550,41 @@ static int doc_index(struct snap_doc *doc)
 			h = (h + 1) & (cap - 1);
 		doc->slots[h] = i + 1;
 	}
-	return 0;
+	rc = 0;
+out:
+	return rc;
 }
 
 /* The index of the node with this nodeId, or -1. */
 static long doc_find(const struct snap_doc *doc, const char *node_id)
 {
 	size_t h;
+	long found = -1;
 
 	if (!node_id || !doc->n_slots)
-		return -1;
+		goto out;
 	h = (size_t)hash_str(node_id) & (doc->n_slots - 1);
-	while (doc->slots[h]) {
+	while (doc->slots[h] && found < 0) {
 		size_t i = doc->slots[h] - 1;
 
 		if (!strcmp(doc->keys[i], node_id))
-			return (long)i;
+			found = (long)i;
 		h = (h + 1) & (doc->n_slots - 1);
 	}
-	return -1;
+out:
+	return found;
 }
 
 /* The doc for frame_id, or -1. */
 static int doc_by_frame(const struct snap_ctx *x, const char *frame_id)
 {
 	size_t i;
+	int found = -1;
 
-	for (i = 0; i < x->n_docs; i++)
+	for (i = 0; i < x->n_docs && found < 0; i++)
 		if (x->docs[i].frame_id && !strcmp(x->docs[i].frame_id, frame_id))
-			return (int)i;
-	return -1;
+			found = (int)i;
+	return found;
 }
 
 /*
@@ -606,14 +596,15 @@ static int doc_by_frame(const struct snap_ctx *x, const char *frame_id)
 static int doc_add(struct snap_ctx *x, const char *session_id, const char *frame_id, int parent)
 {
 	struct snap_doc *doc;
+	int d = -1;
 
 	if (x->n_docs >= SNAP_MAX_FRAMES) {
 		GB_LOGW("actions", "snapshot: more than %d frames, the rest are left out",
 		        SNAP_MAX_FRAMES);
-		return -1;
+		goto out;
 	}
 	if (strlen(session_id) >= SNAP_ID_MAX || (frame_id && strlen(frame_id) >= SNAP_ID_MAX))
-		return -1;
+		goto out;
 	doc = &x->docs[x->n_docs];
 	memset(doc, 0, sizeof(*doc));
 	doc->session_id = strdup(session_id);
@@ -621,14 +612,17 @@ static int doc_add(struct snap_ctx *x, const char *session_id, const char *frame
 	if (!doc->session_id || (frame_id && !doc->frame_id)) {
 		free(doc->session_id);
 		free(doc->frame_id);
-		return -1;
+		goto out;
 	}
 	doc->parent = parent;
 	doc->state = DOC_WANTED;
 	doc->prefix = -1;
-	return (int)x->n_docs++;
+	d = (int)x->n_docs++;
+out:
+	return d;
 }
 
+/* Frees what doc owns (not doc itself: docs live in snap_ctx). */
 static void doc_free(struct snap_doc *doc)
 {
 	free(doc->session_id);
@@ -643,36 +637,36 @@ static void doc_free(struct snap_doc *doc)
 /* "http://host:port" of an http(s) URL, malloc'd, or NULL. */
 static char *url_origin(const char *url)
 {
-	const char *p;
+	const char *p = NULL;
 	const char *end;
+	char *origin = NULL;
 
-	if (!url)
-		return NULL;
-	if (!strncmp(url, "http://", 7))
+	if (url && !strncmp(url, "http://", 7))
 		p = url + 7;
-	else if (!strncmp(url, "https://", 8))
+	else if (url && !strncmp(url, "https://", 8))
 		p = url + 8;
-	else
-		return NULL;
+	if (!p)
+		goto out;
 	end = p + strcspn(p, "/?#");
-	if (end == p)
-		return NULL;
-	return strndup(url, (size_t)(end - url));
+	if (end > p)
+		origin = strndup(url, (size_t)(end - url));
+out:
+	return origin;
 }
 
 /* The origin links of doc are relative to (about:srcdoc frames use their
  * parent's). Borrowed. */
 static const char *doc_origin(const struct snap_ctx *x, size_t d)
 {
+	const char *origin = NULL;
 	int hops = 0;
 	int i = (int)d;
 
-	while (i >= 0 && hops++ < SNAP_MAX_FRAMES) {
-		if (x->docs[i].origin)
-			return x->docs[i].origin;
+	while (i >= 0 && !origin && hops++ < SNAP_MAX_FRAMES) {
+		origin = x->docs[i].origin;
 		i = x->docs[i].parent;
 	}
-	return NULL;
+	return origin;
 }
 
 /* ---- fetch ------------------------------------------------------------- */
@@ -683,7 +677,8 @@ static int call_send(struct snap_ctx *x, enum call_kind kind, size_t d, size_t n
 {
 	struct snap_call *grown;
 	uint64_t id = 0;
-	int rc;
+	int rc = -1;
+	int sent;
 
 	if (x->n_calls == x->cap_calls) {
 		size_t cap = x->cap_calls ? x->cap_calls * 2 : 16;
@@ -692,15 +687,15 @@ static int call_send(struct snap_ctx *x, enum call_kind kind, size_t d, size_t n
 		if (!grown) {
 			json_decref(params);
 			snap_errf(x, "out of memory while taking the snapshot");
-			return -1;
+			goto out;
 		}
 		x->calls = grown;
 		x->cap_calls = cap;
 	}
-	rc = cdp_send(x->conn, x->docs[d].session_id, method, params, &id);
-	if (rc < 0) {
-		snap_errf(x, "could not send %s to the browser: %s", method, cdp_strerror(-rc));
-		return -1;
+	sent = cdp_send(x->conn, x->docs[d].session_id, method, params, &id);
+	if (sent < 0) {
+		snap_errf(x, "could not send %s to the browser: %s", method, cdp_strerror(-sent));
+		goto out;
 	}
 	x->calls[x->n_calls].id = id;
 	x->calls[x->n_calls].kind = kind;
@@ -708,7 +703,9 @@ static int call_send(struct snap_ctx *x, enum call_kind kind, size_t d, size_t n
 	x->calls[x->n_calls].doc = d;
 	x->calls[x->n_calls].node = node;
 	x->n_calls++;
-	return 0;
+	rc = 0;
+out:
+	return rc;
 }
 
 /* Drops the replies of calls [from, n_calls) of this round. */
@@ -729,6 +726,7 @@ static int is_value_role(const char *role)
 	       !strcmp(role, "spinbutton") || !strcmp(role, "slider") || !strcmp(role, "combobox");
 }
 
+/* 1 for Chromium's roles of <iframe> and <frame>. */
 static int is_iframe_role(const char *role)
 {
 	return !strcmp(role, "Iframe") || !strcmp(role, "IframePresentational");
@@ -747,40 +745,48 @@ static int scan_node(struct snap_ctx *x, size_t d, size_t idx, unsigned depth)
 	const char *role = ax_role(n);
 	int ignored = json_is_true(json_object_get(n, "ignored"));
 	int backend = ax_backend(n);
+	const char *value = jstr2(n, "value", "value");
 	json_t *kids = json_object_get(n, "childIds");
 	json_t *kid;
 	size_t i;
+	int rc = 0;
 
 	if (depth > SNAP_MAX_DEPTH || !strcmp(role, "InlineTextBox") || doc->info[idx].scanned)
-		return 0;
+		goto out;
 	doc->info[idx].scanned = 1;
 	if (!ignored && backend && is_iframe_role(role)) {
-		doc->info[idx].child_doc = -1;
-		return call_send(x, CALL_DESCRIBE_FRAME, d, idx, "DOM.describeNode",
-		                 json_pack("{s:i}", "backendNodeId", backend));
+		/* a frame's owner: its own children are not rendered */
+		rc = call_send(x, CALL_DESCRIBE_FRAME, d, idx, "DOM.describeNode",
+		               json_pack("{s:i}", "backendNodeId", backend));
+		goto out;
 	}
-	if (!ignored && is_value_role(role)) {
-		const char *value = jstr2(n, "value", "value");
-
-		if (value && *value && all_bullets(value)) {
+	if (!ignored && is_value_role(role) && value && *value) {
+		if (all_bullets(value)) {
 			doc->info[idx].pw = PW_MASK;
-		} else if (value && *value) {
-			doc->info[idx].pw = backend ? PW_PENDING : PW_HIDE;
-			if (backend && call_send(x, CALL_DESCRIBE_PW, d, idx, "DOM.describeNode",
-			                         json_pack("{s:i}", "backendNodeId", backend)) < 0)
-				return -1;
+		} else if (!backend) {
+			doc->info[idx].pw = PW_HIDE;
+		} else {
+			doc->info[idx].pw = PW_PENDING;
+			rc = call_send(x, CALL_DESCRIBE_PW, d, idx, "DOM.describeNode",
+			               json_pack("{s:i}", "backendNodeId", backend));
 		}
 	}
 	json_array_foreach(kids, i, kid) {
 		long k = doc_find(doc, json_string_value(kid));
 
-		if (k >= 0 && (size_t)k != idx && scan_node(x, d, (size_t)k, depth + 1) < 0)
-			return -1;
+		if (rc == 0 && k >= 0 && (size_t)k != idx)
+			rc = scan_node(x, d, (size_t)k, depth + 1);
 	}
-	return 0;
+out:
+	return rc;
 }
 
-/* Handles a getFullAXTree reply (res NULL: the call failed with cerr). */
+/*
+ * Handles the getFullAXTree reply of doc d (res: borrowed; NULL when the
+ * call failed with cerr): indexes the nodes, learns the frame id and
+ * origin, finds the subtree root. Only the first doc's failure is fatal;
+ * another frame that cannot be read is left empty. Returns 0 or -1.
+ */
 static int on_ax(struct snap_ctx *x, size_t d, json_t *res, const struct cdp_error *cerr)
 {
 	struct snap_doc *doc = &x->docs[d];
@@ -788,27 +794,27 @@ static int on_ax(struct snap_ctx *x, size_t d, json_t *res, const struct cdp_err
 	json_t *root;
 	const char *fid;
 	size_t i;
+	int rc = -1;
 
 	if (!json_is_array(nodes) || json_array_size(nodes) == 0) {
 		if (d == 0) {
 			snap_errf(x, "could not read the accessibility tree of the %s: %s",
 			          x->subtree ? "target's frame" : "page",
 			          res ? "the browser sent no nodes" : cerr->message);
-			return -1;
+			goto out;
 		}
 		GB_LOGD("actions", "snapshot: frame %s left empty: %s", doc->frame_id ? doc->frame_id : "?",
 		        res ? "no nodes" : cerr->message);
 		doc->state = DOC_FAILED;
-		return 0;
+		rc = 0;
+		goto out;
 	}
 	doc->result = json_incref(res);
 	doc->nodes = nodes;
 	doc->n_nodes = json_array_size(nodes);
 	doc->info = calloc(doc->n_nodes, sizeof(*doc->info));
-	if (!doc->info || doc_index(doc) < 0) {
-		snap_errf(x, "out of memory while reading the accessibility tree");
-		return -1;
-	}
+	if (!doc->info || doc_index(doc) < 0)
+		goto nomem;
 	for (i = 0; i < doc->n_nodes; i++)
 		doc->info[i].child_doc = -1;
 	/* The root is the node without a parent (the first one, normally). */
@@ -823,10 +829,8 @@ static int on_ax(struct snap_ctx *x, size_t d, json_t *res, const struct cdp_err
 	doc->origin = url_origin(json_string_value(ax_prop(root, "url")));
 	if (d == 0 && !x->subtree && doc->frame_id && !x->main_frame_id) {
 		x->main_frame_id = strdup(doc->frame_id);
-		if (!x->main_frame_id) {
-			snap_errf(x, "out of memory while reading the accessibility tree");
-			return -1;
-		}
+		if (!x->main_frame_id)
+			goto nomem;
 	}
 	if (x->subtree && x->root_doc < 0) {
 		/* the root is in this frame, or (no frame given) in another frame
@@ -841,7 +845,12 @@ static int on_ax(struct snap_ctx *x, size_t d, json_t *res, const struct cdp_err
 		}
 	}
 	doc->state = DOC_READY;
-	return 0;
+	rc = 0;
+	goto out;
+nomem:
+	snap_errf(x, "out of memory while reading the accessibility tree");
+out:
+	return rc;
 }
 
 /* Adds a doc (to prefetch) for every frame below frame tree node ft. */
@@ -851,11 +860,11 @@ static void tree_prefetch(struct snap_ctx *x, size_t d, json_t *ft, unsigned dep
 	json_t *kid;
 	size_t i;
 
-	if (depth > SNAP_MAX_DEPTH)
-		return;
 	json_array_foreach(kids, i, kid) {
 		const char *fid = jstr2(kid, "frame", "id");
 
+		if (depth > SNAP_MAX_DEPTH)
+			break;
 		if (fid && doc_by_frame(x, fid) < 0)
 			doc_add(x, x->docs[d].session_id, fid, -1);
 		tree_prefetch(x, d, kid, depth + 1);
@@ -867,20 +876,18 @@ static json_t *tree_find(json_t *ft, const char *frame_id, unsigned depth)
 {
 	json_t *kids = json_object_get(ft, "childFrames");
 	json_t *kid;
-	json_t *hit;
+	json_t *hit = NULL;
 	const char *fid = jstr2(ft, "frame", "id");
 	size_t i;
 
 	if (fid && !strcmp(fid, frame_id))
-		return ft;
-	if (depth > SNAP_MAX_DEPTH)
-		return NULL;
+		hit = ft;
 	json_array_foreach(kids, i, kid) {
+		if (hit || depth > SNAP_MAX_DEPTH)
+			break;
 		hit = tree_find(kid, frame_id, depth + 1);
-		if (hit)
-			return hit;
 	}
-	return NULL;
+	return hit;
 }
 
 /* Handles a Page.getFrameTree reply: prefetches the frames below doc d,
@@ -896,51 +903,51 @@ static void on_tree(struct snap_ctx *x, size_t d, json_t *res)
 		x->main_frame_id = strdup(top);
 	if (top && d == 0 && !x->subtree && !x->docs[d].frame_id && strlen(top) < SNAP_ID_MAX)
 		x->docs[d].frame_id = strdup(top); /* an AX root without frameId */
-	if (!ft || !x->docs[d].frame_id)
-		return;
-	mine = tree_find(ft, x->docs[d].frame_id, 0);
+	mine = ft && x->docs[d].frame_id ? tree_find(ft, x->docs[d].frame_id, 0) : NULL;
 	if (mine)
 		tree_prefetch(x, d, mine, 0);
 }
 
-/* Handles the describe of an iframe: links it to the doc of its frame. */
+/* Handles the describe of iframe node `node` of doc d (res borrowed):
+ * links it to the doc of its frame, adding that doc when needed. */
 static void on_describe_frame(struct snap_ctx *x, size_t d, size_t node, json_t *res)
 {
 	const char *fid = jstr2(res, "node", "frameId");
 	const char *session = NULL;
-	int child;
+	int child = -1;
 
 	if (!fid || strlen(fid) >= SNAP_ID_MAX)
-		return;
+		goto out;
 	child = doc_by_frame(x, fid);
 	if (child < 0) {
+		/* not prefetched: out of process (its own session), or new */
 		if (x->opt->frame_session)
 			session = x->opt->frame_session(x->opt->frame_session_user, fid);
 		if (!session || !*session)
 			session = x->docs[d].session_id;
 		child = doc_add(x, session, fid, (int)d);
-		if (child < 0)
-			return;
-		x->docs[child].want_tree = 1;
+		if (child >= 0)
+			x->docs[child].want_tree = 1;
 	}
-	if (x->docs[child].linked || (size_t)child == d)
-		return;
+	/* one owner per frame */
+	if (child < 0 || x->docs[child].linked || (size_t)child == d)
+		goto out;
 	x->docs[child].linked = 1;
 	x->docs[child].parent = (int)d;
 	x->docs[d].info[node].child_doc = child;
+out:
+	return;
 }
 
-/* Handles the describe of a node that shows a value: is it a password? */
+/* Handles the describe of a node that shows a value (res borrowed, NULL
+ * when it failed): a password field's value is masked, an unknown one is
+ * left out. */
 static void on_describe_pw(struct snap_ctx *x, size_t d, size_t node, json_t *res)
 {
 	json_t *attrs = json_object_get(json_object_get(res, "node"), "attributes");
 	size_t i;
-	unsigned char pw = PW_CLEAR;
+	unsigned char pw = res ? PW_CLEAR : PW_HIDE; /* unknown: shown as nothing */
 
-	if (!res) {
-		x->docs[d].info[node].pw = PW_HIDE;
-		return;
-	}
 	for (i = 0; i + 1 < json_array_size(attrs); i += 2) {
 		const char *an = json_string_value(json_array_get(attrs, i));
 		const char *av = json_string_value(json_array_get(attrs, i + 1));
@@ -951,7 +958,11 @@ static void on_describe_pw(struct snap_ctx *x, size_t d, size_t node, json_t *re
 	x->docs[d].info[node].pw = pw;
 }
 
-/* Awaits every call of this round in order and handles its reply. */
+/*
+ * Awaits every call of this round in order and handles its reply. A
+ * timeout, a closed socket or a cancellation ends the snapshot: the calls
+ * not awaited yet are forgotten. Returns 0, or -1 with x->err set.
+ */
 static int calls_await(struct snap_ctx *x)
 {
 	size_t i;
@@ -1004,10 +1015,12 @@ static int calls_await(struct snap_ctx *x)
 			goto fatal;
 	}
 	x->n_calls = 0;
-	return 0;
+	goto out;
 fatal:
 	calls_forget(x, i + 1);
-	return -1;
+	rc = -1;
+out:
+	return rc;
 }
 
 /*
@@ -1062,6 +1075,8 @@ out:
 
 /* ---- build ------------------------------------------------------------- */
 
+/* A new node of doc d with this role (borrowed: static or the doc's
+ * JSON); NULL when memory is out. */
 static struct snode *snode_new(const char *role, size_t d)
 {
 	struct snode *s = calloc(1, sizeof(*s));
@@ -1073,26 +1088,29 @@ static struct snode *snode_new(const char *role, size_t d)
 	return s;
 }
 
+/* Frees s and its children; NULL is a no-op. */
 static void snode_free(struct snode *s)
 {
 	size_t i;
 
-	if (!s)
-		return;
-	for (i = 0; i < s->n_kids; i++) {
+	for (i = 0; s && i < s->n_kids; i++) {
 		snode_free(s->kids[i].node);
 		free(s->kids[i].text);
 	}
-	free(s->kids);
-	free(s->name);
-	free(s->url);
-	free(s->placeholder);
-	free(s);
+	if (s) {
+		free(s->kids);
+		free(s->name);
+		free(s->url);
+		free(s->placeholder);
+		free(s);
+	}
 }
 
 /* Appends a child (takes node or text). Returns 0, or -1 (and frees it). */
 static int kid_push(struct snode *s, struct snode *node, char *text)
 {
+	int rc = -1;
+
 	if (s->n_kids == s->cap_kids) {
 		size_t cap = s->cap_kids ? s->cap_kids * 2 : 4;
 		struct sitem *grown = realloc(s->kids, cap * sizeof(*grown));
@@ -1100,7 +1118,7 @@ static int kid_push(struct snode *s, struct snode *node, char *text)
 		if (!grown) {
 			snode_free(node);
 			free(text);
-			return -1;
+			goto out;
 		}
 		s->kids = grown;
 		s->cap_kids = cap;
@@ -1108,16 +1126,17 @@ static int kid_push(struct snode *s, struct snode *node, char *text)
 	s->kids[s->n_kids].node = node;
 	s->kids[s->n_kids].text = text;
 	s->n_kids++;
-	return 0;
+	rc = 0;
+out:
+	return rc;
 }
 
+/* Appends a copy of text (borrowed) as a child. Returns 0 or -1. */
 static int text_push(struct snode *s, const char *text)
 {
 	char *t = strdup(text);
 
-	if (!t)
-		return -1;
-	return kid_push(s, NULL, t);
+	return t ? kid_push(s, NULL, t) : -1;
 }
 
 /* Playwright's mergeStringChildren: adjacent texts become one normalized
@@ -1174,11 +1193,13 @@ out:
 	return rc;
 }
 
+/* 1 when s has /url or /placeholder lines. */
 static int has_props(const struct snode *s)
 {
 	return s->url || s->placeholder;
 }
 
+/* 1 for Playwright's role of a plain container. */
 static int is_generic(const struct snode *s)
 {
 	return !strcmp(s->role, "generic");
@@ -1195,10 +1216,12 @@ static int snode_finish(struct snode *s, struct snode *parent)
 	size_t i;
 	int rc = 0;
 
-	if (merge_texts(s) < 0)
-		goto fail;
+	if (merge_texts(s) < 0) {
+		rc = -1;
+		goto drop;
+	}
 	if (s->flags & SN_KEEP)
-		return kid_push(parent, s, NULL);
+		goto keep;
 	/* removeNamelessImages */
 	if (!strcmp(s->role, "img") && !s->name && !s->n_kids)
 		goto drop;
@@ -1234,13 +1257,13 @@ static int snode_finish(struct snode *s, struct snode *parent)
 			goto drop;
 		}
 	}
-	return kid_push(parent, s, NULL);
+keep:
+	rc = kid_push(parent, s, NULL);
+	goto out;
 drop:
 	snode_free(s);
+out:
 	return rc;
-fail:
-	snode_free(s);
-	return -1;
 }
 
 /* Chromium's role as the ARIA role Playwright shows; NULL when the node
@@ -1251,18 +1274,19 @@ static const char *aria_role(json_t *n)
 	                                          "LabelText", "MenuListPopup", "Legend"};
 	const char *role = ax_role(n);
 	const char *type = jstr2(n, "role", "type");
+	const char *aria = role;
 	size_t i;
 
+	if (!strcmp(role, "image"))
+		aria = "img";
+	else if (!strcmp(role, "MenuListOption"))
+		aria = "option";
+	else if (!*role || (type && strcmp(type, "role") != 0))
+		aria = "generic"; /* Chromium-only roles: Canvas, Pre, Video... */
 	for (i = 0; i < sizeof(transparent) / sizeof(transparent[0]); i++)
 		if (!strcmp(role, transparent[i]))
-			return NULL;
-	if (!strcmp(role, "image"))
-		return "img";
-	if (!strcmp(role, "MenuListOption"))
-		return "option";
-	if (!*role || (type && strcmp(type, "role") != 0))
-		return "generic"; /* Chromium-only roles: Canvas, Pre, Video... */
-	return role;
+			aria = NULL;
+	return aria;
 }
 
 /* The placeholder attribute of a textbox, from its name sources. */
@@ -1270,6 +1294,7 @@ static const char *ax_placeholder(json_t *n)
 {
 	json_t *sources = json_object_get(json_object_get(n, "name"), "sources");
 	json_t *src;
+	const char *found = NULL;
 	size_t i;
 
 	json_array_foreach(sources, i, src) {
@@ -1277,10 +1302,11 @@ static const char *ax_placeholder(json_t *n)
 		const char *attr = json_string_value(json_object_get(src, "attribute"));
 		const char *v = jstr2(src, "attributeValue", "value");
 
-		if (type && attr && !strcmp(type, "placeholder") && !strcmp(attr, "placeholder") && v)
-			return v;
+		if (!found && type && attr && !strcmp(type, "placeholder") &&
+		    !strcmp(attr, "placeholder"))
+			found = v;
 	}
-	return NULL;
+	return found;
 }
 
 /* A link's URL as Playwright shows it: relative to the frame's origin when
@@ -1288,23 +1314,21 @@ static const char *ax_placeholder(json_t *n)
 static char *link_url(const char *url, const char *origin)
 {
 	size_t n = origin ? strlen(origin) : 0;
-	const char *comma;
+	const char *comma = strncmp(url, "data:", 5) ? NULL : strchr(url, ',');
 	char *out;
 
-	if (!strncmp(url, "data:", 5)) {
-		comma = strchr(url, ',');
-		if (comma) {
-			out = malloc((size_t)(comma - url) + 1 + 4);
-			if (out) {
-				memcpy(out, url, (size_t)(comma - url) + 1);
-				memcpy(out + (comma - url) + 1, "\xe2\x80\xa6", 4); /* … */
-			}
-			return out;
+	if (comma) {
+		out = malloc((size_t)(comma - url) + 1 + 4);
+		if (out) {
+			memcpy(out, url, (size_t)(comma - url) + 1);
+			memcpy(out + (comma - url) + 1, "\xe2\x80\xa6", 4); /* … and its NUL */
 		}
+	} else if (n && !strncmp(url, origin, n) && url[n] == '/') {
+		out = strdup(url + n);
+	} else {
+		out = strdup(url);
 	}
-	if (n && !strncmp(url, origin, n) && url[n] == '/')
-		return strdup(url + n);
-	return strdup(url);
+	return out;
 }
 
 /* Reads an element's states from its AX properties into s. */
@@ -1346,14 +1370,15 @@ static int has_popup_child(const struct snap_doc *doc, json_t *n)
 	json_t *kids = json_object_get(n, "childIds");
 	json_t *kid;
 	size_t i;
+	int popup = 0;
 
 	json_array_foreach(kids, i, kid) {
 		long k = doc_find(doc, json_string_value(kid));
 
 		if (k >= 0 && !strcmp(ax_role(json_array_get(doc->nodes, (size_t)k)), "MenuListPopup"))
-			return 1;
+			popup = 1;
 	}
-	return 0;
+	return popup;
 }
 
 /* Assigns doc d its ref prefix: none for the main frame; a subtree's
@@ -1365,43 +1390,41 @@ static void doc_prefix(struct snap_ctx *x, size_t d)
 	size_t i;
 
 	if (doc->prefix >= 0)
-		return;
+		goto out;
 	if ((!x->subtree && d == 0) ||
-	    (doc->frame_id && x->main_frame_id && !strcmp(doc->frame_id, x->main_frame_id))) {
+	    (doc->frame_id && x->main_frame_id && !strcmp(doc->frame_id, x->main_frame_id)))
 		doc->prefix = 0;
-		return;
-	}
-	if (x->subtree && (int)d == x->root_doc && x->root_prefix > 0) {
+	else if (x->subtree && (int)d == x->root_doc && x->root_prefix > 0)
 		doc->prefix = x->root_prefix;
-		return;
-	}
-	for (i = 0; doc->frame_id && i < x->n_old; i++) {
-		if (!strcmp(x->old[i].frame_id, doc->frame_id) && x->old[i].prefix > 0) {
+	for (i = 0; doc->prefix < 0 && doc->frame_id && i < x->n_old; i++)
+		if (!strcmp(x->old[i].frame_id, doc->frame_id) && x->old[i].prefix > 0)
 			doc->prefix = x->old[i].prefix;
-			return;
-		}
-	}
-	doc->prefix = ++x->next_prefix;
+	if (doc->prefix < 0)
+		doc->prefix = ++x->next_prefix;
+out:
+	return;
 }
 
 static int build_node(struct snap_ctx *x, size_t d, size_t idx, struct snode *parent,
                       unsigned depth);
 
-/* Builds every child of AX node n of doc d into parent. */
+/* Builds every child of AX node n (index self) of doc d into parent.
+ * Returns 0, or -1 when memory is out. */
 static int build_kids(struct snap_ctx *x, size_t d, json_t *n, size_t self, struct snode *parent,
                       unsigned depth)
 {
 	json_t *kids = json_object_get(n, "childIds");
 	json_t *kid;
 	size_t i;
+	int rc = 0;
 
 	json_array_foreach(kids, i, kid) {
 		long k = doc_find(&x->docs[d], json_string_value(kid));
 
-		if (k >= 0 && (size_t)k != self && build_node(x, d, (size_t)k, parent, depth + 1) < 0)
-			return -1;
+		if (rc == 0 && k >= 0 && (size_t)k != self)
+			rc = build_node(x, d, (size_t)k, parent, depth + 1);
 	}
-	return 0;
+	return rc;
 }
 
 /* Builds the root of doc d (an iframe's frame) into parent. */
@@ -1423,29 +1446,32 @@ static int build_node(struct snap_ctx *x, size_t d, size_t idx, struct snode *pa
 	json_t *n = json_array_get(doc->nodes, idx);
 	const char *role = ax_role(n);
 	const char *name = jstr2(n, "name", "value");
+	const char *value = jstr2(n, "value", "value");
+	unsigned char pw = doc->info[idx].pw;
 	const char *aria;
-	struct snode *s;
+	struct snode *s = NULL;
 	int child;
-	int rc;
+	int popup;
+	int rc = 0;
 
 	if (depth > SNAP_MAX_DEPTH || !strcmp(role, "InlineTextBox") || !strcmp(role, "ListMarker") ||
 	    doc->info[idx].built)
-		return 0;
+		goto out;
 	doc->info[idx].built = 1;
-	if (json_is_true(json_object_get(n, "ignored"))) {
-		/* a block around its children, as Playwright pads block elements */
-		if (text_push(parent, " ") < 0 || build_kids(x, d, n, idx, parent, depth) < 0)
-			return -1;
-		return text_push(parent, " ");
+	if (!strcmp(role, "StaticText") && !json_is_true(json_object_get(n, "ignored"))) {
+		if (name && *name)
+			rc = text_push(parent, name);
+		goto out;
 	}
-	if (!strcmp(role, "StaticText"))
-		return name && *name ? text_push(parent, name) : 0;
-	if (!strcmp(role, "LineBreak"))
-		return text_push(parent, "\n");
+	if (!strcmp(role, "LineBreak") && !json_is_true(json_object_get(n, "ignored"))) {
+		rc = text_push(parent, "\n");
+		goto out;
+	}
 	aria = is_iframe_role(role) ? "iframe" : aria_role(n);
-	if (!aria) {
-		int popup = !strcmp(role, "MenuListPopup");
-
+	if (!aria || json_is_true(json_object_get(n, "ignored"))) {
+		/* no node of its own: its children go to the parent, set apart
+		 * as Playwright sets apart the text of block elements */
+		popup = !strcmp(role, "MenuListPopup");
 		x->popup_depth += popup;
 		rc = text_push(parent, " ");
 		if (rc == 0)
@@ -1453,27 +1479,29 @@ static int build_node(struct snap_ctx *x, size_t d, size_t idx, struct snode *pa
 		if (rc == 0)
 			rc = text_push(parent, " ");
 		x->popup_depth -= popup;
-		return rc;
+		goto out;
 	}
+	rc = -1;
 	s = snode_new(aria, d);
 	if (!s)
-		return -1;
+		goto out;
 	s->backend_id = ax_backend(n);
 	if (x->popup_depth)
-		s->flags |= SN_NOREF;
+		s->flags |= SN_NOREF; /* a native <select>'s options cannot be clicked */
 	if (x->subtree && (int)d == x->root_doc && idx == doc->root)
 		s->flags |= SN_KEEP;
 	if (!strcmp(aria, "iframe")) {
+		/* Playwright shows no name for an iframe; its frame is inlined */
 		child = doc->info[idx].child_doc;
 		if (child >= 0 && x->docs[child].state == DOC_READY &&
 		    build_doc(x, (size_t)child, s, depth + 1) < 0)
-			goto fail;
-		return snode_finish(s, parent);
+			goto out;
+		goto finish;
 	}
 	if (name && *name) {
 		s->name = act_snap_normalize_ws(name, strlen(name));
 		if (!s->name)
-			goto fail;
+			goto out;
 		if (!*s->name) {
 			free(s->name);
 			s->name = NULL;
@@ -1483,41 +1511,46 @@ static int build_node(struct snap_ctx *x, size_t d, size_t idx, struct snode *pa
 	if (!strcmp(aria, "link") && json_string_value(ax_prop(n, "url"))) {
 		s->url = link_url(json_string_value(ax_prop(n, "url")), doc_origin(x, d));
 		if (!s->url)
-			goto fail;
+			goto out;
 	}
 	if (!strcmp(aria, "textbox") && ax_placeholder(n) &&
 	    !(s->name && !strcmp(ax_placeholder(n), s->name))) {
 		s->placeholder = strdup(ax_placeholder(n));
 		if (!s->placeholder)
-			goto fail;
+			goto out;
 	}
 	if (is_value_role(aria) && !(!strcmp(aria, "combobox") && has_popup_child(doc, n))) {
-		/* an input shows its value, not its inner editor's nodes */
-		const char *value = jstr2(n, "value", "value");
-		unsigned char pw = doc->info[idx].pw;
-
-		if (value && *value && pw != PW_HIDE && pw != PW_PENDING &&
-		    text_push(s, pw == PW_MASK ? SNAP_PASSWORD_MASK : value) < 0)
-			goto fail;
+		/* an input shows its value, not its inner editor's nodes; a value
+		 * not known to be clear (password, unchecked) is masked or left out */
+		if (value && *value && pw == PW_MASK && text_push(s, SNAP_PASSWORD_MASK) < 0)
+			goto out;
+		if (value && *value && pw == PW_CLEAR && text_push(s, value) < 0)
+			goto out;
 	} else if (build_kids(x, d, n, idx, s, depth) < 0) {
-		goto fail;
+		goto out;
 	}
-	return snode_finish(s, parent);
-fail:
+finish:
+	rc = snode_finish(s, parent);
+	s = NULL; /* taken */
+out:
 	snode_free(s);
-	return -1;
+	return rc;
 }
 
 /* Builds the rendered tree from the root doc (and the frames it holds). */
 static int snap_build(struct snap_ctx *x)
 {
+	int rc = -1;
+
 	x->frag = snode_new("fragment", 0);
 	if (!x->frag || build_doc(x, (size_t)x->root_doc, x->frag, 0) < 0 ||
 	    merge_texts(x->frag) < 0) {
 		snap_errf(x, "out of memory while building the snapshot");
-		return -1;
+		goto out;
 	}
-	return 0;
+	rc = 0;
+out:
+	return rc;
 }
 
 /* ---- render ------------------------------------------------------------ */
@@ -1526,13 +1559,11 @@ static int snap_build(struct snap_ctx *x)
 static int node_ref(const struct snap_ctx *x, const struct snode *s, char *out, size_t outlen)
 {
 	int prefix = x->docs[s->doc].prefix;
-	int n;
+	int n = -1;
 
-	if (!s->backend_id || (s->flags & SN_NOREF))
-		return -1;
-	if (prefix > 0)
+	if (s->backend_id && !(s->flags & SN_NOREF) && prefix > 0)
 		n = snprintf(out, outlen, "f%de%d", prefix, s->backend_id);
-	else
+	else if (s->backend_id && !(s->flags & SN_NOREF))
 		n = snprintf(out, outlen, "e%d", s->backend_id);
 	return n > 0 && (size_t)n < outlen ? 0 : -1;
 }
@@ -1542,13 +1573,14 @@ static int ref_push(struct snap_ctx *x, const struct snode *s, const char *ref)
 {
 	const struct snap_doc *doc = &x->docs[s->doc];
 	struct snap_ref *r;
+	int rc = -1;
 
 	if (x->n_refs == x->cap_refs) {
 		size_t cap = x->cap_refs ? x->cap_refs * 2 : 64;
 		struct snap_ref *grown = realloc(x->refs, cap * sizeof(*grown));
 
 		if (!grown)
-			return -1;
+			goto out;
 		x->refs = grown;
 		x->cap_refs = cap;
 	}
@@ -1564,12 +1596,15 @@ static int ref_push(struct snap_ctx *x, const struct snode *s, const char *ref)
 	if (!r->role || !r->name) {
 		free(r->role);
 		free(r->name);
-		return -1;
+		goto out;
 	}
 	x->n_refs++;
-	return 0;
+	rc = 0;
+out:
+	return rc;
 }
 
+/* Empties the line buffer for reuse (keeps its memory). */
 static void line_reset(struct gb_buf *b)
 {
 	b->len = 0;
@@ -1578,6 +1613,7 @@ static void line_reset(struct gb_buf *b)
 		b->data[0] = '\0';
 }
 
+/* Appends two spaces per level. */
 static int line_indent(struct gb_buf *b, unsigned depth)
 {
 	unsigned i;
@@ -1596,29 +1632,28 @@ static int line_indent(struct gb_buf *b, unsigned depth)
  */
 static int line_emit(struct snap_ctx *x, const struct snode *s, const char *ref)
 {
-	size_t chars;
+	size_t chars = x->line.overflowed ? 0 : utf8_chars(x->line.data, x->line.len);
 	size_t sep = x->n_lines ? 1 : 0;
+	int rc = 0;
 
 	if (x->stopped)
-		return 0;
-	if (x->line.overflowed) {
-		x->truncated = x->stopped = 1;
-		return 0;
-	}
-	chars = utf8_chars(x->line.data, x->line.len);
-	if (x->out_chars + sep + chars > x->limit_chars ||
+		goto out;
+	if (x->line.overflowed || x->out_chars + sep + chars > x->limit_chars ||
 	    x->out.len + sep + x->line.len > SNAP_MAX_YAML_BYTES) {
 		x->truncated = x->stopped = 1;
-		return 0;
+		goto out;
 	}
+	rc = -1;
 	if ((sep && gb_buf_append(&x->out, "\n", 1) < 0) ||
 	    gb_buf_append(&x->out, x->line.data, x->line.len) < 0)
-		return -1;
+		goto out;
 	x->out_chars += sep + chars;
 	x->n_lines++;
 	if (ref && ref_push(x, s, ref) < 0)
-		return -1;
-	return 0;
+		goto out;
+	rc = 0;
+out:
+	return rc;
 }
 
 /* Emits "- text: ..." at depth. */
@@ -1641,6 +1676,7 @@ static int render_prop(struct snap_ctx *x, const char *name, const char *value, 
 	return line_emit(x, NULL, NULL);
 }
 
+/* Appends a NUL-terminated string (a failure marks b overflowed). */
 static void buf_puts(struct gb_buf *b, const char *s)
 {
 	gb_buf_append(b, s, strlen(s));
@@ -1731,7 +1767,8 @@ out:
 	return rc;
 }
 
-/* Renders the tree into x->out, cutting at max_chars or the ceiling. */
+/* Renders the tree into x->out, cutting at max_chars or the ceiling, and
+ * ends a cut text with the marker line. Returns 0 or -1 (out of memory). */
 static int snap_render(struct snap_ctx *x)
 {
 	size_t i;
@@ -1757,11 +1794,8 @@ static int snap_render(struct snap_ctx *x)
 /* The frame number in a ref ("f2e5" -> 2, "e5" -> 0). */
 static int ref_prefix(const char *ref)
 {
-	long n;
+	long n = ref[0] == 'f' ? strtol(ref + 1, NULL, 10) : 0;
 
-	if (ref[0] != 'f')
-		return 0;
-	n = strtol(ref + 1, NULL, 10);
 	return n > 0 && n < INT32_MAX ? (int)n : 0;
 }
 
@@ -1777,11 +1811,12 @@ static int snap_seed(struct snap_ctx *x, const struct snap_refmap *map)
 	size_t i;
 	size_t j;
 	int d;
+	int rc = -1;
 
 	x->old = calloc(map->n_refs ? map->n_refs : 1, sizeof(*x->old));
 	if (!x->old) {
 		snap_errf(x, "out of memory while taking the snapshot");
-		return -1;
+		goto out;
 	}
 	for (i = 0; i < map->n_refs; i++) {
 		int p = ref_prefix(map->refs[i].ref);
@@ -1810,14 +1845,17 @@ static int snap_seed(struct snap_ctx *x, const struct snap_refmap *map)
 	}
 	if (d < 0) {
 		snap_errf(x, "cannot take the snapshot: the CDP session or frame id is invalid");
-		return -1;
+		goto out;
 	}
 	x->docs[0].linked = !x->subtree;
 	x->docs[0].want_tree = 1;
 	x->root_doc = x->subtree ? -1 : 0;
-	return 0;
+	rc = 0;
+out:
+	return rc;
 }
 
+/* Frees the context and all it holds; NULL is a no-op. */
 static void snap_ctx_free(struct snap_ctx *x)
 {
 	size_t i;
@@ -1883,7 +1921,7 @@ int act_snapshot_take(struct cdp_conn *c, const struct snap_options *opt, struct
 	x->n_refs = 0;
 	*yaml_out = gb_buf_steal(&x->out);
 	if (!*yaml_out) {
-		snprintf(err ? err : (char[1]){0}, err ? errlen : 1, "out of memory");
+		snap_errf(x, "out of memory while taking the snapshot");
 		goto out;
 	}
 	*truncated = x->truncated;
@@ -1895,27 +1933,26 @@ out:
 
 const struct snap_ref *act_snapshot_find(const struct snap_refmap *map, const char *ref)
 {
+	const struct snap_ref *found = NULL;
 	size_t i;
 
-	if (!map || !ref)
-		return NULL;
-	for (i = 0; i < map->n_refs; i++)
+	for (i = 0; map && ref && !found && i < map->n_refs; i++)
 		if (!strcmp(map->refs[i].ref, ref))
-			return &map->refs[i];
-	return NULL;
+			found = &map->refs[i];
+	return found;
 }
 
 void act_snapshot_clear(struct snap_refmap *map)
 {
 	size_t i;
 
-	if (!map)
-		return;
-	for (i = 0; i < map->n_refs; i++) {
+	for (i = 0; map && i < map->n_refs; i++) {
 		free(map->refs[i].role);
 		free(map->refs[i].name);
 	}
-	free(map->refs);
-	map->refs = NULL;
-	map->n_refs = 0;
+	if (map) {
+		free(map->refs);
+		map->refs = NULL;
+		map->n_refs = 0; /* the generation stays: it only ever grows */
+	}
 }
