@@ -11,6 +11,12 @@
  *     - button "Inside" [ref=f1e2]
  *
  * and the map from each ref to the DOM node it names. Private to actions/.
+ *
+ * A ref is "e" + the node's DOM.BackendNodeId, with "f<N>" in front for
+ * the N-th child frame; a frame keeps its N from the previous snapshot in
+ * the map, so a node keeps its ref while it lives. A password field's
+ * value is shown as "••••" whatever the AX tree says; a value that cannot
+ * be checked is left out.
  */
 #ifndef GB_ACT_SNAPSHOT_H
 #define GB_ACT_SNAPSHOT_H
@@ -41,12 +47,17 @@ struct snap_refmap {
  * iframes have their own target session); returns NULL when the frame
  * belongs to the page's own session. */
 typedef const char *(*snap_frame_session_fn)(void *user, const char *frame_id);
+/* (NULL means: the session of the frame's parent frame.) */
 
 struct snap_options {
 	const char *page_session_id;  /* the page target's CDP session */
-	const struct snap_ref *root;  /* subtree: NULL = whole page */
+	const struct snap_ref *root;  /* subtree: NULL = whole page. May point into the
+	                               * map being replaced. Needs session_id and
+	                               * backend_node_id; ref and frame_id may be empty
+	                               * (a node found by selector: it is then searched
+	                               * in every frame of its session) */
 	size_t max_chars;             /* 0 = unlimited; else cut with a marker line */
-	int timeout_ms;
+	int timeout_ms;               /* for the whole snapshot; <= 0 = 30000 */
 	snap_frame_session_fn frame_session;
 	void *frame_session_user;
 };
@@ -58,6 +69,12 @@ struct snap_options {
  * "- … snapshot truncated at N characters: pass a target to see a subtree").
  * The previous contents of map are freed and replaced (generation + 1).
  * Returns 0, or -1 with a reason in err.
+ *
+ * Cutting: whole lines are kept while they fit in max_chars characters
+ * (code points, newlines included); N is the number kept, the marker line
+ * comes on top. The text also has a ceiling of 4 MiB, cut the same way.
+ * Only refs on kept lines enter the map. On failure the map is left as it
+ * was (a subtree whose root is gone fails: "ref e12 is stale ...").
  */
 int act_snapshot_take(struct cdp_conn *c, const struct snap_options *opt, struct snap_refmap *map,
                       char **yaml_out, int *truncated, char *err, size_t errlen);
