@@ -358,7 +358,14 @@ static int load_tail(struct tenant_log *log, const struct evid_keypair *kp, char
 	log->last_seq = 0;
 	memcpy(log->last_hash, EVID_ZERO_HASH, 65);
 	log->last_file[0] = '\0';
-	have_head = evid_head_read(log->dir, kp->pk, &head, why, sizeof(why)) == 0;
+	rc = evid_head_read(log->dir, kp->pk, &head, why, sizeof(why));
+	have_head = rc == 0;
+	if (rc == -EVID_EIO) {
+		evid_set_error(err, errlen, "the chain head of %s is damaged (%s): appending is "
+		               "refused; run `glassbox audit verify --tenant %s`, then move %s/head.json "
+		               "aside to go on", log->tenant, why, log->tenant, log->dir);
+		goto out;
+	}
 	rc = evid_audit_list_days(log->dir, &names, &n, err, errlen);
 	if (rc != 0)
 		goto out;
@@ -554,6 +561,8 @@ static int kind_is_valid(const char *kind)
 static int check_entry(const struct evid_audit_entry *e, int allow_purge, char *err,
                        size_t errlen)
 {
+	json_t *a;
+	size_t i;
 	int rc = -EVID_EINVAL;
 
 	if (!e || !evid_name_is_safe(e->tenant)) {
@@ -573,6 +582,15 @@ static int check_entry(const struct evid_audit_entry *e, int allow_purge, char *
 		evid_set_error(err, errlen, "an audit record's body must be an object and its "
 		               "artifacts an array");
 		goto out;
+	}
+	json_array_foreach(e->artifacts, i, a) {
+		if (!json_is_string(json_object_get(a, "kind")) ||
+		    !evid_sha256_hex_is_valid(json_string_value(json_object_get(a, "sha256")))) {
+			evid_set_error(err, errlen, "artifact %zu of the %s record has no kind or no "
+			               "valid sha256: pass what evid_keep_action_evidence() or "
+			               "evid_artifact_json() returned", i, e->kind);
+			goto out;
+		}
 	}
 	rc = 0;
 out:

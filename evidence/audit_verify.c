@@ -447,10 +447,16 @@ out:
 	return rc;
 }
 
-/* Checks head.json against the end of the chain. */
-static void check_head(struct vstate *v, const char *head_why)
+/* Checks head.json against the end of the chain. head_rc: what reading
+ * it gave (0, -EVID_ENOENT, -EVID_EIO). */
+static void check_head(struct vstate *v, int head_rc, const char *head_why)
 {
 	v->file = "head.json";
+	if (head_rc == -EVID_EIO) {
+		fail(v, EVID_VERIFY_EDITED, v->rep->last_seq, 0, "the chain head was edited: %s",
+		     head_why);
+		return;
+	}
 	if (!v->have_head && v->rep->records) {
 		fail(v, EVID_VERIFY_TRUNCATED, v->rep->last_seq + 1, 0, "the chain head (head.json) "
 		     "cannot be trusted (%s): it cannot be told whether records were removed from "
@@ -476,6 +482,7 @@ static int run_passes(struct vstate *v, const char *dir, char (*names)[EVID_DAY_
 	char path[PATH_BYTES + EVID_DAY_NAME_BYTES];
 	char head_why[256] = "it is missing";
 	size_t i;
+	int head_rc;
 	int rc = 0;
 
 	for (i = 0; i < n && rc == 0; i++) {
@@ -485,7 +492,10 @@ static int run_passes(struct vstate *v, const char *dir, char (*names)[EVID_DAY_
 	if (rc != 0)
 		goto out;
 	qsort(v->seqs.v, v->seqs.n, sizeof(*v->seqs.v), cmp_u64);
-	v->have_head = evid_head_read(dir, v->pk, &v->head, head_why, sizeof(head_why)) == 0;
+	head_rc = evid_head_read(dir, v->pk, &v->head, head_why, sizeof(head_why));
+	if (head_rc == -EVID_ENOENT)
+		snprintf(head_why, sizeof(head_why), "it is missing");
+	v->have_head = head_rc == 0;
 	for (i = 0; i < n && v->rep->ok; i++) {
 		v->file = names[i];
 		v->last_file = i + 1 == n;
@@ -497,7 +507,7 @@ static int run_passes(struct vstate *v, const char *dir, char (*names)[EVID_DAY_
 			goto out;
 	}
 	if (v->rep->ok)
-		check_head(v, head_why);
+		check_head(v, head_rc, head_why);
 out:
 	return rc;
 }

@@ -145,6 +145,7 @@ static int add_row(struct evid_index *ix, const struct evid_index_row *row, int 
                    char *err, size_t errlen)
 {
 	sqlite3_stmt *st = NULL;
+	int locked = 0;
 	int bad = 0;
 	int rc = 0;
 
@@ -152,9 +153,11 @@ static int add_row(struct evid_index *ix, const struct evid_index_row *row, int 
 	    !row->record) {
 		evid_set_error(err, errlen, "an index row needs tenant, sha256, kind, mime, time and "
 		               "record");
-		return -EVID_EINVAL;
+		rc = -EVID_EINVAL;
+		goto out;
 	}
 	pthread_mutex_lock(&ix->lock);
+	locked = 1;
 	if (sqlite3_prepare_v2(ix->db, insert_sql, -1, &st, NULL) != SQLITE_OK) {
 		rc = db_error_locked(ix, "prepare an index insert", err, errlen);
 		goto out;
@@ -180,7 +183,8 @@ static int add_row(struct evid_index *ix, const struct evid_index_row *row, int 
 		*inserted = sqlite3_changes(ix->db) > 0;
 out:
 	sqlite3_finalize(st);
-	pthread_mutex_unlock(&ix->lock);
+	if (locked)
+		pthread_mutex_unlock(&ix->lock);
 	return rc;
 }
 
@@ -201,15 +205,18 @@ int evid_index_find(struct evid_index *ix, const struct evid_index_query *q, evi
 {
 	struct evid_index_row row;
 	sqlite3_stmt *st = NULL;
+	int locked = 0;
 	int bad = 0;
 	int step;
 	int rc = 0;
 
 	if (!ix || !q || !q->tenant || !cb) {
 		evid_set_error(err, errlen, "an index query needs a tenant and a callback");
-		return -EVID_EINVAL;
+		rc = -EVID_EINVAL;
+		goto out;
 	}
 	pthread_mutex_lock(&ix->lock);
+	locked = 1;
 	if (sqlite3_prepare_v2(ix->db, find_sql, -1, &st, NULL) != SQLITE_OK) {
 		rc = db_error_locked(ix, "prepare an index query", err, errlen);
 		goto out;
@@ -253,7 +260,8 @@ int evid_index_find(struct evid_index *ix, const struct evid_index_query *q, evi
 	}
 out:
 	sqlite3_finalize(st);
-	pthread_mutex_unlock(&ix->lock);
+	if (locked)
+		pthread_mutex_unlock(&ix->lock);
 	return rc;
 }
 

@@ -102,7 +102,8 @@ out:
 	return rc;
 }
 
-/* A thumbnail that opens the full image, and the full view itself. */
+/* A thumbnail that opens the full image, and the full view itself (or
+ * why the image cannot be shown). */
 static void render_image(struct report *r, uint64_t seq, size_t idx, const char *label,
                          const char *sha)
 {
@@ -115,18 +116,19 @@ static void render_image(struct report *r, uint64_t seq, size_t idx, const char 
 		rpt_raw(r, ": ");
 		rpt_text(r, why);
 		rpt_raw(r, "</div>");
-		return;
+	} else {
+		rpt_printf(r, "<a class=\"shot\" href=\"#v%llu-%zu\"><span class=\"thumb i%s\" "
+		           "style=\"aspect-ratio:%u/%u\"></span>", (unsigned long long)seq, idx, sha,
+		           info.width, info.height);
+		rpt_text(r, label);
+		rpt_printf(r, "</a><div class=\"lb\" id=\"v%llu-%zu\"><a class=\"close\" "
+		           "href=\"#r%llu\">close ✕</a><div class=\"full i%s\" style=\"--w:%upx;"
+		           "aspect-ratio:%u/%u\"></div><div class=\"cap\">", (unsigned long long)seq,
+		           idx, (unsigned long long)seq, sha, info.width, info.width, info.height);
+		rpt_text(r, label);
+		rpt_printf(r, " · %u × %u · sha256 %.16s…</div></div>", info.width, info.height,
+		           sha);
 	}
-	rpt_printf(r, "<a class=\"shot\" href=\"#v%llu-%zu\"><span class=\"thumb i%s\" "
-	           "style=\"aspect-ratio:%u/%u\"></span>", (unsigned long long)seq, idx, sha,
-	           info.width, info.height);
-	rpt_text(r, label);
-	rpt_printf(r, "</a><div class=\"lb\" id=\"v%llu-%zu\"><a class=\"close\" href=\"#r%llu\">"
-	           "close ✕</a><div class=\"full i%s\" style=\"--w:%upx;aspect-ratio:%u/%u\">"
-	           "</div><div class=\"cap\">", (unsigned long long)seq, idx,
-	           (unsigned long long)seq, sha, info.width, info.width, info.height);
-	rpt_text(r, label);
-	rpt_printf(r, " · %u × %u · sha256 %.16s…</div></div>", info.width, info.height, sha);
 }
 
 /* Snapshot text, inline in a details element. */
@@ -144,7 +146,7 @@ static void render_text_artifact(struct report *r, const char *label, const char
 		rpt_raw(r, "<div class=\"note bad\">");
 		rpt_text(r, why);
 		rpt_raw(r, "</div></details>");
-		return;
+		goto out;
 	}
 	rpt_raw(r, "<pre>");
 	if (evid_html_escape(r->out, (const char *)data,
@@ -155,6 +157,7 @@ static void render_text_artifact(struct report *r, const char *label, const char
 		rpt_printf(r, "<div class=\"note\">first %u of %zu bytes shown; the whole text is "
 		           "artifact %s</div>", TEXT_SHOW_MAX_BYTES, len, sha);
 	rpt_raw(r, "</details>");
+out:
 	free(data);
 }
 
@@ -174,13 +177,14 @@ static void render_netlog(struct report *r, const char *sha)
 		rpt_raw(r, "<div class=\"note bad\">");
 		rpt_text(r, why);
 		rpt_raw(r, "</div></details>");
-		return;
+		goto out;
 	}
 	log = json_loadb((const char *)data, len, 0, NULL);
 	if (!json_is_array(log)) {
 		rpt_raw(r, "<pre>");
-		evid_html_escape(r->out, (const char *)data,
-		                 len > TEXT_SHOW_MAX_BYTES ? TEXT_SHOW_MAX_BYTES : len);
+		if (evid_html_escape(r->out, (const char *)data,
+		                     len > TEXT_SHOW_MAX_BYTES ? TEXT_SHOW_MAX_BYTES : len) != 0)
+			r->oom = 1;
 		rpt_raw(r, "</pre></details>");
 		goto out;
 	}

@@ -230,9 +230,7 @@ static int remove_artifact(const char *data_dir, const char *tenant, const char 
 	snprintf(dir, sizeof(dir), "%s/tenants/%s/%s/%.2s", data_dir, tenant,
 	         key[0] == 'v' ? "artifacts" : "invalid", key + 1);
 	d = opendir(dir);
-	if (!d)
-		return 0;
-	for (;;) {
+	while (d) {
 		de = readdir(d);
 		if (!de)
 			break;
@@ -243,7 +241,8 @@ static int remove_artifact(const char *data_dir, const char *tenant, const char 
 		    de->d_name[64] == '\0')
 			removed = 1;
 	}
-	closedir(d);
+	if (d)
+		closedir(d);
 	return removed;
 }
 
@@ -280,7 +279,8 @@ static int write_purge_record(struct evid_audit *a, const char *tenant, struct p
 	                 (json_int_t)job->ndue);
 	if (!body) {
 		evid_set_error(err, errlen, "out of memory writing the purge record");
-		return -EVID_ENOMEM;
+		rc = -EVID_ENOMEM;
+		goto out;
 	}
 	memset(&e, 0, sizeof(e));
 	e.tenant = tenant;
@@ -291,6 +291,7 @@ static int write_purge_record(struct evid_audit *a, const char *tenant, struct p
 	rc = evid_audit_append_locked(a, &e, 1, &receipt, err, errlen);
 	if (rc == 0)
 		job->rep->purge_seq = receipt.seq;
+out:
 	json_decref(body);
 	return rc;
 }

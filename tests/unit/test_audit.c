@@ -478,6 +478,31 @@ static void test_restart_refuses_cut_log(void **state)
 	expect_failure(f, EVID_VERIFY_REMOVED, 4);
 }
 
+static void test_damaged_head(void **state)
+{
+	struct fx *f = *state;
+	struct evid_audit_entry e;
+	char path[512];
+	char err[1024] = "";
+	json_t *head;
+
+	fx_build_trail(f, TENANT, SESSION, 1); /* records 1..3 */
+	snprintf(path, sizeof(path), "%s/tenants/%s/audit/head.json", f->data, TENANT);
+	head = json_load_file(path, 0, NULL);
+	assert_int_equal(json_integer_value(json_object_get(head, "seq")), 3);
+	json_object_set_new(head, "seq", json_integer(2)); /* claims record 2 is the newest */
+	assert_int_equal(json_dump_file(head, path, JSON_COMPACT | JSON_SORT_KEYS), 0);
+	json_decref(head);
+	expect_failure(f, EVID_VERIFY_EDITED, 3);
+	evid_audit_close(f->audit);
+	assert_int_equal(evid_audit_open(f->data, &f->audit, err, sizeof(err)), 0);
+	memset(&e, 0, sizeof(e));
+	e.tenant = TENANT;
+	e.kind = EVID_AUDIT_SESSION_CLOSED;
+	assert_int_equal(evid_audit_append(f->audit, &e, NULL, err, sizeof(err)), -EVID_EIO);
+	assert_non_null(strstr(err, "chain head of acme is damaged"));
+}
+
 /* ---- retention -------------------------------------------------------------- */
 
 static int64_t fake_now;
@@ -657,6 +682,12 @@ static void test_redaction(void **state)
 	assert_int_equal(evid_audit_append(f->audit, &e, NULL, err, sizeof(err)), -EVID_EINVAL);
 	e.kind = "Bad Kind";
 	assert_int_equal(evid_audit_append(f->audit, &e, NULL, err, sizeof(err)), -EVID_EINVAL);
+	/* artifacts must name what they reference */
+	e.kind = EVID_AUDIT_EVIDENCE_KEPT;
+	e.artifacts = json_pack("[{s:s, s:s}]", "kind", "download", "sha256", "not-a-hash");
+	assert_int_equal(evid_audit_append(f->audit, &e, NULL, err, sizeof(err)), -EVID_EINVAL);
+	assert_non_null(strstr(err, "valid sha256"));
+	json_decref(e.artifacts);
 }
 
 static void test_invalid_screenshot_is_kept(void **state)
@@ -939,6 +970,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_concurrent_appends, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_restart_continues_chain, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_restart_refuses_cut_log, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_damaged_head, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_purge_then_verify, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_purge_everything_starts_with_purge_record, setup,
 		                                teardown),
