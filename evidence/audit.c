@@ -50,6 +50,7 @@
 #define SIG_B64_BYTES 100
 #define REDACT_MAX_DEPTH 64
 #define AUDIT_MIN_FREE_BYTES (1024ull * 1024ull)
+#define TAIL_FIRST_READ_BYTES (64u * 1024u)
 
 /* One tenant's log as this process knows it. */
 struct tenant_log {
@@ -281,23 +282,29 @@ static int read_file_tail(struct tenant_log *log, const char *name, const struct
 	}
 	if (st.st_size == 0)
 		goto out;
-	want = (size_t)st.st_size;
-	if (want > EVID_AUDIT_MAX_RECORD_BYTES * 2u + 2u)
-		want = EVID_AUDIT_MAX_RECORD_BYTES * 2u + 2u;
-	from = st.st_size - (off_t)want;
-	buf = malloc(want);
-	if (!buf) {
-		evid_set_error(err, errlen, "out of memory reading %s", path);
-		rc = -EVID_ENOMEM;
-		goto out;
+	/* the end of the file: a small read first, all a record may take if
+	 * the last line is longer */
+	for (want = TAIL_FIRST_READ_BYTES;; want = EVID_AUDIT_MAX_RECORD_BYTES * 2u + 2u) {
+		if (want > (size_t)st.st_size)
+			want = (size_t)st.st_size;
+		from = st.st_size - (off_t)want;
+		free(buf);
+		buf = malloc(want);
+		if (!buf) {
+			evid_set_error(err, errlen, "out of memory reading %s", path);
+			rc = -EVID_ENOMEM;
+			goto out;
+		}
+		got = pread(fd, buf, want, from);
+		if (got != (ssize_t)want) {
+			evid_set_io_error(err, errlen, "read the audit log", path, got < 0 ? errno : EIO);
+			rc = -EVID_EIO;
+			goto out;
+		}
+		find_last_line(buf, want, from == 0, &v);
+		if (v.line || from == 0 || want > TAIL_FIRST_READ_BYTES)
+			break;
 	}
-	got = pread(fd, buf, want, from);
-	if (got != (ssize_t)want) {
-		evid_set_io_error(err, errlen, "read the audit log", path, got < 0 ? errno : EIO);
-		rc = -EVID_EIO;
-		goto out;
-	}
-	find_last_line(buf, want, from == 0, &v);
 	if (v.line && evid_record_parse(v.line, v.len, &r, why, sizeof(why)) != 0) {
 		evid_set_error(err, errlen, "the last record of %s is damaged (%s): appending is "
 		               "refused; run `glassbox audit verify --tenant %s` and move the damaged "

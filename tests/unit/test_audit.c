@@ -425,6 +425,7 @@ static void test_restart_continues_chain(void **state)
 	struct evid_verify_report rep;
 	char path[512];
 	char err[1024] = "";
+	char *big;
 	FILE *fp;
 
 	fx_build_trail(f, TENANT, SESSION, 1); /* records 1..3 */
@@ -450,6 +451,20 @@ static void test_restart_continues_chain(void **state)
 	rep = verify(f, TENANT);
 	assert_true(rep.ok);
 	assert_int_equal(rep.records, 5);
+
+	/* a last record longer than the first read of the tail */
+	big = calloc(1, 200 * 1024);
+	assert_non_null(big);
+	memset(big, 'x', 200 * 1024 - 1);
+	assert_int_equal(fx_append(f, TENANT, EVID_AUDIT_EVIDENCE_KEPT, "s-2", NULL,
+	                           json_pack("{s:s}", "what", big), NULL),
+	                 6);
+	free(big);
+	evid_audit_close(f->audit);
+	assert_int_equal(evid_audit_open(f->data, &f->audit, err, sizeof(err)), 0);
+	assert_int_equal(fx_append(f, TENANT, EVID_AUDIT_SESSION_CLOSED, "s-3", NULL, NULL, NULL),
+	                 7);
+	assert_true(verify(f, TENANT).ok);
 }
 
 static void test_restart_refuses_cut_log(void **state)
