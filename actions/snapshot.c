@@ -19,6 +19,8 @@
  *            describe of their iframe names them, opt->frame_session gives
  *            their session, and their tree is fetched in the next round.
  * A page without iframes or filled fields costs one round trip.
+ * Subtree: the first doc is the root's frame; a root known only by its
+ * node (no frame id) is searched in every frame of its session.
  *
  * Build. The AX nodes become a tree of snodes the way Playwright builds its
  * aria tree ("ai" mode): ignored nodes vanish but keep their children,
@@ -34,9 +36,12 @@
  *
  * Threads: runs on the session's worker thread, which owns the cdp_conn.
  * Input: AX trees come from the page and are hostile; every JSON field is
- * type-checked, nesting depth, frame count and output size have ceilings.
- * Passwords: the value of a password field is shown as a fixed mask,
- * whatever the AX tree says, and never stored or logged.
+ * type-checked; each AX node is visited once (cycles and shared children
+ * stay linear); nesting depth, frame count and output size have ceilings.
+ * Passwords: a value is shown only when DOM.describeNode says the field is
+ * not a password (or masked "••••" when it is, or when Chromium already
+ * shows bullets); a value that could not be checked is left out. Values
+ * are never stored or logged.
  */
 #include "actions/snapshot.h"
 
