@@ -322,7 +322,7 @@ static void expect_refs_match_text(const struct snap_refmap *map, const char *ya
 		if (!strstr(yaml, needle))
 			fail_msg("ref %s is in the map but not in the text", map->refs[i].ref);
 	}
-	while ((p = strstr(p, "[ref=")) != NULL) {
+	for (p = strstr(p, "[ref="); p; p = strstr(p, "[ref=")) {
 		char ref[32];
 
 		p += 5;
