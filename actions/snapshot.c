@@ -737,6 +737,30 @@ static int is_iframe_role(const char *role)
 	return !strcmp(role, "Iframe") || !strcmp(role, "IframePresentational");
 }
 
+/* 1 when a combobox is a native <select> (its options sit in a popup). */
+static int has_popup_child(const struct snap_doc *doc, json_t *n)
+{
+	json_t *kids = json_object_get(n, "childIds");
+	json_t *kid;
+	size_t i;
+	int popup = 0;
+
+	json_array_foreach(kids, i, kid) {
+		long k = doc_find(doc, json_string_value(kid));
+
+		if (k >= 0 && !strcmp(ax_role(json_array_get(doc->nodes, (size_t)k)), "MenuListPopup"))
+			popup = 1;
+	}
+	return popup;
+}
+
+/* 1 when AX node n of doc has a value to show after its key: inputs and
+ * textareas, not a native <select> (which shows its options). */
+static int shows_value(const struct snap_doc *doc, json_t *n, const char *role)
+{
+	return is_value_role(role) && !(!strcmp(role, "combobox") && has_popup_child(doc, n));
+}
+
 /*
  * Walks the nodes of doc d that will be rendered (from its root) and sends
  * DOM.describeNode for each iframe (to learn its frame) and for each node
@@ -765,7 +789,7 @@ static int scan_node(struct snap_ctx *x, size_t d, size_t idx, unsigned depth)
 		               json_pack("{s:i}", "backendNodeId", backend));
 		goto out;
 	}
-	if (!ignored && is_value_role(role) && value && *value) {
+	if (!ignored && shows_value(doc, n, role) && value && *value) {
 		if (all_bullets(value)) {
 			doc->info[idx].pw = PW_MASK;
 		} else if (!backend) {
@@ -1369,23 +1393,6 @@ static void snode_states(struct snode *s, json_t *n)
 		s->level = (int)json_integer_value(level);
 }
 
-/* 1 when a combobox is a native <select> (its options sit in a popup). */
-static int has_popup_child(const struct snap_doc *doc, json_t *n)
-{
-	json_t *kids = json_object_get(n, "childIds");
-	json_t *kid;
-	size_t i;
-	int popup = 0;
-
-	json_array_foreach(kids, i, kid) {
-		long k = doc_find(doc, json_string_value(kid));
-
-		if (k >= 0 && !strcmp(ax_role(json_array_get(doc->nodes, (size_t)k)), "MenuListPopup"))
-			popup = 1;
-	}
-	return popup;
-}
-
 /* Assigns doc d its ref prefix: none for the main frame; a subtree's
  * frame keeps the prefix of its ref; a frame keeps its number from the
  * previous snapshot; new frames get new numbers. */
@@ -1524,7 +1531,7 @@ static int build_node(struct snap_ctx *x, size_t d, size_t idx, struct snode *pa
 		if (!s->placeholder)
 			goto out;
 	}
-	if (is_value_role(aria) && !(!strcmp(aria, "combobox") && has_popup_child(doc, n))) {
+	if (shows_value(doc, n, aria)) {
 		/* an input shows its value, not its inner editor's nodes; a value
 		 * not known to be clear (password, unchecked) is masked or left out */
 		if (value && *value && pw == PW_MASK && text_push(s, SNAP_PASSWORD_MASK) < 0)
