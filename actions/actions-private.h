@@ -9,6 +9,7 @@
 #include "actions/snapshot.h"
 #include "common/unittest.h"
 #include "common/util.h"
+#include "evidence/evidence.h"
 
 #include <jansson.h>
 #include <pthread.h>
@@ -17,7 +18,8 @@
 struct cdp_conn;
 struct sess;
 struct sess_page;
-struct evid_store;
+struct evid_audit;
+struct act_keeper;
 
 /* An agent's session: a worker thread, its queue and its browser. */
 struct act_session {
@@ -42,10 +44,14 @@ struct act_session {
 	volatile int cancel_flag; /* raised for the running call; read by cdp waits */
 	struct cdp_conn *wake_cdp; /* {lock} the running browser's connection, for cdp_wake */
 
+	struct evid_store *store;   /* thread-safe */
+	struct evid_audit *audit;   /* thread-safe; NULL when the log cannot be opened */
+	struct act_keeper *keeper;  /* thread-safe */
+
 	/* worker thread only */
 	struct sess *sess;
 	struct snap_refmap refs;
-	struct evid_store *store;
+	char *last_snapshot;        /* the latest snapshot text the agent saw */
 	unsigned operations;
 	/* the last evidence screenshot, reused while the page is unchanged */
 	char last_shot_sha[65];
@@ -108,6 +114,9 @@ struct act_ctx {
 	char error[1024];
 	int sensitive;              /* typed into a password field: redact */
 	int skip_evidence;
+	unsigned char *shot_png;    /* the evidence screenshot, for the record keeper */
+	size_t shot_len;
+	struct evid_annotation annotation; /* target box and click point */
 	uint64_t shot_call;         /* evidence screenshot requested, not yet collected */
 	char url_before[2048];
 };
@@ -122,7 +131,37 @@ struct act_tool_impl {
 
 const struct act_tool_impl *act_impl_find(const char *name);
 
+/* recordkeeper.c */
+struct act_keeper_action {
+	const char *session_id;
+	const char *operation_id;
+	const char *tool;
+	const char *url;
+	json_t *body;          /* taken */
+	json_t *arguments;     /* taken; already redacted */
+	json_t *network_log;   /* taken; may be NULL */
+	unsigned char *png;    /* taken; may be NULL */
+	size_t png_len;
+	struct evid_annotation annotation;
+	const char *snapshot_text; /* copied; may be NULL */
+	int secret_text;
+};
+int act_keeper_start(struct evid_store *store, struct evid_audit *audit, const char *tenant,
+                     const char *user, struct act_keeper **out);
+/* Queues an audit record (body taken) of kind for the session. */
+void act_keeper_record(struct act_keeper *k, const char *kind, const char *session_id,
+                       const char *operation_id, json_t *body, int secret_text);
+/* Queues a tool call's evidence and its audit record. */
+void act_keeper_record_action(struct act_keeper *k, const struct act_keeper_action *a);
+/* Waits until everything queued is written. */
+void act_keeper_flush(struct act_keeper *k);
+/* Hands out (once) the last failure to keep evidence; 1 if there was one. */
+int act_keeper_take_error(struct act_keeper *k, char *buf, size_t len);
+void act_keeper_stop(struct act_keeper *k);
+
 /* session.c */
+/* Closes the session's browser (recorded with reason); no-op without one. */
+void act_close_browser(struct act_session *as, const char *reason);
 struct sess *act_pool_take(struct act_session *s, int wait_ms);
 
 /* pipeline.c */

@@ -11,6 +11,7 @@
 #include "sessions/sessions.h"
 #include "verify/verify.h"
 
+#include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -225,64 +226,55 @@ json_t *act_redacted_args(const struct act_ctx *ctx)
 
 int act_store_png(struct act_ctx *ctx, const char *b64, const char *kind, char *sha)
 {
-	struct evid_meta meta = {0};
-	struct evid_ref ref;
+	unsigned char digest[crypto_hash_sha256_BYTES];
+	struct evid_png_info info;
 	unsigned char *png = NULL;
-	json_t *args = act_redacted_args(ctx);
 	json_t *list;
 	size_t len = 0;
+	char hex[65];
 	char err[512] = "";
 	char uri[128];
 	int rc;
 
-	meta.tenant = ctx->as->tenant;
-	meta.kind = kind;
-	meta.mime = "image/png";
-	meta.session_id = ctx->sess ? sess_id(ctx->sess) : "";
-	meta.operation_id = ctx->operation_id;
-	meta.tool = ctx->def->name;
-	meta.url = json_string_value(json_object_get(ctx->out, "url"));
-	if (!meta.url && ctx->page)
-		meta.url = sess_page_url(ctx->page);
-	meta.arguments = args;
 	rc = b64 ? evid_base64_decode(b64, strlen(b64), &png, &len) : -EVID_EBADB64;
 	if (rc == 0)
-		rc = evid_store_put(ctx->as->store, &meta, png, len, &ref, err, sizeof(err));
-	if (rc == -EVID_EBADPNG || rc == -EVID_EBADB64) {
-		evid_store_put_invalid(ctx->as->store, &meta,
-		                       png ? png : (const unsigned char *)(b64 ? b64 : ""),
-		                       png ? len : strlen(b64 ? b64 : ""), err[0] ? err : "not base64",
-		                       NULL, err, sizeof(err));
-		json_object_set_new(ctx->out, "evidence_error",
-		                    json_string("the screenshot was not a valid PNG; it was kept as "
-		                                "invalid evidence"));
-		gb_buf_appendf(&ctx->text, "\n- evidence: the screenshot was invalid and kept as such");
-		goto out;
-	}
+		rc = evid_png_check(png, len, &info, err, sizeof(err));
 	if (rc < 0) {
-		json_object_set_new(ctx->out, "evidence_error", json_string(err));
-		gb_buf_appendf(&ctx->text, "\n- evidence could not be kept: %s", err);
-		goto out;
+		/* kept as invalid evidence by the record keeper, never dropped */
+		json_object_set_new(ctx->out, "evidence_error",
+		                    json_pack("s", rc == -EVID_EBADB64 ? "the screenshot was not base64"
+		                                                       : "the screenshot was not a valid PNG; it was kept as invalid evidence"));
+		gb_buf_appendf(&ctx->text, "\n- evidence: the screenshot was invalid (%s)",
+		               err[0] ? err : "not base64");
+		if (png) {
+			free(ctx->shot_png);
+			ctx->shot_png = png;
+			ctx->shot_len = len;
+		}
+		return rc;
 	}
-	snprintf(uri, sizeof(uri), "glassbox://artifact/%s", ref.sha256);
+	crypto_hash_sha256(digest, png, len);
+	gb_hex(digest, sizeof(digest), hex);
+	snprintf(uri, sizeof(uri), "glassbox://artifact/%s", hex);
 	if (sha)
-		memcpy(sha, ref.sha256, sizeof(ref.sha256));
+		memcpy(sha, hex, sizeof(hex));
 	list = json_object_get(ctx->out, "evidence");
 	if (!list) {
 		list = json_array();
 		json_object_set_new(ctx->out, "evidence", list);
 	}
-	json_array_append_new(list, json_pack("{s:s, s:s, s:s, s:s, s:I}", "kind", kind, "sha256",
-	                                      ref.sha256, "uri", uri, "mime", "image/png", "size",
-	                                      (json_int_t)ref.size_bytes));
+	json_array_append_new(list, json_pack("{s:s, s:s, s:s, s:s, s:I, s:i, s:i}", "kind", kind,
+	                                      "sha256", hex, "uri", uri, "mime", "image/png", "size",
+	                                      (json_int_t)len, "width", (int)info.width, "height",
+	                                      (int)info.height));
 	json_array_append_new(ctx->content,
 	                      json_pack("{s:s, s:s, s:s, s:s}", "type", "resource_link", "uri", uri,
 	                                "name", kind, "mimeType", "image/png"));
 	gb_buf_appendf(&ctx->text, "\n- evidence: %s", uri);
-out:
-	free(png);
-	json_decref(args);
-	return rc;
+	free(ctx->shot_png);
+	ctx->shot_png = png;
+	ctx->shot_len = len;
+	return 0;
 }
 
 /* 1 when this action changed nothing a screenshot could show: only for

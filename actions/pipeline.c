@@ -15,6 +15,7 @@
 #include "cdp/cdp.h"
 #include "common/log.h"
 #include "sessions/sessions.h"
+#include "evidence/audit.h"
 #include "verify/verify.h"
 
 #include <stdarg.h>
@@ -131,6 +132,18 @@ int act_eval(struct act_ctx *ctx, const char *expression, json_t **value, const 
 	return rc;
 }
 
+/* j, or a new empty array standing in for a missing one (for "O"). */
+static json_t *gb_or_json(json_t *j)
+{
+	static json_t *empty;
+
+	if (j)
+		return j;
+	if (!empty)
+		empty = json_array();
+	return empty;
+}
+
 /* Tells the client how far the call got, when it asked for progress. */
 static void progress(struct act_ctx *ctx, double step, const char *message)
 {
@@ -171,6 +184,16 @@ static int ensure_browser(struct act_ctx *ctx)
 		pthread_mutex_unlock(&as->lock);
 		json_object_set_new(ctx->out, "time_to_ready_ms",
 		                    json_integer(sess_time_to_ready_ms(as->sess)));
+		{
+			struct evid_manifest_in m = {.chromium_version = sess_browser_version(as->sess),
+			                             .launch_flags = sess_launch_flags(as->sess)};
+
+			act_keeper_record(as->keeper, EVID_AUDIT_SESSION_OPENED, sess_id(as->sess), NULL,
+			                  json_pack("{s:o, s:I}", "manifest", evid_manifest_new(&m),
+			                            "time_to_ready_ms",
+			                            (json_int_t)sess_time_to_ready_ms(as->sess)),
+			                  0);
+		}
 	}
 	ctx->sess = as->sess;
 	ctx->cdp = sess_cdp(as->sess);
@@ -187,6 +210,15 @@ static void drop_failed_browser(struct act_session *as)
 {
 	if (!as->sess || sess_get_state(as->sess) != SESS_FAILED)
 		return;
+	act_close_browser(as, sess_failure(as->sess));
+}
+
+void act_close_browser(struct act_session *as, const char *reason)
+{
+	if (!as->sess)
+		return;
+	act_keeper_record(as->keeper, EVID_AUDIT_SESSION_CLOSED, sess_id(as->sess), NULL,
+	                  json_pack("{s:s, s:i}", "reason", reason, "actions", as->operations), 0);
 	pthread_mutex_lock(&as->lock);
 	as->wake_cdp = NULL;
 	pthread_mutex_unlock(&as->lock);
@@ -211,6 +243,55 @@ static int check_page(struct act_ctx *ctx)
 	return 0;
 }
 
+/* The audit record of the call: what was asked (redacted), what was
+ * acted on, what was observed; with its evidence, to the record keeper. */
+static void keep_record(struct act_ctx *ctx)
+{
+	struct act_keeper_action a = {0};
+	json_t *body = json_deep_copy(ctx->out);
+	json_t *element = NULL;
+	char *dump;
+
+	/* bounded: a large evaluate result is not copied into the log */
+	dump = json_dumps(json_object_get(body, "result"), JSON_ENCODE_ANY | JSON_COMPACT);
+	if (dump && strlen(dump) > 65536)
+		json_object_set_new(body, "result", json_string("[more than 64 KiB: not recorded]"));
+	free(dump);
+	if (ctx->has_target) {
+		element = json_pack("{s:s, s:s}", "description", ctx->target.description, "ref",
+		                    ctx->target.ref);
+		if (ctx->annotation.has_box)
+			json_object_set_new(element, "box",
+			                    json_pack("[f, f, f, f]", ctx->annotation.box_x,
+			                              ctx->annotation.box_y, ctx->annotation.box_width,
+			                              ctx->annotation.box_height));
+		if (ctx->annotation.has_point)
+			json_object_set_new(element, "point", json_pack("[f, f]", ctx->annotation.point_x,
+			                                                ctx->annotation.point_y));
+		json_object_set_new(body, "element", element);
+	}
+	json_object_set_new(body, "arguments", act_redacted_args(ctx));
+	a.session_id = ctx->sess ? sess_id(ctx->sess) : NULL;
+	a.operation_id = ctx->operation_id;
+	a.tool = ctx->def->name;
+	a.url = json_string_value(json_object_get(ctx->out, "url"));
+	a.body = body;
+	a.arguments = act_redacted_args(ctx);
+	a.secret_text = ctx->sensitive;
+	if (ctx->shot_png) {
+		a.png = ctx->shot_png;
+		a.png_len = ctx->shot_len;
+		ctx->shot_png = NULL;
+		a.annotation = ctx->annotation;
+		a.snapshot_text = ctx->has_target ? ctx->as->last_snapshot : NULL;
+		a.network_log = json_pack("{s:O, s:O}", "responses",
+		                          gb_or_json(json_object_get(ctx->out, "responses")),
+		                          "failed_requests",
+		                          gb_or_json(json_object_get(ctx->out, "failed_requests")));
+	}
+	act_keeper_record_action(ctx->as->keeper, &a);
+}
+
 /* Assembles the CallToolResult and hands it to the transport. */
 static void finish(struct act_ctx *ctx)
 {
@@ -229,6 +310,7 @@ static void finish(struct act_ctx *ctx)
 			gb_buf_appendf(&ctx->text, "\n");
 		gb_buf_appendf(&ctx->text, "Error: %s", ctx->error);
 	}
+	keep_record(ctx);
 	text = gb_buf_steal(&ctx->text);
 	json_array_append_new(content, json_pack("{s:s, s:s}", "type", "text", "text", text));
 	free(text);
@@ -264,6 +346,11 @@ void act_run_call(struct act_session *as, struct act_call *call)
 	else {
 		memcpy(ctx.operation_id, "op-", 3);
 		gb_random_hex(ctx.operation_id + 3, 12);
+	}
+
+	if (act_keeper_take_error(as->keeper, err, sizeof(err))) {
+		json_object_set_new(ctx.out, "evidence_error", json_string(err));
+		gb_buf_appendf(&ctx.text, "Note: %s\n", err);
 	}
 
 	/* resolve */
@@ -329,5 +416,6 @@ done:
 	drop_failed_browser(as);
 	json_decref(ctx.out);
 	json_decref(ctx.content);
+	free(ctx.shot_png);
 	gb_buf_free(&ctx.text);
 }

@@ -14,6 +14,7 @@
 
 #include "cdp/cdp.h"
 #include "common/log.h"
+#include "evidence/audit.h"
 #include "evidence/evidence.h"
 #include "sessions/sessions.h"
 
@@ -87,13 +88,7 @@ static void *worker_main(void *arg)
 		s->cancel_flag = 0;
 		pthread_mutex_unlock(&s->lock);
 	}
-	if (s->sess) {
-		pthread_mutex_lock(&s->lock);
-		s->wake_cdp = NULL;
-		pthread_mutex_unlock(&s->lock);
-		sess_close(s->sess);
-		s->sess = NULL;
-	}
+	act_close_browser(s, "the agent's session ended");
 	return NULL;
 }
 
@@ -102,6 +97,7 @@ int act_session_new(const struct act_config *cfg, struct act_session **out, char
 {
 	struct act_session *s;
 	char tenant_dir[4096];
+	char aerr[512];
 	int rc = -1;
 
 	*out = NULL;
@@ -137,6 +133,14 @@ int act_session_new(const struct act_config *cfg, struct act_session **out, char
 		snprintf(err, errlen, "cannot open the evidence store under %s", s->data_dir);
 		goto out;
 	}
+	if (evid_audit_open(s->data_dir, &s->audit, aerr, sizeof(aerr)) < 0) {
+		snprintf(err, errlen, "cannot open the audit log: %s", aerr);
+		goto out;
+	}
+	if (act_keeper_start(s->store, s->audit, s->tenant, getenv("USER"), &s->keeper) < 0) {
+		snprintf(err, errlen, "cannot start the evidence writer thread");
+		goto out;
+	}
 	if (pthread_create(&s->thread, NULL, worker_main, s) != 0) {
 		snprintf(err, errlen, "cannot start the session's worker thread");
 		goto out;
@@ -145,6 +149,8 @@ int act_session_new(const struct act_config *cfg, struct act_session **out, char
 	rc = 0;
 out:
 	if (rc < 0) {
+		act_keeper_stop(s->keeper);
+		evid_audit_close(s->audit);
 		evid_store_close(s->store);
 		free(s->data_dir);
 		free(s->tenant);
@@ -201,7 +207,11 @@ void act_session_free(struct act_session *s)
 	pthread_mutex_unlock(&s->lock);
 	pthread_join(s->thread, NULL);
 	act_snapshot_clear(&s->refs);
+	act_keeper_flush(s->keeper);
+	act_keeper_stop(s->keeper);
+	evid_audit_close(s->audit);
 	evid_store_close(s->store);
+	free(s->last_snapshot);
 	pthread_mutex_destroy(&s->lock);
 	pthread_cond_destroy(&s->cond);
 	free(s->data_dir);
@@ -272,6 +282,7 @@ int act_session_read_artifact(struct act_session *s, const char *uri, unsigned c
 		return -1;
 	}
 	sha = uri + sizeof(prefix) - 1;
+	act_keeper_flush(s->keeper); /* it may still be on its way to disk */
 	if (strlen(sha) != 64 || strspn(sha, "0123456789abcdef") != 64) {
 		snprintf(err, errlen, "malformed artifact id in %.200s: expected 64 hex digits", uri);
 		return -1;

@@ -262,6 +262,30 @@ int act_actionable(struct act_ctx *ctx, const char *kind, double *x, double *y, 
 		*x += dx;
 		*y += dy;
 	}
+	{
+		double minx = 1e9, miny = 1e9, maxx = -1e9, maxy = -1e9;
+		int i;
+
+		for (i = 0; i < 8; i += 2) {
+			double qx = json_number_value(json_array_get(q, (size_t)i)) + dx;
+			double qy = json_number_value(json_array_get(q, (size_t)i + 1)) + dy;
+
+			minx = qx < minx ? qx : minx;
+			maxx = qx > maxx ? qx : maxx;
+			miny = qy < miny ? qy : miny;
+			maxy = qy > maxy ? qy : maxy;
+		}
+		ctx->annotation.has_box = 1;
+		ctx->annotation.box_x = minx;
+		ctx->annotation.box_y = miny;
+		ctx->annotation.box_width = maxx - minx;
+		ctx->annotation.box_height = maxy - miny;
+		if (strcmp(kind, "type") != 0 && strcmp(kind, "select") != 0) {
+			ctx->annotation.has_point = 1;
+			ctx->annotation.point_x = *x;
+			ctx->annotation.point_y = *y;
+		}
+	}
 	rc = 0;
 out:
 	json_decref(quads);

@@ -173,12 +173,7 @@ static int close_run(struct act_ctx *ctx)
 	struct act_session *as = ctx->as;
 
 	if (as->sess) {
-		pthread_mutex_lock(&as->lock);
-		as->wake_cdp = NULL;
-		pthread_mutex_unlock(&as->lock);
-		sess_close(as->sess);
-		as->sess = NULL;
-		act_snapshot_clear(&as->refs);
+		act_close_browser(as, "closed by browser_close");
 		gb_buf_appendf(&ctx->text, "Closed the browser; the next call starts a new one");
 	} else {
 		gb_buf_appendf(&ctx->text, "No browser was open");

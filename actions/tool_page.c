@@ -68,7 +68,8 @@ static int snapshot_run(struct act_ctx *ctx)
 	json_object_set_new(ctx->out, "refs", json_integer((json_int_t)ctx->as->refs.n_refs));
 	gb_buf_appendf(&ctx->text, "- Page URL: %s\n- Snapshot:\n```yaml\n%s\n```",
 	               sess_page_url(ctx->page), yaml);
-	free(yaml);
+	free(ctx->as->last_snapshot);
+	ctx->as->last_snapshot = yaml;
 	return 0;
 }
 

@@ -3,10 +3,13 @@
  *
  *   glassbox mcp [options]     MCP over stdio (one local tenant)
  *   glassbox init [options]    create the data dir and check the browser
+ *   glassbox audit ...         verify the signed trail, export the key, purge
+ *   glassbox report ...        an HTML report of the trail for reviewers
  *   glassbox version
  */
 #include "actions/actions.h"
 #include "common/log.h"
+#include "evidence/audit.h"
 #include "mcp/mcp.h"
 
 #include <errno.h>
@@ -34,6 +37,9 @@ static void usage(FILE *out)
 	        "commands:\n"
 	        "  mcp        serve the browser tools over MCP on stdin/stdout\n"
 	        "  init       create the data dir, check that Chromium starts, print a client config\n"
+	        "  audit      verify [--tenant T] [--pubkey FILE] [--json] | export-key [-o FILE] |\n"
+	        "             purge --tenant T --days N\n"
+	        "  report     --session ID | --tenant T [--since DATE] -o FILE: the trail as HTML\n"
 	        "  version    print the version\n"
 	        "\n"
 	        "options:\n"
@@ -179,6 +185,29 @@ static int cmd_init(const struct cli_opts *o)
 	return 0;
 }
 
+/* `glassbox audit|report [--data-dir DIR] ...`: the evidence module's own
+ * command line, with the data dir picked as for every command. */
+static int cmd_evidence(int argc, char **argv)
+{
+	struct cli_opts o;
+	char **rest = calloc((size_t)argc + 1, sizeof(*rest));
+	int n = 0, i, rc;
+
+	memset(&o, 0, sizeof(o));
+	default_data_dir(&o);
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--data-dir") && i + 1 < argc) {
+			snprintf(o.data_dir, sizeof(o.data_dir), "%s", argv[++i]);
+			continue;
+		}
+		rest[n++] = argv[i];
+	}
+	rc = !strcmp(argv[1], "audit") ? evid_cli_audit(n, rest, o.data_dir)
+	                                : evid_cli_report(n, rest, o.data_dir);
+	free(rest);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	struct cli_opts o;
@@ -193,6 +222,8 @@ int main(int argc, char **argv)
 		printf("glassbox %s\n", GLASSBOX_VERSION);
 		return 0;
 	}
+	if (!strcmp(argv[1], "audit") || !strcmp(argv[1], "report"))
+		return cmd_evidence(argc, argv);
 	if (parse_opts(argc, argv, &o) < 0)
 		return 2;
 	if (!strcmp(argv[1], "mcp"))

@@ -11,6 +11,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <jansson.h>
 #include <ftw.h>
 #include <poll.h>
 #include <signal.h>
@@ -118,11 +119,14 @@ int sess_spawn(struct sess *s, const struct sess_options *opt, char *err, size_t
 	posix_spawnattr_t attr;
 	char log_path[1100];
 	pid_t pid;
-	int rc;
+	int rc, n, i;
 
 	/* Orphaned Chromium helpers are re-parented to us so we can reap them. */
 	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
-	sess_build_argv(opt, s->profile_dir, args, store, 4);
+	n = sess_build_argv(opt, s->profile_dir, args, store, 4);
+	s->flags = json_array();
+	for (i = 1; i < n; i++)
+		json_array_append_new(s->flags, json_string(args[i]));
 	snprintf(log_path, sizeof(log_path), "%s/chromium.log", s->dir);
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);

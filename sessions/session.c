@@ -131,6 +131,7 @@ void sess_close(struct sess *s)
 	sess_kill_group(s, 2000);
 	sess_remove_tree(s->dir);
 	s->state = SESS_CLOSED;
+	json_decref(s->flags);
 	free(s);
 }
 
@@ -207,6 +208,11 @@ int sess_pid(const struct sess *s)
 const char *sess_dir(const struct sess *s)
 {
 	return s->dir;
+}
+
+json_t *sess_launch_flags(const struct sess *s)
+{
+	return s->flags;
 }
 
 const char *sess_browser_version(const struct sess *s)

@@ -44,6 +44,7 @@ struct sess {
 	int exited;
 	int exit_status;
 	struct cdp_conn *cdp;
+	struct json_t *flags;   /* the launch flags, for the environment manifest */
 	int64_t started_ms;
 	int64_t time_to_ready_ms;
 	sess_target_setup_fn on_target;

@@ -95,6 +95,9 @@ int64_t sess_time_to_ready_ms(const struct sess *s);
 int sess_pid(const struct sess *s);
 /* The session's private dir (removed on close). */
 const char *sess_dir(const struct sess *s);
+/* The flags Chromium was launched with (array of strings; borrowed, owned
+ * by the session): part of the environment manifest. */
+struct json_t *sess_launch_flags(const struct sess *s);
 /* "Chrome/156.0.8078.108", as the browser reported it. */
 const char *sess_browser_version(const struct sess *s);
 

@@ -1,0 +1,274 @@
+/*
+ * recordkeeper.c - keeps each call's evidence and audit record, off the
+ * action's critical path.
+ *
+ * Design: the worker captures what must be captured at once (the
+ * screenshot bytes, the target's box and click point, the snapshot text,
+ * the network log), checks the PNG and names it by its sha256, and
+ * queues the rest here: the annotated copy, the durable writes (fsync) of
+ * every artifact and the signed, hash-chained audit record. One keeper
+ * thread per agent session writes jobs in the order they were queued, so
+ * the audit chain follows the calls. A reader of an artifact waits for
+ * the queue to drain first (act_keeper_flush). A failure to keep evidence
+ * is recorded in the audit log and reported in the next call's result;
+ * tenants that require evidence check the store before acting instead.
+ */
+#include "actions/actions-private.h"
+
+#include "common/log.h"
+#include "evidence/audit.h"
+#include "evidence/evidence.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct keeper_job {
+	struct keeper_job *next;
+	/* audit record */
+	char kind[32];
+	char session_id[40];
+	char operation_id[40];
+	json_t *body;
+	int secret_text;
+	/* evidence (png NULL: none) */
+	unsigned char *png;
+	size_t png_len;
+	char tool[40];
+	char url[2048];
+	json_t *arguments;
+	struct evid_annotation annotation;
+	char *snapshot_text;
+	json_t *network_log;
+};
+
+struct act_keeper {
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	pthread_cond_t drained;
+	struct keeper_job *head; /* {lock} */
+	struct keeper_job *tail; /* {lock} */
+	int busy;                /* {lock} a job is being written */
+	int stopping;            /* {lock} */
+	char last_error[512];    /* {lock} not yet reported to the agent */
+	struct evid_store *store;  /* borrowed */
+	struct evid_audit *audit;  /* borrowed; may be NULL */
+	char tenant[65];
+	char user[65];
+};
+
+static void job_free(struct keeper_job *j)
+{
+	json_decref(j->body);
+	json_decref(j->arguments);
+	json_decref(j->network_log);
+	free(j->png);
+	free(j->snapshot_text);
+	free(j);
+}
+
+/* Writes one job: the evidence first, then the audit record naming it. */
+static void keep_one(struct act_keeper *k, struct keeper_job *j)
+{
+	struct evid_audit_entry e = {0};
+	json_t *artifacts = NULL;
+	char err[512] = "";
+	char aerr[512] = "";
+	int rc = 0;
+
+	if (j->png) {
+		struct evid_meta meta = {.tenant = k->tenant, .session_id = j->session_id,
+		                         .operation_id = j->operation_id, .tool = j->tool,
+		                         .url = j->url, .arguments = j->arguments};
+		struct evid_action_evidence ev = {.meta = &meta, .screenshot = j->png,
+		                                  .screenshot_len = j->png_len,
+		                                  .annotation = j->annotation,
+		                                  .snapshot_text = j->snapshot_text,
+		                                  .network_log = j->network_log};
+
+		rc = evid_keep_action_evidence(k->store, &ev, &artifacts, err, sizeof(err));
+	}
+	if (k->audit) {
+		e.tenant = k->tenant;
+		e.kind = j->kind;
+		e.actor.tenant = k->tenant;
+		e.actor.user = k->user;
+		e.session_id = j->session_id[0] ? j->session_id : NULL;
+		e.operation_id = j->operation_id[0] ? j->operation_id : NULL;
+		e.body = j->body;
+		e.artifacts = artifacts;
+		e.secret_text = j->secret_text;
+		if (evid_audit_append(k->audit, &e, NULL, aerr, sizeof(aerr)) < 0) {
+			if (!err[0])
+				snprintf(err, sizeof(err), "%s", aerr);
+			rc = rc ? rc : -1;
+		}
+	}
+	if (rc < 0 && rc != -EVID_EBADPNG) {
+		GB_LOGW("actions", "evidence of %s could not be kept: %s", j->operation_id, err);
+		pthread_mutex_lock(&k->lock);
+		snprintf(k->last_error, sizeof(k->last_error), "evidence of %s could not be kept: %s",
+		         j->operation_id, err);
+		pthread_mutex_unlock(&k->lock);
+	}
+	json_decref(artifacts);
+}
+
+static void *keeper_main(void *arg)
+{
+	struct act_keeper *k = arg;
+	struct keeper_job *j;
+
+	pthread_mutex_lock(&k->lock);
+	for (;;) {
+		while (!k->head && !k->stopping)
+			pthread_cond_wait(&k->cond, &k->lock);
+		j = k->head;
+		if (!j)
+			break;
+		k->head = j->next;
+		if (!k->head)
+			k->tail = NULL;
+		k->busy = 1;
+		pthread_mutex_unlock(&k->lock);
+		keep_one(k, j);
+		job_free(j);
+		pthread_mutex_lock(&k->lock);
+		k->busy = 0;
+		if (!k->head)
+			pthread_cond_broadcast(&k->drained);
+	}
+	pthread_cond_broadcast(&k->drained);
+	pthread_mutex_unlock(&k->lock);
+	return NULL;
+}
+
+int act_keeper_start(struct evid_store *store, struct evid_audit *audit, const char *tenant,
+                     const char *user, struct act_keeper **out)
+{
+	struct act_keeper *k = calloc(1, sizeof(*k));
+
+	*out = NULL;
+	if (!k)
+		return -1;
+	k->store = store;
+	k->audit = audit;
+	snprintf(k->tenant, sizeof(k->tenant), "%s", tenant);
+	snprintf(k->user, sizeof(k->user), "%s", user ? user : "");
+	pthread_mutex_init(&k->lock, NULL);
+	pthread_cond_init(&k->cond, NULL);
+	pthread_cond_init(&k->drained, NULL);
+	if (pthread_create(&k->thread, NULL, keeper_main, k) != 0) {
+		free(k);
+		return -1;
+	}
+	*out = k;
+	return 0;
+}
+
+/* Queues a job; takes ownership of everything in it. */
+static void submit(struct act_keeper *k, struct keeper_job *j)
+{
+	pthread_mutex_lock(&k->lock);
+	if (k->tail)
+		k->tail->next = j;
+	else
+		k->head = j;
+	k->tail = j;
+	pthread_cond_signal(&k->cond);
+	pthread_mutex_unlock(&k->lock);
+}
+
+void act_keeper_record(struct act_keeper *k, const char *kind, const char *session_id,
+                       const char *operation_id, json_t *body, int secret_text)
+{
+	struct keeper_job *j;
+
+	if (!k) {
+		json_decref(body);
+		return;
+	}
+	j = calloc(1, sizeof(*j));
+	if (!j) {
+		json_decref(body);
+		return;
+	}
+	snprintf(j->kind, sizeof(j->kind), "%s", kind);
+	snprintf(j->session_id, sizeof(j->session_id), "%s", session_id ? session_id : "");
+	snprintf(j->operation_id, sizeof(j->operation_id), "%s", operation_id ? operation_id : "");
+	j->body = body;
+	j->secret_text = secret_text;
+	submit(k, j);
+}
+
+void act_keeper_record_action(struct act_keeper *k, const struct act_keeper_action *a)
+{
+	struct keeper_job *j;
+
+	if (!k)
+		goto drop;
+	j = calloc(1, sizeof(*j));
+	if (!j)
+		goto drop;
+	snprintf(j->kind, sizeof(j->kind), "%s", EVID_AUDIT_TOOL_CALL);
+	snprintf(j->session_id, sizeof(j->session_id), "%s", a->session_id ? a->session_id : "");
+	snprintf(j->operation_id, sizeof(j->operation_id), "%s", a->operation_id);
+	snprintf(j->tool, sizeof(j->tool), "%s", a->tool);
+	snprintf(j->url, sizeof(j->url), "%s", a->url ? a->url : "");
+	j->body = a->body;
+	j->secret_text = a->secret_text;
+	j->png = a->png;
+	j->png_len = a->png_len;
+	j->arguments = a->arguments;
+	j->annotation = a->annotation;
+	j->snapshot_text = a->snapshot_text ? strdup(a->snapshot_text) : NULL;
+	j->network_log = a->network_log;
+	submit(k, j);
+	return;
+drop:
+	json_decref(a->body);
+	json_decref(a->arguments);
+	json_decref(a->network_log);
+	free(a->png);
+}
+
+void act_keeper_flush(struct act_keeper *k)
+{
+	if (!k)
+		return;
+	pthread_mutex_lock(&k->lock);
+	while (k->head || k->busy)
+		pthread_cond_wait(&k->drained, &k->lock);
+	pthread_mutex_unlock(&k->lock);
+}
+
+int act_keeper_take_error(struct act_keeper *k, char *buf, size_t len)
+{
+	int had;
+
+	if (!k)
+		return 0;
+	pthread_mutex_lock(&k->lock);
+	had = k->last_error[0] != '\0';
+	if (had)
+		snprintf(buf, len, "%s", k->last_error);
+	k->last_error[0] = '\0';
+	pthread_mutex_unlock(&k->lock);
+	return had;
+}
+
+void act_keeper_stop(struct act_keeper *k)
+{
+	if (!k)
+		return;
+	pthread_mutex_lock(&k->lock);
+	k->stopping = 1;
+	pthread_cond_broadcast(&k->cond);
+	pthread_mutex_unlock(&k->lock);
+	pthread_join(k->thread, NULL);
+	pthread_mutex_destroy(&k->lock);
+	pthread_cond_destroy(&k->cond);
+	pthread_cond_destroy(&k->drained);
+	free(k);
+}
