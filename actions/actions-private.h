@@ -118,6 +118,7 @@ struct act_ctx {
 	size_t shot_len;
 	struct evid_annotation annotation; /* target box and click point */
 	uint64_t shot_call;         /* evidence screenshot requested, not yet collected */
+	uint64_t digest_call;       /* pre-action DOM digest requested, not yet collected */
 	char url_before[2048];
 };
 

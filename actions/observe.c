@@ -33,22 +33,38 @@ static const char digest_js[] =
     " let h = 2166136261; for (let i = 0; i < s.length; i++) { h ^= s.charCodeAt(i);"
     " h = Math.imul(h, 16777619); } return (h >>> 0).toString(16) + ':' + s.length; })()";
 
-/* Reads the DOM digest before acting (pre-observe). */
+/* Pre-observe: asks for the DOM digest before acting, without waiting.
+ * The page runs a session's commands in order, so the digest is taken
+ * before anything the action sends; act_observe_after() collects it. */
 int act_observe_before(struct act_ctx *ctx)
 {
-	json_t *v = NULL;
+	uint64_t id;
+
+	if (cdp_send(ctx->cdp, ctx->psid, "Runtime.evaluate",
+	             json_pack("{s:s, s:b}", "expression", digest_js, "returnByValue", 1), &id) == 0)
+		ctx->digest_call = id;
+	return 0;
+}
+
+/* The digest asked for by act_observe_before(), or NULL (borrowed from
+ * ctx->out). */
+static const char *digest_before(struct act_ctx *ctx)
+{
 	struct cdp_error err;
 	json_t *res = NULL;
+	json_t *v;
 
-	if (cdp_call(ctx->cdp, ctx->psid, "Runtime.evaluate",
-	             json_pack("{s:s, s:b}", "expression", digest_js, "returnByValue", 1),
-	             act_left_ms(ctx), &res, &err) == 0) {
-		v = json_object_get(json_object_get(res, "result"), "value");
-		if (json_is_string(v))
-			json_object_set_new(ctx->out, "_digest_before", json_string(json_string_value(v)));
+	if (ctx->digest_call) {
+		if (cdp_await(ctx->cdp, ctx->digest_call, act_left_ms(ctx), &res, &err) == 0) {
+			v = json_object_get(json_object_get(res, "result"), "value");
+			if (json_is_string(v))
+				json_object_set_new(ctx->out, "_digest_before",
+				                    json_string(json_string_value(v)));
+		}
+		ctx->digest_call = 0;
+		json_decref(res);
 	}
-	json_decref(res);
-	return 0;
+	return json_string_value(json_object_get(ctx->out, "_digest_before"));
 }
 
 static void add_text_summary(struct act_ctx *ctx, json_t *responses)
@@ -152,7 +168,7 @@ int act_observe_after(struct act_ctx *ctx)
 	json_object_set_new(ctx->out, "navigated", json_boolean(ctx->rec.navigated));
 	if (ctx->rec.navigated && ctx->rec.main_status)
 		json_object_set_new(ctx->out, "status", json_integer(ctx->rec.main_status));
-	before = json_string_value(json_object_get(ctx->out, "_digest_before"));
+	before = digest_before(ctx);
 	digest = json_string_value(json_object_get(value, "digest"));
 	json_object_set_new(ctx->out, "dom_changed",
 	                    json_boolean(ctx->rec.navigated || !before || !digest ||

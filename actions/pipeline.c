@@ -409,6 +409,8 @@ void act_run_call(struct act_session *as, struct act_call *call)
 release:
 	if (ctx.shot_call)
 		cdp_forget(ctx.cdp, ctx.shot_call);
+	if (ctx.digest_call)
+		cdp_forget(ctx.cdp, ctx.digest_call);
 	act_recorder_stop(&ctx.rec);
 	sess_set_busy(ctx.sess, 0);
 done:

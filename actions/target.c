@@ -131,7 +131,8 @@ int act_resolve_target(struct act_ctx *ctx, const char *target)
 }
 
 /*
- * The checks, run on the element in its own frame. Stability: when the
+ * The checks, run on the element in its own frame; for typing, the field
+ * is then focused and its content selected (typing replaces it). Stability: when the
  * document runs animations, the box must not move across two frames;
  * without any, nothing moves it between frames, so no frame is waited for.
  * The hit test uses the element's frame-local centre; the caller gets the
@@ -164,6 +165,8 @@ static const char actionable_js[] =
     " if (kind !== 'type' && kind !== 'select' && hit && hit !== el && !el.contains(hit) && !(hit.control === el))"
     "  return { error: 'covered', desc: desc(el), blocker: desc(hit), x: Math.round(cx), y: Math.round(cy) };"
     " if (kind !== 'type' && kind !== 'select' && !hit) return { error: 'offscreen', desc: desc(el) };"
+    " if (kind === 'type') { el.focus(); if (typeof el.select === 'function' && typeof el.value === 'string') el.select();"
+    "  else { const r = document.createRange(); r.selectNodeContents(el); const s = getSelection(); s.removeAllRanges(); s.addRange(r); } }"
     " return { ok: true, desc: desc(el), tag, type, password: type === 'password',"
     "  autocomplete: el.getAttribute('autocomplete') || '' }; }";
 

@@ -12,11 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char focus_select_js[] =
-    "function() { this.focus(); if (typeof this.select === 'function' && typeof this.value === 'string') this.select();"
-    " else { const r = document.createRange(); r.selectNodeContents(this); const s = getSelection();"
-    " s.removeAllRanges(); s.addRange(r); } }";
-
 static const char value_js[] =
     "function() { return 'value' in this && this.tagName !== 'BUTTON' ? String(this.value) : (this.textContent || ''); }";
 
@@ -95,9 +90,6 @@ static int type_run(struct act_ctx *ctx)
 	if (rc < 0)
 		goto out;
 	ctx->sensitive = json_is_true(json_object_get(info, "password"));
-	rc = act_call_on_target(ctx, focus_select_js, NULL, NULL, "focusing the field");
-	if (rc < 0)
-		goto out;
 	if (text && text[0])
 		rc = act_type_text(ctx, text, slowly);
 	else
