@@ -10,6 +10,7 @@
 #include "common/unittest.h"
 #include "common/util.h"
 #include "evidence/evidence.h"
+#include "policy/egress.h"
 
 #include <jansson.h>
 #include <pthread.h>
@@ -17,22 +18,32 @@
 
 struct cdp_conn;
 struct sess;
+struct sess_options;
 struct sess_page;
 struct evid_audit;
 struct act_keeper;
 
 /* An agent's session: a worker thread, its queue and its browser. */
 struct act_session {
+	char id[33];               /* the agent session's id (browsers come and go) */
 	char *data_dir;
 	char *tenant;
 	char *chromium_path;
-	char *host_resolver_rules;
 	char run_dir[4096];
 	int headless;
 	int viewport_width;
 	int viewport_height;
 	int action_timeout_ms;
-	struct act_pool *pool;     /* borrowed */
+	int prelaunch;
+	int require_evidence;      /* refuse to act when evidence cannot be kept */
+	int reported_ready;        /* time_to_ready was in a result already */
+
+	/* egress (egress.c) */
+	struct policy_egress *egress;
+	struct policy_proxy *proxy;
+	struct policy_chromium_flags proxy_flags;
+	const char *extra_args[9];
+	json_t *refusals;          /* {lock} refusals not yet reported */
 
 	pthread_t thread;
 	pthread_mutex_t lock;
@@ -163,7 +174,22 @@ void act_keeper_stop(struct act_keeper *k);
 /* session.c */
 /* Closes the session's browser (recorded with reason); no-op without one. */
 void act_close_browser(struct act_session *as, const char *reason);
-struct sess *act_pool_take(struct act_session *s, int wait_ms);
+
+/* pipeline.c: launches the session's browser (worker thread). */
+int act_launch_browser(struct act_session *as, char *err, size_t errlen);
+
+/* egress.c */
+int act_egress_start(struct act_session *s, json_t *policy, char *err, size_t errlen);
+void act_egress_stop(struct act_session *s);
+/* Fills the launch options: proxy, resolver rules, flags, target setup. */
+void act_egress_launch_options(struct act_session *s, struct sess_options *opt);
+/* Starts handling paused requests on the freshly launched browser. */
+int act_egress_attach(struct act_session *s);
+/* Tool layer: 0 when url may be opened; else -1, *blocked (new) and err. */
+int act_egress_check_url(struct act_session *s, const char *url, json_t **blocked, char *err,
+                         size_t errlen);
+/* The refusals since the last call (new array), or NULL. */
+json_t *act_egress_take_refusals(struct act_session *s);
 
 /* pipeline.c */
 void act_run_call(struct act_session *as, struct act_call *call);

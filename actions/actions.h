@@ -75,23 +75,15 @@ struct act_config {
 	int headless;              /* 1 unless debugging */
 	int viewport_width;        /* 0 = 1280 */
 	int viewport_height;       /* 0 = 720 */
-	const char *host_resolver_rules; /* Chromium --host-resolver-rules, for tests; NULL */
 	int action_timeout_ms;     /* per tool call; 0 = 30000 */
-	struct act_pool *pool;     /* warm pool to take browsers from; borrowed; NULL = none */
+	/* The tenant's policy (borrowed, read at act_session_new): {"egress": {...}
+	 * (policy/egress.h), "require_evidence": bool, "before_screenshots":
+	 * bool}; NULL = defaults. */
+	json_t *tenant_policy;
+	int prelaunch;             /* launch the browser as soon as the session exists */
 };
 
 struct act_session;
-struct act_pool;
-
-/* Starts a warm pool that keeps `size` browsers launched with cfg's
- * browser settings, so a session's first action does not wait for
- * Chromium; at most max_launches in all (0: refill forever, 1: a single
- * pre-launch for a one-session server). size 0: no pool (*out = NULL).
- * Sessions use it when their act_config names it. */
-int act_pool_start(const struct act_config *cfg, size_t size, unsigned max_launches,
-                   struct act_pool **out);
-/* Stops the pool and closes the browsers it still holds. NULL: no-op. */
-void act_pool_stop(struct act_pool *p);
 
 /* One tool call. The transport fills the request part, queues it with
  * act_session_submit() and is told on completion. */

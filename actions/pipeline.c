@@ -151,13 +151,48 @@ static void progress(struct act_ctx *ctx, double step, const char *message)
 		ctx->call->on_progress(ctx->call, step, 4, message);
 }
 
+int act_launch_browser(struct act_session *as, char *err, size_t errlen)
+{
+	struct sess_options opt = {0};
+
+	opt.chromium_path = as->chromium_path;
+	opt.run_dir = as->run_dir;
+	opt.headed = !as->headless;
+	opt.viewport_width = as->viewport_width;
+	opt.viewport_height = as->viewport_height;
+	opt.cancel_flag = &as->cancel_flag;
+	act_egress_launch_options(as, &opt);
+	if (sess_launch(&opt, &as->sess, err, errlen) < 0)
+		return -1;
+	if (act_egress_attach(as) < 0) {
+		snprintf(err, errlen, "cannot watch the browser's requests");
+		sess_close(as->sess);
+		as->sess = NULL;
+		return -1;
+	}
+	act_snapshot_clear(&as->refs);
+	pthread_mutex_lock(&as->lock);
+	as->wake_cdp = sess_cdp(as->sess);
+	pthread_mutex_unlock(&as->lock);
+	{
+		struct evid_manifest_in m = {.chromium_version = sess_browser_version(as->sess),
+		                             .launch_flags = sess_launch_flags(as->sess)};
+
+		act_keeper_record(as->keeper, EVID_AUDIT_SESSION_OPENED, sess_id(as->sess), NULL,
+		                  json_pack("{s:o, s:s, s:I}", "manifest", evid_manifest_new(&m),
+		                            "agent_session", as->id, "time_to_ready_ms",
+		                            (json_int_t)sess_time_to_ready_ms(as->sess)),
+		                  0);
+	}
+	return 0;
+}
+
 /* Makes sure a live browser with a current page is there. A browser that
  * died since the last call is reported once, cleaned up, and replaced on
  * the next call. */
 static int ensure_browser(struct act_ctx *ctx)
 {
 	struct act_session *as = ctx->as;
-	struct sess_options opt = {0};
 	char err[512] = "";
 
 	if (as->sess && sess_check_alive(as->sess) < 0) {
@@ -168,32 +203,13 @@ static int ensure_browser(struct act_ctx *ctx)
 	}
 	if (!as->sess) {
 		progress(ctx, 0, "starting the browser");
-		opt.chromium_path = as->chromium_path;
-		opt.run_dir = as->run_dir;
-		opt.headed = !as->headless;
-		opt.viewport_width = as->viewport_width;
-		opt.viewport_height = as->viewport_height;
-		opt.host_resolver_rules = as->host_resolver_rules;
-		opt.cancel_flag = &as->cancel_flag;
-		as->sess = act_pool_take(as, 20000);
-		if (!as->sess && sess_launch(&opt, &as->sess, err, sizeof(err)) < 0)
+		if (act_launch_browser(as, err, sizeof(err)) < 0)
 			return act_fail(ctx, "launch_failed", "cannot start the browser: %s", err);
-		act_snapshot_clear(&as->refs);
-		pthread_mutex_lock(&as->lock);
-		as->wake_cdp = sess_cdp(as->sess);
-		pthread_mutex_unlock(&as->lock);
+	}
+	if (!as->reported_ready) {
 		json_object_set_new(ctx->out, "time_to_ready_ms",
 		                    json_integer(sess_time_to_ready_ms(as->sess)));
-		{
-			struct evid_manifest_in m = {.chromium_version = sess_browser_version(as->sess),
-			                             .launch_flags = sess_launch_flags(as->sess)};
-
-			act_keeper_record(as->keeper, EVID_AUDIT_SESSION_OPENED, sess_id(as->sess), NULL,
-			                  json_pack("{s:o, s:I}", "manifest", evid_manifest_new(&m),
-			                            "time_to_ready_ms",
-			                            (json_int_t)sess_time_to_ready_ms(as->sess)),
-			                  0);
-		}
+		as->reported_ready = 1;
 	}
 	ctx->sess = as->sess;
 	ctx->cdp = sess_cdp(as->sess);
@@ -240,6 +256,52 @@ static int check_page(struct act_ctx *ctx)
 		return act_fail(ctx, "dialog_open",
 		                "a %s dialog is open (\"%.200s\"): call browser_handle_dialog first",
 		                d->type, d->message ? d->message : "");
+	return 0;
+}
+
+/* Everything egress refused while the call ran: into the result
+ * (`blocked`) and, one record each, into the audit log. */
+static void report_refusals(struct act_ctx *ctx)
+{
+	json_t *got = act_egress_take_refusals(ctx->as);
+	json_t *blocked = json_object_get(ctx->out, "blocked");
+	size_t i;
+
+	if (!got)
+		return;
+	if (!blocked) {
+		blocked = json_array();
+		json_object_set_new(ctx->out, "blocked", blocked);
+	}
+	for (i = 0; i < json_array_size(got); i++) {
+		json_t *r = json_array_get(got, i);
+
+		json_array_append(blocked, r);
+		if (i < 10)
+			gb_buf_appendf(&ctx->text, "\n- blocked: %.300s (rule %s, %s layer)",
+			               gb_or(json_string_value(json_object_get(r, "url")), ""),
+			               gb_or(json_string_value(json_object_get(r, "rule")), "?"),
+			               gb_or(json_string_value(json_object_get(r, "layer")), "?"));
+		act_keeper_record(ctx->as->keeper, EVID_AUDIT_POLICY_REFUSAL,
+		                  ctx->sess ? sess_id(ctx->sess) : NULL, ctx->operation_id,
+		                  json_pack("{s:s, s:O}", "tool", ctx->def->name, "refusal", r), 0);
+	}
+	json_decref(got);
+}
+
+/* With require_evidence, an action that changes the page is refused
+ * before it acts when its evidence could not be kept. */
+static int check_evidence_writable(struct act_ctx *ctx)
+{
+	char err[512];
+
+	if (!ctx->as->require_evidence || !ctx->def->changes_state)
+		return 0;
+	if (evid_store_check_writable(ctx->as->store, ctx->as->tenant, err, sizeof(err)) < 0 ||
+	    (ctx->as->audit &&
+	     evid_audit_check_writable(ctx->as->audit, ctx->as->tenant, err, sizeof(err)) < 0))
+		return act_fail(ctx, "evidence_unavailable",
+		                "refused before acting: this tenant requires evidence and %s", err);
 	return 0;
 }
 
@@ -310,6 +372,7 @@ static void finish(struct act_ctx *ctx)
 			gb_buf_appendf(&ctx->text, "\n");
 		gb_buf_appendf(&ctx->text, "Error: %s", ctx->error);
 	}
+	report_refusals(ctx);
 	keep_record(ctx);
 	text = gb_buf_steal(&ctx->text);
 	json_array_append_new(content, json_pack("{s:s, s:s}", "type", "text", "text", text));
@@ -371,7 +434,7 @@ void act_run_call(struct act_session *as, struct act_call *call)
 		impl->run(&ctx);
 		goto done;
 	}
-	if (ensure_browser(&ctx) < 0 || check_page(&ctx) < 0)
+	if (check_evidence_writable(&ctx) < 0 || ensure_browser(&ctx) < 0 || check_page(&ctx) < 0)
 		goto done;
 	snprintf(ctx.url_before, sizeof(ctx.url_before), "%s", sess_page_url(ctx.page));
 	sess_set_busy(ctx.sess, 1);

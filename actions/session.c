@@ -65,7 +65,11 @@ static void *worker_main(void *arg)
 {
 	struct act_session *s = arg;
 	struct act_call *call;
+	char err[512];
 
+	/* a failed pre-launch is tried again, and reported, by the first call */
+	if (s->prelaunch && act_launch_browser(s, err, sizeof(err)) < 0)
+		GB_LOGW("actions", "the browser could not be started ahead of time: %s", err);
 	for (;;) {
 		idle_until_work(s);
 		pthread_mutex_lock(&s->lock);
@@ -113,12 +117,13 @@ int act_session_new(const struct act_config *cfg, struct act_session **out, char
 	s->data_dir = strdup(cfg->data_dir);
 	s->tenant = strdup(cfg->tenant ? cfg->tenant : "local");
 	s->chromium_path = dup_or_null(cfg->chromium_path);
-	s->host_resolver_rules = dup_or_null(cfg->host_resolver_rules);
 	s->headless = cfg->headless;
 	s->viewport_width = cfg->viewport_width > 0 ? cfg->viewport_width : 1280;
 	s->viewport_height = cfg->viewport_height > 0 ? cfg->viewport_height : 720;
 	s->action_timeout_ms = cfg->action_timeout_ms > 0 ? cfg->action_timeout_ms : 30000;
-	s->pool = cfg->pool;
+	s->prelaunch = cfg->prelaunch;
+	s->require_evidence = json_is_true(json_object_get(cfg->tenant_policy, "require_evidence"));
+	gb_random_hex(s->id, 16);
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_cond_init(&s->cond, NULL);
 	if (mkdir(s->data_dir, 0700) != 0 && errno != EEXIST) {
@@ -141,6 +146,8 @@ int act_session_new(const struct act_config *cfg, struct act_session **out, char
 		snprintf(err, errlen, "cannot start the evidence writer thread");
 		goto out;
 	}
+	if (act_egress_start(s, cfg->tenant_policy, err, errlen) < 0)
+		goto out;
 	if (pthread_create(&s->thread, NULL, worker_main, s) != 0) {
 		snprintf(err, errlen, "cannot start the session's worker thread");
 		goto out;
@@ -149,13 +156,13 @@ int act_session_new(const struct act_config *cfg, struct act_session **out, char
 	rc = 0;
 out:
 	if (rc < 0) {
+		act_egress_stop(s);
 		act_keeper_stop(s->keeper);
 		evid_audit_close(s->audit);
 		evid_store_close(s->store);
 		free(s->data_dir);
 		free(s->tenant);
 		free(s->chromium_path);
-		free(s->host_resolver_rules);
 		free(s);
 	}
 	return rc;
@@ -209,6 +216,7 @@ void act_session_free(struct act_session *s)
 	act_snapshot_clear(&s->refs);
 	act_keeper_flush(s->keeper);
 	act_keeper_stop(s->keeper);
+	act_egress_stop(s);
 	evid_audit_close(s->audit);
 	evid_store_close(s->store);
 	free(s->last_snapshot);
@@ -217,55 +225,7 @@ void act_session_free(struct act_session *s)
 	free(s->data_dir);
 	free(s->tenant);
 	free(s->chromium_path);
-	free(s->host_resolver_rules);
 	free(s);
-}
-
-struct act_pool {
-	struct sess_pool *sessions;
-	char run_dir[4096];
-};
-
-int act_pool_start(const struct act_config *cfg, size_t size, unsigned max_launches,
-                   struct act_pool **out)
-{
-	struct sess_options opt = {0};
-	struct act_pool *p;
-
-	*out = NULL;
-	if (size == 0)
-		return 0;
-	p = calloc(1, sizeof(*p));
-	if (!p)
-		return -1;
-	snprintf(p->run_dir, sizeof(p->run_dir), "%s/run", cfg->data_dir);
-	mkdir(cfg->data_dir, 0700);
-	opt.run_dir = p->run_dir;
-	opt.chromium_path = cfg->chromium_path;
-	opt.headed = !cfg->headless;
-	opt.viewport_width = cfg->viewport_width;
-	opt.viewport_height = cfg->viewport_height;
-	opt.host_resolver_rules = cfg->host_resolver_rules;
-	if (sess_pool_start(&opt, size, max_launches, &p->sessions) < 0) {
-		free(p);
-		return -1;
-	}
-	*out = p;
-	return 0;
-}
-
-void act_pool_stop(struct act_pool *p)
-{
-	if (!p)
-		return;
-	sess_pool_stop(p->sessions);
-	free(p);
-}
-
-/* A ready browser from the session's pool, or NULL. Worker thread. */
-struct sess *act_pool_take(struct act_session *s, int wait_ms)
-{
-	return s->pool ? sess_pool_take(s->pool->sessions, &s->cancel_flag, wait_ms) : NULL;
 }
 
 int act_session_read_artifact(struct act_session *s, const char *uri, unsigned char **data,

@@ -17,10 +17,16 @@ static int navigate_gate(struct act_ctx *ctx)
 	const char *url = json_string_value(json_object_get(ctx->args, "url"));
 	char rule[64], err[512];
 
+	json_t *blocked = NULL;
+
 	if (policy_check_tool_url(url, rule, sizeof(rule), err, sizeof(err)) < 0) {
 		json_object_set_new(ctx->out, "blocked",
 		                    json_pack("[{s:s, s:s, s:s}]", "url", url ? url : "", "rule", rule,
 		                              "layer", "tool"));
+		return act_fail(ctx, "url_refused", "%s", err);
+	}
+	if (act_egress_check_url(ctx->as, url, &blocked, err, sizeof(err)) < 0) {
+		json_object_set_new(ctx->out, "blocked", json_pack("[o]", blocked));
 		return act_fail(ctx, "url_refused", "%s", err);
 	}
 	return 0;

@@ -13,6 +13,7 @@
 #include "mcp/mcp.h"
 
 #include <errno.h>
+#include <jansson.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -24,9 +25,8 @@
 struct cli_opts {
 	char data_dir[PATH_MAX];
 	const char *chromium;
-	const char *resolver_rules;
+	const char *config_path;
 	int headed;
-	int warm_pool;
 };
 
 static void usage(FILE *out)
@@ -46,10 +46,10 @@ static void usage(FILE *out)
 	        "  --data-dir DIR            state, evidence and run dirs (default $GLASSBOX_DATA_DIR,\n"
 	        "                            else $XDG_DATA_HOME/glassbox or ~/.local/share/glassbox)\n"
 	        "  --chromium PATH           the Chromium binary (default /usr/lib/chromium/chromium)\n"
-	        "  --host-resolver-rules R   Chromium resolver rules, e.g. \"MAP shop.test 127.0.0.1\"\n"
-	        "  --headed                  show the browser window (needs a display)\n"
-	        "  --warm-pool N             browsers launched ahead of the first call (mcp: default 1,\n"
-	        "                            0 to launch on demand)\n");
+	        "  --config FILE             the tenant's policy (default $GLASSBOX_CONFIG): JSON with\n"
+	        "                            \"egress\" (allowed hosts, resolver overrides, see\n"
+	        "                            docs/egress.md), \"require_evidence\", \"before_screenshots\"\n"
+	        "  --headed                  show the browser window (needs a display)\n");
 }
 
 /* Picks the data dir: flag, then environment, then the XDG default. */
@@ -73,12 +73,11 @@ static int parse_opts(int argc, char **argv, struct cli_opts *o)
 	int i;
 
 	memset(o, 0, sizeof(*o));
-	o->warm_pool = 1;
 	default_data_dir(o);
 	if (getenv("GLASSBOX_CHROMIUM"))
 		o->chromium = getenv("GLASSBOX_CHROMIUM");
-	if (getenv("GLASSBOX_HOST_RESOLVER_RULES"))
-		o->resolver_rules = getenv("GLASSBOX_HOST_RESOLVER_RULES");
+	if (getenv("GLASSBOX_CONFIG") && getenv("GLASSBOX_CONFIG")[0])
+		o->config_path = getenv("GLASSBOX_CONFIG");
 	for (i = 2; i < argc; i++) {
 		const char *a = argv[i];
 		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -89,11 +88,8 @@ static int parse_opts(int argc, char **argv, struct cli_opts *o)
 		} else if (!strcmp(a, "--chromium") && v) {
 			o->chromium = v;
 			i++;
-		} else if (!strcmp(a, "--host-resolver-rules") && v) {
-			o->resolver_rules = v;
-			i++;
-		} else if (!strcmp(a, "--warm-pool") && v) {
-			o->warm_pool = atoi(v);
+		} else if (!strcmp(a, "--config") && v) {
+			o->config_path = v;
 			i++;
 		} else if (!strcmp(a, "--headed")) {
 			o->headed = 1;
@@ -126,20 +122,44 @@ static int make_dirs(const char *dir)
 	return 0;
 }
 
-static void fill_config(const struct cli_opts *o, struct act_config *cfg)
+/* Loads the policy file (NULL path: none). Returns 0, or -1 after
+ * printing what is wrong with it. *out: new reference or NULL. */
+static int load_config(const char *path, json_t **out)
+{
+	json_error_t jerr;
+
+	*out = NULL;
+	if (!path)
+		return 0;
+	*out = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
+	if (!*out) {
+		fprintf(stderr, "glassbox: cannot read the config %s: %s (line %d, column %d)\n", path,
+		        jerr.text, jerr.line, jerr.column);
+		return -1;
+	}
+	if (!json_is_object(*out)) {
+		fprintf(stderr, "glassbox: the config %s must be a JSON object\n", path);
+		json_decref(*out);
+		*out = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+static void fill_config(const struct cli_opts *o, json_t *policy, struct act_config *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->data_dir = o->data_dir;
 	cfg->tenant = "local";
 	cfg->chromium_path = o->chromium;
 	cfg->headless = !o->headed;
-	cfg->host_resolver_rules = o->resolver_rules;
+	cfg->tenant_policy = policy;
 }
 
 static int cmd_mcp(const struct cli_opts *o)
 {
-	struct act_pool *pool = NULL;
 	struct act_config cfg;
+	json_t *policy = NULL;
 	int rc;
 
 	if (make_dirs(o->data_dir) < 0) {
@@ -147,15 +167,15 @@ static int cmd_mcp(const struct cli_opts *o)
 		        strerror(errno));
 		return 1;
 	}
-	fill_config(o, &cfg);
-	/* one session per stdio server: launch its browser while the client
+	if (load_config(o->config_path, &policy) < 0)
+		return 2;
+	fill_config(o, policy, &cfg);
+	/* one session per stdio server: its browser starts while the client
 	 * is still initializing */
-	if (o->warm_pool > 0 && act_pool_start(&cfg, 1, (unsigned)o->warm_pool, &pool) < 0)
-		GB_LOGW("cli", "cannot start the warm pool: browsers will launch on demand");
-	cfg.pool = pool;
+	cfg.prelaunch = 1;
 	GB_LOGI("cli", "MCP over stdio; data dir %s", o->data_dir);
 	rc = mcp_stdio_serve(&cfg, STDIN_FILENO, STDOUT_FILENO) == 0 ? 0 : 1;
-	act_pool_stop(pool);
+	json_decref(policy);
 	return rc;
 }
 

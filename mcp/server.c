@@ -830,6 +830,14 @@ int mcp_server_new(const struct act_config *cfg, mcp_emit_fn emit, void *emit_us
 	snprintf(srv->version, sizeof(srv->version), "%s", MCP_PROTOCOL_LATEST);
 	pthread_mutex_init(&srv->lock, NULL);
 	pthread_cond_init(&srv->idle, NULL);
+	if (cfg->prelaunch) {
+		char err[512];
+
+		/* the browser starts while the client is still initializing; a
+		 * failure here is reported again by the first tool call */
+		if (ensure_session(srv, err, sizeof(err)) < 0)
+			GB_LOGW(MOD, "the session could not be prepared: %s", err);
+	}
 	*out = srv;
 out:
 	return rc;

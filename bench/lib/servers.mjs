@@ -6,6 +6,7 @@ import { createRequire } from 'node:module';
 import { McpDriver } from './mcp-driver.mjs';
 
 const require = createRequire(import.meta.url);
+const REPO_ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..', '..');
 
 // Browser flags for every server that lets us pass them (there is no network here).
 export const QUIET_FLAGS = [
@@ -32,7 +33,12 @@ export async function glassboxAdapter({ repoRoot, glassboxBin, glassboxArgs = []
     name: 'glassbox',
     command: bin,
     args: ['mcp', ...glassboxArgs],
-    env: { ...baseEnv(tmp), GLASSBOX_DATA_DIR: dataDir },
+    // the bench site is on loopback, which glassbox's default policy refuses
+    env: {
+      ...baseEnv(tmp),
+      GLASSBOX_DATA_DIR: dataDir,
+      GLASSBOX_CONFIG: path.join(REPO_ROOT, 'fixtures', 'policy', 'loopback.json'),
+    },
     cwd: tmp,
     navigate: (url) => ['browser_navigate', { url }],
     snapshot: () => ['browser_snapshot', {}],

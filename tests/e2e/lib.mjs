@@ -75,7 +75,12 @@ export async function openGlassbox({ dataDir } = {}) {
   const transport = new StdioClientTransport({
     command: bin,
     args: ['mcp', ...extra],
-    env: { ...process.env, GLASSBOX_DATA_DIR: dir },
+    // the fixture site is on loopback, which the default policy refuses
+    env: {
+      ...process.env,
+      GLASSBOX_DATA_DIR: dir,
+      GLASSBOX_CONFIG: process.env.GLASSBOX_CONFIG || path.join(REPO_ROOT, 'fixtures', 'policy', 'loopback.json'),
+    },
     stderr: 'pipe',
     cwd: REPO_ROOT,
   });

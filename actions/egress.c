@@ -1,0 +1,193 @@
+/*
+ * egress.c - where a session's browser may go, enforced in three layers
+ * that each hold alone (DESIGN.md, Security layers):
+ *
+ *   1. tools: browser_navigate checks the URL against the policy first;
+ *   2. CDP Fetch: every target (page, iframe, worker, popup) is set up
+ *      with Fetch interception while still paused, and each request is
+ *      checked before it leaves; a refused one fails as BlockedByClient;
+ *   3. the egress proxy: Chromium reaches the network only through it
+ *      (--proxy-server, no local DNS, QUIC off, WebRTC proxied); it
+ *      resolves names itself and checks every address.
+ *
+ * Refusals from the proxy thread and from the worker land in one queue
+ * (s->refusals, under s->lock); the pipeline drains it into the result of
+ * the action during which they happened, and into the audit log.
+ */
+#include "actions/actions-private.h"
+
+#include "cdp/cdp.h"
+#include "common/log.h"
+#include "evidence/audit.h"
+#include "policy/egress.h"
+#include "policy/policy.h"
+#include "sessions/sessions.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define REFUSALS_MAX 500
+
+/* Queues a refusal for the running (or next) action. Any thread. */
+static void queue_refusal(struct act_session *s, const struct policy_refusal *r)
+{
+	json_t *j = policy_refusal_to_json(r);
+
+	if (!j)
+		return;
+	pthread_mutex_lock(&s->lock);
+	if (json_array_size(s->refusals) < REFUSALS_MAX)
+		json_array_append_new(s->refusals, j);
+	else
+		json_decref(j);
+	pthread_mutex_unlock(&s->lock);
+}
+
+static void on_proxy_refusal(void *user, const struct policy_refusal *r)
+{
+	queue_refusal(user, r);
+}
+
+int act_egress_start(struct act_session *s, json_t *policy, char *err, size_t errlen)
+{
+	struct policy_proxy_options o = {0};
+	char perr[512];
+	int rc = -1;
+
+	s->refusals = json_array();
+	if (policy_egress_parse(json_object_get(policy, "egress"), &s->egress, perr,
+	                        sizeof(perr)) < 0) {
+		snprintf(err, errlen, "the egress policy is not valid: %s", perr);
+		goto out;
+	}
+	o.session_id = s->id;
+	o.on_refusal = on_proxy_refusal;
+	o.user = s;
+	if (policy_proxy_start(s->egress, &o, &s->proxy, perr, sizeof(perr)) < 0) {
+		snprintf(err, errlen, "cannot start the egress proxy: %s", perr);
+		goto out;
+	}
+	policy_proxy_chromium_flags(s->proxy, &s->proxy_flags);
+	rc = 0;
+out:
+	return rc;
+}
+
+void act_egress_stop(struct act_session *s)
+{
+	policy_proxy_stop(s->proxy);
+	s->proxy = NULL;
+	policy_egress_free(s->egress);
+	s->egress = NULL;
+	json_decref(s->refusals);
+	s->refusals = NULL;
+}
+
+/* Layer 2: every target gets Fetch interception before it runs. Called
+ * by sessions/ while the target is paused; queues, never waits. */
+static void setup_target(void *user, struct sess *sess, const char *session_id, const char *type)
+{
+	uint64_t id;
+
+	(void)user;
+	if (cdp_send(sess_cdp(sess), session_id, "Fetch.enable",
+	             json_pack("{s:[{s:s, s:s}]}", "patterns", "urlPattern", "*", "requestStage",
+	                       "Request"),
+	             &id) == 0)
+		cdp_forget(sess_cdp(sess), id);
+	(void)type;
+}
+
+/* Fetch.requestPaused: lets the request go on, or fails it and records
+ * the refusal. Runs on the worker inside whatever is servicing. */
+static void on_request_paused(void *user, const char *session_id, const char *method,
+                              json_t *params)
+{
+	struct act_session *s = user;
+	const char *rid = json_string_value(json_object_get(params, "requestId"));
+	json_t *request = json_object_get(params, "request");
+	const char *url = json_string_value(json_object_get(request, "url"));
+	struct policy_decision d = {0};
+	uint64_t id;
+	int rc;
+
+	(void)method;
+	if (!rid || !s->sess)
+		return;
+	if (url && policy_egress_check_url(s->egress, url, &d) == 0 && d.allowed) {
+		rc = cdp_send(sess_cdp(s->sess), session_id, "Fetch.continueRequest",
+		              json_pack("{s:s}", "requestId", rid), &id);
+	} else {
+		struct policy_refusal r = {0};
+		char when[40];
+
+		gb_utc_iso8601(when, sizeof(when));
+		r.time = when;
+		r.session = s->id;
+		r.target = session_id ? session_id : "";
+		r.layer = "fetch";
+		r.method = gb_or(json_string_value(json_object_get(request, "method")), "");
+		r.url = url ? url : "";
+		r.host = d.host;
+		r.addr = "";
+		r.rule = d.rule[0] ? d.rule : "url-invalid";
+		r.message = d.message;
+		queue_refusal(s, &r);
+		rc = cdp_send(sess_cdp(s->sess), session_id, "Fetch.failRequest",
+		              json_pack("{s:s, s:s}", "requestId", rid, "errorReason", "BlockedByClient"),
+		              &id);
+	}
+	if (rc == 0)
+		cdp_forget(sess_cdp(s->sess), id);
+}
+
+void act_egress_launch_options(struct act_session *s, struct sess_options *opt)
+{
+	size_t i;
+
+	opt->proxy_server = s->proxy_flags.proxy_server;
+	opt->host_resolver_rules = s->proxy_flags.host_resolver_rules;
+	for (i = 0; i < sizeof(s->proxy_flags.extra) / sizeof(s->proxy_flags.extra[0]) - 1 &&
+	            s->proxy_flags.extra[i];
+	     i++)
+		s->extra_args[i] = s->proxy_flags.extra[i];
+	s->extra_args[i] = NULL;
+	opt->extra_args = s->extra_args;
+	opt->on_target = setup_target;
+	opt->on_target_user = s;
+}
+
+int act_egress_attach(struct act_session *s)
+{
+	return cdp_on(sess_cdp(s->sess), NULL, "Fetch.requestPaused", on_request_paused, s) > 0
+	           ? 0
+	           : -1;
+}
+
+int act_egress_check_url(struct act_session *s, const char *url, json_t **blocked, char *err,
+                         size_t errlen)
+{
+	struct policy_decision d = {0};
+
+	*blocked = NULL;
+	if (policy_egress_check_url(s->egress, url, &d) == 0 && d.allowed)
+		return 0;
+	*blocked = json_pack("{s:s, s:s, s:s, s:s}", "url", url, "host", d.host, "rule",
+	                     d.rule[0] ? d.rule : "url-invalid", "layer", "tool");
+	snprintf(err, errlen, "%s", d.message[0] ? d.message : "this URL is not allowed");
+	return -1;
+}
+
+json_t *act_egress_take_refusals(struct act_session *s)
+{
+	json_t *out = NULL;
+
+	pthread_mutex_lock(&s->lock);
+	if (s->refusals && json_array_size(s->refusals)) {
+		out = s->refusals;
+		s->refusals = json_array();
+	}
+	pthread_mutex_unlock(&s->lock);
+	return out;
+}
