@@ -44,6 +44,9 @@ struct act_session {
 	struct policy_chromium_flags proxy_flags;
 	const char *extra_args[9];
 	json_t *refusals;          /* {lock} refusals not yet reported */
+	int layer_tool;            /* enforcement layers on (1) or off for drills (0) */
+	int layer_fetch;
+	int layer_proxy;
 
 	pthread_t thread;
 	pthread_mutex_t lock;

@@ -49,6 +49,43 @@ static void on_proxy_refusal(void *user, const struct policy_refusal *r)
 	queue_refusal(user, r);
 }
 
+/* Reads "egress_layers": {"tool": bool, "fetch": bool, "proxy": bool}
+ * (default all true). Turning a layer off is for drills that prove each
+ * of the others holds alone; never for production policies. */
+static int read_layers(struct act_session *s, json_t *policy, char *err, size_t errlen)
+{
+	json_t *layers = json_object_get(policy, "egress_layers");
+	const char *key;
+	json_t *v;
+
+	s->layer_tool = s->layer_fetch = s->layer_proxy = 1;
+	if (!layers)
+		return 0;
+	if (!json_is_object(layers))
+		goto bad;
+	json_object_foreach(layers, key, v) {
+		if (!json_is_boolean(v))
+			goto bad;
+		if (!strcmp(key, "tool"))
+			s->layer_tool = json_is_true(v);
+		else if (!strcmp(key, "fetch"))
+			s->layer_fetch = json_is_true(v);
+		else if (!strcmp(key, "proxy"))
+			s->layer_proxy = json_is_true(v);
+		else
+			goto bad;
+	}
+	if (!s->layer_tool || !s->layer_fetch || !s->layer_proxy)
+		GB_LOGW("actions", "egress layers turned off by the policy: tool %s, fetch %s, proxy %s",
+		        s->layer_tool ? "on" : "OFF", s->layer_fetch ? "on" : "OFF",
+		        s->layer_proxy ? "on" : "OFF");
+	return 0;
+bad:
+	snprintf(err, errlen, "\"egress_layers\" must be an object of booleans among tool, fetch "
+	         "and proxy, e.g. {\"fetch\": false}");
+	return -1;
+}
+
 int act_egress_start(struct act_session *s, json_t *policy, char *err, size_t errlen)
 {
 	struct policy_proxy_options o = {0};
@@ -56,6 +93,8 @@ int act_egress_start(struct act_session *s, json_t *policy, char *err, size_t er
 	int rc = -1;
 
 	s->refusals = json_array();
+	if (read_layers(s, policy, err, errlen) < 0)
+		goto out;
 	if (policy_egress_parse(json_object_get(policy, "egress"), &s->egress, perr,
 	                        sizeof(perr)) < 0) {
 		snprintf(err, errlen, "the egress policy is not valid: %s", perr);
@@ -64,6 +103,10 @@ int act_egress_start(struct act_session *s, json_t *policy, char *err, size_t er
 	o.session_id = s->id;
 	o.on_refusal = on_proxy_refusal;
 	o.user = s;
+	if (!s->layer_proxy) {
+		rc = 0;
+		goto out;
+	}
 	if (policy_proxy_start(s->egress, &o, &s->proxy, perr, sizeof(perr)) < 0) {
 		snprintf(err, errlen, "cannot start the egress proxy: %s", perr);
 		goto out;
@@ -146,6 +189,12 @@ void act_egress_launch_options(struct act_session *s, struct sess_options *opt)
 {
 	size_t i;
 
+	if (s->layer_fetch) {
+		opt->on_target = setup_target;
+		opt->on_target_user = s;
+	}
+	if (!s->proxy)
+		return;
 	opt->proxy_server = s->proxy_flags.proxy_server;
 	opt->host_resolver_rules = s->proxy_flags.host_resolver_rules;
 	for (i = 0; i < sizeof(s->proxy_flags.extra) / sizeof(s->proxy_flags.extra[0]) - 1 &&
@@ -154,12 +203,12 @@ void act_egress_launch_options(struct act_session *s, struct sess_options *opt)
 		s->extra_args[i] = s->proxy_flags.extra[i];
 	s->extra_args[i] = NULL;
 	opt->extra_args = s->extra_args;
-	opt->on_target = setup_target;
-	opt->on_target_user = s;
 }
 
 int act_egress_attach(struct act_session *s)
 {
+	if (!s->layer_fetch)
+		return 0;
 	return cdp_on(sess_cdp(s->sess), NULL, "Fetch.requestPaused", on_request_paused, s) > 0
 	           ? 0
 	           : -1;
@@ -171,7 +220,7 @@ int act_egress_check_url(struct act_session *s, const char *url, json_t **blocke
 	struct policy_decision d = {0};
 
 	*blocked = NULL;
-	if (policy_egress_check_url(s->egress, url, &d) == 0 && d.allowed)
+	if (!s->layer_tool || (policy_egress_check_url(s->egress, url, &d) == 0 && d.allowed))
 		return 0;
 	*blocked = json_pack("{s:s, s:s, s:s, s:s}", "url", url, "host", d.host, "rule",
 	                     d.rule[0] ? d.rule : "url-invalid", "layer", "tool");
