@@ -123,6 +123,12 @@ void act_session_cancel(struct act_session *s, struct act_call *call);
  * the session. Must not be called from the worker thread. */
 void act_session_free(struct act_session *s);
 
+/* Launches Chromium as sessions would (in cfg's data dir), reads its
+ * version into version, and closes it, leaving nothing behind: a check
+ * that the machine can run sessions. Returns 0, or -1 with the reason. */
+int act_browser_check(const struct act_config *cfg, char *version, size_t vlen, char *err,
+                      size_t errlen);
+
 /* Reads an evidence artifact linked from a result ("glassbox://artifact/
  * <sha256>"): *data malloc'd, mime at most mime_len. Thread-safe. Returns
  * 0 or -1 with a reason in err. */

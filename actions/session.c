@@ -228,6 +228,24 @@ void act_session_free(struct act_session *s)
 	free(s);
 }
 
+int act_browser_check(const struct act_config *cfg, char *version, size_t vlen, char *err,
+                      size_t errlen)
+{
+	struct sess_options opt = {0};
+	char run_dir[4096];
+	struct sess *sess = NULL;
+
+	snprintf(run_dir, sizeof(run_dir), "%s/run", cfg->data_dir);
+	opt.run_dir = run_dir;
+	opt.chromium_path = cfg->chromium_path;
+	opt.headed = !cfg->headless;
+	if (sess_launch(&opt, &sess, err, errlen) < 0)
+		return -1;
+	snprintf(version, vlen, "%s", sess_browser_version(sess));
+	sess_close(sess);
+	return 0;
+}
+
 int act_session_read_artifact(struct act_session *s, const char *uri, unsigned char **data,
                               size_t *len, char *mime, size_t mime_len, char *err,
                               size_t errlen)

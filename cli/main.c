@@ -181,7 +181,10 @@ static int cmd_mcp(const struct cli_opts *o)
 
 static int cmd_init(const struct cli_opts *o)
 {
+	struct act_config cfg;
 	char self[PATH_MAX];
+	char version[64];
+	char err[512];
 	ssize_t n;
 
 	if (make_dirs(o->data_dir) < 0) {
@@ -189,6 +192,12 @@ static int cmd_init(const struct cli_opts *o)
 		        strerror(errno));
 		return 1;
 	}
+	fill_config(o, NULL, &cfg);
+	if (act_browser_check(&cfg, version, sizeof(version), err, sizeof(err)) < 0) {
+		fprintf(stderr, "glassbox: Chromium does not start here: %s\n", err);
+		return 1;
+	}
+	printf("Chromium works: %s\n", version);
 	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	self[n > 0 ? n : 0] = '\0';
 	printf("glassbox %s: data dir %s (tenant \"local\", default policy)\n\n"
