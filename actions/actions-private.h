@@ -22,6 +22,9 @@ struct sess_options;
 struct sess_page;
 struct evid_audit;
 struct act_keeper;
+struct store;
+struct policy_risk;
+struct policy_admin;
 
 /* An agent's session: a worker thread, its queue and its browser. */
 struct act_session {
@@ -44,6 +47,10 @@ struct act_session {
 	struct policy_chromium_flags proxy_flags;
 	const char *extra_args[9];
 	json_t *refusals;          /* {lock} refusals not yet reported */
+	/* gates (gates.c) */
+	struct store *db;          /* thread-safe */
+	struct policy_risk *risk;  /* immutable */
+	struct policy_admin *admin;
 	int layer_tool;            /* enforcement layers on (1) or off for drills (0) */
 	int layer_fetch;
 	int layer_proxy;
@@ -69,7 +76,7 @@ struct act_session {
 	unsigned operations;
 	/* the last evidence screenshot, reused while the page is unchanged */
 	char last_shot_sha[65];
-	char last_shot_op[40];
+	char last_shot_op[72];
 	char last_shot_digest[64];
 	char last_shot_url[2048];
 };
@@ -112,7 +119,7 @@ struct act_ctx {
 	struct cdp_conn *cdp;
 	struct sess_page *page;
 	const char *psid;           /* page CDP session id */
-	char operation_id[40];
+	char operation_id[72];
 	int64_t started_ms;
 	int64_t deadline_ms;
 
@@ -133,6 +140,8 @@ struct act_ctx {
 	struct evid_annotation annotation; /* target box and click point */
 	uint64_t shot_call;         /* evidence screenshot requested, not yet collected */
 	uint64_t digest_call;       /* pre-action DOM digest requested, not yet collected */
+	int in_ledger;              /* the operation is open in the ledger */
+	int acted;                  /* marked running: input may have reached the page */
 	char url_before[2048];
 };
 
@@ -180,6 +189,20 @@ void act_close_browser(struct act_session *as, const char *reason);
 
 /* pipeline.c: launches the session's browser (worker thread). */
 int act_launch_browser(struct act_session *as, char *err, size_t errlen);
+
+/* gates.c */
+int act_gates_start(struct act_session *s, json_t *policy, char *err, size_t errlen);
+void act_gates_stop(struct act_session *s);
+/* Opens the call's operation: 0 to run it; 1 when it must not run (failed,
+ * or *replay holds the recorded result of a finished operation). */
+int act_ledger_begin(struct act_ctx *ctx, json_t **replay);
+/* Right before the first input or navigation. */
+void act_ledger_running(struct act_ctx *ctx);
+/* Records the final state and result (borrowed). */
+void act_ledger_finish(struct act_ctx *ctx, json_t *result);
+/* The gate step: facts re-read from the page, classified; fails the call
+ * with approval_required / forbidden / approval_refused. */
+int act_gate_check(struct act_ctx *ctx);
 
 /* egress.c */
 int act_egress_start(struct act_session *s, json_t *policy, char *err, size_t errlen);

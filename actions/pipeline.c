@@ -382,6 +382,7 @@ static void finish(struct act_ctx *ctx)
 	json_object_set(result, "structuredContent", ctx->out);
 	if (ctx->failed)
 		json_object_set_new(result, "isError", json_true());
+	act_ledger_finish(ctx, result);
 	ctx->call->on_done(ctx->call, result);
 }
 
@@ -405,7 +406,7 @@ void act_run_call(struct act_session *as, struct act_call *call)
 	gb_buf_init(&ctx.text, 1 << 20);
 	as->operations++;
 	if (call->operation_id && call->operation_id[0])
-		snprintf(ctx.operation_id, sizeof(ctx.operation_id), "%.39s", call->operation_id);
+		snprintf(ctx.operation_id, sizeof(ctx.operation_id), "%.64s", call->operation_id);
 	else {
 		memcpy(ctx.operation_id, "op-", 3);
 		gb_random_hex(ctx.operation_id + 3, 12);
@@ -430,7 +431,20 @@ void act_run_call(struct act_session *as, struct act_call *call)
 		act_fail(&ctx, "bad_arguments", "%s", err);
 		goto done;
 	}
+	{
+		json_t *replay = NULL;
+
+		if (act_ledger_begin(&ctx, &replay) != 0) {
+			if (replay) {
+				/* a finished operation: its recorded result, nothing done again */
+				call->on_done(call, replay);
+				goto free;
+			}
+			goto done;
+		}
+	}
 	if (!strcmp(call->def->name, "browser_close")) {
+		act_ledger_running(&ctx);
 		impl->run(&ctx);
 		goto done;
 	}
@@ -443,8 +457,10 @@ void act_run_call(struct act_session *as, struct act_call *call)
 		goto release;
 
 	/* gate: a refused action leaves the page untouched */
-	if (impl->gate && impl->gate(&ctx) < 0)
+	if ((impl->gate && impl->gate(&ctx) < 0) || act_gate_check(&ctx) < 0)
 		goto release;
+	if (call->def->changes_state)
+		act_ledger_running(&ctx);
 
 	/* pre-observe: start recording what the page does, note its state */
 	if (call->def->changes_state) {
@@ -478,6 +494,7 @@ release:
 	sess_set_busy(ctx.sess, 0);
 done:
 	finish(&ctx);
+free:
 	drop_failed_browser(as);
 	json_decref(ctx.out);
 	json_decref(ctx.content);

@@ -28,7 +28,7 @@ struct keeper_job {
 	/* audit record */
 	char kind[32];
 	char session_id[40];
-	char operation_id[40];
+	char operation_id[72];
 	json_t *body;
 	int secret_text;
 	/* evidence (png NULL: none) */

@@ -45,8 +45,14 @@
 	{ .name = "target", .type = ACT_T_STRING, .required = 0, .description = TARGET_DESC }
 #define P_ELEMENT { .name = "element", .type = ACT_T_STRING, .description = ELEMENT_DESC }
 #define P_EXPECT { .name = "expect", .type = ACT_T_OBJECT, .description = EXPECT_DESC }
+#define APPROVAL_DESC                                                                           \
+	"The id of an approval a person granted for exactly this action (after an "               \
+	"approval_required result): the action runs only if it is still the same action on the " \
+	"same element, and the approval is then spent"
+/* operation_id and approval go together: every tool that acts takes both */
 #define P_OPERATION_ID                                                                          \
-	{ .name = "operation_id", .type = ACT_T_STRING, .description = OPERATION_ID_DESC }
+	{ .name = "operation_id", .type = ACT_T_STRING, .description = OPERATION_ID_DESC },      \
+	{ .name = "approval", .type = ACT_T_STRING, .description = APPROVAL_DESC }
 
 static const char *const button_values[] = {"left", "right", "middle", NULL};
 static const char *const modifier_values[] = {"Alt", "Control", "ControlOrMeta", "Meta", "Shift",

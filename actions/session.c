@@ -148,6 +148,8 @@ int act_session_new(const struct act_config *cfg, struct act_session **out, char
 	}
 	if (act_egress_start(s, cfg->tenant_policy, err, errlen) < 0)
 		goto out;
+	if (act_gates_start(s, cfg->tenant_policy, err, errlen) < 0)
+		goto out;
 	if (pthread_create(&s->thread, NULL, worker_main, s) != 0) {
 		snprintf(err, errlen, "cannot start the session's worker thread");
 		goto out;
@@ -156,6 +158,7 @@ int act_session_new(const struct act_config *cfg, struct act_session **out, char
 	rc = 0;
 out:
 	if (rc < 0) {
+		act_gates_stop(s);
 		act_egress_stop(s);
 		act_keeper_stop(s->keeper);
 		evid_audit_close(s->audit);
@@ -214,6 +217,7 @@ void act_session_free(struct act_session *s)
 	pthread_mutex_unlock(&s->lock);
 	pthread_join(s->thread, NULL);
 	act_snapshot_clear(&s->refs);
+	act_gates_stop(s);
 	act_keeper_flush(s->keeper);
 	act_keeper_stop(s->keeper);
 	act_egress_stop(s);

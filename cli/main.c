@@ -3,6 +3,7 @@
  *
  *   glassbox mcp [options]     MCP over stdio (one local tenant)
  *   glassbox init [options]    create the data dir and check the browser
+ *   glassbox approvals ...     list, show, approve or deny held actions
  *   glassbox audit ...         verify the signed trail, export the key, purge
  *   glassbox report ...        an HTML report of the trail for reviewers
  *   glassbox version
@@ -11,6 +12,7 @@
 #include "common/log.h"
 #include "evidence/audit.h"
 #include "mcp/mcp.h"
+#include "policy/admin.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -37,6 +39,7 @@ static void usage(FILE *out)
 	        "commands:\n"
 	        "  mcp        serve the browser tools over MCP on stdin/stdout\n"
 	        "  init       create the data dir, check that Chromium starts, print a client config\n"
+	        "  approvals  list [--all] | show ID | approve ID [--reason R] | deny ID [--reason R]\n"
 	        "  audit      verify [--tenant T] [--pubkey FILE] [--json] | export-key [-o FILE] |\n"
 	        "             purge --tenant T --days N\n"
 	        "  report     --session ID | --tenant T [--since DATE] -o FILE: the trail as HTML\n"
@@ -214,8 +217,8 @@ static int cmd_init(const struct cli_opts *o)
 	return 0;
 }
 
-/* `glassbox audit|report [--data-dir DIR] ...`: the evidence module's own
- * command line, with the data dir picked as for every command. */
+/* `glassbox audit|report|approvals [--data-dir DIR] ...`: the evidence and
+ * approval command lines, with the data dir picked as for every command. */
 static int cmd_evidence(int argc, char **argv)
 {
 	struct cli_opts o;
@@ -231,8 +234,12 @@ static int cmd_evidence(int argc, char **argv)
 		}
 		rest[n++] = argv[i];
 	}
-	rc = !strcmp(argv[1], "audit") ? evid_cli_audit(n, rest, o.data_dir)
-	                                : evid_cli_report(n, rest, o.data_dir);
+	if (!strcmp(argv[1], "audit"))
+		rc = evid_cli_audit(n, rest, o.data_dir);
+	else if (!strcmp(argv[1], "report"))
+		rc = evid_cli_report(n, rest, o.data_dir);
+	else
+		rc = policy_cli_approvals(n, rest, o.data_dir);
 	free(rest);
 	return rc;
 }
@@ -251,7 +258,8 @@ int main(int argc, char **argv)
 		printf("glassbox %s\n", GLASSBOX_VERSION);
 		return 0;
 	}
-	if (!strcmp(argv[1], "audit") || !strcmp(argv[1], "report"))
+	if (!strcmp(argv[1], "audit") || !strcmp(argv[1], "report") ||
+	    !strcmp(argv[1], "approvals"))
 		return cmd_evidence(argc, argv);
 	if (parse_opts(argc, argv, &o) < 0)
 		return 2;

@@ -16,7 +16,7 @@
  * transaction with the version bump, so two processes opening at once
  * cannot both migrate. A version above ours is refused.
  *
- * Liveness: each handle creates DATA/run/store/<instance>.lock and holds
+ * Liveness: each handle creates DATA/locks/<instance>.lock and holds
  * an exclusive flock() on it until store_close (or until the process
  * dies, when the kernel drops it). Operations record the instance that
  * owns them; a later store_open that can take an owner's lock knows that
@@ -501,7 +501,7 @@ int store_open(const char *data_dir, struct store **out, char *err, size_t errle
 		rc = store_set_error(err, errlen, "the data dir path %.200s is too long", data_dir);
 		goto out;
 	}
-	snprintf(st->lock_dir, sizeof(st->lock_dir), "%s/run/store", data_dir);
+	snprintf(st->lock_dir, sizeof(st->lock_dir), "%s/locks", data_dir);
 	/* create it 0600 ourselves: SQLite gives its -wal and -shm files the
 	 * database file's mode */
 	fd = open(st->path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);

@@ -30,7 +30,7 @@ struct store {
 	pthread_cond_t changed;
 	sqlite3 *db; /* {st->lock} */
 	char path[STORE_PATH_BYTES];     /* DATA/glassbox.db */
-	char lock_dir[STORE_PATH_BYTES]; /* DATA/run/store */
+	char lock_dir[STORE_PATH_BYTES]; /* DATA/locks */
 	char instance[STORE_INSTANCE_BYTES]; /* owner of the operations this handle begins */
 	int instance_fd;                 /* holds the flock on lock_dir/<instance>.lock */
 	store_clock_fn clock_ms;         /* set before sharing; never changed after */

@@ -64,7 +64,7 @@ enum {
  * Opens (creating, 0600) DATA/glassbox.db and brings its schema up to
  * date (migrations are numbered; table store_schema holds the version; a
  * database written by a newer glassbox is refused). data_dir borrowed.
- * Also creates DATA/run/store/ (0700) and holds a lock file there for as
+ * Also creates DATA/locks/ (0700) and holds a lock file there for as
  * long as the handle is open, so that other processes can tell this one
  * is alive. On open, operations left pending or running by a process of
  * this machine that is no longer alive are closed: running ones become

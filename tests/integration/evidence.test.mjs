@@ -110,14 +110,20 @@ test('every call leaves a signed record; the untouched trail verifies; an edit i
 
 test('a store that cannot be written: the result says the evidence could not be kept', async () => {
   const gb = await session();
-  await ok(gb.client, 'browser_navigate', { url: fixture.url + '/form.html' });
+  const nav = await ok(gb.client, 'browser_navigate', { url: fixture.url + '/form.html' });
+  // reading an artifact waits until everything queued before it is written
+  await gb.client.readResource({ uri: sc(nav).evidence[0].uri });
   await breakStore(gb.dataDir);
-  await callTool(gb.client, 'browser_click', { target: '#save' });
-  // The writer reports a failure with the next call's result at the latest.
-  const next = await callTool(gb.client, 'browser_evaluate', { function: '() => 1' });
-  const text = [next, await callTool(gb.client, 'browser_evaluate', { function: '() => 2' })]
-    .map((r) => (sc(r).evidence_error || '') + r.content[0].text).join('\n');
-  assert.match(text, /evidence of op-[0-9a-f]+ could not be kept/, text);
+  const click = await callTool(gb.client, 'browser_click', { target: '#save' });
+  // Evidence is written off the action's critical path: the failure is
+  // reported with the first result after the writer met it.
+  let text = '';
+  await pollUntil(async () => {
+    const r = await callTool(gb.client, 'browser_evaluate', { function: '() => 1' });
+    text += (sc(r).evidence_error || '') + r.content[0].text + '\n';
+    return /could not be kept/.test(text);
+  }, { deadlineMs: 10000, intervalMs: 50 });
+  assert.match(text, new RegExp(`evidence of ${sc(click).operation_id} could not be kept`), text);
 });
 
 test('a tenant that requires evidence is refused before acting when it cannot be kept', async () => {

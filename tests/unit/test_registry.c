@@ -136,7 +136,9 @@ static void test_table_playwright_parameters(void **state)
 	assert_int_equal(param(act_tool_find("browser_wait_for"), "time")->type, ACT_T_NUMBER);
 	assert_int_equal(param(act_tool_find("browser_snapshot"), "maxChars")->type,
 	                 ACT_T_INTEGER);
-	assert_int_equal(act_tool_find("browser_navigate_back")->n_params, 2);
+	/* expect, operation_id and approval */
+	assert_int_equal(act_tool_find("browser_navigate_back")->n_params, 3);
+	assert_int_equal(param(act_tool_find("browser_click"), "approval")->type, ACT_T_STRING);
 }
 
 static void test_check_accepts_valid_arguments(void **state)
@@ -270,7 +272,7 @@ static void test_check_unknown_and_shape(void **state)
 	                       sizeof(err)),
 	                 -1);
 	assert_string_equal(err, "unknown argument 'ref': browser_click accepts target, element, "
-	                         "doubleClick, button, modifiers, expect, operation_id");
+	                         "doubleClick, button, modifiers, expect, operation_id, approval");
 	/* read-only tools take no idempotency key */
 	assert_int_equal(check("browser_snapshot", "{\"operation_id\":\"x\"}", err, sizeof(err)),
 	                 -1);

@@ -1,0 +1,304 @@
+/*
+ * gates.c - the gate step and the operation ledger of the pipeline.
+ *
+ * Gate: before anything acts, the facts of the action are re-read from
+ * the page (the target's role, name, visible text, aria-label, the form
+ * it submits, the input type...) - never taken from the agent's words -
+ * and classified by the tenant's risk rules: allowed, needs approval, or
+ * forbidden. An approval is bound to the fingerprint of exactly this
+ * action on exactly this node and is spent when used.
+ *
+ * Ledger: every call is an operation in the embedded store; a client's
+ * operation_id is an idempotency key, a finished operation returns its
+ * recorded result, and one whose outcome could not be established is
+ * `unknown` and never re-run blindly.
+ */
+#include "actions/actions-private.h"
+
+#include "common/log.h"
+#include "evidence/audit.h"
+#include "policy/admin.h"
+#include "policy/gate.h"
+#include "sessions/sessions.h"
+#include "store/store.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Decisions on approvals go to the audit log, with who decided. */
+static void on_approval_event(void *user, const struct store_approval_event *ev)
+{
+	struct act_session *s = user;
+	const char *kind;
+
+	if (!strcmp(ev->event, "approved"))
+		kind = EVID_AUDIT_APPROVAL_GRANTED;
+	else if (!strcmp(ev->event, "denied"))
+		kind = EVID_AUDIT_APPROVAL_DENIED;
+	else
+		kind = "approval_event";
+	act_keeper_record(s->keeper, kind, NULL, ev->operation_id,
+	                  json_pack("{s:s, s:s, s:s, s:s?, s:s?, s:I}", "approval_id", ev->approval_id,
+	                            "event", ev->event, "by", ev->by ? ev->by : "", "channel",
+	                            ev->channel, "reason", ev->reason, "at_ms",
+	                            (json_int_t)ev->time_ms),
+	                  0);
+}
+
+int act_gates_start(struct act_session *s, json_t *policy, char *err, size_t errlen)
+{
+	struct policy_admin_options ao = {0};
+	char gerr[512];
+
+	if (store_open(s->data_dir, &s->db, gerr, sizeof(gerr)) < 0) {
+		snprintf(err, errlen, "cannot open the store: %s", gerr);
+		return -1;
+	}
+	store_set_approval_hook(s->db, on_approval_event, s);
+	if (policy_risk_parse(json_object_get(policy, "risk"), &s->risk, gerr, sizeof(gerr)) < 0) {
+		snprintf(err, errlen, "the risk rules are not valid: %s", gerr);
+		return -1;
+	}
+	ao.data_dir = s->data_dir;
+	if (policy_admin_start(s->db, &ao, &s->admin, gerr, sizeof(gerr)) < 0)
+		GB_LOGW("actions", "no admin socket (approvals go through the CLI's direct mode): %s",
+		        gerr);
+	return 0;
+}
+
+void act_gates_stop(struct act_session *s)
+{
+	policy_admin_stop(s->admin);
+	s->admin = NULL;
+	policy_risk_free(s->risk);
+	s->risk = NULL;
+	store_close(s->db);
+	s->db = NULL;
+}
+
+/* ---- ledger -------------------------------------------------------------- */
+
+int act_ledger_begin(struct act_ctx *ctx, json_t **replay)
+{
+	json_t *oid = json_object_get(ctx->args, "operation_id");
+	struct store_op_request req = {0};
+	enum store_op_outcome outcome;
+	struct store_op op;
+	char hash[STORE_HASH_MAX + 1];
+	char err[512];
+	int rc;
+
+	*replay = NULL;
+	memset(&op, 0, sizeof(op));
+	store_args_hash(ctx->args, hash);
+	req.tenant = ctx->as->tenant;
+	req.operation_id = json_string_value(oid);
+	req.session = ctx->as->id;
+	req.tool = ctx->def->name;
+	req.args_hash = hash;
+	rc = store_op_begin(ctx->as->db, &req, act_left_ms(ctx), &outcome, &op, err, sizeof(err));
+	if (rc < 0)
+		return act_fail(ctx, "operation_refused", "%s", err);
+	snprintf(ctx->operation_id, sizeof(ctx->operation_id), "%s", op.id);
+	ctx->in_ledger = 1;
+	if (outcome == STORE_OP_FINISHED) {
+		ctx->in_ledger = 0; /* nothing to finish: it is recorded already */
+		if (op.result) {
+			*replay = json_deep_copy(op.result);
+		} else {
+			json_object_set_new(ctx->out, "state", json_string(store_op_state_name(op.state)));
+			act_fail(ctx, op.state == STORE_OP_UNKNOWN ? "outcome_unknown" : "operation_failed",
+			         "operation %s is %s: %s. It is not run again: take a snapshot to see the "
+			         "page as it is now",
+			         op.id, store_op_state_name(op.state), op.note);
+		}
+	} else if (outcome == STORE_OP_IN_FLIGHT) {
+		ctx->in_ledger = 0;
+		act_fail(ctx, "operation_in_flight", "operation %s is still running: repeat later",
+		         op.id);
+	}
+	store_op_clear(&op);
+	return ctx->failed || *replay ? 1 : 0;
+}
+
+void act_ledger_running(struct act_ctx *ctx)
+{
+	char err[256];
+
+	if (ctx->in_ledger && !ctx->acted &&
+	    store_op_mark_running(ctx->as->db, ctx->as->tenant, ctx->operation_id, err,
+	                          sizeof(err)) == 0)
+		ctx->acted = 1;
+}
+
+void act_ledger_finish(struct act_ctx *ctx, json_t *result)
+{
+	enum store_op_state state = STORE_OP_DONE;
+	char err[256];
+
+	if (!ctx->in_ledger)
+		return;
+	if (ctx->failed) {
+		/* failed after input reached the page and we cannot tell what it did */
+		int unclear = !strcmp(ctx->error_code, "browser_crashed") ||
+		              !strcmp(ctx->error_code, "timeout") || !strcmp(ctx->error_code, "cancelled");
+
+		state = ctx->acted && unclear ? STORE_OP_UNKNOWN : STORE_OP_FAILED;
+		if (state == STORE_OP_UNKNOWN)
+			json_object_set_new(ctx->out, "state", json_string("unknown"));
+	}
+	if (store_op_finish(ctx->as->db, ctx->as->tenant, ctx->operation_id, state, result, err,
+	                    sizeof(err)) < 0)
+		GB_LOGW("actions", "operation %s not recorded: %s", ctx->operation_id, err);
+	ctx->in_ledger = 0;
+}
+
+/* ---- gate ---------------------------------------------------------------- */
+
+/* What the page says about the target, re-read now. */
+static const char facts_js[] =
+    "function() { const el = this.nodeType === 1 ? this : this.parentElement;"
+    " const t = (s) => (s || '').replace(/\\s+/g, ' ').trim().slice(0, 500);"
+    " const tag = el.tagName.toLowerCase(); const type = (el.getAttribute('type') || (tag === 'button' ? 'submit' : '')).toLowerCase();"
+    " const form = el.form || el.closest('form');"
+    " const submits = !!form && ((tag === 'button' && type === 'submit') || (tag === 'input' && (type === 'submit' || type === 'image')));"
+    " const method = (el.getAttribute('formmethod') || (form && form.getAttribute('method')) || 'GET').toUpperCase();"
+    " const action = el.formAction || (form && form.action) || '';"
+    " const link = el.closest('a[href]');"
+    " const flabel = form ? t(form.getAttribute('aria-label') || (form.querySelector('h1,h2,h3,legend') || {}).textContent) : '';"
+    " return { tag, type: tag === 'input' ? (el.type || 'text') : '', text: t(el.innerText || el.textContent),"
+    "  aria: el.getAttribute('aria-label') || '', title: el.getAttribute('title') || '',"
+    "  autocomplete: el.getAttribute('autocomplete') || '', role: el.getAttribute('role') || '',"
+    "  submits, method: submits ? method : '', action: submits ? action : '', form_label: flabel,"
+    "  href: link ? link.href : '', download: !!(link && link.hasAttribute('download')),"
+    "  frame: location.href }; }";
+
+static enum policy_action_kind kind_of(const char *tool)
+{
+	static const struct {
+		const char *tool;
+		enum policy_action_kind kind;
+	} map[] = {
+		{"browser_click", POLICY_ACT_CLICK},     {"browser_type", POLICY_ACT_TYPE},
+		{"browser_select_option", POLICY_ACT_SELECT}, {"browser_press_key", POLICY_ACT_PRESS},
+		{"browser_hover", POLICY_ACT_HOVER},     {"browser_navigate", POLICY_ACT_NAVIGATE},
+		{"browser_navigate_back", POLICY_ACT_NAVIGATE}, {"browser_evaluate", POLICY_ACT_EVALUATE},
+		{"browser_handle_dialog", POLICY_ACT_DIALOG},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+		if (!strcmp(map[i].tool, tool))
+			return map[i].kind;
+	return POLICY_ACT_OTHER;
+}
+
+/* The value the action carries (hashed into the fingerprint, never kept). */
+static char *value_of(struct act_ctx *ctx)
+{
+	json_t *a = ctx->args;
+	json_t *values = json_object_get(a, "values");
+	const char *keys[] = {"text", "key", "url", "function", "promptText"};
+	struct gb_buf b;
+	size_t i;
+
+	gb_buf_init(&b, 1 << 22);
+	for (i = 0; i < json_array_size(values); i++)
+		gb_buf_appendf(&b, "%s%s", i ? "\n" : "",
+		               gb_or(json_string_value(json_array_get(values, i)), ""));
+	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if (json_string_value(json_object_get(a, keys[i])))
+			gb_buf_appendf(&b, "%s", json_string_value(json_object_get(a, keys[i])));
+	if (json_is_boolean(json_object_get(a, "accept")))
+		gb_buf_appendf(&b, "%s", json_is_true(json_object_get(a, "accept")) ? "accept" : "dismiss");
+	return gb_buf_steal(&b);
+}
+
+int act_gate_check(struct act_ctx *ctx)
+{
+	struct policy_action_facts f = {0};
+	struct policy_gate_request req = {0};
+	struct policy_gate_result res;
+	const struct snap_ref *ref = NULL;
+	json_t *facts = NULL;
+	char identity[128];
+	char *value = NULL;
+	char err[512];
+	int rc = 0;
+
+	f.kind = kind_of(ctx->def->name);
+	if (f.kind == POLICY_ACT_OTHER)
+		return 0;
+	f.session_id = ctx->as->id;
+	f.page_url = sess_page_url(ctx->page);
+	if (ctx->has_target) {
+		rc = act_call_on_target(ctx, facts_js, NULL, &facts, "reading the target");
+		if (rc < 0)
+			goto out;
+		ref = ctx->target.ref[0] ? act_snapshot_find(&ctx->as->refs, ctx->target.ref) : NULL;
+		f.frame_id = ref ? ref->frame_id : "";
+		f.backend_node_id = ctx->target.backend_node_id;
+		snprintf(identity, sizeof(identity), "%s:%d:%s", ctx->target.session_id,
+		         ctx->target.backend_node_id, gb_or(json_string_value(json_object_get(facts, "tag")), ""));
+		f.node_identity = identity;
+		f.role = ref && ref->role ? ref->role : json_string_value(json_object_get(facts, "role"));
+		f.name = ref && ref->name ? ref->name : json_string_value(json_object_get(facts, "text"));
+		f.text = json_string_value(json_object_get(facts, "text"));
+		f.aria_label = json_string_value(json_object_get(facts, "aria"));
+		f.title = json_string_value(json_object_get(facts, "title"));
+		f.tag = json_string_value(json_object_get(facts, "tag"));
+		f.input_type = json_string_value(json_object_get(facts, "type"));
+		f.autocomplete = json_string_value(json_object_get(facts, "autocomplete"));
+		f.submits_form = json_is_true(json_object_get(facts, "submits"));
+		f.form_method = json_string_value(json_object_get(facts, "method"));
+		f.form_action = json_string_value(json_object_get(facts, "action"));
+		f.form_label = json_string_value(json_object_get(facts, "form_label"));
+		f.starts_download = json_is_true(json_object_get(facts, "download"));
+		if (json_string_value(json_object_get(facts, "href")) &&
+		    json_string_value(json_object_get(facts, "href"))[0])
+			f.dest_url = json_string_value(json_object_get(facts, "href"));
+		if (strcmp(gb_or(json_string_value(json_object_get(facts, "frame")), ""), f.page_url))
+			f.frame_url = json_string_value(json_object_get(facts, "frame"));
+	}
+	if (f.kind == POLICY_ACT_NAVIGATE)
+		f.dest_url = json_string_value(json_object_get(ctx->args, "url"));
+	if (f.kind == POLICY_ACT_PRESS)
+		f.key = json_string_value(json_object_get(ctx->args, "key"));
+	if (f.kind == POLICY_ACT_DIALOG) {
+		const struct sess_dialog *d = sess_page_dialog(ctx->page);
+
+		f.dialog_accept = json_is_true(json_object_get(ctx->args, "accept"));
+		f.text = d ? d->message : "";
+	}
+	value = value_of(ctx);
+	f.value = (const unsigned char *)value;
+	f.value_len = strlen(value);
+	req.tenant = ctx->as->tenant;
+	req.operation_id = ctx->operation_id;
+	req.tool = ctx->def->name;
+	req.approval_id = json_string_value(json_object_get(ctx->args, "approval"));
+	if (policy_gate_check(ctx->as->db, ctx->as->risk, &f, &req, &res, err, sizeof(err)) < 0) {
+		rc = act_fail(ctx, "gate_failed", "the action could not be classified: %s", err);
+		goto out;
+	}
+	if (res.outcome == POLICY_GATE_PROCEED) {
+		if (res.approval_used)
+			json_object_set_new(ctx->out, "approval",
+			                    json_pack("{s:s, s:s}", "id", res.approval.id, "by",
+			                              res.approval.decided_by));
+		goto out;
+	}
+	json_object_set_new(ctx->out, "gate", policy_gate_result_json(&res));
+	if (!strcmp(res.code, "forbidden"))
+		act_keeper_record(ctx->as->keeper, EVID_AUDIT_POLICY_REFUSAL, ctx->as->id,
+		                  ctx->operation_id,
+		                  json_pack("{s:s, s:s, s:s}", "tool", ctx->def->name, "rule",
+		                            res.decision.rule, "summary", res.decision.summary),
+		                  0);
+	rc = act_fail(ctx, res.code, "%s", res.message);
+out:
+	free(value);
+	json_decref(facts);
+	return rc;
+}
