@@ -259,6 +259,34 @@ static int check_page(struct act_ctx *ctx)
 	return 0;
 }
 
+/* For a replayed operation whose outcome is unknown: the page as it is
+ * now, so the agent can reconcile instead of acting blindly. */
+static void add_page_now(struct act_ctx *ctx, json_t *replay)
+{
+	json_t *sc = json_object_get(replay, "structuredContent");
+	json_t *now = NULL;
+	json_t *text;
+
+	if (strcmp(gb_or(json_string_value(json_object_get(sc, "state")), ""), "unknown") != 0)
+		return;
+	if (ensure_browser(ctx) < 0 ||
+	    act_eval(ctx, "({url: location.href, title: document.title})", &now, "re-reading the page") < 0)
+		return;
+	json_object_set(sc, "page_now", now);
+	text = json_object_get(json_array_get(json_object_get(replay, "content"), 0), "text");
+	if (json_is_string(text)) {
+		char *t = NULL;
+
+		if (asprintf(&t, "%s\nThis operation's outcome is unknown and it was not run again; the "
+		             "page is now at %s (\"%s\"): take a snapshot before deciding what to do",
+		             json_string_value(text), gb_or(json_string_value(json_object_get(now, "url")), ""),
+		             gb_or(json_string_value(json_object_get(now, "title")), "")) > 0)
+			json_string_set(text, t);
+		free(t);
+	}
+	json_decref(now);
+}
+
 /* Everything egress refused while the call ran: into the result
  * (`blocked`) and, one record each, into the audit log. */
 static void report_refusals(struct act_ctx *ctx)
@@ -437,6 +465,7 @@ void act_run_call(struct act_session *as, struct act_call *call)
 		if (act_ledger_begin(&ctx, &replay) != 0) {
 			if (replay) {
 				/* a finished operation: its recorded result, nothing done again */
+				add_page_now(&ctx, replay);
 				call->on_done(call, replay);
 				goto free;
 			}
