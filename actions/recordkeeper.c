@@ -105,7 +105,13 @@ static void keep_one(struct act_keeper *k, struct keeper_job *j)
 			rc = rc ? rc : -1;
 		}
 	}
-	if (rc < 0 && rc != -EVID_EBADPNG) {
+	if (rc == -EVID_EBADPNG) {
+		pthread_mutex_lock(&k->lock);
+		snprintf(k->last_error, sizeof(k->last_error),
+		         "the screenshot of %s was not a valid PNG (%s); it was kept as invalid evidence",
+		         j->operation_id, err);
+		pthread_mutex_unlock(&k->lock);
+	} else if (rc < 0) {
 		GB_LOGW("actions", "evidence of %s could not be kept: %s", j->operation_id, err);
 		pthread_mutex_lock(&k->lock);
 		snprintf(k->last_error, sizeof(k->last_error), "evidence of %s could not be kept: %s",
