@@ -8,11 +8,12 @@ SHELL := /bin/bash
 BUILD ?= build
 ASAN_BUILD ?= build-asan
 FUZZ_BUILD ?= build-fuzz
-FUZZ_SECONDS ?= 30
+FUZZ_SECONDS ?= 20
+FUZZERS := cdp/fuzz_cdp mcp/fuzz_jsonrpc actions/fuzz_snapshot store/fuzz_risk store/fuzz_admin
 
 DEBIAN_PACKAGES := build-essential pkg-config meson ninja-build libwebsockets-dev \
 	libjansson-dev libpng-dev libsodium-dev libxml2-dev libsqlite3-dev libcmocka-dev \
-	chromium clang libclang-rt-14-dev nodejs npm procps iproute2
+	libidn2-dev chromium clang libclang-rt-14-dev nodejs npm procps iproute2
 
 .PHONY: all deps build run test test-unit test-asan test-fuzz test-node bench format clean
 
@@ -63,9 +64,11 @@ $(FUZZ_BUILD)/build.ninja:
 
 test-fuzz: $(FUZZ_BUILD)/build.ninja
 	ninja -C $(FUZZ_BUILD)
-	@for f in $(FUZZ_BUILD)/cdp/fuzz_cdp $(FUZZ_BUILD)/mcp/fuzz_jsonrpc; do \
+	@for f in $(FUZZERS); do \
 		echo "fuzzing $$f for $(FUZZ_SECONDS) s"; \
-		$$f -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -print_final_stats=1 2>&1 | tail -n 4 || exit 1; \
+		$(FUZZ_BUILD)/$$f -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -print_final_stats=1 \
+			> $(FUZZ_BUILD)/$$(basename $$f).log 2>&1 || { tail -n 40 $(FUZZ_BUILD)/$$(basename $$f).log; exit 1; }; \
+		tail -n 3 $(FUZZ_BUILD)/$$(basename $$f).log; \
 	done
 
 test-node: build
