@@ -26,11 +26,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Decisions on approvals go to the audit log, with who decided. */
+/* Decisions on approvals go to the audit log, with who decided, when,
+ * and what they decided on (evidence/audit.h: approval_id, tool,
+ * fingerprint, by, at). A decision belongs to the call that asked for it. */
 static void on_approval_event(void *user, const struct store_approval_event *ev)
 {
 	struct act_session *s = user;
+	const struct store_approval *a = ev->approval;
+	const char *operation = ev->operation_id;
 	const char *kind;
+	json_t *body;
+	char at[40];
 
 	if (!strcmp(ev->event, "approved"))
 		kind = EVID_AUDIT_APPROVAL_GRANTED;
@@ -38,12 +44,19 @@ static void on_approval_event(void *user, const struct store_approval_event *ev)
 		kind = EVID_AUDIT_APPROVAL_DENIED;
 	else
 		kind = "approval_event";
-	act_keeper_record(s->keeper, kind, NULL, ev->operation_id,
-	                  json_pack("{s:s, s:s, s:s, s:s?, s:s?, s:I}", "approval_id", ev->approval_id,
-	                            "event", ev->event, "by", ev->by ? ev->by : "", "channel",
-	                            ev->channel, "reason", ev->reason, "at_ms",
-	                            (json_int_t)ev->time_ms),
-	                  0);
+	if ((!operation || !operation[0]) && a && a->operation_id[0])
+		operation = a->operation_id;
+	store_time_iso8601(ev->time_ms, at, sizeof(at));
+	body = json_pack("{s:s, s:s, s:s, s:s?, s:s?, s:s, s:I}", "approval_id", ev->approval_id,
+	                 "event", ev->event, "by", ev->by ? ev->by : "", "channel", ev->channel,
+	                 "reason", ev->reason, "at", at, "at_ms", (json_int_t)ev->time_ms);
+	if (body && a) {
+		json_object_set_new(body, "tool", json_string(a->tool));
+		json_object_set_new(body, "rule", json_string(a->rule));
+		json_object_set_new(body, "fingerprint", json_string(a->fingerprint));
+		json_object_set_new(body, "summary", json_string(a->summary));
+	}
+	act_keeper_record(s->keeper, kind, NULL, operation, body, 0);
 }
 
 int act_gates_start(struct act_session *s, json_t *policy, char *err, size_t errlen)
@@ -163,10 +176,15 @@ static const char facts_js[] =
     " const tag = el.tagName.toLowerCase(); const type = (el.getAttribute('type') || (tag === 'button' ? 'submit' : '')).toLowerCase();"
     " const form = el.form || el.closest('form');"
     " const submits = !!form && ((tag === 'button' && type === 'submit') || (tag === 'input' && (type === 'submit' || type === 'image')));"
-    " const method = (el.getAttribute('formmethod') || (form && form.getAttribute('method')) || 'GET').toUpperCase();"
-    " const action = el.formAction || (form && form.action) || '';"
+    /* a form's controls shadow its members (<input name=action>): read the
+     * form through the prototypes; el.formAction is the page URL when the
+     * button has no formaction attribute, so only read it when it has */
+    " const ga = (e, n) => Element.prototype.getAttribute.call(e, n);"
+    " const formAction = (f) => Object.getOwnPropertyDescriptor(HTMLFormElement.prototype, 'action').get.call(f);"
+    " const method = (ga(el, 'formmethod') || (form && ga(form, 'method')) || 'GET').toUpperCase();"
+    " const action = (el.hasAttribute('formaction') ? el.formAction : (form && formAction(form))) || '';"
     " const link = el.closest('a[href]');"
-    " const flabel = form ? t(form.getAttribute('aria-label') || (form.querySelector('h1,h2,h3,legend') || {}).textContent) : '';"
+    " const flabel = form ? t(ga(form, 'aria-label') || (Element.prototype.querySelector.call(form, 'h1,h2,h3,legend') || {}).textContent) : '';"
     " return { tag, type: tag === 'input' ? (el.type || 'text') : '', text: t(el.innerText || el.textContent),"
     "  aria: el.getAttribute('aria-label') || '', title: el.getAttribute('title') || '',"
     "  autocomplete: el.getAttribute('autocomplete') || '', role: el.getAttribute('role') || '',"
