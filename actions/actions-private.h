@@ -51,6 +51,8 @@ struct act_session {
 	struct store *db;          /* thread-safe */
 	struct policy_risk *risk;  /* immutable */
 	struct policy_admin *admin;
+	int elicit_approvals;      /* policy approvals.elicitation: a person may decide at
+	                              the MCP client (immutable) */
 	int layer_tool;            /* enforcement layers on (1) or off for drills (0) */
 	int layer_fetch;
 	int layer_proxy;
@@ -198,6 +200,9 @@ void act_gates_stop(struct act_session *s);
 int act_ledger_begin(struct act_ctx *ctx, json_t **replay);
 /* Right before the first input or navigation. */
 void act_ledger_running(struct act_ctx *ctx);
+/* 1 when the call failed after its input may have reached the page in a
+ * way that leaves the outcome unknown (crash, deadline, cancel). */
+int act_outcome_unknown(const struct act_ctx *ctx);
 /* Records the final state and result (borrowed). */
 void act_ledger_finish(struct act_ctx *ctx, json_t *result);
 /* The gate step: facts re-read from the page, classified; fails the call

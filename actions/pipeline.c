@@ -259,6 +259,13 @@ static int check_page(struct act_ctx *ctx)
 	return 0;
 }
 
+int act_outcome_unknown(const struct act_ctx *ctx)
+{
+	return ctx->failed && ctx->acted &&
+	       (!strcmp(ctx->error_code, "browser_crashed") || !strcmp(ctx->error_code, "timeout") ||
+	        !strcmp(ctx->error_code, "cancelled"));
+}
+
 /* For a replayed operation whose outcome is unknown: the page as it is
  * now, so the agent can reconcile instead of acting blindly. */
 static void add_page_now(struct act_ctx *ctx, json_t *replay)
@@ -399,6 +406,9 @@ static void finish(struct act_ctx *ctx)
 		if (ctx->text.len)
 			gb_buf_appendf(&ctx->text, "\n");
 		gb_buf_appendf(&ctx->text, "Error: %s", ctx->error);
+		if (act_outcome_unknown(ctx))
+			gb_buf_appendf(&ctx->text, "\nThe outcome is unknown: the input may have reached the "
+			               "page. Do not repeat it blindly: take a snapshot and check first");
 	}
 	report_refusals(ctx);
 	keep_record(ctx);

@@ -74,6 +74,8 @@ static void on_network(struct act_recorder *r, const char *method, json_t *param
 		int status = (int)json_number_value(json_object_get(resp, "status"));
 
 		req = json_object_get(r->inflight, rid);
+		if (req)
+			json_object_set_new(req, "status", json_integer(status));
 		append_bounded(r->responses,
 		               json_pack("{s:s?, s:s?, s:i, s:s?}", "url",
 		                         json_string_value(json_object_get(resp, "url")), "method",
@@ -86,7 +88,16 @@ static void on_network(struct act_recorder *r, const char *method, json_t *param
 		json_object_del(r->inflight, rid);
 		r->events++;
 	} else if (!strcmp(method, "Network.loadingFailed")) {
+		const char *error = json_string_value(json_object_get(params, "errorText"));
+
 		req = json_object_get(r->inflight, rid);
+		/* a response came and the browser dropped the body on purpose (a
+		 * navigation answered 204 or turned into a download): not a failure */
+		if (req && json_object_get(req, "status") && error && !strcmp(error, "net::ERR_ABORTED")) {
+			json_object_del(r->inflight, rid);
+			r->events++;
+			return;
+		}
 		append_bounded(r->failed,
 		               json_pack("{s:s?, s:s?, s:s?}", "url",
 		                         json_string_value(json_object_get(req, "url")), "method",
