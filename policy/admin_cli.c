@@ -154,6 +154,13 @@ static void print_item(FILE *out, const json_t *a)
 		print_safe(out, str(a, "tool"));
 		fprintf(out, "\n");
 	}
+	if (str(a, "decided_by")[0]) {
+		fprintf(out, "    %s by ", !strcmp(state, "denied") ? "denied" : "approved");
+		print_safe(out, str(a, "decided_by"));
+		fprintf(out, " at ");
+		print_safe(out, str(a, "decided_at"));
+		fprintf(out, "\n");
+	}
 }
 
 static void print_list(FILE *out, const json_t *resp, int all)
