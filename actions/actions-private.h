@@ -242,6 +242,10 @@ int act_eval(struct act_ctx *ctx, const char *expression, json_t **value, const 
 
 /* target.c */
 int act_resolve_target(struct act_ctx *ctx, const char *target);
+/* Runs function on the target in an isolated world of its frame (the
+ * page's scripts cannot fake what it reads); *value is a new reference. */
+int act_call_in_isolated_world(struct act_ctx *ctx, const char *function, json_t **value,
+                               const char *doing);
 /* Actionability for kind "click"/"hover"/"type"/"select": fills x, y in
  * top-level viewport coordinates, *info (new reference) with tag/type. */
 int act_actionable(struct act_ctx *ctx, const char *kind, double *x, double *y, json_t **info);

@@ -170,6 +170,76 @@ static const char actionable_js[] =
     " return { ok: true, desc: desc(el), tag, type, password: type === 'password',"
     "  autocomplete: el.getAttribute('autocomplete') || '' }; }";
 
+/*
+ * Runs function on the target in an isolated world of its frame: the
+ * page's scripts cannot redefine what it calls there (innerText,
+ * getAttribute, the prototypes of form controls), so what it reads is what
+ * the DOM holds, not what the page pretends. For facts a decision rests on.
+ */
+int act_call_in_isolated_world(struct act_ctx *ctx, const char *function, json_t **value,
+                               const char *doing)
+{
+	const struct snap_ref *ref = ctx->target.ref[0] ? act_snapshot_find(&ctx->as->refs, ctx->target.ref) : NULL;
+	const char *sid = ctx->target.session_id;
+	json_t *node = NULL, *world = NULL, *obj = NULL, *res = NULL, *exc;
+	const char *frame;
+	const char *oid;
+	int backend = ctx->target.backend_node_id;
+	int rc = -1;
+
+	*value = NULL;
+	/* the node's frame, and its backend id for selector targets */
+	if (act_cdp(ctx, sid, "DOM.describeNode", json_pack("{s:s}", "objectId", ctx->target.object_id),
+	            &node, doing) < 0)
+		goto out;
+	frame = json_string_value(json_object_get(json_object_get(node, "node"), "frameId"));
+	if (!frame)
+		frame = ref && ref->frame_id[0] ? ref->frame_id
+		        : !strcmp(sid, ctx->psid) ? sess_page_main_frame_id(ctx->page) : NULL;
+	if (!backend)
+		backend = (int)json_integer_value(
+		    json_object_get(json_object_get(node, "node"), "backendNodeId"));
+	if (!frame || !backend) {
+		rc = act_call_on_target(ctx, function, NULL, value, doing);
+		goto out;
+	}
+	if (act_cdp(ctx, sid, "Page.createIsolatedWorld",
+	            json_pack("{s:s, s:s}", "frameId", frame, "worldName", "glassbox"), &world,
+	            doing) < 0)
+		goto out;
+	if (act_cdp(ctx, sid, "DOM.resolveNode",
+	            json_pack("{s:i, s:O}", "backendNodeId", backend, "executionContextId",
+	                      json_object_get(world, "executionContextId")),
+	            &obj, doing) < 0)
+		goto out;
+	oid = json_string_value(json_object_get(json_object_get(obj, "object"), "objectId"));
+	if (!oid) {
+		rc = act_fail(ctx, "stale_ref", "%s is gone from the page: take a new snapshot",
+		              ctx->target.description);
+		goto out;
+	}
+	if (act_cdp(ctx, sid, "Runtime.callFunctionOn",
+	            json_pack("{s:s, s:s, s:b}", "objectId", oid, "functionDeclaration", function,
+	                      "returnByValue", 1),
+	            &res, doing) < 0)
+		goto out;
+	exc = json_object_get(res, "exceptionDetails");
+	if (exc) {
+		rc = act_fail(ctx, "script_error", "failed while %s: %.300s", doing,
+		              gb_or(json_string_value(json_object_get(exc, "text")), "exception"));
+		goto out;
+	}
+	*value = json_object_get(json_object_get(res, "result"), "value");
+	*value = *value ? json_incref(*value) : json_null();
+	rc = 0;
+out:
+	json_decref(node);
+	json_decref(world);
+	json_decref(obj);
+	json_decref(res);
+	return rc;
+}
+
 /* Offset of an out-of-process iframe's content box in its page. */
 static int oopif_offset(struct act_ctx *ctx, double *dx, double *dy)
 {
