@@ -100,6 +100,26 @@ struct act_call {
 	 * to a CallToolResult object {content, structuredContent?, isError?}
 	 * that the callee now owns */
 	void (*on_done)(struct act_call *call, json_t *result);
+	/*
+	 * Asks the person at the client a question (MCP elicitation, form
+	 * mode) and waits for the answer; NULL when the client cannot be
+	 * asked. Called on the worker thread, at most once at a time per call.
+	 * message and requested_schema (a flat JSON Schema object, see the MCP
+	 * spec) are borrowed. Blocks until the client answers, timeout_ms
+	 * passes (must be > 0), the call is cancelled or the client goes away.
+	 * Returns 0 with *response a new reference to the client's result
+	 * {"action": "accept" | "decline" | "cancel", "content"?: object}
+	 * (action checked to be one of those, content to be an object when
+	 * present; its members are the caller's to check: they come from
+	 * outside). Returns -1 with *response NULL when there was no answer:
+	 * timed out, cancelled, the client answered with an error, or it
+	 * could not be asked.
+	 */
+	int (*elicit)(struct act_call *call, const char *message, json_t *requested_schema,
+	              int timeout_ms, json_t **response);
+	/* the client's name (MCP clientInfo.name, printable ASCII) for
+	 * records such as who decided an approval; NULL when unknown */
+	const char *client_name;
 	void *user;
 	/* internal */
 	volatile int cancelled;

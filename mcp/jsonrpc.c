@@ -85,10 +85,27 @@ static int is_blank(const char *s, size_t len)
 	return 1;
 }
 
+/* Fills msg->result or msg->rpc_error of a response (msg->root has no
+ * "method" and has "result" or "error"): only for "jsonrpc": "2.0" with a
+ * usable id and exactly one of the two, the error being an object. */
+static void classify_response(struct mcp_msg *msg, json_t *version)
+{
+	json_t *result = json_object_get(msg->root, "result");
+	json_t *error = json_object_get(msg->root, "error");
+
+	if (!json_is_string(version) || strcmp(json_string_value(version), "2.0") != 0 || !msg->id)
+		return;
+	if (result && !error)
+		msg->result = result;
+	else if (json_is_object(error) && !result)
+		msg->rpc_error = error;
+}
+
 /* See mcp-private.h. The checks, in order: the line is JSON; it is one
  * object (arrays are batches, refused); "jsonrpc" is "2.0"; then a
  * message with "method" is a request (with a string or integer "id") or a
- * notification (no "id"), and one without is a response. An id that is
+ * notification (no "id"), and one without is a response (whose result or
+ * error is only picked out when it is well-formed). An id that is
  * valid is kept even when the rest is not, so the error reaches the
  * request it belongs to. */
 enum mcp_msg_kind mcp_jsonrpc_parse(const char *line, size_t len, struct mcp_msg *msg)
@@ -126,14 +143,15 @@ enum mcp_msg_kind mcp_jsonrpc_parse(const char *line, size_t len, struct mcp_msg
 	if (id && (json_is_string(id) || json_is_integer(id)))
 		msg->id = id;
 	method = json_object_get(msg->root, "method");
+	version = json_object_get(msg->root, "jsonrpc");
 	/* Whatever a client's response looks like, it is never answered: an
 	 * error for an error could bounce back and forth for ever. */
 	if (!method && (json_object_get(msg->root, "result") || json_object_get(msg->root, "error"))) {
 		msg->kind = MCP_MSG_RESPONSE;
+		classify_response(msg, version);
 		goto out;
 	}
 
-	version = json_object_get(msg->root, "jsonrpc");
 	if (!json_is_string(version) || strcmp(json_string_value(version), "2.0") != 0) {
 		invalid(msg, MCP_ERR_INVALID_REQUEST,
 		        "invalid request: \"jsonrpc\" must be \"2.0\"");
@@ -216,6 +234,15 @@ json_t *mcp_jsonrpc_notification(const char *method, json_t *params)
 	json_object_set_new(msg, "method", json_string(method));
 	if (params)
 		json_object_set_new(msg, "params", params);
+	return msg;
+}
+
+/* See mcp-private.h. */
+json_t *mcp_jsonrpc_request(json_t *id, const char *method, json_t *params)
+{
+	json_t *msg = mcp_jsonrpc_notification(method, params);
+
+	json_object_set(msg, "id", id);
 	return msg;
 }
 

@@ -36,7 +36,8 @@ enum mcp_msg_kind {
 	MCP_MSG_INVALID,      /* answer with error_code/error, to id (or null) */
 	MCP_MSG_REQUEST,      /* method + id: must be answered */
 	MCP_MSG_NOTIFICATION, /* method, no id: never answered */
-	MCP_MSG_RESPONSE,     /* a response from the client: nothing to do */
+	MCP_MSG_RESPONSE,     /* a response from the client to a request of ours:
+	                         never answered */
 };
 
 struct mcp_msg {
@@ -46,6 +47,11 @@ struct mcp_msg {
 	const char *method; /* borrowed from root, or NULL */
 	json_t *params;     /* borrowed: requests: an object or NULL; notifications:
 	                       whatever was sent, or NULL */
+	json_t *result;     /* MCP_MSG_RESPONSE, borrowed: the result of a
+	                       well-formed success response, else NULL */
+	json_t *rpc_error;  /* MCP_MSG_RESPONSE, borrowed: the error object of a
+	                       well-formed error response, else NULL; result and
+	                       rpc_error both NULL: a malformed response */
 	int error_code;     /* MCP_MSG_INVALID: an enum mcp_error_code */
 	char error[256];    /* MCP_MSG_INVALID: what was wrong and what to send */
 };
@@ -67,6 +73,11 @@ json_t *mcp_jsonrpc_error(json_t *id, int code, const char *message, json_t *dat
 /* {"jsonrpc":"2.0","method":method,"params":params}: params stolen (may
  * be NULL). New reference. */
 json_t *mcp_jsonrpc_notification(const char *method, json_t *params);
+
+/* {"jsonrpc":"2.0","id":id,"method":method,"params":params}: a request of
+ * the server's to the client. id borrowed, params stolen (may be NULL).
+ * New reference. */
+json_t *mcp_jsonrpc_request(json_t *id, const char *method, json_t *params);
 
 /* msg (borrowed) as one compact line ending in '\n' (malloc'd, *len
  * bytes), or NULL when it cannot be encoded. */
@@ -136,7 +147,9 @@ void mcp_server_handle_line(struct mcp_server *srv, const char *line, size_t len
 /* Answers a line that exceeded max_bytes. Front thread only. */
 void mcp_server_line_too_long(struct mcp_server *srv, size_t max_bytes);
 
-/* Waits until every call in flight has been answered. Front thread only. */
+/* The end of input: waits until every call in flight has been answered;
+ * a call waiting for the client's answer to a question (act_call.elicit)
+ * gets none. Front thread only. */
 void mcp_server_drain(struct mcp_server *srv);
 
 /* Drains, frees the act_session (closing its browser) and the server.

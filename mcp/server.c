@@ -22,6 +22,14 @@
  * - Lifetimes: an in-flight entry is reference-counted: one reference for
  *   the list (dropped after the response), one for each front-side user
  *   (submission, cancellation); the last one frees it.
+ * - Elicitation: when the client declared it (form mode, 2025-06-18 and
+ *   later), calls carry act_call.elicit. The worker sends an
+ *   elicitation/create request with an id of the server's ("elicit-N"),
+ *   registered in its in-flight entry before it is written, and waits on
+ *   srv->answered; the front routes each incoming response to the entry
+ *   waiting for its id (unknown ids are ignored). A cancelled call and the
+ *   end of input (mcp_server_drain) wake the waiter too; a waiter that
+ *   gives up tells the client with notifications/cancelled.
  * - Logs (stderr) carry methods, tool names and ids, never arguments.
  */
 #include "mcp/mcp-private.h"
@@ -34,6 +42,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "actions/actions.h"
 #include "common/log.h"
@@ -75,6 +84,11 @@ struct inflight {
 	int refs;               /* {srv->lock} */
 	int cancelled;          /* {srv->lock} the client cancelled: no response */
 	int done;               /* {srv->lock} on_call_done has started */
+	/* the elicitation/create the worker waits on, if any (elicit_call) */
+	json_t *elicit_id;      /* {srv->lock} its id while waiting, else NULL */
+	int elicit_answered;    /* {srv->lock} the client's response came */
+	json_t *elicit_result;  /* {srv->lock} its result (a private copy), or NULL
+	                           for an error or a malformed response */
 	struct inflight *next;  /* {srv->lock} */
 };
 
@@ -90,9 +104,15 @@ struct mcp_server {
 	/* set by the front in initialize, before any call is submitted;
 	 * read-only afterwards (workers read it) */
 	char version[16];
+	char client_name[64];        /* clientInfo.name, printable; "" if none */
+	int client_elicits;          /* the client takes form elicitation requests */
 	pthread_mutex_t lock;
 	pthread_cond_t idle;         /* broadcast when inflight becomes empty */
+	pthread_cond_t answered;     /* (CLOCK_MONOTONIC) broadcast when a response
+	                                arrives, a call is cancelled or input ends */
 	struct inflight *inflight;   /* {lock} */
+	unsigned long requests_sent; /* {lock} numbers the server's requests */
+	int input_closed;            /* {lock} no more messages will be read */
 };
 
 /* ---- small helpers ------------------------------------------------------ */
@@ -321,6 +341,8 @@ static void inflight_unref(struct inflight *inf)
 	json_decref(inf->id);
 	json_decref(inf->args);
 	json_decref(inf->progress_token);
+	json_decref(inf->elicit_id);
+	json_decref(inf->elicit_result);
 	free(inf);
 }
 
@@ -357,6 +379,145 @@ static void on_call_progress(struct act_call *call, double progress, double tota
 			json_object_set_new(params, "message", msg_text);
 	}
 	emit_msg(srv, mcp_jsonrpc_notification("notifications/progress", params));
+}
+
+/* The monotonic time timeout_ms from now, for srv->answered. */
+static struct timespec deadline_after(int timeout_ms)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	ts.tv_sec += timeout_ms / 1000;
+	ts.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	return ts;
+}
+
+/* Whether result (borrowed, from the client) is an ElicitResult we can
+ * use: an object whose action is accept, decline or cancel, and whose
+ * content, when present and not null, is an object. */
+static int elicit_result_valid(json_t *result)
+{
+	const char *action = json_string_value(json_object_get(result, "action"));
+	json_t *content = json_object_get(result, "content");
+
+	if (!json_is_object(result) || !action)
+		return 0;
+	if (strcmp(action, "accept") != 0 && strcmp(action, "decline") != 0 &&
+	    strcmp(action, "cancel") != 0)
+		return 0;
+	return !content || json_is_null(content) || json_is_object(content);
+}
+
+/* act_call.elicit (see actions.h): sends elicitation/create with a new id
+ * of ours, then waits on srv->answered until handle_response() hands over
+ * the client's answer, timeout_ms passes, the call is cancelled or input
+ * ends. The id is registered before the request is written, so an answer
+ * cannot arrive unclaimed. Worker thread. */
+static int elicit_call(struct act_call *call, const char *message, json_t *requested_schema,
+                       int timeout_ms, json_t **response)
+{
+	struct inflight *inf = call->user;
+	struct mcp_server *srv = inf->srv;
+	struct timespec deadline;
+	json_t *request = NULL;
+	json_t *params = NULL;
+	json_t *text = NULL;
+	json_t *answer = NULL;
+	json_t *id = NULL;
+	const char *why = NULL;
+	char idbuf[48];
+	char *safe = NULL;
+	int answered = 0;
+	int withdraw = 1;
+	int rc = -1;
+
+	*response = NULL;
+	if (!message || !json_is_object(requested_schema) || timeout_ms <= 0)
+		goto out;
+	text = json_string(message);
+	if (!text) {
+		/* not valid UTF-8: show it as printable ASCII rather than not at all */
+		safe = strdup(message);
+		if (!safe)
+			goto out;
+		mcp_ascii_only(safe);
+		text = json_string(safe);
+	}
+	params = json_pack("{s:o, s:O}", "message", text, "requestedSchema", requested_schema);
+	text = NULL; /* stolen by json_pack, even when it fails */
+	if (!params)
+		goto out;
+	deadline = deadline_after(timeout_ms);
+
+	pthread_mutex_lock(&srv->lock);
+	if (srv->input_closed || inf->cancelled || inf->elicit_id) {
+		pthread_mutex_unlock(&srv->lock);
+		goto out;
+	}
+	snprintf(idbuf, sizeof(idbuf), "elicit-%lu", ++srv->requests_sent);
+	inf->elicit_id = json_string(idbuf);
+	inf->elicit_answered = 0;
+	pthread_mutex_unlock(&srv->lock);
+	id = json_string(idbuf);
+
+	GB_LOGI(MOD, "%s: asking the client (elicitation %s)", call->def->name, idbuf);
+	request = mcp_jsonrpc_request(id, "elicitation/create", params);
+	params = NULL; /* stolen */
+	if (!request || srv->emit(srv->emit_user, request) < 0) {
+		why = "the request could not be written";
+		withdraw = 0;
+	}
+
+	pthread_mutex_lock(&srv->lock);
+	while (!why && !inf->elicit_answered) {
+		if (inf->cancelled) {
+			why = "the tool call was cancelled";
+		} else if (srv->input_closed) {
+			why = "the client closed the connection";
+			withdraw = 0;
+		} else if (pthread_cond_timedwait(&srv->answered, &srv->lock, &deadline) ==
+		               ETIMEDOUT &&
+		           !inf->elicit_answered) {
+			why = "no answer in time";
+		}
+	}
+	answered = inf->elicit_answered;
+	answer = inf->elicit_result;
+	inf->elicit_result = NULL;
+	json_decref(inf->elicit_id);
+	inf->elicit_id = NULL;
+	inf->elicit_answered = 0;
+	pthread_mutex_unlock(&srv->lock);
+
+	if (!answered) {
+		GB_LOGI(MOD, "elicitation %s ended without an answer: %s", idbuf, why);
+		/* the client may still be showing the question: withdraw it */
+		if (withdraw)
+			emit_msg(srv, mcp_jsonrpc_notification(
+			                  "notifications/cancelled",
+			                  json_pack("{s:O, s:s}", "requestId", id, "reason", why)));
+		goto out;
+	}
+	if (!elicit_result_valid(answer)) {
+		GB_LOGW(MOD, "elicitation %s: the client answered with an error or a result that is "
+		        "not an ElicitResult", idbuf);
+		goto out;
+	}
+	*response = answer;
+	answer = NULL;
+	rc = 0;
+out:
+	json_decref(answer);
+	json_decref(request);
+	json_decref(params);
+	json_decref(text);
+	json_decref(id);
+	free(safe);
+	return rc;
 }
 
 /* act_call.on_done: the response, unless the client cancelled; then the
@@ -407,6 +568,8 @@ static void handle_initialize(struct mcp_server *srv, struct mcp_msg *msg)
 {
 	json_t *requested = json_object_get(msg->params, "protocolVersion");
 	json_t *client = json_object_get(msg->params, "clientInfo");
+	json_t *elicitation =
+	    json_object_get(json_object_get(msg->params, "capabilities"), "elicitation");
 	json_t *server_info;
 	json_t *caps;
 	json_t *result;
@@ -437,13 +600,20 @@ static void handle_initialize(struct mcp_server *srv, struct mcp_msg *msg)
 	                   "capabilities", caps, "serverInfo", server_info, "instructions",
 	                   instructions);
 	srv->state = SRV_INITIALIZED;
+	/* {} means form mode (2025-06-18); 2025-11-25 names the modes */
+	srv->client_elicits = version_at_least(srv->version, "2025-06-18") &&
+	                      json_is_object(elicitation) &&
+	                      (json_object_get(elicitation, "form") ||
+	                       !json_object_get(elicitation, "url"));
 
 	printable(json_string_value(json_object_get(client, "name")), name, sizeof(name));
+	snprintf(srv->client_name, sizeof(srv->client_name), "%s", name);
 	printable(json_string_value(json_object_get(client, "version")), cversion,
 	          sizeof(cversion));
 	printable(json_string_value(requested), asked, sizeof(asked));
-	GB_LOGI(MOD, "client %s %s: protocol %s (asked for %s)", name[0] ? name : "(unnamed)",
-	        cversion, srv->version, asked);
+	GB_LOGI(MOD, "client %s %s: protocol %s (asked for %s)%s", name[0] ? name : "(unnamed)",
+	        cversion, srv->version, asked,
+	        srv->client_elicits ? "; it takes elicitation requests" : "");
 	reply_result(srv, msg->id, result);
 out:
 	return;
@@ -539,6 +709,8 @@ static void handle_tools_call(struct mcp_server *srv, struct mcp_msg *msg)
 	inf->call.operation_id = json_is_string(op) ? json_string_value(op) : NULL;
 	inf->call.on_progress = inf->progress_token ? on_call_progress : NULL;
 	inf->call.on_done = on_call_done;
+	inf->call.elicit = srv->client_elicits ? elicit_call : NULL;
+	inf->call.client_name = srv->client_name[0] ? srv->client_name : NULL;
 	inf->call.user = inf;
 
 	pthread_mutex_lock(&srv->lock);
@@ -776,6 +948,7 @@ static void handle_cancelled(struct mcp_server *srv, struct mcp_msg *msg)
 	if (inf && !inf->done && !inf->cancelled) {
 		inf->cancelled = 1;
 		inf->refs++;
+		pthread_cond_broadcast(&srv->answered); /* a question to the client ends */
 	} else {
 		inf = NULL;
 	}
@@ -789,6 +962,37 @@ static void handle_cancelled(struct mcp_server *srv, struct mcp_msg *msg)
 	inflight_unref(inf);
 out:
 	return;
+}
+
+/* A response from the client: handed to the call waiting for that id
+ * (elicit_call), as a private copy of its result. Responses to ids we
+ * are not waiting for (late, after a timeout; or made up) are ignored;
+ * none is ever answered. */
+static void handle_response(struct mcp_server *srv, struct mcp_msg *msg)
+{
+	const char *text = json_string_value(json_object_get(msg->rpc_error, "message"));
+	struct inflight *inf;
+	char idbuf[64];
+	char why[160];
+
+	id_text(msg->id, idbuf, sizeof(idbuf));
+	pthread_mutex_lock(&srv->lock);
+	for (inf = srv->inflight; msg->id && inf; inf = inf->next) {
+		if (inf->elicit_id && !inf->elicit_answered && json_equal(inf->elicit_id, msg->id))
+			break;
+	}
+	if (msg->id && inf) {
+		inf->elicit_result = msg->result ? json_deep_copy(msg->result) : NULL;
+		inf->elicit_answered = 1;
+		pthread_cond_broadcast(&srv->answered);
+	}
+	pthread_mutex_unlock(&srv->lock);
+	if (!msg->id || !inf) {
+		GB_LOGD(MOD, "ignoring a response to id %s: no request of ours waits for it", idbuf);
+	} else if (!msg->result) {
+		printable(text ? text : "a malformed response", why, sizeof(why));
+		GB_LOGW(MOD, "the client answered request %s with an error: %s", idbuf, why);
+	}
 }
 
 /* Notifications are never answered; unknown ones are ignored. */
@@ -814,6 +1018,7 @@ int mcp_server_new(const struct act_config *cfg, mcp_emit_fn emit, void *emit_us
                    struct mcp_server **out)
 {
 	struct mcp_server *srv;
+	pthread_condattr_t cattr;
 	int rc = 0;
 
 	*out = NULL;
@@ -830,6 +1035,10 @@ int mcp_server_new(const struct act_config *cfg, mcp_emit_fn emit, void *emit_us
 	snprintf(srv->version, sizeof(srv->version), "%s", MCP_PROTOCOL_LATEST);
 	pthread_mutex_init(&srv->lock, NULL);
 	pthread_cond_init(&srv->idle, NULL);
+	pthread_condattr_init(&cattr);
+	pthread_condattr_setclock(&cattr, CLOCK_MONOTONIC);
+	pthread_cond_init(&srv->answered, &cattr);
+	pthread_condattr_destroy(&cattr);
 	if (cfg->prelaunch) {
 		char err[512];
 
@@ -858,7 +1067,7 @@ void mcp_server_handle_line(struct mcp_server *srv, const char *line, size_t len
 		reply_error(srv, msg.id, msg.error_code, "%s", msg.error);
 		break;
 	case MCP_MSG_RESPONSE:
-		GB_LOGD(MOD, "ignoring a response: glassbox sends no requests");
+		handle_response(srv, &msg);
 		break;
 	case MCP_MSG_NOTIFICATION:
 		handle_notification(srv, &msg);
@@ -882,10 +1091,13 @@ void mcp_server_line_too_long(struct mcp_server *srv, size_t max_bytes)
 	                 max_bytes);
 }
 
-/* See mcp-private.h. */
+/* See mcp-private.h. Nothing more will be read, so questions to the
+ * client waiting for an answer are released first (they fail). */
 void mcp_server_drain(struct mcp_server *srv)
 {
 	pthread_mutex_lock(&srv->lock);
+	srv->input_closed = 1;
+	pthread_cond_broadcast(&srv->answered);
 	while (srv->inflight)
 		pthread_cond_wait(&srv->idle, &srv->lock);
 	pthread_mutex_unlock(&srv->lock);
@@ -901,6 +1113,7 @@ void mcp_server_free(struct mcp_server *srv)
 		act_session_free(srv->session);
 	json_decref(srv->tools_list);
 	pthread_cond_destroy(&srv->idle);
+	pthread_cond_destroy(&srv->answered);
 	pthread_mutex_destroy(&srv->lock);
 	free(srv);
 }

@@ -6,12 +6,18 @@
  *
  * act_session_* is a synchronous stand-in here: a submitted call reports
  * progress and completes inside act_session_submit(), which also checks
- * that the server copes with completion before submit returns. Every
- * message the server emits is checked: valid JSON-RPC 2.0, and a
- * response only ever to a request (never to a notification).
+ * that the server copes with completion before submit returns. Some calls
+ * first ask the client (act_call.elicit, 1 ms): no answer can come while
+ * the front is busy, so the question must time out and be withdrawn.
+ * Every message the server emits is checked: valid JSON-RPC 2.0, a
+ * response only ever to a request (never to a notification), and the
+ * server's only request is elicitation/create. Every parsed message is
+ * checked too: a response never has a method, and its result or error is
+ * picked out only with an id, never both.
  *
- * Input: if the first byte is odd, an initialize line is fed first so
- * that the fuzzer reaches the methods behind it.
+ * Input: if the first byte is odd, an initialize line (declaring
+ * elicitation) is fed first so that the fuzzer reaches the methods behind
+ * it; responses in the input then meet a server that sends requests.
  *
  *   CC=clang meson setup build-fuzz -Dfuzz=enabled
  *   ninja -C build-fuzz mcp/fuzz_jsonrpc && build-fuzz/mcp/fuzz_jsonrpc -max_total_time=30
@@ -53,6 +59,15 @@ int act_session_submit(struct act_session *s, struct act_call *call)
 	if (call->on_progress) {
 		call->on_progress(call, 1, 0, "started");
 		call->on_progress(call, 0.5, 2, NULL); /* not increasing: must be dropped */
+	}
+	if (call->elicit && s->calls % 3 == 0) {
+		json_t *schema = json_pack("{s:s, s:{}}", "type", "object", "properties");
+		json_t *answer = NULL;
+
+		/* the front is here, so nothing can answer: it times out */
+		if (call->elicit(call, "Approve?", schema, 1, &answer) != -1 || answer)
+			abort();
+		json_decref(schema);
 	}
 	if (s->calls % 5 == 0)
 		result = NULL; /* a broken result must still become a response */
@@ -119,8 +134,11 @@ static int fuzz_emit(void *user, json_t *msg)
 	    strcmp(json_string_value(json_object_get(back, "jsonrpc")), "2.0") != 0)
 		abort();
 	if (json_object_get(back, "method")) {
-		if (json_object_get(back, "id"))
-			abort(); /* the server sends no requests */
+		/* the server's only request: a question to the client */
+		if (json_object_get(back, "id") &&
+		    (strcmp(json_string_value(json_object_get(back, "method")), "elicitation/create") ||
+		     !json_is_string(json_object_get(back, "id"))))
+			abort();
 	} else {
 		if (!json_object_get(back, "id"))
 			abort();
@@ -138,6 +156,12 @@ static void on_line(void *user, const char *line, size_t len)
 	struct mcp_msg msg;
 	enum mcp_msg_kind kind = mcp_jsonrpc_parse(line, len, &msg);
 
+	if (kind == MCP_MSG_RESPONSE &&
+	    (msg.method || (msg.result && msg.rpc_error) ||
+	     ((msg.result || msg.rpc_error) && !msg.id)))
+		abort();
+	if (kind != MCP_MSG_RESPONSE && (msg.result || msg.rpc_error))
+		abort();
 	mcp_msg_clear(&msg);
 	line_is_request = kind == MCP_MSG_REQUEST || kind == MCP_MSG_INVALID;
 	responses_for_line = 0;
@@ -159,7 +183,8 @@ static void on_overflow(void *user, size_t max_bytes)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const char init[] = "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\","
-	                           "\"params\":{\"protocolVersion\":\"2025-06-18\"}}\n";
+	                           "\"params\":{\"protocolVersion\":\"2025-06-18\","
+	                           "\"capabilities\":{\"elicitation\":{}}}}\n";
 	static const struct act_config cfg = {.data_dir = "/nonexistent", .tenant = "fuzz"};
 	struct mcp_line_reader reader;
 	struct mcp_server *srv;

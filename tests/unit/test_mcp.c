@@ -6,6 +6,8 @@
  *   browser_wait_for        blocks until cancelled or `time` seconds pass
  *   browser_take_screenshot result with an image, a resource_link and
  *                           structuredContent
+ *   browser_press_key       asks the client (call->elicit; 300 ms for key
+ *                           "Short", else 10 s) and says what came back
  *   anything else           ok at once
  * Also the pure pieces: message classification, line framing, versions.
  */
@@ -85,6 +87,37 @@ static json_t *ok_result(struct act_call *call, const char *text)
 	                 call->def->name, "ok", 1);
 }
 
+/* browser_press_key: puts a question to the client through call->elicit
+ * and reports the outcome as the result's text: "cannot ask", "no answer"
+ * or "action=<action> approve=<true|false|->". */
+static json_t *elicit_result(struct act_call *call)
+{
+	const char *key = json_string_value(json_object_get(call->args, "key"));
+	json_t *schema = json_pack("{s:s, s:{s:{s:s, s:s}}, s:[s]}", "type", "object",
+	                           "properties", "approve", "type", "boolean", "title",
+	                           "Approve this action?", "required", "approve");
+	json_t *answer = NULL;
+	json_t *approve;
+	char text[128];
+
+	if (!call->elicit) {
+		snprintf(text, sizeof(text), "cannot ask");
+	} else if (call->elicit(call, "Approve: click button \"Delete\"?", schema,
+	                        key && !strcmp(key, "Short") ? 300 : 10000, &answer) < 0) {
+		assert_null(answer);
+		snprintf(text, sizeof(text), "no answer");
+	} else {
+		approve = json_object_get(json_object_get(answer, "content"), "approve");
+		snprintf(text, sizeof(text), "action=%s approve=%s by=%s",
+		         json_string_value(json_object_get(answer, "action")),
+		         json_is_boolean(approve) ? (json_is_true(approve) ? "true" : "false") : "-",
+		         call->client_name ? call->client_name : "?");
+	}
+	json_decref(schema);
+	json_decref(answer);
+	return ok_result(call, text);
+}
+
 static json_t *cancelled_result(struct act_call *call)
 {
 	return json_pack("{s:[{s:s, s:s}], s:b}", "content", "type", "text", "text", "cancelled",
@@ -126,6 +159,8 @@ static void fake_run(struct act_session *s, struct act_call *call)
 		}
 		pthread_mutex_unlock(&s->lock);
 		result = call->cancelled ? cancelled_result(call) : ok_result(call, "waited");
+	} else if (!strcmp(tool, "browser_press_key")) {
+		result = elicit_result(call);
 	} else if (!strcmp(tool, "browser_take_screenshot")) {
 		result = json_pack("{s:[{s:s, s:s}, {s:s, s:s, s:s}, {s:s, s:s, s:s, s:s}], "
 		                   "s:{s:s, s:s, s:b}}",
@@ -413,8 +448,9 @@ static void expect_ping_next(struct conn *c, int id)
 	json_decref(msg);
 }
 
-/* initialize with version; returns the result (new reference). */
-static json_t *initialize(struct conn *c, const char *version)
+/* initialize with version and the client's capabilities (JSON text);
+ * returns the result (new reference). */
+static json_t *initialize_caps(struct conn *c, const char *version, const char *caps)
 {
 	char line[512];
 	json_t *msg;
@@ -422,9 +458,9 @@ static json_t *initialize(struct conn *c, const char *version)
 
 	snprintf(line, sizeof(line),
 	         "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":"
-	         "{\"protocolVersion\":\"%s\",\"capabilities\":{},"
+	         "{\"protocolVersion\":\"%s\",\"capabilities\":%s,"
 	         "\"clientInfo\":{\"name\":\"test\",\"version\":\"1\"}}}",
-	         version);
+	         version, caps);
 	conn_send(c, line);
 	msg = conn_recv(c);
 	assert_int_equal(msg_id(msg), 0);
@@ -435,11 +471,24 @@ static json_t *initialize(struct conn *c, const char *version)
 	return result;
 }
 
+static json_t *initialize(struct conn *c, const char *version)
+{
+	return initialize_caps(c, version, "{}");
+}
+
 static struct conn *conn_ready(const char *version)
 {
 	struct conn *c = conn_start();
 
 	json_decref(initialize(c, version));
+	return c;
+}
+
+static struct conn *conn_ready_caps(const char *version, const char *caps)
+{
+	struct conn *c = conn_start();
+
+	json_decref(initialize_caps(c, version, caps));
 	return c;
 }
 
@@ -492,6 +541,35 @@ static void test_jsonrpc_classify(void **state)
 
 	assert_int_equal(parse("{\"jsonrpc\":\"2.0\",\"id\":5,\"result\":{}}", &m),
 	                 MCP_MSG_RESPONSE);
+	assert_int_equal(json_integer_value(m.id), 5);
+	assert_true(json_is_object(m.result));
+	assert_null(m.rpc_error);
+	assert_null(m.method);
+	mcp_msg_clear(&m);
+	assert_int_equal(parse("{\"jsonrpc\":\"2.0\",\"id\":\"elicit-1\",\"error\":"
+	                       "{\"code\":-1,\"message\":\"no\"}}", &m),
+	                 MCP_MSG_RESPONSE);
+	assert_string_equal(json_string_value(m.id), "elicit-1");
+	assert_null(m.result);
+	assert_true(json_is_object(m.rpc_error));
+	mcp_msg_clear(&m);
+	/* malformed responses: still never answered, but carry no outcome */
+	assert_int_equal(parse("{\"jsonrpc\":\"2.0\",\"id\":5,\"result\":{},\"error\":{}}", &m),
+	                 MCP_MSG_RESPONSE);
+	assert_null(m.result);
+	assert_null(m.rpc_error);
+	mcp_msg_clear(&m);
+	assert_int_equal(parse("{\"id\":5,\"result\":{}}", &m), MCP_MSG_RESPONSE);
+	assert_null(m.result);
+	mcp_msg_clear(&m);
+	assert_int_equal(parse("{\"jsonrpc\":\"2.0\",\"id\":5,\"error\":\"bad\"}", &m),
+	                 MCP_MSG_RESPONSE);
+	assert_null(m.rpc_error);
+	mcp_msg_clear(&m);
+	assert_int_equal(parse("{\"jsonrpc\":\"2.0\",\"id\":[5],\"result\":{}}", &m),
+	                 MCP_MSG_RESPONSE);
+	assert_null(m.id);
+	assert_null(m.result);
 	mcp_msg_clear(&m);
 	/* a client's error about one of ours is never answered, whatever its id */
 	assert_int_equal(parse("{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{}}", &m),
@@ -1104,6 +1182,190 @@ static void test_cancellation(void **state)
 	conn_free(c);
 }
 
+/* ---- elicitation: the server asks the client --------------------------- */
+
+/* The text of a tool result message (the first content item). */
+static const char *result_text(json_t *msg)
+{
+	return json_string_value(json_object_get(
+	    json_array_get(json_object_get(json_object_get(msg, "result"), "content"), 0), "text"));
+}
+
+/* Sends tools/call browser_press_key {key} with id and returns the
+ * elicitation/create request the worker sends (new reference). */
+static json_t *call_and_expect_question(struct conn *c, int id, const char *key)
+{
+	char line[256];
+	json_t *req;
+	json_t *params;
+
+	snprintf(line, sizeof(line),
+	         "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\",\"params\":"
+	         "{\"name\":\"browser_press_key\",\"arguments\":{\"key\":\"%s\"}}}",
+	         id, key);
+	conn_send(c, line);
+	req = conn_recv(c);
+	assert_string_equal(json_string_value(json_object_get(req, "method")),
+	                    "elicitation/create");
+	assert_true(json_is_string(json_object_get(req, "id")));
+	params = json_object_get(req, "params");
+	assert_string_equal(json_string_value(json_object_get(params, "message")),
+	                    "Approve: click button \"Delete\"?");
+	assert_string_equal(json_string_value(json_object_get(json_object_get(
+	                        json_object_get(json_object_get(params, "requestedSchema"),
+	                                        "properties"),
+	                        "approve"), "type")),
+	                    "boolean");
+	return req;
+}
+
+/* Answers the server's request req (borrowed) with body, the JSON text
+ * after the id: "\"result\":{...}" or "\"error\":{...}". */
+static void answer(struct conn *c, json_t *req, const char *body)
+{
+	char line[512];
+
+	snprintf(line, sizeof(line), "{\"jsonrpc\":\"2.0\",\"id\":\"%s\",%s}",
+	         json_string_value(json_object_get(req, "id")), body);
+	conn_send(c, line);
+}
+
+/* Reads the response to tool call id and checks its text. */
+static void expect_result_text(struct conn *c, int id, const char *text)
+{
+	json_t *msg = conn_recv(c);
+
+	assert_int_equal(msg_id(msg), id);
+	assert_string_equal(result_text(msg), text);
+	json_decref(msg);
+}
+
+static void test_elicitation_round_trip(void **state)
+{
+	struct conn *c = conn_ready_caps("2025-11-25", "{\"elicitation\":{}}");
+	json_t *req;
+	json_t *req2;
+
+	(void)state;
+	req = call_and_expect_question(c, 60, "Enter");
+	/* responses nobody waits for are ignored, and never answered; the
+	 * front keeps serving while the worker waits */
+	conn_send(c, "{\"jsonrpc\":\"2.0\",\"id\":\"elicit-999\",\"result\":"
+	             "{\"action\":\"accept\",\"content\":{\"approve\":true}}}");
+	conn_send(c, "{\"jsonrpc\":\"2.0\",\"id\":60,\"result\":{\"action\":\"accept\"}}");
+	conn_send(c, "{\"jsonrpc\":\"2.0\",\"id\":12345,\"error\":{\"code\":-1,\"message\":\"x\"}}");
+	expect_ping_next(c, 61);
+
+	answer(c, req, "\"result\":{\"action\":\"accept\",\"content\":{\"approve\":true}}");
+	expect_result_text(c, 60, "action=accept approve=true by=test");
+	/* the same answer again, late: ignored */
+	answer(c, req, "\"result\":{\"action\":\"decline\"}");
+	expect_ping_next(c, 62);
+
+	/* each question has its own id */
+	req2 = call_and_expect_question(c, 63, "Enter");
+	assert_false(json_equal(json_object_get(req, "id"), json_object_get(req2, "id")));
+	answer(c, req2, "\"result\":{\"action\":\"decline\"}");
+	expect_result_text(c, 63, "action=decline approve=- by=test");
+	json_decref(req);
+	json_decref(req2);
+	conn_free(c);
+}
+
+static void test_elicitation_needs_the_capability(void **state)
+{
+	static const struct {
+		const char *version;
+		const char *caps;
+		int asks;
+	} cases[] = {
+		{"2025-11-25", "{}", 0},
+		{"2025-11-25", "{\"elicitation\":{\"url\":{}}}", 0}, /* URL mode only */
+		{"2025-11-25", "{\"elicitation\":true}", 0},
+		{"2025-03-26", "{\"elicitation\":{}}", 0}, /* before elicitation existed */
+		{"2025-11-25", "{\"elicitation\":{\"form\":{},\"url\":{}}}", 1},
+		{"2025-06-18", "{\"elicitation\":{}}", 1},
+	};
+	struct conn *c;
+	json_t *req;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		c = conn_ready_caps(cases[i].version, cases[i].caps);
+		if (!cases[i].asks) {
+			conn_send(c, "{\"jsonrpc\":\"2.0\",\"id\":70,\"method\":\"tools/call\",\"params\":"
+			             "{\"name\":\"browser_press_key\",\"arguments\":{\"key\":\"Enter\"}}}");
+			expect_result_text(c, 70, "cannot ask");
+		} else {
+			req = call_and_expect_question(c, 70, "Enter");
+			answer(c, req, "\"result\":{\"action\":\"cancel\"}");
+			expect_result_text(c, 70, "action=cancel approve=- by=test");
+			json_decref(req);
+		}
+		conn_free(c);
+	}
+}
+
+static void test_elicitation_without_an_answer(void **state)
+{
+	static const char *const bad_answers[] = {
+		"\"error\":{\"code\":-32601,\"message\":\"no elicitation here\"}",
+		"\"result\":{\"action\":\"maybe\"}",
+		"\"result\":{\"action\":\"accept\",\"content\":[true]}",
+		"\"result\":\"accept\"",
+		"\"result\":{},\"error\":{\"code\":1,\"message\":\"both\"}",
+	};
+	struct conn *c = conn_ready_caps("2025-11-25", "{\"elicitation\":{}}");
+	json_t *req;
+	json_t *msg;
+	size_t i;
+
+	(void)state;
+	/* no answer in time: the question is withdrawn, the call goes on */
+	req = call_and_expect_question(c, 80, "Short");
+	msg = conn_recv(c);
+	assert_string_equal(json_string_value(json_object_get(msg, "method")),
+	                    "notifications/cancelled");
+	assert_true(json_equal(json_object_get(json_object_get(msg, "params"), "requestId"),
+	                       json_object_get(req, "id")));
+	json_decref(msg);
+	expect_result_text(c, 80, "no answer");
+	answer(c, req, "\"result\":{\"action\":\"accept\",\"content\":{\"approve\":true}}");
+	expect_ping_next(c, 81); /* the late answer was ignored */
+	json_decref(req);
+
+	/* an error, or a result that is not an ElicitResult, is no answer */
+	for (i = 0; i < sizeof(bad_answers) / sizeof(bad_answers[0]); i++) {
+		req = call_and_expect_question(c, 82, "Enter");
+		answer(c, req, bad_answers[i]);
+		expect_result_text(c, 82, "no answer");
+		json_decref(req);
+	}
+
+	/* the tool call is cancelled: the question is withdrawn, no response */
+	req = call_and_expect_question(c, 83, "Enter");
+	conn_send(c, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":"
+	             "{\"requestId\":83}}");
+	msg = conn_recv(c);
+	assert_string_equal(json_string_value(json_object_get(msg, "method")),
+	                    "notifications/cancelled");
+	assert_true(json_equal(json_object_get(json_object_get(msg, "params"), "requestId"),
+	                       json_object_get(req, "id")));
+	json_decref(msg);
+	wait_for_count(&fake.n_done, 7);
+	expect_ping_next(c, 84);
+	json_decref(req);
+
+	/* end of input: the waiting call is released at once and answered */
+	req = call_and_expect_question(c, 85, "Enter");
+	assert_int_equal(conn_stop(c), 0);
+	expect_result_text(c, 85, "no answer");
+	assert_null(conn_recv_ms(c, 500));
+	json_decref(req);
+	conn_free(c);
+}
+
 static void test_eof_waits_for_calls_in_flight(void **state)
 {
 	struct conn *c = conn_ready("2025-11-25");
@@ -1309,6 +1571,9 @@ int main(void)
 		cmocka_unit_test_setup(test_call_progress_and_result, setup),
 		cmocka_unit_test_setup(test_cancellation, setup),
 		cmocka_unit_test_setup(test_eof_waits_for_calls_in_flight, setup),
+		cmocka_unit_test_setup(test_elicitation_round_trip, setup),
+		cmocka_unit_test_setup(test_elicitation_needs_the_capability, setup),
+		cmocka_unit_test_setup(test_elicitation_without_an_answer, setup),
 		cmocka_unit_test_setup(test_old_client_result_shape, setup),
 		cmocka_unit_test_setup(test_resources, setup),
 		cmocka_unit_test_setup(test_session_failure_is_a_tool_error, setup),
