@@ -6,7 +6,10 @@
  * it submits, the input type...) - never taken from the agent's words -
  * and classified by the tenant's risk rules: allowed, needs approval, or
  * forbidden. An approval is bound to the fingerprint of exactly this
- * action on exactly this node and is spent when used.
+ * action on exactly this node and is spent when used. When the tenant's
+ * policy allows it ("approvals": {"elicitation": true}) and the client can
+ * be asked (act_call.elicit), the person at the client decides there and
+ * then, on the worker thread; the call goes on (or fails) with the answer.
  *
  * Ledger: every call is an operation in the embedded store; a client's
  * operation_id is an idempotency key, a finished operation returns its
@@ -22,9 +25,11 @@
 #include "sessions/sessions.h"
 #include "store/store.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* Decisions on approvals go to the audit log, with who decided, when,
  * and what they decided on (evidence/audit.h: approval_id, tool,
@@ -59,6 +64,35 @@ static void on_approval_event(void *user, const struct store_approval_event *ev)
 	act_keeper_record(s->keeper, kind, NULL, operation, body, 0);
 }
 
+/* The policy's "approvals" object: {"elicitation": bool}, both optional.
+ * Returns 0, or -1 with what is wrong in err. */
+static int parse_approvals(json_t *approvals, int *elicit, char *err, size_t errlen)
+{
+	const char *key;
+	json_t *v;
+
+	*elicit = 0;
+	if (!approvals)
+		return 0;
+	if (!json_is_object(approvals)) {
+		snprintf(err, errlen, "\"approvals\" must be an object such as {\"elicitation\": true}");
+		return -1;
+	}
+	json_object_foreach(approvals, key, v) {
+		if (strcmp(key, "elicitation") != 0) {
+			snprintf(err, errlen, "approvals.%.64s is not a setting: the only one is "
+			         "\"elicitation\" (true or false)", key);
+			return -1;
+		}
+		if (!json_is_boolean(v)) {
+			snprintf(err, errlen, "approvals.elicitation must be true or false");
+			return -1;
+		}
+		*elicit = json_is_true(v);
+	}
+	return 0;
+}
+
 int act_gates_start(struct act_session *s, json_t *policy, char *err, size_t errlen)
 {
 	struct policy_admin_options ao = {0};
@@ -71,6 +105,11 @@ int act_gates_start(struct act_session *s, json_t *policy, char *err, size_t err
 	store_set_approval_hook(s->db, on_approval_event, s);
 	if (policy_risk_parse(json_object_get(policy, "risk"), &s->risk, gerr, sizeof(gerr)) < 0) {
 		snprintf(err, errlen, "the risk rules are not valid: %s", gerr);
+		return -1;
+	}
+	if (parse_approvals(json_object_get(policy, "approvals"), &s->elicit_approvals, gerr,
+	                    sizeof(gerr)) < 0) {
+		snprintf(err, errlen, "the policy is not valid: %s", gerr);
 		return -1;
 	}
 	ao.data_dir = s->data_dir;
@@ -233,16 +272,108 @@ static char *value_of(struct act_ctx *ctx)
 	return gb_buf_steal(&b);
 }
 
-int act_gate_check(struct act_ctx *ctx)
+/* Milliseconds since the epoch (approval expiries are wall-clock times). */
+static int64_t wall_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Asks the person at the client (act_call.elicit) to decide the pending
+ * approval a (borrowed) for rule, with the summary a person would see in
+ * `glassbox approvals`. Time spent waiting for the person is added to the
+ * call's deadline. Returns 1 when approved here (decided in the store by
+ * "mcp-elicitation:<client>"), 0 when the client was not asked or did not
+ * answer (a stays pending), -1 when the person declined: a is denied and
+ * the call has failed with approval_denied. */
+static int ask_client(struct act_ctx *ctx, const struct store_approval *a, const char *rule)
+{
+	struct act_call *call = ctx->call;
+	struct store_decider who = {.channel = "mcp-elicitation", .uid = -1};
+	json_t *schema = NULL;
+	json_t *answer = NULL;
+	const char *action;
+	const char *how;
+	char message[STORE_SUMMARY_MAX + 512];
+	char expires[40];
+	char by[STORE_BY_MAX + 1];
+	char err[512];
+	int64_t left_ms = a->expires_ms - wall_ms();
+	int64_t asked_ms;
+	int approve;
+	int rc = 0;
+
+	if (!ctx->as->elicit_approvals || !call || !call->elicit || left_ms <= 0)
+		goto out;
+	store_time_iso8601(a->expires_ms, expires, sizeof(expires));
+	snprintf(message, sizeof(message),
+	         "The browser agent wants to do something that needs your approval (rule %s):\n\n"
+	         "%s\n\nApproval %s, open until %s. Approve only if this exactly is what you want "
+	         "done; declining blocks it.",
+	         rule, a->summary, a->id, expires);
+	schema = json_pack("{s:s, s:{s:{s:s, s:s, s:s}}, s:[s]}", "type", "object", "properties",
+	                   "approve", "type", "boolean", "title", "Approve this action?",
+	                   "description", "Yes runs it once, as described; no blocks it",
+	                   "required", "approve");
+	if (!schema)
+		goto out;
+	asked_ms = gb_now_ms();
+	if (call->elicit(call, message, schema, left_ms > INT_MAX ? INT_MAX : (int)left_ms,
+	                 &answer) < 0) {
+		ctx->deadline_ms += gb_now_ms() - asked_ms;
+		GB_LOGI("actions", "approval %s: no answer through the client; it stays pending",
+		        a->id);
+		goto out;
+	}
+	ctx->deadline_ms += gb_now_ms() - asked_ms; /* a person's time is not the page's */
+	/* only an explicit yes approves; decline, cancel or anything else blocks */
+	action = json_string_value(json_object_get(answer, "action"));
+	approve = action && !strcmp(action, "accept") &&
+	          json_is_true(json_object_get(json_object_get(answer, "content"), "approve"));
+	snprintf(by, sizeof(by), "mcp-elicitation:%s", gb_or(call->client_name, "client"));
+	who.by = by;
+	who.reason = approve ? NULL : "declined through the client";
+	if (store_approval_decide(ctx->as->db, ctx->as->tenant, a->id, approve, &who, NULL, err,
+	                          sizeof(err)) < 0)
+		GB_LOGW("actions", "approval %s: recording the client's answer failed: %s", a->id,
+		        err);
+	if (approve) {
+		rc = 1; /* the gate, run again with the id, says whether it can be used */
+		goto out;
+	}
+	if (!action || !strcmp(action, "accept"))
+		how = "the person answered no";
+	else if (!strcmp(action, "decline"))
+		how = "the person declined";
+	else
+		how = "the person dismissed the question";
+	rc = act_fail(ctx, "approval_denied",
+	              "approval %s was declined through the client (%s), so nothing was done: %s. "
+	              "Do not repeat this action; ask the user how to go on",
+	              a->id, how, a->summary);
+out:
+	json_decref(schema);
+	json_decref(answer);
+	return rc;
+}
+
+/* The gate, with approval_id (NULL: the call's "approval" argument) as
+ * the approval to use; may_ask: whether a pending approval may be put to
+ * the client (once per call). */
+static int gate_run(struct act_ctx *ctx, const char *approval_id, int may_ask)
 {
 	struct policy_action_facts f = {0};
 	struct policy_gate_request req = {0};
 	struct policy_gate_result res;
 	const struct snap_ref *ref = NULL;
 	json_t *facts = NULL;
+	json_t *gate;
 	char identity[128];
 	char *value = NULL;
 	char err[512];
+	int asked;
 	int rc = 0;
 
 	f.kind = kind_of(ctx->def->name);
@@ -295,7 +426,8 @@ int act_gate_check(struct act_ctx *ctx)
 	req.tenant = ctx->as->tenant;
 	req.operation_id = ctx->operation_id;
 	req.tool = ctx->def->name;
-	req.approval_id = json_string_value(json_object_get(ctx->args, "approval"));
+	req.approval_id = approval_id ? approval_id
+	                              : json_string_value(json_object_get(ctx->args, "approval"));
 	if (policy_gate_check(ctx->as->db, ctx->as->risk, &f, &req, &res, err, sizeof(err)) < 0) {
 		rc = act_fail(ctx, "gate_failed", "the action could not be classified: %s", err);
 		goto out;
@@ -306,6 +438,23 @@ int act_gate_check(struct act_ctx *ctx)
 			                    json_pack("{s:s, s:s}", "id", res.approval.id, "by",
 			                              res.approval.decided_by));
 		goto out;
+	}
+	if (res.outcome == POLICY_GATE_APPROVAL_REQUIRED && may_ask) {
+		asked = ask_client(ctx, &res.approval, res.decision.rule);
+		if (asked > 0) {
+			/* approved at the client: the facts are re-read, the approval spent */
+			rc = gate_run(ctx, res.approval.id, 0);
+			goto out;
+		}
+		if (asked < 0) {
+			gate = policy_gate_result_json(&res);
+			json_object_set_new(gate, "status", json_string("approval_denied"));
+			json_object_set_new(gate, "channel", json_string("mcp-elicitation"));
+			json_object_set_new(gate, "message", json_string(ctx->error));
+			json_object_set_new(ctx->out, "gate", gate);
+			rc = -1;
+			goto out;
+		}
 	}
 	json_object_set_new(ctx->out, "gate", policy_gate_result_json(&res));
 	if (!strcmp(res.code, "forbidden"))
@@ -319,4 +468,9 @@ out:
 	free(value);
 	json_decref(facts);
 	return rc;
+}
+
+int act_gate_check(struct act_ctx *ctx)
+{
+	return gate_run(ctx, NULL, 1);
 }

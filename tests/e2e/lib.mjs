@@ -15,6 +15,7 @@
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
@@ -24,7 +25,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startFixtureServer } from '../../fixtures/server.mjs';
 
-export { Client, StdioClientTransport, startFixtureServer, assert };
+export { Client, StdioClientTransport, ElicitRequestSchema, startFixtureServer, assert };
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 
@@ -60,10 +61,15 @@ export function newDataDir(prefix = 'glassbox-test-') {
 /*
  * Spawns `glassbox mcp` with GLASSBOX_DATA_DIR=dataDir (a fresh temp dir
  * unless given) and connects an SDK client (initialize + initialized).
+ *   config        the policy file (default $GLASSBOX_CONFIG, else
+ *                 fixtures/policy/loopback.json)
+ *   capabilities  the client's capabilities (default {}), e.g. {elicitation: {}}
+ *   setupClient   called with the Client before it connects (to set
+ *                 request handlers such as ElicitRequestSchema's)
  * Returns {client, transport, dataDir, pid, stderr(), close(), removeDataDir()}.
  * close() is idempotent; it does not remove the data dir.
  */
-export async function openGlassbox({ dataDir } = {}) {
+export async function openGlassbox({ dataDir, config, capabilities = {}, setupClient } = {}) {
   const bin = glassboxBin();
   try {
     fs.accessSync(bin, fs.constants.X_OK);
@@ -79,7 +85,7 @@ export async function openGlassbox({ dataDir } = {}) {
     env: {
       ...process.env,
       GLASSBOX_DATA_DIR: dir,
-      GLASSBOX_CONFIG: process.env.GLASSBOX_CONFIG || path.join(REPO_ROOT, 'fixtures', 'policy', 'loopback.json'),
+      GLASSBOX_CONFIG: config || process.env.GLASSBOX_CONFIG || path.join(REPO_ROOT, 'fixtures', 'policy', 'loopback.json'),
     },
     stderr: 'pipe',
     cwd: REPO_ROOT,
@@ -88,7 +94,8 @@ export async function openGlassbox({ dataDir } = {}) {
   transport.stderr?.on('data', (d) => {
     if (stderrText.length < STDERR_MAX_CHARS) stderrText += d.toString('utf8');
   });
-  const client = new Client({ name: 'glassbox-tests', version: '1.0.0' }, { capabilities: {} });
+  const client = new Client({ name: 'glassbox-tests', version: '1.0.0' }, { capabilities });
+  if (setupClient) setupClient(client);
   await client.connect(transport);
   let closed = false;
   const gb = {
