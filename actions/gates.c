@@ -193,10 +193,7 @@ void act_ledger_finish(struct act_ctx *ctx, json_t *result)
 		return;
 	if (ctx->failed) {
 		/* failed after input reached the page and we cannot tell what it did */
-		int unclear = !strcmp(ctx->error_code, "browser_crashed") ||
-		              !strcmp(ctx->error_code, "timeout") || !strcmp(ctx->error_code, "cancelled");
-
-		state = ctx->acted && unclear ? STORE_OP_UNKNOWN : STORE_OP_FAILED;
+		state = act_outcome_unknown(ctx) ? STORE_OP_UNKNOWN : STORE_OP_FAILED;
 		if (state == STORE_OP_UNKNOWN)
 			json_object_set_new(ctx->out, "state", json_string("unknown"));
 	}
@@ -382,7 +379,8 @@ static int gate_run(struct act_ctx *ctx, const char *approval_id, int may_ask)
 	f.session_id = ctx->as->id;
 	f.page_url = sess_page_url(ctx->page);
 	if (ctx->has_target) {
-		rc = act_call_on_target(ctx, facts_js, NULL, &facts, "reading the target");
+		/* in an isolated world: the page's scripts cannot fake these */
+		rc = act_call_in_isolated_world(ctx, facts_js, &facts, "reading the target");
 		if (rc < 0)
 			goto out;
 		ref = ctx->target.ref[0] ? act_snapshot_find(&ctx->as->refs, ctx->target.ref) : NULL;

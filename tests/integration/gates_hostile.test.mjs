@@ -133,3 +133,14 @@ test(`approvals expire: approved or pending, after ${TTL_SECONDS} s they are ref
   assert.match(list.stdout, new RegExp(`${gA.approval_id}\\s+expired`), list.stdout);
   assert.match(list.stdout, new RegExp(`${gB.approval_id}\\s+expired`), list.stdout);
 });
+
+test('a page that redefines innerText, textContent and getAttribute cannot hide a Delete button', async () => {
+  await open('/gates/spoof.html');
+  // by CSS selector: no snapshot name to lean on, only what the gate reads
+  const r = await callTool(h.client, 'browser_click', { target: '#del' });
+  const g = assertApprovalRequired(r, 'the disguised Delete button');
+  assert.match(g.summary, /Delete account/, `the gate reads the DOM, not the page's lies: ${g.summary}`);
+  assert.doesNotMatch(g.summary, /Continue/, g.summary);
+  assert.equal(seen(h.fixture, DELETE_ACCOUNT), 0);
+});
+
