@@ -39,6 +39,8 @@ struct act_session {
 	int action_timeout_ms;
 	int prelaunch;
 	int require_evidence;      /* refuse to act when evidence cannot be kept */
+	int before_screenshots;    /* also keep a screenshot from before each action */
+	json_t *policy;            /* the tenant's policy (a copy; hashed into the manifest) */
 	int reported_ready;        /* time_to_ready was in a result already */
 
 	/* egress (egress.c) */
@@ -139,6 +141,8 @@ struct act_ctx {
 	int skip_evidence;
 	unsigned char *shot_png;    /* the evidence screenshot, for the record keeper */
 	size_t shot_len;
+	unsigned char *before_png;  /* the screenshot before acting (before_screenshots) */
+	size_t before_len;
 	struct evid_annotation annotation; /* target box and click point */
 	uint64_t shot_call;         /* evidence screenshot requested, not yet collected */
 	uint64_t digest_call;       /* pre-action DOM digest requested, not yet collected */
@@ -168,6 +172,8 @@ struct act_keeper_action {
 	json_t *network_log;   /* taken; may be NULL */
 	unsigned char *png;    /* taken; may be NULL */
 	size_t png_len;
+	unsigned char *before_png; /* taken; may be NULL: the page before the action */
+	size_t before_len;
 	struct evid_annotation annotation;
 	const char *snapshot_text; /* copied; may be NULL */
 	int secret_text;
@@ -179,6 +185,8 @@ void act_keeper_record(struct act_keeper *k, const char *kind, const char *sessi
                        const char *operation_id, json_t *body, int secret_text);
 /* Queues a tool call's evidence and its audit record. */
 void act_keeper_record_action(struct act_keeper *k, const struct act_keeper_action *a);
+/* Queues the purge of the tenant's trail older than days. */
+void act_keeper_purge(struct act_keeper *k, unsigned days);
 /* Waits until everything queued is written. */
 void act_keeper_flush(struct act_keeper *k);
 /* Hands out (once) the last failure to keep evidence; 1 if there was one. */

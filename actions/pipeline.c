@@ -176,7 +176,8 @@ int act_launch_browser(struct act_session *as, char *err, size_t errlen)
 	pthread_mutex_unlock(&as->lock);
 	{
 		struct evid_manifest_in m = {.chromium_version = sess_browser_version(as->sess),
-		                             .launch_flags = sess_launch_flags(as->sess)};
+		                             .launch_flags = sess_launch_flags(as->sess),
+		                             .policy = as->policy, .config = as->policy};
 
 		act_keeper_record(as->keeper, EVID_AUDIT_SESSION_OPENED, sess_id(as->sess), NULL,
 		                  json_pack("{s:o, s:s, s:I}", "manifest", evid_manifest_new(&m),
@@ -241,6 +242,29 @@ void act_close_browser(struct act_session *as, const char *reason)
 	sess_close(as->sess);
 	as->sess = NULL;
 	act_snapshot_clear(&as->refs);
+}
+
+/* before_screenshots: the page as it was before the action, kept beside
+ * the evidence of the action (kind screenshot_before). */
+static void capture_before(struct act_ctx *ctx)
+{
+	struct cdp_error err;
+	json_t *res = NULL;
+	const char *b64;
+
+	/* optional evidence: a failure is noted, the action goes on */
+	if (cdp_call(ctx->cdp, ctx->psid, "Page.captureScreenshot",
+	             json_pack("{s:s, s:b}", "format", "png", "optimizeForSpeed", 1),
+	             act_left_ms(ctx), &res, &err) < 0) {
+		json_object_set_new(ctx->out, "evidence_error",
+		                    json_sprintf("no screenshot before acting: %s", err.message));
+		goto out;
+	}
+	b64 = json_string_value(json_object_get(res, "data"));
+	if (b64 && evid_base64_decode(b64, strlen(b64), &ctx->before_png, &ctx->before_len) < 0)
+		ctx->before_png = NULL;
+out:
+	json_decref(res);
 }
 
 /* The usability checks every tool shares, before anything acts. */
@@ -379,6 +403,9 @@ static void keep_record(struct act_ctx *ctx)
 		a.png = ctx->shot_png;
 		a.png_len = ctx->shot_len;
 		ctx->shot_png = NULL;
+		a.before_png = ctx->before_png;
+		a.before_len = ctx->before_len;
+		ctx->before_png = NULL;
 		a.annotation = ctx->annotation;
 		a.snapshot_text = ctx->has_target ? ctx->as->last_snapshot : NULL;
 		a.network_log = json_pack("{s:O, s:O}", "responses",
@@ -504,8 +531,11 @@ void act_run_call(struct act_session *as, struct act_call *call)
 	/* pre-observe: start recording what the page does, note its state */
 	if (call->def->changes_state) {
 		act_recorder_start(&ctx.rec, ctx.cdp, ctx.psid, sess_page_main_frame_id(ctx.page));
-		if (!sess_page_dialog(ctx.page)) /* a dialog blocks the page's script */
+		if (!sess_page_dialog(ctx.page)) { /* a dialog blocks the page's script */
 			act_observe_before(&ctx);
+			if (as->before_screenshots)
+				capture_before(&ctx);
+		}
 	}
 
 	/* execute, then settle (a tool that settled itself returns 1) */
@@ -538,5 +568,6 @@ free:
 	json_decref(ctx.out);
 	json_decref(ctx.content);
 	free(ctx.shot_png);
+	free(ctx.before_png);
 	gb_buf_free(&ctx.text);
 }

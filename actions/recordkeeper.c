@@ -34,6 +34,9 @@ struct keeper_job {
 	/* evidence (png NULL: none) */
 	unsigned char *png;
 	size_t png_len;
+	unsigned char *before_png;
+	size_t before_len;
+	unsigned purge_days; /* > 0: a retention purge, nothing else */
 	char tool[40];
 	char url[2048];
 	json_t *arguments;
@@ -64,6 +67,7 @@ static void job_free(struct keeper_job *j)
 	json_decref(j->arguments);
 	json_decref(j->network_log);
 	free(j->png);
+	free(j->before_png);
 	free(j->snapshot_text);
 	free(j);
 }
@@ -77,6 +81,14 @@ static void keep_one(struct act_keeper *k, struct keeper_job *j)
 	char aerr[512] = "";
 	int rc = 0;
 
+	if (j->purge_days) {
+		struct evid_purge_report rep;
+
+		if (k->audit && evid_audit_purge(k->audit, k->tenant, j->purge_days, &rep, err,
+		                                 sizeof(err)) < 0)
+			GB_LOGW("actions", "the retention purge failed: %s", err);
+		return;
+	}
 	if (j->png) {
 		struct evid_meta meta = {.tenant = k->tenant, .session_id = j->session_id,
 		                         .operation_id = j->operation_id, .tool = j->tool,
@@ -88,6 +100,17 @@ static void keep_one(struct act_keeper *k, struct keeper_job *j)
 		                                  .network_log = j->network_log};
 
 		rc = evid_keep_action_evidence(k->store, &ev, &artifacts, err, sizeof(err));
+		if (j->before_png) {
+			struct evid_ref ref;
+			char berr[512];
+
+			meta.kind = "screenshot_before";
+			meta.mime = "image/png";
+			if (evid_store_put(k->store, &meta, j->before_png, j->before_len, &ref, berr,
+			                   sizeof(berr)) == 0 && artifacts)
+				json_array_append_new(artifacts, evid_artifact_json("screenshot_before",
+				                                                    "image/png", &ref, 1));
+		}
 	}
 	if (k->audit) {
 		e.tenant = k->tenant;
@@ -226,6 +249,8 @@ void act_keeper_record_action(struct act_keeper *k, const struct act_keeper_acti
 	j->secret_text = a->secret_text;
 	j->png = a->png;
 	j->png_len = a->png_len;
+	j->before_png = a->before_png;
+	j->before_len = a->before_len;
 	j->arguments = a->arguments;
 	j->annotation = a->annotation;
 	j->snapshot_text = a->snapshot_text ? strdup(a->snapshot_text) : NULL;
@@ -237,6 +262,17 @@ drop:
 	json_decref(a->arguments);
 	json_decref(a->network_log);
 	free(a->png);
+	free(a->before_png);
+}
+
+void act_keeper_purge(struct act_keeper *k, unsigned days)
+{
+	struct keeper_job *j = k ? calloc(1, sizeof(*j)) : NULL;
+
+	if (!j)
+		return;
+	j->purge_days = days;
+	submit(k, j);
 }
 
 void act_keeper_flush(struct act_keeper *k)

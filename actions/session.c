@@ -96,6 +96,23 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
+/* "retention_days": N in the policy: the tenant's trail older than N days
+ * is purged (the purge writes its own record) by the record keeper. */
+static int check_retention(struct act_session *s, char *err, size_t errlen)
+{
+	json_t *days = json_object_get(s->policy, "retention_days");
+
+	if (!days)
+		return 0;
+	if (!json_is_integer(days) || json_integer_value(days) < 1 ||
+	    json_integer_value(days) > 36500) {
+		snprintf(err, errlen, "\"retention_days\" must be a whole number of days from 1 to 36500");
+		return -1;
+	}
+	act_keeper_purge(s->keeper, (unsigned)json_integer_value(days));
+	return 0;
+}
+
 int act_session_new(const struct act_config *cfg, struct act_session **out, char *err,
                     size_t errlen)
 {
@@ -122,6 +139,8 @@ int act_session_new(const struct act_config *cfg, struct act_session **out, char
 	s->viewport_height = cfg->viewport_height > 0 ? cfg->viewport_height : 720;
 	s->action_timeout_ms = cfg->action_timeout_ms > 0 ? cfg->action_timeout_ms : 30000;
 	s->prelaunch = cfg->prelaunch;
+	s->policy = cfg->tenant_policy ? json_deep_copy(cfg->tenant_policy) : json_object();
+	s->before_screenshots = json_is_true(json_object_get(s->policy, "before_screenshots"));
 	s->require_evidence = json_is_true(json_object_get(cfg->tenant_policy, "require_evidence"));
 	gb_random_hex(s->id, 16);
 	pthread_mutex_init(&s->lock, NULL);
@@ -150,6 +169,8 @@ int act_session_new(const struct act_config *cfg, struct act_session **out, char
 		goto out;
 	if (act_gates_start(s, cfg->tenant_policy, err, errlen) < 0)
 		goto out;
+	if (check_retention(s, err, errlen) < 0)
+		goto out;
 	if (pthread_create(&s->thread, NULL, worker_main, s) != 0) {
 		snprintf(err, errlen, "cannot start the session's worker thread");
 		goto out;
@@ -158,6 +179,7 @@ int act_session_new(const struct act_config *cfg, struct act_session **out, char
 	rc = 0;
 out:
 	if (rc < 0) {
+		json_decref(s->policy);
 		act_gates_stop(s);
 		act_egress_stop(s);
 		act_keeper_stop(s->keeper);
@@ -223,6 +245,7 @@ void act_session_free(struct act_session *s)
 	act_egress_stop(s);
 	evid_audit_close(s->audit);
 	evid_store_close(s->store);
+	json_decref(s->policy);
 	free(s->last_snapshot);
 	pthread_mutex_destroy(&s->lock);
 	pthread_cond_destroy(&s->cond);

@@ -137,3 +137,18 @@ test('a tenant that requires evidence is refused before acting when it cannot be
   const hits = await (await fetch(fixture.url + '/__hits')).json();
   assert.equal(hits.requests['POST /api/save'] || 0, 0, 'the click did not happen');
 });
+
+test('before_screenshots keeps the page as it was before each action, beside the evidence', async () => {
+  const gb = await session({ before_screenshots: true, retention_days: 30 });
+  await ok(gb.client, 'browser_navigate', { url: fixture.url + '/form.html' });
+  const click = await ok(gb.client, 'browser_click', { target: '#save' });
+  await gb.close();
+  const rec = auditLines(gb.dataDir).find((r) => r.kind === 'tool_call' && r.operation === sc(click).operation_id);
+  const kinds = rec.artifacts.map((a) => a.kind);
+  assert.ok(kinds.includes('screenshot_before') && kinds.includes('screenshot'), `${kinds}`);
+  const before = rec.artifacts.find((a) => a.kind === 'screenshot_before');
+  const after = rec.artifacts.find((a) => a.kind === 'screenshot');
+  assert.notEqual(before.sha256, after.sha256, 'the click changed the page: the two differ');
+  const v = glassbox(['audit', 'verify', '--data-dir', gb.dataDir]);
+  assert.equal(v.status, 0, v.stdout + v.stderr);
+});
