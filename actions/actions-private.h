@@ -224,6 +224,9 @@ void act_egress_stop(struct act_session *s);
 void act_egress_launch_options(struct act_session *s, struct sess_options *opt);
 /* Starts handling paused requests on the freshly launched browser. */
 int act_egress_attach(struct act_session *s);
+/* The proxy refuses loopback on port (the browser's DevTools port) from
+ * now on; the Fetch and tool layers read it from the session. */
+void act_egress_protect_port(struct act_session *s, int port);
 /* Tool layer: 0 when url may be opened; else -1, *blocked (new) and err. */
 int act_egress_check_url(struct act_session *s, const char *url, json_t **blocked, char *err,
                          size_t errlen);

@@ -10,6 +10,9 @@
  *      (--proxy-server, no local DNS, QUIC off, WebRTC proxied); it
  *      resolves names itself and checks every address.
  *
+ * Whatever the policy allows, no layer lets a page reach the browser's own
+ * DevTools port on loopback (rule "devtools-port").
+ *
  * Refusals from the proxy thread and from the worker land in one queue
  * (s->refusals, under s->lock); the pipeline drains it into the result of
  * the action during which they happened, and into the audit log.
@@ -142,6 +145,22 @@ static void setup_target(void *user, struct sess *sess, const char *session_id, 
 	(void)type;
 }
 
+/* Decides on url: the policy, then the DevTools port of the session's
+ * browser, refused on loopback whatever the policy says. Worker only. */
+static void decide(struct act_session *s, const char *url, struct policy_decision *d)
+{
+	int port = s->sess ? sess_devtools_port(s->sess) : 0;
+
+	if (policy_egress_check_url(s->egress, url, d) < 0 || port <= 0 ||
+	    !policy_url_is_loopback_port(s->egress, url, port))
+		return;
+	d->allowed = 0;
+	snprintf(d->rule, sizeof(d->rule), "devtools-port");
+	snprintf(d->message, sizeof(d->message),
+	         "%.300s is refused: port %d is the browser's own DevTools port, which no page may "
+	         "reach (rule devtools-port)", url, port);
+}
+
 /* Fetch.requestPaused: lets the request go on, or fails it and records
  * the refusal. Runs on the worker inside whatever is servicing. */
 static void on_request_paused(void *user, const char *session_id, const char *method,
@@ -158,7 +177,9 @@ static void on_request_paused(void *user, const char *session_id, const char *me
 	(void)method;
 	if (!rid || !s->sess)
 		return;
-	if (url && policy_egress_check_url(s->egress, url, &d) == 0 && d.allowed) {
+	if (url)
+		decide(s, url, &d);
+	if (url && d.allowed) {
 		rc = cdp_send(sess_cdp(s->sess), session_id, "Fetch.continueRequest",
 		              json_pack("{s:s}", "requestId", rid), &id);
 	} else {
@@ -220,12 +241,21 @@ int act_egress_check_url(struct act_session *s, const char *url, json_t **blocke
 	struct policy_decision d = {0};
 
 	*blocked = NULL;
-	if (!s->layer_tool || (policy_egress_check_url(s->egress, url, &d) == 0 && d.allowed))
+	if (!s->layer_tool)
+		return 0;
+	decide(s, url, &d);
+	if (d.allowed)
 		return 0;
 	*blocked = json_pack("{s:s, s:s, s:s, s:s}", "url", url, "host", d.host, "rule",
 	                     d.rule[0] ? d.rule : "url-invalid", "layer", "tool");
 	snprintf(err, errlen, "%s", d.message[0] ? d.message : "this URL is not allowed");
 	return -1;
+}
+
+void act_egress_protect_port(struct act_session *s, int port)
+{
+	if (s->proxy && policy_proxy_refuse_port(s->proxy, port) < 0)
+		GB_LOGW("actions", "the egress proxy cannot refuse the DevTools port %d", port);
 }
 
 json_t *act_egress_take_refusals(struct act_session *s)

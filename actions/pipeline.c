@@ -164,6 +164,7 @@ int act_launch_browser(struct act_session *as, char *err, size_t errlen)
 	act_egress_launch_options(as, &opt);
 	if (sess_launch(&opt, &as->sess, err, errlen) < 0)
 		return -1;
+	act_egress_protect_port(as, sess_devtools_port(as->sess));
 	if (act_egress_attach(as) < 0) {
 		snprintf(err, errlen, "cannot watch the browser's requests");
 		sess_close(as->sess);

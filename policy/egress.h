@@ -62,7 +62,9 @@ struct policy_decision {
 	                    * "addr-link-local", "addr-metadata", "addr-loopback",
 	                    * "addr-private", "addr-special", "addr-unspecified",
 	                    * "addr-multicast", "addr-reserved", "scheme-<name>",
-	                    * "url-invalid"; "" when allowed */
+	                    * "url-invalid", "devtools-port" (the browser's own
+	                    * DevTools port, see policy_proxy_refuse_port); "" when
+	                    * allowed */
 	char scope[16];    /* "tenant" or "session": whose rule refused; "" otherwise */
 	char pattern[288]; /* for "egress-deny": the deny pattern that matched, else "" */
 	char host[256];    /* the normalised host checked ("" if the URL had none) */
@@ -228,6 +230,30 @@ struct policy_chromium_flags {
 };
 void policy_proxy_chromium_flags(const struct policy_proxy *px,
                                  struct policy_chromium_flags *flags);
+
+/*
+ * Refuses every connection to a loopback address (127.0.0.0/8, ::1, in
+ * any form the policy reads as loopback) on port, whatever the policy
+ * allows: rule "devtools-port". For the browser's own DevTools port, which
+ * no page may reach (DESIGN.md, security layer 4). The proxy keeps the
+ * last POLICY_PROXY_REFUSED_PORTS ports given (a relaunched browser has a
+ * new port); giving one twice keeps it once. Thread-safe: any thread, while
+ * the proxy runs; requests resolved afterwards are checked against it.
+ * Returns 0, or -POLICY_EINVAL for a NULL px or a port outside 1..65535.
+ */
+#define POLICY_PROXY_REFUSED_PORTS 8
+int policy_proxy_refuse_port(struct policy_proxy *px, int port);
+
+/*
+ * Whether url (http, https, ws or wss) goes to a loopback destination on
+ * port: an address literal in any spelling that is loopback, "localhost"
+ * or a name under ".localhost" (browsers resolve those to loopback
+ * themselves), or a name whose resolver override in p (may be NULL) has a
+ * loopback address. For the layers that see URLs rather than addresses
+ * (CDP Fetch, tools), to refuse the DevTools port as the proxy does.
+ * Pure and thread-safe. Returns 1 or 0 (0 for a URL that does not parse).
+ */
+int policy_url_is_loopback_port(const struct policy_egress *p, const char *url, int port);
 
 /*
  * Creates a listening TCP socket on addr:port (NULL addr: 127.0.0.1) inside

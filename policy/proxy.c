@@ -10,7 +10,8 @@
  * Threads: one loop thread per proxy owns every connection and all of
  * struct proxy_conn; a resolver thread (proxy_resolve.c) runs getaddrinfo
  * off the loop. The only state touched by other threads: the counters
- * (atomics), px->stopping (atomic) and the wake pipe.
+ * (atomics), px->stopping (atomic), the wake pipe and the refused ports
+ * (under px->ports_lock).
  *
  * A connection goes HEAD (reading a request head) → RESOLVING →
  * CONNECTING → FORWARD (relaying one request and its response) or TUNNEL
@@ -129,6 +130,11 @@ struct policy_proxy {
 	_Atomic uint64_t requests;
 	_Atomic uint64_t refused;
 	_Atomic uint64_t over_limit;
+
+	pthread_mutex_t ports_lock;
+	int ports_lock_made;
+	int refused_ports[POLICY_PROXY_REFUSED_PORTS]; /* {ports_lock} 0 = free */
+	size_t next_port_slot;                         /* {ports_lock} the oldest, when full */
 };
 
 /* ---- small helpers ----------------------------------------------------------- */
@@ -304,6 +310,34 @@ out:
 	return;
 }
 
+/* Whether port is one of the refused loopback ports. Any thread. */
+static int port_refused(struct policy_proxy *px, int port)
+{
+	int found = 0;
+	size_t i;
+
+	pthread_mutex_lock(&px->ports_lock);
+	for (i = 0; i < POLICY_PROXY_REFUSED_PORTS; i++)
+		if (px->refused_ports[i] == port)
+			found = 1;
+	pthread_mutex_unlock(&px->ports_lock);
+	return found;
+}
+
+/* Fills d with the "devtools-port" refusal of a connection to ip:port. */
+static void devtools_refusal(const char *host, const struct policy_ip *ip, int port,
+                             struct policy_decision *d)
+{
+	memset(d, 0, sizeof(*d));
+	snprintf(d->rule, sizeof(d->rule), "devtools-port");
+	snprintf(d->host, sizeof(d->host), "%s", host);
+	policy_ip_format(ip, d->addr, sizeof(d->addr));
+	snprintf(d->message, sizeof(d->message),
+	         "connection to %.200s (resolved to %s) port %d refused: it is the browser's own "
+	         "DevTools port, which no page may reach (rule devtools-port)",
+	         host, d->addr, port);
+}
+
 /* Called with the addresses of the request's host: checks every one of
  * them, then connects. */
 static void have_addresses(struct policy_proxy *px, struct proxy_conn *c)
@@ -312,6 +346,12 @@ static void have_addresses(struct policy_proxy *px, struct proxy_conn *c)
 	size_t i;
 
 	for (i = 0; i < c->naddrs; i++) {
+		if (policy_ip_class(&c->addrs[i]) == POLICY_ADDR_LOOPBACK &&
+		    port_refused(px, c->port)) {
+			devtools_refusal(c->host, &c->addrs[i], c->port, &d);
+			refuse(px, c, &d);
+			goto out;
+		}
 		if (policy_egress_check_ip(px->policy, c->host, &c->addrs[i], &d) < 0) {
 			refuse(px, c, &d);
 			goto out;
@@ -1264,6 +1304,8 @@ int policy_proxy_start(const struct policy_egress *p, const struct policy_proxy_
 	px->o = *o;
 	px->lfd = o->listen_fd > 0 ? o->listen_fd : -1; /* owned from here on */
 	px->wake[0] = px->wake[1] = -1;
+	pthread_mutex_init(&px->ports_lock, NULL);
+	px->ports_lock_made = 1;
 	snprintf(px->session, sizeof(px->session), "%s", o->session_id ? o->session_id : "");
 	px->o.session_id = px->session;
 	px->o.listen_addr = NULL;
@@ -1323,7 +1365,58 @@ void policy_proxy_stop(struct policy_proxy *px)
 	close_fd(&px->wake[1]);
 	free(px->conns);
 	free(px->pfds);
+	if (px->ports_lock_made)
+		pthread_mutex_destroy(&px->ports_lock);
 	free(px);
+}
+
+int policy_proxy_refuse_port(struct policy_proxy *px, int port)
+{
+	size_t i;
+	int rc = -POLICY_EINVAL;
+
+	if (!px || port < 1 || port > 65535)
+		goto out;
+	rc = 0;
+	pthread_mutex_lock(&px->ports_lock);
+	for (i = 0; i < POLICY_PROXY_REFUSED_PORTS; i++)
+		if (px->refused_ports[i] == port)
+			goto unlock;
+	px->refused_ports[px->next_port_slot] = port;
+	px->next_port_slot = (px->next_port_slot + 1) % POLICY_PROXY_REFUSED_PORTS;
+unlock:
+	pthread_mutex_unlock(&px->ports_lock);
+out:
+	return rc;
+}
+
+int policy_url_is_loopback_port(const struct policy_egress *p, const char *url, int port)
+{
+	const struct policy_host_override *o;
+	struct policy_url u;
+	char why[200];
+	size_t len;
+	size_t i;
+	int hit = 0;
+
+	if (!url || port < 1 || policy_url_parse(url, &u, why, sizeof(why)) < 0 || u.port != port)
+		goto out;
+	len = strlen(u.host);
+	if (u.is_ip) {
+		hit = policy_ip_class(&u.ip) == POLICY_ADDR_LOOPBACK;
+		goto out;
+	}
+	if (!strcmp(u.host, "localhost") ||
+	    (len > 10 && !strcmp(u.host + len - 10, ".localhost"))) {
+		hit = 1;
+		goto out;
+	}
+	o = p ? policy_egress_override(p, u.host) : NULL;
+	for (i = 0; o && i < o->naddrs; i++)
+		if (policy_ip_class(&o->addrs[i]) == POLICY_ADDR_LOOPBACK)
+			hit = 1;
+out:
+	return hit;
 }
 
 int policy_proxy_port(const struct policy_proxy *px)

@@ -81,6 +81,8 @@ int sess_launch(const struct sess_options *opt, struct sess **out, char *err, si
 	s->state = SESS_STARTED;
 	if (sess_wait_devtools(s, timeout_ms, opt->cancel_flag, url, sizeof(url), err, errlen) < 0)
 		goto out;
+	if (sscanf(url, "ws://127.0.0.1:%d/", &s->devtools_port) != 1)
+		s->devtools_port = 0;
 	copt.connect_timeout_ms = timeout_ms;
 	if (cdp_connect(url, &copt, &s->cdp, &cerr) < 0) {
 		snprintf(err, errlen, "cannot connect to Chromium's DevTools at %s: %s", url,
@@ -193,6 +195,11 @@ const char *sess_id(const struct sess *s)
 struct cdp_conn *sess_cdp(struct sess *s)
 {
 	return s->cdp;
+}
+
+int sess_devtools_port(const struct sess *s)
+{
+	return s->devtools_port;
 }
 
 int64_t sess_time_to_ready_ms(const struct sess *s)

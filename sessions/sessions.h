@@ -92,6 +92,9 @@ const char *sess_failure(const struct sess *s);
 const char *sess_id(const struct sess *s);
 struct cdp_conn *sess_cdp(struct sess *s);
 int64_t sess_time_to_ready_ms(const struct sess *s);
+/* The port of Chromium's DevTools endpoint on 127.0.0.1 (0 if unknown):
+ * no page may reach it (the egress layers refuse it). */
+int sess_devtools_port(const struct sess *s);
 int sess_pid(const struct sess *s);
 /* The session's private dir (removed on close). */
 const char *sess_dir(const struct sess *s);

@@ -63,13 +63,14 @@ export function newDataDir(prefix = 'glassbox-test-') {
  * unless given) and connects an SDK client (initialize + initialized).
  *   config        the policy file (default $GLASSBOX_CONFIG, else
  *                 fixtures/policy/loopback.json)
+ *   env           more environment variables for glassbox (e.g. GLASSBOX_CHROMIUM)
  *   capabilities  the client's capabilities (default {}), e.g. {elicitation: {}}
  *   setupClient   called with the Client before it connects (to set
  *                 request handlers such as ElicitRequestSchema's)
  * Returns {client, transport, dataDir, pid, stderr(), close(), removeDataDir()}.
  * close() is idempotent; it does not remove the data dir.
  */
-export async function openGlassbox({ dataDir, config, capabilities = {}, setupClient } = {}) {
+export async function openGlassbox({ dataDir, config, env, capabilities = {}, setupClient } = {}) {
   const bin = glassboxBin();
   try {
     fs.accessSync(bin, fs.constants.X_OK);
@@ -86,6 +87,7 @@ export async function openGlassbox({ dataDir, config, capabilities = {}, setupCl
       ...process.env,
       GLASSBOX_DATA_DIR: dir,
       GLASSBOX_CONFIG: config || process.env.GLASSBOX_CONFIG || path.join(REPO_ROOT, 'fixtures', 'policy', 'loopback.json'),
+      ...env,
     },
     stderr: 'pipe',
     cwd: REPO_ROOT,

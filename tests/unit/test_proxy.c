@@ -353,6 +353,153 @@ static void test_loopback_override_needs_naming(void **state)
 	world_stop(&w);
 }
 
+/* Threads that refuse ports while the proxy serves. */
+struct refuser {
+	struct policy_proxy *px;
+	int first;
+};
+
+static void *refuse_ports_main(void *arg)
+{
+	struct refuser *r = arg;
+	int i;
+
+	for (i = 0; i < 200; i++)
+		assert_int_equal(policy_proxy_refuse_port(r->px, r->first + i % 4), 0);
+	return NULL;
+}
+
+static void test_devtools_port_refused_whatever_the_policy(void **state)
+{
+	struct world w;
+	struct policy_proxy_stats st;
+	struct refuser r[4];
+	pthread_t t[4];
+	/* every spelling of loopback, and a name whose override is loopback */
+	const char *const targets[] = {"127.0.0.1", "127.1", "2130706433", "0x7f000001", "dev.test",
+	                               "[::ffff:127.0.0.1]"};
+	char req[512];
+	char resp[4096];
+	int i;
+
+	(void)state;
+	/* the policy allows loopback on every port, by address and by name */
+	world_start(&w, "{\"allow_private\": [\"127.0.0.0/8\", \"::1\"],"
+	                " \"hosts\": {\"dev.test\": \"127.0.0.1\"}}", NULL);
+	assert_int_equal(policy_proxy_refuse_port(NULL, 9222), -POLICY_EINVAL);
+	assert_int_equal(policy_proxy_refuse_port(w.proxy, 0), -POLICY_EINVAL);
+	assert_int_equal(policy_proxy_refuse_port(w.proxy, 65536), -POLICY_EINVAL);
+	/* before: reachable */
+	snprintf(req, sizeof(req), "GET http://127.0.0.1:%d/json/version HTTP/1.1\r\n"
+	         "Host: 127.0.0.1\r\nConnection: close\r\n\r\n", w.http.port);
+	roundtrip(&w, req, resp, sizeof(resp));
+	assert_non_null(strstr(resp, "HTTP/1.1 200 OK"));
+	assert_int_equal(atomic_load(&w.http.hits), 1);
+
+	/* refused from other threads while the proxy runs, the same port many times */
+	for (i = 0; i < 4; i++) {
+		r[i].px = w.proxy;
+		r[i].first = 20000 + 10 * i;
+		assert_int_equal(pthread_create(&t[i], NULL, refuse_ports_main, &r[i]), 0);
+	}
+	for (i = 0; i < 4; i++)
+		pthread_join(t[i], NULL);
+	assert_int_equal(policy_proxy_refuse_port(w.proxy, w.http.port), 0);
+	assert_int_equal(policy_proxy_refuse_port(w.proxy, w.echo.port), 0);
+	assert_int_equal(policy_proxy_refuse_port(w.proxy, w.http.port), 0);
+
+	/* by address, by override, by CONNECT, by Upgrade */
+	for (i = 0; i < (int)(sizeof(targets) / sizeof(targets[0])); i++) {
+		snprintf(req, sizeof(req), "GET http://%s:%d/json/version HTTP/1.1\r\nHost: x\r\n\r\n",
+		         targets[i], w.http.port);
+		roundtrip(&w, req, resp, sizeof(resp));
+		assert_non_null(strstr(resp, "HTTP/1.1 403 Forbidden"));
+		assert_non_null(strstr(resp, "X-Glassbox-Rule: devtools-port"));
+		assert_non_null(strstr(resp, "DevTools port"));
+	}
+	snprintf(req, sizeof(req), "CONNECT 127.0.0.1:%d HTTP/1.1\r\n\r\n", w.echo.port);
+	roundtrip(&w, req, resp, sizeof(resp));
+	assert_non_null(strstr(resp, "X-Glassbox-Rule: devtools-port"));
+	snprintf(req, sizeof(req), "GET http://dev.test:%d/devtools/browser/x HTTP/1.1\r\nHost: x\r\n"
+	         "Connection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\n"
+	         "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n", w.http.port);
+	roundtrip(&w, req, resp, sizeof(resp));
+	assert_non_null(strstr(resp, "X-Glassbox-Rule: devtools-port"));
+	/* nothing reached either upstream after the refusal */
+	assert_int_equal(atomic_load(&w.http.hits), 1);
+	assert_int_equal(atomic_load(&w.echo.hits), 0);
+	pthread_mutex_lock(&w.ev.lock);
+	assert_int_equal(w.ev.n, 8);
+	for (i = 0; i < w.ev.n; i++) {
+		assert_string_equal(w.ev.rule[i], "devtools-port");
+		assert_string_equal(w.ev.layer[i], "proxy");
+	}
+	assert_string_equal(w.ev.addr[4], "127.0.0.1");
+	assert_string_equal(w.ev.host[4], "dev.test");
+	pthread_mutex_unlock(&w.ev.lock);
+	policy_proxy_get_stats(w.proxy, &st);
+	assert_int_equal(st.refused, 8);
+	world_stop(&w);
+}
+
+static void test_refused_ports_keep_the_latest(void **state)
+{
+	struct world w;
+	char req[512];
+	char resp[4096];
+	int i;
+
+	(void)state;
+	world_start(&w, "{\"allow_private\": [\"127.0.0.1\"]}", NULL);
+	/* the port of a browser long gone falls out once the list is full */
+	assert_int_equal(policy_proxy_refuse_port(w.proxy, w.http.port), 0);
+	for (i = 0; i < POLICY_PROXY_REFUSED_PORTS; i++)
+		assert_int_equal(policy_proxy_refuse_port(w.proxy, 30000 + i), 0);
+	snprintf(req, sizeof(req), "GET http://127.0.0.1:%d/ HTTP/1.1\r\nHost: x\r\n"
+	         "Connection: close\r\n\r\n", w.http.port);
+	roundtrip(&w, req, resp, sizeof(resp));
+	assert_non_null(strstr(resp, "HTTP/1.1 200 OK"));
+	/* the latest is refused */
+	assert_int_equal(policy_proxy_refuse_port(w.proxy, w.http.port), 0);
+	roundtrip(&w, req, resp, sizeof(resp));
+	assert_non_null(strstr(resp, "X-Glassbox-Rule: devtools-port"));
+	assert_int_equal(atomic_load(&w.http.hits), 1);
+	world_stop(&w);
+}
+
+static void test_url_is_loopback_port(void **state)
+{
+	struct policy_egress *p = NULL;
+	json_t *j = json_loads("{\"hosts\": {\"dev.test\": \"127.0.0.1\","
+	                       " \"pub.test\": \"93.184.216.34\"}}", 0, NULL);
+	char err[256];
+
+	(void)state;
+	assert_int_equal(policy_egress_parse(j, &p, err, sizeof(err)), 0);
+	json_decref(j);
+	assert_int_equal(policy_url_is_loopback_port(p, "http://127.0.0.1:9222/json/version", 9222), 1);
+	assert_int_equal(policy_url_is_loopback_port(p, "ws://127.0.0.1:9222/devtools/browser/x", 9222), 1);
+	assert_int_equal(policy_url_is_loopback_port(p, "http://127.1:9222/", 9222), 1);
+	assert_int_equal(policy_url_is_loopback_port(p, "http://2130706433:9222/", 9222), 1);
+	assert_int_equal(policy_url_is_loopback_port(p, "http://[::1]:9222/", 9222), 1);
+	assert_int_equal(policy_url_is_loopback_port(p, "http://[::ffff:127.0.0.1]:9222/", 9222), 1);
+	assert_int_equal(policy_url_is_loopback_port(p, "http://LocalHost.:9222/", 9222), 1);
+	assert_int_equal(policy_url_is_loopback_port(p, "http://a.b.localhost:9222/", 9222), 1);
+	assert_int_equal(policy_url_is_loopback_port(p, "http://dev.test:9222/", 9222), 1);
+	assert_int_equal(policy_url_is_loopback_port(NULL, "http://dev.test:9222/", 9222), 0);
+	assert_int_equal(policy_url_is_loopback_port(p, "http://127.0.0.1:9223/", 9222), 0);
+	assert_int_equal(policy_url_is_loopback_port(p, "http://127.0.0.1/", 9222), 0);
+	assert_int_equal(policy_url_is_loopback_port(p, "http://127.0.0.1/", 80), 1);
+	assert_int_equal(policy_url_is_loopback_port(p, "http://pub.test:9222/", 9222), 0);
+	assert_int_equal(policy_url_is_loopback_port(p, "http://notlocalhost:9222/", 9222), 0);
+	assert_int_equal(policy_url_is_loopback_port(p, "http://10.0.0.1:9222/", 9222), 0);
+	assert_int_equal(policy_url_is_loopback_port(p, "file:///etc/passwd", 9222), 0);
+	assert_int_equal(policy_url_is_loopback_port(p, "not a url", 9222), 0);
+	assert_int_equal(policy_url_is_loopback_port(p, NULL, 9222), 0);
+	assert_int_equal(policy_url_is_loopback_port(p, "http://127.0.0.1:9222/", 0), 0);
+	policy_egress_free(p);
+}
+
 static void test_bad_and_oversized_requests(void **state)
 {
 	struct world w;
@@ -665,6 +812,9 @@ int main(void)
 		cmocka_unit_test(test_connect_tunnels_both_ways),
 		cmocka_unit_test(test_upgrade_tunnels_after_101),
 		cmocka_unit_test(test_loopback_override_needs_naming),
+		cmocka_unit_test(test_devtools_port_refused_whatever_the_policy),
+		cmocka_unit_test(test_refused_ports_keep_the_latest),
+		cmocka_unit_test(test_url_is_loopback_port),
 		cmocka_unit_test(test_bad_and_oversized_requests),
 		cmocka_unit_test(test_connection_limit),
 		cmocka_unit_test(test_stop_with_connections_open),
