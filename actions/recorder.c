@@ -22,7 +22,8 @@
 #include <string.h>
 
 #define SETTLE_NAV_MS 30000
-#define SETTLE_REQUESTS_MS 5000
+#define SETTLE_REQUESTS_MS 3000 /* all requests an action started, after any navigation */
+#define OBSERVE_RESERVE_MS 2000 /* left for post-observe and evidence after settling */
 #define SETTLE_ROUNDS 8
 #define RECORD_MAX 200
 
@@ -51,6 +52,7 @@ static void on_network(struct act_recorder *r, const char *method, json_t *param
 	if (!strcmp(method, "Network.requestWillBeSent")) {
 		json_t *redirect = json_object_get(params, "redirectResponse");
 		json_t *request = json_object_get(params, "request");
+		const char *type = json_string_value(json_object_get(params, "type"));
 
 		if (redirect) {
 			req = json_object_get(r->inflight, rid);
@@ -61,6 +63,11 @@ static void on_network(struct act_recorder *r, const char *method, json_t *param
 			                         "status",
 			                         (json_int_t)json_number_value(json_object_get(redirect, "status")),
 			                         "type", json_string_value(json_object_get(params, "type"))));
+		}
+		/* streams that stay open by design are not waited for */
+		if (type && (!strcmp(type, "EventSource") || !strcmp(type, "WebSocket"))) {
+			r->events++;
+			return;
 		}
 		json_object_set_new(r->inflight, rid,
 		                    json_pack("{s:s?, s:s?, s:s?}", "url",
@@ -242,6 +249,8 @@ int act_settle(struct act_ctx *ctx, int navigation_expected)
 {
 	struct act_recorder *r = &ctx->rec;
 	int64_t nav_deadline = gb_now_ms() + SETTLE_NAV_MS;
+	int64_t req_deadline = gb_now_ms() + SETTLE_REQUESTS_MS;
+	int loaded = 0;
 	int round;
 	int rc = 0;
 
@@ -249,20 +258,33 @@ int act_settle(struct act_ctx *ctx, int navigation_expected)
 		r->navigating = 1;
 	for (round = 0; round < SETTLE_ROUNDS; round++) {
 		unsigned seen;
-		int64_t limit = r->navigating ? nav_deadline : gb_now_ms() + SETTLE_REQUESTS_MS;
-		int64_t left = limit - gb_now_ms();
+		int64_t limit;
+		int64_t left;
 
+		/* requests get their own bounded time once the navigation loaded */
+		if (!r->navigating && r->load_fired && !loaded) {
+			req_deadline = gb_now_ms() + SETTLE_REQUESTS_MS;
+			loaded = 1;
+		}
+		limit = r->navigating ? nav_deadline : req_deadline;
+		left = limit - gb_now_ms();
 		if (r->dialog_opened)
 			break; /* the page is blocked until the dialog is handled */
-		if (left > act_left_ms(ctx))
-			left = act_left_ms(ctx);
+		if (left > act_left_ms(ctx) - OBSERVE_RESERVE_MS)
+			left = act_left_ms(ctx) - OBSERVE_RESERVE_MS;
+		if (left <= 0) {
+			json_object_set_new(ctx->out, "settle_timeout", json_true());
+			break;
+		}
 		if (!is_quiet(r)) {
 			rc = cdp_service(ctx->cdp, (int)(left > 0 ? left : 1), is_quiet, r);
 			if (rc == -CDP_ECANCELLED || rc == -CDP_ECLOSED)
 				break;
 			if (rc == -CDP_ETIMEOUT) {
-				/* a long poll or a stuck load: report, do not fail */
+				/* a long poll, an unread body or a stuck load: report, do not fail */
 				json_object_set_new(ctx->out, "settle_timeout", json_true());
+				json_object_set_new(ctx->out, "pending_requests",
+				                    json_integer((json_int_t)json_object_size(r->inflight)));
 				rc = 0;
 				break;
 			}

@@ -71,3 +71,10 @@ test('navigate_back returns to the previous page', async () => {
   assert.equal(s.title, 'Account settings');
   assert.equal(await evaluate(h.client, '() => location.pathname'), '/form.html');
 });
+
+test('a page whose requests never finish from the browser\'s view still navigates and reads back', async () => {
+  const r = await ok(h.client, 'browser_navigate', { url: h.url('/unread.html') });
+  assert.equal(sc(r).title, 'Unread response', dump(r));
+  const e = await ok(h.client, 'browser_evaluate', { function: '() => document.title' });
+  assert.equal(sc(e).result, 'Unread response', dump(e));
+});
