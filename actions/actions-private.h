@@ -244,6 +244,11 @@ int act_left_ms(const struct act_ctx *ctx);
  * naming what was being done when it fails. */
 int act_cdp(struct act_ctx *ctx, const char *session_id, const char *method, json_t *params,
             json_t **result, const char *doing);
+/* Turns a failed wait (-CDP_E*) into the action's error: crashed browser,
+ * cancel, timeout. Returns -1. */
+int act_connection_failed(struct act_ctx *ctx, int rc, const char *doing);
+/* Page.captureScreenshot parameters for evidence (new reference). */
+json_t *act_png_params(void);
 /* Runs a function on the target element (Runtime.callFunctionOn,
  * returnByValue, awaitPromise); *value is a new reference. */
 int act_call_on_target(struct act_ctx *ctx, const char *function, json_t *arguments,

@@ -100,7 +100,7 @@ static int await_input(struct act_ctx *ctx, const uint64_t *ids, size_t n, const
 	if (rc == -CDP_ETIMEOUT)
 		return act_fail(ctx, "timeout", "timed out while %s", doing);
 	if (rc < 0)
-		return act_cdp(ctx, NULL, "Browser.getVersion", NULL, NULL, doing);
+		return act_connection_failed(ctx, rc, doing);
 	return 0;
 }
 

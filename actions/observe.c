@@ -319,8 +319,7 @@ void act_request_evidence(struct act_ctx *ctx)
 
 	if (ctx->skip_evidence || sess_page_dialog(ctx->page) || evidence_reusable(ctx))
 		return;
-	if (cdp_send(ctx->cdp, ctx->psid, "Page.captureScreenshot",
-	             json_pack("{s:s, s:b}", "format", "png", "optimizeForSpeed", 1), &id) == 0)
+	if (cdp_send(ctx->cdp, ctx->psid, "Page.captureScreenshot", act_png_params(), &id) == 0)
 		ctx->shot_call = id;
 }
 
@@ -369,12 +368,10 @@ int act_record_evidence(struct act_ctx *ctx)
 		rc = cdp_await(ctx->cdp, ctx->shot_call, act_left_ms(ctx), &res, &err);
 		ctx->shot_call = 0;
 		if (rc < 0)
-			rc = act_cdp(ctx, ctx->psid, "Page.captureScreenshot",
-			             json_pack("{s:s, s:b}", "format", "png", "optimizeForSpeed", 1), &res,
+			rc = act_cdp(ctx, ctx->psid, "Page.captureScreenshot", act_png_params(), &res,
 			             "taking the evidence screenshot");
 	} else {
-		rc = act_cdp(ctx, ctx->psid, "Page.captureScreenshot",
-		             json_pack("{s:s, s:b}", "format", "png", "optimizeForSpeed", 1), &res,
+		rc = act_cdp(ctx, ctx->psid, "Page.captureScreenshot", act_png_params(), &res,
 		             "taking the evidence screenshot");
 	}
 	if (rc == 0)

@@ -73,6 +73,19 @@ int act_cdp(struct act_ctx *ctx, const char *session_id, const char *method, jso
 	return 0;
 }
 
+int act_connection_failed(struct act_ctx *ctx, int rc, const char *doing)
+{
+	struct cdp_error err = {0};
+
+	snprintf(err.message, sizeof(err.message), "%s", cdp_strerror(rc));
+	return cdp_failure(ctx, rc, &err, doing);
+}
+
+json_t *act_png_params(void)
+{
+	return json_pack("{s:s, s:b}", "format", "png", "optimizeForSpeed", 1);
+}
+
 /* Extracts a by-value result or the exception text of a Runtime call. */
 static int runtime_value(struct act_ctx *ctx, json_t *res, json_t **value, const char *doing)
 {
@@ -255,8 +268,7 @@ static void capture_before(struct act_ctx *ctx)
 
 	/* optional evidence: a failure is noted, the action goes on */
 	if (cdp_call(ctx->cdp, ctx->psid, "Page.captureScreenshot",
-	             json_pack("{s:s, s:b}", "format", "png", "optimizeForSpeed", 1),
-	             act_left_ms(ctx), &res, &err) < 0) {
+	             act_png_params(), act_left_ms(ctx), &res, &err) < 0) {
 		json_object_set_new(ctx->out, "evidence_error",
 		                    json_sprintf("no screenshot before acting: %s", err.message));
 		goto out;

@@ -55,7 +55,7 @@ static int resolve_ref(struct act_ctx *ctx, const char *target)
 	if (rc < 0 || !oid) {
 		json_decref(res);
 		if (rc == -CDP_ECLOSED || rc == -CDP_ECANCELLED)
-			return act_cdp(ctx, NULL, "Browser.getVersion", NULL, NULL, "resolving the target");
+			return act_connection_failed(ctx, rc, "resolving the target");
 		return act_fail(ctx, "stale_ref", "ref %s is stale: the element it named (%s \"%.100s\") "
 		                "is gone from the page; take a new snapshot", target, gb_or(ref->role, ""),
 		                gb_or(ref->name, ""));

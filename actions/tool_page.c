@@ -60,7 +60,7 @@ static int snapshot_run(struct act_ctx *ctx)
 	rc = act_snapshot_take(ctx->cdp, &opt, &ctx->as->refs, &yaml, &truncated, err, sizeof(err));
 	if (rc < 0) {
 		if (sess_check_alive(ctx->sess) < 0)
-			return act_cdp(ctx, NULL, "Browser.getVersion", NULL, NULL, "taking the snapshot");
+			return act_connection_failed(ctx, -CDP_ECLOSED, "taking the snapshot");
 		return act_fail(ctx, "snapshot_failed", "cannot take the snapshot: %s", err);
 	}
 	json_object_set_new(ctx->out, "url", json_string(sess_page_url(ctx->page)));
@@ -109,7 +109,7 @@ out:
 static int screenshot_run(struct act_ctx *ctx)
 {
 	int full = json_is_true(json_object_get(ctx->args, "fullPage"));
-	json_t *params = json_pack("{s:s, s:b}", "format", "png", "optimizeForSpeed", 1);
+	json_t *params = act_png_params();
 	json_t *res = NULL, *metrics = NULL;
 	const char *b64;
 	char sha[65];
@@ -214,7 +214,7 @@ static int wait_for_run(struct act_ctx *ctx)
 		if (rc == -CDP_ECANCELLED)
 			return act_fail(ctx, "cancelled", "cancelled while waiting");
 		if (rc == -CDP_ECLOSED)
-			return act_cdp(ctx, NULL, "Browser.getVersion", NULL, NULL, "waiting");
+			return act_connection_failed(ctx, rc, "waiting");
 		gb_buf_appendf(&ctx->text, "Waited %.1f s", json_number_value(time));
 		rc = 0;
 	}
