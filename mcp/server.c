@@ -65,7 +65,10 @@ static const char instructions[] =
     "to have the outcome checked for you. State-changing results link an evidence "
     "screenshot (glassbox://artifact/<sha256>) that resources/read returns. To retry a call "
     "whose outcome you did not see, send the same operation_id: a recorded operation is not "
-    "run twice. Errors say what to do next, e.g. take a new snapshot or handle the dialog.";
+    "run twice. High-impact actions (delete, pay, send, publish, ...) are held: the result is "
+    "approval_required with an approval id; a person decides outside this conversation, then "
+    "repeat the same call with `approval` set to that id. Nothing on the page can approve. "
+    "Errors say what to do next, e.g. take a new snapshot or handle the dialog.";
 
 enum srv_state {
 	SRV_NEW,         /* only initialize and ping are served */
