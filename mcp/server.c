@@ -306,8 +306,10 @@ static struct inflight *find_inflight_locked(struct mcp_server *srv, json_t *id)
 {
 	struct inflight *inf;
 
+	/* a call that is done (its response is being written) no longer holds
+	 * its id: the client may reuse it as soon as it has the response */
 	for (inf = srv->inflight; inf; inf = inf->next) {
-		if (json_equal(inf->id, id))
+		if (!inf->done && json_equal(inf->id, id))
 			return inf;
 	}
 	return NULL;
