@@ -266,7 +266,7 @@ int evid_png_annotate(const unsigned char *png, size_t len, const struct evid_an
 	*outlen = 0;
 	memset(&io, 0, sizeof(io));
 	if (!a || !coords_ok(a)) {
-		evid_set_error(err, errlen, "cannot annotate: a coordinate or the scale is not a "
+		gb_set_error(err, errlen, "cannot annotate: a coordinate or the scale is not a "
 		               "finite, sensible number");
 		rc = -EVID_EINVAL;
 		goto out;
@@ -279,7 +279,7 @@ int evid_png_annotate(const unsigned char *png, size_t len, const struct evid_an
 	io.png = png_create_read_struct(PNG_LIBPNG_VER_STRING, &io, on_error, on_warning);
 	io.info = io.png ? png_create_info_struct(io.png) : NULL;
 	if (!io.info || decode(&io, &img) != 0) {
-		evid_set_error(err, errlen, "cannot annotate: %s", io.reason[0] ? io.reason : "out of "
+		gb_set_error(err, errlen, "cannot annotate: %s", io.reason[0] ? io.reason : "out of "
 		               "memory");
 		rc = io.out_of_memory || !io.info ? -EVID_ENOMEM : -EVID_EBADPNG;
 		goto out;
@@ -291,7 +291,7 @@ int evid_png_annotate(const unsigned char *png, size_t len, const struct evid_an
 	io.png = png_create_write_struct(PNG_LIBPNG_VER_STRING, &io, on_error, on_warning);
 	io.info = io.png ? png_create_info_struct(io.png) : NULL;
 	if (!io.info || encode(&io, &img) != 0) {
-		evid_set_error(err, errlen, "cannot encode the annotated screenshot: %s",
+		gb_set_error(err, errlen, "cannot encode the annotated screenshot: %s",
 		               io.reason[0] ? io.reason : "out of memory");
 		rc = io.out_of_memory || !io.info ? -EVID_ENOMEM : -EVID_EINVAL;
 		goto out;

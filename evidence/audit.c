@@ -130,24 +130,24 @@ int evid_audit_open(const char *data_dir, struct evid_audit **out, char *err, si
 
 	*out = NULL;
 	if (!data_dir || !data_dir[0] || strlen(data_dir) > PATH_BYTES - 512) {
-		evid_set_error(err, errlen, "the data dir is not set or its path is longer than %d "
+		gb_set_error(err, errlen, "the data dir is not set or its path is longer than %d "
 		               "bytes: give a shorter one", PATH_BYTES - 512);
 		rc = -EVID_EINVAL;
 		goto out;
 	}
 	if (sodium_init() < 0) {
-		evid_set_error(err, errlen, "libsodium could not be initialised");
+		gb_set_error(err, errlen, "libsodium could not be initialised");
 		rc = -EVID_EIO;
 		goto out;
 	}
-	rc = evid_fs_mkdirs_abs(data_dir, err, errlen);
+	rc = gb_fs_mkdirs_abs(data_dir, err, errlen);
 	if (rc != 0)
 		goto out;
 	a = calloc(1, sizeof(*a));
 	if (a)
 		a->data_dir = strdup(data_dir);
 	if (!a || !a->data_dir) {
-		evid_set_error(err, errlen, "out of memory opening the audit trail");
+		gb_set_error(err, errlen, "out of memory opening the audit trail");
 		rc = -EVID_ENOMEM;
 		goto out;
 	}
@@ -201,7 +201,7 @@ static struct tenant_log *get_log(struct evid_audit *a, const char *tenant, char
 			goto out;
 	log = calloc(1, sizeof(*log));
 	if (!log) {
-		evid_set_error(err, errlen, "out of memory opening the audit log of %s", tenant);
+		gb_set_error(err, errlen, "out of memory opening the audit log of %s", tenant);
 		goto out;
 	}
 	snprintf(log->tenant, sizeof(log->tenant), "%s", tenant);
@@ -276,7 +276,7 @@ static int read_file_tail(struct tenant_log *log, const char *name, const struct
 	snprintf(path, sizeof(path), "%s/%s", log->dir, name);
 	fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0 || fstat(fd, &st) != 0) {
-		evid_set_io_error(err, errlen, "open the audit log", path, errno);
+		gb_set_io_error(err, errlen, "open the audit log", path, errno);
 		rc = -EVID_EIO;
 		goto out;
 	}
@@ -291,13 +291,13 @@ static int read_file_tail(struct tenant_log *log, const char *name, const struct
 		free(buf);
 		buf = malloc(want);
 		if (!buf) {
-			evid_set_error(err, errlen, "out of memory reading %s", path);
+			gb_set_error(err, errlen, "out of memory reading %s", path);
 			rc = -EVID_ENOMEM;
 			goto out;
 		}
 		got = pread(fd, buf, want, from);
 		if (got != (ssize_t)want) {
-			evid_set_io_error(err, errlen, "read the audit log", path, got < 0 ? errno : EIO);
+			gb_set_io_error(err, errlen, "read the audit log", path, got < 0 ? errno : EIO);
 			rc = -EVID_EIO;
 			goto out;
 		}
@@ -306,7 +306,7 @@ static int read_file_tail(struct tenant_log *log, const char *name, const struct
 			break;
 	}
 	if (v.line && evid_record_parse(v.line, v.len, &r, why, sizeof(why)) != 0) {
-		evid_set_error(err, errlen, "the last record of %s is damaged (%s): appending is "
+		gb_set_error(err, errlen, "the last record of %s is damaged (%s): appending is "
 		               "refused; run `glassbox audit verify --tenant %s` and move the damaged "
 		               "log aside after investigating", path, why, log->tenant);
 		rc = -EVID_EIO;
@@ -314,7 +314,7 @@ static int read_file_tail(struct tenant_log *log, const char *name, const struct
 	}
 	if (v.torn) {
 		if (!r.rec || !have_head || head->seq != r.seq || strcmp(head->hash, r.hash) != 0) {
-			evid_set_error(err, errlen, "%s ends inside a record that was acknowledged (the "
+			gb_set_error(err, errlen, "%s ends inside a record that was acknowledged (the "
 			               "log was truncated or damaged): appending is refused; run "
 			               "`glassbox audit verify --tenant %s`", path, log->tenant);
 			rc = -EVID_EIO;
@@ -324,7 +324,7 @@ static int read_file_tail(struct tenant_log *log, const char *name, const struct
 		        "writing): cutting it off", path);
 		if (ftruncate(fd, from + (off_t)v.torn_at) != 0 || fsync(fd) != 0 ||
 		    fstat(fd, &st) != 0) {
-			evid_set_io_error(err, errlen, "cut the partial record off", path, errno);
+			gb_set_io_error(err, errlen, "cut the partial record off", path, errno);
 			rc = -EVID_EIO;
 			goto out;
 		}
@@ -368,7 +368,7 @@ static int load_tail(struct tenant_log *log, const struct evid_keypair *kp, char
 	rc = evid_head_read(log->dir, kp->pk, &head, why, sizeof(why));
 	have_head = rc == 0;
 	if (rc == -EVID_EIO) {
-		evid_set_error(err, errlen, "the chain head of %s is damaged (%s): appending is "
+		gb_set_error(err, errlen, "the chain head of %s is damaged (%s): appending is "
 		               "refused; run `glassbox audit verify --tenant %s`, then move %s/head.json "
 		               "aside to go on", log->tenant, why, log->tenant, log->dir);
 		goto out;
@@ -382,7 +382,7 @@ static int load_tail(struct tenant_log *log, const struct evid_keypair *kp, char
 			goto out;
 	}
 	if (have_head && head.seq > log->last_seq) {
-		evid_set_error(err, errlen, "the audit log of %s ends at record %llu but its head "
+		gb_set_error(err, errlen, "the audit log of %s ends at record %llu but its head "
 		               "says record %llu was written: records were removed from its end; "
 		               "appending is refused; run `glassbox audit verify --tenant %s`",
 		               log->tenant, (unsigned long long)log->last_seq,
@@ -443,7 +443,7 @@ int evid_audit_with_lock(struct evid_audit *a, const char *tenant, evid_audit_lo
 	int rc;
 
 	if (!a) {
-		evid_set_error(err, errlen, "the audit trail is not open");
+		gb_set_error(err, errlen, "the audit trail is not open");
 		rc = -EVID_EINVAL;
 		goto out;
 	}
@@ -457,21 +457,21 @@ int evid_audit_with_lock(struct evid_audit *a, const char *tenant, evid_audit_lo
 	}
 	pthread_mutex_lock(&log->lock);
 	snprintf(rel, sizeof(rel), "tenants/%s/audit", tenant);
-	rc = evid_fs_mkdirs(a->data_dir, rel, err, errlen);
+	rc = gb_fs_mkdirs(a->data_dir, rel, err, errlen);
 	if (rc != 0)
 		goto out;
 	if (log->lock_fd < 0) {
 		snprintf(path, sizeof(path), "%s/.lock", log->dir);
 		log->lock_fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 		if (log->lock_fd < 0) {
-			evid_set_io_error(err, errlen, "open the audit lock", path, errno);
+			gb_set_io_error(err, errlen, "open the audit lock", path, errno);
 			rc = -EVID_EIO;
 			goto out;
 		}
 	}
 	while (flock(log->lock_fd, LOCK_EX) != 0) {
 		if (errno != EINTR) {
-			evid_set_io_error(err, errlen, "lock the audit log", log->dir, errno);
+			gb_set_io_error(err, errlen, "lock the audit log", log->dir, errno);
 			rc = -EVID_EIO;
 			goto out;
 		}
@@ -572,28 +572,28 @@ static int check_entry(const struct evid_audit_entry *e, int allow_purge, char *
 	size_t i;
 	int rc = -EVID_EINVAL;
 
-	if (!e || !evid_name_is_safe(e->tenant)) {
-		evid_set_error(err, errlen, "an audit record needs a valid tenant name");
+	if (!e || !gb_fs_name_is_safe(e->tenant)) {
+		gb_set_error(err, errlen, "an audit record needs a valid tenant name");
 		goto out;
 	}
 	if (!kind_is_valid(e->kind)) {
-		evid_set_error(err, errlen, "audit record kind \"%.40s\" is not valid: use 1 to 32 of "
+		gb_set_error(err, errlen, "audit record kind \"%.40s\" is not valid: use 1 to 32 of "
 		               "a-z and _", e->kind ? e->kind : "(none)");
 		goto out;
 	}
 	if (!allow_purge && !strcmp(e->kind, EVID_AUDIT_PURGE)) {
-		evid_set_error(err, errlen, "purge records are written by evid_audit_purge() only");
+		gb_set_error(err, errlen, "purge records are written by evid_audit_purge() only");
 		goto out;
 	}
 	if ((e->body && !json_is_object(e->body)) || (e->artifacts && !json_is_array(e->artifacts))) {
-		evid_set_error(err, errlen, "an audit record's body must be an object and its "
+		gb_set_error(err, errlen, "an audit record's body must be an object and its "
 		               "artifacts an array");
 		goto out;
 	}
 	json_array_foreach(e->artifacts, i, a) {
 		if (!json_is_string(json_object_get(a, "kind")) ||
 		    !evid_sha256_hex_is_valid(json_string_value(json_object_get(a, "sha256")))) {
-			evid_set_error(err, errlen, "artifact %zu of the %s record has no kind or no "
+			gb_set_error(err, errlen, "artifact %zu of the %s record has no kind or no "
 			               "valid sha256: pass what evid_keep_action_evidence() or "
 			               "evid_artifact_json() returned", i, e->kind);
 			goto out;
@@ -647,7 +647,7 @@ static int write_line(struct tenant_log *log, const char *name, const char *line
 	snprintf(path, sizeof(path), "%s/%s", log->dir, name);
 	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0 || fstat(fd, &before) != 0) {
-		evid_set_io_error(err, errlen, "open the audit log", path, errno);
+		gb_set_io_error(err, errlen, "open the audit log", path, errno);
 		rc = -EVID_EIO;
 		goto out;
 	}
@@ -656,7 +656,7 @@ static int write_line(struct tenant_log *log, const char *name, const char *line
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0) {
-			evid_set_io_error(err, errlen, "append to the audit log", path,
+			gb_set_io_error(err, errlen, "append to the audit log", path,
 			                  n == 0 ? EIO : errno);
 			if (done && ftruncate(fd, before.st_size) != 0)
 				GB_LOGE("evidence", "could not cut a partial record off %s", path);
@@ -666,7 +666,7 @@ static int write_line(struct tenant_log *log, const char *name, const char *line
 		done += (size_t)n;
 	}
 	if (fsync(fd) != 0 || fstat(fd, after) != 0) {
-		evid_set_io_error(err, errlen, "sync the audit log", path, errno);
+		gb_set_io_error(err, errlen, "sync the audit log", path, errno);
 		if (ftruncate(fd, before.st_size) != 0)
 			GB_LOGE("evidence", "could not cut an unsynced record off %s", path);
 		rc = -EVID_EIO;
@@ -710,7 +710,7 @@ int evid_audit_append_locked(struct evid_audit *a, const struct evid_audit_entry
 		goto out;
 	rec = build_record(a, log, e);
 	if (!rec) {
-		evid_set_error(err, errlen, "cannot build the audit record: a member is not valid "
+		gb_set_error(err, errlen, "cannot build the audit record: a member is not valid "
 		               "UTF-8 or memory ran out");
 		rc = -EVID_EINVAL;
 		goto out;
@@ -726,7 +726,7 @@ int evid_audit_append_locked(struct evid_audit *a, const struct evid_audit_entry
 		goto oom;
 	len = strlen(line);
 	if (len > EVID_AUDIT_MAX_RECORD_BYTES) {
-		evid_set_error(err, errlen, "the %s record is %zu bytes, more than the %u allowed: "
+		gb_set_error(err, errlen, "the %s record is %zu bytes, more than the %u allowed: "
 		               "leave large page content out of its body", e->kind, len,
 		               EVID_AUDIT_MAX_RECORD_BYTES);
 		rc = -EVID_EINVAL;
@@ -753,7 +753,7 @@ int evid_audit_append_locked(struct evid_audit *a, const struct evid_audit_entry
 	}
 	goto out;
 oom:
-	evid_set_error(err, errlen, "out of memory writing an audit record");
+	gb_set_error(err, errlen, "out of memory writing an audit record");
 	rc = -EVID_ENOMEM;
 out:
 	free(line);
@@ -789,9 +789,9 @@ int evid_audit_append(struct evid_audit *a, const struct evid_audit_entry *entry
 		goto out;
 	rc = evid_audit_with_lock(a, entry->tenant, append_cb, &job, why, sizeof(why));
 	if (rc == -EVID_EIO)
-		evid_set_error(err, errlen, "the audit record could not be kept: %s", why);
+		gb_set_error(err, errlen, "the audit record could not be kept: %s", why);
 	else if (rc != 0)
-		evid_set_error(err, errlen, "%s", why);
+		gb_set_error(err, errlen, "%s", why);
 out:
 	return rc;
 }
@@ -807,11 +807,11 @@ int evid_audit_check_writable(struct evid_audit *a, const char *tenant, char *er
 	if (rc != 0)
 		goto out;
 	snprintf(rel, sizeof(rel), "tenants/%s/audit", tenant);
-	rc = evid_fs_mkdirs(a->data_dir, rel, why, sizeof(why));
+	rc = gb_fs_mkdirs(a->data_dir, rel, why, sizeof(why));
 	if (rc == 0)
-		rc = evid_fs_check_writable(dir, AUDIT_MIN_FREE_BYTES, why, sizeof(why));
+		rc = gb_fs_check_writable(dir, AUDIT_MIN_FREE_BYTES, why, sizeof(why));
 	if (rc != 0)
-		evid_set_error(err, errlen, "the audit log of %s cannot be written: %s", tenant, why);
+		gb_set_error(err, errlen, "the audit log of %s cannot be written: %s", tenant, why);
 out:
 	return rc;
 }

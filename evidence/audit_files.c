@@ -27,8 +27,8 @@ int evid_audit_dir_path(const char *data_dir, const char *tenant, char *buf, siz
 	int n;
 	int rc = 0;
 
-	if (!evid_name_is_safe(tenant)) {
-		evid_set_error(err, errlen, "\"%.80s\" is not a tenant name: use 1 to %u of A-Z a-z "
+	if (!gb_fs_name_is_safe(tenant)) {
+		gb_set_error(err, errlen, "\"%.80s\" is not a tenant name: use 1 to %u of A-Z a-z "
 		               "0-9 . _ -, not starting with '.'", tenant ? tenant : "(none)",
 		               EVID_MAX_NAME_BYTES);
 		rc = -EVID_EINVAL;
@@ -36,7 +36,7 @@ int evid_audit_dir_path(const char *data_dir, const char *tenant, char *buf, siz
 	}
 	n = snprintf(buf, buflen, "%s/tenants/%s/audit", data_dir, tenant);
 	if (n < 0 || (size_t)n >= buflen) {
-		evid_set_error(err, errlen, "the audit path under %s is too long: choose a data dir "
+		gb_set_error(err, errlen, "the audit path under %s is too long: choose a data dir "
 		               "with a shorter path", data_dir);
 		rc = -EVID_EINVAL;
 	}
@@ -82,7 +82,7 @@ int evid_audit_list_days(const char *dir, char (**names)[EVID_DAY_NAME_BYTES], s
 	d = opendir(dir);
 	if (!d) {
 		rc = errno == ENOENT ? -EVID_ENOENT : -EVID_EIO;
-		evid_set_io_error(err, errlen, "list", dir, errno);
+		gb_set_io_error(err, errlen, "list", dir, errno);
 		goto out;
 	}
 	for (;;) {
@@ -96,7 +96,7 @@ int evid_audit_list_days(const char *dir, char (**names)[EVID_DAY_NAME_BYTES], s
 			cap = cap ? cap * 2 : 64;
 			grown = realloc(list, cap * sizeof(*list));
 			if (!grown) {
-				evid_set_error(err, errlen, "out of memory listing %s", dir);
+				gb_set_error(err, errlen, "out of memory listing %s", dir);
 				rc = -EVID_ENOMEM;
 				goto out;
 			}
@@ -106,7 +106,7 @@ int evid_audit_list_days(const char *dir, char (**names)[EVID_DAY_NAME_BYTES], s
 		count++;
 	}
 	if (errno != 0) {
-		evid_set_io_error(err, errlen, "list", dir, errno);
+		gb_set_io_error(err, errlen, "list", dir, errno);
 		rc = -EVID_EIO;
 		goto out;
 	}
@@ -157,13 +157,13 @@ int evid_read_lines(const char *path, evid_line_cb cb, void *user, char *err, si
 	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0) {
 		rc = errno == ENOENT ? -EVID_ENOENT : -EVID_EIO;
-		evid_set_io_error(err, errlen, "open", path, errno);
+		gb_set_io_error(err, errlen, "open", path, errno);
 		goto out;
 	}
 	chunk = malloc(READ_CHUNK_BYTES);
 	st.line = malloc(EVID_AUDIT_MAX_RECORD_BYTES + 1);
 	if (!chunk || !st.line) {
-		evid_set_error(err, errlen, "out of memory reading %s", path);
+		gb_set_error(err, errlen, "out of memory reading %s", path);
 		rc = -EVID_ENOMEM;
 		goto out;
 	}
@@ -172,7 +172,7 @@ int evid_read_lines(const char *path, evid_line_cb cb, void *user, char *err, si
 		if (got < 0 && errno == EINTR)
 			continue;
 		if (got < 0) {
-			evid_set_io_error(err, errlen, "read", path, errno);
+			gb_set_io_error(err, errlen, "read", path, errno);
 			rc = -EVID_EIO;
 			goto out;
 		}
@@ -230,7 +230,7 @@ int evid_artifact_path(const char *data_dir, const char *tenant, int valid, cons
 {
 	int n;
 
-	if (!evid_name_is_safe(tenant) || !evid_sha256_hex_is_valid(sha256))
+	if (!gb_fs_name_is_safe(tenant) || !evid_sha256_hex_is_valid(sha256))
 		return -EVID_EINVAL;
 	n = snprintf(buf, buflen, "%s/tenants/%s/%s/%.2s/%s", data_dir, tenant,
 	             valid ? "artifacts" : "invalid", sha256, sha256);
@@ -252,18 +252,18 @@ int evid_artifact_load(const char *data_dir, const char *tenant, int valid, cons
 		*changed = 0;
 	rc = evid_artifact_path(data_dir, tenant, valid, sha256, path, sizeof(path));
 	if (rc != 0) {
-		evid_set_error(err, errlen, "\"%.80s\" is not an artifact id of a valid tenant",
+		gb_set_error(err, errlen, "\"%.80s\" is not an artifact id of a valid tenant",
 		               sha256 ? sha256 : "(null)");
 		goto out;
 	}
-	rc = evid_fs_read_file(path, EVID_MAX_ARTIFACT_BYTES, &buf, &buflen, err, errlen);
+	rc = gb_fs_read_file(path, EVID_MAX_ARTIFACT_BYTES, &buf, &buflen, err, errlen);
 	if (rc == -EVID_ENOENT)
-		evid_set_error(err, errlen, "%s was removed", path);
+		gb_set_error(err, errlen, "%s was removed", path);
 	if (rc != 0)
 		goto out;
 	evid_sha256_hex(buf, buflen, actual);
 	if (strcmp(actual, sha256) != 0) {
-		evid_set_error(err, errlen, "%s now hashes to %s", path, actual);
+		gb_set_error(err, errlen, "%s now hashes to %s", path, actual);
 		if (changed)
 			*changed = 1;
 		rc = -EVID_EIO;

@@ -114,11 +114,11 @@ static int check_members(struct evid_record *r, char *why, size_t whylen)
 	int rc = -1;
 
 	if (!json_is_integer(v) || json_integer_value(v) != 1) {
-		evid_set_error(why, whylen, "its format version \"v\" is not 1");
+		gb_set_error(why, whylen, "its format version \"v\" is not 1");
 		goto out;
 	}
 	if (!json_is_integer(seq) || json_integer_value(seq) < 1) {
-		evid_set_error(why, whylen, "it has no valid \"seq\"");
+		gb_set_error(why, whylen, "it has no valid \"seq\"");
 		goto out;
 	}
 	r->seq = (uint64_t)json_integer_value(seq);
@@ -135,12 +135,12 @@ static int check_members(struct evid_record *r, char *why, size_t whylen)
 	r->artifacts = json_object_get(rec, "artifacts");
 	if (bad || !json_is_object(r->body) || !json_is_array(r->artifacts) ||
 	    !json_is_object(json_object_get(rec, "actor"))) {
-		evid_set_error(why, whylen, "a member is missing or has the wrong type");
+		gb_set_error(why, whylen, "a member is missing or has the wrong type");
 		goto out;
 	}
 	if (!evid_sha256_hex_is_valid(r->hash) || !evid_sha256_hex_is_valid(r->prev_hash) ||
 	    !is_key_id(r->key_id)) {
-		evid_set_error(why, whylen, "its hash, prev_hash or key_id is not well-formed");
+		gb_set_error(why, whylen, "its hash, prev_hash or key_id is not well-formed");
 		goto out;
 	}
 	rc = 0;
@@ -158,23 +158,23 @@ int evid_record_parse(const char *line, size_t len, struct evid_record *r, char 
 	memset(r, 0, sizeof(*r));
 	r->rec = json_loadb(line, len, JSON_REJECT_DUPLICATES, &jerr);
 	if (!r->rec) {
-		evid_set_error(why, whylen, "it is not valid JSON (%s at column %d)", jerr.text,
+		gb_set_error(why, whylen, "it is not valid JSON (%s at column %d)", jerr.text,
 		               jerr.column);
 		goto out;
 	}
 	if (!json_is_object(r->rec)) {
-		evid_set_error(why, whylen, "it is not a JSON object");
+		gb_set_error(why, whylen, "it is not a JSON object");
 		goto out;
 	}
 	if (check_members(r, why, whylen) != 0)
 		goto out;
 	canon = evid_json_canonical(r->rec);
 	if (!canon) {
-		evid_set_error(why, whylen, "out of memory");
+		gb_set_error(why, whylen, "out of memory");
 		goto out;
 	}
 	if (strlen(canon) != len || memcmp(canon, line, len) != 0) {
-		evid_set_error(why, whylen, "its text is not in the canonical form it was written in");
+		gb_set_error(why, whylen, "its text is not in the canonical form it was written in");
 		goto out;
 	}
 	rc = 0;
@@ -227,7 +227,7 @@ int evid_head_read(const char *dir, const unsigned char *pk, struct evid_head *h
 
 	memset(h, 0, sizeof(*h));
 	snprintf(path, sizeof(path), "%s/head.json", dir);
-	rc = evid_fs_read_file(path, HEAD_MAX_BYTES, &text, &len, why, whylen);
+	rc = gb_fs_read_file(path, HEAD_MAX_BYTES, &text, &len, why, whylen);
 	if (rc != 0)
 		goto out;
 	rc = -EVID_EIO;
@@ -237,17 +237,17 @@ int evid_head_read(const char *dir, const unsigned char *pk, struct evid_head *h
 	key_id = json_string_value(json_object_get(doc, "key_id"));
 	if (!json_is_integer(seq) || json_integer_value(seq) < 1 || !evid_sha256_hex_is_valid(hash) ||
 	    !is_key_id(key_id)) {
-		evid_set_error(why, whylen, "head.json is not a valid chain head (it was edited)");
+		gb_set_error(why, whylen, "head.json is not a valid chain head (it was edited)");
 		goto out;
 	}
 	if (pk) {
 		signed_text = head_signed_text(doc);
 		if (!signed_text) {
-			evid_set_error(why, whylen, "out of memory");
+			gb_set_error(why, whylen, "out of memory");
 			goto out;
 		}
 		if (!evid_sig_verify(json_string_value(json_object_get(doc, "sig")), signed_text, pk)) {
-			evid_set_error(why, whylen, "head.json's signature does not verify (it was edited, "
+			gb_set_error(why, whylen, "head.json's signature does not verify (it was edited, "
 			               "or signed by another key)");
 			goto out;
 		}
@@ -286,12 +286,12 @@ int evid_head_write(const char *dir, const char *tenant, const struct evid_keypa
 	if (!text)
 		goto oom;
 	snprintf(path, sizeof(path), "%s/head.json", dir);
-	rc = evid_fs_write_temp(dir, text, strlen(text), tmp, sizeof(tmp), err, errlen);
+	rc = gb_fs_write_temp(dir, text, strlen(text), tmp, sizeof(tmp), err, errlen);
 	if (rc == 0)
-		rc = evid_fs_publish_replace(tmp, path, dir, err, errlen);
+		rc = gb_fs_publish_replace(tmp, path, dir, err, errlen);
 	goto out;
 oom:
-	evid_set_error(err, errlen, "out of memory writing the chain head");
+	gb_set_error(err, errlen, "out of memory writing the chain head");
 out:
 	free(text);
 	free(signed_text);

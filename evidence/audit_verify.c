@@ -547,14 +547,14 @@ int evid_audit_verify(const char *data_dir, const char *tenant, const unsigned c
 	lock_fd = evid_audit_lock_shared(dir);
 	rc = evid_audit_list_days(dir, &names, &n, err, errlen);
 	if (rc == -EVID_ENOENT)
-		evid_set_error(err, errlen, "tenant %s has no audit log under %s", tenant, data_dir);
+		gb_set_error(err, errlen, "tenant %s has no audit log under %s", tenant, data_dir);
 	if (rc != 0)
 		goto out;
 	rc = run_passes(&v, dir, names, n, err, errlen);
 	if (rc == 0 && v.oom)
 		rc = -EVID_ENOMEM;
 	if (rc == -EVID_ENOMEM)
-		evid_set_error(err, errlen, "out of memory verifying the audit log of %s", tenant);
+		gb_set_error(err, errlen, "out of memory verifying the audit log of %s", tenant);
 out:
 	if (rc != 0)
 		rep->ok = 0;

@@ -144,7 +144,7 @@ int evid_keep_action_evidence(struct evid_store *s, const struct evid_action_evi
 	memset(&b, 0, sizeof(b));
 	*artifacts = NULL;
 	if (!s || !ev || !ev->meta || !ev->meta->tenant) {
-		evid_set_error(err, errlen, "keeping evidence needs a store and the action's tenant");
+		gb_set_error(err, errlen, "keeping evidence needs a store and the action's tenant");
 		b.rc = -EVID_EINVAL;
 		goto out;
 	}
@@ -152,7 +152,7 @@ int evid_keep_action_evidence(struct evid_store *s, const struct evid_action_evi
 	b.base = ev->meta;
 	b.list = json_array();
 	if (!b.list) {
-		evid_set_error(err, errlen, "out of memory keeping evidence");
+		gb_set_error(err, errlen, "out of memory keeping evidence");
 		b.rc = -EVID_ENOMEM;
 		goto out;
 	}
@@ -169,10 +169,10 @@ int evid_keep_action_evidence(struct evid_store *s, const struct evid_action_evi
 			note(&b, -EVID_ENOMEM, EVID_KIND_NETWORK_LOG, "out of memory");
 	}
 	if (b.rc == -EVID_EBADPNG)
-		evid_set_error(err, errlen, "the screenshot was not a valid PNG; it was kept as "
+		gb_set_error(err, errlen, "the screenshot was not a valid PNG; it was kept as "
 		               "invalid evidence");
 	else if (b.rc != 0)
-		evid_set_error(err, errlen, "evidence could not be kept: %s", b.first);
+		gb_set_error(err, errlen, "evidence could not be kept: %s", b.first);
 	*artifacts = b.list;
 	b.list = NULL;
 out:

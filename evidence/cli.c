@@ -175,7 +175,7 @@ static int cmd_verify(int argc, char **argv, const char *data_dir)
 		de = readdir(d);
 		if (!de)
 			break;
-		if (!evid_name_is_safe(de->d_name) ||
+		if (!gb_fs_name_is_safe(de->d_name) ||
 		    evid_audit_dir_path(data_dir, de->d_name, audit_dir, sizeof(audit_dir), NULL, 0) ||
 		    !is_dir(audit_dir))
 			continue;

@@ -17,6 +17,9 @@
 #ifndef GB_EVIDENCE_H
 #define GB_EVIDENCE_H
 
+#include "common/fs.h"
+
+#include <errno.h>
 #include <jansson.h>
 #include <stddef.h>
 
@@ -25,18 +28,19 @@ struct evid_store;
 /* Ceilings on bytes that come from outside (CDP screenshots, callers). */
 #define EVID_MAX_ARTIFACT_BYTES (64u * 1024u * 1024u)
 #define EVID_MAX_BASE64_BYTES (((EVID_MAX_ARTIFACT_BYTES + 2u) / 3u) * 4u)
-#define EVID_MAX_NAME_BYTES 64u        /* tenant (and safe operation ids) */
+#define EVID_MAX_NAME_BYTES GB_FS_MAX_NAME_BYTES /* tenant (and safe operation ids) */
 #define EVID_PNG_MAX_SIDE 32768u       /* width and height, pixels */
 #define EVID_PNG_MAX_PIXELS (64u * 1024u * 1024u) /* width * height */
 
+/* Errors are negated errno values, plus two of the evidence's own. */
 enum evid_err {
 	EVID_OK = 0,
-	EVID_EINVAL = 1,  /* bad argument (e.g. tenant name with '/') */
-	EVID_EBADPNG = 2, /* the bytes are not a valid, decodable PNG */
-	EVID_EIO = 3,     /* the store could not be written (full disk, read-only...) */
-	EVID_ENOENT = 4,  /* no such artifact */
-	EVID_ENOMEM = 5,
-	EVID_EBADB64 = 6, /* invalid base64 */
+	EVID_EINVAL = EINVAL,  /* bad argument (e.g. tenant name with '/') */
+	EVID_EIO = EIO,        /* the store could not be written (full disk, read-only...) */
+	EVID_ENOENT = ENOENT,  /* no such artifact */
+	EVID_ENOMEM = ENOMEM,
+	EVID_EBADPNG = 1001,   /* the bytes are not a valid, decodable PNG */
+	EVID_EBADB64 = 1002,   /* invalid base64 */
 };
 
 /* Opens (creating 0700 dirs as needed) the store rooted at data_dir.

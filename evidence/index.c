@@ -69,7 +69,7 @@ static int db_error_locked(struct evid_index *ix, const char *doing, char *err, 
 		advice = "another process holds the database too long: try again";
 	else if (code == SQLITE_CORRUPT || code == SQLITE_NOTADB)
 		advice = "the index is damaged: move glassbox.db aside and rebuild the index";
-	evid_set_error(err, errlen, "cannot %s in %s: %s; %s", doing, ix->path,
+	gb_set_error(err, errlen, "cannot %s in %s: %s; %s", doing, ix->path,
 	               ix->db ? sqlite3_errmsg(ix->db) : "cannot open", advice);
 	return -EVID_EIO;
 }
@@ -84,14 +84,14 @@ int evid_index_open(const char *data_dir, struct evid_index **out, char *err, si
 	*out = NULL;
 	ix = calloc(1, sizeof(*ix));
 	if (!ix) {
-		evid_set_error(err, errlen, "out of memory opening the artifact index");
+		gb_set_error(err, errlen, "out of memory opening the artifact index");
 		rc = -EVID_ENOMEM;
 		goto out;
 	}
 	pthread_mutex_init(&ix->lock, NULL);
 	n = snprintf(ix->path, sizeof(ix->path), "%s/glassbox.db", data_dir);
 	if (n < 0 || (size_t)n >= sizeof(ix->path)) {
-		evid_set_error(err, errlen, "the data dir path %s is too long", data_dir);
+		gb_set_error(err, errlen, "the data dir path %s is too long", data_dir);
 		rc = -EVID_EINVAL;
 		goto out;
 	}
@@ -99,7 +99,7 @@ int evid_index_open(const char *data_dir, struct evid_index **out, char *err, si
 	 * database file's mode */
 	fd = open(ix->path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0) {
-		evid_set_io_error(err, errlen, "open the artifact index", ix->path, errno);
+		gb_set_io_error(err, errlen, "open the artifact index", ix->path, errno);
 		rc = -EVID_EIO;
 		goto out;
 	}
@@ -151,7 +151,7 @@ static int add_row(struct evid_index *ix, const struct evid_index_row *row, int 
 
 	if (!ix || !row || !row->tenant || !row->sha256 || !row->kind || !row->mime || !row->time ||
 	    !row->record) {
-		evid_set_error(err, errlen, "an index row needs tenant, sha256, kind, mime, time and "
+		gb_set_error(err, errlen, "an index row needs tenant, sha256, kind, mime, time and "
 		               "record");
 		rc = -EVID_EINVAL;
 		goto out;
@@ -211,7 +211,7 @@ int evid_index_find(struct evid_index *ix, const struct evid_index_query *q, evi
 	int rc = 0;
 
 	if (!ix || !q || !q->tenant || !cb) {
-		evid_set_error(err, errlen, "an index query needs a tenant and a callback");
+		gb_set_error(err, errlen, "an index query needs a tenant and a callback");
 		rc = -EVID_EINVAL;
 		goto out;
 	}
@@ -306,7 +306,7 @@ static int add_record_file(struct evid_index *ix, const char *data_dir, const ch
 	n = snprintf(path, sizeof(path), "%s/%s", data_dir, rel);
 	if (n < 0 || (size_t)n >= sizeof(path))
 		goto out;
-	if (evid_fs_read_file(path, EVID_MAX_META_BYTES, &text, &len, NULL, 0) != 0)
+	if (gb_fs_read_file(path, EVID_MAX_META_BYTES, &text, &len, NULL, 0) != 0)
 		goto out; /* unreadable records are skipped: the index is best effort */
 	rec = json_loadb((const char *)text, len, JSON_REJECT_DUPLICATES, NULL);
 	memset(&row, 0, sizeof(row));
@@ -403,8 +403,8 @@ int evid_index_rebuild(struct evid_index *ix, const char *data_dir, const char *
 
 	if (added)
 		*added = 0;
-	if (!ix || !evid_name_is_safe(tenant)) {
-		evid_set_error(err, errlen, "rebuilding the index needs an open index and a valid "
+	if (!ix || !gb_fs_name_is_safe(tenant)) {
+		gb_set_error(err, errlen, "rebuilding the index needs an open index and a valid "
 		               "tenant name");
 		rc = -EVID_EINVAL;
 		goto out;

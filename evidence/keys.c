@@ -53,7 +53,7 @@ static int key_paths(const char *data_dir, struct key_paths *p, char *err, size_
 
 	if (n1 < 0 || n2 < 0 || n3 < 0 || (size_t)n2 >= sizeof(p->secret) ||
 	    (size_t)n3 >= sizeof(p->pub)) {
-		evid_set_error(err, errlen, "the data dir path %s is too long: choose a shorter one",
+		gb_set_error(err, errlen, "the data dir path %s is too long: choose a shorter one",
 		               data_dir);
 		rc = -EVID_EINVAL;
 	}
@@ -104,16 +104,16 @@ static int write_file(const char *dir, const char *path, const char *text, mode_
 	char tmp[PATH_BYTES];
 	int rc;
 
-	rc = evid_fs_write_temp(dir, text, strlen(text), tmp, sizeof(tmp), err, errlen);
+	rc = gb_fs_write_temp(dir, text, strlen(text), tmp, sizeof(tmp), err, errlen);
 	if (rc != 0)
 		goto out;
 	if (chmod(tmp, mode) != 0) {
-		evid_set_io_error(err, errlen, "set the mode of", tmp, errno);
+		gb_set_io_error(err, errlen, "set the mode of", tmp, errno);
 		unlink(tmp);
 		rc = -EVID_EIO;
 		goto out;
 	}
-	rc = evid_fs_publish_replace(tmp, path, dir, err, errlen);
+	rc = gb_fs_publish_replace(tmp, path, dir, err, errlen);
 out:
 	return rc;
 }
@@ -129,7 +129,7 @@ static int ensure_public(const struct key_paths *p, const unsigned char pk[32], 
 	char *text = NULL;
 	int rc = 0;
 
-	if (evid_fs_read_file(p->pub, KEY_FILE_MAX_BYTES, &old, &oldlen, NULL, 0) == 0) {
+	if (gb_fs_read_file(p->pub, KEY_FILE_MAX_BYTES, &old, &oldlen, NULL, 0) == 0) {
 		doc = json_loadb((const char *)old, oldlen, 0, NULL);
 		if (doc && b64_member(doc, "public_key", have, sizeof(have)) == 0 &&
 		    memcmp(have, pk, 32) == 0)
@@ -137,7 +137,7 @@ static int ensure_public(const struct key_paths *p, const unsigned char pk[32], 
 	}
 	text = public_text(pk);
 	if (!text) {
-		evid_set_error(err, errlen, "out of memory writing %s", p->pub);
+		gb_set_error(err, errlen, "out of memory writing %s", p->pub);
 		rc = -EVID_ENOMEM;
 		goto out;
 	}
@@ -162,25 +162,25 @@ static int load_secret(const struct key_paths *p, struct evid_keypair *kp, char 
 
 	if (lstat(p->secret, &st) != 0) {
 		rc = errno == ENOENT ? -EVID_ENOENT : -EVID_EIO;
-		evid_set_io_error(err, errlen, "inspect", p->secret, errno);
+		gb_set_io_error(err, errlen, "inspect", p->secret, errno);
 		goto out;
 	}
 	if (S_ISREG(st.st_mode) && (st.st_mode & 077) != 0) {
-		evid_set_error(err, errlen, "the audit key %s can be read by other users (mode %04o): "
+		gb_set_error(err, errlen, "the audit key %s can be read by other users (mode %04o): "
 		               "run chmod 600 on it, and treat the key as leaked if others had access "
 		               "(move it aside to create a new one)", p->secret,
 		               (unsigned)(st.st_mode & 07777));
 		rc = -EVID_EIO;
 		goto out;
 	}
-	rc = evid_fs_read_file(p->secret, KEY_FILE_MAX_BYTES, &text, &len, err, errlen);
+	rc = gb_fs_read_file(p->secret, KEY_FILE_MAX_BYTES, &text, &len, err, errlen);
 	if (rc != 0)
 		goto out;
 	doc = json_loadb((const char *)text, len, 0, NULL);
 	if (!doc || !json_is_string(json_object_get(doc, "type")) ||
 	    strcmp(json_string_value(json_object_get(doc, "type")), "ed25519") != 0 ||
 	    b64_member(doc, "seed", seed, sizeof(seed)) != 0) {
-		evid_set_error(err, errlen, "%s is not a glassbox audit key (expected JSON with type "
+		gb_set_error(err, errlen, "%s is not a glassbox audit key (expected JSON with type "
 		               "\"ed25519\" and a base64 seed of 32 bytes): restore it from a backup",
 		               p->secret);
 		rc = -EVID_EIO;
@@ -213,14 +213,14 @@ static int create_secret(const struct key_paths *p, char *err, size_t errlen)
 	                "seed", b64);
 	text = doc ? json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
 	if (!text) {
-		evid_set_error(err, errlen, "out of memory creating the audit key");
+		gb_set_error(err, errlen, "out of memory creating the audit key");
 		rc = -EVID_ENOMEM;
 		goto out;
 	}
-	rc = evid_fs_write_temp(p->dir, text, strlen(text), tmp, sizeof(tmp), err, errlen);
+	rc = gb_fs_write_temp(p->dir, text, strlen(text), tmp, sizeof(tmp), err, errlen);
 	if (rc != 0)
 		goto out;
-	rc = evid_fs_publish_new(tmp, p->secret, p->dir, err, errlen);
+	rc = gb_fs_publish_new(tmp, p->secret, p->dir, err, errlen);
 	if (rc == 1) { /* another process created it first: use theirs */
 		unlink(tmp);
 		rc = 0;
@@ -243,14 +243,14 @@ int evid_keys_load_or_create(const char *data_dir, struct evid_keypair *kp, char
 
 	memset(kp, 0, sizeof(*kp));
 	if (sodium_init() < 0) {
-		evid_set_error(err, errlen, "libsodium could not be initialised");
+		gb_set_error(err, errlen, "libsodium could not be initialised");
 		rc = -EVID_EIO;
 		goto out;
 	}
 	rc = key_paths(data_dir, &p, err, errlen);
 	if (rc != 0)
 		goto out;
-	rc = evid_fs_mkdirs(data_dir, "keys", err, errlen);
+	rc = gb_fs_mkdirs(data_dir, "keys", err, errlen);
 	if (rc != 0)
 		goto out;
 	rc = load_secret(&p, kp, err, errlen);
@@ -276,15 +276,15 @@ int evid_keys_load_public(const char *path, unsigned char pk[32], char key_id[17
 	json_t *doc = NULL;
 	int rc;
 
-	rc = evid_fs_read_file(path, KEY_FILE_MAX_BYTES, &text, &len, err, errlen);
+	rc = gb_fs_read_file(path, KEY_FILE_MAX_BYTES, &text, &len, err, errlen);
 	if (rc == -EVID_ENOENT)
-		evid_set_error(err, errlen, "no public key file %s: export one with `glassbox audit "
+		gb_set_error(err, errlen, "no public key file %s: export one with `glassbox audit "
 		               "export-key -o FILE` on the service's data dir", path);
 	if (rc != 0)
 		goto out;
 	doc = json_loadb((const char *)text, len, 0, NULL);
 	if (!doc || b64_member(doc, "public_key", pk, 32) != 0) {
-		evid_set_error(err, errlen, "%s is not a glassbox audit public key (expected JSON with "
+		gb_set_error(err, errlen, "%s is not a glassbox audit public key (expected JSON with "
 		               "a base64 public_key of 32 bytes, as `glassbox audit export-key` writes)",
 		               path);
 		rc = -EVID_EINVAL;
@@ -310,29 +310,29 @@ int evid_keys_export_public(const char *data_dir, const char *out_path, char *er
 		goto out;
 	text = public_text(kp.pk);
 	if (!text) {
-		evid_set_error(err, errlen, "out of memory exporting the public key");
+		gb_set_error(err, errlen, "out of memory exporting the public key");
 		rc = -EVID_ENOMEM;
 		goto out;
 	}
 	if (!out_path || !strcmp(out_path, "-")) {
 		if (printf("%s\n", text) < 0 || fflush(stdout) != 0) {
-			evid_set_io_error(err, errlen, "write the public key to", "standard output", errno);
+			gb_set_io_error(err, errlen, "write the public key to", "standard output", errno);
 			rc = -EVID_EIO;
 		}
 		goto out;
 	}
 	fp = fopen(out_path, "w");
 	if (!fp) {
-		evid_set_io_error(err, errlen, "create", out_path, errno);
+		gb_set_io_error(err, errlen, "create", out_path, errno);
 		rc = -EVID_EIO;
 		goto out;
 	}
 	if (fprintf(fp, "%s\n", text) < 0) {
-		evid_set_io_error(err, errlen, "write", out_path, errno);
+		gb_set_io_error(err, errlen, "write", out_path, errno);
 		rc = -EVID_EIO;
 	}
 	if (fclose(fp) != 0 && rc == 0) {
-		evid_set_io_error(err, errlen, "write", out_path, errno);
+		gb_set_io_error(err, errlen, "write", out_path, errno);
 		rc = -EVID_EIO;
 	}
 out:

@@ -136,18 +136,18 @@ int evid_png_check(const unsigned char *png, size_t len, struct evid_png_info *i
 
 	memset(&job, 0, sizeof(job));
 	if (!png || !len) {
-		evid_set_error(err, errlen, "invalid PNG: not a PNG: no data");
+		gb_set_error(err, errlen, "invalid PNG: not a PNG: no data");
 		rc = -EVID_EBADPNG;
 		goto out;
 	}
 	if (len < 8 || png_sig_cmp(png, 0, 8) != 0) {
-		evid_set_error(err, errlen, "invalid PNG: not a PNG: %zu bytes that do not start "
+		gb_set_error(err, errlen, "invalid PNG: not a PNG: %zu bytes that do not start "
 		               "with the PNG signature", len);
 		rc = -EVID_EBADPNG;
 		goto out;
 	}
 	if (len > EVID_MAX_ARTIFACT_BYTES) {
-		evid_set_error(err, errlen, "invalid PNG: %zu bytes is more than the %u allowed", len,
+		gb_set_error(err, errlen, "invalid PNG: %zu bytes is more than the %u allowed", len,
 		               EVID_MAX_ARTIFACT_BYTES);
 		rc = -EVID_EBADPNG;
 		goto out;
@@ -158,18 +158,18 @@ int evid_png_check(const unsigned char *png, size_t len, struct evid_png_info *i
 	if (job.png)
 		job.info = png_create_info_struct(job.png);
 	if (!job.png || !job.info) {
-		evid_set_error(err, errlen, "cannot check the PNG: out of memory");
+		gb_set_error(err, errlen, "cannot check the PNG: out of memory");
 		rc = -EVID_ENOMEM;
 		goto out;
 	}
 	decoded = decode(&job);
 	if (decoded != 0 && job.out_of_memory) {
-		evid_set_error(err, errlen, "cannot check the PNG: %s", job.reason);
+		gb_set_error(err, errlen, "cannot check the PNG: %s", job.reason);
 		rc = -EVID_ENOMEM;
 		goto out;
 	}
 	if (decoded != 0) {
-		evid_set_error(err, errlen, "invalid PNG: %s", job.reason);
+		gb_set_error(err, errlen, "invalid PNG: %s", job.reason);
 		rc = -EVID_EBADPNG;
 		goto out;
 	}

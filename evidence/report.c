@@ -213,7 +213,7 @@ static int each_line(struct report *r, evid_line_cb cb, char *err, size_t errlen
 	lock_fd = evid_audit_lock_shared(dir);
 	rc = evid_audit_list_days(dir, &names, &n, err, errlen);
 	if (rc == -EVID_ENOENT)
-		evid_set_error(err, errlen, "tenant %s has no audit log under %s", r->tenant,
+		gb_set_error(err, errlen, "tenant %s has no audit log under %s", r->tenant,
 		               r->data_dir);
 	for (i = 0; i < n && rc == 0; i++) {
 		if (r->opts->since && strncmp(names[i], r->opts->since, 10) < 0)
@@ -270,7 +270,7 @@ static int find_session_tenant(const char *data_dir, const char *session, char *
 		de = readdir(d);
 		if (!de)
 			break;
-		if (!evid_name_is_safe(de->d_name) ||
+		if (!gb_fs_name_is_safe(de->d_name) ||
 		    evid_audit_dir_path(data_dir, de->d_name, dir, sizeof(dir), NULL, 0) != 0 ||
 		    evid_audit_list_days(dir, &names, &n, NULL, 0) != 0)
 			continue;
@@ -281,12 +281,12 @@ static int find_session_tenant(const char *data_dir, const char *session, char *
 		free(names);
 		names = NULL;
 		if (sf.found)
-			rc = evid_pathf(tenant, tenantlen, "%s", de->d_name) == 0 ? 0 : -EVID_EINVAL;
+			rc = gb_pathf(tenant, tenantlen, "%s", de->d_name) == 0 ? 0 : -EVID_EINVAL;
 	}
 	if (d)
 		closedir(d);
 	if (rc != 0)
-		evid_set_error(err, errlen, "no tenant under %s has a record of session %.80s: check "
+		gb_set_error(err, errlen, "no tenant under %s has a record of session %.80s: check "
 		               "the session id, or give --tenant", data_dir, session);
 	return rc;
 }
@@ -399,7 +399,7 @@ static int assemble(struct report *r, char **html, size_t *len, char *err, size_
 	           "</footer>\n</main></body></html>\n");
 	r->out = &r->body;
 	if (r->oom) {
-		evid_set_error(err, errlen, "the report would be larger than %u bytes or memory ran "
+		gb_set_error(err, errlen, "the report would be larger than %u bytes or memory ran "
 		               "out: narrow it with --session or --since", EVID_REPORT_MAX_BYTES);
 		gb_buf_free(&page);
 		rc = -EVID_ENOMEM;
@@ -428,15 +428,15 @@ int evid_report_html(const char *data_dir, const struct evid_report_opts *opts, 
 	r.approvals = json_object();
 	r.sessions = json_array();
 	if (!opts || !data_dir || (!opts->tenant && !opts->session_id)) {
-		evid_set_error(err, errlen, "a report needs a tenant, a session, or both");
+		gb_set_error(err, errlen, "a report needs a tenant, a session, or both");
 		rc = -EVID_EINVAL;
 		goto out;
 	}
 	if (opts->tenant) {
 		snprintf(r.tenant, sizeof(r.tenant), "%s", opts->tenant);
-		rc = evid_name_is_safe(opts->tenant) ? 0 : -EVID_EINVAL;
+		rc = gb_fs_name_is_safe(opts->tenant) ? 0 : -EVID_EINVAL;
 		if (rc != 0)
-			evid_set_error(err, errlen, "\"%.80s\" is not a tenant name", opts->tenant);
+			gb_set_error(err, errlen, "\"%.80s\" is not a tenant name", opts->tenant);
 	} else {
 		rc = find_session_tenant(data_dir, opts->session_id, r.tenant, sizeof(r.tenant), err,
 		                         errlen);
@@ -451,7 +451,7 @@ int evid_report_html(const char *data_dir, const struct evid_report_opts *opts, 
 	if (rc == 0)
 		rc = each_line(&r, render_line, err, errlen);
 	if (rc == 0 && opts->session_id && !r.shown) {
-		evid_set_error(err, errlen, "no records of session %.80s in tenant %s",
+		gb_set_error(err, errlen, "no records of session %.80s in tenant %s",
 		               opts->session_id, r.tenant);
 		rc = -EVID_ENOENT;
 	}
@@ -482,9 +482,9 @@ static int write_out(const char *path, const char *html, size_t len, char *err, 
 		*slash = '\0';
 	else
 		snprintf(dir, sizeof(dir), ".");
-	rc = evid_fs_write_temp(dir, html, len, tmp, sizeof(tmp), err, errlen);
+	rc = gb_fs_write_temp(dir, html, len, tmp, sizeof(tmp), err, errlen);
 	if (rc == 0)
-		rc = evid_fs_publish_replace(tmp, path, dir, err, errlen);
+		rc = gb_fs_publish_replace(tmp, path, dir, err, errlen);
 	return rc;
 }
 
@@ -496,7 +496,7 @@ int evid_report_write(const char *data_dir, const struct evid_report_opts *opts,
 	int rc;
 
 	if (!out_path || !out_path[0]) {
-		evid_set_error(err, errlen, "no output file given: use -o trail.html");
+		gb_set_error(err, errlen, "no output file given: use -o trail.html");
 		rc = -EVID_EINVAL;
 		goto out;
 	}

@@ -107,7 +107,7 @@ static int scan_file(struct purge_job *job, const char *name, int collect_refs,
 	snprintf(path, sizeof(path), "%s/%s", job->dir, name);
 	rc = evid_read_lines(path, scan_line, fs, err, errlen);
 	if (rc == 1)
-		evid_set_error(err, errlen, "%s line %lu is damaged: nothing was purged; run "
+		gb_set_error(err, errlen, "%s line %lu is damaged: nothing was purged; run "
 		               "`glassbox audit verify` first", path, fs->bad_line);
 	if (rc == 1 || fs->oom)
 		rc = fs->oom ? -EVID_ENOMEM : -EVID_EIO;
@@ -130,7 +130,7 @@ static int64_t newest_mtime(const char *dir, const char *sha, DIR *d)
 		if (strncmp(de->d_name, sha, 64) != 0 ||
 		    (de->d_name[64] != '\0' && de->d_name[64] != '.'))
 			continue;
-		if (evid_pathf(path, sizeof(path), "%s/%s", dir, de->d_name) != 0 ||
+		if (gb_pathf(path, sizeof(path), "%s/%s", dir, de->d_name) != 0 ||
 		    lstat(path, &st) != 0)
 			continue;
 		if ((int64_t)st.st_mtime > newest)
@@ -237,7 +237,7 @@ static int remove_artifact(const char *data_dir, const char *tenant, const char 
 		if (strncmp(de->d_name, key + 1, 64) != 0 ||
 		    (de->d_name[64] != '\0' && de->d_name[64] != '.'))
 			continue;
-		if (evid_pathf(path, sizeof(path), "%s/%s", dir, de->d_name) == 0 && unlink(path) == 0 &&
+		if (gb_pathf(path, sizeof(path), "%s/%s", dir, de->d_name) == 0 && unlink(path) == 0 &&
 		    de->d_name[64] == '\0')
 			removed = 1;
 	}
@@ -278,7 +278,7 @@ static int write_purge_record(struct evid_audit *a, const char *tenant, struct p
 	                 job->rep->cutoff, "files", job->files, "artifacts",
 	                 (json_int_t)job->ndue);
 	if (!body) {
-		evid_set_error(err, errlen, "out of memory writing the purge record");
+		gb_set_error(err, errlen, "out of memory writing the purge record");
 		rc = -EVID_ENOMEM;
 		goto out;
 	}
@@ -356,7 +356,7 @@ static int purge_locked(struct evid_audit *a, const char *tenant, void *user, ch
 	for (i = 0; i < nold; i++) {
 		snprintf(path, sizeof(path), "%s/%s", job->dir, names[i]);
 		if (unlink(path) != 0) {
-			evid_set_io_error(err, errlen, "remove the purged day file", path, errno);
+			gb_set_io_error(err, errlen, "remove the purged day file", path, errno);
 			rc = -EVID_EIO; /* the purge record covers what is left: run it again */
 			goto out;
 		}
@@ -379,7 +379,7 @@ int evid_audit_purge(struct evid_audit *a, const char *tenant, unsigned days,
 	memset(rep, 0, sizeof(*rep));
 	memset(&job, 0, sizeof(job));
 	if (!a || days < 1 || days > 365000) {
-		evid_set_error(err, errlen, "retention must be 1 day or more (got %u)", days);
+		gb_set_error(err, errlen, "retention must be 1 day or more (got %u)", days);
 		rc = -EVID_EINVAL;
 		goto out;
 	}
@@ -391,7 +391,7 @@ int evid_audit_purge(struct evid_audit *a, const char *tenant, unsigned days,
 	job.rep = rep;
 	job.files = json_array();
 	if (!job.files) {
-		evid_set_error(err, errlen, "out of memory purging");
+		gb_set_error(err, errlen, "out of memory purging");
 		rc = -EVID_ENOMEM;
 		goto out;
 	}

@@ -69,26 +69,6 @@ struct paths {
 	char meta[PATH_BYTES];
 };
 
-int evid_name_is_safe(const char *name)
-{
-	size_t i;
-	char c;
-
-	if (!name || !name[0] || name[0] == '.')
-		return 0;
-	for (i = 0; name[i]; i++) {
-		if (i >= EVID_MAX_NAME_BYTES)
-			return 0;
-		c = name[i];
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-		      c == '.' || c == '_' || c == '-'))
-			return 0;
-		if (c == '.' && name[i + 1] == '.')
-			return 0;
-	}
-	return 1;
-}
-
 int evid_sha256_hex_is_valid(const char *hex)
 {
 	size_t i;
@@ -138,32 +118,32 @@ int evid_store_open_err(const char *data_dir, struct evid_store **out, char *err
 
 	*out = NULL;
 	if (!data_dir || !data_dir[0]) {
-		evid_set_error(err, errlen, "the data dir is not set: give one");
+		gb_set_error(err, errlen, "the data dir is not set: give one");
 		rc = -EVID_EINVAL;
 		goto out;
 	}
 	if (strlen(data_dir) > PATH_BYTES - 512) {
-		evid_set_error(err, errlen, "the data dir path is longer than %d bytes: choose a "
+		gb_set_error(err, errlen, "the data dir path is longer than %d bytes: choose a "
 		               "shorter one", PATH_BYTES - 512);
 		rc = -EVID_EINVAL;
 		goto out;
 	}
 	if (sodium_init() < 0) {
-		evid_set_error(err, errlen, "libsodium could not be initialised");
+		gb_set_error(err, errlen, "libsodium could not be initialised");
 		rc = -EVID_EIO;
 		goto out;
 	}
-	rc = evid_fs_mkdirs_abs(data_dir, err, errlen);
+	rc = gb_fs_mkdirs_abs(data_dir, err, errlen);
 	if (rc != 0)
 		goto out;
-	rc = evid_fs_mkdirs(data_dir, "tenants", err, errlen);
+	rc = gb_fs_mkdirs(data_dir, "tenants", err, errlen);
 	if (rc != 0)
 		goto out;
 	s = calloc(1, sizeof(*s));
 	if (s)
 		s->data_dir = strdup(data_dir);
 	if (!s || !s->data_dir) {
-		evid_set_error(err, errlen, "out of memory opening the evidence store");
+		gb_set_error(err, errlen, "out of memory opening the evidence store");
 		rc = -EVID_ENOMEM;
 		goto out;
 	}
@@ -215,7 +195,7 @@ static int make_paths(const struct evid_store *s, const char *tenant, enum area 
 	if (n1 < 0 || n2 < 0 || n3 < 0 || n4 < 0 || (size_t)n1 >= sizeof(p->rel_dir) ||
 	    (size_t)n2 >= sizeof(p->dir) || (size_t)n3 >= sizeof(p->file) ||
 	    (size_t)n4 >= sizeof(p->meta)) {
-		evid_set_error(err, errlen, "the artifact path under %s is too long: choose a data "
+		gb_set_error(err, errlen, "the artifact path under %s is too long: choose a data "
 		               "dir with a shorter path", s->data_dir);
 		rc = -EVID_EINVAL;
 	}
@@ -233,7 +213,7 @@ static void bad_tenant_error(const char *tenant, char *err, size_t errlen)
 	for (i = 0; shown[i]; i++)
 		if ((unsigned char)shown[i] < 0x20 || (unsigned char)shown[i] > 0x7e)
 			shown[i] = '?';
-	evid_set_error(err, errlen, "tenant name \"%s\" is not allowed: use 1 to %u of "
+	gb_set_error(err, errlen, "tenant name \"%s\" is not allowed: use 1 to %u of "
 	               "A-Z a-z 0-9 . _ -, not starting with '.' and without \"..\"", shown,
 	               EVID_MAX_NAME_BYTES);
 }
@@ -246,19 +226,19 @@ static int check_put_args(const struct evid_store *s, const struct evid_meta *me
 	int rc = -EVID_EINVAL;
 
 	if (!s || !meta) {
-		evid_set_error(err, errlen, "no store or no artifact description given");
+		gb_set_error(err, errlen, "no store or no artifact description given");
 		goto out;
 	}
-	if (!evid_name_is_safe(meta->tenant)) {
+	if (!gb_fs_name_is_safe(meta->tenant)) {
 		bad_tenant_error(meta->tenant, err, errlen);
 		goto out;
 	}
 	if (!meta->kind || !meta->kind[0] || !meta->mime || !meta->mime[0]) {
-		evid_set_error(err, errlen, "an artifact needs a kind and a mime type");
+		gb_set_error(err, errlen, "an artifact needs a kind and a mime type");
 		goto out;
 	}
 	if (!data && len) {
-		evid_set_error(err, errlen, "no bytes given for an artifact of %zu bytes", len);
+		gb_set_error(err, errlen, "no bytes given for an artifact of %zu bytes", len);
 		goto out;
 	}
 	rc = 0;
@@ -273,7 +253,7 @@ static void operation_tag(const char *operation_id, char tag[EVID_MAX_NAME_BYTES
 {
 	char hex[65];
 
-	if (evid_name_is_safe(operation_id)) {
+	if (gb_fs_name_is_safe(operation_id)) {
 		snprintf(tag, EVID_MAX_NAME_BYTES + 1, "%s", operation_id);
 	} else if (operation_id) {
 		evid_sha256_hex((const unsigned char *)operation_id, strlen(operation_id), hex);
@@ -309,7 +289,7 @@ static json_t *build_record(const struct evid_meta *meta, const char *sha256, si
 	                "arguments", args ? args : json_null(), "url", string_or_null(meta->url),
 	                "time", now, "valid", reason == NULL);
 	if (!rec) {
-		evid_set_error(err, errlen, "cannot build the metadata record: a field is not valid "
+		gb_set_error(err, errlen, "cannot build the metadata record: a field is not valid "
 		               "UTF-8 or memory ran out");
 		goto out;
 	}
@@ -322,7 +302,7 @@ static json_t *build_record(const struct evid_meta *meta, const char *sha256, si
 		}
 	}
 	if (bad) {
-		evid_set_error(err, errlen, "cannot build the metadata record: the reason is not "
+		gb_set_error(err, errlen, "cannot build the metadata record: the reason is not "
 		               "valid UTF-8 or memory ran out");
 		json_decref(rec);
 		rec = NULL;
@@ -344,7 +324,7 @@ static int write_record(const struct paths *p, const char *sha256, const char *o
 	int n;
 	int rc;
 
-	rc = evid_fs_write_temp(p->dir, text, strlen(text), tmp, sizeof(tmp), err, errlen);
+	rc = gb_fs_write_temp(p->dir, text, strlen(text), tmp, sizeof(tmp), err, errlen);
 	if (rc != 0)
 		goto out;
 	operation_tag(operation_id, tag);
@@ -358,16 +338,16 @@ static int write_record(const struct paths *p, const char *sha256, const char *o
 			n = snprintf(name, PATH_BYTES, "%s/%s.%s.%s.json", p->dir, sha256, tag, rnd);
 		}
 		if (n < 0 || (size_t)n >= PATH_BYTES) {
-			evid_set_error(err, errlen, "the metadata path in %s is too long", p->dir);
+			gb_set_error(err, errlen, "the metadata path in %s is too long", p->dir);
 			rc = -EVID_EINVAL;
 			break;
 		}
-		rc = evid_fs_publish_new(tmp, name, p->dir, err, errlen);
+		rc = gb_fs_publish_new(tmp, name, p->dir, err, errlen);
 		if (rc != 1)
 			break;
 	}
 	if (rc == 1) {
-		evid_set_error(err, errlen, "cannot find a free name for a metadata record in %s",
+		gb_set_error(err, errlen, "cannot find a free name for a metadata record in %s",
 		               p->dir);
 		rc = -EVID_EIO;
 	}
@@ -388,7 +368,7 @@ static int write_content(const struct paths *p, const char *sha256, const unsign
 	char tmp[PATH_BYTES];
 	int rc;
 
-	rc = evid_fs_read_file(p->file, EVID_MAX_ARTIFACT_BYTES, &old, &oldlen, NULL, 0);
+	rc = gb_fs_read_file(p->file, EVID_MAX_ARTIFACT_BYTES, &old, &oldlen, NULL, 0);
 	if (rc == 0) {
 		evid_sha256_hex(old, oldlen, oldhash);
 		if (!strcmp(oldhash, sha256))
@@ -396,11 +376,11 @@ static int write_content(const struct paths *p, const char *sha256, const unsign
 		GB_LOGW("evidence", "%s was altered (it hashes to %s): writing the good bytes again",
 		        p->file, oldhash);
 	}
-	rc = evid_fs_write_temp(p->dir, data ? data : (const unsigned char *)"", len, tmp,
+	rc = gb_fs_write_temp(p->dir, data ? data : (const unsigned char *)"", len, tmp,
 	                        sizeof(tmp), err, errlen);
 	if (rc != 0)
 		goto out;
-	rc = evid_fs_publish_replace(tmp, p->file, p->dir, err, errlen);
+	rc = gb_fs_publish_replace(tmp, p->file, p->dir, err, errlen);
 out:
 	free(old);
 	return rc;
@@ -450,7 +430,7 @@ static int put_in(struct evid_store *s, enum area area, const struct evid_meta *
 	rc = make_paths(s, meta->tenant, area, sha256, &p, err, errlen);
 	if (rc != 0)
 		goto out;
-	rc = evid_fs_mkdirs(s->data_dir, p.rel_dir, err, errlen);
+	rc = gb_fs_mkdirs(s->data_dir, p.rel_dir, err, errlen);
 	if (rc != 0)
 		goto out;
 	rc = write_content(&p, sha256, data, len, err, errlen);
@@ -463,12 +443,12 @@ static int put_in(struct evid_store *s, enum area area, const struct evid_meta *
 	}
 	text = json_dumps(rec, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 	if (!text) {
-		evid_set_error(err, errlen, "out of memory writing the metadata record");
+		gb_set_error(err, errlen, "out of memory writing the metadata record");
 		rc = -EVID_ENOMEM;
 		goto out;
 	}
 	if (strlen(text) > EVID_MAX_META_BYTES) {
-		evid_set_error(err, errlen, "the metadata record is %zu bytes, more than the %u "
+		gb_set_error(err, errlen, "the metadata record is %zu bytes, more than the %u "
 		               "allowed: the tool arguments are too large", strlen(text),
 		               EVID_MAX_META_BYTES);
 		rc = -EVID_EINVAL;
@@ -498,7 +478,7 @@ int evid_store_put(struct evid_store *s, const struct evid_meta *meta, const uns
 	if (rc != 0)
 		goto out;
 	if (len > EVID_MAX_ARTIFACT_BYTES) {
-		evid_set_error(err, errlen, "an artifact of %zu bytes is more than the %u allowed", len,
+		gb_set_error(err, errlen, "an artifact of %zu bytes is more than the %u allowed", len,
 		               EVID_MAX_ARTIFACT_BYTES);
 		rc = -EVID_EINVAL;
 		goto out;
@@ -525,13 +505,13 @@ int evid_store_put_invalid(struct evid_store *s, const struct evid_meta *meta,
 	if (rc != 0)
 		goto out;
 	if (!reason || !reason[0]) {
-		evid_set_error(err, errlen, "invalid evidence needs the reason it is invalid");
+		gb_set_error(err, errlen, "invalid evidence needs the reason it is invalid");
 		rc = -EVID_EINVAL;
 		goto out;
 	}
 	why = strdup(reason);
 	if (!why) {
-		evid_set_error(err, errlen, "out of memory recording invalid evidence");
+		gb_set_error(err, errlen, "out of memory recording invalid evidence");
 		rc = -EVID_ENOMEM;
 		goto out;
 	}
@@ -557,7 +537,7 @@ static void read_mime(const char *path, char *mime_out, size_t mime_len)
 
 	if (!mime_out || !mime_len)
 		goto out;
-	if (evid_fs_read_file(path, EVID_MAX_META_BYTES, &text, &len, err, sizeof(err)) != 0) {
+	if (gb_fs_read_file(path, EVID_MAX_META_BYTES, &text, &len, err, sizeof(err)) != 0) {
 		GB_LOGW("evidence", "metadata unreadable, serving as %s: %s", value, err);
 		goto out;
 	}
@@ -586,13 +566,13 @@ int evid_store_read(struct evid_store *s, const char *tenant, const char *sha256
 
 	*data = NULL;
 	*len = 0;
-	if (!s || !evid_name_is_safe(tenant)) {
+	if (!s || !gb_fs_name_is_safe(tenant)) {
 		bad_tenant_error(tenant, err, errlen);
 		rc = -EVID_EINVAL;
 		goto out;
 	}
 	if (!evid_sha256_hex_is_valid(sha256)) {
-		evid_set_error(err, errlen, "\"%.80s\" is not an artifact id: expected 64 lowercase "
+		gb_set_error(err, errlen, "\"%.80s\" is not an artifact id: expected 64 lowercase "
 		               "hex digits", sha256 ? sha256 : "(null)");
 		rc = -EVID_EINVAL;
 		goto out;
@@ -600,16 +580,16 @@ int evid_store_read(struct evid_store *s, const char *tenant, const char *sha256
 	rc = make_paths(s, tenant, AREA_ARTIFACTS, sha256, &p, err, errlen);
 	if (rc != 0)
 		goto out;
-	rc = evid_fs_read_file(p.file, EVID_MAX_ARTIFACT_BYTES, &buf, &buflen, err, errlen);
+	rc = gb_fs_read_file(p.file, EVID_MAX_ARTIFACT_BYTES, &buf, &buflen, err, errlen);
 	if (rc == -EVID_ENOENT) {
-		evid_set_error(err, errlen, "no artifact %s for tenant %s", sha256, tenant);
+		gb_set_error(err, errlen, "no artifact %s for tenant %s", sha256, tenant);
 		goto out;
 	}
 	if (rc != 0)
 		goto out;
 	evid_sha256_hex(buf, buflen, actual);
 	if (strcmp(actual, sha256) != 0) {
-		evid_set_error(err, errlen, "artifact %s was altered: its content hashes to %s, not "
+		gb_set_error(err, errlen, "artifact %s was altered: its content hashes to %s, not "
 		               "to its name; do not trust it (restore it from a backup or treat this "
 		               "evidence as lost)", p.file, actual);
 		rc = -EVID_EIO;
@@ -654,7 +634,7 @@ int evid_store_check_writable(struct evid_store *s, const char *tenant, char *er
 	char why[1024] = "";
 	int rc;
 
-	if (!s || !evid_name_is_safe(tenant)) {
+	if (!s || !gb_fs_name_is_safe(tenant)) {
 		bad_tenant_error(tenant, err, errlen);
 		rc = -EVID_EINVAL;
 		goto out;
@@ -663,13 +643,13 @@ int evid_store_check_writable(struct evid_store *s, const char *tenant, char *er
 	if (rc != 0)
 		goto out;
 	snprintf(rel, sizeof(rel), "tenants/%s/artifacts", tenant);
-	rc = evid_fs_mkdirs(s->data_dir, rel, why, sizeof(why));
+	rc = gb_fs_mkdirs(s->data_dir, rel, why, sizeof(why));
 	if (rc == 0) {
 		snprintf(p.dir, sizeof(p.dir), "%s/%s", s->data_dir, rel);
-		rc = evid_fs_check_writable(p.dir, STORE_MIN_FREE_BYTES, why, sizeof(why));
+		rc = gb_fs_check_writable(p.dir, STORE_MIN_FREE_BYTES, why, sizeof(why));
 	}
 	if (rc != 0)
-		evid_set_error(err, errlen, "evidence could not be kept for tenant %s: %s", tenant, why);
+		gb_set_error(err, errlen, "evidence could not be kept for tenant %s: %s", tenant, why);
 out:
 	return rc;
 }

@@ -273,7 +273,7 @@ static FX_UNUSED char *fx_read(const char *path, size_t *len)
 {
 	unsigned char *data = NULL;
 
-	assert_int_equal(evid_fs_read_file(path, 64u << 20, &data, len, NULL, 0), 0);
+	assert_int_equal(gb_fs_read_file(path, 64u << 20, &data, len, NULL, 0), 0);
 	return (char *)data;
 }
 

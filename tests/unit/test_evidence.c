@@ -715,14 +715,14 @@ static void test_store_bad_tenant(void **state)
 		                                sizeof(err)),
 		                 -EVID_EINVAL);
 		assert_non_null(strstr(err, "tenant name"));
-		assert_false(evid_name_is_safe(bad[i]));
+		assert_false(gb_fs_name_is_safe(bad[i]));
 	}
 	m = screenshot_meta(NULL, "op");
 	assert_int_equal(evid_store_put(f->store, &m, (const unsigned char *)"x", 1, &ref, err,
 	                                sizeof(err)),
 	                 -EVID_EINVAL);
 	for (i = 0; i < sizeof(good) / sizeof(good[0]); i++)
-		assert_true(evid_name_is_safe(good[i]));
+		assert_true(gb_fs_name_is_safe(good[i]));
 	/* kind and mime are required */
 	m = screenshot_meta("acme", "op");
 	m.kind = NULL;

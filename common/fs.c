@@ -1,12 +1,7 @@
 /*
- * fsutil.c - the file operations of the artifact store: private
- * directories, atomic publication of a file (temp file in the same
- * directory, write, fsync, rename or link, fsync the directory) and
- * bounded reads. Every error names the path, the system's reason and
- * what to do about it.
+ * fs.c - crash-safe file operations shared by the stores (see fs.h).
  */
-#include "evidence/evidence-private.h"
-#include "evidence/evidence.h"
+#include "common/fs.h"
 
 #include "common/util.h"
 
@@ -22,7 +17,7 @@
 
 #define PATH_BYTES 4096
 
-void evid_set_error(char *err, size_t errlen, const char *fmt, ...)
+void gb_set_error(char *err, size_t errlen, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -33,7 +28,7 @@ void evid_set_error(char *err, size_t errlen, const char *fmt, ...)
 	va_end(ap);
 }
 
-int evid_pathf(char *buf, size_t buflen, const char *fmt, ...)
+int gb_pathf(char *buf, size_t buflen, const char *fmt, ...)
 {
 	va_list ap;
 	int n;
@@ -77,30 +72,30 @@ static const char *io_advice(int errnum)
 	}
 }
 
-void evid_set_io_error(char *err, size_t errlen, const char *what, const char *path, int errnum)
+void gb_set_io_error(char *err, size_t errlen, const char *what, const char *path, int errnum)
 {
 	char buf[128];
 	const char *text = strerror_r(errnum, buf, sizeof(buf));
 
-	evid_set_error(err, errlen, "cannot %s %s: %s; %s", what, path, text, io_advice(errnum));
+	gb_set_error(err, errlen, "cannot %s %s: %s; %s", what, path, text, io_advice(errnum));
 }
 
 /* fsyncs a directory so that a new or renamed entry in it is durable.
  * File systems that cannot fsync a directory (EINVAL) are accepted. */
-static int fsync_dir(const char *dir, char *err, size_t errlen)
+int gb_fs_sync_dir(const char *dir, char *err, size_t errlen)
 {
 	int fd = -1;
 	int rc = 0;
 
 	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0) {
-		evid_set_io_error(err, errlen, "open directory", dir, errno);
-		rc = -EVID_EIO;
+		gb_set_io_error(err, errlen, "open directory", dir, errno);
+		rc = -EIO;
 		goto out;
 	}
 	if (fsync(fd) != 0 && errno != EINVAL && errno != EROFS) {
-		evid_set_io_error(err, errlen, "sync directory", dir, errno);
-		rc = -EVID_EIO;
+		gb_set_io_error(err, errlen, "sync directory", dir, errno);
+		rc = -EIO;
 		goto out;
 	}
 out:
@@ -121,26 +116,26 @@ static int mkdir_one(char *path, char *err, size_t errlen)
 		slash = strrchr(path, '/');
 		if (slash && slash != path) {
 			*slash = '\0';
-			rc = fsync_dir(path, err, errlen);
+			rc = gb_fs_sync_dir(path, err, errlen);
 			*slash = '/';
 		} else if (!slash) {
-			rc = fsync_dir(".", err, errlen);
+			rc = gb_fs_sync_dir(".", err, errlen);
 		}
 		goto out;
 	}
 	if (errno != EEXIST) {
-		evid_set_io_error(err, errlen, "create directory", path, errno);
-		rc = -EVID_EIO;
+		gb_set_io_error(err, errlen, "create directory", path, errno);
+		rc = -EIO;
 		goto out;
 	}
 	if (stat(path, &st) != 0) {
-		evid_set_io_error(err, errlen, "inspect", path, errno);
-		rc = -EVID_EIO;
+		gb_set_io_error(err, errlen, "inspect", path, errno);
+		rc = -EIO;
 		goto out;
 	}
 	if (!S_ISDIR(st.st_mode)) {
-		evid_set_io_error(err, errlen, "create directory", path, ENOTDIR);
-		rc = -EVID_EIO;
+		gb_set_io_error(err, errlen, "create directory", path, ENOTDIR);
+		rc = -EIO;
 		goto out;
 	}
 out:
@@ -169,7 +164,7 @@ out:
 	return rc;
 }
 
-int evid_fs_mkdirs_abs(const char *path, char *err, size_t errlen)
+int gb_fs_mkdirs_abs(const char *path, char *err, size_t errlen)
 {
 	char buf[PATH_BYTES];
 	int n;
@@ -177,8 +172,8 @@ int evid_fs_mkdirs_abs(const char *path, char *err, size_t errlen)
 
 	n = snprintf(buf, sizeof(buf), "%s", path);
 	if (n < 0 || (size_t)n >= sizeof(buf)) {
-		evid_set_error(err, errlen, "the data dir path is longer than %d bytes", PATH_BYTES - 1);
-		rc = -EVID_EINVAL;
+		gb_set_error(err, errlen, "the data dir path is longer than %d bytes", PATH_BYTES - 1);
+		rc = -EINVAL;
 		goto out;
 	}
 	rc = mkdirs_from(buf, 0, err, errlen);
@@ -186,7 +181,7 @@ out:
 	return rc;
 }
 
-int evid_fs_mkdirs(const char *base, const char *rel, char *err, size_t errlen)
+int gb_fs_mkdirs(const char *base, const char *rel, char *err, size_t errlen)
 {
 	char buf[PATH_BYTES];
 	size_t baselen = strlen(base);
@@ -195,9 +190,9 @@ int evid_fs_mkdirs(const char *base, const char *rel, char *err, size_t errlen)
 
 	n = snprintf(buf, sizeof(buf), "%s/%s", base, rel);
 	if (n < 0 || (size_t)n >= sizeof(buf)) {
-		evid_set_error(err, errlen, "path %s/%s is longer than %d bytes", base, rel,
+		gb_set_error(err, errlen, "path %s/%s is longer than %d bytes", base, rel,
 		               PATH_BYTES - 1);
-		rc = -EVID_EINVAL;
+		rc = -EINVAL;
 		goto out;
 	}
 	rc = mkdirs_from(buf, baselen + 1, err, errlen);
@@ -228,7 +223,7 @@ out:
 	return rc;
 }
 
-int evid_fs_write_temp(const char *dir, const void *data, size_t len, char *tmp, size_t tmplen,
+int gb_fs_write_temp(const char *dir, const void *data, size_t len, char *tmp, size_t tmplen,
                        char *err, size_t errlen)
 {
 	char rnd[17];
@@ -240,32 +235,32 @@ int evid_fs_write_temp(const char *dir, const void *data, size_t len, char *tmp,
 	gb_random_hex(rnd, 8);
 	n = snprintf(tmp, tmplen, "%s/.tmp.%s", dir, rnd);
 	if (n < 0 || (size_t)n >= tmplen) {
-		evid_set_error(err, errlen, "path %s/.tmp.%s is too long", dir, rnd);
-		rc = -EVID_EINVAL;
+		gb_set_error(err, errlen, "path %s/.tmp.%s is too long", dir, rnd);
+		rc = -EINVAL;
 		goto out;
 	}
 	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0) {
-		evid_set_io_error(err, errlen, "create", tmp, errno);
-		rc = -EVID_EIO;
+		gb_set_io_error(err, errlen, "create", tmp, errno);
+		rc = -EIO;
 		goto out;
 	}
 	created = 1;
 	if (write_all(fd, data, len) != 0) {
-		evid_set_io_error(err, errlen, "write", tmp, errno);
-		rc = -EVID_EIO;
+		gb_set_io_error(err, errlen, "write", tmp, errno);
+		rc = -EIO;
 		goto out;
 	}
 	if (fsync(fd) != 0) {
-		evid_set_io_error(err, errlen, "sync", tmp, errno);
-		rc = -EVID_EIO;
+		gb_set_io_error(err, errlen, "sync", tmp, errno);
+		rc = -EIO;
 		goto out;
 	}
 	n = close(fd);
 	fd = -1;
 	if (n != 0) {
-		evid_set_io_error(err, errlen, "close", tmp, errno);
-		rc = -EVID_EIO;
+		gb_set_io_error(err, errlen, "close", tmp, errno);
+		rc = -EIO;
 		goto out;
 	}
 out:
@@ -276,23 +271,23 @@ out:
 	return rc;
 }
 
-int evid_fs_publish_replace(const char *tmp, const char *final, const char *dir, char *err,
+int gb_fs_publish_replace(const char *tmp, const char *final, const char *dir, char *err,
                             size_t errlen)
 {
 	int rc = 0;
 
 	if (rename(tmp, final) != 0) {
-		evid_set_io_error(err, errlen, "rename a temp file to", final, errno);
+		gb_set_io_error(err, errlen, "rename a temp file to", final, errno);
 		unlink(tmp);
-		rc = -EVID_EIO;
+		rc = -EIO;
 		goto out;
 	}
-	rc = fsync_dir(dir, err, errlen);
+	rc = gb_fs_sync_dir(dir, err, errlen);
 out:
 	return rc;
 }
 
-int evid_fs_publish_new(const char *tmp, const char *final, const char *dir, char *err,
+int gb_fs_publish_new(const char *tmp, const char *final, const char *dir, char *err,
                         size_t errlen)
 {
 	int rc = 0;
@@ -302,18 +297,18 @@ int evid_fs_publish_new(const char *tmp, const char *final, const char *dir, cha
 			rc = 1;
 			goto out;
 		}
-		evid_set_io_error(err, errlen, "link a temp file to", final, errno);
+		gb_set_io_error(err, errlen, "link a temp file to", final, errno);
 		unlink(tmp);
-		rc = -EVID_EIO;
+		rc = -EIO;
 		goto out;
 	}
 	unlink(tmp);
-	rc = fsync_dir(dir, err, errlen);
+	rc = gb_fs_sync_dir(dir, err, errlen);
 out:
 	return rc;
 }
 
-int evid_fs_read_file(const char *path, size_t max_bytes, unsigned char **out, size_t *len,
+int gb_fs_read_file(const char *path, size_t max_bytes, unsigned char **out, size_t *len,
                       char *err, size_t errlen)
 {
 	struct stat st;
@@ -328,36 +323,36 @@ int evid_fs_read_file(const char *path, size_t max_bytes, unsigned char **out, s
 	*len = 0;
 	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0 && errno == ENOENT) {
-		evid_set_error(err, errlen, "%s does not exist", path);
-		rc = -EVID_ENOENT;
+		gb_set_error(err, errlen, "%s does not exist", path);
+		rc = -ENOENT;
 		goto out;
 	}
 	if (fd < 0) {
-		evid_set_io_error(err, errlen, "open", path, errno);
-		rc = -EVID_EIO;
+		gb_set_io_error(err, errlen, "open", path, errno);
+		rc = -EIO;
 		goto out;
 	}
 	if (fstat(fd, &st) != 0) {
-		evid_set_io_error(err, errlen, "inspect", path, errno);
-		rc = -EVID_EIO;
+		gb_set_io_error(err, errlen, "inspect", path, errno);
+		rc = -EIO;
 		goto out;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		evid_set_error(err, errlen, "%s is not a regular file: move it aside", path);
-		rc = -EVID_EIO;
+		gb_set_error(err, errlen, "%s is not a regular file: move it aside", path);
+		rc = -EIO;
 		goto out;
 	}
 	if (st.st_size < 0 || (unsigned long long)st.st_size > max_bytes) {
-		evid_set_error(err, errlen, "%s is %lld bytes, more than the %zu allowed", path,
+		gb_set_error(err, errlen, "%s is %lld bytes, more than the %zu allowed", path,
 		               (long long)st.st_size, max_bytes);
-		rc = -EVID_EIO;
+		rc = -EIO;
 		goto out;
 	}
 	size = (size_t)st.st_size;
 	buf = malloc(size + 1);
 	if (!buf) {
-		evid_set_error(err, errlen, "out of memory reading %s (%zu bytes)", path, size);
-		rc = -EVID_ENOMEM;
+		gb_set_error(err, errlen, "out of memory reading %s (%zu bytes)", path, size);
+		rc = -ENOMEM;
 		goto out;
 	}
 	while (done < size) {
@@ -365,13 +360,13 @@ int evid_fs_read_file(const char *path, size_t max_bytes, unsigned char **out, s
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
-			evid_set_io_error(err, errlen, "read", path, errno);
-			rc = -EVID_EIO;
+			gb_set_io_error(err, errlen, "read", path, errno);
+			rc = -EIO;
 			goto out;
 		}
 		if (n == 0) {
-			evid_set_error(err, errlen, "%s shrank while it was read", path);
-			rc = -EVID_EIO;
+			gb_set_error(err, errlen, "%s shrank while it was read", path);
+			rc = -EIO;
 			goto out;
 		}
 		done += (size_t)n;
@@ -387,7 +382,7 @@ out:
 	return rc;
 }
 
-int evid_fs_check_writable(const char *dir, unsigned long long min_free_bytes, char *err,
+int gb_fs_check_writable(const char *dir, unsigned long long min_free_bytes, char *err,
                            size_t errlen)
 {
 	static const char probe[] = "glassbox write probe\n";
@@ -396,22 +391,42 @@ int evid_fs_check_writable(const char *dir, unsigned long long min_free_bytes, c
 	unsigned long long avail;
 	int rc;
 
-	rc = evid_fs_write_temp(dir, probe, sizeof(probe) - 1, tmp, sizeof(tmp), err, errlen);
+	rc = gb_fs_write_temp(dir, probe, sizeof(probe) - 1, tmp, sizeof(tmp), err, errlen);
 	if (rc != 0)
 		goto out;
 	unlink(tmp);
 	if (statvfs(dir, &vfs) != 0) {
-		evid_set_io_error(err, errlen, "inspect the file system of", dir, errno);
-		rc = -EVID_EIO;
+		gb_set_io_error(err, errlen, "inspect the file system of", dir, errno);
+		rc = -EIO;
 		goto out;
 	}
 	avail = (unsigned long long)vfs.f_bavail * (unsigned long long)vfs.f_frsize;
 	if (avail < min_free_bytes) {
-		evid_set_error(err, errlen, "only %llu bytes are free for %s, less than the %llu "
+		gb_set_error(err, errlen, "only %llu bytes are free for %s, less than the %llu "
 		               "needed: %s", avail, dir, min_free_bytes,
 		               "free space on that file system or move the data dir to a larger one");
-		rc = -EVID_EIO;
+		rc = -EIO;
 	}
 out:
 	return rc;
+}
+
+int gb_fs_name_is_safe(const char *name)
+{
+	size_t i;
+	char c;
+
+	if (!name || !name[0] || name[0] == '.')
+		return 0;
+	for (i = 0; name[i]; i++) {
+		if (i >= GB_FS_MAX_NAME_BYTES)
+			return 0;
+		c = name[i];
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		      c == '.' || c == '_' || c == '-'))
+			return 0;
+		if (c == '.' && name[i + 1] == '.')
+			return 0;
+	}
+	return 1;
 }
