@@ -176,6 +176,7 @@ static int cmd_mcp(const struct cli_opts *o)
 	/* one session per stdio server: its browser starts while the client
 	 * is still initializing */
 	cfg.prelaunch = 1;
+	json_decref(act_egress_layers_active()); /* says now if browsers cannot be isolated */
 	GB_LOGI("cli", "MCP over stdio; data dir %s", o->data_dir);
 	rc = mcp_stdio_serve(&cfg, STDIN_FILENO, STDOUT_FILENO) == 0 ? 0 : 1;
 	json_decref(policy);

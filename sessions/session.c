@@ -84,7 +84,8 @@ int sess_launch(const struct sess_options *opt, struct sess **out, char *err, si
 	if (sscanf(url, "ws://127.0.0.1:%d/", &s->devtools_port) != 1)
 		s->devtools_port = 0;
 	copt.connect_timeout_ms = timeout_ms;
-	if (cdp_connect(url, &copt, &s->cdp, &cerr) < 0) {
+	if ((opt->netns_fd > 0 ? sess_cdp_connect_in_netns(opt->netns_fd, url, &copt, &s->cdp, &cerr)
+	                       : cdp_connect(url, &copt, &s->cdp, &cerr)) < 0) {
 		snprintf(err, errlen, "cannot connect to Chromium's DevTools at %s: %s", url,
 		         cerr.message);
 		goto out;

@@ -60,11 +60,14 @@ export const SUBRESOURCE_CHANNELS = [
   'worker',
 ];
 
+/* Layer 4 (netns) is on wherever glassbox can make a network namespace,
+ * unless a set turns it off: without the proxy, a browser in a namespace
+ * of its own reaches nothing (egress-netns.test.mjs drills that). */
 export const LAYER_SETS = {
   all: { tool: true, fetch: true, proxy: true },
-  fetch: { tool: false, fetch: true, proxy: false },
+  fetch: { tool: false, fetch: true, proxy: false, netns: false },
   proxy: { tool: false, fetch: false, proxy: true },
-  tool: { tool: true, fetch: false, proxy: false },
+  tool: { tool: true, fetch: false, proxy: false, netns: false },
 };
 
 function chromiumBinary() {
