@@ -76,6 +76,8 @@ int sess_launch(const struct sess_options *opt, struct sess **out, char *err, si
 	s->on_target_user = opt->on_target_user;
 	if (make_private_dirs(s, opt->run_dir, err, errlen) < 0)
 		goto out;
+	if (sess_write_preferences(s->profile_dir, err, errlen) < 0)
+		goto out;
 	if (sess_spawn(s, opt, err, errlen) < 0)
 		goto out;
 	s->state = SESS_STARTED;

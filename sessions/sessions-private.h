@@ -86,6 +86,11 @@ struct cdp_error;
 int sess_cdp_connect_in_netns(int netns_fd, const char *ws_url, const struct cdp_options *opts,
                               struct cdp_conn **out, struct cdp_error *err);
 
+/* prefs.c: writes (or updates) Default/Preferences in profile_dir with the
+ * preferences every session needs (network prediction off). Returns 0, or
+ * -1 with err. */
+int sess_write_preferences(const char *profile_dir, char *err, size_t errlen);
+
 /* targets.c */
 int sess_targets_start(struct sess *s);
 void sess_targets_stop(struct sess *s);
