@@ -70,9 +70,8 @@ static int read_layers(struct act_session *s, json_t *policy, char *err, size_t 
 	json_t *layers = json_object_get(policy, "egress_layers");
 	const char *key;
 	json_t *v;
-
 	char why[300];
-	int netns_asked = 0;
+	int netns_asked = 0; /* 1: asked on, -1: asked off, 0: not said */
 
 	s->layer_tool = s->layer_fetch = s->layer_proxy = 1;
 	s->layer_netns = policy_netns_available(why, sizeof(why));

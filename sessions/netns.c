@@ -34,6 +34,8 @@ struct in_netns {
 	int rc;
 };
 
+/* Thread body: enters the namespace, runs the job, ends (its namespace
+ * membership goes with it). */
 static void *in_netns_main(void *p)
 {
 	struct in_netns *in = p;
@@ -76,6 +78,7 @@ struct spawn_job {
 	const posix_spawnattr_t *attr;
 };
 
+/* posix_spawn() from the thread inside the namespace. */
 static int spawn_job_run(void *p)
 {
 	struct spawn_job *j = p;
@@ -100,6 +103,7 @@ struct connect_job {
 	struct cdp_error *err;
 };
 
+/* cdp_connect() from the thread inside the namespace: its socket stays there. */
 static int connect_job_run(void *p)
 {
 	struct connect_job *j = p;
