@@ -39,6 +39,7 @@ struct netns_new {
 	const char *what;
 };
 
+#if GB_HAVE_NETNS
 /* Brings lo up in the calling thread's network namespace. Returns 0 or
  * -1 with errno set. */
 static int loopback_up(void)
@@ -66,6 +67,7 @@ out:
 	}
 	return rc;
 }
+#endif
 
 /* Thread body: a new namespace for this thread, lo up, an fd on it. The
  * thread ends right after, taking its namespace membership with it. */
