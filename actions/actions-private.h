@@ -83,6 +83,10 @@ struct act_session {
 	char last_shot_op[72];
 	char last_shot_digest[64];
 	char last_shot_url[2048];
+
+	/* egress layer 4 (egress.c) */
+	int layer_netns;            /* the browser runs in its own network namespace */
+	int netns_fd;               /* that namespace (owned), 0 when none */
 };
 
 /* A resolved target element. */

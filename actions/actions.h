@@ -156,4 +156,14 @@ int act_session_read_artifact(struct act_session *s, const char *uri, unsigned c
                               size_t *len, char *mime, size_t mime_len, char *err,
                               size_t errlen);
 
+/*
+ * The egress layers sessions of this process run with by default
+ * (docs/egress.md): a new object {"tool": true, "fetch": true, "proxy":
+ * true, "netns": true|false} plus, when netns is false, "netns_off": why
+ * ("cannot create a network namespace: Operation not permitted (...)").
+ * The first call tries to create a namespace (and logs once when it
+ * cannot); call it at start to say so early. Thread-safe.
+ */
+json_t *act_egress_layers_active(void);
+
 #endif

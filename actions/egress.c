@@ -9,6 +9,13 @@
  *   3. the egress proxy: Chromium reaches the network only through it
  *      (--proxy-server, no local DNS, QUIC off, WebRTC proxied); it
  *      resolves names itself and checks every address.
+ *   4. the network namespace, where the process may create one (root):
+ *      Chromium is started in a namespace of its own with nothing but
+ *      loopback; the proxy listens inside it and connects out from the
+ *      service's namespace, so the proxy is the browser's only route, and
+ *      the DevTools port lives on that namespace's loopback, where only
+ *      the CDP connection (opened from inside, sessions/netns.c) and the
+ *      browser itself are.
  *
  * Whatever the policy allows, no layer lets a page reach the browser's own
  * DevTools port on loopback (rule "devtools-port").
@@ -29,6 +36,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define REFUSALS_MAX 500
 
@@ -52,16 +60,21 @@ static void on_proxy_refusal(void *user, const struct policy_refusal *r)
 	queue_refusal(user, r);
 }
 
-/* Reads "egress_layers": {"tool": bool, "fetch": bool, "proxy": bool}
- * (default all true). Turning a layer off is for drills that prove each
- * of the others holds alone; never for production policies. */
+/* Reads "egress_layers": {"tool": bool, "fetch": bool, "proxy": bool,
+ * "netns": bool} (default all true; netns only where the process may
+ * create a namespace, and an explicit true where it cannot is an error).
+ * Turning a layer off is for drills that prove each of the others holds
+ * alone; never for production policies. */
 static int read_layers(struct act_session *s, json_t *policy, char *err, size_t errlen)
 {
 	json_t *layers = json_object_get(policy, "egress_layers");
 	const char *key;
 	json_t *v;
+	char why[300];
+	int netns_asked = 0; /* 1: asked on, -1: asked off, 0: not said */
 
 	s->layer_tool = s->layer_fetch = s->layer_proxy = 1;
+	s->layer_netns = policy_netns_available(why, sizeof(why));
 	if (!layers)
 		return 0;
 	if (!json_is_object(layers))
@@ -75,18 +88,54 @@ static int read_layers(struct act_session *s, json_t *policy, char *err, size_t 
 			s->layer_fetch = json_is_true(v);
 		else if (!strcmp(key, "proxy"))
 			s->layer_proxy = json_is_true(v);
+		else if (!strcmp(key, "netns"))
+			netns_asked = json_is_true(v) ? 1 : -1;
 		else
 			goto bad;
 	}
-	if (!s->layer_tool || !s->layer_fetch || !s->layer_proxy)
-		GB_LOGW("actions", "egress layers turned off by the policy: tool %s, fetch %s, proxy %s",
-		        s->layer_tool ? "on" : "OFF", s->layer_fetch ? "on" : "OFF",
-		        s->layer_proxy ? "on" : "OFF");
+	if (netns_asked > 0 && !s->layer_netns) {
+		snprintf(err, errlen, "\"egress_layers\": netns is true but this process cannot put "
+		         "browsers in a network namespace: %s", why);
+		return -1;
+	}
+	if (netns_asked < 0)
+		s->layer_netns = 0;
+	if (!s->layer_tool || !s->layer_fetch || !s->layer_proxy || netns_asked < 0)
+		GB_LOGW("actions", "egress layers turned off by the policy: tool %s, fetch %s, proxy %s, "
+		        "netns %s", s->layer_tool ? "on" : "OFF", s->layer_fetch ? "on" : "OFF",
+		        s->layer_proxy ? "on" : "OFF", s->layer_netns ? "on" : "OFF");
 	return 0;
 bad:
-	snprintf(err, errlen, "\"egress_layers\" must be an object of booleans among tool, fetch "
-	         "and proxy, e.g. {\"fetch\": false}");
+	snprintf(err, errlen, "\"egress_layers\" must be an object of booleans among tool, fetch, "
+	         "proxy and netns, e.g. {\"fetch\": false}");
 	return -1;
+}
+
+/* Layer 4: the session's network namespace, and the proxy's listening
+ * socket inside it (o->listen_fd). A failure here is an error, not a
+ * quiet fallback: the process could make namespaces when it started. */
+static int start_netns(struct act_session *s, struct policy_proxy_options *o, char *err,
+                       size_t errlen)
+{
+	char perr[300];
+	int rc = -1;
+
+	if (!s->layer_netns)
+		return 0;
+	if (policy_netns_create(&s->netns_fd, perr, sizeof(perr)) < 0) {
+		s->netns_fd = 0;
+		snprintf(err, errlen, "cannot isolate the browser (egress layer 4): %s", perr);
+		goto out;
+	}
+	if (s->layer_proxy &&
+	    policy_proxy_listen_in_netns(s->netns_fd, "127.0.0.1", 0, &o->listen_fd, perr,
+	                                 sizeof(perr)) < 0) {
+		snprintf(err, errlen, "cannot isolate the browser (egress layer 4): %s", perr);
+		goto out;
+	}
+	rc = 0;
+out:
+	return rc;
 }
 
 int act_egress_start(struct act_session *s, json_t *policy, char *err, size_t errlen)
@@ -106,6 +155,8 @@ int act_egress_start(struct act_session *s, json_t *policy, char *err, size_t er
 	o.session_id = s->id;
 	o.on_refusal = on_proxy_refusal;
 	o.user = s;
+	if (start_netns(s, &o, err, errlen) < 0)
+		goto out;
 	if (!s->layer_proxy) {
 		rc = 0;
 		goto out;
@@ -124,6 +175,9 @@ void act_egress_stop(struct act_session *s)
 {
 	policy_proxy_stop(s->proxy);
 	s->proxy = NULL;
+	if (s->netns_fd > 0)
+		close(s->netns_fd);
+	s->netns_fd = 0;
 	policy_egress_free(s->egress);
 	s->egress = NULL;
 	json_decref(s->refusals);
@@ -214,6 +268,7 @@ void act_egress_launch_options(struct act_session *s, struct sess_options *opt)
 		opt->on_target = setup_target;
 		opt->on_target_user = s;
 	}
+	opt->netns_fd = s->netns_fd;
 	if (!s->proxy)
 		return;
 	opt->proxy_server = s->proxy_flags.proxy_server;
@@ -269,4 +324,16 @@ json_t *act_egress_take_refusals(struct act_session *s)
 	}
 	pthread_mutex_unlock(&s->lock);
 	return out;
+}
+
+json_t *act_egress_layers_active(void)
+{
+	char why[300];
+	int netns = policy_netns_available(why, sizeof(why));
+	json_t *j = json_pack("{s:b, s:b, s:b, s:b}", "tool", 1, "fetch", 1, "proxy", 1, "netns",
+	                      netns);
+
+	if (j && !netns)
+		json_object_set_new(j, "netns_off", json_string(why));
+	return j;
 }

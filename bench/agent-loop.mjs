@@ -17,12 +17,18 @@ import { summary, percentile, ratio, round } from './lib/stats.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const REPO = path.resolve(HERE, '..');
-const ALL = ['floor', 'glassbox', 'playwright', 'devtools'];
+const ALL = ['floor', 'glassbox', 'noegress', 'playwright', 'devtools'];
+// noegress (glassbox with every egress layer off) runs only when asked for: --egress-cost, or --only.
+const DEFAULT_ONLY = ['floor', 'glassbox', 'playwright', 'devtools'];
 const PEERS = ['playwright', 'devtools'];
 
 function usage(code) {
   console.log(`usage: bench/run.sh [options]
-  --only LIST             servers to run, comma-separated from: ${ALL.join(',')} (default: all)
+  --only LIST             servers to run, comma-separated from: ${ALL.join(',')}
+                          (default: ${DEFAULT_ONLY.join(',')}); noegress is glassbox with every
+                          egress layer off
+  --egress-cost           the cost of glassbox's egress layers: runs glassbox and noegress only
+                          (no concurrency run unless --concurrency is given) and reports on/off
   --iterations N          measured loop iterations per server, after one warm-up (default 10)
   --concurrency K         clients at once for the concurrency run, 0 to skip (default 8)
   --concurrency-on LIST   servers that get the concurrency run (default: glassbox)
@@ -36,12 +42,14 @@ function usage(code) {
 
 function parseArgs(argv) {
   const o = {
-    only: ALL, iterations: 10, concurrency: 8, concurrencyOn: ['glassbox'],
+    only: DEFAULT_ONLY, iterations: 10, concurrency: 8, concurrencyOn: ['glassbox'],
     chromium: '/usr/bin/chromium',
     glassbox: process.env.GLASSBOX_BIN ? path.resolve(REPO, process.env.GLASSBOX_BIN) : path.join(REPO, 'build', 'glassbox'),
     glassboxArgs: (process.env.GLASSBOX_ARGS || '').split(' ').filter(Boolean),
     serverTimeoutS: 300, out: path.join(HERE, 'results', 'latest.json'),
   };
+  let egressCost = false;
+  let concurrencyGiven = false;
   for (let i = 0; i < argv.length; i++) {
     let a = argv[i];
     let v;
@@ -60,8 +68,9 @@ function parseArgs(argv) {
     };
     switch (a) {
       case '--only': o.only = list(next()); break;
+      case '--egress-cost': o.only = ['glassbox', 'noegress']; egressCost = true; break;
       case '--iterations': o.iterations = int(next(), 1); break;
-      case '--concurrency': o.concurrency = int(next(), 0); break;
+      case '--concurrency': o.concurrency = int(next(), 0); concurrencyGiven = true; break;
       case '--concurrency-on': o.concurrencyOn = list(next()); break;
       case '--chromium': o.chromium = next(); break;
       case '--glassbox': o.glassbox = path.resolve(next()); break;
@@ -75,6 +84,7 @@ function parseArgs(argv) {
   for (const s of [...o.only, ...o.concurrencyOn]) {
     if (!ALL.includes(s)) { console.error(`unknown server ${s}`); usage(2); }
   }
+  if (egressCost && !concurrencyGiven) o.concurrency = 0;
   o.only = ALL.filter((s) => o.only.includes(s));
   o.concurrencyOn = o.concurrencyOn.filter((s) => s !== 'floor' && o.only.includes(s));
   return o;
@@ -300,6 +310,12 @@ function printTable(results, ratios, conc) {
       out.push(`  vs ${peer.padEnd(11)} loop ${fmt(v.loop, 5, 2)}   cold start ${fmt(v.cold_start, 5, 2)}   total PSS ${fmt(v.total_pss, 5, 2)}`);
     }
   }
+  const ec = ratios.egress_cost;
+  if (ec) {
+    out.push('');
+    out.push('glassbox egress layers on / off (noegress): the layers cost what is above 1');
+    out.push(`  loop ${fmt(ec.loop, 5, 2)}   loop p95 ${fmt(ec.loop_p95, 5, 2)}   cold start ${fmt(ec.cold_start, 5, 2)}   total PSS ${fmt(ec.total_pss, 5, 2)}`);
+  }
   for (const c of conc) {
     out.push('');
     if (c.skipped) {
@@ -340,7 +356,16 @@ function computeRatios(results) {
       };
     }
   }
-  return { vs_floor, glassbox_vs_peer };
+  // glassbox with every egress layer on / off (below 1.10: within the 10% budget)
+  const egress_cost = by.glassbox && by.noegress
+    ? {
+      loop: ratio(by.glassbox.loop?.median, by.noegress.loop?.median),
+      loop_p95: ratio(by.glassbox.loop?.p95, by.noegress.loop?.p95),
+      cold_start: ratio(by.glassbox.cold_start_ms, by.noegress.cold_start_ms),
+      total_pss: ratio(by.glassbox.memory?.total_pss_mb, by.noegress.memory?.total_pss_mb),
+    }
+    : null;
+  return { vs_floor, glassbox_vs_peer, egress_cost };
 }
 
 async function versions() {
@@ -350,7 +375,7 @@ async function versions() {
   }
   try { v.chromium = execFileSync(opts.chromium, ['--version'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], timeout: 10000 }).trim(); } catch { v.chromium = null; }
   try { v.repo_commit = execFileSync('git', ['-C', REPO, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim(); } catch { /* not a checkout */ }
-  if (opts.only.includes('glassbox')) {
+  if (opts.only.includes('glassbox') || opts.only.includes('noegress')) {
     v.glassbox_bin = opts.glassbox;
     try { v.glassbox = execFileSync(opts.glassbox, ['--version'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], timeout: 10000 }).trim(); } catch { v.glassbox = null; }
   }

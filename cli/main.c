@@ -176,6 +176,7 @@ static int cmd_mcp(const struct cli_opts *o)
 	/* one session per stdio server: its browser starts while the client
 	 * is still initializing */
 	cfg.prelaunch = 1;
+	json_decref(act_egress_layers_active()); /* says now if browsers cannot be isolated */
 	GB_LOGI("cli", "MCP over stdio; data dir %s", o->data_dir);
 	rc = mcp_stdio_serve(&cfg, STDIN_FILENO, STDOUT_FILENO) == 0 ? 0 : 1;
 	json_decref(policy);
@@ -201,6 +202,15 @@ static int cmd_init(const struct cli_opts *o)
 		return 1;
 	}
 	printf("Chromium works: %s\n", version);
+	{
+		json_t *layers = act_egress_layers_active();
+		json_t *off = json_object_get(layers, "netns_off");
+
+		printf("Browsers in their own network namespace (egress layer 4): %s%s\n",
+		       json_is_true(json_object_get(layers, "netns")) ? "yes" : "no: ",
+		       off ? json_string_value(off) : "");
+		json_decref(layers);
+	}
 	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	self[n > 0 ? n : 0] = '\0';
 	printf("glassbox %s: data dir %s (tenant \"local\", default policy)\n\n"

@@ -267,4 +267,25 @@ int policy_url_is_loopback_port(const struct policy_egress *p, const char *url, 
 int policy_proxy_listen_in_netns(int netns_fd, const char *addr, int port, int *fd_out,
                                  char *err, size_t errlen);
 
+/* ---- the browser's network namespace (layer 4) ---------------------------- */
+
+/*
+ * Creates a network namespace with nothing in it but loopback (up), from a
+ * short-lived thread: the calling thread's namespace is untouched. *fd_out
+ * is an open fd on it (O_CLOEXEC; the caller owns it and closes it: the
+ * namespace goes away with its last fd and process). Give it to
+ * policy_proxy_listen_in_netns() and to sess_options.netns_fd. Needs
+ * CAP_SYS_ADMIN. Returns 0, or -POLICY_ESYS with err ("cannot create a
+ * network namespace: Operation not permitted (run glassbox as root ...)").
+ */
+int policy_netns_create(int *fd_out, char *err, size_t errlen);
+
+/*
+ * Whether this process can create network namespaces: tried once per
+ * process (the first call; later calls return the same answer), and when
+ * it cannot, logged once as a warning ("egress layer 4 is off: ...").
+ * Returns 1, or 0 with the reason in why (may be NULL). Thread-safe.
+ */
+int policy_netns_available(char *why, size_t whylen);
+
 #endif

@@ -1,6 +1,5 @@
 /*
- * proxy_resolve.c - name resolution off the proxy's event loop, and
- * listening sockets made inside another network namespace.
+ * proxy_resolve.c - name resolution off the proxy's event loop.
  *
  * The resolver is one thread per proxy, started on the first name that
  * needs DNS (names with a resolver override and address literals never
@@ -13,7 +12,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -213,84 +211,4 @@ void proxy_resolver_free(struct proxy_resolver *r)
 	pthread_mutex_destroy(&r->lock);
 	pthread_cond_destroy(&r->cond);
 	free(r);
-}
-
-/* ---- listening inside a network namespace ------------------------------------ */
-
-struct netns_listen {
-	int netns_fd;
-	const char *addr;
-	int port;
-	int fd;
-	int err;
-	const char *what;
-};
-
-/* Thread body: enters the namespace, makes the socket, ends (the thread's
- * namespace goes with it). */
-static void *netns_listen_main(void *arg)
-{
-	struct netns_listen *nl = arg;
-	struct policy_ip ip;
-	struct sockaddr_storage ss;
-	socklen_t sslen;
-	int one = 1;
-	int fd = -1;
-
-	nl->fd = -1;
-	if (setns(nl->netns_fd, CLONE_NEWNET) < 0) {
-		nl->err = errno;
-		nl->what = "enter the network namespace";
-		goto out;
-	}
-	if (policy_ip_parse_literal(nl->addr, &ip) < 0) {
-		nl->err = EINVAL;
-		nl->what = "parse the listen address";
-		goto out;
-	}
-	policy_ip_to_sockaddr(&ip, nl->port, &ss, &sslen);
-	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (fd < 0) {
-		nl->err = errno;
-		nl->what = "create a socket";
-		goto out;
-	}
-	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(fd, (struct sockaddr *)&ss, sslen) < 0 || listen(fd, 128) < 0) {
-		nl->err = errno;
-		nl->what = "listen";
-		close(fd);
-		goto out;
-	}
-	nl->fd = fd;
-out:
-	return NULL;
-}
-
-int policy_proxy_listen_in_netns(int netns_fd, const char *addr, int port, int *fd_out,
-                                 char *err, size_t errlen)
-{
-	struct netns_listen nl;
-	pthread_t t;
-	int rc = -POLICY_ESYS;
-
-	*fd_out = -1;
-	memset(&nl, 0, sizeof(nl));
-	nl.netns_fd = netns_fd;
-	nl.addr = addr ? addr : "127.0.0.1";
-	nl.port = port;
-	if (pthread_create(&t, NULL, netns_listen_main, &nl) != 0) {
-		snprintf(err, errlen, "cannot start a thread to enter the network namespace");
-		goto out;
-	}
-	pthread_join(t, NULL);
-	if (nl.fd < 0) {
-		snprintf(err, errlen, "cannot %s for the egress proxy (%s:%d): %s", nl.what, nl.addr,
-		         port, strerror(nl.err));
-		goto out;
-	}
-	*fd_out = nl.fd;
-	rc = 0;
-out:
-	return rc;
 }

@@ -141,7 +141,10 @@ int sess_spawn(struct sess *s, const struct sess_options *opt, char *err, size_t
 		sigemptyset(&none);
 		posix_spawnattr_setsigmask(&attr, &none);
 	}
-	rc = posix_spawn(&pid, args[0], &fa, &attr, (char *const *)args, environ);
+	if (opt->netns_fd > 0)
+		rc = sess_spawn_in_netns(opt->netns_fd, &pid, args, &fa, &attr);
+	else
+		rc = posix_spawn(&pid, args[0], &fa, &attr, (char *const *)args, environ);
 	posix_spawn_file_actions_destroy(&fa);
 	posix_spawnattr_destroy(&attr);
 	if (rc != 0) {

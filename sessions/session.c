@@ -76,6 +76,8 @@ int sess_launch(const struct sess_options *opt, struct sess **out, char *err, si
 	s->on_target_user = opt->on_target_user;
 	if (make_private_dirs(s, opt->run_dir, err, errlen) < 0)
 		goto out;
+	if (sess_write_preferences(s->profile_dir, err, errlen) < 0)
+		goto out;
 	if (sess_spawn(s, opt, err, errlen) < 0)
 		goto out;
 	s->state = SESS_STARTED;
@@ -84,7 +86,8 @@ int sess_launch(const struct sess_options *opt, struct sess **out, char *err, si
 	if (sscanf(url, "ws://127.0.0.1:%d/", &s->devtools_port) != 1)
 		s->devtools_port = 0;
 	copt.connect_timeout_ms = timeout_ms;
-	if (cdp_connect(url, &copt, &s->cdp, &cerr) < 0) {
+	if ((opt->netns_fd > 0 ? sess_cdp_connect_in_netns(opt->netns_fd, url, &copt, &s->cdp, &cerr)
+	                       : cdp_connect(url, &copt, &s->cdp, &cerr)) < 0) {
 		snprintf(err, errlen, "cannot connect to Chromium's DevTools at %s: %s", url,
 		         cerr.message);
 		goto out;

@@ -8,6 +8,7 @@
 #include "common/unittest.h"
 #include "sessions/sessions.h"
 
+#include <spawn.h>
 #include <sys/types.h>
 
 #define SESS_MAX_PAGES 32
@@ -73,6 +74,22 @@ int sess_build_argv(const struct sess_options *opt, const char *profile_dir, con
                     char store[][2048], int nstore);
 int sess_parse_devtools_port(const char *text, char *url, size_t urllen);
 #endif
+
+/* netns.c: the same as posix_spawn() and cdp_connect(), done on a short-lived
+ * thread inside the network namespace netns_fd (borrowed), so that Chromium
+ * and the DevTools socket live there. sess_spawn_in_netns returns 0 or an
+ * errno like posix_spawn. */
+int sess_spawn_in_netns(int netns_fd, pid_t *pid, const char *const *args,
+                        const posix_spawn_file_actions_t *fa, const posix_spawnattr_t *attr);
+struct cdp_options;
+struct cdp_error;
+int sess_cdp_connect_in_netns(int netns_fd, const char *ws_url, const struct cdp_options *opts,
+                              struct cdp_conn **out, struct cdp_error *err);
+
+/* prefs.c: writes (or updates) Default/Preferences in profile_dir with the
+ * preferences every session needs (network prediction off). Returns 0, or
+ * -1 with err. */
+int sess_write_preferences(const char *profile_dir, char *err, size_t errlen);
 
 /* targets.c */
 int sess_targets_start(struct sess *s);

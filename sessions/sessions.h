@@ -55,6 +55,9 @@ struct sess_options {
 	const volatile int *cancel_flag; /* aborts waits; borrowed */
 	sess_target_setup_fn on_target;  /* may be NULL */
 	void *on_target_user;
+	int netns_fd;                    /* > 0: Chromium is started, and its DevTools port
+	                                  * connected to, inside this network namespace
+	                                  * (egress layer 4; borrowed, see policy_netns_create) */
 };
 
 /* A JS dialog waiting on a page. */

@@ -1,5 +1,5 @@
 // Adapters: how to start each MCP server and how its tools are named and called.
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
@@ -24,20 +24,30 @@ function baseEnv(tmp) {
 
 const pkgBin = (pkg, rel) => path.join(path.dirname(require.resolve(`${pkg}/package.json`)), rel);
 
-export async function glassboxAdapter({ repoRoot, glassboxBin, glassboxArgs = [], tmpBase }) {
+// egressOff: every egress layer off (tool URL checks, CDP Fetch, the proxy, the network
+// namespace), through the policy's "egress_layers" switch: the "noegress" server, the baseline
+// that the egress layers' cost is measured against.
+export async function glassboxAdapter({ repoRoot, glassboxBin, glassboxArgs = [], tmpBase, egressOff = false }) {
   const bin = glassboxBin || path.join(repoRoot, 'build', 'glassbox');
   if (!existsSync(bin)) throw new Error(`${bin} does not exist (build glassbox first)`);
   const tmp = await mkdtemp(path.join(tmpBase, 'glassbox-'));
   const dataDir = await mkdtemp(path.join(tmp, 'data-'));
+  let config = path.join(REPO_ROOT, 'fixtures', 'policy', 'loopback.json');
+  if (egressOff) {
+    const policy = JSON.parse(await readFile(config, 'utf8'));
+    policy.egress_layers = { tool: false, fetch: false, proxy: false, netns: false };
+    config = path.join(tmp, 'policy-noegress.json');
+    await writeFile(config, JSON.stringify(policy));
+  }
   return {
-    name: 'glassbox',
+    name: egressOff ? 'noegress' : 'glassbox',
     command: bin,
     args: ['mcp', ...glassboxArgs],
     // the bench site is on loopback, which glassbox's default policy refuses
     env: {
       ...baseEnv(tmp),
       GLASSBOX_DATA_DIR: dataDir,
-      GLASSBOX_CONFIG: path.join(REPO_ROOT, 'fixtures', 'policy', 'loopback.json'),
+      GLASSBOX_CONFIG: config,
     },
     cwd: tmp,
     navigate: (url) => ['browser_navigate', { url }],
@@ -117,6 +127,11 @@ export async function devtoolsAdapter({ tmpBase, chromium }) {
 }
 
 export async function makeMcpDriver(name, ctx) {
-  const make = { glassbox: glassboxAdapter, playwright: playwrightAdapter, devtools: devtoolsAdapter }[name];
+  const make = {
+    glassbox: glassboxAdapter,
+    noegress: (c) => glassboxAdapter({ ...c, egressOff: true }),
+    playwright: playwrightAdapter,
+    devtools: devtoolsAdapter,
+  }[name];
   return new McpDriver(await make(ctx));
 }

@@ -8,8 +8,9 @@
  * are the policy's doing, not the network's).
  *
  * A second drill puts the "browser" side in yet another namespace with
- * nothing but loopback, the proxy listening there through
- * policy_proxy_listen_in_netns(): the proxy is its only way out.
+ * nothing but loopback (policy_netns_create(), as sessions get), the proxy
+ * listening there through policy_proxy_listen_in_netns(): the proxy is its
+ * only way out.
  *
  * The process enters the new namespace first thing (unshare, then a
  * user namespace if plain unshare is not permitted) and checks that it
@@ -298,20 +299,7 @@ static void test_overridden_names_to_metadata_and_private_are_refused(void **sta
 /* A namespace with nothing but loopback, made by a helper thread. */
 struct browser_ns {
 	int ns_fd;
-	int ok;
 };
-
-static void *make_browser_ns(void *arg)
-{
-	struct browser_ns *b = arg;
-
-	b->ns_fd = -1;
-	if (unshare(CLONE_NEWNET) < 0 || lo_up() < 0)
-		return NULL;
-	b->ns_fd = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
-	b->ok = b->ns_fd >= 0;
-	return NULL;
-}
 
 struct ns_connect {
 	int ns_fd;
@@ -361,11 +349,10 @@ static int ns_connect(int ns_fd, const char *addr, int port, int *err)
 static void test_browser_namespace_reaches_only_the_proxy(void **state)
 {
 	struct test_server ten;
-	struct browser_ns b = {-1, 0};
+	struct browser_ns b = {-1};
 	struct policy_egress *p = NULL;
 	struct policy_proxy *px;
 	atomic_int refusals = 0;
-	pthread_t t;
 	char err[256] = "";
 	char req[512];
 	char resp[4096];
@@ -375,11 +362,16 @@ static void test_browser_namespace_reaches_only_the_proxy(void **state)
 
 	(void)state;
 	SKIP_UNLESS_NETNS();
-	pthread_create(&t, NULL, make_browser_ns, &b);
-	pthread_join(t, NULL);
-	if (!b.ok) {
-		print_message("skipped: cannot make a second namespace: %s\n", strerror(errno));
+	if (policy_netns_create(&b.ns_fd, err, sizeof(err)) < 0) {
+		print_message("skipped: %s\n", err);
 		skip();
+	}
+	{
+		struct stat st;
+
+		assert_int_equal(fstat(b.ns_fd, &st), 0);
+		assert_true(st.st_ino != netns_inode()); /* another namespace; ours is untouched */
+		assert_int_equal(policy_netns_available(NULL, 0), 1);
 	}
 	assert_int_equal(ts_start(&ten, "10.0.0.1", 0, 0), 0);
 	/* from the browser's namespace, the server cannot be reached at all */

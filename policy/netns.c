@@ -1,0 +1,230 @@
+/*
+ * netns.c - security layer 4 (DESIGN.md): a network namespace for a
+ * session's browser, with nothing in it but loopback, and the egress
+ * proxy's listening socket made inside it.
+ *
+ * A namespace is made by a short-lived thread that unshares its own
+ * network namespace (setns and unshare(CLONE_NEWNET) act on the calling
+ * thread only), brings lo up and opens /proc/thread-self/ns/net: that fd
+ * keeps the namespace alive after the thread is gone, and whoever holds it
+ * can put sockets or processes there (sessions/netns.c). No thread of the
+ * service other than those helpers ever leaves the service's namespace.
+ *
+ * Needs CAP_SYS_ADMIN (root). policy_netns_available() tries once per
+ * process and remembers why it could not.
+ */
+#include "policy/proxy-private.h"
+
+#include "common/log.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <net/if.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#ifndef GB_HAVE_NETNS
+#define GB_HAVE_NETNS 1
+#endif
+
+struct netns_new {
+	int fd;
+	int err;
+	const char *what;
+};
+
+#if GB_HAVE_NETNS
+/* Brings lo up in the calling thread's network namespace. Returns 0 or
+ * -1 with errno set. */
+static int loopback_up(void)
+{
+	struct ifreq ifr;
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	int rc = -1;
+
+	if (fd < 0)
+		goto out;
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "lo");
+	if (ioctl(fd, SIOCGIFFLAGS, &ifr) < 0)
+		goto out;
+	ifr.ifr_flags |= IFF_UP;
+	if (ioctl(fd, SIOCSIFFLAGS, &ifr) < 0)
+		goto out;
+	rc = 0;
+out:
+	if (fd >= 0) {
+		int saved = errno;
+
+		close(fd);
+		errno = saved;
+	}
+	return rc;
+}
+#endif
+
+/* Thread body: a new namespace for this thread, lo up, an fd on it. The
+ * thread ends right after, taking its namespace membership with it. */
+static void *netns_new_main(void *arg)
+{
+	struct netns_new *nn = arg;
+
+	nn->fd = -1;
+#if GB_HAVE_NETNS
+	if (unshare(CLONE_NEWNET) < 0) {
+		nn->err = errno;
+		nn->what = "create a network namespace";
+		goto out;
+	}
+	if (loopback_up() < 0) {
+		nn->err = errno;
+		nn->what = "bring up loopback in the new network namespace";
+		goto out;
+	}
+	nn->fd = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+	if (nn->fd < 0) {
+		nn->err = errno;
+		nn->what = "open the new network namespace";
+	}
+out:
+#else
+	nn->err = ENOSYS;
+	nn->what = "create a network namespace (built with -Dnetns=disabled)";
+#endif
+	return NULL;
+}
+
+int policy_netns_create(int *fd_out, char *err, size_t errlen)
+{
+	struct netns_new nn = {.fd = -1};
+	pthread_t t;
+	int rc = -POLICY_ESYS;
+
+	*fd_out = -1;
+	if (pthread_create(&t, NULL, netns_new_main, &nn) != 0) {
+		snprintf(err, errlen, "cannot start a thread to create a network namespace");
+		goto out;
+	}
+	pthread_join(t, NULL);
+	if (nn.fd < 0) {
+		snprintf(err, errlen, "cannot %s: %s%s", nn.what, strerror(nn.err),
+		         nn.err == EPERM ? " (run glassbox as root to isolate browsers in their own "
+		                           "network namespace)"
+		                         : "");
+		goto out;
+	}
+	*fd_out = nn.fd;
+	rc = 0;
+out:
+	return rc;
+}
+
+static pthread_once_t probe_once = PTHREAD_ONCE_INIT;
+static int probe_ok;
+static char probe_why[300];
+
+/* Tries to make one namespace, and says so once if it cannot. */
+static void probe_netns(void)
+{
+	int fd = -1;
+
+	if (policy_netns_create(&fd, probe_why, sizeof(probe_why)) == 0) {
+		probe_ok = 1;
+		close(fd);
+		return;
+	}
+	GB_LOGW("policy", "egress layer 4 is off: %s; browsers run with egress layers 1-3 only",
+	        probe_why);
+}
+
+int policy_netns_available(char *why, size_t whylen)
+{
+	pthread_once(&probe_once, probe_netns);
+	if (!probe_ok && why && whylen)
+		snprintf(why, whylen, "%s", probe_why);
+	return probe_ok;
+}
+
+struct netns_listen {
+	int netns_fd;
+	const char *addr;
+	int port;
+	int fd;
+	int err;
+	const char *what;
+};
+
+/* Thread body: enters the namespace, makes the socket, ends (the thread's
+ * namespace goes with it). */
+static void *netns_listen_main(void *arg)
+{
+	struct netns_listen *nl = arg;
+	struct policy_ip ip;
+	struct sockaddr_storage ss;
+	socklen_t sslen;
+	int one = 1;
+	int fd = -1;
+
+	nl->fd = -1;
+	if (setns(nl->netns_fd, CLONE_NEWNET) < 0) {
+		nl->err = errno;
+		nl->what = "enter the network namespace";
+		goto out;
+	}
+	if (policy_ip_parse_literal(nl->addr, &ip) < 0) {
+		nl->err = EINVAL;
+		nl->what = "parse the listen address";
+		goto out;
+	}
+	policy_ip_to_sockaddr(&ip, nl->port, &ss, &sslen);
+	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0) {
+		nl->err = errno;
+		nl->what = "create a socket";
+		goto out;
+	}
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, (struct sockaddr *)&ss, sslen) < 0 || listen(fd, 128) < 0) {
+		nl->err = errno;
+		nl->what = "listen";
+		close(fd);
+		goto out;
+	}
+	nl->fd = fd;
+out:
+	return NULL;
+}
+
+int policy_proxy_listen_in_netns(int netns_fd, const char *addr, int port, int *fd_out,
+                                 char *err, size_t errlen)
+{
+	struct netns_listen nl;
+	pthread_t t;
+	int rc = -POLICY_ESYS;
+
+	*fd_out = -1;
+	memset(&nl, 0, sizeof(nl));
+	nl.netns_fd = netns_fd;
+	nl.addr = addr ? addr : "127.0.0.1";
+	nl.port = port;
+	if (pthread_create(&t, NULL, netns_listen_main, &nl) != 0) {
+		snprintf(err, errlen, "cannot start a thread to enter the network namespace");
+		goto out;
+	}
+	pthread_join(t, NULL);
+	if (nl.fd < 0) {
+		snprintf(err, errlen, "cannot %s for the egress proxy (%s:%d): %s", nl.what, nl.addr,
+		         port, strerror(nl.err));
+		goto out;
+	}
+	*fd_out = nl.fd;
+	rc = 0;
+out:
+	return rc;
+}
