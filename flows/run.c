@@ -209,9 +209,24 @@ static char *failure_message(const struct flow_step *st, size_t step, json_t *sc
 	char *what = describe_step(st);
 	char *out = NULL;
 
+	json_t *gate = json_object_get(sc, "gate");
+	const char *code = gb_or(json_string_value(json_object_get(err, "code")), "error");
+
+	/* a flow does not wait for a person: say how to pre-approve instead */
+	if (!strcmp(code, "approval_required") && gate) {
+		if (asprintf(&out, "step %zu %s failed: it needs a person's approval (risk rule %s): "
+		             "%s; a flow does not wait for approvals: pre-approve this action with a "
+		             "risk rule {\"decision\": \"allow\"} in the policy given with --config "
+		             "(approval_required)", step, gb_or(what, st->kind),
+		             gb_or(json_string_value(json_object_get(gate, "rule")), "?"),
+		             gb_or(json_string_value(json_object_get(gate, "summary")), "")) < 0)
+			out = NULL;
+		free(what);
+		return out;
+	}
 	if (asprintf(&out, "step %zu %s failed: %s (%s)", step, gb_or(what, st->kind),
 	             gb_or(json_string_value(json_object_get(err, "message")), "no reason given"),
-	             gb_or(json_string_value(json_object_get(err, "code")), "error")) < 0)
+	             code) < 0)
 		out = NULL;
 	free(what);
 	return out;
