@@ -113,6 +113,8 @@ static int substitute(struct parse *p, const char *s, int allow_secret, int *use
 			}
 			*used_secret = 1;
 			value = flow_vars_get(p->vars, name);
+			if (value && !value[0])
+				value = NULL; /* an empty secret is a missing one */
 		} else {
 			value = flow_vars_get(p->vars, name);
 			if (!value)
