@@ -137,7 +137,11 @@ static int resolve_in_documents(struct act_ctx *ctx, const char *kind, const cha
 	}
 	snprintf(ctx->target.session_id, sizeof(ctx->target.session_id), "%s", ctx->psid);
 	snprintf(ctx->target.object_id, sizeof(ctx->target.object_id), "%s", oid);
-	snprintf(ctx->target.description, sizeof(ctx->target.description), "\"%.200s\"", shown);
+	if (css)
+		snprintf(ctx->target.description, sizeof(ctx->target.description), "\"%.200s\"", shown);
+	else
+		snprintf(ctx->target.description, sizeof(ctx->target.description),
+		         "element with text \"%.180s\"", want);
 	rc = 0;
 out:
 	gb_buf_free(&expr);
