@@ -51,6 +51,7 @@ struct run_pool {
 	char attach_base[PATH_MAX];   /* "" when no JUnit is written */
 };
 
+/* The command's help. */
 static void run_usage(FILE *out)
 {
 	fprintf(out,
@@ -73,6 +74,8 @@ static void run_usage(FILE *out)
 	        RUN_MAX_JOBS);
 }
 
+/* Reads the options into o: 0, 1 after printing the help, -1 after
+ * printing what is wrong. o->flow_paths borrows from argv. */
 static int parse_run_opts(int argc, char **argv, const char *default_data_dir,
                           struct run_opts *o)
 {
@@ -191,6 +194,7 @@ static int load_policy(const char *path, json_t **out)
 	return 0;
 }
 
+/* Creates dir and its parents, 0700 (the data dir). */
 static int make_private_dirs(const char *dir)
 {
 	char path[PATH_MAX];
@@ -222,6 +226,8 @@ static void attach_dir(const struct run_pool *pool, size_t i, char *out, size_t 
 		out[0] = '\0'; /* too long: no screenshots rather than the wrong place */
 }
 
+/* A pool thread: takes the next flow until none is left, runs it, and
+ * prints its line (one printf, so lines of parallel flows do not mix). */
 static void *worker(void *arg)
 {
 	struct run_pool *pool = arg;
@@ -245,13 +251,12 @@ static void *worker(void *arg)
 			printf("PASS %s (%s) in %.1f s\n", pool->results[i].name, pool->results[i].path,
 			       (double)pool->results[i].duration_ms / 1000.0);
 		else
-			printf("FAIL %s (%s) in %.1f s: %s\n%s%s%s", pool->results[i].name,
+			printf("FAIL %s (%s) in %.1f s: %s\n%s%s%s%s", pool->results[i].name,
 			       pool->results[i].path, (double)pool->results[i].duration_ms / 1000.0,
 			       gb_or(pool->results[i].message, "failed"), gb_or(pool->results[i].log, ""),
 			       pool->results[i].screenshot ? "screenshot: " : "",
-			       pool->results[i].screenshot ? pool->results[i].screenshot : "");
-		if (!pool->results[i].passed && pool->results[i].screenshot)
-			printf("\n");
+			       pool->results[i].screenshot ? pool->results[i].screenshot : "",
+			       pool->results[i].screenshot ? "\n" : "");
 		fflush(stdout);
 	}
 	return NULL;
@@ -278,6 +283,7 @@ static size_t run_all(struct run_pool *pool, int jobs)
 	return failed;
 }
 
+/* See commands.h. */
 int cmd_run(int argc, char **argv, const char *default_data_dir)
 {
 	struct run_opts o;

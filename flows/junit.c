@@ -61,6 +61,7 @@ static xmlChar *xml_safe(const char *s)
 	return out;
 }
 
+/* Sets attribute name to value (borrowed; made XML-safe). */
 static void set_prop(xmlNodePtr node, const char *name, const char *value)
 {
 	xmlChar *v = xml_safe(value);
@@ -69,6 +70,7 @@ static void set_prop(xmlNodePtr node, const char *name, const char *value)
 	free(v);
 }
 
+/* Sets attribute name to a number formatted with fmt. */
 static void set_propf(xmlNodePtr node, const char *name, const char *fmt, double value)
 {
 	char buf[64];
@@ -77,6 +79,8 @@ static void set_propf(xmlNodePtr node, const char *name, const char *fmt, double
 	xmlNewProp(node, BAD_CAST name, BAD_CAST buf);
 }
 
+/* Appends <name>text</name> (text borrowed, escaped by libxml2, made
+ * XML-safe first); returns the new node (owned by the tree). */
 static xmlNodePtr add_text_child(xmlNodePtr parent, const char *name, const char *text)
 {
 	xmlChar *t = xml_safe(text);
@@ -189,6 +193,7 @@ static void base_name(const char *path, char *out, size_t outlen)
 		*dot = '\0';
 }
 
+/* Appends the <testcase> of one flow's result (borrowed). */
 static void add_testcase(xmlNodePtr suite, const struct flow_result *r)
 {
 	xmlNodePtr tc = xmlNewChild(suite, NULL, BAD_CAST "testcase", NULL);

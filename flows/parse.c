@@ -55,6 +55,7 @@ static int perr(struct parse *p, const char *fmt, ...)
 	return -1;
 }
 
+/* 1 when the flow lists name in "secrets". */
 static int is_secret_name(const struct parse *p, const char *name)
 {
 	size_t i;
@@ -237,6 +238,7 @@ static const struct {
 
 static const char *const common_fields[] = {"name", "expect", "retries", "retry_delay_ms", NULL};
 
+/* 1 when s is in the NULL-terminated list. */
 static int in_list(const char *const *list, const char *s)
 {
 	for (; *list; list++)
@@ -343,6 +345,8 @@ static int action_args(struct parse *p, const char *kind, json_t *v, json_t *arg
 	}
 }
 
+/* One step (borrowed) into out: its tool, arguments, retries, and
+ * whether it carries a secret. */
 static int parse_step(struct parse *p, json_t *step, struct flow_step *out)
 {
 	const char *key, *kind = NULL, *tool = NULL;

@@ -36,6 +36,7 @@ struct waiter {
 	json_t *result;
 };
 
+/* The session worker's completion: hands result (taken) to the waiter. */
 static void on_done(struct act_call *call, json_t *result)
 {
 	struct waiter *w = call->user;
