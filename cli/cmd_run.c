@@ -70,7 +70,8 @@ static void run_usage(FILE *out)
 	        "  --report FILE    write the HTML trail of the run's sessions\n"
 	        "  --vars FILE      NAME=VALUE lines for ${NAME} (before the environment)\n"
 	        "  --config POLICY  the tenant's policy (default $GLASSBOX_CONFIG)\n"
-	        "  --profile NAME   run the flows in a browser profile\n",
+	        "  --profile NAME   run the flows in a browser profile (not available in this\n"
+	        "                   build yet)\n",
 	        RUN_MAX_JOBS);
 }
 

@@ -155,6 +155,32 @@ test('a policy that pre-approves the action lets the approval flow pass', async 
   assert.match(r.stdout, /^PASS cancel order /m, r.stdout);
 });
 
+test('a step is retried only when the flow asks for it', async () => {
+  const step = { click: { role: 'button', name: 'Claim offer' }, expect: { text: 'Offer claimed' } };
+  const flow = (name, extra) => {
+    const file = path.join(work, `${name}.json`);
+    fs.writeFileSync(file, JSON.stringify({
+      name, steps: [{ navigate: '${SHOP_URL}/shop/offer.html' }, { ...step, ...extra }],
+    }));
+    return file;
+  };
+  const junit = path.join(work, 'retries.xml');
+  const r = await run([
+    flow('patient', { retries: 10, retry_delay_ms: 1000 }), flow('hasty', {}), '-j', '2',
+    '--config', POLICY, '--data-dir', path.join(work, 'data4'), '--junit', junit,
+  ]);
+  assert.equal(r.code, 1, r.stdout + r.stderr);
+  const xml = unxml(fs.readFileSync(junit, 'utf8'));
+  const patient = testcase(xml, 'patient');
+  assert.doesNotMatch(patient, /<failure/, patient);
+  assert.match(patient, /step 2 attempt 1 failed \(.*no button named "Claim offer"|step 2 attempt 1 failed \(.*no element with role button/, patient);
+  assert.match(patient, /step 2 click role=button\[name="Claim offer"\]: passed in \d+ ms \(attempt [2-9]\)/, patient);
+  const hasty = testcase(xml, 'hasty');
+  assert.match(hasty, /<failure message=".*\(no_match\)" type="no_match"/, hasty);
+  assert.doesNotMatch(hasty, /retrying/, 'no retries unless the step asks');
+  assert.match(hasty, /FAILED in \d+ ms \(attempt 1\)/, hasty);
+});
+
 test('bad input exits 2 with the file, the step and the field, before any browser starts', async () => {
   const bad = path.join(work, 'bad.json');
   fs.writeFileSync(bad, JSON.stringify({
