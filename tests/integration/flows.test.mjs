@@ -7,7 +7,7 @@
  * that appears nowhere: not in the output, the reports or the data dir.
  */
 import { test, before, after } from 'node:test';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -102,6 +102,10 @@ test('the four example flows: verdicts, evidence and exit status as CI needs the
 
   const xml = fs.readFileSync(junit, 'utf8');
   assert.match(xml, /<testsuite name="glassbox run" tests="4" failures="3" errors="0"/, xml);
+  /* the real output against the JUnit schema (xmllint: libxml2-utils) */
+  const lint = spawnSync('xmllint', ['--noout', '--schema', path.join(REPO_ROOT, 'fixtures', 'junit', 'junit.xsd'), junit],
+    { encoding: 'utf8' });
+  assert.equal(lint.status, 0, `the JUnit XML validates: ${lint.error ?? ''}${lint.stderr}`);
 
   /* the passing checkout: no failure, the last page kept */
   const checkout = testcase(xml, 'checkout');
