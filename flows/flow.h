@@ -120,7 +120,7 @@ void flow_result_clear(struct flow_result *res);
 /*
  * Writes the JUnit XML report of n results (borrowed) to path: one
  * <testsuite name=suite_name> with one <testcase> per flow (classname
- * "flows.<file name>", time in seconds), a <failure> with the failed
+ * "flows.<file name>", file the flow's path, time in seconds), a <failure> with the failed
  * check's expected and observed values, the screenshot as a
  * property "attachment" and as [[ATTACHMENT|path]] in <system-out>.
  * Written atomically (temporary file, then rename). Returns 0 or -1 with

@@ -205,6 +205,7 @@ static void add_testcase(xmlNodePtr suite, const struct flow_result *r)
 	snprintf(classname, sizeof(classname), "flows.%s", base);
 	set_prop(tc, "name", r->name);
 	set_prop(tc, "classname", classname);
+	set_prop(tc, "file", gb_or(r->path, ""));
 	set_propf(tc, "time", "%.3f", (double)r->duration_ms / 1000.0);
 	if (r->screenshot) {
 		xmlNodePtr props = xmlNewChild(tc, NULL, BAD_CAST "properties", NULL);

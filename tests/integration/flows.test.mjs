@@ -110,7 +110,7 @@ test('the four example flows: verdicts, evidence and exit status as CI needs the
   /* the passing checkout: no failure, the last page kept */
   const checkout = testcase(xml, 'checkout');
   assert.doesNotMatch(checkout, /<failure|<error/, checkout);
-  assert.match(checkout, /classname="flows.checkout" time="\d+\.\d{3}"/, checkout);
+  assert.match(checkout, /classname="flows.checkout" file="[^"]*checkout.json" time="\d+\.\d{3}"/, checkout);
   assert.match(attachment(checkout), /results\/junit-attachments\/01-checkout\/step-11\.png$/);
   assert.match(unxml(checkout), /step 9 click role=button\[name="Place order"\]: passed/, checkout);
 

@@ -344,6 +344,7 @@ static void test_junit(void **state)
 	assert_xpath(doc, "string(//testcase[1]/@name)", "checkout");
 	assert_xpath(doc, "string(//testcase[1]/@classname)", "flows.checkout");
 	assert_xpath(doc, "string(//testcase[1]/@time)", "1.234");
+	assert_xpath(doc, "string(//testcase[1]/@file)", "fixtures/flows/checkout.json");
 	assert_xpath(doc, "count(//testcase[1]/failure)", "0");
 	assert_xpath(doc, "string(//testcase[1]/properties/property[@name='attachment']/@value)",
 	             "/tmp/out-attachments/01-checkout/step-05.png");
