@@ -170,7 +170,7 @@ test('a step is retried only when the flow asks for it', async () => {
   };
   const junit = path.join(work, 'retries.xml');
   const r = await run([
-    flow('patient', { retries: 10, retry_delay_ms: 1000 }), flow('hasty', {}), '-j', '2',
+    flow('patient', { retries: 10, retry_delay_ms: 1500 }), flow('hasty', {}), '-j', '2',
     '--config', POLICY, '--data-dir', path.join(work, 'data4'), '--junit', junit,
   ]);
   assert.equal(r.code, 1, r.stdout + r.stderr);
