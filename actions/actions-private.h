@@ -261,6 +261,11 @@ int act_call_on_target(struct act_ctx *ctx, const char *function, json_t *argume
 int act_eval(struct act_ctx *ctx, const char *expression, json_t **value, const char *doing);
 
 /* target.c */
+/* Resolves target to exactly one element (ctx->target): a snapshot ref
+ * ("e12"), a locator ("role=button[name=\"Save\"]", "text=Checkout",
+ * "css=#save") or a CSS selector; locators search the page and its
+ * frames. Fails the call with no_match / ambiguous_target / stale_ref /
+ * bad_target and a message saying what to do. */
 int act_resolve_target(struct act_ctx *ctx, const char *target);
 /* Runs function on the target in an isolated world of its frame (the
  * page's scripts cannot fake what it reads); *value is a new reference. */
@@ -296,6 +301,8 @@ int act_modifiers_from_json(json_t *arr);
 #ifdef GB_UNITTEST_BUILD
 int act_is_ref(const char *t);
 int act_lookup_key(const char *name, struct key_def *out, char *text, char *code);
+int act_parse_locator(const char *target, const char **kind, char **what, char **name,
+                      char *err, size_t errlen);
 #endif
 
 /* observe.c */

@@ -124,6 +124,10 @@ struct act_call {
 	/* internal */
 	volatile int cancelled;
 	struct act_call *next;
+	/* request: the `text` argument (and expect.value) is a secret, such as
+	 * a flow's secret variable: handled as if typed into a password field,
+	 * so it never appears in the result, the audit record or the logs */
+	int secret_text;
 };
 
 /* Creates a session (no browser yet: it is launched on the first call

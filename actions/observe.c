@@ -234,9 +234,13 @@ out:
 json_t *act_redacted_args(const struct act_ctx *ctx)
 {
 	json_t *copy = json_deep_copy(ctx->args ? ctx->args : json_object());
+	json_t *expect = json_object_get(copy, "expect");
 
 	if (ctx->sensitive && json_object_get(copy, "text"))
 		json_object_set_new(copy, "text", json_string("[redacted]"));
+	/* the expected value of a secret field is the secret */
+	if (ctx->sensitive && json_is_object(expect) && json_object_get(expect, "value"))
+		json_object_set_new(expect, "value", json_string("[redacted]"));
 	return copy;
 }
 

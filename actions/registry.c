@@ -24,7 +24,9 @@
 /* ---- parameter building blocks ------------------------------------------ */
 
 #define TARGET_DESC                                                                             \
-	"Exact target element reference from the page snapshot, or a unique element selector"
+	"Exact target element reference from the page snapshot, or a unique element selector: "   \
+	"CSS, or a locator such as role=button[name=\"Save\"] or text=\"Save\" (searched in "    \
+	"the page and its frames)"
 #define ELEMENT_DESC                                                                            \
 	"Human-readable element description used to obtain permission to interact with the "     \
 	"element"

@@ -1,6 +1,7 @@
 /*
- * target.c - from the agent's `target` (a ref from the latest snapshot or
- * a CSS selector) to exactly one live DOM node, and the actionability
+ * target.c - from the agent's `target` (a ref from the latest snapshot, a
+ * locator by ARIA role and name or by visible text, or a CSS selector) to
+ * exactly one live DOM node, and the actionability
  * checks before any input: attached, visible, stable, enabled, editable
  * for typing, and receiving the event at the click point.
  */
@@ -70,20 +71,44 @@ static int resolve_ref(struct act_ctx *ctx, const char *target)
 	return 0;
 }
 
-static int resolve_selector(struct act_ctx *ctx, const char *selector)
+/*
+ * Finds the elements a CSS selector (kind "css") or a visible text (kind
+ * "text") names, in the page and in every frame whose document it can
+ * reach (same-origin frames, nested). A text matches an element whose
+ * rendered text (or, for input buttons, value), with whitespace collapsed,
+ * equals it exactly; of nested matches only the innermost counts. Returns
+ * the element when exactly one matches, else the count, or 'invalid' for
+ * bad CSS.
+ */
+static const char find_js[] =
+    "((want, kind) => { const norm = (s) => (s || '').replace(/\\s+/g, ' ').trim();"
+    " const docs = []; const walk = (d) => { docs.push(d);"
+    "  for (const f of d.querySelectorAll('iframe, frame')) { try { if (f.contentDocument) walk(f.contentDocument); } catch (e) {} } };"
+    " walk(document); let found = [];"
+    " for (const d of docs) {"
+    "  if (kind === 'css') { try { found.push(...d.querySelectorAll(want)); } catch (e) { return 'invalid'; } continue; }"
+    "  for (const el of d.querySelectorAll('body *')) {"
+    "   const t = el.tagName === 'INPUT' && ['submit', 'button', 'reset'].includes(el.type) ? el.value : el.innerText;"
+    "   if (norm(t) === want && (!el.checkVisibility || el.checkVisibility())) found.push(el); } }"
+    " if (kind === 'text') found = found.filter((el) => !found.some((o) => o !== el && el.contains(o)));"
+    " return found.length === 1 ? found[0] : found.length; })";
+
+/* Resolves a CSS selector or a visible text (kind "css" / "text") to
+ * exactly one element; what names it in messages is shown. */
+static int resolve_in_documents(struct act_ctx *ctx, const char *kind, const char *want,
+                                const char *shown)
 {
-	json_t *quoted = json_string(selector);
-	char *sel = json_dumps(quoted, JSON_ENCODE_ANY);
+	json_t *quoted = json_string(want);
+	char *arg = quoted ? json_dumps(quoted, JSON_ENCODE_ANY) : NULL;
 	struct gb_buf expr;
 	json_t *res = NULL;
 	json_t *obj;
 	const char *oid;
+	int css = !strcmp(kind, "css");
 	int rc = -1;
 
-	gb_buf_init(&expr, 1 << 16);
-	gb_buf_appendf(&expr, "(() => { let l; try { l = document.querySelectorAll(%s); } "
-	               "catch (e) { return 'invalid'; } return l.length === 1 ? l[0] : l.length; })()",
-	               sel ? sel : "\"\"");
+	gb_buf_init(&expr, 1 << 17);
+	gb_buf_appendf(&expr, "%s(%s, '%s')", find_js, arg ? arg : "\"\"", kind);
 	if (act_cdp(ctx, ctx->psid, "Runtime.evaluate",
 	            json_pack("{s:s}", "expression", expr.data ? expr.data : ""), &res,
 	            "finding the target") < 0)
@@ -91,40 +116,240 @@ static int resolve_selector(struct act_ctx *ctx, const char *selector)
 	obj = json_object_get(res, "result");
 	oid = json_string_value(json_object_get(obj, "objectId"));
 	if (json_is_string(json_object_get(obj, "value"))) {
-		act_fail(ctx, "bad_target", "target \"%.200s\" is neither a snapshot ref (e.g. e5) nor "
-		         "valid CSS", selector);
+		act_fail(ctx, "bad_target", "target \"%.200s\" is neither a snapshot ref (e.g. e5), a "
+		         "locator (role=button[name=\"Save\"], text=\"Save\") nor valid CSS", shown);
 		goto out;
 	}
 	if (!oid) {
 		int n = (int)json_number_value(json_object_get(obj, "value"));
 
-		if (n == 0)
+		if (n == 0 && css)
 			act_fail(ctx, "no_match", "no element matches \"%.200s\": take a snapshot and use "
-			         "a ref, or fix the selector", selector);
+			         "a ref, or fix the selector", shown);
+		else if (n == 0)
+			act_fail(ctx, "no_match", "no visible element has the text \"%.200s\" (whole "
+			         "text, whitespace collapsed): check the page or use role= or CSS", want);
 		else
 			act_fail(ctx, "ambiguous_target", "\"%.200s\" matches %d elements: use a ref from "
-			         "browser_snapshot or a more specific selector", selector, n);
+			         "browser_snapshot or a more specific %s", shown, n,
+			         css ? "selector" : "locator (role= with a name, or CSS)");
 		goto out;
 	}
 	snprintf(ctx->target.session_id, sizeof(ctx->target.session_id), "%s", ctx->psid);
 	snprintf(ctx->target.object_id, sizeof(ctx->target.object_id), "%s", oid);
-	snprintf(ctx->target.description, sizeof(ctx->target.description), "\"%.200s\"", selector);
+	if (css)
+		snprintf(ctx->target.description, sizeof(ctx->target.description), "\"%.200s\"", shown);
+	else
+		snprintf(ctx->target.description, sizeof(ctx->target.description),
+		         "element with text \"%.180s\"", want);
 	rc = 0;
 out:
 	gb_buf_free(&expr);
-	free(sel);
+	free(arg);
 	json_decref(quoted);
 	json_decref(res);
 	return rc;
 }
 
+static const char *frame_session(void *user, const char *frame_id)
+{
+	return sess_frame_session(user, frame_id);
+}
+
+/* Collapses runs of whitespace to one space and trims, into out. */
+static void collapse_space(const char *s, char *out, size_t outlen)
+{
+	size_t n = 0;
+	int space = 0;
+
+	for (; s && *s && n + 1 < outlen; s++) {
+		if (isspace((unsigned char)*s)) {
+			space = n > 0;
+			continue;
+		}
+		if (space && n + 2 < outlen)
+			out[n++] = ' ';
+		space = 0;
+		out[n++] = *s;
+	}
+	out[n] = '\0';
+}
+
+/*
+ * role=ROLE or role=ROLE[name="NAME"]: a fresh accessibility snapshot of
+ * the page and all its frames (out-of-process ones too) replaces the refs,
+ * and exactly one node must have that ARIA role (and that accessible
+ * name, compared with whitespace collapsed); it is then resolved as its
+ * ref would be. The agent's last snapshot text is left as it was.
+ */
+static int resolve_role(struct act_ctx *ctx, const char *role, const char *name,
+                        const char *shown)
+{
+	struct snap_options opt = {0};
+	struct snap_refmap *map = &ctx->as->refs;
+	char want[512], got[512];
+	char found[16] = "";
+	struct gb_buf others;
+	char *yaml = NULL;
+	char err[512] = "";
+	size_t i, n = 0, n_role = 0;
+	int truncated = 0;
+	int rc = -1;
+
+	gb_buf_init(&others, 1024);
+	collapse_space(name, want, sizeof(want));
+	opt.page_session_id = ctx->psid;
+	opt.timeout_ms = act_left_ms(ctx);
+	opt.frame_session = frame_session;
+	opt.frame_session_user = ctx->sess;
+	if (act_snapshot_take(ctx->cdp, &opt, map, &yaml, &truncated, err, sizeof(err)) < 0) {
+		if (sess_check_alive(ctx->sess) < 0)
+			act_connection_failed(ctx, -CDP_ECLOSED, "finding the target");
+		else
+			act_fail(ctx, "snapshot_failed", "cannot read the page to find %s: %s", shown, err);
+		goto out;
+	}
+	for (i = 0; i < map->n_refs; i++) {
+		const struct snap_ref *r = &map->refs[i];
+
+		if (!r->role || strcmp(r->role, role) != 0)
+			continue;
+		n_role++;
+		collapse_space(r->name, got, sizeof(got));
+		if (name && strcmp(got, want) != 0) {
+			if (n_role <= 8)
+				gb_buf_appendf(&others, "%s\"%.60s\"", others.len ? ", " : "", got);
+			continue;
+		}
+		if (n++ == 0)
+			snprintf(found, sizeof(found), "%s", r->ref);
+	}
+	if (n == 0 && name && n_role)
+		act_fail(ctx, "no_match", "no %s named \"%.200s\" on the page; the %ss there are "
+		         "named %s", role, want, role, others.data ? others.data : "");
+	else if (n == 0)
+		act_fail(ctx, "no_match", "no element with role %s%s%.200s%s on the page: check the "
+		         "role (ARIA, as browser_snapshot shows it) and the name", role,
+		         name ? " and name \"" : "", name ? want : "", name ? "\"" : "");
+	else if (n > 1)
+		act_fail(ctx, "ambiguous_target", "%.200s matches %zu elements: give a name, or a "
+		         "more specific locator", shown, n);
+	else
+		rc = resolve_ref(ctx, found);
+out:
+	free(yaml);
+	gb_buf_free(&others);
+	return rc;
+}
+
+/*
+ * Splits a locator: "role=ROLE", "role=ROLE[name=\"NAME\"]" (NAME a JSON
+ * string), "text=TEXT" or "text=\"TEXT\"" (JSON string), "css=SELECTOR".
+ * Returns 1 with *kind ("role", "text", "css"), *what (role, text or
+ * selector; new string) and *name (new string or NULL); 0 when target is
+ * not a locator (plain CSS); -1 with err when it is a malformed one.
+ */
+UNITTEST int act_parse_locator(const char *target, const char **kind, char **what, char **name,
+                               char *err, size_t errlen)
+{
+	const char *v;
+	json_t *j = NULL;
+	int rc = -1;
+
+	*kind = NULL;
+	*what = *name = NULL;
+	if (!strncmp(target, "css=", 4)) {
+		*kind = "css";
+		*what = strdup(target + 4);
+		return *what ? 1 : -1;
+	}
+	if (!strncmp(target, "text=", 5)) {
+		v = target + 5;
+		*kind = "text";
+		if (*v == '"') {
+			j = json_loads(v, JSON_DECODE_ANY, NULL);
+			if (!json_is_string(j)) {
+				snprintf(err, errlen, "text=%.100s: a quoted text must be one JSON string", v);
+				goto out;
+			}
+			v = json_string_value(j);
+		}
+		if (!*v) {
+			snprintf(err, errlen, "text= needs the text to find, such as text=\"Checkout\"");
+			goto out;
+		}
+		*what = strdup(v);
+		rc = *what ? 1 : -1;
+		goto out;
+	}
+	if (strncmp(target, "role=", 5) != 0)
+		return 0;
+	*kind = "role";
+	v = target + 5;
+	{
+		size_t n = strspn(v, "abcdefghijklmnopqrstuvwxyz");
+		size_t len = strlen(v);
+
+		if (n == 0 || (v[n] && v[n] != '[')) {
+			snprintf(err, errlen, "%.100s: the role must be lowercase letters (an ARIA role "
+			         "such as button, link, textbox), optionally followed by [name=\"...\"]",
+			         target);
+			goto out;
+		}
+		if (v[n] == '[') {
+			if (strncmp(v + n, "[name=", 6) != 0 || len < n + 8 || v[len - 1] != ']') {
+				snprintf(err, errlen, "%.100s: write the name as role=%.*s[name=\"Save\"]",
+				         target, (int)n, v);
+				goto out;
+			}
+			j = json_loadb(v + n + 6, len - n - 7, JSON_DECODE_ANY, NULL);
+			if (!json_is_string(j)) {
+				snprintf(err, errlen, "%.100s: the name must be a JSON string in double "
+				         "quotes, such as [name=\"Save\"]", target);
+				goto out;
+			}
+			*name = strdup(json_string_value(j));
+		}
+		*what = strndup(v, n);
+	}
+	rc = *what ? 1 : -1;
+out:
+	json_decref(j);
+	if (rc < 0) {
+		free(*what);
+		free(*name);
+		*what = *name = NULL;
+	}
+	return rc;
+}
+
 int act_resolve_target(struct act_ctx *ctx, const char *target)
 {
+	const char *kind = NULL;
+	char *what = NULL, *name = NULL;
+	char err[256] = "";
 	int rc;
 
 	memset(&ctx->target, 0, sizeof(ctx->target));
 	ctx->has_target = 0;
-	rc = act_is_ref(target) ? resolve_ref(ctx, target) : resolve_selector(ctx, target);
+	if (act_is_ref(target)) {
+		rc = resolve_ref(ctx, target);
+		goto out;
+	}
+	rc = act_parse_locator(target, &kind, &what, &name, err, sizeof(err));
+	if (rc < 0) {
+		rc = act_fail(ctx, "bad_target", "%s", err[0] ? err : "out of memory");
+		goto out;
+	}
+	if (rc == 0)
+		rc = resolve_in_documents(ctx, "css", target, target);
+	else if (!strcmp(kind, "role"))
+		rc = resolve_role(ctx, what, name, target);
+	else
+		rc = resolve_in_documents(ctx, kind, what, target);
+out:
+	free(what);
+	free(name);
 	if (rc == 0)
 		ctx->has_target = 1;
 	return rc;

@@ -89,7 +89,7 @@ static int type_run(struct act_ctx *ctx)
 	rc = act_actionable(ctx, "type", &x, &y, &info);
 	if (rc < 0)
 		goto out;
-	ctx->sensitive = json_is_true(json_object_get(info, "password"));
+	ctx->sensitive = json_is_true(json_object_get(info, "password")) || ctx->call->secret_text;
 	if (text && text[0])
 		rc = act_type_text(ctx, text, slowly);
 	else

@@ -6,9 +6,11 @@
  *   glassbox approvals ...     list, show, approve or deny held actions
  *   glassbox audit ...         verify the signed trail, export the key, purge
  *   glassbox report ...        an HTML report of the trail for reviewers
+ *   glassbox run FLOW...       QA flows with JUnit XML (cmd_run.c)
  *   glassbox version
  */
 #include "actions/actions.h"
+#include "cli/commands.h"
 #include "common/log.h"
 #include "evidence/audit.h"
 #include "mcp/mcp.h"
@@ -43,6 +45,8 @@ static void usage(FILE *out)
 	        "  audit      verify [--tenant T] [--pubkey FILE] [--json] | export-key [-o FILE] |\n"
 	        "             purge --tenant T --days N\n"
 	        "  report     --session ID | --tenant T [--since DATE] -o FILE: the trail as HTML\n"
+	        "  run        FLOW... [-j N] [--junit FILE] [--report FILE] [--vars FILE]\n"
+	        "             [--profile NAME]: QA flows, see docs/flows.md and glassbox run --help\n"
 	        "  version    print the version\n"
 	        "\n"
 	        "options:\n"
@@ -271,6 +275,11 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "audit") || !strcmp(argv[1], "report") ||
 	    !strcmp(argv[1], "approvals"))
 		return cmd_evidence(argc, argv);
+	if (!strcmp(argv[1], "run")) {
+		memset(&o, 0, sizeof(o));
+		default_data_dir(&o);
+		return cmd_run(argc, argv, o.data_dir);
+	}
 	if (parse_opts(argc, argv, &o) < 0)
 		return 2;
 	if (!strcmp(argv[1], "mcp"))

@@ -10,6 +10,7 @@
 
 #include "actions/actions-private.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 
@@ -28,6 +29,55 @@ static void test_refs_and_selectors(void **state)
 	assert_false(act_is_ref("e5 "));
 	assert_false(act_is_ref("embed"));
 	assert_false(act_is_ref(""));
+}
+
+/* Locators: what each one asks for, and a precise error for a bad one. */
+static void test_locators(void **state)
+{
+	const char *kind;
+	char *what, *name;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(act_parse_locator("role=button[name=\"Place \\\"order\\\"\"]", &kind,
+	                                   &what, &name, err, sizeof(err)), 1);
+	assert_string_equal(kind, "role");
+	assert_string_equal(what, "button");
+	assert_string_equal(name, "Place \"order\"");
+	free(what);
+	free(name);
+	assert_int_equal(act_parse_locator("role=link", &kind, &what, &name, err, sizeof(err)), 1);
+	assert_string_equal(what, "link");
+	assert_null(name);
+	free(what);
+	assert_int_equal(act_parse_locator("text=\"Add to cart\"", &kind, &what, &name, err,
+	                                   sizeof(err)), 1);
+	assert_string_equal(kind, "text");
+	assert_string_equal(what, "Add to cart");
+	free(what);
+	assert_int_equal(act_parse_locator("text=Checkout", &kind, &what, &name, err, sizeof(err)), 1);
+	assert_string_equal(what, "Checkout");
+	free(what);
+	assert_int_equal(act_parse_locator("css=#pay > b", &kind, &what, &name, err, sizeof(err)), 1);
+	assert_string_equal(kind, "css");
+	assert_string_equal(what, "#pay > b");
+	free(what);
+	/* plain CSS is not a locator */
+	assert_int_equal(act_parse_locator("#save", &kind, &what, &name, err, sizeof(err)), 0);
+	assert_int_equal(act_parse_locator("button.role", &kind, &what, &name, err, sizeof(err)), 0);
+	/* malformed ones say what to write */
+	assert_int_equal(act_parse_locator("role=Button", &kind, &what, &name, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "lowercase letters"));
+	assert_int_equal(act_parse_locator("role=button[label=\"x\"]", &kind, &what, &name, err,
+	                                   sizeof(err)), -1);
+	assert_non_null(strstr(err, "role=button[name=\"Save\"]"));
+	assert_int_equal(act_parse_locator("role=button[name=Save]", &kind, &what, &name, err,
+	                                   sizeof(err)), -1);
+	assert_non_null(strstr(err, "JSON string"));
+	assert_int_equal(act_parse_locator("text=", &kind, &what, &name, err, sizeof(err)), -1);
+	assert_int_equal(act_parse_locator("text=\"open", &kind, &what, &name, err, sizeof(err)), -1);
+	assert_null(what);
+	assert_null(name);
 }
 
 static void test_named_keys(void **state)
@@ -68,6 +118,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_refs_and_selectors),
+		cmocka_unit_test(test_locators),
 		cmocka_unit_test(test_named_keys),
 		cmocka_unit_test(test_character_keys),
 	};

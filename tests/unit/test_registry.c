@@ -115,8 +115,10 @@ static void test_table_playwright_parameters(void **state)
 	p = param(click, "target");
 	assert_non_null(p);
 	assert_true(p->required);
-	assert_string_equal(p->description, "Exact target element reference from the page "
-	                                    "snapshot, or a unique element selector");
+	assert_string_equal(p->description,
+	                    "Exact target element reference from the page snapshot, or a unique "
+	                    "element selector: CSS, or a locator such as role=button[name=\"Save\"] "
+	                    "or text=\"Save\" (searched in the page and its frames)");
 	assert_false(param(click, "element")->required);
 	assert_string_equal(param(click, "button")->enum_values[2], "middle");
 	assert_null(param(click, "button")->enum_values[3]);

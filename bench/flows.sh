@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# bench/flows.sh - wall time of `glassbox run` for 8 flows with -j 4 (the
+# example checkout of fixtures/flows/, 11 steps each, real Chromium,
+# against the fixture shop on loopback), over a few runs; prints each run
+# and the median. See bench/README.md ("Flows").
+#
+#   bench/flows.sh [--runs N] [--flows N] [-j N]
+#   GLASSBOX_BIN=path/to/glassbox (default build/glassbox)
+#
+# Exit status: 0 when every run passed every flow, 1 otherwise.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+
+runs=3
+flows=8
+jobs=4
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--runs) runs="$2"; shift 2 ;;
+	--flows) flows="$2"; shift 2 ;;
+	-j) jobs="$2"; shift 2 ;;
+	*) echo "usage: bench/flows.sh [--runs N] [--flows N] [-j N]" >&2; exit 2 ;;
+	esac
+done
+bin="${GLASSBOX_BIN:-build/glassbox}"
+[ -x "$bin" ] || { echo "bench/flows.sh: $bin is missing: build first (ninja -C build)" >&2; exit 2; }
+
+work="$(mktemp -d /tmp/glassbox-bench-flows.XXXXXX)"
+server_pid=""
+cleanup() {
+	[ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null || true
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+# the fixture site on a random loopback port; its first line says which
+node fixtures/server.mjs > "$work/server.json" &
+server_pid=$!
+for _ in $(seq 1 50); do
+	[ -s "$work/server.json" ] && break
+	sleep 0.1
+done
+port="$(sed -n 's/.*"port":\([0-9]*\).*/\1/p' "$work/server.json" | head -n 1)"
+[ -n "$port" ] || { echo "bench/flows.sh: the fixture server did not start" >&2; exit 2; }
+
+export SHOP_URL="http://shop.test:$port"
+export SHOP_PASSWORD="bench-$(head -c 8 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+args=()
+for _ in $(seq 1 "$flows"); do args+=(fixtures/flows/checkout.json); done
+
+times=()
+status=0
+for r in $(seq 1 "$runs"); do
+	start=$(date +%s%N)
+	if ! "$bin" run "${args[@]}" -j "$jobs" --config fixtures/flows/policy.json \
+		--data-dir "$work/data" --junit "$work/junit-$r.xml" > "$work/run-$r.log" 2>&1; then
+		echo "run $r: a flow failed:" >&2
+		grep -E '^(FAIL|[0-9]+ flows)' "$work/run-$r.log" >&2 || tail -n 20 "$work/run-$r.log" >&2
+		status=1
+	fi
+	end=$(date +%s%N)
+	ms=$(( (end - start) / 1000000 ))
+	times+=("$ms")
+	echo "run $r: $flows flows, -j $jobs: ${ms} ms"
+done
+median=$(printf '%s\n' "${times[@]}" | sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR + 1) / 2] : int((a[NR / 2] + a[NR / 2 + 1]) / 2)}')
+echo "median of $runs runs: ${median} ms wall for $flows flows with -j $jobs ($(nproc) cores)"
+exit "$status"

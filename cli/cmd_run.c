@@ -1,0 +1,381 @@
+/*
+ * cmd_run.c - `glassbox run FLOW...`: QA flows (flows/) run in their own
+ * sessions, -j N at a time, with a JUnit XML report, the screenshots of
+ * failed steps beside it, and optionally the HTML trail of the run.
+ *
+ * Everything is checked before any browser starts: options, the policy,
+ * the vars file and every flow; bad input exits 2 with a message naming
+ * the file, step and field. Then 0 when every flow passed, 1 otherwise.
+ */
+#include "cli/commands.h"
+
+#include "actions/actions.h"
+#include "common/util.h"
+#include "evidence/audit.h"
+#include "flows/flow.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define RUN_MAX_FLOWS 1000
+#define RUN_MAX_JOBS 32
+
+struct run_opts {
+	char data_dir[PATH_MAX];
+	const char *chromium;
+	const char *config_path;
+	const char *vars_path;
+	const char *junit_path;
+	const char *report_path;
+	const char *profile;
+	int headed;
+	int jobs;
+	const char **flow_paths;
+	size_t n_flows;
+};
+
+/* The shared state of the worker threads. */
+struct run_pool {
+	pthread_mutex_t lock;
+	size_t next;                  /* {lock} the next flow to run */
+	struct flow **flows;
+	struct flow_result *results;
+	size_t n;
+	const struct act_config *cfg;
+	char attach_base[PATH_MAX];   /* "" when no JUnit is written */
+};
+
+/* The command's help. */
+static void run_usage(FILE *out)
+{
+	fprintf(out,
+	        "usage: glassbox run FLOW... [-j N] [--junit FILE] [--report FILE] [--vars FILE]\n"
+	        "                    [--config POLICY] [--profile NAME] [--data-dir DIR]\n"
+	        "                    [--chromium PATH] [--headed]\n"
+	        "\n"
+	        "Runs each flow (a JSON file, see docs/flows.md) in its own browser session\n"
+	        "through the same pipeline as the MCP tools: policy, approvals, verification\n"
+	        "and signed evidence. Exit status: 0 every flow passed, 1 a flow failed,\n"
+	        "2 bad input (a flow, the vars file, the policy or an option).\n"
+	        "\n"
+	        "  -j N             run N flows at once (1..%d, default 1)\n"
+	        "  --junit FILE     write JUnit XML; screenshots go to FILE's name without\n"
+	        "                   .xml + \"-attachments/\"\n"
+	        "  --report FILE    write the HTML trail of the run's sessions\n"
+	        "  --vars FILE      NAME=VALUE lines for ${NAME} (before the environment)\n"
+	        "  --config POLICY  the tenant's policy (default $GLASSBOX_CONFIG)\n"
+	        "  --profile NAME   run the flows in a browser profile (not available in this\n"
+	        "                   build yet)\n",
+	        RUN_MAX_JOBS);
+}
+
+/* Reads the options into o: 0, 1 after printing the help, -1 after
+ * printing what is wrong. o->flow_paths borrows from argv. */
+static int parse_run_opts(int argc, char **argv, const char *default_data_dir,
+                          struct run_opts *o)
+{
+	int i;
+
+	memset(o, 0, sizeof(*o));
+	snprintf(o->data_dir, sizeof(o->data_dir), "%s", default_data_dir);
+	o->jobs = 1;
+	if (getenv("GLASSBOX_CHROMIUM"))
+		o->chromium = getenv("GLASSBOX_CHROMIUM");
+	if (getenv("GLASSBOX_CONFIG") && getenv("GLASSBOX_CONFIG")[0])
+		o->config_path = getenv("GLASSBOX_CONFIG");
+	o->flow_paths = calloc((size_t)argc, sizeof(*o->flow_paths));
+	if (!o->flow_paths)
+		return -1;
+	for (i = 2; i < argc; i++) {
+		const char *a = argv[i];
+		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+
+		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			run_usage(stdout);
+			return 1;
+		}
+		if (a[0] != '-') {
+			o->flow_paths[o->n_flows++] = a;
+			continue;
+		}
+		if (!v && strcmp(a, "--headed") != 0) {
+			fprintf(stderr, "glassbox run: option %s needs a value\n\n", a);
+			goto bad;
+		}
+		if (!strcmp(a, "-j") || !strcmp(a, "--jobs")) {
+			char *end;
+			long n = strtol(v, &end, 10);
+
+			if (*end || n < 1 || n > RUN_MAX_JOBS) {
+				fprintf(stderr, "glassbox run: -j %s: give a number of parallel sessions from "
+				        "1 to %d\n", v, RUN_MAX_JOBS);
+				return -1;
+			}
+			o->jobs = (int)n;
+		} else if (!strcmp(a, "--junit")) {
+			o->junit_path = v;
+		} else if (!strcmp(a, "--report")) {
+			o->report_path = v;
+		} else if (!strcmp(a, "--vars")) {
+			o->vars_path = v;
+		} else if (!strcmp(a, "--config")) {
+			o->config_path = v;
+		} else if (!strcmp(a, "--profile")) {
+			o->profile = v;
+		} else if (!strcmp(a, "--data-dir")) {
+			snprintf(o->data_dir, sizeof(o->data_dir), "%s", v);
+		} else if (!strcmp(a, "--chromium")) {
+			o->chromium = v;
+		} else if (!strcmp(a, "--headed")) {
+			o->headed = 1;
+			continue;
+		} else {
+			fprintf(stderr, "glassbox run: unknown option '%s'\n\n", a);
+			goto bad;
+		}
+		i++;
+	}
+	if (o->n_flows == 0) {
+		fprintf(stderr, "glassbox run: give at least one flow file\n\n");
+		goto bad;
+	}
+	if (o->n_flows > RUN_MAX_FLOWS) {
+		fprintf(stderr, "glassbox run: at most %d flows per run\n", RUN_MAX_FLOWS);
+		return -1;
+	}
+	return 0;
+bad:
+	run_usage(stderr);
+	return -1;
+}
+
+/*
+ * --profile NAME: checked here; browser profiles are not part of this
+ * build, so a run that asks for one stops before anything starts. Where
+ * profiles exist, this is the one place that turns NAME into the
+ * session's profile setting.
+ */
+static int check_profile(const char *name)
+{
+	size_t n = strlen(name);
+
+	if (n == 0 || n > 64 ||
+	    strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") != n) {
+		fprintf(stderr, "glassbox run: --profile %.80s: a profile name is 1 to 64 letters, "
+		        "digits, '.', '_' or '-'\n", name);
+		return -1;
+	}
+	fprintf(stderr, "glassbox run: --profile %s: profiles are not available in this build; "
+	        "run without --profile\n", name);
+	return -1;
+}
+
+/* The policy file (NULL: none) as a new reference; -1 after saying why. */
+static int load_policy(const char *path, json_t **out)
+{
+	json_error_t jerr;
+
+	*out = NULL;
+	if (!path)
+		return 0;
+	*out = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
+	if (!json_is_object(*out)) {
+		fprintf(stderr, "glassbox run: cannot use the config %s: %s\n", path,
+		        *out ? "it must be a JSON object" : jerr.text);
+		json_decref(*out);
+		*out = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+/* Creates dir and its parents, 0700 (the data dir). */
+static int make_private_dirs(const char *dir)
+{
+	char path[PATH_MAX];
+	char *p;
+
+	snprintf(path, sizeof(path), "%s", dir);
+	for (p = path + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(path, 0700) != 0 && errno != EEXIST)
+			return -1;
+		*p = '/';
+	}
+	return mkdir(path, 0700) != 0 && errno != EEXIST ? -1 : 0;
+}
+
+/* DIR/NN-name for flow i's screenshots, name made file-safe. */
+static void attach_dir(const struct run_pool *pool, size_t i, char *out, size_t outlen)
+{
+	char name[128];
+	size_t k;
+
+	snprintf(name, sizeof(name), "%s", flow_name(pool->flows[i]));
+	for (k = 0; name[k]; k++)
+		if (name[k] == ' ' || name[k] == '/')
+			name[k] = '-';
+	if (snprintf(out, outlen, "%s/%02zu-%s", pool->attach_base, i + 1, name) >= (int)outlen)
+		out[0] = '\0'; /* too long: no screenshots rather than the wrong place */
+}
+
+/* A pool thread: takes the next flow until none is left, runs it, and
+ * prints its line (one printf, so lines of parallel flows do not mix). */
+static void *worker(void *arg)
+{
+	struct run_pool *pool = arg;
+
+	for (;;) {
+		struct flow_run_opts ro = {.cfg = pool->cfg};
+		char dir[PATH_MAX];
+		size_t i;
+
+		pthread_mutex_lock(&pool->lock);
+		i = pool->next++;
+		pthread_mutex_unlock(&pool->lock);
+		if (i >= pool->n)
+			break;
+		if (pool->attach_base[0]) {
+			attach_dir(pool, i, dir, sizeof(dir));
+			ro.attach_dir = dir[0] ? dir : NULL;
+		}
+		flow_run(pool->flows[i], &ro, &pool->results[i]);
+		if (pool->results[i].passed)
+			printf("PASS %s (%s) in %.1f s\n", pool->results[i].name, pool->results[i].path,
+			       (double)pool->results[i].duration_ms / 1000.0);
+		else
+			printf("FAIL %s (%s) in %.1f s: %s\n%s%s%s%s", pool->results[i].name,
+			       pool->results[i].path, (double)pool->results[i].duration_ms / 1000.0,
+			       gb_or(pool->results[i].message, "failed"), gb_or(pool->results[i].log, ""),
+			       pool->results[i].screenshot ? "screenshot: " : "",
+			       pool->results[i].screenshot ? pool->results[i].screenshot : "",
+			       pool->results[i].screenshot ? "\n" : "");
+		fflush(stdout);
+	}
+	return NULL;
+}
+
+/* Runs every flow, jobs at a time; returns the number that failed. */
+static size_t run_all(struct run_pool *pool, int jobs)
+{
+	pthread_t threads[RUN_MAX_JOBS];
+	int started = 0, k;
+	size_t i, failed = 0;
+
+	for (k = 0; k < jobs && (size_t)k < pool->n; k++) {
+		if (pthread_create(&threads[k], NULL, worker, pool) != 0)
+			break;
+		started++;
+	}
+	if (started == 0)
+		worker(pool);
+	for (k = 0; k < started; k++)
+		pthread_join(threads[k], NULL);
+	for (i = 0; i < pool->n; i++)
+		failed += !pool->results[i].passed;
+	return failed;
+}
+
+/* See commands.h. */
+int cmd_run(int argc, char **argv, const char *default_data_dir)
+{
+	struct run_opts o;
+	struct run_pool pool;
+	struct flow_vars *vars = NULL;
+	struct act_config cfg;
+	json_t *policy = NULL;
+	char err[1024], since[40];
+	int64_t t0;
+	size_t i, failed;
+	int rc = 2, r;
+
+	memset(&pool, 0, sizeof(pool));
+	pthread_mutex_init(&pool.lock, NULL);
+	r = parse_run_opts(argc, argv, default_data_dir, &o);
+	if (r != 0) {
+		rc = r > 0 ? 0 : 2;
+		goto out;
+	}
+	if ((o.profile && check_profile(o.profile) < 0) || load_policy(o.config_path, &policy) < 0)
+		goto out;
+	if (flow_vars_load(o.vars_path, &vars, err, sizeof(err)) < 0) {
+		fprintf(stderr, "glassbox run: %s\n", err);
+		goto out;
+	}
+	pool.flows = calloc(o.n_flows, sizeof(*pool.flows));
+	pool.results = calloc(o.n_flows, sizeof(*pool.results));
+	if (!pool.flows || !pool.results)
+		goto out;
+	for (i = 0; i < o.n_flows; i++) {
+		if (flow_load(o.flow_paths[i], vars, &pool.flows[i], err, sizeof(err)) < 0) {
+			fprintf(stderr, "glassbox run: %s\n", err);
+			goto out;
+		}
+		pool.n = i + 1;
+	}
+	if (make_private_dirs(o.data_dir) < 0) {
+		fprintf(stderr, "glassbox run: cannot create the data dir %s: %s\n", o.data_dir,
+		        strerror(errno));
+		goto out;
+	}
+	if (o.junit_path) {
+		const char *dot = strrchr(o.junit_path, '.');
+		size_t stem = dot && !strcmp(dot, ".xml") ? (size_t)(dot - o.junit_path)
+		                                          : strlen(o.junit_path);
+
+		snprintf(pool.attach_base, sizeof(pool.attach_base), "%.*s-attachments", (int)stem,
+		         o.junit_path);
+	}
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.data_dir = o.data_dir;
+	cfg.tenant = "local";
+	cfg.chromium_path = o.chromium;
+	cfg.headless = !o.headed;
+	cfg.tenant_policy = policy;
+	pool.cfg = &cfg;
+	gb_utc_iso8601(since, sizeof(since));
+	t0 = gb_now_ms();
+	failed = run_all(&pool, o.jobs);
+	printf("%zu flow%s: %zu passed, %zu failed (%.1f s)\n", pool.n, pool.n == 1 ? "" : "s",
+	       pool.n - failed, failed, (double)(gb_now_ms() - t0) / 1000.0);
+	rc = failed ? 1 : 0;
+	if (o.junit_path) {
+		if (flow_junit_write(o.junit_path, "glassbox run", pool.results, pool.n,
+		                     (double)(gb_now_ms() - t0) / 1000.0, err, sizeof(err)) < 0) {
+			fprintf(stderr, "glassbox run: JUnit report: %s\n", err);
+			rc = 1;
+		} else {
+			printf("JUnit: %s\n", o.junit_path);
+		}
+	}
+	if (o.report_path) {
+		struct evid_report_opts ro = {.tenant = "local", .since = since};
+
+		if (evid_report_write(o.data_dir, &ro, o.report_path, err, sizeof(err)) < 0) {
+			fprintf(stderr, "glassbox run: HTML report: %s\n", err);
+			rc = 1;
+		} else {
+			printf("HTML report: %s\n", o.report_path);
+		}
+	}
+out:
+	for (i = 0; i < pool.n; i++) {
+		flow_result_clear(&pool.results[i]);
+		flow_free(pool.flows[i]);
+	}
+	free(pool.flows);
+	free(pool.results);
+	free(o.flow_paths);
+	flow_vars_free(vars);
+	json_decref(policy);
+	pthread_mutex_destroy(&pool.lock);
+	return rc;
+}
