@@ -13,7 +13,7 @@ FUZZERS := cdp/fuzz_cdp mcp/fuzz_jsonrpc actions/fuzz_snapshot store/fuzz_risk s
 
 DEBIAN_PACKAGES := build-essential pkg-config meson ninja-build libwebsockets-dev \
 	libjansson-dev libpng-dev libsodium-dev libxml2-dev libsqlite3-dev libcmocka-dev \
-	libidn2-dev chromium clang libclang-rt-14-dev nodejs npm procps iproute2
+	libidn2-dev libarchive-dev chromium clang libclang-rt-14-dev nodejs npm procps iproute2
 
 .PHONY: all deps build run test test-unit test-asan test-fuzz test-node bench format clean
 
