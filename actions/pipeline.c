@@ -16,6 +16,7 @@
 #include "common/log.h"
 #include "sessions/sessions.h"
 #include "evidence/audit.h"
+#include "profiles/profiles.h"
 #include "verify/verify.h"
 
 #include <stdarg.h>
@@ -174,6 +175,10 @@ int act_launch_browser(struct act_session *as, char *err, size_t errlen)
 	opt.viewport_width = as->viewport_width;
 	opt.viewport_height = as->viewport_height;
 	opt.cancel_flag = &as->cancel_flag;
+	if (as->profile) {
+		opt.user_data_dir = prof_lease_dir(as->profile);
+		opt.close_grace_ms = 10000; /* let Chromium flush the profile's files */
+	}
 	act_egress_launch_options(as, &opt);
 	if (sess_launch(&opt, &as->sess, err, errlen) < 0)
 		return -1;
@@ -188,6 +193,7 @@ int act_launch_browser(struct act_session *as, char *err, size_t errlen)
 	pthread_mutex_lock(&as->lock);
 	as->wake_cdp = sess_cdp(as->sess);
 	pthread_mutex_unlock(&as->lock);
+	act_profile_browser_started(as);
 	{
 		struct evid_manifest_in m = {.chromium_version = sess_browser_version(as->sess),
 		                             .launch_flags = sess_launch_flags(as->sess),
@@ -211,9 +217,17 @@ static int ensure_browser(struct act_ctx *ctx)
 	char err[512] = "";
 
 	if (as->sess && sess_check_alive(as->sess) < 0) {
-		act_fail(ctx, "browser_crashed",
-		         "the browser crashed (%s); the next call starts a new browser",
-		         sess_failure(as->sess));
+		if (as->profile)
+			act_fail(ctx, "browser_crashed",
+			         "the browser crashed (%s); profile %s was not sealed: version %lld is "
+			         "kept. The next call starts a new browser without it: open the profile "
+			         "again with browser_session",
+			         sess_failure(as->sess), prof_lease_info(as->profile)->name,
+			         (long long)prof_lease_info(as->profile)->version);
+		else
+			act_fail(ctx, "browser_crashed",
+			         "the browser crashed (%s); the next call starts a new browser",
+			         sess_failure(as->sess));
 		return -1;
 	}
 	if (!as->sess) {
@@ -248,6 +262,11 @@ void act_close_browser(struct act_session *as, const char *reason)
 {
 	if (!as->sess)
 		return;
+	if (as->profile && !as->profile_closing) {
+		/* not a close asked for: the profile is not sealed */
+		json_decref(act_profile_close(as, 0, reason));
+		return;
+	}
 	act_keeper_record(as->keeper, EVID_AUDIT_SESSION_CLOSED, sess_id(as->sess), NULL,
 	                  json_pack("{s:s, s:i}", "reason", reason, "actions", as->operations), 0);
 	pthread_mutex_lock(&as->lock);
@@ -451,6 +470,7 @@ static void finish(struct act_ctx *ctx)
 			               "page. Do not repeat it blindly: take a snapshot and check first");
 	}
 	report_refusals(ctx);
+	act_profile_note_url(ctx->as, json_string_value(json_object_get(ctx->out, "url")));
 	keep_record(ctx);
 	text = gb_buf_steal(&ctx->text);
 	json_array_append_new(content, json_pack("{s:s, s:s}", "type", "text", "text", text));
@@ -522,7 +542,7 @@ void act_run_call(struct act_session *as, struct act_call *call)
 			goto done;
 		}
 	}
-	if (!strcmp(call->def->name, "browser_close")) {
+	if (!strcmp(call->def->name, "browser_close") || !strcmp(call->def->name, "browser_session")) {
 		act_ledger_running(&ctx);
 		impl->run(&ctx);
 		goto done;

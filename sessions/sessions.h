@@ -55,6 +55,11 @@ struct sess_options {
 	const volatile int *cancel_flag; /* aborts waits; borrowed */
 	sess_target_setup_fn on_target;  /* may be NULL */
 	void *on_target_user;
+	/* Chromium's user-data-dir: an existing private (0700) dir the caller
+	 * owns, e.g. an unsealed profile; it is left in place on close. NULL:
+	 * a fresh one inside the session's private dir, removed on close. */
+	const char *user_data_dir;
+	int close_grace_ms;              /* how long Browser.close may take; 0 = 2000 */
 };
 
 /* A JS dialog waiting on a page. */
