@@ -104,6 +104,9 @@ int act_profile_open(struct act_session *as, const char *name, const char *user,
  * wiped. Returns {name, user, version, saved, reason?, error?} (new
  * reference; also kept in as->profile_closed), or NULL when none is open. */
 json_t *act_profile_close(struct act_session *as, int save, const char *why);
+/* Sets the session cookies kept in dir (act_profile_keep_side_state) in
+ * the browser of cdp. */
+void act_profile_restore_session_cookies(struct cdp_conn *cdp, const char *dir);
 /* After a browser started on the profile: restores its session cookies. */
 void act_profile_browser_started(struct act_session *as);
 /* Notes the origin of a page URL the session visited (for export). */

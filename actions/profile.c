@@ -120,20 +120,23 @@ static int write_side_file(const char *dir, const char *name, json_t *doc)
 	return rc;
 }
 
-void act_profile_browser_started(struct act_session *as)
+void act_profile_restore_session_cookies(struct cdp_conn *cdp, const char *dir)
 {
-	json_t *cookies;
+	json_t *cookies = read_side_file(dir, SESSION_COOKIES_FILE);
 	struct cdp_error cerr;
 
-	if (!as->profile || !as->sess)
-		return;
-	cookies = read_side_file(prof_lease_dir(as->profile), SESSION_COOKIES_FILE);
 	if (json_is_array(cookies) && json_array_size(cookies) > 0 &&
-	    cdp_call(sess_cdp(as->sess), NULL, "Storage.setCookies",
-	             json_pack("{s:O}", "cookies", cookies), 10000, NULL, &cerr) < 0)
+	    cdp_call(cdp, NULL, "Storage.setCookies", json_pack("{s:O}", "cookies", cookies), 10000,
+	             NULL, &cerr) < 0)
 		GB_LOGW("actions", "the profile's session cookies could not be restored: %s",
 		        cerr.message);
 	json_decref(cookies);
+}
+
+void act_profile_browser_started(struct act_session *as)
+{
+	if (as->profile && as->sess)
+		act_profile_restore_session_cookies(sess_cdp(as->sess), prof_lease_dir(as->profile));
 }
 
 void act_profile_note_url(struct act_session *as, const char *url)

@@ -123,6 +123,7 @@ static int start_browser(const struct act_config *cfg, struct browser *b, char *
 	if (sess_launch(&opt, &b->sess, err, errlen) < 0)
 		return -1;
 	b->cdp = sess_cdp(b->sess);
+	act_profile_restore_session_cookies(b->cdp, prof_lease_dir(b->lease));
 	b->psid = sess_page_session_id(sess_current_page(b->sess));
 	b->ic.cdp = b->cdp;
 	b->listener = cdp_on(b->cdp, b->psid, "Fetch.requestPaused", on_paused, &b->ic);

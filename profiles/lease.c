@@ -270,7 +270,6 @@ int prof_lease_open(const char *data_dir, const struct prof_open_opts *o,
 		return -PROF_ENOMEM;
 	snprintf(l->data_dir, sizeof(l->data_dir), "%s", data_dir);
 	l->readonly = o->readonly;
-	prof_sweep(data_dir, NULL, NULL, 0);
 	rc = prof_db_open(data_dir, &db, err, errlen);
 	if (rc < 0)
 		goto out;
@@ -295,7 +294,7 @@ int prof_lease_open(const char *data_dir, const struct prof_open_opts *o,
 	if (l->info.expires_ms > 0 && prof_now_ms() >= l->info.expires_ms) {
 		prof_iso_time(l->info.expires_ms, when, sizeof(when));
 		gb_set_error(err, errlen, "profile %s of user %s expired at %s and can no longer be "
-		             "opened; it will be purged", o->name, o->user, when);
+		             "opened; it is purged now", o->name, o->user, when);
 		rc = -PROF_EEXPIRED;
 		goto out;
 	}
@@ -315,6 +314,8 @@ int prof_lease_open(const char *data_dir, const struct prof_open_opts *o,
 out:
 	free(wrapped);
 	prof_db_close(db);
+	if (rc == -PROF_EEXPIRED)
+		prof_sweep(data_dir, NULL, NULL, 0);
 	if (rc < 0) {
 		prof_lease_close(l);
 		return rc;

@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -111,6 +112,7 @@ int prof_db_open(const char *data_dir, struct prof_db **out, char *err, size_t e
 {
 	struct prof_db *db = calloc(1, sizeof(*db));
 	char path[4096];
+	struct stat st;
 	int fd;
 	int rc = 0;
 
@@ -126,13 +128,19 @@ int prof_db_open(const char *data_dir, struct prof_db **out, char *err, size_t e
 		rc = -PROF_EIO;
 		goto out;
 	}
-	fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		gb_set_io_error(err, errlen, "open", path, errno);
-		rc = -PROF_EIO;
-		goto out;
+	/* Created 0600 here when missing (SQLite gives its -wal and -shm files
+	 * the database's mode). Only then: closing a descriptor of a database
+	 * this process has open through SQLite would drop SQLite's POSIX locks
+	 * on it (and let another process corrupt it). */
+	if (lstat(path, &st) != 0) {
+		fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd < 0) {
+			gb_set_io_error(err, errlen, "open", path, errno);
+			rc = -PROF_EIO;
+			goto out;
+		}
+		close(fd);
 	}
-	close(fd);
 	if (sqlite3_open_v2(path, &db->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_FULLMUTEX, NULL) !=
 	    SQLITE_OK) {
 		rc = db_error(db, "be opened", err, errlen);

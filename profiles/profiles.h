@@ -27,7 +27,8 @@
  * open. Read-only leases hold nothing and can never be saved.
  *
  * Expired profiles (expires_at passed) refuse to open and are purged by
- * prof_sweep(), which every create, list and open runs first.
+ * prof_sweep(), which every create and list runs first, and an open that
+ * finds its profile expired runs after refusing it.
  *
  * Every function may be called from any thread (each opens what it needs);
  * a lease is used by one thread at a time. Errors are negated PROF_E*
