@@ -593,8 +593,13 @@ static void test_revoke_and_expiry(void **state)
 	sleep(1);
 	usleep(100 * 1000);
 	assert_int_equal(prof_get(f->dir, "acme", "alice", "brief", &info, err, sizeof(err)), 0);
+	assert_int_equal(prof_lease_open(f->dir, &o, &l, err, sizeof(err)), -PROF_EEXPIRED);
+	assert_non_null(strstr(err, "expired"));
+	/* the refused open purged it */
+	assert_int_equal(prof_get(f->dir, "acme", "alice", "brief", &info, err, sizeof(err)),
+	                 -PROF_ENOTFOUND);
 	assert_int_equal(prof_sweep(f->dir, &purged, err, sizeof(err)), 0);
-	assert_int_equal(purged, 1);
+	assert_int_equal(purged, 0);
 	assert_int_equal(prof_lease_open(f->dir, &o, &l, err, sizeof(err)), -PROF_ENOTFOUND);
 	assert_int_equal(prof_list(f->dir, "acme", NULL, &list, err, sizeof(err)), 0);
 	assert_int_equal(json_array_size(list), 1);
