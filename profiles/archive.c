@@ -311,7 +311,7 @@ static int unpack_file(struct archive *a, const char *root, const char *rel, uin
 			break;
 		}
 		*total += size;
-		if (*total > max_bytes || offset < 0) {
+		if (*total > max_bytes || offset < 0 || (uint64_t)offset + size > max_bytes) {
 			gb_set_error(err, errlen, "the profile holds more than %llu bytes",
 			             (unsigned long long)max_bytes);
 			rc = -EBADMSG;
