@@ -458,6 +458,40 @@ static void test_lease_save_reopen_and_clear_text_never_on_disk(void **state)
 	assert_int_equal(stat(blob, &st), -1);
 }
 
+static void test_private_dir_and_orphan_of_an_uncommitted_save(void **state)
+{
+	struct fx *f = *state;
+	struct prof_open_opts o = opts("acme", "work", 0);
+	struct prof_lease *l = NULL;
+	struct prof_info info;
+	char path[4300], err[1024] = "", dir[4096];
+	struct stat st;
+	int rc;
+
+	assert_int_equal(save_marker(f->dir, "acme", "committed"), 1);
+	/* a save that crashed after publishing v2 but before committing it */
+	assert_int_equal(prof_get(f->dir, "acme", "alice", "work", &info, err, sizeof(err)), 0);
+	prof_blob_path(f->dir, "acme", info.id, 2, path, sizeof(path));
+	write_file(path, "half-written junk of a save that never committed");
+	assert_string_equal(open_marker(f->dir, "acme", 0, &rc, err, sizeof(err)), "committed");
+
+	assert_int_equal(prof_lease_open(f->dir, &o, &l, err, sizeof(err)), 0);
+	snprintf(dir, sizeof(dir), "%s", prof_lease_dir(l));
+	assert_int_equal(lstat(dir, &st), 0);
+	assert_true(S_ISDIR(st.st_mode));
+	assert_int_equal(st.st_mode & 0777, 0700);
+	if (access("/dev/shm", W_OK) == 0)
+		assert_int_equal(strncmp(dir, "/dev/shm/glassbox-", 18), 0);
+	snprintf(path, sizeof(path), "%s/Default/Cookies", dir);
+	write_file(path, "second");
+	assert_int_equal(prof_lease_save(l, NULL, err, sizeof(err)), 0);
+	prof_lease_close(l);
+	assert_int_equal(lstat(dir, &st), -1); /* the clear copy is gone */
+	assert_string_equal(open_marker(f->dir, "acme", 0, &rc, err, sizeof(err)), "second");
+	assert_int_equal(prof_get(f->dir, "acme", "alice", "work", &info, err, sizeof(err)), 0);
+	assert_int_equal(info.version, 2);
+}
+
 static void test_blob_misplaced_or_tampered_does_not_open(void **state)
 {
 	struct fx *f = *state;
@@ -619,6 +653,8 @@ int main(void)
 		cmocka_unit_test(test_archive_round_trip_skips_caches_and_links),
 		cmocka_unit_test(test_extract_refuses_hostile_entries),
 		cmocka_unit_test_setup_teardown(test_lease_save_reopen_and_clear_text_never_on_disk,
+		                                setup, teardown),
+		cmocka_unit_test_setup_teardown(test_private_dir_and_orphan_of_an_uncommitted_save,
 		                                setup, teardown),
 		cmocka_unit_test_setup_teardown(test_blob_misplaced_or_tampered_does_not_open, setup,
 		                                teardown),
