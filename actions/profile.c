@@ -147,9 +147,12 @@ void act_profile_note_url(struct act_session *as, const char *url)
 
 	if (!as->profile || !url)
 		return;
-	if (strncmp(url, "http://", 7) != 0 && strncmp(url, "https://", 8) != 0)
+	if (!strncmp(url, "http://", 7))
+		p = strchr(url + 7, '/');
+	else if (!strncmp(url, "https://", 8))
+		p = strchr(url + 8, '/');
+	else
 		return;
-	p = strchr(url + 8, '/');
 	n = p ? (size_t)(p - url) : strlen(url);
 	if (n >= sizeof(origin) || json_object_size(as->profile_origins) >= 1000)
 		return;
