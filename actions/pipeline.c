@@ -45,16 +45,32 @@ int act_left_ms(const struct act_ctx *ctx)
 	return left > 1 ? (int)left : 1;
 }
 
+/* What happens after a crash, for the error: the next call starts a new
+ * browser; a profile that was open is not sealed. */
+static void after_crash(const struct act_session *as, char *buf, size_t len)
+{
+	if (as->profile)
+		snprintf(buf, len, "profile %s was not sealed: version %lld is kept. The next call "
+		         "starts a new browser without it: open the profile again with browser_session",
+		         prof_lease_info(as->profile)->name,
+		         (long long)prof_lease_info(as->profile)->version);
+	else
+		snprintf(buf, len, "the next call starts a new browser");
+}
+
 /* Turns a failed CDP call into the action's error. */
 static int cdp_failure(struct act_ctx *ctx, int rc, const struct cdp_error *err, const char *doing)
 {
+	char next[512];
+
 	if (rc == -CDP_ECANCELLED)
 		return act_fail(ctx, "cancelled", "cancelled while %s", doing);
 	if (rc == -CDP_ECLOSED || sess_check_alive(ctx->sess) < 0) {
 		sess_check_alive(ctx->sess);
-		return act_fail(ctx, "browser_crashed",
-		                "the browser crashed while %s (%s); the next call starts a new browser",
-		                doing, sess_failure(ctx->sess)[0] ? sess_failure(ctx->sess) : "connection lost");
+		after_crash(ctx->as, next, sizeof(next));
+		return act_fail(ctx, "browser_crashed", "the browser crashed while %s (%s); %s", doing,
+		                sess_failure(ctx->sess)[0] ? sess_failure(ctx->sess) : "connection lost",
+		                next);
 	}
 	if (rc == -CDP_ETIMEOUT)
 		return act_fail(ctx, "timeout", "timed out while %s: the page did not answer in time",
@@ -217,17 +233,9 @@ static int ensure_browser(struct act_ctx *ctx)
 	char err[512] = "";
 
 	if (as->sess && sess_check_alive(as->sess) < 0) {
-		if (as->profile)
-			act_fail(ctx, "browser_crashed",
-			         "the browser crashed (%s); profile %s was not sealed: version %lld is "
-			         "kept. The next call starts a new browser without it: open the profile "
-			         "again with browser_session",
-			         sess_failure(as->sess), prof_lease_info(as->profile)->name,
-			         (long long)prof_lease_info(as->profile)->version);
-		else
-			act_fail(ctx, "browser_crashed",
-			         "the browser crashed (%s); the next call starts a new browser",
-			         sess_failure(as->sess));
+		after_crash(as, err, sizeof(err));
+		act_fail(ctx, "browser_crashed", "the browser crashed (%s); %s", sess_failure(as->sess),
+		         err);
 		return -1;
 	}
 	if (!as->sess) {
