@@ -10,11 +10,11 @@ ASAN_BUILD ?= build-asan
 FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 20
 FUZZERS := cdp/fuzz_cdp mcp/fuzz_jsonrpc actions/fuzz_snapshot store/fuzz_risk store/fuzz_admin \
-	flows/fuzz_flow
+	flows/fuzz_flow profiles/fuzz_profile
 
 DEBIAN_PACKAGES := build-essential pkg-config meson ninja-build libwebsockets-dev \
 	libjansson-dev libpng-dev libsodium-dev libxml2-dev libxml2-utils libsqlite3-dev libcmocka-dev \
-	libidn2-dev chromium clang libclang-rt-14-dev nodejs npm procps iproute2
+	libidn2-dev libarchive-dev chromium clang libclang-rt-14-dev nodejs npm procps iproute2
 
 .PHONY: all deps build run test test-unit test-asan test-fuzz test-node bench format clean
 

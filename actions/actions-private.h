@@ -87,7 +87,41 @@ struct act_session {
 	/* egress layer 4 (egress.c) */
 	int layer_netns;            /* the browser runs in its own network namespace */
 	int netns_fd;               /* that namespace (owned), 0 when none */
+	/* the profile the browser runs on (profile.c); worker thread only */
+	struct prof_lease *profile;
+	json_t *profile_closed;     /* how the last profile was closed (saved or why not) */
+	json_t *profile_origins;    /* {origin: true} visited while it was open */
+	int profile_closing;        /* act_profile_close() is closing the browser */
+	int profile_save_at_end;    /* seal the profile when the session ends (act_config) */
 };
+
+/* profile.c */
+struct prof_lease;
+/* Opens the session's tenant's profile (user NULL: "default") for this
+ * session; records profile_opened. Returns 0 or a negative PROF_E* with
+ * the reason in err. */
+int act_profile_open(struct act_session *as, const char *name, const char *user, int readonly,
+                     int create, char *err, size_t errlen);
+/* Closes the open profile: the browser first, then (save, browser alive,
+ * writable) the state sealed as the next version, then the clear copy
+ * wiped. Returns {name, user, version, saved, reason?, error?} (new
+ * reference; also kept in as->profile_closed), or NULL when none is open. */
+json_t *act_profile_close(struct act_session *as, int save, const char *why);
+/* Sets the session cookies kept in dir (act_profile_keep_side_state) in
+ * the browser of cdp. */
+void act_profile_restore_session_cookies(struct cdp_conn *cdp, const char *dir);
+/* After a browser started on the profile: restores its session cookies. */
+void act_profile_browser_started(struct act_session *as);
+/* Notes the origin of a page URL the session visited (for export). */
+void act_profile_note_url(struct act_session *as, const char *url);
+/* Keeps what Chromium does not write to disk but a profile needs, as
+ * side files of dir (sealed with it): the browser's session cookies and
+ * the origins visited ({origin: true}, borrowed) added to those known. */
+void act_profile_keep_side_state(struct cdp_conn *cdp, const char *dir, json_t *visited);
+/* The origins recorded in the profile dir (new array). */
+json_t *act_profile_known_origins(const char *dir);
+/* One sentence for the model about a close result (borrowed). */
+void act_profile_describe_close(struct gb_buf *text, json_t *closed);
 
 /* A resolved target element. */
 struct act_target {

@@ -15,6 +15,7 @@
 
 #include <jansson.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* ---- the tool table ---------------------------------------------------- */
 
@@ -81,6 +82,20 @@ struct act_config {
 	 * bool}; NULL = defaults. */
 	json_t *tenant_policy;
 	int prelaunch;             /* launch the browser as soon as the session exists */
+	/* A browser profile of the tenant (docs/profiles.md) the session's
+	 * browser runs on from the start; NULL = none (a fresh, empty one, or
+	 * one opened later with the browser_session tool). Opened by
+	 * act_session_new(), which fails when it cannot be (busy, revoked,
+	 * expired, damaged). */
+	const char *profile;
+	const char *profile_user;  /* NULL = "default" */
+	int profile_readonly;      /* a copy that is never sealed back */
+	int profile_create;        /* create the profile when it does not exist */
+	/* 1: when the session ends with the profile still open and its browser
+	 * alive, the state is sealed as a new version (a flow that ran to its
+	 * end). 0: it is discarded unless closed with browser_session or
+	 * browser_close (an agent that went away). */
+	int profile_save_at_end;
 };
 
 struct act_session;
@@ -169,5 +184,27 @@ int act_session_read_artifact(struct act_session *s, const char *uri, unsigned c
  * cannot); call it at start to say so early. Thread-safe.
  */
 json_t *act_egress_layers_active(void);
+/* ---- profiles as Playwright storageState (storage_state.c) -------------- */
+
+/*
+ * Exports cfg->tenant's profile (user, name) as Playwright's storageState
+ * ({"cookies": [...], "origins": [{"origin", "localStorage": [...]}]}):
+ * a read-only copy is opened in a real Chromium cut off from the network;
+ * localStorage is read for the origins the profile recorded and those in
+ * origins (NULL-terminated "scheme://host[:port]", may be NULL). *state is
+ * a new reference. The caller records the export (it carries secrets: it
+ * goes to a 0600 file or stdout only). Returns 0, or -1 with the reason.
+ */
+int act_profile_export(const struct act_config *cfg, const char *user, const char *name,
+                       const char *const *origins, json_t **state, char *err, size_t errlen);
+
+/* Imports a storageState (borrowed, checked first) into cfg->tenant's
+ * profile (user, name), created when missing: cookies and per-origin
+ * localStorage are set in a real Chromium on the profile, which is then
+ * closed and sealed as a new version (*version, may be NULL). Refused
+ * while another session holds the profile. Returns 0, or -1 with the
+ * reason. */
+int act_profile_import(const struct act_config *cfg, const char *user, const char *name,
+                       json_t *state, int64_t *version, char *err, size_t errlen);
 
 #endif

@@ -16,6 +16,7 @@
 #include "common/log.h"
 #include "sessions/sessions.h"
 #include "evidence/audit.h"
+#include "profiles/profiles.h"
 #include "verify/verify.h"
 
 #include <stdarg.h>
@@ -44,16 +45,32 @@ int act_left_ms(const struct act_ctx *ctx)
 	return left > 1 ? (int)left : 1;
 }
 
+/* What happens after a crash, for the error: the next call starts a new
+ * browser; a profile that was open is not sealed. */
+static void after_crash(const struct act_session *as, char *buf, size_t len)
+{
+	if (as->profile)
+		snprintf(buf, len, "profile %s was not sealed: version %lld is kept. The next call "
+		         "starts a new browser without it: open the profile again with browser_session",
+		         prof_lease_info(as->profile)->name,
+		         (long long)prof_lease_info(as->profile)->version);
+	else
+		snprintf(buf, len, "the next call starts a new browser");
+}
+
 /* Turns a failed CDP call into the action's error. */
 static int cdp_failure(struct act_ctx *ctx, int rc, const struct cdp_error *err, const char *doing)
 {
+	char next[512];
+
 	if (rc == -CDP_ECANCELLED)
 		return act_fail(ctx, "cancelled", "cancelled while %s", doing);
 	if (rc == -CDP_ECLOSED || sess_check_alive(ctx->sess) < 0) {
 		sess_check_alive(ctx->sess);
-		return act_fail(ctx, "browser_crashed",
-		                "the browser crashed while %s (%s); the next call starts a new browser",
-		                doing, sess_failure(ctx->sess)[0] ? sess_failure(ctx->sess) : "connection lost");
+		after_crash(ctx->as, next, sizeof(next));
+		return act_fail(ctx, "browser_crashed", "the browser crashed while %s (%s); %s", doing,
+		                sess_failure(ctx->sess)[0] ? sess_failure(ctx->sess) : "connection lost",
+		                next);
 	}
 	if (rc == -CDP_ETIMEOUT)
 		return act_fail(ctx, "timeout", "timed out while %s: the page did not answer in time",
@@ -174,6 +191,10 @@ int act_launch_browser(struct act_session *as, char *err, size_t errlen)
 	opt.viewport_width = as->viewport_width;
 	opt.viewport_height = as->viewport_height;
 	opt.cancel_flag = &as->cancel_flag;
+	if (as->profile) {
+		opt.user_data_dir = prof_lease_dir(as->profile);
+		opt.close_grace_ms = 10000; /* let Chromium flush the profile's files */
+	}
 	act_egress_launch_options(as, &opt);
 	if (sess_launch(&opt, &as->sess, err, errlen) < 0)
 		return -1;
@@ -188,6 +209,7 @@ int act_launch_browser(struct act_session *as, char *err, size_t errlen)
 	pthread_mutex_lock(&as->lock);
 	as->wake_cdp = sess_cdp(as->sess);
 	pthread_mutex_unlock(&as->lock);
+	act_profile_browser_started(as);
 	{
 		struct evid_manifest_in m = {.chromium_version = sess_browser_version(as->sess),
 		                             .launch_flags = sess_launch_flags(as->sess),
@@ -211,9 +233,9 @@ static int ensure_browser(struct act_ctx *ctx)
 	char err[512] = "";
 
 	if (as->sess && sess_check_alive(as->sess) < 0) {
-		act_fail(ctx, "browser_crashed",
-		         "the browser crashed (%s); the next call starts a new browser",
-		         sess_failure(as->sess));
+		after_crash(as, err, sizeof(err));
+		act_fail(ctx, "browser_crashed", "the browser crashed (%s); %s", sess_failure(as->sess),
+		         err);
 		return -1;
 	}
 	if (!as->sess) {
@@ -248,6 +270,11 @@ void act_close_browser(struct act_session *as, const char *reason)
 {
 	if (!as->sess)
 		return;
+	if (as->profile && !as->profile_closing) {
+		/* not a close asked for: the profile is not sealed */
+		json_decref(act_profile_close(as, 0, reason));
+		return;
+	}
 	act_keeper_record(as->keeper, EVID_AUDIT_SESSION_CLOSED, sess_id(as->sess), NULL,
 	                  json_pack("{s:s, s:i}", "reason", reason, "actions", as->operations), 0);
 	pthread_mutex_lock(&as->lock);
@@ -451,6 +478,7 @@ static void finish(struct act_ctx *ctx)
 			               "page. Do not repeat it blindly: take a snapshot and check first");
 	}
 	report_refusals(ctx);
+	act_profile_note_url(ctx->as, json_string_value(json_object_get(ctx->out, "url")));
 	keep_record(ctx);
 	text = gb_buf_steal(&ctx->text);
 	json_array_append_new(content, json_pack("{s:s, s:s}", "type", "text", "text", text));
@@ -522,7 +550,7 @@ void act_run_call(struct act_session *as, struct act_call *call)
 			goto done;
 		}
 	}
-	if (!strcmp(call->def->name, "browser_close")) {
+	if (!strcmp(call->def->name, "browser_close") || !strcmp(call->def->name, "browser_session")) {
 		act_ledger_running(&ctx);
 		impl->run(&ctx);
 		goto done;

@@ -194,6 +194,30 @@ static const struct act_param close_params[] = {
 	P_OPERATION_ID,
 };
 
+static const char *const session_action_values[] = {"open", "close", "status", "list", NULL};
+
+static const struct act_param session_params[] = {
+	{.name = "action", .type = ACT_T_STRING, .required = 1,
+	 .description = "open: start the browser on a profile; close: close the browser and seal "
+	                "the profile's state as a new version (or discard it with save: false); "
+	                "status: the open profile and how the last one was closed; list: this "
+	                "tenant's profiles",
+	 .enum_values = session_action_values},
+	{.name = "profile", .type = ACT_T_STRING,
+	 .description = "The profile's name (open): letters, digits, '.', '_', '-'"},
+	{.name = "user", .type = ACT_T_STRING,
+	 .description = "Whose profile (open, list); default \"default\""},
+	{.name = "readonly", .type = ACT_T_BOOLEAN,
+	 .description = "open: a private copy that is never sealed back; allowed while another "
+	                "session writes the profile"},
+	{.name = "create", .type = ACT_T_BOOLEAN,
+	 .description = "open: create the profile, empty, when it does not exist"},
+	{.name = "save", .type = ACT_T_BOOLEAN,
+	 .description = "close: seal the state as a new version (default true); false discards "
+	                "what changed"},
+	P_OPERATION_ID,
+};
+
 #define PARAMS(a) .params = (a), .n_params = sizeof(a) / sizeof((a)[0])
 
 static const struct act_def tools[] = {
@@ -304,6 +328,16 @@ static const struct act_def tools[] = {
 	     "Close the browser: every tab, the Chromium process and its private profile "
 	     "directory, leaving nothing behind. The next tool call starts a fresh browser.",
 	 PARAMS(close_params), .read_only = 0, .changes_state = 0},
+	{.name = "browser_session",
+	 .title = "Browser profile",
+	 .description =
+	     "Run the browser on one of your tenant's saved profiles, so logins persist across "
+	     "sessions. `open` starts the browser on the profile (closing a running one); `close` "
+	     "closes the browser and seals the profile's state, encrypted, as a new version "
+	     "(save: false discards the changes); `status` and `list` report. One session at a "
+	     "time may write a profile: a second one is refused unless it asks for a read-only "
+	     "copy. A browser that crashes is never sealed: the last good version stays.",
+	 PARAMS(session_params), .read_only = 0, .changes_state = 0},
 };
 
 #define N_TOOLS (sizeof(tools) / sizeof(tools[0]))
@@ -322,6 +356,7 @@ static const struct {
 	{"function", "pass a function such as \"() => document.title\""},
 	{"accept", "pass true to accept the dialog or false to dismiss it"},
 	{"action", "pass one of list, new, select, close"},
+	{"browser_session.action", "pass one of open, close, status, list"},
 };
 
 /* ---- lookups ------------------------------------------------------------ */
@@ -470,6 +505,15 @@ json_t *act_output_schema(void)
 	                                       NULL),
 	                             "stored artifacts, readable with resources/read"));
 	json_object_set_new(p, "duration_ms", prop("integer", "time spent, in milliseconds"));
+	json_object_set_new(p, "profile",
+	                    object_of("the profile the browser runs on (browser_session)", "name",
+	                              "string", "user", "string", "version", "integer",
+	                              "readonly", "boolean", NULL));
+	json_object_set_new(p, "profile_closed",
+	                    object_of("how the profile was closed: saved, or why not", "name",
+	                              "string", "user", "string", "version", "integer", "saved",
+	                              "boolean", "reason", "string", NULL));
+	json_object_set_new(p, "profiles", array_of(json_object(), "the tenant's profiles"));
 
 	json_object_set_new(schema, "type", json_string("object"));
 	json_object_set_new(schema, "properties", p);
@@ -580,10 +624,17 @@ static int is_integral(const json_t *v)
 
 /* What to tell a caller who left out p: a hint by name, else its
  * description. */
-static const char *required_hint(const struct act_param *p)
+static const char *required_hint(const struct act_def *def, const struct act_param *p)
 {
+	char qualified[160];
 	size_t i;
 
+	/* "tool.param" entries first: the same name may mean another thing */
+	snprintf(qualified, sizeof(qualified), "%s.%s", def->name, p->name);
+	for (i = 0; i < sizeof(required_hints) / sizeof(required_hints[0]); i++) {
+		if (!strcmp(required_hints[i].name, qualified))
+			return required_hints[i].hint;
+	}
 	for (i = 0; i < sizeof(required_hints) / sizeof(required_hints[0]); i++) {
 		if (!strcmp(required_hints[i].name, p->name))
 			return required_hints[i].hint;
@@ -731,7 +782,7 @@ int act_check_args(const struct act_def *def, json_t *args, char *err, size_t er
 		if (!v) {
 			if (p->required) {
 				set_err(err, errlen, "argument '%s' is required: %s", p->name,
-				        required_hint(p));
+				        required_hint(def, p));
 				goto out;
 			}
 			continue;

@@ -16,6 +16,7 @@
 #include "common/log.h"
 #include "evidence/audit.h"
 #include "evidence/evidence.h"
+#include "profiles/profiles.h"
 #include "sessions/sessions.h"
 
 #include <errno.h>
@@ -92,6 +93,8 @@ static void *worker_main(void *arg)
 		s->cancel_flag = 0;
 		pthread_mutex_unlock(&s->lock);
 	}
+	if (s->profile)
+		json_decref(act_profile_close(s, s->profile_save_at_end, "the agent's session ended"));
 	act_close_browser(s, "the agent's session ended");
 	return NULL;
 }
@@ -171,6 +174,11 @@ int act_session_new(const struct act_config *cfg, struct act_session **out, char
 		goto out;
 	if (check_retention(s, err, errlen) < 0)
 		goto out;
+	s->profile_save_at_end = cfg->profile_save_at_end;
+	if (cfg->profile && act_profile_open(s, cfg->profile, cfg->profile_user,
+	                                     cfg->profile_readonly, cfg->profile_create, err,
+	                                     errlen) < 0)
+		goto out;
 	if (pthread_create(&s->thread, NULL, worker_main, s) != 0) {
 		snprintf(err, errlen, "cannot start the session's worker thread");
 		goto out;
@@ -179,6 +187,8 @@ int act_session_new(const struct act_config *cfg, struct act_session **out, char
 	rc = 0;
 out:
 	if (rc < 0) {
+		prof_lease_close(s->profile);
+		json_decref(s->profile_origins);
 		json_decref(s->policy);
 		act_gates_stop(s);
 		act_egress_stop(s);
@@ -246,6 +256,8 @@ void act_session_free(struct act_session *s)
 	evid_audit_close(s->audit);
 	evid_store_close(s->store);
 	json_decref(s->policy);
+	json_decref(s->profile_closed);
+	json_decref(s->profile_origins);
 	free(s->last_snapshot);
 	pthread_mutex_destroy(&s->lock);
 	pthread_cond_destroy(&s->cond);

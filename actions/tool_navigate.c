@@ -177,8 +177,14 @@ static int tabs_run(struct act_ctx *ctx)
 static int close_run(struct act_ctx *ctx)
 {
 	struct act_session *as = ctx->as;
+	json_t *closed;
 
-	if (as->sess) {
+	if (as->profile) {
+		/* a clean close: the profile's state is sealed as a new version */
+		closed = act_profile_close(as, 1, "closed by browser_close");
+		act_profile_describe_close(&ctx->text, closed);
+		json_object_set_new(ctx->out, "profile_closed", closed);
+	} else if (as->sess) {
 		act_close_browser(as, "closed by browser_close");
 		gb_buf_appendf(&ctx->text, "Closed the browser; the next call starts a new one");
 	} else {

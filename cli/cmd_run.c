@@ -10,6 +10,7 @@
 #include "cli/commands.h"
 
 #include "actions/actions.h"
+#include "common/fs.h"
 #include "common/util.h"
 #include "evidence/audit.h"
 #include "flows/flow.h"
@@ -34,6 +35,8 @@ struct run_opts {
 	const char *junit_path;
 	const char *report_path;
 	const char *profile;
+	const char *profile_user;
+	int save_profile;
 	int headed;
 	int jobs;
 	const char **flow_paths;
@@ -56,7 +59,8 @@ static void run_usage(FILE *out)
 {
 	fprintf(out,
 	        "usage: glassbox run FLOW... [-j N] [--junit FILE] [--report FILE] [--vars FILE]\n"
-	        "                    [--config POLICY] [--profile NAME] [--data-dir DIR]\n"
+	        "                    [--config POLICY] [--profile NAME [--user U] [--save-profile]]\n"
+	        "                    [--data-dir DIR]\n"
 	        "                    [--chromium PATH] [--headed]\n"
 	        "\n"
 	        "Runs each flow (a JSON file, see docs/flows.md) in its own browser session\n"
@@ -70,8 +74,12 @@ static void run_usage(FILE *out)
 	        "  --report FILE    write the HTML trail of the run's sessions\n"
 	        "  --vars FILE      NAME=VALUE lines for ${NAME} (before the environment)\n"
 	        "  --config POLICY  the tenant's policy (default $GLASSBOX_CONFIG)\n"
-	        "  --profile NAME   run the flows in a browser profile (not available in this\n"
-	        "                   build yet)\n",
+	        "  --profile NAME   start every flow from the tenant's saved browser profile\n"
+	        "                   NAME (docs/profiles.md), each on a read-only copy\n"
+	        "  --user U         the profile's user (default \"default\")\n"
+	        "  --save-profile   one flow only: run it on the profile itself (created when\n"
+	        "                   missing) and seal its state as a new version when it ends\n"
+	        "                   cleanly\n",
 	        RUN_MAX_JOBS);
 }
 
@@ -104,7 +112,7 @@ static int parse_run_opts(int argc, char **argv, const char *default_data_dir,
 			o->flow_paths[o->n_flows++] = a;
 			continue;
 		}
-		if (!v && strcmp(a, "--headed") != 0) {
+		if (!v && strcmp(a, "--headed") != 0 && strcmp(a, "--save-profile") != 0) {
 			fprintf(stderr, "glassbox run: option %s needs a value\n\n", a);
 			goto bad;
 		}
@@ -132,6 +140,11 @@ static int parse_run_opts(int argc, char **argv, const char *default_data_dir,
 			snprintf(o->data_dir, sizeof(o->data_dir), "%s", v);
 		} else if (!strcmp(a, "--chromium")) {
 			o->chromium = v;
+		} else if (!strcmp(a, "--user")) {
+			o->profile_user = v;
+		} else if (!strcmp(a, "--save-profile")) {
+			o->save_profile = 1;
+			continue;
 		} else if (!strcmp(a, "--headed")) {
 			o->headed = 1;
 			continue;
@@ -156,24 +169,43 @@ bad:
 }
 
 /*
- * --profile NAME: checked here; browser profiles are not part of this
- * build, so a run that asks for one stops before anything starts. Where
- * profiles exist, this is the one place that turns NAME into the
- * session's profile setting.
+ * --profile NAME [--user U] [--save-profile]: checked before anything
+ * starts. Every flow gets a read-only copy of the saved profile (so flows
+ * can run in parallel and each starts from the same state); with
+ * --save-profile the one flow of the run holds the profile and seals it
+ * when it ends cleanly. Returns 0 or -1 after saying what is wrong.
  */
-static int check_profile(const char *name)
+static int check_profile(const struct run_opts *o)
 {
-	size_t n = strlen(name);
-
-	if (n == 0 || n > 64 ||
-	    strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") != n) {
-		fprintf(stderr, "glassbox run: --profile %.80s: a profile name is 1 to 64 letters, "
-		        "digits, '.', '_' or '-'\n", name);
+	if (!o->profile) {
+		if (o->save_profile || o->profile_user) {
+			fprintf(stderr, "glassbox run: --save-profile and --user need --profile NAME\n");
+			return -1;
+		}
+		return 0;
+	}
+	if (!gb_fs_name_is_safe(o->profile) ||
+	    (o->profile_user && !gb_fs_name_is_safe(o->profile_user))) {
+		fprintf(stderr, "glassbox run: --profile %.80s: profile and user names are 1 to 64 "
+		        "letters, digits, '.', '_' or '-'\n", o->profile);
 		return -1;
 	}
-	fprintf(stderr, "glassbox run: --profile %s: profiles are not available in this build; "
-	        "run without --profile\n", name);
-	return -1;
+	if (o->save_profile && o->n_flows != 1) {
+		fprintf(stderr, "glassbox run: --save-profile saves what one flow did: give one flow "
+		        "(%zu given)\n", o->n_flows);
+		return -1;
+	}
+	return 0;
+}
+
+/* Puts the profile options into cfg (strings borrowed from o). */
+static void apply_profile(const struct run_opts *o, struct act_config *cfg)
+{
+	cfg->profile = o->profile;
+	cfg->profile_user = o->profile_user;
+	cfg->profile_readonly = !o->save_profile;
+	cfg->profile_create = o->save_profile;
+	cfg->profile_save_at_end = o->save_profile;
 }
 
 /* The policy file (NULL: none) as a new reference; -1 after saying why. */
@@ -285,7 +317,7 @@ static size_t run_all(struct run_pool *pool, int jobs)
 }
 
 /* See commands.h. */
-int cmd_run(int argc, char **argv, const char *default_data_dir)
+int cli_cmd_run(int argc, char **argv, const char *default_data_dir)
 {
 	struct run_opts o;
 	struct run_pool pool;
@@ -304,7 +336,7 @@ int cmd_run(int argc, char **argv, const char *default_data_dir)
 		rc = r > 0 ? 0 : 2;
 		goto out;
 	}
-	if ((o.profile && check_profile(o.profile) < 0) || load_policy(o.config_path, &policy) < 0)
+	if (check_profile(&o) < 0 || load_policy(o.config_path, &policy) < 0)
 		goto out;
 	if (flow_vars_load(o.vars_path, &vars, err, sizeof(err)) < 0) {
 		fprintf(stderr, "glassbox run: %s\n", err);
@@ -338,6 +370,7 @@ int cmd_run(int argc, char **argv, const char *default_data_dir)
 	cfg.data_dir = o.data_dir;
 	cfg.tenant = "local";
 	cfg.chromium_path = o.chromium;
+	apply_profile(&o, &cfg);
 	cfg.headless = !o.headed;
 	cfg.tenant_policy = policy;
 	pool.cfg = &cfg;

@@ -7,10 +7,13 @@
  *   glassbox audit ...         verify the signed trail, export the key, purge
  *   glassbox report ...        an HTML report of the trail for reviewers
  *   glassbox run FLOW...       QA flows with JUnit XML (cmd_run.c)
+ *   glassbox profile ...       a tenant's encrypted browser profiles (cmd_profile.c)
+ *   glassbox keys ...          the master key of the sealed stores (cmd_keys.c)
  *   glassbox version
  */
 #include "actions/actions.h"
 #include "cli/commands.h"
+#include "common/fs.h"
 #include "common/log.h"
 #include "evidence/audit.h"
 #include "mcp/mcp.h"
@@ -31,6 +34,7 @@ struct cli_opts {
 	const char *chromium;
 	const char *config_path;
 	int headed;
+	const char *tenant;
 };
 
 static void usage(FILE *out)
@@ -47,6 +51,9 @@ static void usage(FILE *out)
 	        "  report     --session ID | --tenant T [--since DATE] -o FILE: the trail as HTML\n"
 	        "  run        FLOW... [-j N] [--junit FILE] [--report FILE] [--vars FILE]\n"
 	        "             [--profile NAME]: QA flows, see docs/flows.md and glassbox run --help\n"
+	        "  profile    list | show | create | delete | revoke | export | import: encrypted\n"
+	        "             browser profiles (glassbox profile help; docs/profiles.md)\n"
+	        "  keys       init | rotate: the master key of the sealed profiles\n"
 	        "  version    print the version\n"
 	        "\n"
 	        "options:\n"
@@ -56,7 +63,9 @@ static void usage(FILE *out)
 	        "  --config FILE             the tenant's policy (default $GLASSBOX_CONFIG): JSON with\n"
 	        "                            \"egress\" (allowed hosts, resolver overrides, see\n"
 	        "                            docs/egress.md), \"require_evidence\", \"before_screenshots\"\n"
-	        "  --headed                  show the browser window (needs a display)\n");
+	        "  --headed                  show the browser window (needs a display)\n"
+	        "  --tenant T                the tenant `glassbox mcp` serves (default $GLASSBOX_TENANT,\n"
+	        "                            else \"local\"): its profiles, evidence and audit trail\n");
 }
 
 /* Picks the data dir: flag, then environment, then the XDG default. */
@@ -85,6 +94,8 @@ static int parse_opts(int argc, char **argv, struct cli_opts *o)
 		o->chromium = getenv("GLASSBOX_CHROMIUM");
 	if (getenv("GLASSBOX_CONFIG") && getenv("GLASSBOX_CONFIG")[0])
 		o->config_path = getenv("GLASSBOX_CONFIG");
+	if (getenv("GLASSBOX_TENANT") && getenv("GLASSBOX_TENANT")[0])
+		o->tenant = getenv("GLASSBOX_TENANT");
 	for (i = 2; i < argc; i++) {
 		const char *a = argv[i];
 		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -100,11 +111,19 @@ static int parse_opts(int argc, char **argv, struct cli_opts *o)
 			i++;
 		} else if (!strcmp(a, "--headed")) {
 			o->headed = 1;
+		} else if (!strcmp(a, "--tenant") && v) {
+			o->tenant = v;
+			i++;
 		} else {
 			fprintf(stderr, "glassbox: unknown or incomplete option '%s'\n\n", a);
 			usage(stderr);
 			return -1;
 		}
+	}
+	if (o->tenant && !gb_fs_name_is_safe(o->tenant)) {
+		fprintf(stderr, "glassbox: the tenant name must be 1 to %u letters, digits, '.', '_' "
+		        "or '-'\n", GB_FS_MAX_NAME_BYTES);
+		return -1;
 	}
 	return 0;
 }
@@ -157,7 +176,7 @@ static void fill_config(const struct cli_opts *o, json_t *policy, struct act_con
 {
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->data_dir = o->data_dir;
-	cfg->tenant = "local";
+	cfg->tenant = o->tenant ? o->tenant : "local";
 	cfg->chromium_path = o->chromium;
 	cfg->headless = !o->headed;
 	cfg->tenant_policy = policy;
@@ -272,13 +291,18 @@ int main(int argc, char **argv)
 		printf("glassbox %s\n", GLASSBOX_VERSION);
 		return 0;
 	}
+	if (!strcmp(argv[1], "profile") || !strcmp(argv[1], "keys")) {
+		default_data_dir(&o);
+		return !strcmp(argv[1], "profile") ? cli_cmd_profile(argc - 1, argv + 1, o.data_dir)
+		                                   : cli_cmd_keys(argc - 1, argv + 1, o.data_dir);
+	}
 	if (!strcmp(argv[1], "audit") || !strcmp(argv[1], "report") ||
 	    !strcmp(argv[1], "approvals"))
 		return cmd_evidence(argc, argv);
 	if (!strcmp(argv[1], "run")) {
 		memset(&o, 0, sizeof(o));
 		default_data_dir(&o);
-		return cmd_run(argc, argv, o.data_dir);
+		return cli_cmd_run(argc, argv, o.data_dir);
 	}
 	if (parse_opts(argc, argv, &o) < 0)
 		return 2;

@@ -96,14 +96,19 @@ int evid_index_open(const char *data_dir, struct evid_index **out, char *err, si
 		goto out;
 	}
 	/* create it 0600 ourselves: SQLite gives its -wal and -shm files the
-	 * database file's mode */
-	fd = open(ix->path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0) {
+	 * database file's mode. Only when missing: closing a descriptor of a
+	 * database this process has open through SQLite (the store) drops
+	 * SQLite's POSIX locks on it, and another process may then corrupt it. */
+	fd = access(ix->path, F_OK) == 0 ? -2
+	                                 : open(ix->path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC,
+	                                        0600);
+	if (fd == -1) {
 		gb_set_io_error(err, errlen, "open the artifact index", ix->path, errno);
 		rc = -EVID_EIO;
 		goto out;
 	}
-	close(fd);
+	if (fd >= 0)
+		close(fd);
 	if (sqlite3_open_v2(ix->path, &ix->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX,
 	                    NULL) != SQLITE_OK) {
 		rc = db_error_locked(ix, "open the artifact index", err, errlen);

@@ -23,7 +23,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static int make_private_dirs(struct sess *s, const char *run_dir, char *err, size_t errlen)
+static int make_private_dirs(struct sess *s, const char *run_dir, const char *user_data_dir,
+                             char *err, size_t errlen)
 {
 	if (strlen(run_dir) > 900) {
 		snprintf(err, errlen, "the run dir path is too long (%zu bytes): use a shorter data dir",
@@ -34,9 +35,17 @@ static int make_private_dirs(struct sess *s, const char *run_dir, char *err, siz
 		snprintf(err, errlen, "cannot create the run dir %s: %s", run_dir, strerror(errno));
 		return -1;
 	}
+	if (user_data_dir && strlen(user_data_dir) >= sizeof(s->profile_dir)) {
+		snprintf(err, errlen, "the user-data-dir path is too long (%zu bytes)",
+		         strlen(user_data_dir));
+		return -1;
+	}
 	snprintf(s->dir, sizeof(s->dir), "%s/%s", run_dir, s->id);
-	snprintf(s->profile_dir, sizeof(s->profile_dir), "%s/profile", s->dir);
-	if (mkdir(s->dir, 0700) != 0 || mkdir(s->profile_dir, 0700) != 0) {
+	if (user_data_dir)
+		snprintf(s->profile_dir, sizeof(s->profile_dir), "%s", user_data_dir);
+	else
+		snprintf(s->profile_dir, sizeof(s->profile_dir), "%s/profile", s->dir);
+	if (mkdir(s->dir, 0700) != 0 || (!user_data_dir && mkdir(s->profile_dir, 0700) != 0)) {
 		snprintf(err, errlen, "cannot create the session dir %s: %s", s->dir, strerror(errno));
 		return -1;
 	}
@@ -74,7 +83,8 @@ int sess_launch(const struct sess_options *opt, struct sess **out, char *err, si
 	s->started_ms = gb_now_ms();
 	s->on_target = opt->on_target;
 	s->on_target_user = opt->on_target_user;
-	if (make_private_dirs(s, opt->run_dir, err, errlen) < 0)
+	s->close_grace_ms = opt->close_grace_ms > 0 ? opt->close_grace_ms : 2000;
+	if (make_private_dirs(s, opt->run_dir, opt->user_data_dir, err, errlen) < 0)
 		goto out;
 	if (sess_write_preferences(s->profile_dir, err, errlen) < 0)
 		goto out;
@@ -133,7 +143,7 @@ void sess_close(struct sess *s)
 	sess_targets_stop(s);
 	cdp_close(s->cdp);
 	s->cdp = NULL;
-	sess_kill_group(s, 2000);
+	sess_kill_group(s, s->close_grace_ms);
 	sess_remove_tree(s->dir);
 	s->state = SESS_CLOSED;
 	json_decref(s->flags);

@@ -58,6 +58,7 @@ struct sess {
 	unsigned pages_opened;
 	struct sess_child children[SESS_MAX_FRAMES];
 	size_t n_children;
+	int close_grace_ms;     /* Browser.close to exit, before SIGKILL */
 };
 
 /* process.c */

@@ -58,6 +58,11 @@ struct sess_options {
 	int netns_fd;                    /* > 0: Chromium is started, and its DevTools port
 	                                  * connected to, inside this network namespace
 	                                  * (egress layer 4; borrowed, see policy_netns_create) */
+	/* Chromium's user-data-dir: an existing private (0700) dir the caller
+	 * owns, e.g. an unsealed profile; it is left in place on close. NULL:
+	 * a fresh one inside the session's private dir, removed on close. */
+	const char *user_data_dir;
+	int close_grace_ms;              /* how long Browser.close may take; 0 = 2000 */
 };
 
 /* A JS dialog waiting on a page. */

@@ -503,15 +503,21 @@ int store_open(const char *data_dir, struct store **out, char *err, size_t errle
 	}
 	snprintf(st->lock_dir, sizeof(st->lock_dir), "%s/locks", data_dir);
 	/* create it 0600 ourselves: SQLite gives its -wal and -shm files the
-	 * database file's mode */
-	fd = open(st->path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0) {
+	 * database file's mode. Only when missing: closing a descriptor of a
+	 * database this process has open through SQLite (the artifact index)
+	 * drops SQLite's POSIX locks on it, and another process may then
+	 * corrupt it. */
+	fd = access(st->path, F_OK) == 0 ? -2
+	                                 : open(st->path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC,
+	                                        0600);
+	if (fd == -1) {
 		store_set_error(err, errlen, "cannot open %s: %s; make the data dir writable by this "
 		                "user, or choose a writable one", st->path, strerror(errno));
 		rc = -STORE_EIO;
 		goto out;
 	}
-	close(fd);
+	if (fd >= 0)
+		close(fd);
 	if (sqlite3_open_v2(st->path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX,
 	                    NULL) != SQLITE_OK) {
 		rc = store_db_error_locked(st, "open the store", err, errlen);

@@ -45,6 +45,7 @@ export const TOOL_NAMES = [
   'browser_wait_for',
   'browser_tabs',
   'browser_close',
+  'browser_session',
 ];
 
 const STDERR_MAX_CHARS = 4 << 20;

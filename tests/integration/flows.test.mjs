@@ -207,7 +207,42 @@ test('bad input exits 2 with the file, the step and the field, before any browse
   assert.equal(r.code, 2);
   assert.match(r.stderr, /-j 0: give a number of parallel sessions from 1 to/, r.stderr);
 
-  r = await run([path.join(FLOWS, 'checkout.json'), '--profile', 'qa'], { env: { SHOP_PASSWORD: 'x' } });
+  r = await run([path.join(FLOWS, 'checkout.json'), path.join(FLOWS, 'blocked.json'), '--profile', 'qa',
+    '--save-profile'], { env: { SHOP_PASSWORD: 'x' } });
   assert.equal(r.code, 2);
-  assert.match(r.stderr, /--profile qa: profiles are not available in this build/, r.stderr);
+  assert.match(r.stderr, /--save-profile saves what one flow did: give one flow \(2 given\)/, r.stderr);
+});
+
+test('--save-profile keeps a login; --profile starts every flow from it on a read-only copy', async () => {
+  const data = path.join(work, 'data-profile');
+  const flow = (name, steps) => {
+    const file = path.join(work, `${name}.json`);
+    fs.writeFileSync(file, JSON.stringify({ name, secrets: ['SHOP_PASSWORD'], steps }));
+    return file;
+  };
+  const login = flow('login', [
+    { navigate: '${SHOP_URL}/profile/login.html', expect: { title: 'Sign in' } },
+    { type: { role: 'textbox', name: 'User' }, text: 'qa-user' },
+    { type: { css: 'input[name=password]' }, text: '${SHOP_PASSWORD}' },
+    { click: { role: 'button', name: 'Sign in' }, expect: { text: 'Signed in as qa-user' } },
+  ]);
+  const account = (name) => flow(name, [
+    { navigate: '${SHOP_URL}/profile/account', expect: { text: 'Signed in as qa-user' } },
+  ]);
+  const common = ['--data-dir', data, '--config', POLICY, '--vars', path.join(work, 'vars.env')];
+
+  /* without the profile the account page asks for a login: the check can fail */
+  let r = await run([account('anonymous'), ...common]);
+  assert.equal(r.code, 1, r.stdout + r.stderr);
+
+  r = await run([login, '--profile', 'qa', '--save-profile', ...common]);
+  assert.equal(r.code, 0, r.stdout + r.stderr);
+  r = await run([account('first'), account('second'), '-j', '2', '--profile', 'qa', ...common]);
+  assert.equal(r.code, 0, r.stdout + r.stderr);
+
+  /* the read-only runs did not seal anything back: one version, and the secret is nowhere */
+  const ls = spawnSync(glassboxBin(), ['profile', 'show', 'qa', '--data-dir', data], { encoding: 'utf8' });
+  assert.equal(ls.status, 0, ls.stderr);
+  assert.match(ls.stdout, /version\W+1\b/, ls.stdout);
+  assert.ok(!r.stdout.includes(SECRET) && !r.stderr.includes(SECRET));
 });

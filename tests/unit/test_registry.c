@@ -18,7 +18,7 @@ static const char *const expected_names[] = {
 	"browser_click",         "browser_type",            "browser_press_key",
 	"browser_select_option", "browser_hover",           "browser_evaluate",
 	"browser_take_screenshot", "browser_handle_dialog", "browser_wait_for",
-	"browser_tabs",          "browser_close",
+	"browser_tabs",          "browser_close",           "browser_session",
 };
 #define N_EXPECTED (sizeof(expected_names) / sizeof(expected_names[0]))
 
@@ -302,6 +302,7 @@ static void test_output_schema(void **state)
 		"operation_id", "tool", "ok", "error", "url_before", "url", "title", "navigated",
 		"status", "responses", "failed_requests", "dialogs", "dialog_open", "console_errors",
 		"dom_changed", "value", "result", "tabs", "verdicts", "evidence", "duration_ms",
+		"profile", "profile_closed", "profiles",
 	};
 	size_t i;
 

@@ -1,0 +1,378 @@
+/*
+ * cmd_profile.c - `glassbox profile list | show | create | delete |
+ * revoke | export | import`: a tenant's encrypted browser profiles
+ * (profiles/profiles.h, docs/profiles.md) from the command line.
+ *
+ * Every command is scoped to one tenant (--tenant, default "local", the
+ * tenant of `glassbox mcp`) and, except list, one user (--user, default
+ * "default"). Revoke, export and import are recorded in the tenant's
+ * audit trail. An export carries the profile's cookies: it is written to
+ * a new 0600 file or to stdout, never anywhere else.
+ */
+#include "actions/actions.h"
+#include "cli/commands.h"
+#include "common/fs.h"
+#include "evidence/audit.h"
+#include "profiles/profiles.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define MAX_ORIGINS 64
+#define IMPORT_MAX_BYTES (64u * 1024u * 1024u)
+
+struct args {
+	const char *data_dir;
+	const char *cmd;
+	const char *name;
+	const char *file;
+	const char *tenant;
+	const char *user;
+	const char *out;
+	const char *chromium;
+	const char *origins[MAX_ORIGINS + 1];
+	size_t n_origins;
+	long long ttl_s;
+	int json;
+};
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+	        "usage: glassbox profile COMMAND [--tenant T] [--user U] [--data-dir DIR]\n"
+	        "\n"
+	        "  list [--json]                   the tenant's profiles (of --user, if given)\n"
+	        "  show NAME                       one profile's metadata (JSON)\n"
+	        "  create NAME [--ttl SECONDS]     an empty profile; --ttl: it expires then\n"
+	        "  delete NAME                     its sealed state and metadata\n"
+	        "  revoke NAME                     destroy its data key: it can never be opened again\n"
+	        "  export NAME [-o FILE] [--origin URL]...\n"
+	        "                                  Playwright storageState JSON (cookies and\n"
+	        "                                  localStorage) to a new 0600 FILE or stdout\n"
+	        "  import NAME FILE|-              a storageState into the profile (created if\n"
+	        "                                  missing), sealed as a new version\n"
+	        "\n"
+	        "--tenant defaults to \"local\" (the tenant of `glassbox mcp`), --user to\n"
+	        "\"default\". export and import run Chromium (--chromium PATH) with no network.\n");
+}
+
+static int parse(int argc, char **argv, const char *default_data_dir, struct args *a)
+{
+	int i;
+
+	memset(a, 0, sizeof(*a));
+	a->data_dir = default_data_dir;
+	a->tenant = "local";
+	a->chromium = getenv("GLASSBOX_CHROMIUM");
+	for (i = 1; i < argc; i++) {
+		const char *o = argv[i];
+		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+
+		if (!strcmp(o, "--data-dir") && v) {
+			a->data_dir = v;
+			i++;
+		} else if (!strcmp(o, "--tenant") && v) {
+			a->tenant = v;
+			i++;
+		} else if (!strcmp(o, "--user") && v) {
+			a->user = v;
+			i++;
+		} else if ((!strcmp(o, "-o") || !strcmp(o, "--out")) && v) {
+			a->out = v;
+			i++;
+		} else if (!strcmp(o, "--chromium") && v) {
+			a->chromium = v;
+			i++;
+		} else if (!strcmp(o, "--ttl") && v) {
+			char *end = NULL;
+
+			a->ttl_s = strtoll(v, &end, 10);
+			if (!end || *end || a->ttl_s <= 0) {
+				fprintf(stderr, "glassbox profile: --ttl takes a number of seconds > 0\n");
+				return -1;
+			}
+			i++;
+		} else if (!strcmp(o, "--origin") && v) {
+			if (a->n_origins == MAX_ORIGINS) {
+				fprintf(stderr, "glassbox profile: at most %d --origin\n", MAX_ORIGINS);
+				return -1;
+			}
+			a->origins[a->n_origins++] = v;
+			i++;
+		} else if (!strcmp(o, "--json")) {
+			a->json = 1;
+		} else if (o[0] == '-' && strcmp(o, "-") != 0) {
+			fprintf(stderr, "glassbox profile: unknown or incomplete option '%s'\n\n", o);
+			usage(stderr);
+			return -1;
+		} else if (!a->cmd) {
+			a->cmd = o;
+		} else if (!a->name) {
+			a->name = o;
+		} else if (!a->file) {
+			a->file = o;
+		} else {
+			fprintf(stderr, "glassbox profile: unexpected argument '%s'\n\n", o);
+			usage(stderr);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Appends one record to the tenant's audit trail; the action fails when
+ * it cannot be recorded (exports and revocations must be). */
+static int record(const struct args *a, const char *kind, json_t *body)
+{
+	struct evid_audit *audit = NULL;
+	struct evid_audit_entry e = {0};
+	char err[1024] = "";
+	int rc;
+
+	rc = evid_audit_open(a->data_dir, &audit, err, sizeof(err));
+	if (rc == 0) {
+		e.tenant = a->tenant;
+		e.kind = kind;
+		e.actor.tenant = a->tenant;
+		e.actor.user = getenv("USER");
+		e.actor.token = "cli";
+		e.body = body;
+		rc = evid_audit_append(audit, &e, NULL, err, sizeof(err));
+	}
+	if (rc < 0)
+		fprintf(stderr, "glassbox profile: cannot record this in the audit trail: %s\n", err);
+	evid_audit_close(audit);
+	json_decref(body);
+	return rc;
+}
+
+static void print_json(json_t *j)
+{
+	char *text = json_dumps(j, JSON_INDENT(2) | JSON_SORT_KEYS);
+
+	if (text)
+		printf("%s\n", text);
+	free(text);
+}
+
+static int cmd_list(const struct args *a)
+{
+	json_t *list = NULL;
+	json_t *p;
+	char err[1024] = "";
+	size_t i;
+
+	if (prof_list(a->data_dir, a->tenant, a->user, &list, err, sizeof(err)) < 0) {
+		fprintf(stderr, "glassbox profile list: %s\n", err);
+		return 1;
+	}
+	if (a->json) {
+		print_json(list);
+	} else {
+		printf("%-24s %-16s %7s %10s  %s\n", "NAME", "USER", "VERSION", "SIZE", "STATE");
+		json_array_foreach(list, i, p)
+			printf("%-24s %-16s %7lld %10lld  %s\n",
+			       json_string_value(json_object_get(p, "name")),
+			       json_string_value(json_object_get(p, "user")),
+			       (long long)json_integer_value(json_object_get(p, "version")),
+			       (long long)json_integer_value(json_object_get(p, "size")),
+			       json_is_true(json_object_get(p, "revoked")) ? "revoked"
+			       : !json_is_null(json_object_get(p, "held_by")) ? "in use"
+			                                                       : "ready");
+	}
+	json_decref(list);
+	return 0;
+}
+
+/* Writes text to a new 0600 file (refusing to replace one) or stdout. */
+static int write_secret_output(const char *path, const char *text)
+{
+	size_t len = strlen(text);
+	int fd = STDOUT_FILENO;
+	int rc = 0;
+
+	if (path && strcmp(path, "-") != 0) {
+		fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd < 0) {
+			fprintf(stderr, "glassbox profile export: cannot create %s: %s%s\n", path,
+			        strerror(errno),
+			        errno == EEXIST ? " (an export is never written over a file: choose a "
+			                          "new name)"
+			                        : "");
+			return -1;
+		}
+	}
+	if (write(fd, text, len) != (ssize_t)len || write(fd, "\n", 1) != 1 ||
+	    (fd != STDOUT_FILENO && fsync(fd) != 0)) {
+		fprintf(stderr, "glassbox profile export: cannot write %s: %s\n",
+		        path ? path : "stdout", strerror(errno));
+		rc = -1;
+	}
+	if (fd != STDOUT_FILENO)
+		close(fd);
+	return rc;
+}
+
+static void fill_config(const struct args *a, struct act_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->data_dir = a->data_dir;
+	cfg->tenant = a->tenant;
+	cfg->chromium_path = a->chromium;
+	cfg->headless = 1;
+}
+
+static int cmd_export(const struct args *a, const char *user)
+{
+	struct act_config cfg;
+	json_t *state = NULL;
+	char *text = NULL;
+	char err[1024] = "";
+	int rc = 1;
+
+	fill_config(a, &cfg);
+	/* recorded first: an export that cannot be recorded does not happen */
+	if (record(a, EVID_AUDIT_PROFILE_EXPORTED,
+	           json_pack("{s:s, s:s, s:s, s:I}", "profile", a->name, "user", user, "to",
+	                     a->out && strcmp(a->out, "-") ? a->out : "stdout", "origins",
+	                     (json_int_t)a->n_origins)) < 0)
+		return 1;
+	if (act_profile_export(&cfg, user, a->name, a->origins, &state, err, sizeof(err)) < 0) {
+		fprintf(stderr, "glassbox profile export: %s\n", err);
+		goto out;
+	}
+	text = json_dumps(state, JSON_INDENT(2));
+	if (text && write_secret_output(a->out, text) == 0)
+		rc = 0;
+	if (rc == 0 && a->out && strcmp(a->out, "-"))
+		fprintf(stderr, "exported profile %s of user %s: %zu cookie(s), %zu origin(s) -> %s\n",
+		        a->name, user, json_array_size(json_object_get(state, "cookies")),
+		        json_array_size(json_object_get(state, "origins")), a->out);
+out:
+	if (text) {
+		memset(text, 0, strlen(text));
+		free(text);
+	}
+	json_decref(state);
+	return rc;
+}
+
+static int cmd_import(const struct args *a, const char *user)
+{
+	struct act_config cfg;
+	unsigned char *text = NULL;
+	size_t len = 0;
+	json_t *state = NULL;
+	json_error_t jerr;
+	int64_t version = 0;
+	char err[1024] = "";
+	int rc = 1;
+
+	if (!a->file) {
+		fprintf(stderr, "glassbox profile import: give the storageState file (or - for "
+		        "stdin)\n");
+		return 2;
+	}
+	if (!strcmp(a->file, "-"))
+		state = json_loadf(stdin, JSON_REJECT_DUPLICATES, &jerr);
+	else if (gb_fs_read_file(a->file, IMPORT_MAX_BYTES, &text, &len, err, sizeof(err)) == 0)
+		state = json_loadb((const char *)text, len, JSON_REJECT_DUPLICATES, &jerr);
+	else {
+		fprintf(stderr, "glassbox profile import: %s\n", err);
+		return 1;
+	}
+	if (!state) {
+		fprintf(stderr, "glassbox profile import: %s is not JSON: %s (line %d)\n", a->file,
+		        jerr.text, jerr.line);
+		goto out;
+	}
+	fill_config(a, &cfg);
+	if (act_profile_import(&cfg, user, a->name, state, &version, err, sizeof(err)) < 0) {
+		fprintf(stderr, "glassbox profile import: %s\n", err);
+		goto out;
+	}
+	record(a, "profile_imported",
+	       json_pack("{s:s, s:s, s:I, s:I, s:I}", "profile", a->name, "user", user, "version",
+	                 (json_int_t)version, "cookies",
+	                 (json_int_t)json_array_size(json_object_get(state, "cookies")), "origins",
+	                 (json_int_t)json_array_size(json_object_get(state, "origins"))));
+	printf("imported into profile %s of user %s: version %lld\n", a->name, user,
+	       (long long)version);
+	rc = 0;
+out:
+	if (text) {
+		memset(text, 0, len);
+		free(text);
+	}
+	json_decref(state);
+	return rc;
+}
+
+int cli_cmd_profile(int argc, char **argv, const char *default_data_dir)
+{
+	struct args a;
+	struct prof_info info;
+	const char *user;
+	json_t *shown;
+	char err[1024] = "";
+
+	if (parse(argc, argv, default_data_dir, &a) < 0)
+		return 2;
+	if (!a.cmd || !strcmp(a.cmd, "help")) {
+		usage(a.cmd ? stdout : stderr);
+		return a.cmd ? 0 : 2;
+	}
+	user = a.user ? a.user : "default";
+	if (!strcmp(a.cmd, "list"))
+		return cmd_list(&a);
+	if (strcmp(a.cmd, "show") && strcmp(a.cmd, "create") && strcmp(a.cmd, "delete") &&
+	    strcmp(a.cmd, "revoke") && strcmp(a.cmd, "export") && strcmp(a.cmd, "import")) {
+		fprintf(stderr, "glassbox profile: unknown command '%s'\n\n", a.cmd);
+		usage(stderr);
+		return 2;
+	}
+	if (!a.name) {
+		fprintf(stderr, "glassbox profile %s: give the profile's name\n", a.cmd);
+		return 2;
+	}
+	if (!strcmp(a.cmd, "show")) {
+		if (prof_get(a.data_dir, a.tenant, user, a.name, &info, err, sizeof(err)) < 0)
+			goto failed;
+		shown = prof_info_json(&info);
+		print_json(shown);
+		json_decref(shown);
+		return 0;
+	}
+	if (!strcmp(a.cmd, "create")) {
+		if (prof_create(a.data_dir, a.tenant, user, a.name, a.ttl_s, &info, err, sizeof(err)) <
+		    0)
+			goto failed;
+		printf("created profile %s of user %s (tenant %s)\n", a.name, user, a.tenant);
+		return 0;
+	}
+	if (!strcmp(a.cmd, "delete")) {
+		if (prof_delete(a.data_dir, a.tenant, user, a.name, err, sizeof(err)) < 0)
+			goto failed;
+		printf("deleted profile %s of user %s\n", a.name, user);
+		return 0;
+	}
+	if (!strcmp(a.cmd, "revoke")) {
+		if (prof_revoke(a.data_dir, a.tenant, user, a.name, err, sizeof(err)) < 0)
+			goto failed;
+		record(&a, EVID_AUDIT_PROFILE_REVOKED,
+		       json_pack("{s:s, s:s}", "profile", a.name, "user", user));
+		printf("revoked profile %s of user %s: its data key is destroyed\n", a.name, user);
+		return 0;
+	}
+	if (!strcmp(a.cmd, "export"))
+		return cmd_export(&a, user);
+	return cmd_import(&a, user);
+failed:
+	fprintf(stderr, "glassbox profile %s: %s\n", a.cmd, err);
+	return 1;
+}
