@@ -11,6 +11,7 @@
 #include "common/util.h"
 #include "evidence/evidence.h"
 #include "policy/egress.h"
+#include "sessions/sessions.h"
 
 #include <jansson.h>
 #include <pthread.h>
@@ -83,6 +84,9 @@ struct act_session {
 	char last_shot_op[72];
 	char last_shot_digest[64];
 	char last_shot_url[2048];
+
+	/* limits (limits.c; immutable after act_session_new) */
+	struct sess_limits limits;
 };
 
 /* A resolved target element. */
@@ -199,6 +203,14 @@ void act_close_browser(struct act_session *as, const char *reason);
 
 /* pipeline.c: launches the session's browser (worker thread). */
 int act_launch_browser(struct act_session *as, char *err, size_t errlen);
+
+/* limits.c */
+/* Reads the browser limits from cfg and the policy's "limits" (borrowed)
+ * into s->limits, the stricter of the two; -1 with err when invalid. */
+int act_limits_read(struct act_session *s, const struct act_config *cfg, json_t *policy,
+                    char *err, size_t errlen);
+/* Puts the session's current browser under its limits. */
+int act_limits_apply(struct act_session *s, char *err, size_t errlen);
 
 /* gates.c */
 int act_gates_start(struct act_session *s, json_t *policy, char *err, size_t errlen);

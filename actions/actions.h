@@ -15,6 +15,7 @@
 
 #include <jansson.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* ---- the tool table ---------------------------------------------------- */
 
@@ -81,6 +82,12 @@ struct act_config {
 	 * bool}; NULL = defaults. */
 	json_t *tenant_policy;
 	int prelaunch;             /* launch the browser as soon as the session exists */
+	/* Ceilings for each browser of the session (0 = none); the policy's
+	 * "limits" may set stricter ones (actions/limits.c). A browser over a
+	 * limit is closed, the call fails with code "limit_exceeded", and the
+	 * next call starts a new browser. */
+	uint64_t browser_memory_limit_bytes;
+	unsigned browser_cpu_limit_percent; /* percent of one core, over 5 s */
 };
 
 struct act_session;

@@ -51,6 +51,9 @@ static int cdp_failure(struct act_ctx *ctx, int rc, const struct cdp_error *err,
 		return act_fail(ctx, "cancelled", "cancelled while %s", doing);
 	if (rc == -CDP_ECLOSED || sess_check_alive(ctx->sess) < 0) {
 		sess_check_alive(ctx->sess);
+		if (sess_over_limit(ctx->sess))
+			return act_fail(ctx, "limit_exceeded", "%s while %s; the next call starts a new "
+			                "browser", sess_failure(ctx->sess), doing);
 		return act_fail(ctx, "browser_crashed",
 		                "the browser crashed while %s (%s); the next call starts a new browser",
 		                doing, sess_failure(ctx->sess)[0] ? sess_failure(ctx->sess) : "connection lost");
@@ -184,6 +187,11 @@ int act_launch_browser(struct act_session *as, char *err, size_t errlen)
 		as->sess = NULL;
 		return -1;
 	}
+	if (act_limits_apply(as, err, errlen) < 0) {
+		sess_close(as->sess);
+		as->sess = NULL;
+		return -1;
+	}
 	act_snapshot_clear(&as->refs);
 	pthread_mutex_lock(&as->lock);
 	as->wake_cdp = sess_cdp(as->sess);
@@ -210,6 +218,11 @@ static int ensure_browser(struct act_ctx *ctx)
 	struct act_session *as = ctx->as;
 	char err[512] = "";
 
+	if (as->sess && sess_check_alive(as->sess) < 0 && sess_over_limit(as->sess)) {
+		act_fail(ctx, "limit_exceeded", "%s; the next call starts a new browser",
+		         sess_failure(as->sess));
+		return -1;
+	}
 	if (as->sess && sess_check_alive(as->sess) < 0) {
 		act_fail(ctx, "browser_crashed",
 		         "the browser crashed (%s); the next call starts a new browser",
@@ -299,7 +312,8 @@ static int check_page(struct act_ctx *ctx)
 int act_outcome_unknown(const struct act_ctx *ctx)
 {
 	return ctx->failed && ctx->acted &&
-	       (!strcmp(ctx->error_code, "browser_crashed") || !strcmp(ctx->error_code, "timeout") ||
+	       (!strcmp(ctx->error_code, "browser_crashed") ||
+	        !strcmp(ctx->error_code, "limit_exceeded") || !strcmp(ctx->error_code, "timeout") ||
 	        !strcmp(ctx->error_code, "cancelled"));
 }
 

@@ -171,6 +171,8 @@ int act_session_new(const struct act_config *cfg, struct act_session **out, char
 		goto out;
 	if (check_retention(s, err, errlen) < 0)
 		goto out;
+	if (act_limits_read(s, cfg, cfg->tenant_policy, err, errlen) < 0)
+		goto out;
 	if (pthread_create(&s->thread, NULL, worker_main, s) != 0) {
 		snprintf(err, errlen, "cannot start the session's worker thread");
 		goto out;

@@ -157,4 +157,56 @@ size_t sess_pool_ready(struct sess_pool *p);
 /* Stops the pool thread and closes the ready sessions (zero residue). */
 void sess_pool_stop(struct sess_pool *p);
 
+/* ---- resource limits ---------------------------------------------------
+ * Per-browser ceilings on memory and CPU. A watchdog thread measures each
+ * limited browser's whole process tree (PSS from /proc/<pid>/smaps_rollup,
+ * CPU time from /proc/<pid>/stat over a sliding window) and closes a
+ * browser over its limit; the session then turns FAILED with a reason
+ * that names the limit (sess_failure) and sess_over_limit() says so.
+ * Where cgroup v2 is usable (memory and cpu controllers delegated and
+ * writable), each limited browser also gets its own cgroup with memory.max
+ * and cpu.max, so the kernel holds the line between two samples. */
+struct sess_limits {
+	uint64_t memory_bytes;   /* PSS of the browser's tree; 0 = no limit */
+	unsigned cpu_percent;    /* of one core, averaged over the window; 0 = no limit */
+	int cpu_window_ms;       /* 0 = 5000 */
+};
+
+/* Puts s's browser under lim (copied) from now on; a session can be
+ * limited once. Returns 0, or -1 with the reason in err. */
+int sess_apply_limits(struct sess *s, const struct sess_limits *lim, char *err, size_t errlen);
+
+/* 1 when the browser was closed for going over one of its limits. */
+int sess_over_limit(struct sess *s);
+
+/* "cgroup v2 (DIR) and watchdog" or "watchdog (WHY no cgroup)", for logs. */
+void sess_limits_describe(char *buf, size_t len);
+
+/* ---- residue and orphans ------------------------------------------------ */
+
+/* Processes and dirs that closed sessions of this process left behind
+ * (re-checked on each call: what has gone since is not counted). Zero
+ * when every close was clean; for a "residual processes" gauge.
+ * Thread-safe. */
+size_t sess_residual_count(void);
+
+struct sess_reap_report {
+	unsigned browsers_killed; /* process groups of orphaned browsers ended */
+	unsigned dirs_removed;    /* private run dirs removed */
+	unsigned live_skipped;    /* dirs whose owner still runs: left alone */
+};
+
+/*
+ * Finds what a glassbox that is no longer running left under
+ * data_dir/run (borrowed): its browsers (each its own process group) and
+ * private dirs, ends those browsers and removes those dirs. Each session
+ * dir holds an owner file (pid and start time of the glassbox that made
+ * it): a dir whose owner still runs is left alone, so another live
+ * glassbox on the same data dir keeps its browsers; a reused pid does not
+ * pass for its owner. A dir without an owner file is an orphan once it is
+ * older than a minute. Fills rep (may be NULL); returns 0, or -1 when the
+ * run dir cannot be read.
+ */
+int sess_reap_orphans(const char *data_dir, struct sess_reap_report *rep);
+
 #endif
