@@ -87,6 +87,9 @@ struct act_session {
 
 	/* limits (limits.c; immutable after act_session_new) */
 	struct sess_limits limits;
+	/* warm pool (warm_pool.c) */
+	struct act_pool *pool;      /* borrowed; NULL = none */
+	int pooled;                 /* worker only: the browser came from the pool */
 };
 
 /* A resolved target element. */
@@ -203,6 +206,12 @@ void act_close_browser(struct act_session *as, const char *reason);
 
 /* pipeline.c: launches the session's browser (worker thread). */
 int act_launch_browser(struct act_session *as, char *err, size_t errlen);
+
+/* warm_pool.c */
+/* A pooled browser adopted by the session (its proxy, its target setup),
+ * when one is ready and fits opt (the launch options the session would
+ * use); NULL otherwise: launch one. Worker thread. */
+struct sess *act_pool_take(struct act_session *as, const struct sess_options *opt);
 
 /* limits.c */
 /* Reads the browser limits from cfg and the policy's "limits" (borrowed)

@@ -178,7 +178,9 @@ int act_launch_browser(struct act_session *as, char *err, size_t errlen)
 	opt.viewport_height = as->viewport_height;
 	opt.cancel_flag = &as->cancel_flag;
 	act_egress_launch_options(as, &opt);
-	if (sess_launch(&opt, &as->sess, err, errlen) < 0)
+	as->sess = act_pool_take(as, &opt);
+	as->pooled = as->sess != NULL;
+	if (!as->sess && sess_launch(&opt, &as->sess, err, errlen) < 0)
 		return -1;
 	act_egress_protect_port(as, sess_devtools_port(as->sess));
 	if (act_egress_attach(as) < 0) {
@@ -202,9 +204,10 @@ int act_launch_browser(struct act_session *as, char *err, size_t errlen)
 		                             .policy = as->policy, .config = as->policy};
 
 		act_keeper_record(as->keeper, EVID_AUDIT_SESSION_OPENED, sess_id(as->sess), NULL,
-		                  json_pack("{s:o, s:s, s:I}", "manifest", evid_manifest_new(&m),
+		                  json_pack("{s:o, s:s, s:I, s:s}", "manifest", evid_manifest_new(&m),
 		                            "agent_session", as->id, "time_to_ready_ms",
-		                            (json_int_t)sess_time_to_ready_ms(as->sess)),
+		                            (json_int_t)sess_time_to_ready_ms(as->sess), "browser",
+		                            as->pooled ? "pooled" : "launched"),
 		                  0);
 	}
 	return 0;
@@ -237,6 +240,8 @@ static int ensure_browser(struct act_ctx *ctx)
 	if (!as->reported_ready) {
 		json_object_set_new(ctx->out, "time_to_ready_ms",
 		                    json_integer(sess_time_to_ready_ms(as->sess)));
+		json_object_set_new(ctx->out, "browser",
+		                    json_string(as->pooled ? "pooled" : "launched"));
 		as->reported_ready = 1;
 	}
 	ctx->sess = as->sess;

@@ -59,6 +59,7 @@ struct sess {
 	struct sess_child children[SESS_MAX_FRAMES];
 	size_t n_children;
 	struct sess_watch *watch; /* limits.c: the watchdog's entry, or NULL */
+	char context_id[SESS_ID_LEN]; /* adopt.c: the session's browser context, or "" */
 };
 
 /* process.c */

@@ -139,7 +139,7 @@ const char *sess_frame_session(struct sess *s, const char *frame_id);
 struct sess_pool;
 
 /* Starts a pool thread that keeps `size` READY sessions launched with opt
- * (copied; on_target and extra_args are not used), launching at most
+ * (copied, extra_args included; on_target is not used), launching at most
  * max_launches in all (0: refill forever; 1: a single pre-launch, as a
  * one-session stdio server wants). size 0: *out = NULL, no pool.
  * Returns 0 or -1. */
@@ -153,6 +153,28 @@ struct sess *sess_pool_take(struct sess_pool *p, const volatile int *cancel_flag
 
 /* Number of ready sessions. */
 size_t sess_pool_ready(struct sess_pool *p);
+
+struct sess_adopt_options {
+	const char *proxy_server;      /* the session's own proxy for its context, or NULL */
+	const char *proxy_bypass_list; /* e.g. "<-loopback>", or NULL */
+	sess_target_setup_fn on_target; /* may be NULL */
+	void *on_target_user;
+	int timeout_ms;                /* 0 = 10000 */
+};
+
+/*
+ * Makes a pre-launched READY browser (from sess_pool_take) the caller's:
+ * every target attached from now on gets o->on_target, and the session's
+ * pages live in a new browser context whose proxy is o->proxy_server
+ * (strings borrowed); the pool's blank tab is closed and a new one opened
+ * in that context, set up like every other. time_to_ready becomes the
+ * time this took. Returns 0, or -1 with the reason in err (the browser
+ * should then be closed).
+ */
+int sess_adopt(struct sess *s, const struct sess_adopt_options *o, char *err, size_t errlen);
+
+/* The browser context the session's pages open in ("" = the default). */
+const char *sess_context_id(const struct sess *s);
 
 /* Stops the pool thread and closes the ready sessions (zero residue). */
 void sess_pool_stop(struct sess_pool *p);
