@@ -16,7 +16,8 @@
  * starts later), and then the dir is left alone: two glassbox processes
  * may share a data dir. Otherwise every process whose command line has
  * --user-data-dir=<profile> (the browser and all its helpers) is ended
- * with its process group, and the dir is removed. A dir without an owner
+ * with its process group, and the dir (and its cgroup, if it had one) is
+ * removed. A dir without an owner
  * file (its glassbox died between creating it and starting Chromium, or
  * is doing so right now) is left alone for a minute.
  */
@@ -189,6 +190,20 @@ static unsigned kill_browser(const char *profile)
 	return killed;
 }
 
+/* The orphan's cgroup (limits.c names it after the session), if any. */
+static void remove_cgroup(const char *id)
+{
+	const char *base = sess_cgroup_base(NULL, 0);
+	char path[1400];
+	struct stat st;
+
+	if (!base[0])
+		return;
+	snprintf(path, sizeof(path), "%s/%s", base, id);
+	if (stat(path, &st) == 0)
+		sess_cgroup_remove(path);
+}
+
 int sess_reap_orphans(const char *data_dir, struct sess_reap_report *rep)
 {
 	struct sess_reap_report local = {0};
@@ -232,6 +247,7 @@ int sess_reap_orphans(const char *data_dir, struct sess_reap_report *rep)
 		if (o.profile[0] && strcmp(o.profile, profile) != 0)
 			rep->browsers_killed += kill_browser(o.profile);
 		sess_remove_tree(dir);
+		remove_cgroup(e->d_name);
 		if (lstat(dir, &st) != 0)
 			rep->dirs_removed++;
 		else
