@@ -110,22 +110,36 @@ uint64_t sess_proc_pss_bytes(pid_t pid)
 	return sess_parse_pss_kb(text) * 1024;
 }
 
+/* 1 when needle is one whole argument of the command line text (n
+ * bytes): arguments are NUL-separated, or, for a process that rewrote its
+ * title as Chromium's helpers do, space-separated in one string. */
+UNITTEST int sess_cmdline_text_has(const char *text, size_t n, const char *needle)
+{
+	size_t nlen = strlen(needle);
+	const char *p = text, *end = text + n;
+
+	while (nlen && (p = memmem(p, (size_t)(end - p), needle, nlen)) != NULL) {
+		int starts = p == text || p[-1] == '\0' || p[-1] == ' ';
+		int ends = p + nlen == end || p[nlen] == '\0' || p[nlen] == ' ';
+
+		if (starts && ends)
+			return 1;
+		p++;
+	}
+	return 0;
+}
+
 int sess_proc_cmdline_has(pid_t pid, const char *needle)
 {
 	char path[64];
 	char text[16384];
-	ssize_t n, i;
-	size_t nlen = strlen(needle);
+	ssize_t n;
 
 	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
 	n = read_small_file(path, text, sizeof(text));
 	if (n <= 0)
 		return 0;
-	/* arguments are NUL-separated: compare each one whole */
-	for (i = 0; i < n; i += (ssize_t)strlen(text + i) + 1)
-		if (strlen(text + i) == nlen && !memcmp(text + i, needle, nlen))
-			return 1;
-	return 0;
+	return sess_cmdline_text_has(text, (size_t)n, needle);
 }
 
 int sess_proc_foreach(int (*fn)(void *user, pid_t pid), void *user)

@@ -87,7 +87,8 @@ struct sess_proc_stat {
 };
 int sess_proc_stat(pid_t pid, struct sess_proc_stat *st);
 uint64_t sess_proc_pss_bytes(pid_t pid);
-/* 1 when one of pid's arguments equals needle exactly. */
+/* 1 when one of pid's arguments equals needle exactly (also in a title
+ * rewritten as one space-separated string). */
 int sess_proc_cmdline_has(pid_t pid, const char *needle);
 /* Calls fn for each process in /proc until it returns non-zero; returns
  * the count visited, or -1. */
@@ -95,6 +96,7 @@ int sess_proc_foreach(int (*fn)(void *user, pid_t pid), void *user);
 #ifdef GB_UNITTEST_BUILD
 int sess_parse_proc_stat(const char *text, struct sess_proc_stat *st);
 uint64_t sess_parse_pss_kb(const char *text);
+int sess_cmdline_text_has(const char *text, size_t n, const char *needle);
 #endif
 
 /* limits.c */

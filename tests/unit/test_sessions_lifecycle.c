@@ -120,6 +120,24 @@ static void test_parse_pss(void **state)
 	assert_true(sess_proc_pss_bytes(getpid()) > 0);
 }
 
+static void test_cmdline_match(void **state)
+{
+	static const char args[] = "/usr/lib/chromium/chromium\0--headless\0"
+	                           "--user-data-dir=/d/run/ab/profile\0";
+	static const char title[] = "/usr/lib/chromium/chromium --type=renderer "
+	                            "--user-data-dir=/d/run/ab/profile --lang=en-US";
+
+	(void)state;
+	assert_true(sess_cmdline_text_has(args, sizeof(args) - 1, "--user-data-dir=/d/run/ab/profile"));
+	assert_true(sess_cmdline_text_has(title, sizeof(title) - 1,
+	                                  "--user-data-dir=/d/run/ab/profile"));
+	/* a longer path that starts the same is another browser */
+	assert_false(sess_cmdline_text_has(args, sizeof(args) - 1, "--user-data-dir=/d/run/a"));
+	assert_false(sess_cmdline_text_has(args, sizeof(args) - 1,
+	                                   "--user-data-dir=/d/run/ab/profile2"));
+	assert_false(sess_cmdline_text_has(args, sizeof(args) - 1, ""));
+}
+
 static void test_parse_owner(void **state)
 {
 	struct owner o;
@@ -287,6 +305,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse_proc_stat),
 		cmocka_unit_test(test_parse_pss),
+		cmocka_unit_test(test_cmdline_match),
 		cmocka_unit_test(test_parse_owner),
 		cmocka_unit_test(test_cgroup_layout),
 		cmocka_unit_test(test_residue_is_counted_until_gone),
