@@ -15,6 +15,7 @@
 #include "sessions/sessions-private.h"
 
 #include "cdp/cdp.h"
+#include "common/log.h"
 #include "common/util.h"
 
 #include <jansson.h>
@@ -70,6 +71,8 @@ int sess_adopt(struct sess *s, const struct sess_adopt_options *o, char *err, si
 			goto out;
 		}
 	s->time_to_ready_ms = gb_now_ms() - started;
+	GB_LOGI("sessions", "session %s: a pre-launched browser adopted in %lld ms", s->id,
+	        (long long)s->time_to_ready_ms);
 	rc = 0;
 out:
 	json_decref(res);
