@@ -77,6 +77,14 @@ int act_limits_read(struct act_session *s, const struct act_config *cfg, json_t 
 	                                  (uint64_t)mem_mb << 20);
 	s->limits.cpu_percent = (unsigned)stricter(cfg->browser_cpu_limit_percent, (uint64_t)cpu);
 	s->limits.cpu_window_ms = (int)window_s * 1000;
+	if (s->limits.memory_bytes || s->limits.cpu_percent) {
+		char how[600];
+
+		sess_limits_describe(how, sizeof(how));
+		GB_LOGI("actions", "browser limits: memory %llu MiB, CPU %u%% of a core (0 = none); "
+		        "kept by %s", (unsigned long long)(s->limits.memory_bytes >> 20),
+		        s->limits.cpu_percent, how);
+	}
 	return 0;
 }
 

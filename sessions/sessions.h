@@ -42,6 +42,9 @@ enum sess_state {
 typedef void (*sess_target_setup_fn)(void *user, struct sess *s, const char *session_id,
                                      const char *type);
 
+/* A field added here that changes how the browser is launched must also be
+ * compared by actions/warm_pool.c (pool_fits), or a session may adopt a
+ * pre-launched browser that lacks it. */
 struct sess_options {
 	const char *chromium_path;       /* NULL: /usr/lib/chromium/chromium, else /usr/bin/chromium */
 	const char *run_dir;             /* parent of the session's private dir; required */

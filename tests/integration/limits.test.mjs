@@ -91,7 +91,7 @@ test('a page that eats memory hits its session\'s limit; another session carries
 });
 
 test('a page that spins the CPU hits its session\'s limit', async () => {
-  const hog = await open({ browser_cpu_percent: 20, browser_cpu_window_s: 3 });
+  const hog = await open({ browser_cpu_percent: 10, browser_cpu_window_s: 3 });
   const other = await open(null);
   await ok(other.client, 'browser_navigate', { url: `${fixture.url}/form.html` });
 
@@ -102,7 +102,7 @@ test('a page that spins the CPU hits its session\'s limit', async () => {
   assert.ok(failed, 'the CPU hog was stopped');
   assert.equal(sc(failed).error.code, 'limit_exceeded', textOf(failed));
   assert.match(sc(failed).error.message,
-    /the browser used \d+% of a CPU core for 3 s, over this session's limit of 20%; it was closed/);
+    /the browser used \d+% of a CPU core for 3 s, over this session's limit of 10%; it was closed/);
 
   const r = await ok(other.client, 'browser_navigate', { url: `${fixture.url}/second.html` });
   assert.equal(sc(r).title, 'Second page');

@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "common/util.h"
 #include "sessions/sessions-private.h"
 
 #include <errno.h>
@@ -300,6 +301,82 @@ static void test_reap_orphans_spares_live_owners(void **state)
 	waitpid(kept, &status, 0);
 }
 
+/* A stand-in browser that spins (mib == 0) or holds mib MiB it touched. */
+static pid_t start_hog(unsigned mib)
+{
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		volatile unsigned long x = 0;
+
+		setpgid(0, 0);
+		if (mib) {
+			char *p = malloc((size_t)mib << 20);
+
+			if (p)
+				memset(p, 1, (size_t)mib << 20);
+			pause();
+		}
+		for (;;)
+			x = x * 31 + 7;
+	}
+	setpgid(pid, pid);
+	return pid;
+}
+
+/* Waits up to ms for the watchdog to close s's group; 1 if it did. */
+static int wait_over_limit(struct sess *s, int ms)
+{
+	int64_t until = gb_now_ms() + ms;
+
+	while (!sess_over_limit(s) && gb_now_ms() < until)
+		usleep(20000);
+	return sess_over_limit(s);
+}
+
+static void test_watchdog_closes_what_goes_over(void **state)
+{
+	struct sess cpu = {.id = "cpu-hog"}, mem = {.id = "mem-hog"}, calm = {.id = "calm"};
+	struct sess_limits cpu_lim = {.cpu_percent = 5, .cpu_window_ms = 1000};
+	struct sess_limits mem_lim = {.memory_bytes = 64u << 20};
+	char verdict[256], err[256];
+	int status;
+
+	(void)state;
+	cpu.pid = cpu.pgid = start_hog(0);
+	mem.pid = mem.pgid = start_hog(160);
+	calm.pid = calm.pgid = start_fake_browser("/nowhere/profile");
+	assert_int_equal(sess_apply_limits(&cpu, &cpu_lim, err, sizeof(err)), 0);
+	assert_int_equal(sess_apply_limits(&mem, &mem_lim, err, sizeof(err)), 0);
+	assert_int_equal(sess_apply_limits(&calm, &cpu_lim, err, sizeof(err)), 0);
+	assert_int_equal(sess_apply_limits(&calm, &cpu_lim, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "it already is"));
+
+	assert_true(wait_over_limit(&cpu, 15000));
+	assert_true(sess_watch_verdict(&cpu, verdict, sizeof(verdict)));
+	assert_non_null(strstr(verdict, "of a CPU core for 1 s, over this session's limit of 5%; "
+	                                 "it was closed"));
+	assert_int_equal(waitpid(cpu.pid, &status, 0), cpu.pid);
+	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+
+	assert_true(wait_over_limit(&mem, 15000));
+	assert_true(sess_watch_verdict(&mem, verdict, sizeof(verdict)));
+	assert_non_null(strstr(verdict, "over this session's limit of 64 MiB; it was closed"));
+	assert_int_equal(strncmp(verdict, "the browser used ", 17), 0);
+	assert_int_equal(waitpid(mem.pid, &status, 0), mem.pid);
+	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+
+	/* a quiet browser under the same limits is left alone */
+	assert_false(sess_over_limit(&calm));
+	assert_int_equal(waitpid(calm.pid, &status, WNOHANG), 0);
+	sess_watch_release(&cpu);
+	sess_watch_release(&mem);
+	sess_watch_release(&calm);
+	kill(-calm.pgid, SIGKILL);
+	waitpid(calm.pid, &status, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -308,6 +385,7 @@ int main(void)
 		cmocka_unit_test(test_cmdline_match),
 		cmocka_unit_test(test_parse_owner),
 		cmocka_unit_test(test_cgroup_layout),
+		cmocka_unit_test(test_watchdog_closes_what_goes_over),
 		cmocka_unit_test(test_residue_is_counted_until_gone),
 		cmocka_unit_test(test_reap_orphans_spares_live_owners),
 	};
