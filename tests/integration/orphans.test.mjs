@@ -33,6 +33,23 @@ function dirsOwnedBy(pid) {
   }).map((d) => path.join(run, d));
 }
 
+/* Ends glassbox as a client going away does (stdin closed), and waits for
+ * its exit however long its cleanup takes on a loaded machine (the SDK's
+ * close() would SIGKILL it after 4 s, which is what orphans are made of). */
+async function closeGently(gb) {
+  const pid = gb.pid;
+  gb.transport._process?.stdin?.end();
+  await pollUntil(() => {
+    try {
+      process.kill(pid, 0);
+      return false;
+    } catch {
+      return true;
+    }
+  }, { deadlineMs: 60000 });
+  await gb.close();
+}
+
 function alive(pid) {
   try {
     process.kill(pid, 0);
@@ -79,9 +96,11 @@ test('the next start removes what a killed glassbox left, not what a live one us
   assert.equal(sc(r).title, 'Second page');
   await ok(next.client, 'browser_navigate', { url: `${fixture.url}/form.html` });
 
-  await live.close();
-  await next.close();
+  await closeGently(live);
+  await closeGently(next);
   assert.ok(await pollUntil(() => chromiumPids(dataDir).length === 0), 'nothing left at the end');
   const run = path.join(dataDir, 'run');
-  assert.deepEqual(fs.existsSync(run) ? fs.readdirSync(run) : [], []);
+  const left = () => (fs.existsSync(run) ? fs.readdirSync(run) : []);
+  await pollUntil(() => left().length === 0); // glassbox may still be finishing its exit
+  assert.deepEqual(left(), []);
 });

@@ -338,7 +338,7 @@ static int wait_over_limit(struct sess *s, int ms)
 static void test_watchdog_closes_what_goes_over(void **state)
 {
 	struct sess cpu = {.id = "cpu-hog"}, mem = {.id = "mem-hog"}, calm = {.id = "calm"};
-	struct sess_limits cpu_lim = {.cpu_percent = 5, .cpu_window_ms = 1000};
+	struct sess_limits cpu_lim = {.cpu_percent = 2, .cpu_window_ms = 1000};
 	struct sess_limits mem_lim = {.memory_bytes = 64u << 20};
 	char verdict[256], err[256];
 	int status;
@@ -355,7 +355,7 @@ static void test_watchdog_closes_what_goes_over(void **state)
 
 	assert_true(wait_over_limit(&cpu, 15000));
 	assert_true(sess_watch_verdict(&cpu, verdict, sizeof(verdict)));
-	assert_non_null(strstr(verdict, "of a CPU core for 1 s, over this session's limit of 5%; "
+	assert_non_null(strstr(verdict, "of a CPU core for 1 s, over this session's limit of 2%; "
 	                                 "it was closed"));
 	assert_int_equal(waitpid(cpu.pid, &status, 0), cpu.pid);
 	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
