@@ -40,9 +40,18 @@ static int setup(void **state)
 	return mkdtemp(tmp_dir) ? 0 : -1;
 }
 
+/* Stand-in processes of the watchdog test, ended by teardown whatever
+ * happens (a failed assertion must not leave them holding the output). */
+static pid_t hogs[3];
+
 static int teardown(void **state)
 {
+	size_t i;
+
 	(void)state;
+	for (i = 0; i < sizeof(hogs) / sizeof(hogs[0]); i++)
+		if (hogs[i] > 0)
+			kill(-hogs[i], SIGKILL);
 	sess_remove_tree(tmp_dir);
 	return 0;
 }
@@ -312,10 +321,12 @@ static pid_t start_hog(unsigned mib)
 
 		setpgid(0, 0);
 		if (mib) {
-			char *p = malloc((size_t)mib << 20);
+			/* volatile: the compiler may not elide memory nobody reads */
+			volatile char *p = malloc((size_t)mib << 20);
+			size_t i;
 
-			if (p)
-				memset(p, 1, (size_t)mib << 20);
+			for (i = 0; p && i < ((size_t)mib << 20); i += 4096)
+				p[i] = 1;
 			pause();
 		}
 		for (;;)
@@ -347,6 +358,9 @@ static void test_watchdog_closes_what_goes_over(void **state)
 	cpu.pid = cpu.pgid = start_hog(0);
 	mem.pid = mem.pgid = start_hog(160);
 	calm.pid = calm.pgid = start_fake_browser("/nowhere/profile");
+	hogs[0] = cpu.pid;
+	hogs[1] = mem.pid;
+	hogs[2] = calm.pid;
 	assert_int_equal(sess_apply_limits(&cpu, &cpu_lim, err, sizeof(err)), 0);
 	assert_int_equal(sess_apply_limits(&mem, &mem_lim, err, sizeof(err)), 0);
 	assert_int_equal(sess_apply_limits(&calm, &cpu_lim, err, sizeof(err)), 0);
@@ -375,6 +389,7 @@ static void test_watchdog_closes_what_goes_over(void **state)
 	sess_watch_release(&calm);
 	kill(-calm.pgid, SIGKILL);
 	waitpid(calm.pid, &status, 0);
+	memset(hogs, 0, sizeof(hogs)); /* reaped: their pids may be reused */
 }
 
 int main(void)
