@@ -28,6 +28,10 @@
 #include <unistd.h>
 
 static char data_dir[256];
+/* the test's sessions and pool: freed by teardown too, so a failed
+ * assertion leaves no browser behind */
+static struct act_session *sessions[3];
+static struct act_pool *the_pool;
 static int site_fd = -1;
 static int site_port;
 static pthread_t site_thread;
@@ -77,6 +81,9 @@ static int teardown(void **state)
 	char cmd[300];
 
 	(void)state;
+	for (size_t i = 0; i < 3; i++)
+		act_session_free(sessions[i]);
+	act_pool_stop(the_pool);
 	shutdown(site_fd, SHUT_RDWR);
 	close(site_fd);
 	pthread_join(site_thread, NULL);
@@ -185,31 +192,31 @@ static void test_sessions_take_pre_launched_browsers(void **state)
 	json_t *no_proxy = json_pack("{s:{s:[s]}, s:{s:b}}", "egress", "allow_private", "127.0.0.1",
 	                             "egress_layers", "proxy", 0);
 	struct act_config cfg = {.data_dir = data_dir, .headless = 1};
-	struct act_session *a = NULL, *b = NULL, *c = NULL;
-	struct act_pool *pool = NULL;
+	struct act_session **a = &sessions[0], **b = &sessions[1], **c = &sessions[2];
+	struct act_pool **pool = &the_pool;
 	char err[512];
 	json_t *sc;
 
 	(void)state;
-	assert_int_equal(act_pool_start(&cfg, 1, &pool, err, sizeof(err)), 0);
-	assert_non_null(pool);
-	assert_int_equal(act_pool_size(pool), 1);
-	wait_ready(pool, 1);
+	assert_int_equal(act_pool_start(&cfg, 1, pool, err, sizeof(err)), 0);
+	assert_non_null(*pool);
+	assert_int_equal(act_pool_size(*pool), 1);
+	wait_ready(*pool, 1);
 
-	cfg.pool = pool;
+	cfg.pool = *pool;
 	cfg.tenant_policy = policy;
-	assert_int_equal(act_session_new(&cfg, &a, err, sizeof(err)), 0);
+	assert_int_equal(act_session_new(&cfg, a, err, sizeof(err)), 0);
 	/* pooled.test resolves only in this session's own proxy ("hosts"):
 	 * the page loads only if the pooled browser goes through it */
-	sc = navigate(a, "pooled.test");
+	sc = navigate(*a, "pooled.test");
 	assert_page(sc, "pooled");
 	json_decref(sc);
 
 	/* the pool refilled in the background: the next session's first
 	 * navigate does not wait for a launch either */
-	wait_ready(pool, 1);
-	assert_int_equal(act_session_new(&cfg, &b, err, sizeof(err)), 0);
-	sc = navigate(b, "pooled.test");
+	wait_ready(*pool, 1);
+	assert_int_equal(act_session_new(&cfg, b, err, sizeof(err)), 0);
+	sc = navigate(*b, "pooled.test");
 	assert_page(sc, "pooled");
 	json_decref(sc);
 
@@ -217,7 +224,7 @@ static void test_sessions_take_pre_launched_browsers(void **state)
 	 * page's request to a host its policy denies is refused there first */
 	snprintf(js, sizeof(js), "() => fetch('http://blocked.test:%d/x').then(() => 1, () => 0)",
 	         site_port);
-	sc = run(b, "browser_evaluate", json_pack("{s:s}", "function", js));
+	sc = run(*b, "browser_evaluate", json_pack("{s:s}", "function", js));
 	blocked = json_array_get(json_object_get(sc, "blocked"), 0);
 	assert_non_null(blocked);
 	assert_string_equal(json_string_value(json_object_get(blocked, "layer")), "fetch");
@@ -225,18 +232,20 @@ static void test_sessions_take_pre_launched_browsers(void **state)
 	json_decref(sc);
 
 	/* other launch options (no proxy layer): a browser of its own */
-	wait_ready(pool, 1);
+	wait_ready(*pool, 1);
 	cfg.tenant_policy = no_proxy;
-	assert_int_equal(act_session_new(&cfg, &c, err, sizeof(err)), 0);
-	sc = navigate(c, "127.0.0.1");
+	assert_int_equal(act_session_new(&cfg, c, err, sizeof(err)), 0);
+	sc = navigate(*c, "127.0.0.1");
 	assert_page(sc, "launched");
 	json_decref(sc);
-	assert_int_equal(act_pool_ready(pool), 1);
+	assert_int_equal(act_pool_ready(*pool), 1);
 
-	act_session_free(a);
-	act_session_free(b);
-	act_session_free(c);
-	act_pool_stop(pool);
+	for (size_t i = 0; i < 3; i++) {
+		act_session_free(sessions[i]);
+		sessions[i] = NULL;
+	}
+	act_pool_stop(*pool);
+	*pool = NULL;
 	assert_int_equal(run_dirs(), 0);
 	assert_int_equal(sess_residual_count(), 0);
 	json_decref(policy);
