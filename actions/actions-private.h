@@ -11,6 +11,7 @@
 #include "common/util.h"
 #include "evidence/evidence.h"
 #include "policy/egress.h"
+#include "sessions/sessions.h"
 
 #include <jansson.h>
 #include <pthread.h>
@@ -93,6 +94,11 @@ struct act_session {
 	json_t *profile_origins;    /* {origin: true} visited while it was open */
 	int profile_closing;        /* act_profile_close() is closing the browser */
 	int profile_save_at_end;    /* seal the profile when the session ends (act_config) */
+	/* limits (limits.c; immutable after act_session_new) */
+	struct sess_limits limits;
+	/* warm pool (warm_pool.c) */
+	struct act_pool *pool;      /* borrowed; NULL = none */
+	int pooled;                 /* worker only: the browser came from the pool */
 };
 
 /* profile.c */
@@ -237,6 +243,20 @@ void act_close_browser(struct act_session *as, const char *reason);
 
 /* pipeline.c: launches the session's browser (worker thread). */
 int act_launch_browser(struct act_session *as, char *err, size_t errlen);
+
+/* warm_pool.c */
+/* A pooled browser adopted by the session (its proxy, its target setup),
+ * when one is ready and fits opt (the launch options the session would
+ * use); NULL otherwise: launch one. Worker thread. */
+struct sess *act_pool_take(struct act_session *as, const struct sess_options *opt);
+
+/* limits.c */
+/* Reads the browser limits from cfg and the policy's "limits" (borrowed)
+ * into s->limits, the stricter of the two; -1 with err when invalid. */
+int act_limits_read(struct act_session *s, const struct act_config *cfg, json_t *policy,
+                    char *err, size_t errlen);
+/* Puts the session's current browser under its limits. */
+int act_limits_apply(struct act_session *s, char *err, size_t errlen);
 
 /* gates.c */
 int act_gates_start(struct act_session *s, json_t *policy, char *err, size_t errlen);

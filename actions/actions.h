@@ -96,7 +96,40 @@ struct act_config {
 	 * end). 0: it is discarded unless closed with browser_session or
 	 * browser_close (an agent that went away). */
 	int profile_save_at_end;
+	/* Ceilings for each browser of the session (0 = none); the policy's
+	 * "limits" may set stricter ones (actions/limits.c). A browser over a
+	 * limit is closed, the call fails with code "limit_exceeded", and the
+	 * next call starts a new browser. */
+	uint64_t browser_memory_limit_bytes;
+	unsigned browser_cpu_limit_percent; /* percent of one core, over 5 s */
+	/* A warm pool of pre-launched browsers (act_pool_start), borrowed: it
+	 * must outlive the session; NULL = launch each browser when needed. */
+	struct act_pool *pool;
 };
+
+/* ---- warm pool --------------------------------------------------------- */
+
+struct act_pool;
+
+/*
+ * Starts keeping `size` browsers launched and READY in the background for
+ * sessions whose config matches cfg (Chromium, headless, viewport; cfg
+ * and its strings are copied) and that need no browser profile; refilled
+ * as sessions take them. The first action of a session that takes one
+ * does not wait for a launch (its result says "browser": "pooled"). Each
+ * session still gets its own egress proxy, Fetch interception and limits
+ * (actions/warm_pool.c explains how). size 0: *out = NULL, no pool.
+ * Returns 0, or -1 with the reason in err.
+ */
+int act_pool_start(const struct act_config *cfg, size_t size, struct act_pool **out, char *err,
+                   size_t errlen);
+/* Browsers ready to be taken now (for a warm-pool gauge). Thread-safe. */
+size_t act_pool_ready(struct act_pool *p);
+/* The size the pool refills to. */
+size_t act_pool_size(struct act_pool *p);
+/* Closes the browsers it holds (zero residue) and frees it, after every
+ * session that uses it was freed. NULL is a no-op. */
+void act_pool_stop(struct act_pool *p);
 
 struct act_session;
 

@@ -67,6 +67,9 @@ static int cdp_failure(struct act_ctx *ctx, int rc, const struct cdp_error *err,
 		return act_fail(ctx, "cancelled", "cancelled while %s", doing);
 	if (rc == -CDP_ECLOSED || sess_check_alive(ctx->sess) < 0) {
 		sess_check_alive(ctx->sess);
+		if (sess_over_limit(ctx->sess))
+			return act_fail(ctx, "limit_exceeded", "%s while %s; the next call starts a new "
+			                "browser", sess_failure(ctx->sess), doing);
 		after_crash(ctx->as, next, sizeof(next));
 		return act_fail(ctx, "browser_crashed", "the browser crashed while %s (%s); %s", doing,
 		                sess_failure(ctx->sess)[0] ? sess_failure(ctx->sess) : "connection lost",
@@ -196,11 +199,18 @@ int act_launch_browser(struct act_session *as, char *err, size_t errlen)
 		opt.close_grace_ms = 10000; /* let Chromium flush the profile's files */
 	}
 	act_egress_launch_options(as, &opt);
-	if (sess_launch(&opt, &as->sess, err, errlen) < 0)
+	as->sess = act_pool_take(as, &opt);
+	as->pooled = as->sess != NULL;
+	if (!as->sess && sess_launch(&opt, &as->sess, err, errlen) < 0)
 		return -1;
 	act_egress_protect_port(as, sess_devtools_port(as->sess));
 	if (act_egress_attach(as) < 0) {
 		snprintf(err, errlen, "cannot watch the browser's requests");
+		sess_close(as->sess);
+		as->sess = NULL;
+		return -1;
+	}
+	if (act_limits_apply(as, err, errlen) < 0) {
 		sess_close(as->sess);
 		as->sess = NULL;
 		return -1;
@@ -216,9 +226,10 @@ int act_launch_browser(struct act_session *as, char *err, size_t errlen)
 		                             .policy = as->policy, .config = as->policy};
 
 		act_keeper_record(as->keeper, EVID_AUDIT_SESSION_OPENED, sess_id(as->sess), NULL,
-		                  json_pack("{s:o, s:s, s:I}", "manifest", evid_manifest_new(&m),
+		                  json_pack("{s:o, s:s, s:I, s:s}", "manifest", evid_manifest_new(&m),
 		                            "agent_session", as->id, "time_to_ready_ms",
-		                            (json_int_t)sess_time_to_ready_ms(as->sess)),
+		                            (json_int_t)sess_time_to_ready_ms(as->sess), "browser",
+		                            as->pooled ? "pooled" : "launched"),
 		                  0);
 	}
 	return 0;
@@ -232,6 +243,11 @@ static int ensure_browser(struct act_ctx *ctx)
 	struct act_session *as = ctx->as;
 	char err[512] = "";
 
+	if (as->sess && sess_check_alive(as->sess) < 0 && sess_over_limit(as->sess)) {
+		act_fail(ctx, "limit_exceeded", "%s; the next call starts a new browser",
+		         sess_failure(as->sess));
+		return -1;
+	}
 	if (as->sess && sess_check_alive(as->sess) < 0) {
 		after_crash(as, err, sizeof(err));
 		act_fail(ctx, "browser_crashed", "the browser crashed (%s); %s", sess_failure(as->sess),
@@ -246,6 +262,8 @@ static int ensure_browser(struct act_ctx *ctx)
 	if (!as->reported_ready) {
 		json_object_set_new(ctx->out, "time_to_ready_ms",
 		                    json_integer(sess_time_to_ready_ms(as->sess)));
+		json_object_set_new(ctx->out, "browser",
+		                    json_string(as->pooled ? "pooled" : "launched"));
 		as->reported_ready = 1;
 	}
 	ctx->sess = as->sess;
@@ -326,7 +344,8 @@ static int check_page(struct act_ctx *ctx)
 int act_outcome_unknown(const struct act_ctx *ctx)
 {
 	return ctx->failed && ctx->acted &&
-	       (!strcmp(ctx->error_code, "browser_crashed") || !strcmp(ctx->error_code, "timeout") ||
+	       (!strcmp(ctx->error_code, "browser_crashed") ||
+	        !strcmp(ctx->error_code, "limit_exceeded") || !strcmp(ctx->error_code, "timeout") ||
 	        !strcmp(ctx->error_code, "cancelled"));
 }
 

@@ -305,11 +305,7 @@ int act_settle(struct act_ctx *ctx, int navigation_expected)
 	}
 	if (rc == -CDP_ECANCELLED)
 		return act_fail(ctx, "cancelled", "cancelled while waiting for the page to settle");
-	if (rc == -CDP_ECLOSED) {
-		sess_check_alive(ctx->sess);
-		return act_fail(ctx, "browser_crashed",
-		                "the browser crashed while the page settled (%s); the next call "
-		                "starts a new browser", sess_failure(ctx->sess));
-	}
+	if (rc == -CDP_ECLOSED)
+		return act_connection_failed(ctx, rc, "the page settled");
 	return 0;
 }

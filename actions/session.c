@@ -142,6 +142,7 @@ int act_session_new(const struct act_config *cfg, struct act_session **out, char
 	s->viewport_height = cfg->viewport_height > 0 ? cfg->viewport_height : 720;
 	s->action_timeout_ms = cfg->action_timeout_ms > 0 ? cfg->action_timeout_ms : 30000;
 	s->prelaunch = cfg->prelaunch;
+	s->pool = cfg->pool;
 	s->policy = cfg->tenant_policy ? json_deep_copy(cfg->tenant_policy) : json_object();
 	s->before_screenshots = json_is_true(json_object_get(s->policy, "before_screenshots"));
 	s->require_evidence = json_is_true(json_object_get(cfg->tenant_policy, "require_evidence"));
@@ -173,6 +174,8 @@ int act_session_new(const struct act_config *cfg, struct act_session **out, char
 	if (act_gates_start(s, cfg->tenant_policy, err, errlen) < 0)
 		goto out;
 	if (check_retention(s, err, errlen) < 0)
+		goto out;
+	if (act_limits_read(s, cfg, cfg->tenant_policy, err, errlen) < 0)
 		goto out;
 	s->profile_save_at_end = cfg->profile_save_at_end;
 	if (cfg->profile && act_profile_open(s, cfg->profile, cfg->profile_user,

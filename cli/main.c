@@ -18,6 +18,7 @@
 #include "evidence/audit.h"
 #include "mcp/mcp.h"
 #include "policy/admin.h"
+#include "sessions/sessions.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -195,6 +196,8 @@ static int cmd_mcp(const struct cli_opts *o)
 	}
 	if (load_config(o->config_path, &policy) < 0)
 		return 2;
+	/* browsers and dirs a previous glassbox left when it died */
+	sess_reap_orphans(o->data_dir, NULL);
 	fill_config(o, policy, &cfg);
 	/* one session per stdio server: its browser starts while the client
 	 * is still initializing */

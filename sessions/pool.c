@@ -7,9 +7,11 @@
  * to the caller's thread, which becomes its only driver (the pool thread
  * never touches a session after handing it over), and wakes the pool
  * thread to launch a replacement. Pooled browsers are launched with the
- * pool's options, so only sessions that need nothing else (no profile, no
- * per-session proxy) may take one. Sessions found dead in the pool are
- * closed and replaced.
+ * pool's options, which can hold nothing of a session's policy: a session
+ * that takes one makes it its own with sess_adopt() (its setup hook, its
+ * proxy on a browser context of its own), and a session that needs other
+ * launch flags or a profile launches its own. Sessions found dead in the
+ * pool are closed and replaced.
  */
 #include "sessions/sessions-private.h"
 
@@ -28,6 +30,8 @@ struct sess_pool {
 	char *run_dir;
 	char *chromium_path;
 	char *host_resolver_rules;
+	char *proxy_server;
+	char **extra_args;         /* NULL-terminated copy */
 	struct sess **ready;       /* {lock} */
 	size_t n_ready;            /* {lock} */
 	size_t size;
@@ -80,6 +84,31 @@ static void *pool_main(void *arg)
 	return NULL;
 }
 
+static void free_args(char **args)
+{
+	size_t i;
+
+	for (i = 0; args && args[i]; i++)
+		free(args[i]);
+	free(args);
+}
+
+/* A NULL-terminated copy of args (NULL for NULL). */
+static char **copy_args(const char *const *args)
+{
+	size_t n = 0, i;
+	char **out;
+
+	if (!args)
+		return NULL;
+	while (args[n])
+		n++;
+	out = calloc(n + 1, sizeof(*out));
+	for (i = 0; out && i < n; i++)
+		out[i] = strdup(args[i]);
+	return out;
+}
+
 int sess_pool_start(const struct sess_options *opt, size_t size, unsigned max_launches,
                     struct sess_pool **out)
 {
@@ -99,9 +128,12 @@ int sess_pool_start(const struct sess_options *opt, size_t size, unsigned max_la
 	p->opt.run_dir = p->run_dir;
 	p->opt.chromium_path = p->chromium_path;
 	p->opt.host_resolver_rules = p->host_resolver_rules;
+	p->proxy_server = opt->proxy_server ? strdup(opt->proxy_server) : NULL;
+	p->opt.proxy_server = p->proxy_server;
+	p->extra_args = copy_args(opt->extra_args);
+	p->opt.extra_args = (const char *const *)p->extra_args;
 	p->opt.cancel_flag = &p->cancel;
 	p->opt.on_target = NULL;
-	p->opt.extra_args = NULL;
 	p->size = size;
 	p->max_launches = max_launches;
 	pthread_mutex_init(&p->lock, NULL);
@@ -111,6 +143,8 @@ int sess_pool_start(const struct sess_options *opt, size_t size, unsigned max_la
 		free(p->run_dir);
 		free(p->chromium_path);
 		free(p->host_resolver_rules);
+		free(p->proxy_server);
+		free_args(p->extra_args);
 		free(p);
 		return -1;
 	}
@@ -176,6 +210,8 @@ void sess_pool_stop(struct sess_pool *p)
 	free(p->run_dir);
 	free(p->chromium_path);
 	free(p->host_resolver_rules);
+	free(p->proxy_server);
+	free_args(p->extra_args);
 	free(p);
 }
 

@@ -180,6 +180,7 @@ int sess_process_exited(struct sess *s, char *why, size_t whylen)
 		return 0;
 	s->exited = 1;
 	s->exit_status = r == s->pid ? status : 0;
+	sess_watch_detach(s); /* its pid may be reused from now on */
 exited:
 	if (why)
 		describe_exit(s->exit_status, why, whylen);

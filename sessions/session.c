@@ -90,6 +90,10 @@ int sess_launch(const struct sess_options *opt, struct sess **out, char *err, si
 		goto out;
 	if (sess_spawn(s, opt, err, errlen) < 0)
 		goto out;
+	if (sess_write_owner(s->dir, s->pgid, s->profile_dir) < 0)
+		GB_LOGW("sessions", "cannot write the owner file in %s: a crash of this process "
+		        "would leave the browser for the next start to find only after a minute",
+		        s->dir);
 	s->state = SESS_STARTED;
 	if (sess_wait_devtools(s, timeout_ms, opt->cancel_flag, url, sizeof(url), err, errlen) < 0)
 		goto out;
@@ -133,6 +137,7 @@ out:
 void sess_close(struct sess *s)
 {
 	struct cdp_error cerr;
+	pid_t pgid;
 
 	if (!s)
 		return;
@@ -143,8 +148,12 @@ void sess_close(struct sess *s)
 	sess_targets_stop(s);
 	cdp_close(s->cdp);
 	s->cdp = NULL;
+	pgid = s->pgid;
+	sess_watch_detach(s);
 	sess_kill_group(s, s->close_grace_ms);
+	sess_watch_release(s);
 	sess_remove_tree(s->dir);
+	sess_note_residue(pgid, s->dir);
 	s->state = SESS_CLOSED;
 	json_decref(s->flags);
 	free(s);
@@ -153,7 +162,7 @@ void sess_close(struct sess *s)
 int sess_check_alive(struct sess *s)
 {
 	char why[64];
-
+	char verdict[256];
 	int64_t until;
 
 	if (s->state == SESS_FAILED)
@@ -167,7 +176,9 @@ int sess_check_alive(struct sess *s)
 	until = gb_now_ms() + 500;
 	while (!sess_process_exited(s, why, sizeof(why)) && gb_now_ms() < until)
 		usleep(5000);
-	if (sess_process_exited(s, why, sizeof(why)))
+	if (sess_watch_verdict(s, verdict, sizeof(verdict)))
+		sess_fail(s, "%s", verdict);
+	else if (sess_process_exited(s, why, sizeof(why)))
 		sess_fail(s, "Chromium exited (%s)", why);
 	else
 		sess_fail(s, "the DevTools connection to Chromium closed");

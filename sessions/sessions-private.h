@@ -9,6 +9,7 @@
 #include "sessions/sessions.h"
 
 #include <spawn.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #define SESS_MAX_PAGES 32
@@ -59,6 +60,8 @@ struct sess {
 	struct sess_child children[SESS_MAX_FRAMES];
 	size_t n_children;
 	int close_grace_ms;     /* Browser.close to exit, before SIGKILL */
+	struct sess_watch *watch; /* limits.c: the watchdog's entry, or NULL */
+	char context_id[SESS_ID_LEN]; /* adopt.c: the session's browser context, or "" */
 };
 
 /* process.c */
@@ -91,6 +94,68 @@ int sess_cdp_connect_in_netns(int netns_fd, const char *ws_url, const struct cdp
  * preferences every session needs (network prediction off). Returns 0, or
  * -1 with err. */
 int sess_write_preferences(const char *profile_dir, char *err, size_t errlen);
+/* procfs.c */
+struct sess_proc_stat {
+	char state;          /* R, S, Z, ... */
+	pid_t ppid;
+	pid_t pgid;
+	uint64_t cpu_ticks;  /* utime + stime, in clock ticks */
+	uint64_t start_ticks; /* since boot: with the pid, names one process */
+};
+int sess_proc_stat(pid_t pid, struct sess_proc_stat *st);
+uint64_t sess_proc_pss_bytes(pid_t pid);
+/* 1 when one of pid's arguments equals needle exactly (also in a title
+ * rewritten as one space-separated string). */
+int sess_proc_cmdline_has(pid_t pid, const char *needle);
+/* Calls fn for each process in /proc until it returns non-zero; returns
+ * the count visited, or -1. */
+int sess_proc_foreach(int (*fn)(void *user, pid_t pid), void *user);
+#ifdef GB_UNITTEST_BUILD
+int sess_parse_proc_stat(const char *text, struct sess_proc_stat *st);
+uint64_t sess_parse_pss_kb(const char *text);
+int sess_cmdline_text_has(const char *text, size_t n, const char *needle);
+#endif
+
+/* limits.c */
+/* Called once the browser's leader was reaped: its pgid may be reused, so
+ * the watchdog stops looking at it. */
+void sess_watch_detach(struct sess *s);
+/* Unregisters and frees s->watch (removes its cgroup); NULL is a no-op. */
+void sess_watch_release(struct sess *s);
+/* The limit verdict ("the browser used ..."), or NULL when none. */
+int sess_watch_verdict(struct sess *s, char *buf, size_t len);
+
+/* cgroup.c */
+/* The cgroup v2 dir under which browsers get their own cgroup (memory
+ * and cpu controllers enabled and writable), found once; "" with the
+ * reason in why when cgroups cannot be used here. */
+const char *sess_cgroup_base(char *why, size_t whylen);
+/* Creates base/<id> with memory.max and cpu.max for lim and moves every
+ * process of group pgid into it; path gets the dir. */
+int sess_cgroup_enter(const char *base, const char *id, pid_t pgid, uint64_t memory_max_bytes,
+                      unsigned cpu_percent, char *path, size_t pathlen, char *err, size_t errlen);
+/* The number of processes the kernel ended in the cgroup for memory. */
+unsigned sess_cgroup_oom_kills(const char *path);
+/* Removes the (empty) cgroup dir. */
+void sess_cgroup_remove(const char *path);
+#ifdef GB_UNITTEST_BUILD
+int sess_cgroup_prepare(const char *root, char *base, size_t baselen, char *why, size_t whylen);
+#endif
+
+/* orphans.c */
+/* Writes the owner file of a session's dir (all borrowed): this process's
+ * pid and start time, so a later glassbox can tell whether its owner still
+ * runs, and the browser's process group and profile dir. */
+int sess_write_owner(const char *dir, pid_t pgid, const char *profile_dir);
+#ifdef GB_UNITTEST_BUILD
+struct owner;
+int sess_parse_owner(const char *text, struct owner *o);
+#endif
+
+/* session.c */
+/* Notes what a close left behind (processes of pgid alive, dir present)
+ * for sess_residual_count(). */
+void sess_note_residue(pid_t pgid, const char *dir);
 
 /* targets.c */
 int sess_targets_start(struct sess *s);

@@ -42,6 +42,9 @@ enum sess_state {
 typedef void (*sess_target_setup_fn)(void *user, struct sess *s, const char *session_id,
                                      const char *type);
 
+/* A field added here that changes how the browser is launched must also be
+ * compared by actions/warm_pool.c (pool_fits), or a session may adopt a
+ * pre-launched browser that lacks it. */
 struct sess_options {
 	const char *chromium_path;       /* NULL: /usr/lib/chromium/chromium, else /usr/bin/chromium */
 	const char *run_dir;             /* parent of the session's private dir; required */
@@ -147,7 +150,7 @@ const char *sess_frame_session(struct sess *s, const char *frame_id);
 struct sess_pool;
 
 /* Starts a pool thread that keeps `size` READY sessions launched with opt
- * (copied; on_target and extra_args are not used), launching at most
+ * (copied, extra_args included; on_target is not used), launching at most
  * max_launches in all (0: refill forever; 1: a single pre-launch, as a
  * one-session stdio server wants). size 0: *out = NULL, no pool.
  * Returns 0 or -1. */
@@ -162,7 +165,81 @@ struct sess *sess_pool_take(struct sess_pool *p, const volatile int *cancel_flag
 /* Number of ready sessions. */
 size_t sess_pool_ready(struct sess_pool *p);
 
+struct sess_adopt_options {
+	const char *proxy_server;      /* the session's own proxy for its context, or NULL */
+	const char *proxy_bypass_list; /* e.g. "<-loopback>", or NULL */
+	sess_target_setup_fn on_target; /* may be NULL */
+	void *on_target_user;
+	int timeout_ms;                /* 0 = 10000 */
+};
+
+/*
+ * Makes a pre-launched READY browser (from sess_pool_take) the caller's:
+ * every target attached from now on gets o->on_target, and the session's
+ * pages live in a new browser context whose proxy is o->proxy_server
+ * (strings borrowed); the pool's blank tab is closed and a new one opened
+ * in that context, set up like every other. time_to_ready becomes the
+ * time this took. Returns 0, or -1 with the reason in err (the browser
+ * should then be closed).
+ */
+int sess_adopt(struct sess *s, const struct sess_adopt_options *o, char *err, size_t errlen);
+
+/* The browser context the session's pages open in ("" = the default). */
+const char *sess_context_id(const struct sess *s);
+
 /* Stops the pool thread and closes the ready sessions (zero residue). */
 void sess_pool_stop(struct sess_pool *p);
+
+/* ---- resource limits ---------------------------------------------------
+ * Per-browser ceilings on memory and CPU. A watchdog thread measures each
+ * limited browser's whole process tree (PSS from /proc/<pid>/smaps_rollup,
+ * CPU time from /proc/<pid>/stat over a sliding window) and closes a
+ * browser over its limit; the session then turns FAILED with a reason
+ * that names the limit (sess_failure) and sess_over_limit() says so.
+ * Where cgroup v2 is usable (memory and cpu controllers delegated and
+ * writable), each limited browser also gets its own cgroup with memory.max
+ * and cpu.max, so the kernel holds the line between two samples. */
+struct sess_limits {
+	uint64_t memory_bytes;   /* PSS of the browser's tree; 0 = no limit */
+	unsigned cpu_percent;    /* of one core, averaged over the window; 0 = no limit */
+	int cpu_window_ms;       /* 0 = 5000 */
+};
+
+/* Puts s's browser under lim (copied) from now on; a session can be
+ * limited once. Returns 0, or -1 with the reason in err. */
+int sess_apply_limits(struct sess *s, const struct sess_limits *lim, char *err, size_t errlen);
+
+/* 1 when the browser was closed for going over one of its limits. */
+int sess_over_limit(struct sess *s);
+
+/* "cgroup v2 (DIR) and watchdog" or "watchdog (WHY no cgroup)", for logs. */
+void sess_limits_describe(char *buf, size_t len);
+
+/* ---- residue and orphans ------------------------------------------------ */
+
+/* Processes and dirs that closed sessions of this process left behind
+ * (re-checked on each call: what has gone since is not counted). Zero
+ * when every close was clean; for a "residual processes" gauge.
+ * Thread-safe. */
+size_t sess_residual_count(void);
+
+struct sess_reap_report {
+	unsigned browsers_killed; /* process groups of orphaned browsers ended */
+	unsigned dirs_removed;    /* private run dirs removed */
+	unsigned live_skipped;    /* dirs whose owner still runs: left alone */
+};
+
+/*
+ * Finds what a glassbox that is no longer running left under
+ * data_dir/run (borrowed): its browsers (each its own process group) and
+ * private dirs, ends those browsers and removes those dirs. Each session
+ * dir holds an owner file (pid and start time of the glassbox that made
+ * it): a dir whose owner still runs is left alone, so another live
+ * glassbox on the same data dir keeps its browsers; a reused pid does not
+ * pass for its owner. A dir without an owner file is an orphan once it is
+ * older than a minute. Fills rep (may be NULL); returns 0, or -1 when the
+ * run dir cannot be read.
+ */
+int sess_reap_orphans(const char *data_dir, struct sess_reap_report *rep);
 
 #endif

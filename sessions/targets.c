@@ -270,11 +270,14 @@ int sess_open_page(struct sess *s, int timeout_ms, char *err, size_t errlen)
 	struct wait_page w = {.s = s};
 	struct sess_page *p;
 	json_t *res = NULL;
+	json_t *params;
 	size_t i;
 	int rc;
 
-	rc = cdp_call(s->cdp, NULL, "Target.createTarget", json_pack("{s:s}", "url", "about:blank"),
-	              timeout_ms, &res, &cerr);
+	params = json_pack("{s:s}", "url", "about:blank");
+	if (s->context_id[0]) /* an adopted browser: the session's own context */
+		json_object_set_new(params, "browserContextId", json_string(s->context_id));
+	rc = cdp_call(s->cdp, NULL, "Target.createTarget", params, timeout_ms, &res, &cerr);
 	if (rc < 0) {
 		snprintf(err, errlen, "cannot open a tab: %s", cerr.message);
 		goto out;

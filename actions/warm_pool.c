@@ -1,0 +1,184 @@
+/*
+ * warm_pool.c - browsers launched ahead of the sessions that will use
+ * them, so a new session's first action does not wait for Chromium.
+ *
+ * What can be pooled: a browser's launch flags are fixed at launch, and a
+ * session's egress layers need two things from them (actions/egress.c):
+ * no local DNS (--host-resolver-rules) and its own proxy (--proxy-server,
+ * a port per session). The first, with the other egress flags (WebRTC,
+ * QUIC, bypass list), depends on no policy; the second does. So pooled
+ * browsers are launched with the policy-independent flags and a proxy
+ * that refuses everything (an egress policy denying "*"), and a session
+ * that takes one gives it its own proxy on a browser context of its own
+ * and its own target setup (Fetch interception) with sess_adopt(): its
+ * pages never run in the default context, nor before their setup. A
+ * session takes a pooled browser only when its launch options equal the
+ * pool's but for the proxy (same Chromium, headless mode, viewport,
+ * resolver rules and extra flags) and its proxy layer is on; else, or when
+ * the pool is empty, it launches its own as before. Sessions with a
+ * browser profile must launch their own (the context is in-memory).
+ *
+ * Threads: the pool's own thread launches (sessions/pool.c); sessions'
+ * workers take; everything here is immutable after act_pool_start.
+ */
+#include "actions/actions-private.h"
+
+#include "common/log.h"
+#include "policy/egress.h"
+#include "sessions/sessions.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define BYPASS_FLAG "--proxy-bypass-list="
+
+struct act_pool {
+	struct sess_pool *sp;
+	struct policy_egress *deny_all;
+	struct policy_proxy *proxy;
+	struct policy_chromium_flags flags;
+	const char *extra[9];
+	char *chromium_path;
+	int headless;
+	int viewport_width;
+	int viewport_height;
+	char run_dir[4096];
+	size_t size;
+};
+
+void act_pool_stop(struct act_pool *p)
+{
+	if (!p)
+		return;
+	sess_pool_stop(p->sp);
+	policy_proxy_stop(p->proxy);
+	policy_egress_free(p->deny_all);
+	free(p->chromium_path);
+	free(p);
+}
+
+int act_pool_start(const struct act_config *cfg, size_t size, struct act_pool **out, char *err,
+                   size_t errlen)
+{
+	struct policy_proxy_options po = {.session_id = "warm-pool"};
+	struct sess_options opt = {0};
+	struct act_pool *p;
+	json_t *deny = json_pack("{s:[s]}", "deny", "*");
+	char perr[512];
+	size_t i;
+	int rc = -1;
+
+	*out = NULL;
+	if (size == 0) {
+		json_decref(deny);
+		return 0;
+	}
+	p = calloc(1, sizeof(*p));
+	if (!p || !cfg->data_dir) {
+		snprintf(err, errlen, p ? "the warm pool needs a data dir" : "out of memory");
+		goto out;
+	}
+	p->size = size;
+	p->chromium_path = cfg->chromium_path ? strdup(cfg->chromium_path) : NULL;
+	p->headless = cfg->headless;
+	p->viewport_width = cfg->viewport_width > 0 ? cfg->viewport_width : 1280;
+	p->viewport_height = cfg->viewport_height > 0 ? cfg->viewport_height : 720;
+	snprintf(p->run_dir, sizeof(p->run_dir), "%s/run", cfg->data_dir);
+	if (policy_egress_parse(deny, &p->deny_all, perr, sizeof(perr)) < 0 ||
+	    policy_proxy_start(p->deny_all, &po, &p->proxy, perr, sizeof(perr)) < 0) {
+		snprintf(err, errlen, "cannot start the warm pool's refuse-all proxy: %s", perr);
+		goto out;
+	}
+	policy_proxy_chromium_flags(p->proxy, &p->flags);
+	for (i = 0; i < sizeof(p->extra) / sizeof(p->extra[0]) - 1 && p->flags.extra[i]; i++)
+		p->extra[i] = p->flags.extra[i];
+	opt.chromium_path = p->chromium_path;
+	opt.run_dir = p->run_dir;
+	opt.headed = !p->headless;
+	opt.viewport_width = p->viewport_width;
+	opt.viewport_height = p->viewport_height;
+	opt.proxy_server = p->flags.proxy_server;
+	opt.host_resolver_rules = p->flags.host_resolver_rules;
+	opt.extra_args = p->extra;
+	if (sess_pool_start(&opt, size, 0, &p->sp) < 0) {
+		snprintf(err, errlen, "cannot start the warm pool's thread");
+		goto out;
+	}
+	GB_LOGI("actions", "warm pool: keeping %zu browser(s) ready", size);
+	*out = p;
+	rc = 0;
+out:
+	json_decref(deny);
+	if (rc < 0)
+		act_pool_stop(p);
+	return rc;
+}
+
+size_t act_pool_ready(struct act_pool *p)
+{
+	return p ? sess_pool_ready(p->sp) : 0;
+}
+
+size_t act_pool_size(struct act_pool *p)
+{
+	return p ? p->size : 0;
+}
+
+static int same_str(const char *a, const char *b)
+{
+	return (!a && !b) || (a && b && !strcmp(a, b));
+}
+
+/* 1 when a browser launched with the pool's options, given opt's proxy
+ * on its own context, is what the session would have launched. */
+static int pool_fits(const struct act_pool *p, const struct act_session *as,
+                     const struct sess_options *opt)
+{
+	size_t i;
+
+	/* a pooled browser runs in the service's network namespace: a session
+	 * with its own (egress layer 4) launches its browser there instead */
+	if (opt->netns_fd > 0)
+		return 0;
+	if (!as->proxy || !opt->proxy_server || !same_str(p->chromium_path, as->chromium_path) ||
+	    p->headless != as->headless || p->viewport_width != as->viewport_width ||
+	    p->viewport_height != as->viewport_height ||
+	    !same_str(p->flags.host_resolver_rules, opt->host_resolver_rules))
+		return 0;
+	for (i = 0; p->extra[i] || (opt->extra_args && opt->extra_args[i]); i++)
+		if (!opt->extra_args || !same_str(p->extra[i], opt->extra_args[i]))
+			return 0;
+	return 1;
+}
+
+struct sess *act_pool_take(struct act_session *as, const struct sess_options *opt)
+{
+	struct act_pool *p = as->pool;
+	struct sess_adopt_options ao = {0};
+	const char *bypass = NULL;
+	struct sess *s;
+	char err[512];
+	size_t i;
+
+	if (!p || !pool_fits(p, as, opt))
+		return NULL;
+	s = sess_pool_take(p->sp, &as->cancel_flag, 0);
+	if (!s)
+		return NULL;
+	for (i = 0; p->extra[i]; i++)
+		if (!strncmp(p->extra[i], BYPASS_FLAG, strlen(BYPASS_FLAG)))
+			bypass = p->extra[i] + strlen(BYPASS_FLAG);
+	ao.proxy_server = opt->proxy_server;
+	ao.proxy_bypass_list = bypass;
+	ao.on_target = opt->on_target;
+	ao.on_target_user = opt->on_target_user;
+	ao.timeout_ms = as->action_timeout_ms;
+	if (sess_adopt(s, &ao, err, sizeof(err)) < 0) {
+		GB_LOGW("actions", "a pre-launched browser could not be adopted (launching one "
+		        "instead): %s", err);
+		sess_close(s);
+		return NULL;
+	}
+	return s;
+}
