@@ -31,7 +31,7 @@ function usage(code) {
                           (no concurrency run unless --concurrency is given) and reports on/off
   --iterations N          measured loop iterations per server, after one warm-up (default 10)
   --concurrency K         clients at once for the concurrency run, 0 to skip (default 8)
-  --concurrency-on LIST   servers that get the concurrency run (default: glassbox)
+  --concurrency-on LIST   servers that get the concurrency run (default: floor,glassbox)
   --chromium PATH         browser for every server and the floor (default /usr/bin/chromium)
   --glassbox PATH         glassbox binary (default build/glassbox, or $GLASSBOX_BIN)
   --glassbox-args ARGS    extra arguments after \`glassbox mcp\`, space-separated (or $GLASSBOX_ARGS)
@@ -42,7 +42,7 @@ function usage(code) {
 
 function parseArgs(argv) {
   const o = {
-    only: DEFAULT_ONLY, iterations: 10, concurrency: 8, concurrencyOn: ['glassbox'],
+    only: DEFAULT_ONLY, iterations: 10, concurrency: 8, concurrencyOn: ['floor', 'glassbox'],
     chromium: '/usr/bin/chromium',
     glassbox: process.env.GLASSBOX_BIN ? path.resolve(REPO, process.env.GLASSBOX_BIN) : path.join(REPO, 'build', 'glassbox'),
     glassboxArgs: (process.env.GLASSBOX_ARGS || '').split(' ').filter(Boolean),
@@ -86,7 +86,7 @@ function parseArgs(argv) {
   }
   if (egressCost && !concurrencyGiven) o.concurrency = 0;
   o.only = ALL.filter((s) => o.only.includes(s));
-  o.concurrencyOn = o.concurrencyOn.filter((s) => s !== 'floor' && o.only.includes(s));
+  o.concurrencyOn = o.concurrencyOn.filter((s) => o.only.includes(s));
   return o;
 }
 
@@ -323,7 +323,7 @@ function printTable(results, ratios, conc) {
       continue;
     }
     out.push(`Concurrency: ${c.clients} clients at once on ${c.server} (one server process each), ${c.iterations_per_client} loops each`);
-    out.push(`  loop p50 ${fmt(c.loop.p50, 0)} ms  p95 ${fmt(c.loop.p95, 0)} ms  max ${fmt(c.loop.max, 0)} ms | cold start p50 ${fmt(c.cold_start.p50, 0)} ms  p95 ${fmt(c.cold_start.p95, 0)} ms`);
+    out.push(`  loop p50 ${fmt(c.loop.p50, 0)} ms  p95 ${fmt(c.loop.p95, 0)} ms  max ${fmt(c.loop.max, 0)} ms  (p95 = ${fmt(c.p95_over_single_median, 0, 2)} x single median) | cold start p50 ${fmt(c.cold_start.p50, 0)} ms  p95 ${fmt(c.cold_start.p95, 0)} ms`);
     if (c.time_to_ready) out.push(`  time_to_ready p50 ${fmt(c.time_to_ready.p50, 0)} ms  p95 ${fmt(c.time_to_ready.p95, 0)} ms`);
     out.push(`  errors ${c.errors} of ${c.planned_loops} loops | ${c.throughput_loops_per_s ?? '-'} loops/s | wall ${fmt(c.wall_ms / 1000, 0, 1)} s | total PSS ${fmt(c.memory.total_pss_mb_sum, 0)} MB over ${c.memory.measured_clients} clients`);
     if (c.error_samples.length) out.push(`  first error: ${c.error_samples[0].step ? c.error_samples[0].step + ': ' : ''}${c.error_samples[0].message.split('\n')[0].slice(0, 160)}`);
@@ -423,7 +423,10 @@ async function main() {
         continue;
       }
       log(`${name}: concurrency run, ${opts.concurrency} clients`);
-      conc.push(await runConcurrency(name, opts.concurrency, ctx));
+      const c = await runConcurrency(name, opts.concurrency, ctx);
+      /* how much one loop slows down when K run at once: p95 over the single-client median */
+      if (single?.loop?.median) c.p95_over_single_median = round(c.loop.p95 / single.loop.median, 2);
+      conc.push(c);
     }
   }
   const ratios = computeRatios(results);
