@@ -6,9 +6,11 @@
  *   glassbox approvals ...     list, show, approve or deny held actions
  *   glassbox audit ...         verify the signed trail, export the key, purge
  *   glassbox report ...        an HTML report of the trail for reviewers
+ *   glassbox secret ...        set, list or delete a tenant's secrets
  *   glassbox version
  */
 #include "actions/actions.h"
+#include "cli/commands.h"
 #include "common/log.h"
 #include "evidence/audit.h"
 #include "mcp/mcp.h"
@@ -43,6 +45,8 @@ static void usage(FILE *out)
 	        "  audit      verify [--tenant T] [--pubkey FILE] [--json] | export-key [-o FILE] |\n"
 	        "             purge --tenant T --days N\n"
 	        "  report     --session ID | --tenant T [--since DATE] -o FILE: the trail as HTML\n"
+	        "  secret     set NAME --hosts H1,H2 [--fields K] [--tenant T] [--from-file F] |\n"
+	        "             list [--tenant T] [--json] | delete NAME [--tenant T]\n"
 	        "  version    print the version\n"
 	        "\n"
 	        "options:\n"
@@ -238,6 +242,8 @@ static int cmd_evidence(int argc, char **argv)
 		rc = evid_cli_audit(n, rest, o.data_dir);
 	else if (!strcmp(argv[1], "report"))
 		rc = evid_cli_report(n, rest, o.data_dir);
+	else if (!strcmp(argv[1], "secret"))
+		rc = cli_cmd_secret(n, rest, o.data_dir);
 	else
 		rc = policy_cli_approvals(n, rest, o.data_dir);
 	free(rest);
@@ -259,7 +265,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (!strcmp(argv[1], "audit") || !strcmp(argv[1], "report") ||
-	    !strcmp(argv[1], "approvals"))
+	    !strcmp(argv[1], "approvals") || !strcmp(argv[1], "secret"))
 		return cmd_evidence(argc, argv);
 	if (parse_opts(argc, argv, &o) < 0)
 		return 2;
