@@ -149,6 +149,10 @@ static int cmd_set(const char *data_dir, const char *tenant, const char *name, c
 		        SECRET_MAX_FIELDS);
 		return 2;
 	}
+	if (sodium_init() < 0) {
+		fprintf(stderr, "glassbox: libsodium cannot start\n");
+		return 1;
+	}
 	value = sodium_malloc(SECRET_READ_MAX + 1);
 	if (!value) {
 		fprintf(stderr, "glassbox: out of memory\n");
