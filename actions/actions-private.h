@@ -83,6 +83,13 @@ struct act_session {
 	char last_shot_op[72];
 	char last_shot_digest[64];
 	char last_shot_url[2048];
+
+	/* secrets and page content (secret_use.c); worker thread only */
+	struct act_typed_secret *typed_secrets; /* values typed in this session, to scrub */
+	size_t n_typed_secrets;
+	struct snap_masked *masked_fields;      /* fields that received a secret */
+	size_t n_masked_fields;
+	int hidden_text;            /* enum snap_hidden_mode: policy page_content.hidden_text */
 };
 
 /* A resolved target element. */
@@ -303,5 +310,25 @@ void act_request_evidence(struct act_ctx *ctx);
  * links it from the result; fills sha (65 bytes) on success. */
 int act_store_png(struct act_ctx *ctx, const char *b64, const char *kind, char *sha);
 json_t *act_redacted_args(const struct act_ctx *ctx);
+
+/* secret_use.c */
+/* Reads the policy's "page_content" ({"hidden_text": "flag" | "drop"}). */
+int act_secrets_start(struct act_session *s, json_t *policy, char *err, size_t errlen);
+/* Wipes the values typed in the session. */
+void act_secrets_stop(struct act_session *s);
+/* browser_type with `secret`: opens tenant's secret name, checks the
+ * focused field (frame origin on its hosts, field kind) right before
+ * Input.insertText, types it, presses Enter when submit. */
+int act_type_secret(struct act_ctx *ctx, const char *name, int submit);
+/* text with every value typed in the session (and its URL and JSON
+ * encodings) replaced by "[secret NAME]": malloc'd, or NULL when there
+ * was nothing to replace. */
+char *act_secrets_scrub_text(const struct act_session *s, const char *text);
+/* The same in every string of j (borrowed), in place. */
+void act_secrets_scrub_json(const struct act_session *s, json_t *j);
+/* The same in the call's result, text and error, before they leave. */
+void act_secrets_scrub_call(struct act_ctx *ctx);
+/* The fields to mask in a snapshot. */
+void act_secrets_masked_ids(const struct act_session *s, struct snap_options *opt);
 
 #endif

