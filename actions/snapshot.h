@@ -57,6 +57,13 @@ enum snap_hidden_mode {
 	SNAP_HIDDEN_DROP,      /* left out */
 };
 
+/* What a snapshot found besides its lines. */
+struct snap_stats {
+	size_t hidden_flagged;   /* lines marked [hidden-text] */
+	size_t hidden_dropped;   /* hidden texts and nodes left out (SNAP_HIDDEN_DROP) */
+	size_t label_differs;    /* controls marked [label-differs, ...] */
+};
+
 /* Maps a frame id to the CDP session that owns it (out-of-process
  * iframes have their own target session); returns NULL when the frame
  * belongs to the page's own session. */
@@ -78,9 +85,10 @@ struct snap_options {
 	size_t n_masked;
 	/* hidden text: looked for with DOMSnapshot.captureSnapshot (one more
 	 * call per frame) and flagged or dropped; a label that differs from the
-	 * visible text of a button or link is flagged [label-differs: visible
+	 * visible text of a button or link is flagged [label-differs, visible
 	 * "..."] whenever this is not OFF */
 	enum snap_hidden_mode hidden;
+	struct snap_stats *stats;     /* filled on success when not NULL */
 };
 
 /*
