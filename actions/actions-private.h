@@ -156,6 +156,11 @@ struct act_ctx {
 	int in_ledger;              /* the operation is open in the ledger */
 	int acted;                  /* marked running: input may have reached the page */
 	char url_before[2048];
+	/* where the screenshot being stored starts, in CSS px from the viewport's
+	 * origin (full-page and element screenshots), to mask secret fields */
+	double shot_dx;
+	double shot_dy;
+	int shot_masked;            /* the stored screenshot had fields masked */
 };
 
 /* One tool's code: an optional gate (policy) and its execution. */
@@ -328,6 +333,11 @@ char *act_secrets_scrub_text(const struct act_session *s, const char *text);
 void act_secrets_scrub_json(const struct act_session *s, json_t *j);
 /* The same in the call's result, text and error, before they leave. */
 void act_secrets_scrub_call(struct act_ctx *ctx);
+/* Paints black over the fields that received a secret and show it (not
+ * password fields, which show dots) in the screenshot *png, replacing it.
+ * Returns 0 (nothing to mask, or masked), or -1 when it could not be
+ * masked: the screenshot must then not be kept. */
+int act_secrets_mask_png(struct act_ctx *ctx, unsigned char **png, size_t *len);
 /* The fields to mask in a snapshot. */
 void act_secrets_masked_ids(const struct act_session *s, struct snap_options *opt);
 

@@ -276,6 +276,10 @@ static void capture_before(struct act_ctx *ctx)
 	b64 = json_string_value(json_object_get(res, "data"));
 	if (b64 && evid_base64_decode(b64, strlen(b64), &ctx->before_png, &ctx->before_len) < 0)
 		ctx->before_png = NULL;
+	if (ctx->before_png && act_secrets_mask_png(ctx, &ctx->before_png, &ctx->before_len) < 0) {
+		free(ctx->before_png); /* it would show a secret */
+		ctx->before_png = NULL;
+	}
 out:
 	json_decref(res);
 }

@@ -431,6 +431,77 @@ out:
 	return rc;
 }
 
+/* The box of one masked field in viewport CSS px; 0, or -1 when it is not
+ * on the page any more (nothing to mask). */
+static int field_box(struct act_ctx *ctx, const struct snap_masked *m, struct evid_rect *r)
+{
+	struct cdp_error err;
+	json_t *res = NULL;
+	json_t *q;
+	double minx = 1e9, miny = 1e9, maxx = -1e9, maxy = -1e9;
+	size_t i;
+	int rc = -1;
+
+	if (cdp_call(ctx->cdp, m->session_id, "DOM.getContentQuads",
+	             json_pack("{s:i}", "backendNodeId", m->backend_node_id), act_left_ms(ctx), &res,
+	             &err) < 0)
+		goto out;
+	q = json_array_get(json_object_get(res, "quads"), 0);
+	if (json_array_size(q) != 8)
+		goto out;
+	for (i = 0; i < 8; i += 2) {
+		double x = json_number_value(json_array_get(q, i));
+		double y = json_number_value(json_array_get(q, i + 1));
+
+		minx = x < minx ? x : minx;
+		maxx = x > maxx ? x : maxx;
+		miny = y < miny ? y : miny;
+		maxy = y > maxy ? y : maxy;
+	}
+	r->x = minx + ctx->shot_dx;
+	r->y = miny + ctx->shot_dy;
+	r->width = maxx - minx;
+	r->height = maxy - miny;
+	rc = 0;
+out:
+	json_decref(res);
+	return rc;
+}
+
+int act_secrets_mask_png(struct act_ctx *ctx, unsigned char **png, size_t *len)
+{
+	struct act_session *as = ctx->as;
+	struct evid_rect *rects = NULL;
+	unsigned char *out = NULL;
+	size_t n = 0, outlen = 0, i;
+	char err[512];
+	int rc = 0;
+
+	if (!as->n_masked_fields || !ctx->cdp)
+		return 0;
+	rects = calloc(as->n_masked_fields, sizeof(*rects));
+	if (!rects)
+		return -1;
+	for (i = 0; i < as->n_masked_fields; i++)
+		if (field_box(ctx, &as->masked_fields[i], &rects[n]) == 0)
+			n++;
+	if (n) {
+		rc = evid_png_mask(*png, *len, rects, n, 1, &out, &outlen, err, sizeof(err));
+		if (rc == 0) {
+			free(*png);
+			*png = out;
+			*len = outlen;
+			ctx->shot_masked = 1;
+		} else {
+			GB_LOGW("actions", "a screenshot showing a secret's field could not be masked and "
+			        "is not kept: %s", err);
+			rc = -1;
+		}
+	}
+	free(rects);
+	return rc;
+}
+
 void act_secrets_masked_ids(const struct act_session *s, struct snap_options *opt)
 {
 	opt->masked = s->masked_fields;

@@ -8,6 +8,7 @@
 #include "cdp/cdp.h"
 #include "sessions/sessions.h"
 
+#include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -168,6 +169,7 @@ static int screenshot_run(struct act_ctx *ctx)
 {
 	int full = json_is_true(json_object_get(ctx->args, "fullPage"));
 	json_t *params = act_png_params();
+	char *masked = NULL;
 	json_t *res = NULL, *metrics = NULL;
 	const char *b64;
 	char sha[65];
@@ -178,8 +180,13 @@ static int screenshot_run(struct act_ctx *ctx)
 
 		rc = act_call_on_target(ctx, "function() { this.scrollIntoView({block: 'center'}); "
 		                        "const r = this.getBoundingClientRect(); return {x: r.left + "
-		                        "scrollX, y: r.top + scrollY, w: r.width, h: r.height}; }",
+		                        "scrollX, y: r.top + scrollY, w: r.width, h: r.height, "
+		                        "sx: scrollX, sy: scrollY}; }",
 		                        NULL, &info, "measuring the element");
+		ctx->shot_dx = json_number_value(json_object_get(info, "sx")) -
+		               json_number_value(json_object_get(info, "x"));
+		ctx->shot_dy = json_number_value(json_object_get(info, "sy")) -
+		               json_number_value(json_object_get(info, "y"));
 		if (rc == 0)
 			json_object_set_new(params, "clip",
 			                    json_pack("{s:O, s:O, s:O, s:O, s:i}", "x", json_object_get(info, "x"),
@@ -192,7 +199,10 @@ static int screenshot_run(struct act_ctx *ctx)
 		             "measuring the page");
 		if (rc == 0) {
 			json_t *size = json_object_get(metrics, "cssContentSize");
+			json_t *vv = json_object_get(metrics, "cssVisualViewport");
 
+			ctx->shot_dx = json_number_value(json_object_get(vv, "pageX"));
+			ctx->shot_dy = json_number_value(json_object_get(vv, "pageY"));
 			json_object_set_new(params, "captureBeyondViewport", json_true());
 			json_object_set_new(params, "clip",
 			                    json_pack("{s:i, s:i, s:O, s:O, s:i}", "x", 0, "y", 0, "width",
@@ -212,13 +222,25 @@ static int screenshot_run(struct act_ctx *ctx)
 	gb_buf_appendf(&ctx->text, "Took a screenshot of %s",
 	               ctx->has_target ? ctx->target.description : full ? "the full page" : "the viewport");
 	rc = act_store_png(ctx, b64, "screenshot", sha);
+	if (rc == 0 && ctx->shot_masked) {
+		/* the model sees the masked image too */
+		size_t n = sodium_base64_ENCODED_LEN(ctx->shot_len, sodium_base64_VARIANT_ORIGINAL);
+
+		masked = malloc(n);
+		if (masked)
+			sodium_bin2base64(masked, n, ctx->shot_png, ctx->shot_len,
+			                  sodium_base64_VARIANT_ORIGINAL);
+		else
+			rc = -1;
+	}
 	if (rc == 0)
 		json_array_insert_new(ctx->content, 0,
 		                      json_pack("{s:s, s:s, s:s}", "type", "image", "mimeType", "image/png",
-		                                "data", b64));
+		                                "data", masked ? masked : b64));
 	else
 		rc = act_fail(ctx, "evidence_failed", "the screenshot could not be validated or stored");
 out:
+	free(masked);
 	json_decref(metrics);
 	json_decref(res);
 	return rc;

@@ -11,7 +11,9 @@
 import { test, before, after } from 'node:test';
 import { execFile } from 'node:child_process';
 import crypto from 'node:crypto';
+import fs from 'node:fs';
 import path from 'node:path';
+import zlib from 'node:zlib';
 import {
   assert, openGlassbox, newDataDir, startFixtureServer, glassboxBin, REPO_ROOT, callTool, ok, sc,
   textOf, dump, evaluate, snapshot, findRef, filesContaining, assertToolError,
@@ -49,6 +51,64 @@ function assertRefused(r, reason) {
   assert.equal(sc(r).error?.code, 'secret_refused', dump(r));
   assert.match(text, reason, dump(r));
   return text;
+}
+
+/* Decodes an 8-bit, non-interlaced RGB or RGBA PNG (as Chromium and
+ * libpng write them): {width, height, px(x, y) -> [r, g, b]}. */
+function decodePng(buf) {
+  let off = 8;
+  let width = 0;
+  let height = 0;
+  let channels = 0;
+  const idat = [];
+  while (off < buf.length) {
+    const len = buf.readUInt32BE(off);
+    const type = buf.toString('latin1', off + 4, off + 8);
+    const data = buf.subarray(off + 8, off + 8 + len);
+    if (type === 'IHDR') {
+      width = data.readUInt32BE(0);
+      height = data.readUInt32BE(4);
+      assert.equal(data[8], 8, 'bit depth');
+      assert.equal(data[12], 0, 'interlace');
+      channels = { 2: 3, 6: 4 }[data[9]];
+      assert.ok(channels, `colour type ${data[9]}`);
+    } else if (type === 'IDAT') idat.push(data);
+    off += 12 + len;
+  }
+  const raw = zlib.inflateSync(Buffer.concat(idat));
+  const stride = width * channels;
+  const out = Buffer.alloc(stride * height);
+  for (let y = 0; y < height; y++) {
+    const f = raw[y * (stride + 1)];
+    for (let i = 0; i < stride; i++) {
+      const x = raw[y * (stride + 1) + 1 + i];
+      const a = i >= channels ? out[y * stride + i - channels] : 0;
+      const b = y > 0 ? out[(y - 1) * stride + i] : 0;
+      const c = i >= channels && y > 0 ? out[(y - 1) * stride + i - channels] : 0;
+      let v;
+      if (f === 0) v = x;
+      else if (f === 1) v = x + a;
+      else if (f === 2) v = x + b;
+      else if (f === 3) v = x + ((a + b) >> 1);
+      else {
+        const p = a + b - c;
+        const pa = Math.abs(p - a);
+        const pb = Math.abs(p - b);
+        const pc = Math.abs(p - c);
+        v = x + (pa <= pb && pa <= pc ? a : pb <= pc ? b : c);
+      }
+      out[y * stride + i] = v & 0xff;
+    }
+  }
+  return { width, height, px: (x, y) => [...out.subarray((y * width + x) * channels, (y * width + x) * channels + 3)] };
+}
+
+/* Asserts every pixel of box (CSS px, device scale 1) is black in png. */
+function assertBlackBox(png, box, what) {
+  const img = decodePng(png);
+  for (let y = Math.ceil(box.y); y < Math.floor(box.y + box.height); y++)
+    for (let x = Math.ceil(box.x); x < Math.floor(box.x + box.width); x++)
+      assert.deepEqual(img.px(x, y), [0, 0, 0], `${what}: pixel (${x}, ${y}) of the field is not masked`);
 }
 
 async function loginPage(host = 'shop.test') {
@@ -156,7 +216,22 @@ test('a secret allowed in text fields is masked in the snapshot and scrubbed fro
   const ev = await call('browser_evaluate', { function: `() => 'account=' + document.getElementById('account').value` });
   assert.equal(sc(ev).result, 'account=[secret SHOP_ACCOUNT]');
   assert.match(textOf(ev), /\[secret SHOP_ACCOUNT\]/);
-  keep(await ok(client, 'browser_take_screenshot', {}));
+  // screenshots: the field is a black box in the image the model gets and in the stored evidence
+  const box = await evaluate(client, `() => { const r = document.getElementById('account').getBoundingClientRect(); return {x: r.x, y: r.y, width: r.width, height: r.height}; }`);
+  assert.ok(box.width > 20 && box.height > 5, JSON.stringify(box));
+  const shot = keep(await ok(client, 'browser_take_screenshot', {}));
+  const inline = shot.content.find((c) => c.type === 'image');
+  assertBlackBox(Buffer.from(inline.data, 'base64'), box, 'the returned screenshot');
+  const sha = sc(shot).evidence[0].sha256;
+  const stored = path.join(gb.dataDir, 'tenants', 'local', 'artifacts', sha.slice(0, 2), sha);
+  assertBlackBox(fs.readFileSync(stored), box, 'the stored screenshot');
+  // the evidence of the typing itself
+  const typedSha = sc(r).evidence?.[0]?.sha256;
+  assert.ok(typedSha, dump(r));
+  assertBlackBox(fs.readFileSync(path.join(gb.dataDir, 'tenants', 'local', 'artifacts', typedSha.slice(0, 2), typedSha)), box, 'the evidence of browser_type');
+  // a password field needs no mask: it shows dots
+  const pw = await evaluate(client, `() => document.getElementById('password').getBoundingClientRect().width`);
+  assert.ok(pw > 0);
 });
 
 test('the snapshot wraps page content and flags what a person would not see', async () => {
