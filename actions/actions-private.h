@@ -302,6 +302,8 @@ int act_type_text(struct act_ctx *ctx, const char *text, int slowly);
 int act_modifiers_from_json(json_t *arr);
 
 #ifdef GB_UNITTEST_BUILD
+void act_secrets_remember(struct act_session *s, const char *name, const unsigned char *value,
+                          size_t len);
 int act_is_ref(const char *t);
 int act_lookup_key(const char *name, struct key_def *out, char *text, char *code);
 #endif

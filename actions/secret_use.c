@@ -143,7 +143,7 @@ static char *json_escaped(const unsigned char *v, size_t len)
 }
 
 /* Remembers value as typed under name (for scrubbing). */
-static void remember_typed(struct act_session *s, const char *name, const unsigned char *value,
+UNITTEST void act_secrets_remember(struct act_session *s, const char *name, const unsigned char *value,
                            size_t len)
 {
 	struct act_typed_secret *t;
@@ -404,7 +404,7 @@ int act_type_secret(struct act_ctx *ctx, const char *name, int submit)
 		goto out;
 	}
 	act_ledger_running(ctx);
-	remember_typed(as, name, value, len);
+	act_secrets_remember(as, name, value, len);
 	rc = act_type_text(ctx, (const char *)value, 0);
 	if (rc < 0)
 		goto out;
