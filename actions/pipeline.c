@@ -345,6 +345,7 @@ static void report_refusals(struct act_ctx *ctx)
 
 	if (!got)
 		return;
+	act_secrets_scrub_json(ctx->as, got); /* a refused URL may carry a typed secret */
 	if (!blocked) {
 		blocked = json_array();
 		json_object_set_new(ctx->out, "blocked", blocked);

@@ -120,7 +120,8 @@ async function loginPage(host = 'shop.test') {
 
 before(async () => {
   fixture = await startFixtureServer();
-  gb = await openGlassbox({ dataDir: newDataDir(), config: POLICY });
+  // debug logging: the grep of stderr below then covers every log line
+  gb = await openGlassbox({ dataDir: newDataDir(), config: POLICY, env: { GLASSBOX_LOG: 'debug' } });
   client = gb.client;
   let r = await secretCli(['set', 'SHOP_PASSWORD', '--hosts', 'shop.test'], `${PASSWORD}\n`);
   assert.equal(r.code, 0, r.stderr);
