@@ -307,6 +307,19 @@ static const char focus_js[] =
     "  type: el && el.tagName === 'INPUT' ? (el.type || 'text').toLowerCase() : '',"
     "  autocomplete: el ? (el.getAttribute('autocomplete') || '') : '' }; }";
 
+/*
+ * For a field that is not a password field: right before typing, the
+ * focus is checked once more and the field marked autocomplete="off", so
+ * that Chromium neither keeps its value in the profile's session state
+ * (form state for session restore) nor offers it for autofill.
+ */
+static const char unsaved_js[] =
+    "function() { const el = this.nodeType === 1 ? this : this.parentElement;"
+    " let a = document.activeElement;"
+    " while (a && a.shadowRoot && a.shadowRoot.activeElement) a = a.shadowRoot.activeElement;"
+    " if (a !== el || !document.hasFocus()) return false;"
+    " el.setAttribute('autocomplete', 'off'); return true; }";
+
 /* Checks the focused field against the secret; 0 to type, or -1 with
  * the call failed (code secret_refused) and the reason. */
 static int check_destination(struct act_ctx *ctx, const struct secret_meta *m, int *password)
@@ -402,6 +415,18 @@ int act_type_secret(struct act_ctx *ctx, const char *name, int submit)
 		                            ctx->target.description, "reason", ctx->error),
 		                  0);
 		goto out;
+	}
+	if (!password) {
+		json_t *still = NULL;
+
+		rc = act_call_in_isolated_world(ctx, unsaved_js, &still, "checking where the secret goes");
+		if (rc == 0 && !json_is_true(still))
+			rc = act_fail(ctx, "secret_refused", "secret %s was not typed: the keyboard focus "
+			              "left %s while it was checked; take a new snapshot and check the field",
+			              name, ctx->target.description);
+		json_decref(still);
+		if (rc < 0)
+			goto out;
 	}
 	act_ledger_running(ctx);
 	act_secrets_remember(as, name, value, len);
