@@ -16,7 +16,7 @@ import path from 'node:path';
 import zlib from 'node:zlib';
 import {
   assert, openGlassbox, newDataDir, startFixtureServer, glassboxBin, REPO_ROOT, callTool, ok, sc,
-  textOf, dump, evaluate, snapshot, findRef, filesContaining, assertToolError,
+  textOf, dump, evaluate, snapshot, findRef, filesContaining, assertToolError, pollUntil,
 } from '../e2e/lib.mjs';
 
 const POLICY = path.join(REPO_ROOT, 'fixtures', 'policy', 'secrets.json');
@@ -102,6 +102,13 @@ function decodePng(buf) {
     }
   }
   return { width, height, px: (x, y) => [...out.subarray((y * width + x) * channels, (y * width + x) * channels + 3)] };
+}
+
+/* The stored artifact sha256 of the tenant "local", once the record keeper wrote it. */
+async function artifact(sha) {
+  const p = path.join(gb.dataDir, 'tenants', 'local', 'artifacts', sha.slice(0, 2), sha);
+  assert.ok(await pollUntil(() => fs.existsSync(p)), `artifact ${sha} was not stored`);
+  return fs.readFileSync(p);
 }
 
 /* Asserts every pixel of box (CSS px, device scale 1) is black in png. */
@@ -224,13 +231,11 @@ test('a secret allowed in text fields is masked in the snapshot and scrubbed fro
   const shot = keep(await ok(client, 'browser_take_screenshot', {}));
   const inline = shot.content.find((c) => c.type === 'image');
   assertBlackBox(Buffer.from(inline.data, 'base64'), box, 'the returned screenshot');
-  const sha = sc(shot).evidence[0].sha256;
-  const stored = path.join(gb.dataDir, 'tenants', 'local', 'artifacts', sha.slice(0, 2), sha);
-  assertBlackBox(fs.readFileSync(stored), box, 'the stored screenshot');
+  assertBlackBox(await artifact(sc(shot).evidence[0].sha256), box, 'the stored screenshot');
   // the evidence of the typing itself
   const typedSha = sc(r).evidence?.[0]?.sha256;
   assert.ok(typedSha, dump(r));
-  assertBlackBox(fs.readFileSync(path.join(gb.dataDir, 'tenants', 'local', 'artifacts', typedSha.slice(0, 2), typedSha)), box, 'the evidence of browser_type');
+  assertBlackBox(await artifact(typedSha), box, 'the evidence of browser_type');
   // a password field needs no mask: it shows dots
   const pw = await evaluate(client, `() => document.getElementById('password').getBoundingClientRect().width`);
   assert.ok(pw > 0);
