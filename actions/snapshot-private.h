@@ -122,6 +122,7 @@ struct snap_hidden_set {
 	char session_id[SNAP_ID_MAX];
 	int *ids;           /* backend node ids, sorted */
 	size_t n;
+	uint64_t call_id;   /* its captureSnapshot, until awaited; 0: none */
 };
 
 struct snap_ctx {
@@ -228,6 +229,9 @@ int act_snap_fetch(struct snap_ctx *x);
 
 /* ---- snapshot_hidden.c ------------------------------------------------------- */
 
+/* With opt->hidden: sends the first frame's layout request, so that it
+ * runs while the accessibility trees are fetched. */
+void act_snap_start_hidden(struct snap_ctx *x);
 /* With opt->hidden: reads the layout of every frame's process
  * (DOMSnapshot.captureSnapshot) and notes the nodes a person would not
  * see. Failures leave nothing noted (text is then shown unflagged). */

@@ -190,7 +190,10 @@ int act_snapshot_take(struct cdp_conn *c, const struct snap_options *opt, struct
 	x->limit_chars = opt->max_chars ? opt->max_chars : SIZE_MAX;
 	gb_buf_init(&x->out, SNAP_MAX_YAML_BYTES + 256);
 	gb_buf_init(&x->line, SNAP_MAX_YAML_BYTES);
-	if (snap_seed(x, map) < 0 || act_snap_fetch(x) < 0)
+	if (snap_seed(x, map) < 0)
+		goto out;
+	act_snap_start_hidden(x);
+	if (act_snap_fetch(x) < 0)
 		goto out;
 	act_snap_fetch_hidden(x);
 	if (act_snap_build(x) < 0 || act_snap_render(x) < 0)

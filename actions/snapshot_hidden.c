@@ -14,7 +14,9 @@
  *   - its box lies entirely outside its document (off-screen), or
  *   - it is text whose box is empty (font-size 0) or whose colour is fully
  *     transparent.
- * The result is a sorted list of backend node ids per session. The reply
+ * The page's own request is sent before the accessibility trees are
+ * fetched and runs alongside them; out-of-process frames' follow. The
+ * result is a sorted list of backend node ids per session. The reply
  * is hostile input: every array is type-checked and bounded; a reply
  * that does not parse notes nothing (text is then shown unflagged).
  */
@@ -163,48 +165,56 @@ static void parse_reply(json_t *res, struct snap_hidden_set *set)
 		qsort(set->ids, set->n, sizeof(*set->ids), cmp_int);
 }
 
+/* Notes session (once) and sends its captureSnapshot; the call is
+ * awaited by act_snap_fetch_hidden(). */
+static void send_capture(struct snap_ctx *x, const char *session_id)
+{
+	struct snap_hidden_set *set;
+	json_t *styles;
+	size_t s, k;
+
+	for (s = 0; s < x->n_hidden; s++)
+		if (!strcmp(x->hidden[s].session_id, session_id))
+			return;
+	if (x->n_hidden >= SNAP_MAX_FRAMES)
+		return;
+	set = &x->hidden[x->n_hidden++];
+	memset(set, 0, sizeof(*set));
+	snprintf(set->session_id, sizeof(set->session_id), "%s", session_id);
+	styles = json_array();
+	for (k = 0; k < ST_COUNT; k++)
+		json_array_append_new(styles, json_string(style_names[k]));
+	if (cdp_send(x->conn, set->session_id, "DOMSnapshot.captureSnapshot",
+	             json_pack("{s:o, s:b}", "computedStyles", styles, "includeTextColorOpacities", 1),
+	             &set->call_id) < 0)
+		set->call_id = 0;
+}
+
+void act_snap_start_hidden(struct snap_ctx *x)
+{
+	if (x->opt->hidden != SNAP_HIDDEN_OFF && x->n_docs)
+		send_capture(x, x->docs[0].session_id);
+}
+
 void act_snap_fetch_hidden(struct snap_ctx *x)
 {
-	uint64_t ids[SNAP_MAX_FRAMES];
-	size_t d, s, sent = 0;
-	json_t *styles;
+	size_t d, s;
 
 	if (x->opt->hidden == SNAP_HIDDEN_OFF)
 		return;
-	/* one call per distinct session, all in flight together */
-	for (d = 0; d < x->n_docs; d++) {
-		for (s = 0; s < x->n_hidden; s++)
-			if (!strcmp(x->hidden[s].session_id, x->docs[d].session_id))
-				break;
-		if (s < x->n_hidden || x->n_hidden >= SNAP_MAX_FRAMES)
-			continue;
-		memset(&x->hidden[s], 0, sizeof(x->hidden[s]));
-		snprintf(x->hidden[s].session_id, sizeof(x->hidden[s].session_id), "%s",
-		         x->docs[d].session_id);
-		x->n_hidden++;
-	}
+	/* one call per distinct session (out-of-process frames have their own) */
+	for (d = 0; d < x->n_docs; d++)
+		send_capture(x, x->docs[d].session_id);
 	for (s = 0; s < x->n_hidden; s++) {
-		size_t k;
-
-		styles = json_array();
-		for (k = 0; k < ST_COUNT; k++)
-			json_array_append_new(styles, json_string(style_names[k]));
-		if (cdp_send(x->conn, x->hidden[s].session_id,
-		             "DOMSnapshot.captureSnapshot",
-		             json_pack("{s:o, s:b}", "computedStyles", styles,
-		                       "includeTextColorOpacities", 1),
-		             &ids[s]) < 0)
-			ids[s] = 0;
-		sent++;
-	}
-	for (s = 0; s < sent; s++) {
 		struct cdp_error err;
 		json_t *res = NULL;
 		int64_t left = x->deadline_ms - gb_now_ms();
+		uint64_t id = x->hidden[s].call_id;
 
-		if (!ids[s])
+		if (!id)
 			continue;
-		if (cdp_await(x->conn, ids[s], left > 1 ? (int)left : 1, &res, &err) == 0)
+		x->hidden[s].call_id = 0;
+		if (cdp_await(x->conn, id, left > 1 ? (int)left : 1, &res, &err) == 0)
 			parse_reply(res, &x->hidden[s]);
 		else
 			GB_LOGD("actions", "no layout for hidden text: %s", err.message);
@@ -229,7 +239,10 @@ void act_snap_hidden_free(struct snap_ctx *x)
 {
 	size_t s;
 
-	for (s = 0; s < x->n_hidden; s++)
+	for (s = 0; s < x->n_hidden; s++) {
+		if (x->hidden[s].call_id)
+			cdp_forget(x->conn, x->hidden[s].call_id); /* the snapshot failed first */
 		free(x->hidden[s].ids);
+	}
 	x->n_hidden = 0;
 }
