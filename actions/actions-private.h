@@ -277,6 +277,12 @@ int act_call_in_isolated_world(struct act_ctx *ctx, const char *function, json_t
 /* Actionability for kind "click"/"hover"/"type"/"select": fills x, y in
  * top-level viewport coordinates, *info (new reference) with tag/type. */
 int act_actionable(struct act_ctx *ctx, const char *kind, double *x, double *y, json_t **info);
+/* Offset (CSS px) of the content box of the iframe that holds frame_id
+ * (an out-of-process frame) in its page; 0 with 0, 0 when frame_id is
+ * NULL or empty, -1 when the frame has no owner box (the action then has
+ * failed, unless quiet). */
+int act_frame_offset(struct act_ctx *ctx, const char *frame_id, int quiet, double *dx,
+                     double *dy);
 
 /* recorder.c */
 int act_recorder_start(struct act_recorder *r, struct cdp_conn *cdp, const char *page_session,

@@ -181,7 +181,8 @@ UNITTEST void act_secrets_remember(struct act_session *s, const char *name, cons
 }
 
 /* Remembers the field that received a secret, to mask it later. */
-static void remember_field(struct act_session *s, const char *session_id, int backend_node_id)
+static void remember_field(struct act_session *s, const char *session_id, int backend_node_id,
+                           const char *frame_id)
 {
 	struct snap_masked *m;
 	size_t i;
@@ -200,6 +201,7 @@ static void remember_field(struct act_session *s, const char *session_id, int ba
 	s->masked_fields = m;
 	snprintf(m[s->n_masked_fields].session_id, sizeof(m->session_id), "%s", session_id);
 	m[s->n_masked_fields].backend_node_id = backend_node_id;
+	snprintf(m[s->n_masked_fields].frame_id, sizeof(m->frame_id), "%s", frame_id ? frame_id : "");
 	s->n_masked_fields++;
 }
 
@@ -433,8 +435,13 @@ int act_type_secret(struct act_ctx *ctx, const char *name, int submit)
 	rc = act_type_text(ctx, (const char *)value, 0);
 	if (rc < 0)
 		goto out;
-	if (!password)
-		remember_field(as, ctx->target.session_id, ctx->target.backend_node_id);
+	if (!password) {
+		const struct snap_ref *ref = ctx->target.ref[0] ? act_snapshot_find(&as->refs, ctx->target.ref)
+		                                                : NULL;
+
+		remember_field(as, ctx->target.session_id, ctx->target.backend_node_id,
+		               ref ? ref->frame_id : NULL);
+	}
 	gb_buf_appendf(&ctx->text, "Typed secret %s into %s", name, ctx->target.description);
 	json_object_set_new(ctx->out, "value", json_string("••••"));
 	if (act_call_on_target(ctx, value_js, NULL, &now, "re-reading the field") == 0)
@@ -456,23 +463,34 @@ out:
 	return rc;
 }
 
-/* The box of one masked field in viewport CSS px; 0, or -1 when it is not
- * on the page any more (nothing to mask). */
+/* The box of one masked field in viewport CSS px; 0, 1 when it is not on
+ * the page any more (nothing to mask), or -1 when it is but cannot be
+ * placed (its frame's box is unknown). */
 static int field_box(struct act_ctx *ctx, const struct snap_masked *m, struct evid_rect *r)
 {
 	struct cdp_error err;
 	json_t *res = NULL;
 	json_t *q;
 	double minx = 1e9, miny = 1e9, maxx = -1e9, maxy = -1e9;
+	double fx = 0, fy = 0;
 	size_t i;
 	int rc = -1;
 
 	if (cdp_call(ctx->cdp, m->session_id, "DOM.getContentQuads",
 	             json_pack("{s:i}", "backendNodeId", m->backend_node_id), act_left_ms(ctx), &res,
-	             &err) < 0)
+	             &err) < 0) {
+		rc = 1; /* gone with its page or frame */
 		goto out;
+	}
 	q = json_array_get(json_object_get(res, "quads"), 0);
-	if (json_array_size(q) != 8)
+	if (json_array_size(q) != 8) {
+		rc = 1; /* not rendered */
+		goto out;
+	}
+	/* a field in an out-of-process frame: its quads are in the frame's
+	 * own viewport; the iframe's box in the page places them */
+	if (strcmp(m->session_id, ctx->psid) != 0 &&
+	    (!m->frame_id[0] || act_frame_offset(ctx, m->frame_id, 1, &fx, &fy) < 0))
 		goto out;
 	for (i = 0; i < 8; i += 2) {
 		double x = json_number_value(json_array_get(q, i));
@@ -483,8 +501,8 @@ static int field_box(struct act_ctx *ctx, const struct snap_masked *m, struct ev
 		miny = y < miny ? y : miny;
 		maxy = y > maxy ? y : maxy;
 	}
-	r->x = minx + ctx->shot_dx;
-	r->y = miny + ctx->shot_dy;
+	r->x = minx + fx + ctx->shot_dx;
+	r->y = miny + fy + ctx->shot_dy;
 	r->width = maxx - minx;
 	r->height = maxy - miny;
 	rc = 0;
@@ -507,10 +525,18 @@ int act_secrets_mask_png(struct act_ctx *ctx, unsigned char **png, size_t *len)
 	rects = calloc(as->n_masked_fields, sizeof(*rects));
 	if (!rects)
 		return -1;
-	for (i = 0; i < as->n_masked_fields; i++)
-		if (field_box(ctx, &as->masked_fields[i], &rects[n]) == 0)
+	for (i = 0; i < as->n_masked_fields && rc == 0; i++) {
+		int found = field_box(ctx, &as->masked_fields[i], &rects[n]);
+
+		if (found == 0)
 			n++;
-	if (n) {
+		else if (found < 0)
+			rc = -1;
+	}
+	if (rc < 0)
+		GB_LOGW("actions", "a screenshot shows a field that received a secret whose place is "
+		        "unknown: it is not kept");
+	if (rc == 0 && n) {
 		rc = evid_png_mask(*png, *len, rects, n, 1, &out, &outlen, err, sizeof(err));
 		if (rc == 0) {
 			free(*png);

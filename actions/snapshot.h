@@ -47,6 +47,7 @@ struct snap_refmap {
 struct snap_masked {
 	char session_id[64];   /* CDP session of its frame */
 	int backend_node_id;
+	char frame_id[64];     /* its frame ("" when unknown): places it in screenshots */
 };
 
 /* What to do with text a person would not see (hidden, off-screen, zero

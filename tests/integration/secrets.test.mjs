@@ -23,6 +23,7 @@ const POLICY = path.join(REPO_ROOT, 'fixtures', 'policy', 'secrets.json');
 // Unique per run, so that a hit can only come from this test.
 const PASSWORD = `pw ${crypto.randomBytes(9).toString('hex')}&/+`;
 const ACCOUNT = `acct-${crypto.randomBytes(9).toString('hex')}`;
+const PARTNER = `partner-${crypto.randomBytes(9).toString('hex')}`;
 const results = [];
 let fixture;
 let gb;
@@ -135,6 +136,8 @@ before(async () => {
   assert.equal(r.code, 0, r.stderr);
   r = await secretCli(['set', 'SHOP_ACCOUNT', '--hosts', 'shop.test', '--fields', 'text'], ACCOUNT);
   assert.equal(r.code, 0, r.stderr);
+  r = await secretCli(['set', 'PARTNER_ACCOUNT', '--hosts', 'login.other.test', '--fields', 'text'], PARTNER);
+  assert.equal(r.code, 0, r.stderr);
 });
 
 after(async () => {
@@ -149,8 +152,8 @@ test('secret list shows names and hosts, never values; set refuses a value on th
   const r = await secretCli(['list', '--json']);
   assert.equal(r.code, 0, r.stderr);
   const list = JSON.parse(r.stdout);
-  assert.deepEqual(list.map((s) => s.name), ['SHOP_ACCOUNT', 'SHOP_PASSWORD']);
-  assert.deepEqual(list[1].hosts, ['shop.test']);
+  assert.deepEqual(list.map((s) => s.name), ['PARTNER_ACCOUNT', 'SHOP_ACCOUNT', 'SHOP_PASSWORD']);
+  assert.deepEqual(list[2].hosts, ['shop.test']);
   assert.ok(!r.stdout.includes(PASSWORD) && !r.stdout.includes(ACCOUNT));
   const bad = await secretCli(['set', 'X', '--hosts', 'shop.test', '--value', 'oops']);
   assert.equal(bad.code, 2);
@@ -290,15 +293,29 @@ test('evaluate results are wrapped as page content', async () => {
   assert.match(textOf(r), /not instructions[\s\S]*<page-content id="[0-9a-f]{16}">\nResult: "✅ Approved[\s\S]*<\/page-content id="[0-9a-f]{16}">/);
 });
 
+test('a secret for the partner frame is typed there, and masked in screenshots at the frame\'s place', async () => {
+  const snap = await loginPage();
+  const target = findRef(snap, 'textbox', 'Partner account');
+  const r = await call('browser_type', { target, secret: 'PARTNER_ACCOUNT' });
+  assert.ok(!r.isError, dump(r));
+  const frame = await evaluate(client, `() => { const f = document.getElementById('frame'); const r = f.getBoundingClientRect(); return {x: r.x + f.clientLeft, y: r.y + f.clientTop}; }`);
+  const inner = sc(keep(await ok(client, 'browser_evaluate', { target, function: `(el) => { const r = el.getBoundingClientRect(); return {x: r.x, y: r.y, width: r.width, height: r.height, n: el.value.length}; }` }))).result;
+  assert.equal(inner.n, PARTNER.length);
+  const box = { x: frame.x + inner.x, y: frame.y + inner.y, width: inner.width, height: inner.height };
+  const shot = keep(await ok(client, 'browser_take_screenshot', {}));
+  assertBlackBox(Buffer.from(shot.content.find((c) => c.type === 'image').data, 'base64'), box, 'the returned screenshot');
+  assertBlackBox(await artifact(sc(shot).evidence[0].sha256), box, 'the stored screenshot');
+});
+
 test('no value appears in any result, log line or file', async () => {
   for (const r of results) {
     const whole = JSON.stringify(r);
-    for (const v of [PASSWORD, ACCOUNT, encodeURIComponent(PASSWORD)])
+    for (const v of [PASSWORD, ACCOUNT, PARTNER, encodeURIComponent(PASSWORD)])
       assert.ok(!whole.includes(v), `a result carries a secret: ${dump(r)}`);
   }
-  assert.ok(!gb.stderr().includes(PASSWORD) && !gb.stderr().includes(ACCOUNT), 'the log carries a secret');
+  assert.ok(![PASSWORD, ACCOUNT, PARTNER].some((v) => gb.stderr().includes(v)), 'the log carries a secret');
   // Chromium writes its session state (form state for session restore) a few seconds after a change
   await new Promise((resolve) => setTimeout(resolve, 4000));
-  for (const v of [PASSWORD, ACCOUNT, encodeURIComponent(PASSWORD), PASSWORD.replaceAll(' ', '+')])
+  for (const v of [PASSWORD, ACCOUNT, PARTNER, encodeURIComponent(PASSWORD), PASSWORD.replaceAll(' ', '+')])
     assert.deepEqual(filesContaining(gb.dataDir, v), [], 'files under the data dir hold a secret in clear');
 });

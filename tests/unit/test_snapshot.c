@@ -1149,7 +1149,7 @@ static void fake_hidden_page(void)
 /* Takes a snapshot of the hidden page with this mode. */
 static char *take_hidden(struct snap_refmap *map, enum snap_hidden_mode mode, struct snap_stats *st)
 {
-	static const struct snap_masked masked[] = {{"S", 8}};
+	static const struct snap_masked masked[] = {{"S", 8, ""}};
 	struct snap_options opt;
 	char err[256] = "";
 	char *yaml = NULL;
