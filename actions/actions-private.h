@@ -99,6 +99,12 @@ struct act_session {
 	/* warm pool (warm_pool.c) */
 	struct act_pool *pool;      /* borrowed; NULL = none */
 	int pooled;                 /* worker only: the browser came from the pool */
+	/* secrets and page content (secret_use.c); worker thread only */
+	struct act_typed_secret *typed_secrets; /* values typed in this session, to scrub */
+	size_t n_typed_secrets;
+	struct snap_masked *masked_fields;      /* fields that received a secret */
+	size_t n_masked_fields;
+	int hidden_text;            /* enum snap_hidden_mode: policy page_content.hidden_text */
 };
 
 /* profile.c */
@@ -193,6 +199,11 @@ struct act_ctx {
 	int in_ledger;              /* the operation is open in the ledger */
 	int acted;                  /* marked running: input may have reached the page */
 	char url_before[2048];
+	/* where the screenshot being stored starts, in CSS px from the viewport's
+	 * origin (full-page and element screenshots), to mask secret fields */
+	double shot_dx;
+	double shot_dy;
+	int shot_masked;            /* the stored screenshot had fields masked */
 };
 
 /* One tool's code: an optional gate (policy) and its execution. */
@@ -328,6 +339,12 @@ int act_call_in_isolated_world(struct act_ctx *ctx, const char *function, json_t
 /* Actionability for kind "click"/"hover"/"type"/"select": fills x, y in
  * top-level viewport coordinates, *info (new reference) with tag/type. */
 int act_actionable(struct act_ctx *ctx, const char *kind, double *x, double *y, json_t **info);
+/* Offset (CSS px) of the content box of the iframe that holds frame_id
+ * (an out-of-process frame) in its page; 0 with 0, 0 when frame_id is
+ * NULL or empty, -1 when the frame has no owner box (the action then has
+ * failed, unless quiet). */
+int act_frame_offset(struct act_ctx *ctx, const char *frame_id, int quiet, double *dx,
+                     double *dy);
 
 /* recorder.c */
 int act_recorder_start(struct act_recorder *r, struct cdp_conn *cdp, const char *page_session,
@@ -353,6 +370,8 @@ int act_type_text(struct act_ctx *ctx, const char *text, int slowly);
 int act_modifiers_from_json(json_t *arr);
 
 #ifdef GB_UNITTEST_BUILD
+void act_secrets_remember(struct act_session *s, const char *name, const unsigned char *value,
+                          size_t len);
 int act_is_ref(const char *t);
 int act_lookup_key(const char *name, struct key_def *out, char *text, char *code);
 int act_parse_locator(const char *target, const char **kind, char **what, char **name,
@@ -368,5 +387,30 @@ void act_request_evidence(struct act_ctx *ctx);
  * links it from the result; fills sha (65 bytes) on success. */
 int act_store_png(struct act_ctx *ctx, const char *b64, const char *kind, char *sha);
 json_t *act_redacted_args(const struct act_ctx *ctx);
+
+/* secret_use.c */
+/* Reads the policy's "page_content" ({"hidden_text": "flag" | "drop"}). */
+int act_secrets_start(struct act_session *s, json_t *policy, char *err, size_t errlen);
+/* Wipes the values typed in the session. */
+void act_secrets_stop(struct act_session *s);
+/* browser_type with `secret`: opens tenant's secret name, checks the
+ * focused field (frame origin on its hosts, field kind) right before
+ * Input.insertText, types it, presses Enter when submit. */
+int act_type_secret(struct act_ctx *ctx, const char *name, int submit);
+/* text with every value typed in the session (and its URL and JSON
+ * encodings) replaced by "[secret NAME]": malloc'd, or NULL when there
+ * was nothing to replace. */
+char *act_secrets_scrub_text(const struct act_session *s, const char *text);
+/* The same in every string of j (borrowed), in place. */
+void act_secrets_scrub_json(const struct act_session *s, json_t *j);
+/* The same in the call's result, text and error, before they leave. */
+void act_secrets_scrub_call(struct act_ctx *ctx);
+/* Paints black over the fields that received a secret and show it (not
+ * password fields, which show dots) in the screenshot *png, replacing it.
+ * Returns 0 (nothing to mask, or masked), or -1 when it could not be
+ * masked: the screenshot must then not be kept. */
+int act_secrets_mask_png(struct act_ctx *ctx, unsigned char **png, size_t *len);
+/* The fields to mask in a snapshot. */
+void act_secrets_masked_ids(const struct act_session *s, struct snap_options *opt);
 
 #endif

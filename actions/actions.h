@@ -47,6 +47,9 @@ struct act_def {
 	size_t n_params;
 	int read_only;     /* readOnlyHint; otherwise destructiveHint */
 	int changes_state; /* runs settle, post-observe verification and evidence */
+	/* NULL-terminated names of parameters of which exactly one must be
+	 * given (browser_type: text or secret); or NULL */
+	const char *const *one_of;
 };
 
 /* The tools, in a stable order. */

@@ -253,7 +253,7 @@ static char *value_of(struct act_ctx *ctx)
 {
 	json_t *a = ctx->args;
 	json_t *values = json_object_get(a, "values");
-	const char *keys[] = {"text", "key", "url", "function", "promptText"};
+	const char *keys[] = {"text", "secret", "key", "url", "function", "promptText"};
 	struct gb_buf b;
 	size_t i;
 

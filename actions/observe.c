@@ -259,6 +259,16 @@ int act_store_png(struct act_ctx *ctx, const char *b64, const char *kind, char *
 	 * keeper, off the critical path: an invalid image is kept as invalid
 	 * evidence there and reported with the next result. */
 	rc = b64 ? evid_base64_decode(b64, strlen(b64), &png, &len) : -EVID_EBADB64;
+	if (rc == 0 && act_secrets_mask_png(ctx, &png, &len) < 0) {
+		/* a field that received a secret would show in it: not kept */
+		free(png);
+		json_object_set_new(ctx->out, "evidence_error",
+		                    json_string("the screenshot shows a field that received a secret "
+		                                "and could not be masked: it was not kept"));
+		gb_buf_appendf(&ctx->text, "\n- evidence: no screenshot (a secret's field could not "
+		               "be masked)");
+		return -EVID_EINVAL;
+	}
 	if (rc < 0) {
 		/* kept as invalid evidence by the record keeper, never dropped */
 		json_object_set_new(ctx->out, "evidence_error",

@@ -321,6 +321,10 @@ static void capture_before(struct act_ctx *ctx)
 	b64 = json_string_value(json_object_get(res, "data"));
 	if (b64 && evid_base64_decode(b64, strlen(b64), &ctx->before_png, &ctx->before_len) < 0)
 		ctx->before_png = NULL;
+	if (ctx->before_png && act_secrets_mask_png(ctx, &ctx->before_png, &ctx->before_len) < 0) {
+		free(ctx->before_png); /* it would show a secret */
+		ctx->before_png = NULL;
+	}
 out:
 	json_decref(res);
 }
@@ -387,6 +391,7 @@ static void report_refusals(struct act_ctx *ctx)
 
 	if (!got)
 		return;
+	act_secrets_scrub_json(ctx->as, got); /* a refused URL may carry a typed secret */
 	if (!blocked) {
 		blocked = json_array();
 		json_object_set_new(ctx->out, "blocked", blocked);
@@ -498,6 +503,8 @@ static void finish(struct act_ctx *ctx)
 	}
 	report_refusals(ctx);
 	act_profile_note_url(ctx->as, json_string_value(json_object_get(ctx->out, "url")));
+	/* nothing typed from a secret leaves: result, ledger, audit, evidence */
+	act_secrets_scrub_call(ctx);
 	keep_record(ctx);
 	text = gb_buf_steal(&ctx->text);
 	json_array_append_new(content, json_pack("{s:s, s:s}", "type", "text", "text", text));

@@ -76,8 +76,16 @@ static const struct act_param navigate_back_params[] = {
 	P_OPERATION_ID,
 };
 
+static const char *const hidden_text_values[] = {"flag", "drop", NULL};
+static const char *const type_one_of[] = {"text", "secret", NULL};
+
 static const struct act_param snapshot_params[] = {
 	P_TARGET_OPT,
+	{.name = "hiddenText", .type = ACT_T_STRING,
+	 .description = "Text on the page that a person would not see (hidden, off-screen, zero "
+	                "size, transparent): \"flag\" marks it [hidden-text], \"drop\" leaves it "
+	                "out. Default: the tenant's policy, else flag",
+	 .enum_values = hidden_text_values},
 	{.name = "maxChars", .type = ACT_T_INTEGER,
 	 .description = "Longest snapshot text to return, in characters. Longer output is cut "
 	                "and ends with an explicit marker saying how much was left out. "
@@ -101,8 +109,14 @@ static const struct act_param click_params[] = {
 static const struct act_param type_params[] = {
 	P_TARGET,
 	P_ELEMENT,
-	{.name = "text", .type = ACT_T_STRING, .required = 1,
-	 .description = "Text to type into the element"},
+	{.name = "text", .type = ACT_T_STRING,
+	 .description = "Text to type into the element. Give either text or secret"},
+	{.name = "secret", .type = ACT_T_STRING,
+	 .description = "Name of a secret of the tenant (e.g. \"SHOP_PASSWORD\") to type instead "
+	                "of text: you never see its value. It is typed only if the field's frame "
+	                "is on one of the secret's hosts and the field is a password, username, "
+	                "email or one-time-code field (or a kind the secret allows); otherwise the "
+	                "call is refused with the reason. Not with slowly"},
 	{.name = "submit", .type = ACT_T_BOOLEAN,
 	 .description = "Whether to submit entered text (press Enter after)"},
 	{.name = "slowly", .type = ACT_T_BOOLEAN,
@@ -263,8 +277,10 @@ static const struct act_def tools[] = {
 	     "its content. Checks that the element is visible, enabled and editable, then re-reads "
 	     "the field to verify the value (structuredContent.value; password fields are masked, "
 	     "and typed text never appears in logs or evidence). `submit` presses Enter "
-	     "afterwards; `slowly` types key by key for pages that listen to key events.",
-	 PARAMS(type_params), .read_only = 0, .changes_state = 1},
+	     "afterwards; `slowly` types key by key for pages that listen to key events. Pass "
+	     "`secret` instead of `text` to type a stored secret (a password, a token) by name "
+	     "without ever seeing it.",
+	 PARAMS(type_params), .read_only = 0, .changes_state = 1, .one_of = type_one_of},
 	{.name = "browser_press_key",
 	 .title = "Press a key",
 	 .description =
@@ -351,6 +367,7 @@ static const struct {
 	{"target", "pass a ref from browser_snapshot (e.g. \"e5\") or a CSS selector"},
 	{"url", "pass the address to open, e.g. \"https://example.com/\""},
 	{"text", "pass the text to type (an empty string clears the field)"},
+	{"secret", "pass the name of a stored secret, e.g. \"SHOP_PASSWORD\""},
 	{"key", "pass a key name such as \"Enter\" or \"ArrowDown\", or a character"},
 	{"values", "pass the option values to select, e.g. [\"blue\"]"},
 	{"function", "pass a function such as \"() => document.title\""},
@@ -789,6 +806,25 @@ int act_check_args(const struct act_def *def, json_t *args, char *err, size_t er
 		}
 		if (check_value(p, v, err, errlen) < 0)
 			goto out;
+	}
+	if (def->one_of) {
+		size_t given = 0;
+
+		names[0] = '\0';
+		used = 0;
+		for (i = 0; def->one_of[i]; i++) {
+			if (args && json_object_get(args, def->one_of[i]))
+				given++;
+			n = snprintf(names + used, sizeof(names) - used, "%s'%s'",
+			             i == 0 ? "" : def->one_of[i + 1] ? ", " : " or ", def->one_of[i]);
+			if (n > 0 && (size_t)n < sizeof(names) - used)
+				used += (size_t)n;
+		}
+		if (given != 1) {
+			set_err(err, errlen, "%s takes exactly one of %s (got %s)", def->name, names,
+			        given ? "more than one" : "none");
+			goto out;
+		}
 	}
 	rc = 0;
 out:

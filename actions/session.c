@@ -173,6 +173,8 @@ int act_session_new(const struct act_config *cfg, struct act_session **out, char
 		goto out;
 	if (act_gates_start(s, cfg->tenant_policy, err, errlen) < 0)
 		goto out;
+	if (act_secrets_start(s, cfg->tenant_policy, err, errlen) < 0)
+		goto out;
 	if (check_retention(s, err, errlen) < 0)
 		goto out;
 	if (act_limits_read(s, cfg, cfg->tenant_policy, err, errlen) < 0)
@@ -261,6 +263,7 @@ void act_session_free(struct act_session *s)
 	json_decref(s->policy);
 	json_decref(s->profile_closed);
 	json_decref(s->profile_origins);
+	act_secrets_stop(s);
 	free(s->last_snapshot);
 	pthread_mutex_destroy(&s->lock);
 	pthread_cond_destroy(&s->cond);

@@ -43,6 +43,28 @@ struct snap_refmap {
 	unsigned generation;   /* increases with every snapshot */
 };
 
+/* A field whose value is never shown (it received a secret). */
+struct snap_masked {
+	char session_id[64];   /* CDP session of its frame */
+	int backend_node_id;
+	char frame_id[64];     /* its frame ("" when unknown): places it in screenshots */
+};
+
+/* What to do with text a person would not see (hidden, off-screen, zero
+ * size, transparent, clipped away). */
+enum snap_hidden_mode {
+	SNAP_HIDDEN_OFF = 0,   /* not looked for */
+	SNAP_HIDDEN_FLAG,      /* shown, marked [hidden-text] */
+	SNAP_HIDDEN_DROP,      /* left out */
+};
+
+/* What a snapshot found besides its lines. */
+struct snap_stats {
+	size_t hidden_flagged;   /* lines marked [hidden-text] */
+	size_t hidden_dropped;   /* hidden texts and nodes left out (SNAP_HIDDEN_DROP) */
+	size_t label_differs;    /* controls marked [label-differs, ...] */
+};
+
 /* Maps a frame id to the CDP session that owns it (out-of-process
  * iframes have their own target session); returns NULL when the frame
  * belongs to the page's own session. */
@@ -60,6 +82,14 @@ struct snap_options {
 	int timeout_ms;               /* for the whole snapshot; <= 0 = 30000 */
 	snap_frame_session_fn frame_session;
 	void *frame_session_user;
+	const struct snap_masked *masked; /* values shown as "••••" */
+	size_t n_masked;
+	/* hidden text: looked for with DOMSnapshot.captureSnapshot (one more
+	 * call per frame) and flagged or dropped; a label that differs from the
+	 * visible text of a button or link is flagged [label-differs, visible
+	 * "..."] whenever this is not OFF */
+	enum snap_hidden_mode hidden;
+	struct snap_stats *stats;     /* filled on success when not NULL */
 };
 
 /*

@@ -465,23 +465,34 @@ out:
 	return rc;
 }
 
-/* Offset of an out-of-process iframe's content box in its page. */
-static int oopif_offset(struct act_ctx *ctx, double *dx, double *dy)
+/* One call on the page's session: a failure fails the action, or, when
+ * quiet, is only returned. */
+static int page_call(struct act_ctx *ctx, int quiet, const char *method, json_t *params,
+                     json_t **res)
+{
+	struct cdp_error err;
+
+	if (!quiet)
+		return act_cdp(ctx, ctx->psid, method, params, res, "locating the iframe");
+	return cdp_call(ctx->cdp, ctx->psid, method, params, act_left_ms(ctx), res, &err) < 0 ? -1 : 0;
+}
+
+int act_frame_offset(struct act_ctx *ctx, const char *frame_id, int quiet, double *dx,
+                     double *dy)
 {
 	json_t *owner = NULL, *box = NULL;
 	json_t *content;
 	int rc = -1;
-	const struct snap_ref *ref = act_snapshot_find(&ctx->as->refs, ctx->target.ref);
 
 	*dx = *dy = 0;
-	if (!ref || !ref->frame_id[0])
+	if (!frame_id || !frame_id[0])
 		return 0;
-	if (act_cdp(ctx, ctx->psid, "DOM.getFrameOwner", json_pack("{s:s}", "frameId", ref->frame_id),
-	            &owner, "locating the iframe") < 0)
+	if (page_call(ctx, quiet, "DOM.getFrameOwner", json_pack("{s:s}", "frameId", frame_id),
+	              &owner) < 0)
 		goto out;
-	if (act_cdp(ctx, ctx->psid, "DOM.getBoxModel",
-	            json_pack("{s:O}", "backendNodeId", json_object_get(owner, "backendNodeId")), &box,
-	            "locating the iframe") < 0)
+	if (page_call(ctx, quiet, "DOM.getBoxModel",
+	              json_pack("{s:O}", "backendNodeId", json_object_get(owner, "backendNodeId")),
+	              &box) < 0)
 		goto out;
 	content = json_object_get(json_object_get(box, "model"), "content");
 	*dx = json_number_value(json_array_get(content, 0));
@@ -556,7 +567,11 @@ int act_actionable(struct act_ctx *ctx, const char *kind, double *x, double *y, 
 	      json_number_value(json_array_get(q, 4)) + json_number_value(json_array_get(q, 6))) / 4;
 	*y = (json_number_value(json_array_get(q, 1)) + json_number_value(json_array_get(q, 3)) +
 	      json_number_value(json_array_get(q, 5)) + json_number_value(json_array_get(q, 7))) / 4;
-	if (strcmp(ctx->target.session_id, ctx->psid) != 0 && oopif_offset(ctx, &dx, &dy) == 0) {
+	if (strcmp(ctx->target.session_id, ctx->psid) != 0 &&
+	    act_frame_offset(ctx, act_snapshot_find(&ctx->as->refs, ctx->target.ref)
+	                              ? act_snapshot_find(&ctx->as->refs, ctx->target.ref)->frame_id
+	                              : NULL,
+	                     0, &dx, &dy) == 0) {
 		*x += dx;
 		*y += dy;
 	}

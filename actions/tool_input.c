@@ -80,12 +80,19 @@ out:
 static int type_run(struct act_ctx *ctx)
 {
 	const char *text = json_string_value(json_object_get(ctx->args, "text"));
+	const char *secret = json_string_value(json_object_get(ctx->args, "secret"));
 	int submit = json_is_true(json_object_get(ctx->args, "submit"));
 	int slowly = json_is_true(json_object_get(ctx->args, "slowly"));
 	json_t *info = NULL;
 	double x, y;
 	int rc;
 
+	if (secret) {
+		if (slowly)
+			return act_fail(ctx, "bad_arguments", "slowly cannot be used with secret: a "
+			                "secret is inserted in one step, right after its field is checked");
+		return act_type_secret(ctx, secret, submit);
+	}
 	rc = act_actionable(ctx, "type", &x, &y, &info);
 	if (rc < 0)
 		goto out;

@@ -14,5 +14,7 @@ int cli_cmd_run(int argc, char **argv, const char *default_data_dir);
 int cli_cmd_profile(int argc, char **argv, const char *default_data_dir);
 /* `glassbox keys init | rotate` */
 int cli_cmd_keys(int argc, char **argv, const char *default_data_dir);
+/* `glassbox secret set | list | delete` (cmd_secret.c) */
+int cli_cmd_secret(int argc, char **argv, const char *default_data_dir);
 
 #endif

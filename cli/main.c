@@ -9,6 +9,7 @@
  *   glassbox run FLOW...       QA flows with JUnit XML (cmd_run.c)
  *   glassbox profile ...       a tenant's encrypted browser profiles (cmd_profile.c)
  *   glassbox keys ...          the master key of the sealed stores (cmd_keys.c)
+ *   glassbox secret ...        set, list or delete a tenant's secrets
  *   glassbox version
  */
 #include "actions/actions.h"
@@ -55,6 +56,8 @@ static void usage(FILE *out)
 	        "  profile    list | show | create | delete | revoke | export | import: encrypted\n"
 	        "             browser profiles (glassbox profile help; docs/profiles.md)\n"
 	        "  keys       init | rotate: the master key of the sealed profiles\n"
+	        "  secret     set NAME --hosts H1,H2 [--fields K] [--tenant T] [--from-file F] |\n"
+	        "             list [--tenant T] [--json] | delete NAME [--tenant T]\n"
 	        "  version    print the version\n"
 	        "\n"
 	        "options:\n"
@@ -274,6 +277,8 @@ static int cmd_evidence(int argc, char **argv)
 		rc = evid_cli_audit(n, rest, o.data_dir);
 	else if (!strcmp(argv[1], "report"))
 		rc = evid_cli_report(n, rest, o.data_dir);
+	else if (!strcmp(argv[1], "secret"))
+		rc = cli_cmd_secret(n, rest, o.data_dir);
 	else
 		rc = policy_cli_approvals(n, rest, o.data_dir);
 	free(rest);
@@ -300,7 +305,7 @@ int main(int argc, char **argv)
 		                                   : cli_cmd_keys(argc - 1, argv + 1, o.data_dir);
 	}
 	if (!strcmp(argv[1], "audit") || !strcmp(argv[1], "report") ||
-	    !strcmp(argv[1], "approvals"))
+	    !strcmp(argv[1], "approvals") || !strcmp(argv[1], "secret"))
 		return cmd_evidence(argc, argv);
 	if (!strcmp(argv[1], "run")) {
 		memset(&o, 0, sizeof(o));

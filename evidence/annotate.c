@@ -254,23 +254,41 @@ static int coords_ok(const struct evid_annotation *a)
 	return a->scale >= 0 && a->scale <= 16;
 }
 
-int evid_png_annotate(const unsigned char *png, size_t len, const struct evid_annotation *a,
-                      unsigned char **out, size_t *outlen, char *err, size_t errlen)
+/* What a repaint draws: the annotation, or black boxes over masked fields. */
+struct paint {
+	const struct evid_annotation *a;  /* or NULL */
+	const struct evid_rect *rects;    /* masks (when a is NULL) */
+	size_t n_rects;
+	double scale;
+};
+
+/* Paints black over each rect (CSS px at p->scale, grown by a pixel on
+ * every side so that anti-aliased edges of the text go too). */
+static void paint_masks(struct rgba *img, const struct paint *p)
+{
+	static const unsigned char black[3] = {0, 0, 0};
+	size_t i;
+
+	for (i = 0; i < p->n_rects; i++) {
+		const struct evid_rect *r = &p->rects[i];
+
+		fill(img, (int64_t)floor(r->x * p->scale) - 1, (int64_t)floor(r->y * p->scale) - 1,
+		     (int64_t)ceil((r->x + r->width) * p->scale) + 1,
+		     (int64_t)ceil((r->y + r->height) * p->scale) + 1, black);
+	}
+}
+
+/* Decodes png, paints what p says, encodes it into *out (malloc'd). */
+static int repaint(const unsigned char *png, size_t len, const struct paint *p,
+                   unsigned char **out, size_t *outlen, const char *doing, char *err,
+                   size_t errlen)
 {
 	struct png_io io;
 	struct rgba img = {0};
 	int writing = 0;
 	int rc;
 
-	*out = NULL;
-	*outlen = 0;
 	memset(&io, 0, sizeof(io));
-	if (!a || !coords_ok(a)) {
-		gb_set_error(err, errlen, "cannot annotate: a coordinate or the scale is not a "
-		               "finite, sensible number");
-		rc = -EVID_EINVAL;
-		goto out;
-	}
 	rc = evid_png_check(png, len, NULL, err, errlen);
 	if (rc != 0)
 		goto out;
@@ -279,19 +297,22 @@ int evid_png_annotate(const unsigned char *png, size_t len, const struct evid_an
 	io.png = png_create_read_struct(PNG_LIBPNG_VER_STRING, &io, on_error, on_warning);
 	io.info = io.png ? png_create_info_struct(io.png) : NULL;
 	if (!io.info || decode(&io, &img) != 0) {
-		gb_set_error(err, errlen, "cannot annotate: %s", io.reason[0] ? io.reason : "out of "
+		gb_set_error(err, errlen, "cannot %s: %s", doing, io.reason[0] ? io.reason : "out of "
 		               "memory");
 		rc = io.out_of_memory || !io.info ? -EVID_ENOMEM : -EVID_EBADPNG;
 		goto out;
 	}
 	png_destroy_read_struct(&io.png, &io.info, NULL);
-	draw(&img, a, a->scale > 0 ? a->scale : 1.0);
+	if (p->a)
+		draw(&img, p->a, p->scale);
+	else
+		paint_masks(&img, p);
 	io.reason[0] = '\0';
 	writing = 1;
 	io.png = png_create_write_struct(PNG_LIBPNG_VER_STRING, &io, on_error, on_warning);
 	io.info = io.png ? png_create_info_struct(io.png) : NULL;
 	if (!io.info || encode(&io, &img) != 0) {
-		gb_set_error(err, errlen, "cannot encode the annotated screenshot: %s",
+		gb_set_error(err, errlen, "cannot encode the screenshot (%s): %s", doing,
 		               io.reason[0] ? io.reason : "out of memory");
 		rc = io.out_of_memory || !io.info ? -EVID_ENOMEM : -EVID_EINVAL;
 		goto out;
@@ -308,4 +329,51 @@ out:
 	free(io.out);
 	free(img.px);
 	return rc;
+}
+
+int evid_png_annotate(const unsigned char *png, size_t len, const struct evid_annotation *a,
+                      unsigned char **out, size_t *outlen, char *err, size_t errlen)
+{
+	struct paint p = {0};
+
+	*out = NULL;
+	*outlen = 0;
+	if (!a || !coords_ok(a)) {
+		gb_set_error(err, errlen, "cannot annotate: a coordinate or the scale is not a "
+		               "finite, sensible number");
+		return -EVID_EINVAL;
+	}
+	p.a = a;
+	p.scale = a->scale > 0 ? a->scale : 1.0;
+	return repaint(png, len, &p, out, outlen, "annotate", err, errlen);
+}
+
+int evid_png_mask(const unsigned char *png, size_t len, const struct evid_rect *rects,
+                  size_t n_rects, double scale, unsigned char **out, size_t *outlen, char *err,
+                  size_t errlen)
+{
+	struct paint p = {0};
+	size_t i;
+
+	*out = NULL;
+	*outlen = 0;
+	for (i = 0; i < n_rects; i++) {
+		const struct evid_rect *r = &rects[i];
+
+		if (!isfinite(r->x) || !isfinite(r->y) || !isfinite(r->width) || !isfinite(r->height) ||
+		    fabs(r->x) > COORD_MAX || fabs(r->y) > COORD_MAX || r->width < 0 ||
+		    r->height < 0 || r->width > COORD_MAX || r->height > COORD_MAX) {
+			gb_set_error(err, errlen, "cannot mask: rectangle %zu is not a finite, sensible "
+			             "box", i);
+			return -EVID_EINVAL;
+		}
+	}
+	if (!isfinite(scale) || scale < 0 || scale > 16) {
+		gb_set_error(err, errlen, "cannot mask: the scale is not sensible");
+		return -EVID_EINVAL;
+	}
+	p.rects = rects;
+	p.n_rects = n_rects;
+	p.scale = scale > 0 ? scale : 1.0;
+	return repaint(png, len, &p, out, outlen, "mask", err, errlen);
 }

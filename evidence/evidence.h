@@ -218,6 +218,25 @@ struct evid_annotation {
 int evid_png_annotate(const unsigned char *png, size_t len, const struct evid_annotation *a,
                       unsigned char **out, size_t *outlen, char *err, size_t errlen);
 
+/* A rectangle in CSS pixels of a screenshot. */
+struct evid_rect {
+	double x;
+	double y;
+	double width;
+	double height;
+};
+
+/*
+ * A copy of png with each rect painted black (grown by one image pixel on
+ * every side), for fields whose content must not be kept (a field that
+ * received a secret). Coordinates are multiplied by scale (0 = 1). *out is
+ * malloc'd. Returns 0, -EVID_EBADPNG (png invalid), -EVID_EINVAL (a rect
+ * or the scale is not finite and sensible) or -EVID_ENOMEM, with err.
+ */
+int evid_png_mask(const unsigned char *png, size_t len, const struct evid_rect *rects,
+                  size_t n_rects, double scale, unsigned char **out, size_t *outlen, char *err,
+                  size_t errlen);
+
 /* ---- the evidence of one state-changing action (bundle.c) ---------------- */
 
 /* What a state-changing action leaves behind. All borrowed. */

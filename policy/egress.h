@@ -287,5 +287,18 @@ int policy_netns_create(int *fd_out, char *err, size_t errlen);
  * Returns 1, or 0 with the reason in why (may be NULL). Thread-safe.
  */
 int policy_netns_available(char *why, size_t whylen);
+/*
+ * Host patterns outside an egress policy (a secret's hosts, for one):
+ * the same syntax and matching as egress.allow ("shop.test",
+ * "*.example.com", "https://shop.test:8443"). Checks pattern: 0, or
+ * -POLICY_EINVAL with why ("'*' may only stand alone or start the pattern
+ * as \"*.\""). Pure and thread-safe.
+ */
+int policy_host_pattern_check(const char *pattern, char *why, size_t whylen);
+
+/* 1 when url (http, https, ws or wss) goes to a host, port and scheme
+ * that pattern matches; 0 when not, or when url or pattern does not
+ * parse. Pure and thread-safe. */
+int policy_url_matches_host_pattern(const char *pattern, const char *url);
 
 #endif

@@ -174,6 +174,29 @@ UNITTEST int policy_pattern_match(const struct policy_pattern *pat, int scheme_c
 	        pat->scheme == scheme_class);
 }
 
+int policy_host_pattern_check(const char *pattern, char *why, size_t whylen)
+{
+	struct policy_pattern pat;
+
+	if (!pattern) {
+		set_msg(why, whylen, "no pattern given");
+		return -POLICY_EINVAL;
+	}
+	return policy_pattern_parse(pattern, &pat, why, whylen);
+}
+
+int policy_url_matches_host_pattern(const char *pattern, const char *url)
+{
+	struct policy_pattern pat;
+	struct policy_url u;
+	char why[200];
+
+	if (!pattern || !url || policy_pattern_parse(pattern, &pat, why, sizeof(why)) < 0 ||
+	    policy_url_parse(url, &u, why, sizeof(why)) < 0 || u.scheme_class == POLICY_SCHEME_NONE)
+		return 0;
+	return policy_pattern_match(&pat, u.scheme_class, u.host, u.port);
+}
+
 /* ---- config ------------------------------------------------------------------ */
 
 /* Frees what a layer owns. */

@@ -10,6 +10,9 @@
  *   "tree"  result of Page.getFrameTree
  *   "desc"  array; DOM.describeNode of backend node k answers
  *           {"node": desc[k % size]}
+ *   "dom"   result of DOMSnapshot.captureSnapshot (layout for hidden text)
+ *   "hidden" 0, 1 or 2: enum snap_hidden_mode (off, flag, drop); "masked":
+ *           a backend id whose value is masked
  *   "max"   max_chars; "root": backend id of a subtree root (optional)
  * A missing member makes that call fail like a CDP error. Seeds, from
  * the recorded fixtures in this shape: fixtures/ax/fuzz/ (pass it after a
@@ -55,6 +58,8 @@ int cdp_send(struct cdp_conn *c, const char *session_id, const char *method, jso
 		res = json_object_get(F.in, json_object_get(params, "frameId") ? "axf" : "ax");
 	else if (!strcmp(method, "Page.getFrameTree"))
 		res = json_object_get(F.in, "tree");
+	else if (!strcmp(method, "DOMSnapshot.captureSnapshot"))
+		res = json_object_get(F.in, "dom");
 	else if (!strcmp(method, "DOM.describeNode") && json_array_size(desc))
 		res = json_pack("{s:O}", "node", json_array_get(desc,
 		                (size_t)json_integer_value(json_object_get(params, "backendNodeId")) %
@@ -123,6 +128,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct snap_refmap map = {0};
 	struct snap_options opt = {0};
 	struct snap_ref root;
+	struct snap_masked masked;
 	char err[256];
 	char *yaml = NULL;
 	int truncated = 0;
@@ -139,6 +145,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	opt.timeout_ms = 1000;
 	opt.max_chars = max > 0 ? (size_t)max : 0;
 	opt.frame_session = fuzz_frame_session;
+	opt.hidden = (enum snap_hidden_mode)(json_integer_value(json_object_get(F.in, "hidden")) & 3) % 3;
+	masked.backend_node_id = (int)json_integer_value(json_object_get(F.in, "masked"));
+	snprintf(masked.session_id, sizeof(masked.session_id), "S");
+	opt.masked = &masked;
+	opt.n_masked = 1;
 	if (json_is_integer(json_object_get(F.in, "root"))) {
 		memset(&root, 0, sizeof(root));
 		snprintf(root.session_id, sizeof(root.session_id), "S");

@@ -1,6 +1,7 @@
 /*
  * test_actions.c - the pure parts of the pipeline: what counts as a
- * snapshot ref, and how key names become CDP key events.
+ * snapshot ref, how key names become CDP key events, the scrubbing of
+ * values typed from secrets, and the page_content policy.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -12,6 +13,66 @@
 
 #include <stdlib.h>
 #include <string.h>
+
+static void test_scrub_typed_secrets(void **state)
+{
+	static const char pw[] = "p@ss w/rd&\"1";
+	struct act_session s;
+	json_t *j;
+	char *out;
+
+	(void)state;
+	memset(&s, 0, sizeof(s));
+	assert_null(act_secrets_scrub_text(&s, "nothing typed yet"));
+	act_secrets_remember(&s, "SHOP_PASSWORD", (const unsigned char *)pw, strlen(pw));
+	act_secrets_remember(&s, "SHOP_PASSWORD", (const unsigned char *)pw, strlen(pw));
+	assert_int_equal(s.n_typed_secrets, 1);
+	/* raw, percent-encoded, form-encoded and JSON-escaped */
+	out = act_secrets_scrub_text(&s, "a p@ss w/rd&\"1 b");
+	assert_string_equal(out, "a [secret SHOP_PASSWORD] b");
+	free(out);
+	out = act_secrets_scrub_text(&s, "/login?pw=p%40ss%20w%2Frd%26%221&x=p%40ss+w%2Frd%26%221");
+	assert_string_equal(out, "/login?pw=[secret SHOP_PASSWORD]&x=[secret SHOP_PASSWORD]");
+	free(out);
+	out = act_secrets_scrub_text(&s, "Result: \"p@ss w/rd&\\\"1\"");
+	assert_string_equal(out, "Result: \"[secret SHOP_PASSWORD]\"");
+	free(out);
+	assert_null(act_secrets_scrub_text(&s, "p@ss w/rd"));
+	j = json_pack("{s:[s, {s:s}], s:i}", "a", "x p@ss w/rd&\"1", "k", "p@ss w/rd&\"1p@ss w/rd&\"1",
+	              "n", 3);
+	act_secrets_scrub_json(&s, j);
+	assert_string_equal(json_string_value(json_array_get(json_object_get(j, "a"), 0)),
+	                    "x [secret SHOP_PASSWORD]");
+	assert_string_equal(json_string_value(json_object_get(json_array_get(json_object_get(j, "a"), 1), "k")),
+	                    "[secret SHOP_PASSWORD][secret SHOP_PASSWORD]");
+	json_decref(j);
+	act_secrets_stop(&s);
+	assert_int_equal(s.n_typed_secrets, 0);
+}
+
+static void test_page_content_policy(void **state)
+{
+	struct act_session s;
+	char err[256];
+	json_t *p;
+
+	(void)state;
+	memset(&s, 0, sizeof(s));
+	assert_int_equal(act_secrets_start(&s, NULL, err, sizeof(err)), 0);
+	assert_int_equal(s.hidden_text, SNAP_HIDDEN_FLAG);
+	p = json_pack("{s:{s:s}}", "page_content", "hidden_text", "drop");
+	assert_int_equal(act_secrets_start(&s, p, err, sizeof(err)), 0);
+	assert_int_equal(s.hidden_text, SNAP_HIDDEN_DROP);
+	json_decref(p);
+	p = json_pack("{s:{s:s}}", "page_content", "hidden_text", "hide");
+	assert_int_equal(act_secrets_start(&s, p, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "page_content.hidden_text must be \"flag\" or \"drop\""));
+	json_decref(p);
+	p = json_pack("{s:{s:b}}", "page_content", "hidden", 1);
+	assert_int_equal(act_secrets_start(&s, p, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "page_content.hidden is not a setting"));
+	json_decref(p);
+}
 
 
 static void test_refs_and_selectors(void **state)
@@ -119,6 +180,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_refs_and_selectors),
 		cmocka_unit_test(test_locators),
+		cmocka_unit_test(test_scrub_typed_secrets),
+		cmocka_unit_test(test_page_content_policy),
 		cmocka_unit_test(test_named_keys),
 		cmocka_unit_test(test_character_keys),
 	};

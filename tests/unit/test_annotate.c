@@ -415,6 +415,53 @@ static void test_refuses_bad_input(void **state)
 	free(png);
 }
 
+/* evid_png_mask: black over each rect grown by one pixel (at scale),
+ * every other pixel untouched; bad rects refused. */
+static void test_mask(void **state)
+{
+	struct evid_rect rects[2] = {{10.5, 5, 20, 10}, {100, 80, 50, 50}};
+	struct evid_rect bad = {NAN, 0, 1, 1};
+	unsigned char *png, *out = NULL, *before, *after;
+	size_t len, outlen = 0;
+	unsigned w, h;
+	char err[256] = "";
+	long x, y;
+	size_t black = 0;
+
+	(void)state;
+	fx_png(120, 90, 1, &png, &len);
+	assert_int_equal(evid_png_mask(png, len, rects, 2, 2, &out, &outlen, err, sizeof(err)), 0);
+	before = fx_rgba(png, len, &w, &h);
+	after = fx_rgba(out, outlen, &w, &h);
+	for (y = 0; y < (long)h; y++) {
+		for (x = 0; x < (long)w; x++) {
+			const unsigned char *p = after + ((size_t)y * w + (size_t)x) * 4;
+			/* rect 1 at scale 2: [21 - 1, 61 + 1) x [10 - 1, 30 + 1); rect 2 clipped:
+			 * [199, 120) is empty in x, so nothing */
+			int in = x >= 20 && x < 62 && y >= 9 && y < 31;
+
+			if (in) {
+				assert_true(p[0] == 0 && p[1] == 0 && p[2] == 0 && p[3] == 0xff);
+				black++;
+			} else {
+				assert_memory_equal(p, before + ((size_t)y * w + (size_t)x) * 4, 4);
+			}
+		}
+	}
+	assert_int_equal(black, 42 * 22);
+	free(before);
+	free(after);
+	free(out);
+	assert_int_equal(evid_png_mask(png, len, &bad, 1, 1, &out, &outlen, err, sizeof(err)),
+	                 -EVID_EINVAL);
+	assert_null(out);
+	assert_non_null(strstr(err, "rectangle 0"));
+	assert_int_equal(evid_png_mask((const unsigned char *)"nope", 4, rects, 1, 1, &out, &outlen,
+	                               err, sizeof(err)),
+	                 -EVID_EBADPNG);
+	free(png);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -425,6 +472,7 @@ int main(void)
 		cmocka_unit_test(test_other_formats),
 		cmocka_unit_test(test_interlaced_16bit_and_palette),
 		cmocka_unit_test(test_refuses_bad_input),
+		cmocka_unit_test(test_mask),
 	};
 
 	return cmocka_run_group_tests_name("annotate", tests, NULL, NULL);

@@ -124,7 +124,12 @@ static void test_table_playwright_parameters(void **state)
 	assert_null(param(click, "button")->enum_values[3]);
 	assert_int_equal(param(click, "modifiers")->type, ACT_T_STRING_ARRAY);
 	assert_int_equal(param(click, "doubleClick")->type, ACT_T_BOOLEAN);
-	assert_true(param(type, "text")->required);
+	/* browser_type: exactly one of text and secret */
+	assert_false(param(type, "text")->required);
+	assert_false(param(type, "secret")->required);
+	assert_string_equal(type->one_of[0], "text");
+	assert_string_equal(type->one_of[1], "secret");
+	assert_null(type->one_of[2]);
 	assert_non_null(param(type, "submit"));
 	assert_non_null(param(type, "slowly"));
 	assert_true(param(tabs, "action")->required);
@@ -186,7 +191,13 @@ static void test_check_required(void **state)
 	assert_int_equal(check("browser_navigate", "{}", err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "argument 'url' is required"));
 	assert_int_equal(check("browser_type", "{\"target\":\"e1\"}", err, sizeof(err)), -1);
-	assert_non_null(strstr(err, "argument 'text' is required"));
+	assert_string_equal(err, "browser_type takes exactly one of 'text' or 'secret' (got none)");
+	assert_int_equal(check("browser_type", "{\"target\":\"e1\",\"text\":\"a\",\"secret\":\"S\"}",
+	                       err, sizeof(err)), -1);
+	assert_string_equal(err, "browser_type takes exactly one of 'text' or 'secret' (got more "
+	                         "than one)");
+	assert_int_equal(check("browser_type", "{\"target\":\"e1\",\"secret\":\"SHOP_PASSWORD\"}",
+	                       err, sizeof(err)), 0);
 	assert_int_equal(check("browser_tabs", "{\"index\":1}", err, sizeof(err)), -1);
 	assert_string_equal(err,
 	                    "argument 'action' is required: pass one of list, new, select, close");

@@ -1,0 +1,258 @@
+/*
+ * snapshot-private.h - the state of one snapshot while it is taken, and
+ * the helpers its files share. Private to actions/snapshot*.c:
+ *
+ *   snapshot.c         entry points: seed, fetch, build, render; the ref map
+ *   snapshot_fetch.c   the frames ("docs") and their CDP calls, in rounds
+ *   snapshot_hidden.c  what a person would not see (DOMSnapshot layout)
+ *   snapshot_build.c   AX nodes -> the tree of rendered nodes (Playwright's rules)
+ *   snapshot_render.c  the tree -> YAML lines, refs, truncation
+ *   snapshot_text.c    JSON, UTF-8, whitespace and YAML quoting helpers
+ */
+#ifndef GB_ACT_SNAPSHOT_PRIVATE_H
+#define GB_ACT_SNAPSHOT_PRIVATE_H
+
+#include "actions/snapshot.h"
+#include "common/util.h"
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct cdp_conn;
+struct cdp_error;
+
+#define SNAP_MAX_FRAMES 64                 /* docs (frames) in one snapshot */
+#define SNAP_MAX_DEPTH 512                 /* AX nesting that is rendered */
+#define SNAP_MAX_YAML_BYTES (4u << 20)     /* ceiling of the rendered text */
+#define SNAP_MAX_NAME_CHARS 900            /* longer names are not shown (as Playwright) */
+#define SNAP_ID_MAX 64                     /* session and frame ids (struct snap_ref) */
+#define SNAP_PASSWORD_MASK "\xe2\x80\xa2\xe2\x80\xa2\xe2\x80\xa2\xe2\x80\xa2" /* •••• */
+
+
+/* ---- state ------------------------------------------------------------- */
+
+enum doc_state { DOC_WANTED, DOC_FETCHING, DOC_READY, DOC_FAILED };
+
+/* What a password check found for one node that shows a value. */
+enum pw_state { PW_UNKNOWN = 0, PW_PENDING, PW_CLEAR, PW_MASK, PW_HIDE };
+
+/* Per AX node of a doc (parallel to doc->nodes). */
+struct ax_info {
+	int child_doc;      /* Iframe: the doc of its frame, or -1 */
+	unsigned char pw;   /* enum pw_state */
+	unsigned char scanned; /* each node is scanned and built once, so that */
+	unsigned char built;   /* a malformed tree (cycles, shared children) stays linear */
+};
+
+struct snap_doc {
+	char *session_id;   /* CDP session that owns the frame */
+	char *frame_id;     /* NULL until known (the main frame, from its AX root) */
+	char *origin;       /* "http://host:port" of the frame's URL, or NULL */
+	int parent;         /* doc of the owner iframe, -1 for the first doc */
+	json_t *result;     /* getFullAXTree result (owned) */
+	json_t *nodes;      /* its "nodes" (borrowed from result) */
+	size_t n_nodes;
+	struct ax_info *info;
+	const char **keys;  /* nodeId of each node (borrowed) */
+	size_t *slots;      /* open-addressing index nodeId -> node + 1 */
+	size_t n_slots;
+	size_t root;        /* node to render from */
+	int state;          /* enum doc_state */
+	int linked;         /* rendered: the first doc, or owned by an iframe */
+	int scanned;        /* its describes were sent */
+	int want_tree;      /* send Page.getFrameTree with its AX tree */
+	int prefix;         /* ref prefix "f<N>"; 0 = none; -1 = not assigned yet */
+};
+
+enum call_kind { CALL_AX, CALL_TREE, CALL_DESCRIBE_FRAME, CALL_DESCRIBE_PW };
+
+struct snap_call {
+	uint64_t id;
+	enum call_kind kind;
+	const char *method;
+	size_t doc;
+	size_t node;
+};
+
+/* Node flags of the rendered tree. */
+enum {
+	SN_CHECKED = 1u << 0,
+	SN_CHECKED_MIXED = 1u << 1,
+	SN_DISABLED = 1u << 2,
+	SN_EXPANDED = 1u << 3,
+	SN_ACTIVE = 1u << 4,
+	SN_INVALID = 1u << 5,
+	SN_PRESSED = 1u << 6,
+	SN_PRESSED_MIXED = 1u << 7,
+	SN_SELECTED = 1u << 8,
+	SN_NOREF = 1u << 9,
+	SN_KEEP = 1u << 10, /* the subtree root: never collapsed */
+	SN_HIDDEN = 1u << 11, /* a person would not see it: [hidden-text] */
+};
+
+struct snode;
+
+/* A child of a rendered node: another node or a text (exactly one set). */
+struct sitem {
+	struct snode *node;
+	char *text;
+	int hidden;         /* text a person would not see (snapshot_hidden.c) */
+};
+
+/* One node of the rendered tree (Playwright's aria node). */
+struct snode {
+	const char *role;   /* static, or borrowed from a doc's JSON */
+	char *name;         /* whitespace-normalized; NULL = none */
+	char *url;          /* link: /url prop */
+	char *placeholder;  /* textbox: /placeholder prop */
+	const char *invalid; /* "grammar" / "spelling" for [invalid=...], else NULL */
+	unsigned flags;
+	int level;
+	int backend_id;     /* DOM.BackendNodeId; 0 = none */
+	size_t doc;
+	struct sitem *kids;
+	size_t n_kids;
+	size_t cap_kids;
+	char *visible;      /* its visible text when its name says something else */
+};
+
+/* The nodes of one CDP session that a person would not see. */
+struct snap_hidden_set {
+	char session_id[SNAP_ID_MAX];
+	int *ids;           /* backend node ids, sorted */
+	size_t n;
+	uint64_t call_id;   /* its captureSnapshot, until awaited; 0: none */
+};
+
+struct snap_ctx {
+	struct cdp_conn *conn;
+	const struct snap_options *opt;
+	int64_t deadline_ms;
+	char *err;
+	size_t errlen;
+
+	/* subtree: the node to render, copied out of the caller's ref (whose
+	 * ref and frame_id may be empty: a node found by selector) */
+	int subtree;
+	int root_backend;
+	int root_prefix;
+	char root_ref[sizeof(((struct snap_ref *)0)->ref)];
+	int root_doc;        /* the doc rendered from; -1 until the subtree root is found */
+	char *main_frame_id; /* the page's main frame (its refs have no prefix), or NULL */
+
+	/* frame numbers of the previous snapshot, to keep refs stable */
+	struct old_prefix {
+		char frame_id[SNAP_ID_MAX];
+		int prefix;
+	} *old;
+	size_t n_old;
+	int next_prefix;
+
+	struct snap_doc docs[SNAP_MAX_FRAMES];
+	size_t n_docs;
+	struct snap_call *calls;
+	size_t n_calls;
+	size_t cap_calls;
+
+	struct snode *frag;  /* the rendered tree's root (its children are the top lines) */
+	int popup_depth;     /* inside a native <select>'s popup: options get no ref */
+
+	struct gb_buf out;
+	struct gb_buf line;
+	size_t out_chars;    /* characters (code points) kept in out */
+	size_t n_lines;
+	size_t limit_chars;  /* max_chars, or SIZE_MAX */
+	int truncated;
+	int stopped;
+
+	struct snap_ref *refs;
+	size_t n_refs;
+	size_t cap_refs;
+
+	struct snap_hidden_set hidden[SNAP_MAX_FRAMES];
+	size_t n_hidden;
+	size_t n_hidden_flagged; /* lines marked [hidden-text] */
+	size_t n_hidden_dropped; /* texts and nodes left out */
+	size_t n_label_differs;
+};
+
+
+/* ---- snapshot.c ---------------------------------------------------------- */
+
+/* Formats a message into the caller's err buffer (if any). */
+void act_snap_errf(struct snap_ctx *x, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* ---- snapshot_text.c: helpers --------------------------------------------- */
+
+/* obj[k1][k2] as a string, or NULL. Borrows. */
+const char *act_snap_jstr2(json_t *obj, const char *k1, const char *k2);
+/* A node's role ("button", "StaticText"...), or "" when absent. */
+const char *act_snap_ax_role(json_t *n);
+/* The value of property `name` of an AX node, or NULL. Borrows. */
+json_t *act_snap_ax_prop(json_t *n, const char *name);
+/* 1 when a property value is true or the token "true". */
+int act_snap_jtrue(json_t *v);
+/* The node's backendDOMNodeId, or 0 when absent or out of range. */
+int act_snap_ax_backend(json_t *n);
+/* strdup that passes NULL through. */
+char *act_snap_xstrdup(const char *s);
+/* Number of UTF-8 code points in s[0..n). */
+size_t act_snap_utf8_chars(const char *s, size_t n);
+/* 1 when s is only bullets (a value Chromium already masks). */
+int act_snap_all_bullets(const char *s);
+/* s with whitespace collapsed and trimmed (malloc'd), or NULL. */
+char *act_snap_normalize_ws(const char *s, size_t n);
+/* 1 when s must be quoted as a YAML scalar. */
+int act_snap_needs_quotes(const char *s);
+/* Append s as a YAML mapping key / value / JSON-quoted string. */
+int act_snap_yaml_key(struct gb_buf *b, const char *s);
+int act_snap_yaml_value(struct gb_buf *b, const char *s);
+int act_snap_json_quote(struct gb_buf *b, const char *s);
+
+/* ---- snapshot_fetch.c ------------------------------------------------------ */
+
+/* Adds a doc (frame) to fetch; returns its index or -1. */
+int act_snap_doc_add(struct snap_ctx *x, const char *session_id, const char *frame_id, int parent);
+/* The index of AX node node_id in doc, or -1. */
+long act_snap_doc_find(const struct snap_doc *doc, const char *node_id);
+/* Frees what a doc owns. */
+void act_snap_doc_free(struct snap_doc *doc);
+/* "http://host:port" of doc d's frame, or NULL. */
+const char *act_snap_doc_origin(const struct snap_ctx *x, size_t d);
+/* 1 for Chromium's roles of <iframe> and <frame>. */
+int act_snap_is_iframe_role(const char *role);
+/* 1 when AX node n of doc has a value to show after its key. */
+int act_snap_shows_value(const struct snap_doc *doc, json_t *n, const char *role);
+/* Fetches every doc in rounds of pipelined calls. Returns 0 or -1 (err set). */
+int act_snap_fetch(struct snap_ctx *x);
+
+/* ---- snapshot_hidden.c ------------------------------------------------------- */
+
+/* With opt->hidden: sends the first frame's layout request, so that it
+ * runs while the accessibility trees are fetched. */
+void act_snap_start_hidden(struct snap_ctx *x);
+/* With opt->hidden: reads the layout of every frame's process
+ * (DOMSnapshot.captureSnapshot) and notes the nodes a person would not
+ * see. Failures leave nothing noted (text is then shown unflagged). */
+void act_snap_fetch_hidden(struct snap_ctx *x);
+/* 1 when node backend_id of doc d is not visible to a person. */
+int act_snap_is_hidden(const struct snap_ctx *x, size_t d, int backend_id);
+/* Frees what act_snap_fetch_hidden() noted. */
+void act_snap_hidden_free(struct snap_ctx *x);
+
+/* ---- snapshot_build.c ---------------------------------------------------------- */
+
+/* Frees s and its children; NULL is a no-op. */
+void act_snap_snode_free(struct snode *s);
+/* 1 when s has /url or /placeholder lines. */
+int act_snap_has_props(const struct snode *s);
+/* Builds the rendered tree from the root doc. Returns 0 or -1 (err set). */
+int act_snap_build(struct snap_ctx *x);
+
+/* ---- snapshot_render.c --------------------------------------------------------- */
+
+/* Renders the tree into x->out. Returns 0 or -1 (err set). */
+int act_snap_render(struct snap_ctx *x);
+
+#endif

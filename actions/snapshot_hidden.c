@@ -1,0 +1,248 @@
+/*
+ * snapshot_hidden.c - which nodes of the snapshot a person would not see.
+ *
+ * A page can put text in its accessibility tree that nobody sees on
+ * screen ("ignore previous instructions..." off-screen, transparent, in a
+ * zero-size or clipped box) to steer an agent. Chromium's AX tree drops
+ * display:none and visibility:hidden already; for the rest, one
+ * DOMSnapshot.captureSnapshot per CDP session (it covers every frame of
+ * that process) gives each rendered node its box and a few computed
+ * styles. A node is hidden when
+ *   - it or an ancestor has opacity 0, or a clip that leaves nothing
+ *     (clip: rect(0 0 0 0), clip-path: inset(50%), or a box of at most
+ *     1x1 pixel that hides its overflow: the "visually hidden" pattern);
+ *   - its box lies entirely outside its document (off-screen), or
+ *   - it is text whose box is empty (font-size 0) or whose colour is fully
+ *     transparent.
+ * The page's own request is sent before the accessibility trees are
+ * fetched and runs alongside them; out-of-process frames' follow. The
+ * result is a sorted list of backend node ids per session. The reply
+ * is hostile input: every array is type-checked and bounded; a reply
+ * that does not parse notes nothing (text is then shown unflagged).
+ */
+#include "actions/snapshot-private.h"
+
+#include "cdp/cdp.h"
+#include "common/log.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define HIDDEN_MAX_NODES (1u << 22) /* nodes of one DOMSnapshot document */
+
+/* The computed styles asked for, in this order (layout.styles indexes). */
+static const char *const style_names[] = {"opacity", "clip", "clip-path", "overflow-x",
+                                          "overflow-y"};
+enum { ST_OPACITY, ST_CLIP, ST_CLIP_PATH, ST_OVERFLOW_X, ST_OVERFLOW_Y, ST_COUNT };
+
+/* For qsort and bsearch of backend ids. */
+static int cmp_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* strings[idx] of a DOMSnapshot reply, or "". */
+static const char *str_at(json_t *strings, json_t *idx)
+{
+	const char *s = json_is_integer(idx)
+	                    ? json_string_value(json_array_get(strings, (size_t)json_integer_value(idx)))
+	                    : NULL;
+
+	return s ? s : "";
+}
+
+/* 1 when a clip or clip-path value leaves nothing visible. */
+static int clips_everything(const char *clip, const char *clip_path)
+{
+	return strstr(clip, "rect(0px, 0px, 0px, 0px)") || strstr(clip, "rect(0px 0px 0px 0px)") ||
+	       strstr(clip_path, "inset(50%") || strstr(clip_path, "circle(0");
+}
+
+/* Notes the hidden nodes of one DOMSnapshot document into ids (grown). */
+static int scan_document(json_t *doc, json_t *strings, int **ids, size_t *n, size_t *cap)
+{
+	json_t *nodes = json_object_get(doc, "nodes");
+	json_t *backend = json_object_get(nodes, "backendNodeId");
+	json_t *parent = json_object_get(nodes, "parentIndex");
+	json_t *type = json_object_get(nodes, "nodeType");
+	json_t *layout = json_object_get(doc, "layout");
+	json_t *lnode = json_object_get(layout, "nodeIndex");
+	json_t *lstyles = json_object_get(layout, "styles");
+	json_t *lbounds = json_object_get(layout, "bounds");
+	json_t *lcolor = json_object_get(layout, "textColorOpacities");
+	double cw = json_number_value(json_object_get(doc, "contentWidth"));
+	double ch = json_number_value(json_object_get(doc, "contentHeight"));
+	size_t count = json_array_size(backend);
+	unsigned char *prop = NULL, *self = NULL;
+	size_t k, i;
+	int rc = -1;
+
+	if (!json_is_array(backend) || count > HIDDEN_MAX_NODES || !json_is_array(lnode))
+		goto out;
+	prop = calloc(count ? count : 1, 1);  /* hides the node and its subtree */
+	self = calloc(count ? count : 1, 1);  /* hides the node alone */
+	if (!prop || !self)
+		goto out;
+	for (k = 0; k < json_array_size(lnode); k++) {
+		json_t *ni = json_array_get(lnode, k);
+		json_t *st = json_array_get(lstyles, k);
+		json_t *b = json_array_get(lbounds, k);
+		double x, y, w, h;
+		int text;
+
+		if (!json_is_integer(ni) || json_integer_value(ni) < 0 ||
+		    (size_t)json_integer_value(ni) >= count || json_array_size(b) != 4)
+			continue;
+		i = (size_t)json_integer_value(ni);
+		x = json_number_value(json_array_get(b, 0));
+		y = json_number_value(json_array_get(b, 1));
+		w = json_number_value(json_array_get(b, 2));
+		h = json_number_value(json_array_get(b, 3));
+		text = json_integer_value(json_array_get(type, i)) == 3;
+		if (json_array_size(st) == ST_COUNT) {
+			const char *ox = str_at(strings, json_array_get(st, ST_OVERFLOW_X));
+			const char *oy = str_at(strings, json_array_get(st, ST_OVERFLOW_Y));
+			int hides_overflow = (!strcmp(ox, "hidden") || !strcmp(ox, "clip")) &&
+			                     (!strcmp(oy, "hidden") || !strcmp(oy, "clip"));
+
+			if (!strcmp(str_at(strings, json_array_get(st, ST_OPACITY)), "0") ||
+			    clips_everything(str_at(strings, json_array_get(st, ST_CLIP)),
+			                     str_at(strings, json_array_get(st, ST_CLIP_PATH))) ||
+			    (!text && hides_overflow && w <= 1 && h <= 1))
+				prop[i] = 1;
+		}
+		if (cw > 0 && ch > 0 && w > 0 && h > 0 && (x + w <= 0 || y + h <= 0 || x >= cw || y >= ch))
+			prop[i] = 1; /* off-screen, its subtree with it */
+		if (text && (w < 1 || h < 1))
+			self[i] = 1;
+		if (text && json_is_number(json_array_get(lcolor, k)) &&
+		    json_number_value(json_array_get(lcolor, k)) <= 0)
+			self[i] = 1;
+	}
+	/* document order: a parent comes before its children */
+	for (i = 0; i < count; i++) {
+		json_t *p = json_array_get(parent, i);
+		json_int_t pi = json_is_integer(p) ? json_integer_value(p) : -1;
+		json_t *bid = json_array_get(backend, i);
+
+		if (pi >= 0 && (size_t)pi < i && prop[pi])
+			prop[i] = 1;
+		if (!(prop[i] || self[i]) || !json_is_integer(bid) || json_integer_value(bid) <= 0 ||
+		    json_integer_value(bid) > INT32_MAX)
+			continue;
+		if (*n == *cap) {
+			size_t nc = *cap ? *cap * 2 : 64;
+			int *grown = realloc(*ids, nc * sizeof(**ids));
+
+			if (!grown)
+				goto out;
+			*ids = grown;
+			*cap = nc;
+		}
+		(*ids)[(*n)++] = (int)json_integer_value(bid);
+	}
+	rc = 0;
+out:
+	free(prop);
+	free(self);
+	return rc;
+}
+
+/* Parses one captureSnapshot reply into set. */
+static void parse_reply(json_t *res, struct snap_hidden_set *set)
+{
+	json_t *docs = json_object_get(res, "documents");
+	json_t *strings = json_object_get(res, "strings");
+	size_t cap = 0, i;
+
+	for (i = 0; i < json_array_size(docs); i++)
+		if (scan_document(json_array_get(docs, i), strings, &set->ids, &set->n, &cap) < 0)
+			break;
+	if (set->n)
+		qsort(set->ids, set->n, sizeof(*set->ids), cmp_int);
+}
+
+/* Notes session (once) and sends its captureSnapshot; the call is
+ * awaited by act_snap_fetch_hidden(). */
+static void send_capture(struct snap_ctx *x, const char *session_id)
+{
+	struct snap_hidden_set *set;
+	json_t *styles;
+	size_t s, k;
+
+	for (s = 0; s < x->n_hidden; s++)
+		if (!strcmp(x->hidden[s].session_id, session_id))
+			return;
+	if (x->n_hidden >= SNAP_MAX_FRAMES)
+		return;
+	set = &x->hidden[x->n_hidden++];
+	memset(set, 0, sizeof(*set));
+	snprintf(set->session_id, sizeof(set->session_id), "%s", session_id);
+	styles = json_array();
+	for (k = 0; k < ST_COUNT; k++)
+		json_array_append_new(styles, json_string(style_names[k]));
+	if (cdp_send(x->conn, set->session_id, "DOMSnapshot.captureSnapshot",
+	             json_pack("{s:o, s:b}", "computedStyles", styles, "includeTextColorOpacities", 1),
+	             &set->call_id) < 0)
+		set->call_id = 0;
+}
+
+void act_snap_start_hidden(struct snap_ctx *x)
+{
+	if (x->opt->hidden != SNAP_HIDDEN_OFF && x->n_docs)
+		send_capture(x, x->docs[0].session_id);
+}
+
+void act_snap_fetch_hidden(struct snap_ctx *x)
+{
+	size_t d, s;
+
+	if (x->opt->hidden == SNAP_HIDDEN_OFF)
+		return;
+	/* one call per distinct session (out-of-process frames have their own) */
+	for (d = 0; d < x->n_docs; d++)
+		send_capture(x, x->docs[d].session_id);
+	for (s = 0; s < x->n_hidden; s++) {
+		struct cdp_error err;
+		json_t *res = NULL;
+		int64_t left = x->deadline_ms - gb_now_ms();
+		uint64_t id = x->hidden[s].call_id;
+
+		if (!id)
+			continue;
+		x->hidden[s].call_id = 0;
+		if (cdp_await(x->conn, id, left > 1 ? (int)left : 1, &res, &err) == 0)
+			parse_reply(res, &x->hidden[s]);
+		else
+			GB_LOGD("actions", "no layout for hidden text: %s", err.message);
+		json_decref(res);
+	}
+}
+
+int act_snap_is_hidden(const struct snap_ctx *x, size_t d, int backend_id)
+{
+	size_t s;
+
+	if (!backend_id)
+		return 0;
+	for (s = 0; s < x->n_hidden; s++)
+		if (!strcmp(x->hidden[s].session_id, x->docs[d].session_id))
+			return x->hidden[s].n &&
+			       bsearch(&backend_id, x->hidden[s].ids, x->hidden[s].n, sizeof(int), cmp_int) != NULL;
+	return 0;
+}
+
+void act_snap_hidden_free(struct snap_ctx *x)
+{
+	size_t s;
+
+	for (s = 0; s < x->n_hidden; s++) {
+		if (x->hidden[s].call_id)
+			cdp_forget(x->conn, x->hidden[s].call_id); /* the snapshot failed first */
+		free(x->hidden[s].ids);
+	}
+	x->n_hidden = 0;
+}
