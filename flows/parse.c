@@ -225,11 +225,11 @@ static int target_string(struct parse *p, json_t *t, char **out)
 static const struct {
 	const char *kind;
 	const char *tool;
-	const char *const extra[4]; /* the kind's own fields besides its key */
+	const char *const extra[5]; /* the kind's own fields besides its key */
 } kinds[] = {
 	{"navigate", "browser_navigate", {NULL}},
 	{"click", "browser_click", {NULL}},
-	{"type", "browser_type", {"text", "submit", "slowly", NULL}},
+	{"type", "browser_type", {"text", "secret", "submit", "slowly"}},
 	{"select", "browser_select_option", {"values", NULL}},
 	{"press", "browser_press_key", {NULL}},
 	{"wait", "browser_wait_for", {NULL}},
@@ -377,13 +377,14 @@ static int parse_step(struct parse *p, json_t *step, struct flow_step *out)
 	snprintf(out->kind, sizeof(out->kind), "%s", kind);
 	json_object_foreach(step, key, v) {
 		if (strcmp(key, kind) != 0 && !in_list(common_fields, key) && !in_list(extra, key)) {
+			char own[128] = "";
+			size_t e, used = 0;
+
+			for (e = 0; extra[e] && used < sizeof(own); e++)
+				used += (size_t)snprintf(own + used, sizeof(own) - used, ", %s", extra[e]);
 			p->field = key;
 			return perr(p, "is not a field of a %s step (fields: %s, name, expect, retries, "
-			            "retry_delay_ms%s%s%s%s%s%s)", kind, kind, extra[0] ? ", " : "",
-			            gb_or(extra[0], ""), extra[0] && extra[1] ? ", " : "",
-			            extra[0] ? gb_or(extra[1], "") : "",
-			            extra[0] && extra[1] && extra[2] ? ", " : "",
-			            extra[0] && extra[1] ? gb_or(extra[2], "") : "");
+			            "retry_delay_ms%s)", kind, kind, own);
 		}
 	}
 	if (!strcmp(kind, "wait") && json_object_get(step, "expect")) {
@@ -412,12 +413,23 @@ static int parse_step(struct parse *p, json_t *step, struct flow_step *out)
 		goto out;
 	/* the kind's own fields */
 	if (!strcmp(kind, "type")) {
-		p->field = "text";
-		if (!json_is_string(json_object_get(step, "text"))) {
-			perr(p, "a type step needs \"text\": the string to type");
+		int has_text = json_object_get(step, "text") != NULL;
+		int has_secret = json_object_get(step, "secret") != NULL;
+
+		p->field = has_secret ? "secret" : "text";
+		if (has_text == has_secret) {
+			perr(p, has_text ? "a type step takes \"text\" or \"secret\", not both"
+			                 : "a type step needs \"text\" (the string to type) or \"secret\" "
+			                   "(the name of a stored secret: glassbox secret set)");
+			goto out;
+		}
+		if ((has_text && !json_is_string(json_object_get(step, "text"))) ||
+		    (has_secret && !json_is_string(json_object_get(step, "secret")))) {
+			perr(p, "\"%s\" must be a string", p->field);
 			goto out;
 		}
 		if (copy_field(p, step, "text", args, "text", 1, &secret) < 0 ||
+		    copy_field(p, step, "secret", args, "secret", 0, &secret) < 0 ||
 		    copy_field(p, step, "submit", args, "submit", 0, &secret) < 0 ||
 		    copy_field(p, step, "slowly", args, "slowly", 0, &secret) < 0)
 			goto out;

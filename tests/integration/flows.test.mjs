@@ -246,3 +246,35 @@ test('--save-profile keeps a login; --profile starts every flow from it on a rea
   assert.match(ls.stdout, /version\W+1\b/, ls.stdout);
   assert.ok(!r.stdout.includes(SECRET) && !r.stderr.includes(SECRET));
 });
+
+test('a type step with "secret" types a stored secret, bound to its host, that appears nowhere', async () => {
+  const data = path.join(work, 'data-secret');
+  const value = `stored-${crypto.randomBytes(12).toString('hex')}`;
+  const set = spawnSync(glassboxBin(), ['secret', 'set', 'SHOP_LOGIN', '--hosts', 'shop.test', '--data-dir', data],
+    { input: value, encoding: 'utf8' });
+  assert.equal(set.status, 0, set.stderr);
+  const flow = (name, url) => {
+    const file = path.join(work, `${name}.json`);
+    fs.writeFileSync(file, JSON.stringify({ name, steps: [
+      { navigate: `${url}/profile/login.html`, expect: { title: 'Sign in' } },
+      { type: { role: 'textbox', name: 'User' }, text: 'qa-user' },
+      { type: { css: 'input[name=password]' }, secret: 'SHOP_LOGIN' },
+      { click: { role: 'button', name: 'Sign in' }, expect: { text: 'Signed in as qa-user' } },
+    ] }));
+    return file;
+  };
+  const junit = path.join(work, 'secret-junit.xml');
+  const policy = path.join(work, 'secret-policy.json');
+  fs.writeFileSync(policy, JSON.stringify({ egress: {
+    allow_private: ['127.0.0.1', '::1'], hosts: { 'shop.test': '127.0.0.1', 'other.test': '127.0.0.1' } } }));
+  const r = await run([flow('stored-secret', `http://shop.test:${fixture.port}`),
+    flow('wrong-host', `http://other.test:${fixture.port}`), '-j', '2', '--junit', junit,
+    '--data-dir', data, '--config', policy]);
+  assert.equal(r.code, 1, r.stdout + r.stderr);
+  const xml = fs.readFileSync(junit, 'utf8');
+  assert.doesNotMatch(testcase(xml, 'stored-secret'), /<failure/);
+  assert.match(testcase(xml, 'wrong-host'), /<failure message="[^"]*secret_refused/);
+  const grep = spawnSync('grep', ['-rlF', value, data], { encoding: 'utf8' });
+  assert.equal(grep.stdout, '', `the secret is in ${grep.stdout}`);
+  assert.ok(!r.stdout.includes(value) && !r.stderr.includes(value) && !xml.includes(value));
+});
