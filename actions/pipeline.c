@@ -14,6 +14,7 @@
 
 #include "cdp/cdp.h"
 #include "common/log.h"
+#include "common/metrics.h"
 #include "sessions/sessions.h"
 #include "evidence/audit.h"
 #include "verify/verify.h"
@@ -576,6 +577,7 @@ release:
 	sess_set_busy(ctx.sess, 0);
 done:
 	finish(&ctx);
+	gb_metrics_observe("glassbox_tool_latency_seconds", call->def->name, (double)(gb_now_ms() - ctx.started_ms) / 1000.0);
 free:
 	drop_failed_browser(as);
 	json_decref(ctx.out);
