@@ -15,7 +15,7 @@ DEBIAN_PACKAGES := build-essential pkg-config meson ninja-build libwebsockets-de
 	libjansson-dev libpng-dev libsodium-dev libxml2-dev libsqlite3-dev libcmocka-dev \
 	libidn2-dev chromium clang libclang-rt-14-dev nodejs npm procps iproute2
 
-.PHONY: all deps build run test test-unit test-asan test-fuzz test-node bench format clean
+.PHONY: all deps build run test test-unit test-asan test-fuzz test-node test-conformance bench format clean
 
 all: build
 
@@ -46,7 +46,7 @@ run: build
 	@exec $(BUILD)/glassbox mcp
 
 test: build
-	$(MAKE) test-unit test-asan test-fuzz test-node
+	$(MAKE) test-unit test-asan test-fuzz test-node test-conformance
 
 test-unit:
 	meson test -C $(BUILD) --print-errorlogs
@@ -73,6 +73,11 @@ test-fuzz: $(FUZZ_BUILD)/build.ninja
 
 test-node: build
 	GLASSBOX_BIN=$(BUILD)/glassbox tests/run-node-tests.sh
+
+# The official MCP conformance suite (server scenarios, 2025-11-25) against
+# glassbox serve, with the Node 22 pinned in tests/conformance.
+test-conformance: build
+	GLASSBOX_BIN=$(BUILD)/glassbox tests/conformance/run.sh
 
 bench: build
 	bench/run.sh

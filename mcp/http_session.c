@@ -184,7 +184,7 @@ struct http_session *hs_create(struct hs_table *t, const struct mcp_tenant *tena
 	hs->cfg.tenant = tenant->name;
 	hs->cfg.tenant_policy = tenant->policy;
 	hs->cfg.action_timeout_ms = tenant->action_timeout_ms;
-	hs->cfg.prelaunch = 1; /* the browser starts while the client initializes */
+	hs->cfg.prelaunch = t->cfg->prelaunch; /* the browser starts while the client initializes */
 	pthread_mutex_init(&hs->lock, NULL);
 	hs->refs = 2; /* the table's and the caller's */
 	hs->created_ms = hs->last_active_ms = gb_now_ms();

@@ -49,6 +49,8 @@ struct mcp_serve_config {
 	int hard_ttl_s;                   /* closed this long after it started */
 	int shutdown_grace_s;             /* SIGTERM: calls in flight may finish this long */
 	int retry_after_s;                /* Retry-After of a 429 */
+	int prelaunch;                    /* start a session's browser at initialize
+	                                     (default), not at its first tool call */
 	struct mcp_tenant *tenants;       /* owned */
 	size_t n_tenants;
 };

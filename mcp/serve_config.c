@@ -241,7 +241,7 @@ static int parse_tenant(const char *name, json_t *v, const struct mcp_tenant *de
 int mcp_serve_config_parse(json_t *root, struct mcp_serve_config **out, char *err,
                            size_t errlen)
 {
-	static const char *const keys[] = {"listen", "admin", "limits", "tenants", NULL};
+	static const char *const keys[] = {"listen", "admin", "limits", "tenants", "prelaunch", NULL};
 	struct mcp_tenant defaults = {.max_sessions = 8, .action_timeout_ms = 30000};
 	struct mcp_serve_config *c;
 	json_t *tenants;
@@ -264,6 +264,7 @@ int mcp_serve_config_parse(json_t *root, struct mcp_serve_config **out, char *er
 	c->hard_ttl_s = 4 * 3600;
 	c->shutdown_grace_s = 20;
 	c->retry_after_s = 5;
+	c->prelaunch = 1;
 	if (!json_is_object(root)) {
 		fail(err, errlen, "the config must be a JSON object {listen, admin, limits, tenants}");
 		goto out;
@@ -273,6 +274,12 @@ int mcp_serve_config_parse(json_t *root, struct mcp_serve_config **out, char *er
 	    parse_admin(json_object_get(root, "admin"), c, err, errlen) < 0 ||
 	    parse_limits(json_object_get(root, "limits"), c, &defaults, err, errlen) < 0)
 		goto out;
+	if (json_object_get(root, "prelaunch") && !json_is_boolean(json_object_get(root, "prelaunch"))) {
+		fail(err, errlen, "prelaunch must be true or false");
+		goto out;
+	}
+	if (json_is_false(json_object_get(root, "prelaunch")))
+		c->prelaunch = 0;
 	tenants = json_object_get(root, "tenants");
 	if (!json_is_object(tenants) || json_object_size(tenants) == 0) {
 		fail(err, errlen, "tenants must be an object with at least one tenant: "
