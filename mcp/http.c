@@ -312,7 +312,7 @@ static int mcp_headers(struct serve *s, struct lws *wsi, struct pss *pss, const 
 		                  "no server-initiated stream, so GET is not offered");
 		goto out;
 	}
-	if (s->stopping) {
+	if (s->stopping || *s->stop) {
 		respond_rpc_error(wsi, pss, 503, -32000, "the service is shutting down: try again "
 		                  "later or elsewhere");
 		goto out;
