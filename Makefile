@@ -1,6 +1,7 @@
 # glassbox: the two commands of the Quick start, and the rest.
 #
-#   make run     install what is missing, build, start glassbox (MCP over stdio)
+#   make run     install what is missing, build, start glassbox serve (MCP over HTTP on
+#                127.0.0.1:8931, tenant "local"; CONFIG=FILE for a service config)
 #   make test    install what is missing, build, run the whole test suite
 #   make bench   the agent-loop benchmark against the peers and raw CDP
 
@@ -42,8 +43,8 @@ build: deps $(BUILD)/build.ninja
 run: build
 	@$(BUILD)/glassbox init >&2
 	@echo >&2
-	@echo "glassbox mcp is now serving MCP on stdin/stdout (Ctrl-D or Ctrl-C to stop)." >&2
-	@exec $(BUILD)/glassbox mcp
+	@echo "glassbox serve: MCP Streamable HTTP (Ctrl-C to stop; glassbox mcp serves stdio)." >&2
+	@exec $(BUILD)/glassbox serve $(if $(CONFIG),--config $(CONFIG))
 
 test: build
 	$(MAKE) test-unit test-asan test-fuzz test-node test-conformance

@@ -119,13 +119,14 @@ static struct series *series_locked(int d, const char *label)
 		if (!strcmp(mv->series[i].label, clean))
 			return &mv->series[i];
 	}
-	if (mv->n == GB_METRICS_MAX_SERIES) {
-		snprintf(clean, sizeof(clean), "other");
-		for (i = 0; i < mv->n; i++) {
-			if (!strcmp(mv->series[i].label, clean))
-				return &mv->series[i];
+	if (mv->n >= GB_METRICS_MAX_SERIES - 1) {
+		/* the last slot is "other", for every label value beyond the ceiling */
+		if (mv->n == GB_METRICS_MAX_SERIES - 1) {
+			memset(&mv->series[mv->n], 0, sizeof(mv->series[mv->n]));
+			snprintf(mv->series[mv->n].label, LABEL_MAX, "other");
+			mv->n++;
 		}
-		return &mv->series[mv->n - 1]; /* take over the last one */
+		return &mv->series[GB_METRICS_MAX_SERIES - 1];
 	}
 	memset(&mv->series[mv->n], 0, sizeof(mv->series[mv->n]));
 	snprintf(mv->series[mv->n].label, LABEL_MAX, "%s", clean);
