@@ -10,7 +10,7 @@ BUILD ?= build
 ASAN_BUILD ?= build-asan
 FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 20
-FUZZERS := cdp/fuzz_cdp mcp/fuzz_jsonrpc actions/fuzz_snapshot store/fuzz_risk store/fuzz_admin
+FUZZERS := cdp/fuzz_cdp mcp/fuzz_jsonrpc mcp/fuzz_serve_config actions/fuzz_snapshot store/fuzz_risk store/fuzz_admin
 
 DEBIAN_PACKAGES := build-essential pkg-config meson ninja-build libwebsockets-dev \
 	libjansson-dev libpng-dev libsodium-dev libxml2-dev libsqlite3-dev libcmocka-dev \
