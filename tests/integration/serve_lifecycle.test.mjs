@@ -1,6 +1,6 @@
 /*
  * glassbox serve over time: idle TTL (a running call keeps a session
- * alive), SIGTERM drills (a call in flight completes within the grace
+ * alive), hard TTL, SIGTERM drills (a call in flight completes within the grace
  * period, or is ended at its deadline), a kill -9 drill (the next start
  * works), and a bounded load test on loopback: GLASSBOX_SERVE_LOAD=SxC
  * sessions x tool calls each (default 16x50), zero failed calls, zero
@@ -47,6 +47,25 @@ test('an idle session expires (404 afterwards, its browser closed); a running ca
     assert.ok(await pollUntil(() => svc.chromiums().length === 0, { deadlineMs: 15000 }), 'its browser is closed');
     const m = await svc.admin('GET', '/metrics');
     assert.match(m.text, /glassbox_sessions_closed_total\{reason="idle_ttl"\} 1/);
+    await client.close().catch(() => {});
+  } finally {
+    await stopClean(svc);
+  }
+});
+
+test('the hard TTL ends a session however active it is', async () => {
+  const svc = await startServe({ tenants: { t: {} }, limits: { hard_ttl_s: 3, idle_ttl_s: 600 }, prelaunch: false });
+  try {
+    const { client, sessionId } = await svc.connect('t');
+    const t0 = Date.now();
+    let status = 200;
+    while (status === 200 && Date.now() - t0 < 15000) {
+      const p = await svc.rawPost('t', { jsonrpc: '2.0', id: 1, method: 'ping' }, { 'mcp-session-id': sessionId });
+      status = p.status;
+      await new Promise((res) => setTimeout(res, 200));
+    }
+    assert.equal(status, 404, 'the busy session ended at its hard TTL');
+    assert.ok(Date.now() - t0 >= 2500, 'not before its time');
     await client.close().catch(() => {});
   } finally {
     await stopClean(svc);
