@@ -242,6 +242,8 @@ void hs_unref(struct http_session *hs)
 	free(hs);
 }
 
+static void flush_session(struct http_session *hs);
+
 /* See http-private.h. */
 void hs_close(struct http_session *hs, const char *reason)
 {
@@ -280,13 +282,15 @@ void hs_close(struct http_session *hs, const char *reason)
 	mcp_server_cancel_all(hs->srv);
 	gb_metrics_counter_add("glassbox_sessions_closed_total", reason, 1);
 	GB_LOGI(MOD, "closing session %.8s of tenant %s (%s)", hs->id, hs->tenant->name, reason);
+	/* the answers ended above go out now: once queued, the closer may take
+	 * the session before any later flush could see it */
+	flush_session(hs);
 	pthread_mutex_lock(&t->close_lock);
 	hs->next = t->close_queue; /* the table's reference goes to the closer */
 	t->close_queue = hs;
 	t->closing++;
 	pthread_cond_broadcast(&t->close_cond);
 	pthread_mutex_unlock(&t->close_lock);
-	hs_table_flush(t);
 }
 
 /* See http-private.h. */

@@ -96,7 +96,7 @@ test('SIGTERM with a call longer than the grace period: the call is ended with a
   const t0 = Date.now();
   svc.proc.kill('SIGTERM');
   await assert.rejects(pending, (err) => {
-    assert.match(String(err.message), /closed by the server|outcome is unknown/, `log:\n${svc.stderr().slice(-4000)}`);
+    assert.match(String(err.message), /closed by the server|outcome is unknown/, `cause: ${err.cause?.stack || err.cause}\nlog:\n${svc.stderr().slice(-4000)}`);
     return true;
   });
   await stopClean(svc);
