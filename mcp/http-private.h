@@ -99,7 +99,10 @@ struct http_session *hs_create(struct hs_table *t, const struct mcp_tenant *tena
  * found, exactly like an unknown id. */
 struct http_session *hs_find(struct hs_table *t, const char *id, const struct mcp_tenant *tenant);
 
+/* Takes one more reference to hs (any thread). */
 void hs_ref(struct http_session *hs);
+/* Drops one; the last frees hs and its streams (its server is already
+ * freed by then). NULL is fine. Any thread. */
 void hs_unref(struct http_session *hs);
 
 /* Takes hs out of the table, ends its pending answers with an error,
@@ -129,6 +132,7 @@ struct hs_msg *hs_stream_take(struct http_session *hs, struct hs_stream *st, int
  * freed. Front thread. */
 void hs_stream_release(struct http_session *hs, struct hs_stream *st);
 
+/* Frees a list of messages. */
 void hs_msgs_free(struct hs_msg *m);
 
 /* Asks for a writable callback on every connection that has output

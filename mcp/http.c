@@ -45,6 +45,7 @@ static struct serve *the_serve; /* the timer's; one service per process */
 
 /* ---- responses ---------------------------------------------------------- */
 
+/* Frees a fixed response's body and forgets it. */
 static void resp_clear(struct fixed_resp *r)
 {
 	free(r->body);
@@ -274,6 +275,7 @@ static const char *header(struct lws *wsi, enum lws_token_indexes tok, const cha
 	return buf;
 }
 
+/* The request's method, from the URI token lws filled in. */
 static const char *method_of(struct lws *wsi)
 {
 	if (lws_hdr_total_length(wsi, WSI_TOKEN_POST_URI))
@@ -512,6 +514,7 @@ static void mcp_body_done(struct serve *s, struct lws *wsi, struct pss *pss)
 
 /* ---- the callbacks ------------------------------------------------------ */
 
+/* lws callback of the /mcp listener. Front thread. */
 static int callback_mcp(struct lws *wsi, enum lws_callback_reasons reason, void *user,
                         void *in, size_t len)
 {
@@ -551,6 +554,7 @@ static int callback_mcp(struct lws *wsi, enum lws_callback_reasons reason, void 
 	return lws_callback_http_dummy(wsi, reason, user, in, len);
 }
 
+/* lws callback of the admin listener. Front thread. */
 static int callback_admin(struct lws *wsi, enum lws_callback_reasons reason, void *user,
                           void *in, size_t len)
 {
@@ -593,6 +597,10 @@ static int any_busy(struct serve *s)
 	return busy > 0;
 }
 
+/* Every HOUSEKEEPING_MS on the front: TTLs, gauges, and the stop: after
+ * SIGTERM, waits for calls in flight (up to the grace period), closes every
+ * session, and ends the loop once the closer is done and the last answers
+ * had time to go out. */
 static void housekeeping(lws_sorted_usec_list_t *sul)
 {
 	struct serve *s = the_serve;

@@ -33,6 +33,7 @@
 /* The JSON-RPC error code of answers ended by the session's close. */
 #define SESSION_CLOSED_CODE (-32000)
 
+/* See http-private.h. */
 void hs_msgs_free(struct hs_msg *m)
 {
 	struct hs_msg *next;
@@ -44,6 +45,7 @@ void hs_msgs_free(struct hs_msg *m)
 	}
 }
 
+/* Frees st and what it still has queued; st must be unlinked. */
 static void stream_free(struct hs_stream *st)
 {
 	hs_msgs_free(st->head);
@@ -215,6 +217,7 @@ struct http_session *hs_find(struct hs_table *t, const char *id, const struct mc
 	return NULL;
 }
 
+/* See http-private.h. */
 void hs_ref(struct http_session *hs)
 {
 	pthread_mutex_lock(&hs->lock);
@@ -222,6 +225,7 @@ void hs_ref(struct http_session *hs)
 	pthread_mutex_unlock(&hs->lock);
 }
 
+/* See http-private.h. */
 void hs_unref(struct http_session *hs)
 {
 	struct hs_stream *st, *next;

@@ -123,6 +123,7 @@ static int tenant_name_ok(const char *name)
 	return 1;
 }
 
+/* listen: {host, port, allowed_origins}; absent: the defaults. */
 static int parse_listen(json_t *v, struct mcp_serve_config *c, char *err, size_t errlen)
 {
 	static const char *const keys[] = {"host", "port", "allowed_origins", NULL};
@@ -152,6 +153,7 @@ static int parse_listen(json_t *v, struct mcp_serve_config *c, char *err, size_t
 	return 0;
 }
 
+/* admin: {host, port, token_sha256}; present turns the admin listener on. */
 static int parse_admin(json_t *v, struct mcp_serve_config *c, char *err, size_t errlen)
 {
 	static const char *const keys[] = {"host", "port", "token_sha256", NULL};
@@ -203,6 +205,8 @@ static int parse_limits(json_t *v, struct mcp_serve_config *c, struct mcp_tenant
 	return 0;
 }
 
+/* One tenant: defaults from limits, then its own keys; its policy is
+ * copied (checked when a session starts, like glassbox mcp's). */
 static int parse_tenant(const char *name, json_t *v, const struct mcp_tenant *defaults,
                         struct mcp_tenant *t, char *err, size_t errlen)
 {
