@@ -107,6 +107,33 @@ static json_t *list_approvals(void *user)
 	return list;
 }
 
+/* Opens (and frees) a session of each tenant without a browser, so a
+ * policy that act_session_new() refuses stops the start with the tenant
+ * named, instead of failing each of its sessions later. Returns 0 or -1. */
+static int check_policies(const struct mcp_serve_config *cfg, const struct act_config *base)
+{
+	struct act_session *as = NULL;
+	struct act_config c;
+	char err[512];
+	size_t i;
+
+	for (i = 0; i < cfg->n_tenants; i++) {
+		c = *base;
+		c.tenant = cfg->tenants[i].name;
+		c.tenant_policy = cfg->tenants[i].policy;
+		c.prelaunch = 0;
+		err[0] = '\0';
+		if (act_session_new(&c, &as, err, sizeof(err)) != 0) {
+			fprintf(stderr, "glassbox serve: the policy of tenant %s is not valid: %s\n",
+			        cfg->tenants[i].name, err[0] ? err : "(no reason given)");
+			return -1;
+		}
+		act_session_free(as);
+		as = NULL;
+	}
+	return 0;
+}
+
 /* See commands.h. */
 int cli_cmd_serve(const struct cli_serve_args *a)
 {
@@ -149,6 +176,10 @@ int cli_cmd_serve(const struct cli_serve_args *a)
 	base.data_dir = a->data_dir;
 	base.chromium_path = a->chromium;
 	base.headless = !a->headed;
+	if (check_policies(cfg, &base) < 0) {
+		rc = 2;
+		goto out;
+	}
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_stop_signal;

@@ -206,7 +206,7 @@ static int parse_limits(json_t *v, struct mcp_serve_config *c, struct mcp_tenant
 }
 
 /* One tenant: defaults from limits, then its own keys; its policy is
- * copied (checked when a session starts, like glassbox mcp's). */
+ * copied here and checked by actions/ (cmd_serve.c does so at start). */
 static int parse_tenant(const char *name, json_t *v, const struct mcp_tenant *defaults,
                         struct mcp_tenant *t, char *err, size_t errlen)
 {

@@ -7,8 +7,11 @@
  * Chromium processes left.
  */
 import { test, before, after } from 'node:test';
-import { assert, startFixtureServer, ok, callTool, sc, textOf, pollUntil } from '../e2e/lib.mjs';
-import { startServe, INIT } from './serve_helpers.mjs';
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { assert, startFixtureServer, ok, callTool, sc, textOf, pollUntil, glassboxBin, newDataDir } from '../e2e/lib.mjs';
+import { startServe, INIT, sha256hex } from './serve_helpers.mjs';
 
 let fixture;
 
@@ -27,6 +30,27 @@ async function stopClean(svc) {
   assert.deepEqual(svc.chromiums(), [], 'no Chromium left after the stop');
   svc.removeDataDir();
 }
+
+test('a config or a tenant policy that is not valid stops the start, naming what is wrong', () => {
+  const dir = newDataDir('glassbox-serve-bad-');
+  try {
+    const cases = [
+      [{ tenants: { t: { token_sha256: 'abc' } } }, /tenants\.t\.token_sha256 must be the SHA-256/],
+      [{ tenants: { t: { token_sha256: sha256hex('x'), policy: { egress: { allow_private: true } } } } },
+        /the policy of tenant t is not valid: .*allow_private/],
+      [{ listen: { port: 0 }, limits: { max_sessions: 0 }, tenants: { t: { token_sha256: sha256hex('x') } } }, /limits\.max_sessions/],
+    ];
+    for (const [config, message] of cases) {
+      const file = path.join(dir, 'bad.json');
+      fs.writeFileSync(file, JSON.stringify(config));
+      const r = spawnSync(glassboxBin(), ['serve', '--config', file], { env: { ...process.env, GLASSBOX_DATA_DIR: dir }, encoding: 'utf8', timeout: 30000 });
+      assert.equal(r.status, 2, r.stderr);
+      assert.match(r.stderr, message);
+    }
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
 
 test('an idle session expires (404 afterwards, its browser closed); a running call keeps it alive', async () => {
   const svc = await startServe({ tenants: { t: {} }, limits: { idle_ttl_s: 2 }, admin: true });
