@@ -1,6 +1,7 @@
 # glassbox: the two commands of the Quick start, and the rest.
 #
-#   make run     install what is missing, build, start glassbox (MCP over stdio)
+#   make run     install what is missing, build, start glassbox serve (MCP over HTTP on
+#                127.0.0.1:8931, tenant "local"; CONFIG=FILE for a service config)
 #   make test    install what is missing, build, run the whole test suite
 #   make bench   the agent-loop benchmark against the peers and raw CDP
 
@@ -9,14 +10,14 @@ BUILD ?= build
 ASAN_BUILD ?= build-asan
 FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 20
-FUZZERS := cdp/fuzz_cdp mcp/fuzz_jsonrpc actions/fuzz_snapshot store/fuzz_risk store/fuzz_admin \
-	flows/fuzz_flow profiles/fuzz_profile
+FUZZERS := cdp/fuzz_cdp mcp/fuzz_jsonrpc mcp/fuzz_serve_config actions/fuzz_snapshot store/fuzz_risk \
+	store/fuzz_admin flows/fuzz_flow profiles/fuzz_profile
 
 DEBIAN_PACKAGES := build-essential pkg-config meson ninja-build libwebsockets-dev \
 	libjansson-dev libpng-dev libsodium-dev libxml2-dev libxml2-utils libsqlite3-dev libcmocka-dev \
 	libidn2-dev libarchive-dev chromium clang libclang-rt-14-dev nodejs npm procps iproute2
 
-.PHONY: all deps build run test test-unit test-asan test-fuzz test-node bench format clean
+.PHONY: all deps build run test test-unit test-asan test-fuzz test-node test-conformance bench format clean
 
 all: build
 
@@ -43,11 +44,11 @@ build: deps $(BUILD)/build.ninja
 run: build
 	@$(BUILD)/glassbox init >&2
 	@echo >&2
-	@echo "glassbox mcp is now serving MCP on stdin/stdout (Ctrl-D or Ctrl-C to stop)." >&2
-	@exec $(BUILD)/glassbox mcp
+	@echo "glassbox serve: MCP Streamable HTTP (Ctrl-C to stop; glassbox mcp serves stdio)." >&2
+	@exec $(BUILD)/glassbox serve $(if $(CONFIG),--config $(CONFIG))
 
 test: build
-	$(MAKE) test-unit test-asan test-fuzz test-node
+	$(MAKE) test-unit test-asan test-fuzz test-node test-conformance
 
 test-unit:
 	meson test -C $(BUILD) --print-errorlogs
@@ -74,6 +75,11 @@ test-fuzz: $(FUZZ_BUILD)/build.ninja
 
 test-node: build
 	GLASSBOX_BIN=$(BUILD)/glassbox tests/run-node-tests.sh
+
+# The official MCP conformance suite (server scenarios, 2025-11-25) against
+# glassbox serve, with the Node 22 pinned in tests/conformance.
+test-conformance: build
+	GLASSBOX_BIN=$(BUILD)/glassbox tests/conformance/run.sh
 
 bench: build
 	bench/run.sh

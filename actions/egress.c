@@ -28,6 +28,7 @@
 
 #include "cdp/cdp.h"
 #include "common/log.h"
+#include "common/metrics.h"
 #include "evidence/audit.h"
 #include "policy/egress.h"
 #include "policy/policy.h"
@@ -45,6 +46,7 @@ static void queue_refusal(struct act_session *s, const struct policy_refusal *r)
 {
 	json_t *j = policy_refusal_to_json(r);
 
+	gb_metrics_counter_add("glassbox_egress_blocked_total", r->layer, 1);
 	if (!j)
 		return;
 	pthread_mutex_lock(&s->lock);
@@ -301,6 +303,7 @@ int act_egress_check_url(struct act_session *s, const char *url, json_t **blocke
 	decide(s, url, &d);
 	if (d.allowed)
 		return 0;
+	gb_metrics_counter_add("glassbox_egress_blocked_total", "tool", 1);
 	*blocked = json_pack("{s:s, s:s, s:s, s:s}", "url", url, "host", d.host, "rule",
 	                     d.rule[0] ? d.rule : "url-invalid", "layer", "tool");
 	snprintf(err, errlen, "%s", d.message[0] ? d.message : "this URL is not allowed");

@@ -7,6 +7,7 @@
 
 #include "cdp/cdp.h"
 #include "common/log.h"
+#include "common/metrics.h"
 #include "evidence/evidence.h"
 #include "sessions/sessions.h"
 #include "verify/verify.h"
@@ -217,6 +218,7 @@ int act_observe_after(struct act_ctx *ctx)
 		if (!all_ok) {
 			char *why = verify_explain_failures(verdicts);
 
+			gb_metrics_counter_add("glassbox_verification_failures_total", ctx->def->name, 1);
 			act_fail(ctx, "expectation_failed", "%s", why ? why : "an expectation failed");
 			free(why);
 		} else {

@@ -14,6 +14,7 @@
 
 #include "cdp/cdp.h"
 #include "common/log.h"
+#include "common/metrics.h"
 #include "sessions/sessions.h"
 #include "evidence/audit.h"
 #include "profiles/profiles.h"
@@ -630,6 +631,7 @@ release:
 	sess_set_busy(ctx.sess, 0);
 done:
 	finish(&ctx);
+	gb_metrics_observe("glassbox_tool_latency_seconds", ctx.def->name, (double)(gb_now_ms() - ctx.started_ms) / 1000.0);
 free:
 	drop_failed_browser(as);
 	json_decref(ctx.out);

@@ -1,7 +1,6 @@
 /*
  * commands.h - subcommands of the glassbox binary that live in their own
- * file (cli/cmd_<name>.c). Each takes argc/argv from its subcommand's
- * name on (argv[0] = "profile", ...) and returns the process's exit code.
+ * file (cli/cmd_<name>.c). Each returns the process's exit code.
  */
 #ifndef GB_CLI_COMMANDS_H
 #define GB_CLI_COMMANDS_H
@@ -10,11 +9,22 @@
  * default_data_dir is the data dir picked from the environment. Returns
  * the exit status: 0 all flows passed, 1 a flow failed, 2 bad input. */
 int cli_cmd_run(int argc, char **argv, const char *default_data_dir);
-/* `glassbox profile list | show | create | delete | revoke | export | import` */
+/* `glassbox profile list | show | create | delete | revoke | export | import`
+ * and `glassbox keys init | rotate`: argv[0] is the subcommand's name. */
 int cli_cmd_profile(int argc, char **argv, const char *default_data_dir);
-/* `glassbox keys init | rotate` */
 int cli_cmd_keys(int argc, char **argv, const char *default_data_dir);
-/* `glassbox secret set | list | delete` (cmd_secret.c) */
+/* `glassbox secret set | list | delete` (cmd_secret.c): argv[0] is "secret". */
 int cli_cmd_secret(int argc, char **argv, const char *default_data_dir);
+
+/* `glassbox serve`: the settings main.c parsed; strings borrowed. */
+struct cli_serve_args {
+	const char *data_dir;    /* created already */
+	const char *chromium;    /* NULL: default */
+	const char *config_path; /* --config only; NULL: the embedded local defaults */
+	int headed;
+};
+
+/* Runs the service until SIGTERM/SIGINT; returns the exit status. */
+int cli_cmd_serve(const struct cli_serve_args *a);
 
 #endif

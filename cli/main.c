@@ -2,6 +2,7 @@
  * main.c - the glassbox binary: subcommands over the modules.
  *
  *   glassbox mcp [options]     MCP over stdio (one local tenant)
+ *   glassbox serve [options]   MCP over Streamable HTTP for tenants (cmd_serve.c)
  *   glassbox init [options]    create the data dir and check the browser
  *   glassbox approvals ...     list, show, approve or deny held actions
  *   glassbox audit ...         verify the signed trail, export the key, purge
@@ -46,6 +47,8 @@ static void usage(FILE *out)
 	        "\n"
 	        "commands:\n"
 	        "  mcp        serve the browser tools over MCP on stdin/stdout\n"
+	        "  serve      serve them over MCP Streamable HTTP to the tenants of --config FILE\n"
+	        "             (docs/service.md); without it, one tenant \"local\" on 127.0.0.1\n"
 	        "  init       create the data dir, check that Chromium starts, print a client config\n"
 	        "  approvals  list [--all] | show ID | approve ID [--reason R] | deny ID [--reason R]\n"
 	        "  audit      verify [--tenant T] [--pubkey FILE] [--json] | export-key [-o FILE] |\n"
@@ -256,6 +259,26 @@ static int cmd_init(const struct cli_opts *o)
 	return 0;
 }
 
+/* `glassbox serve`: its --config is the service's (never $GLASSBOX_CONFIG,
+ * which is a tenant policy). */
+static int cmd_serve(const struct cli_opts *o, int argc, char **argv)
+{
+	struct cli_serve_args a = {.data_dir = o->data_dir, .chromium = o->chromium,
+	                           .headed = o->headed};
+	int i;
+
+	for (i = 2; i + 1 < argc; i++) {
+		if (!strcmp(argv[i], "--config"))
+			a.config_path = argv[i + 1];
+	}
+	if (make_dirs(o->data_dir) < 0) {
+		fprintf(stderr, "glassbox: cannot create the data dir %s: %s\n", o->data_dir,
+		        strerror(errno));
+		return 1;
+	}
+	return cli_cmd_serve(&a);
+}
+
 /* `glassbox audit|report|approvals [--data-dir DIR] ...`: the evidence and
  * approval command lines, with the data dir picked as for every command. */
 static int cmd_evidence(int argc, char **argv)
@@ -318,6 +341,8 @@ int main(int argc, char **argv)
 		return cmd_mcp(&o);
 	if (!strcmp(argv[1], "init"))
 		return cmd_init(&o);
+	if (!strcmp(argv[1], "serve"))
+		return cmd_serve(&o, argc, argv);
 	fprintf(stderr, "glassbox: unknown command '%s'\n\n", argv[1]);
 	usage(stderr);
 	return 2;

@@ -130,9 +130,12 @@ json_t *mcp_schema_tools_list(const char *version);
 /* ---- server.c ----------------------------------------------------------- */
 
 /* Hands one message (borrowed) to the transport, which writes it whole.
- * Called from the front and from session worker threads, so it must be
- * thread-safe. Returns 0, or -1 when the message could not be sent. */
-typedef int (*mcp_emit_fn)(void *user, json_t *msg);
+ * related (borrowed, may be NULL) is the id of the client's request the
+ * message belongs to: the request's own response, its progress, a question
+ * asked while it runs; NULL for a message tied to no request. Called from
+ * the front and from session worker threads, so it must be thread-safe.
+ * Returns 0, or -1 when the message could not be sent. */
+typedef int (*mcp_emit_fn)(void *user, json_t *msg, json_t *related);
 
 struct mcp_server;
 
@@ -151,6 +154,14 @@ void mcp_server_line_too_long(struct mcp_server *srv, size_t max_bytes);
  * a call waiting for the client's answer to a question (act_call.elicit)
  * gets none. Front thread only. */
 void mcp_server_drain(struct mcp_server *srv);
+
+/* Cancels every call in flight (they get no response) and ends questions
+ * to the client; returns at once. Any thread but a session worker. */
+void mcp_server_cancel_all(struct mcp_server *srv);
+
+/* 1 while some call is in flight (queued, running or being answered). Any
+ * thread. */
+int mcp_server_busy(struct mcp_server *srv);
 
 /* Drains, frees the act_session (closing its browser) and the server.
  * NULL is fine. Front thread only. */

@@ -130,12 +130,13 @@ static int utf8_valid(const char *s)
 	return ok;
 }
 
-/* Emits msg (stolen) through the transport. */
-static void emit_msg(struct mcp_server *srv, json_t *msg)
+/* Emits msg (stolen) through the transport; related (borrowed, may be
+ * NULL) is the id of the client's request it belongs to. */
+static void emit_msg(struct mcp_server *srv, json_t *related, json_t *msg)
 {
 	if (!msg)
 		return;
-	if (srv->emit(srv->emit_user, msg) < 0)
+	if (srv->emit(srv->emit_user, msg, related) < 0)
 		GB_LOGD(MOD, "a message could not be written: the client's output is gone");
 	json_decref(msg);
 }
@@ -143,7 +144,7 @@ static void emit_msg(struct mcp_server *srv, json_t *msg)
 /* Answers request id (borrowed) with result (stolen). */
 static void reply_result(struct mcp_server *srv, json_t *id, json_t *result)
 {
-	emit_msg(srv, mcp_jsonrpc_result(id, result));
+	emit_msg(srv, id, mcp_jsonrpc_result(id, result));
 }
 
 /* Answers request id (borrowed; NULL = null) with an error; data stolen. */
@@ -160,7 +161,7 @@ static void reply_error_data(struct mcp_server *srv, json_t *id, int code, json_
 	va_end(ap);
 	if (!utf8_valid(message))
 		mcp_ascii_only(message);
-	emit_msg(srv, mcp_jsonrpc_error(id, code, message, data));
+	emit_msg(srv, id, mcp_jsonrpc_error(id, code, message, data));
 }
 
 #define reply_error(srv, id, code, ...) reply_error_data(srv, id, code, NULL, __VA_ARGS__)
@@ -383,7 +384,7 @@ static void on_call_progress(struct act_call *call, double progress, double tota
 		if (msg_text)
 			json_object_set_new(params, "message", msg_text);
 	}
-	emit_msg(srv, mcp_jsonrpc_notification("notifications/progress", params));
+	emit_msg(srv, inf->id, mcp_jsonrpc_notification("notifications/progress", params));
 }
 
 /* The monotonic time timeout_ms from now, for srv->answered. */
@@ -472,7 +473,7 @@ static int elicit_call(struct act_call *call, const char *message, json_t *reque
 	GB_LOGI(MOD, "%s: asking the client (elicitation %s)", call->def->name, idbuf);
 	request = mcp_jsonrpc_request(id, "elicitation/create", params);
 	params = NULL; /* stolen */
-	if (!request || srv->emit(srv->emit_user, request) < 0) {
+	if (!request || srv->emit(srv->emit_user, request, inf->id) < 0) {
 		why = "the request could not be written";
 		withdraw = 0;
 	}
@@ -502,7 +503,7 @@ static int elicit_call(struct act_call *call, const char *message, json_t *reque
 		GB_LOGI(MOD, "elicitation %s ended without an answer: %s", idbuf, why);
 		/* the client may still be showing the question: withdraw it */
 		if (withdraw)
-			emit_msg(srv, mcp_jsonrpc_notification(
+			emit_msg(srv, inf->id, mcp_jsonrpc_notification(
 			                  "notifications/cancelled",
 			                  json_pack("{s:O, s:s}", "requestId", id, "reason", why)));
 		goto out;
@@ -1106,6 +1107,44 @@ void mcp_server_drain(struct mcp_server *srv)
 	while (srv->inflight)
 		pthread_cond_wait(&srv->idle, &srv->lock);
 	pthread_mutex_unlock(&srv->lock);
+}
+
+/* See mcp-private.h. Each call not yet done is marked cancelled under
+ * the lock (so it gets no response), then cancelled in the session. */
+void mcp_server_cancel_all(struct mcp_server *srv)
+{
+	struct inflight *todo[64];
+	struct inflight *inf;
+	size_t n, i;
+
+	do {
+		n = 0;
+		pthread_mutex_lock(&srv->lock);
+		for (inf = srv->inflight; inf && n < sizeof(todo) / sizeof(todo[0]); inf = inf->next) {
+			if (inf->done || inf->cancelled)
+				continue;
+			inf->cancelled = 1;
+			inf->refs++;
+			todo[n++] = inf;
+		}
+		pthread_cond_broadcast(&srv->answered);
+		pthread_mutex_unlock(&srv->lock);
+		for (i = 0; i < n; i++) {
+			act_session_cancel(srv->session, &todo[i]->call);
+			inflight_unref(todo[i]);
+		}
+	} while (n == sizeof(todo) / sizeof(todo[0]));
+}
+
+/* See mcp-private.h. */
+int mcp_server_busy(struct mcp_server *srv)
+{
+	int busy;
+
+	pthread_mutex_lock(&srv->lock);
+	busy = srv->inflight != NULL;
+	pthread_mutex_unlock(&srv->lock);
+	return busy;
 }
 
 /* See mcp-private.h. */

@@ -100,8 +100,9 @@ static int write_all(int fd, const char *buf, size_t len)
 }
 
 /* mcp_emit_fn: encodes msg (borrowed) on the calling thread, then writes
- * the line under out->lock. */
-static int stdio_emit(void *user, json_t *msg)
+ * the line under out->lock; one stream carries every message, so related
+ * is not needed. */
+static int stdio_emit(void *user, json_t *msg, json_t *related)
 {
 	struct stdio_out *out = user;
 	size_t len = 0;

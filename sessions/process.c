@@ -6,6 +6,7 @@
 #include "sessions/sessions-private.h"
 
 #include "common/log.h"
+#include "common/metrics.h"
 #include "common/util.h"
 
 #include <dirent.h>
@@ -306,6 +307,8 @@ void sess_kill_group(struct sess *s, int grace_ms)
 		kill(-s->pgid, SIGKILL);
 		usleep(2000);
 	}
+	if (group_alive(s->pgid))
+		gb_metrics_gauge_add("glassbox_residual_processes", NULL, 1);
 	s->pid = 0;
 }
 

@@ -13,6 +13,7 @@
 
 #include "cdp/cdp.h"
 #include "common/log.h"
+#include "common/metrics.h"
 #include "common/util.h"
 
 #include <errno.h>
@@ -114,6 +115,7 @@ int sess_launch(const struct sess_options *opt, struct sess **out, char *err, si
 		goto out;
 	read_version(s, timeout_ms);
 	s->time_to_ready_ms = gb_now_ms() - s->started_ms;
+	gb_metrics_observe("glassbox_session_time_to_ready_seconds", NULL, (double)s->time_to_ready_ms / 1000.0);
 	s->state = SESS_READY;
 	GB_LOGI("sessions", "session %s ready in %lld ms (%s)", s->id,
 	        (long long)s->time_to_ready_ms, s->browser_version);

@@ -15,6 +15,7 @@
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -25,7 +26,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startFixtureServer } from '../../fixtures/server.mjs';
 
-export { Client, StdioClientTransport, ElicitRequestSchema, startFixtureServer, assert };
+export { Client, StdioClientTransport, StreamableHTTPClientTransport, ElicitRequestSchema, startFixtureServer, assert };
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 

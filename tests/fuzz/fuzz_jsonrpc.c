@@ -10,7 +10,8 @@
  * first ask the client (act_call.elicit, 1 ms): no answer can come while
  * the front is busy, so the question must time out and be withdrawn.
  * Every message the server emits is checked: valid JSON-RPC 2.0, a
- * response only ever to a request (never to a notification), and the
+ * response only ever to a request (never to a notification) and related
+ * to that request's id, and the
  * server's only request is elicitation/create. Every parsed message is
  * checked too: a response never has a method, and its result or error is
  * picked out only with an id, never both.
@@ -115,7 +116,7 @@ int act_session_read_artifact(struct act_session *s, const char *uri, unsigned c
 static int line_is_request;
 static int responses_for_line;
 
-static int fuzz_emit(void *user, json_t *msg)
+static int fuzz_emit(void *user, json_t *msg, json_t *related)
 {
 	json_t *back;
 	size_t len = 0;
@@ -143,6 +144,10 @@ static int fuzz_emit(void *user, json_t *msg)
 		if (!json_object_get(back, "id"))
 			abort();
 		if (!json_object_get(back, "result") == !json_object_get(back, "error"))
+			abort();
+		/* a response belongs to its own request (the HTTP transport routes by it) */
+		if (!json_is_null(json_object_get(back, "id")) &&
+		    !json_equal(related, json_object_get(back, "id")))
 			abort();
 		responses_for_line++;
 	}

@@ -1,0 +1,125 @@
+/*
+ * admin_http.c - the admin listener of `glassbox serve`: /healthz,
+ * /readyz (no token: they say nothing about tenants), and with the admin
+ * bearer token GET /sessions, DELETE /sessions/<id>, GET /approvals and
+ * GET /metrics (Prometheus text 0.0.4). Front thread.
+ */
+#include "mcp/http-private.h"
+
+#include <libwebsockets.h>
+#include <sodium.h>
+#include <string.h>
+
+#include "common/metrics.h"
+
+#define SESSIONS_PREFIX "/sessions/"
+/* Ceiling on the /metrics page. */
+#define METRICS_MAX_BYTES (4u << 20)
+
+/* See http-private.h. */
+void mcp_admin_update_gauges(struct serve *s)
+{
+	size_t busy, idle, closing;
+
+	hs_table_counts(&s->table, &busy, &idle, &closing);
+	gb_metrics_gauge_set("glassbox_sessions", "busy", (double)busy);
+	gb_metrics_gauge_set("glassbox_sessions", "idle", (double)idle);
+	gb_metrics_gauge_set("glassbox_sessions", "closing", (double)closing);
+}
+
+/* A small JSON {"error": message}. */
+static void respond_error(struct lws *wsi, struct pss *pss, int status, const char *message)
+{
+	mcp_http_respond_json(wsi, pss, status, json_pack("{s:s}", "error", message));
+}
+
+/* GET /approvals: the pending ones (also sets the gauge). */
+static void get_approvals(struct serve *s, struct lws *wsi, struct pss *pss)
+{
+	json_t *list = s->hooks && s->hooks->list_approvals
+	                   ? s->hooks->list_approvals(s->hooks->user)
+	                   : json_array();
+
+	if (!list) {
+		respond_error(wsi, pss, 500, "the approvals could not be read: see the service log");
+		return;
+	}
+	gb_metrics_gauge_set("glassbox_approvals_pending", NULL, (double)json_array_size(list));
+	mcp_http_respond_json(wsi, pss, 200, json_pack("{s:o}", "approvals", list));
+}
+
+/* GET /metrics. */
+static void get_metrics(struct serve *s, struct lws *wsi, struct pss *pss)
+{
+	json_t *pending = s->hooks && s->hooks->list_approvals
+	                      ? s->hooks->list_approvals(s->hooks->user)
+	                      : NULL;
+	struct gb_buf out;
+
+	if (pending)
+		gb_metrics_gauge_set("glassbox_approvals_pending", NULL,
+		                     (double)json_array_size(pending));
+	json_decref(pending);
+	mcp_admin_update_gauges(s);
+	gb_buf_init(&out, METRICS_MAX_BYTES);
+	if (gb_metrics_render(&out) < 0)
+		respond_error(wsi, pss, 500, "the metrics page grew past its ceiling");
+	else
+		mcp_http_respond(wsi, pss, 200, "text/plain; version=0.0.4; charset=utf-8", out.data,
+		                 out.len);
+	gb_buf_free(&out);
+}
+
+/* See http-private.h. */
+int mcp_admin_handle(struct serve *s, struct lws *wsi, struct pss *pss, const char *method,
+                     const char *path)
+{
+	char auth[600];
+	struct http_session *hs;
+	int n;
+
+	if (!strcmp(path, "/healthz")) {
+		mcp_http_respond(wsi, pss, 200, "text/plain", "ok\n", 3);
+		goto out;
+	}
+	if (!strcmp(path, "/readyz")) {
+		if (s->stopping)
+			mcp_http_respond(wsi, pss, 503, "text/plain", "stopping\n", 9);
+		else
+			mcp_http_respond(wsi, pss, 200, "text/plain", "ready\n", 6);
+		goto out;
+	}
+	n = lws_hdr_copy(wsi, auth, sizeof(auth), WSI_TOKEN_HTTP_AUTHORIZATION);
+	if (n <= 0 || !mcp_auth_bearer_matches(auth, s->cfg->admin_token_sha256)) {
+		sodium_memzero(auth, sizeof(auth));
+		gb_metrics_counter_add("glassbox_auth_failures_total", NULL, 1);
+		snprintf(pss->resp.www_authenticate, sizeof(pss->resp.www_authenticate),
+		         "Bearer realm=\"glassbox-admin\"");
+		respond_error(wsi, pss, 401, "send the admin token as Authorization: Bearer <token>");
+		goto out;
+	}
+	sodium_memzero(auth, sizeof(auth));
+	if (!strcmp(method, "GET") && !strcmp(path, "/sessions")) {
+		mcp_http_respond_json(wsi, pss, 200,
+		                      json_pack("{s:o}", "sessions", hs_table_list(&s->table)));
+	} else if (!strcmp(method, "DELETE") && !strncmp(path, SESSIONS_PREFIX,
+	                                                 strlen(SESSIONS_PREFIX))) {
+		hs = hs_find(&s->table, path + strlen(SESSIONS_PREFIX), NULL);
+		if (!hs) {
+			respond_error(wsi, pss, 404, "no such session (it may have ended already)");
+			goto out;
+		}
+		hs_close(hs, "killed");
+		mcp_http_respond_json(wsi, pss, 200, json_pack("{s:s}", "closed", hs->id));
+		hs_unref(hs);
+	} else if (!strcmp(method, "GET") && !strcmp(path, "/approvals")) {
+		get_approvals(s, wsi, pss);
+	} else if (!strcmp(method, "GET") && !strcmp(path, "/metrics")) {
+		get_metrics(s, wsi, pss);
+	} else {
+		respond_error(wsi, pss, 404, "not found: /healthz, /readyz, GET /sessions, DELETE "
+		              "/sessions/<id>, GET /approvals, GET /metrics");
+	}
+out:
+	return 0;
+}

@@ -1,0 +1,103 @@
+/*
+ * serve.h - `glassbox serve`: MCP over Streamable HTTP for many tenants
+ * (docs/service.md).
+ *
+ *   serve_config.c  the service's config file: listeners, limits, tenants
+ *                   with hashed bearer tokens and their policies
+ *   auth.c          bearer tokens: hashing and constant-time checks
+ *   http.c          the front: libwebsockets HTTP server on one thread,
+ *                   /mcp routing, headers, bodies, SSE
+ *   http_session.c  the table of MCP sessions: ids, tenants, queues of
+ *                   outgoing messages, limits, TTLs, closing off the front
+ *   admin_http.c    the admin listener: health, sessions, approvals, metrics
+ */
+#ifndef GB_MCP_SERVE_H
+#define GB_MCP_SERVE_H
+
+#include <jansson.h>
+#include <signal.h>
+#include <stddef.h>
+
+struct act_config;
+
+#define MCP_TENANT_NAME_MAX 64
+#define MCP_ORIGINS_MAX 16
+
+struct mcp_tenant {
+	char name[MCP_TENANT_NAME_MAX];   /* [A-Za-z0-9_.-], 1..63 */
+	unsigned char token_sha256[32];   /* SHA-256 of the bearer token */
+	json_t *policy;                   /* owned: the tenant's policy, or NULL */
+	int max_sessions;                 /* at once, this tenant */
+	int tool_calls_per_session;       /* 0: no budget */
+	int action_timeout_ms;            /* per tool call */
+};
+
+struct mcp_serve_config {
+	char host[64];                    /* "127.0.0.1" unless configured */
+	int port;                         /* 0: any free port */
+	char origins[MCP_ORIGINS_MAX][128]; /* allowed Origin values besides
+	                                     http://localhost|127.0.0.1[:port] */
+	size_t n_origins;
+	int admin_enabled;
+	char admin_host[64];
+	int admin_port;
+	unsigned char admin_token_sha256[32];
+	int max_sessions;                 /* at once, all tenants */
+	size_t max_body_bytes;            /* one POST body */
+	int idle_ttl_s;                   /* closed after this long without a request
+	                                     or a running call */
+	int hard_ttl_s;                   /* closed this long after it started */
+	int shutdown_grace_s;             /* SIGTERM: calls in flight may finish this long */
+	int retry_after_s;                /* Retry-After of a 429 */
+	int prelaunch;                    /* start a session's browser at initialize
+	                                     (default), not at its first tool call */
+	struct mcp_tenant *tenants;       /* owned */
+	size_t n_tenants;
+};
+
+/*
+ * Reads the config root (borrowed; docs/service.md has the schema) into a
+ * new *out (free with mcp_serve_config_free). Unknown keys, wrong types,
+ * bad hashes, duplicate tenants and out-of-range limits are refused.
+ * Returns 0, or -1 with what is wrong and where in err.
+ */
+int mcp_serve_config_parse(json_t *root, struct mcp_serve_config **out, char *err,
+                           size_t errlen);
+void mcp_serve_config_free(struct mcp_serve_config *c);
+
+/* The tenant whose token is in an Authorization header value ("Bearer
+ * <token>"; NULL or anything else: none). Every tenant's hash is compared
+ * in constant time, whether or not one matched. Borrowed from c, or NULL. */
+const struct mcp_tenant *mcp_auth_tenant(const struct mcp_serve_config *c,
+                                         const char *authorization);
+
+/* 1 when authorization carries a token whose SHA-256 is hash; constant
+ * time. */
+int mcp_auth_bearer_matches(const char *authorization, const unsigned char hash[32]);
+
+/* Lowercase hex SHA-256 of token into hex (65 bytes). */
+void mcp_auth_token_hash_hex(const char *token, char hex[65]);
+
+/* What the service needs from outside mcp/. */
+struct mcp_serve_hooks {
+	/* Pending approvals for the admin listener: a new reference to a JSON
+	 * array, or NULL on error. May be NULL. Front thread. */
+	json_t *(*list_approvals)(void *user);
+	void *user;
+};
+
+/*
+ * Serves MCP over Streamable HTTP on cfg's listener (and the admin one)
+ * until *stop becomes non-zero (a signal handler sets it), then shuts down
+ * gracefully: no new requests, calls in flight get shutdown_grace_s to
+ * finish and are cancelled after, every session is closed (browsers gone,
+ * records flushed). base: the act_config every session starts from
+ * (data_dir, chromium, headless); tenant, policy and timeout come from the
+ * tenant. cfg, base and hooks are borrowed until it returns.
+ * Returns 0 after a clean shutdown, -1 when the listeners could not start
+ * (reason logged).
+ */
+int mcp_http_serve(const struct mcp_serve_config *cfg, const struct act_config *base,
+                   const struct mcp_serve_hooks *hooks, volatile sig_atomic_t *stop);
+
+#endif

@@ -1,0 +1,147 @@
+/*
+ * serve_helpers.mjs - starts `glassbox serve` with a generated config and
+ * connects the official SDK's StreamableHTTPClientTransport to it, as a
+ * tenant's agent would.
+ *
+ *   const svc = await startServe({tenants: {a: {}, b: {max_sessions: 2}}, limits: {...}});
+ *   const c = await svc.connect('a');          // {client, transport, sessionId}
+ *   await svc.rawPost('a', body, headers)      // a fetch to /mcp with a's token
+ *   await svc.stop('SIGTERM')                  // -> {code, signal}
+ *
+ * Each tenant gets a random token (only its SHA-256 goes in the config)
+ * and the loopback test policy unless it names its own.
+ */
+import { spawn } from 'node:child_process';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { Client, StreamableHTTPClientTransport, REPO_ROOT, glassboxBin, newDataDir, chromiumPids, pollUntil } from '../e2e/lib.mjs';
+
+export { StreamableHTTPClientTransport };
+
+const LOOPBACK_POLICY = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'fixtures', 'policy', 'loopback.json'), 'utf8'));
+
+export const sha256hex = (s) => crypto.createHash('sha256').update(s).digest('hex');
+
+/*
+ * Starts glassbox serve. tenants: {name: {policy?, max_sessions?,
+ * tool_calls_per_session?, action_timeout_ms?}}; limits, prelaunch: as in
+ * docs/service.md; admin: true for an admin listener. dataDir: reuse one.
+ */
+export async function startServe({ tenants, limits = {}, admin = false, prelaunch, dataDir } = {}) {
+  const dir = dataDir || newDataDir('glassbox-serve-');
+  const tokens = {};
+  const cfgTenants = {};
+  for (const [name, t] of Object.entries(tenants)) {
+    tokens[name] = crypto.randomBytes(24).toString('hex');
+    cfgTenants[name] = { token_sha256: sha256hex(tokens[name]), policy: t.policy || LOOPBACK_POLICY };
+    for (const k of ['max_sessions', 'tool_calls_per_session', 'action_timeout_ms'])
+      if (t[k] !== undefined) cfgTenants[name][k] = t[k];
+  }
+  const config = { listen: { host: '127.0.0.1', port: 0 }, limits, tenants: cfgTenants };
+  const adminToken = crypto.randomBytes(24).toString('hex');
+  if (admin) config.admin = { host: '127.0.0.1', port: 0, token_sha256: sha256hex(adminToken) };
+  if (prelaunch !== undefined) config.prelaunch = prelaunch;
+  const cfgPath = path.join(dir, 'serve-test.json');
+  fs.writeFileSync(cfgPath, JSON.stringify(config), { mode: 0o600 });
+
+  const proc = spawn(glassboxBin(), ['serve', '--config', cfgPath], {
+    env: { ...process.env, GLASSBOX_DATA_DIR: dir },
+    stdio: ['ignore', 'ignore', 'pipe'],
+    cwd: REPO_ROOT,
+  });
+  let stderr = '';
+  const exited = new Promise((resolve) => proc.on('exit', (code, signal) => resolve({ code, signal })));
+  proc.stderr.on('data', (d) => {
+    if (stderr.length < 8 << 20) stderr += d.toString('utf8');
+  });
+  const port = await pollUntil(() => (stderr.match(/MCP on http:\/\/127\.0\.0\.1:(\d+)\/mcp/) || [])[1], { deadlineMs: 15000 });
+  if (!port) {
+    proc.kill('SIGKILL');
+    throw new Error(`glassbox serve did not start:\n${stderr}`);
+  }
+  const adminPort = admin ? (stderr.match(/admin on http:\/\/127\.0\.0\.1:(\d+)\//) || [])[1] : undefined;
+  const url = `http://127.0.0.1:${port}/mcp`;
+  const clients = [];
+
+  const svc = {
+    proc,
+    pid: proc.pid,
+    dataDir: dir,
+    url,
+    tokens,
+    adminToken,
+    adminUrl: adminPort ? `http://127.0.0.1:${adminPort}` : undefined,
+    stderr: () => stderr,
+    exited,
+    /* An SDK client of tenant name, connected (initialize done). */
+    async connect(name, { capabilities = {}, setupClient } = {}) {
+      const transport = new StreamableHTTPClientTransport(new URL(url), {
+        requestInit: { headers: { Authorization: `Bearer ${tokens[name]}` } },
+      });
+      const client = new Client({ name: `serve-test-${name}`, version: '1.0.0' }, { capabilities });
+      if (setupClient) setupClient(client);
+      await client.connect(transport);
+      clients.push(client);
+      return { client, transport, sessionId: transport.sessionId };
+    },
+    /* POST body (an object or a string) to /mcp as tenant name (null: no token). */
+    async rawPost(name, body, headers = {}) {
+      const h = {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        ...(name ? { authorization: `Bearer ${tokens[name]}` } : {}),
+        ...headers,
+      };
+      const res = await fetch(url, { method: 'POST', headers: h, body: typeof body === 'string' ? body : JSON.stringify(body) });
+      const text = await res.text();
+      return { status: res.status, headers: res.headers, text, json: safeJson(text) };
+    },
+    /* An admin request: {status, json, text}. */
+    async admin(method, p, { token = adminToken } = {}) {
+      const res = await fetch(svc.adminUrl + p, { method, headers: token ? { authorization: `Bearer ${token}` } : {} });
+      const text = await res.text();
+      return { status: res.status, text, json: safeJson(text) };
+    },
+    /* Sends signal (if still running) and waits for the exit. */
+    async stop(signal = 'SIGTERM', { timeoutMs = 60000 } = {}) {
+      for (const c of clients) c.close().catch(() => {});
+      if (proc.exitCode === null && proc.signalCode === null) proc.kill(signal);
+      const t = setTimeout(() => proc.kill('SIGKILL'), timeoutMs);
+      const r = await exited;
+      clearTimeout(t);
+      return r;
+    },
+    /* Chromium processes still running for this data dir. */
+    chromiums: () => chromiumPids(dir),
+    /* Test hygiene after a kill -9: the browsers of that run are killed
+     * here, by the test (glassbox's own orphan cleanup is another matter). */
+    killLeftovers() {
+      for (const pid of chromiumPids(dir)) {
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {}
+      }
+    },
+    removeDataDir() {
+      if (process.env.GLASSBOX_KEEP_DATA === '1') return;
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+  return svc;
+}
+
+function safeJson(text) {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+export const INIT = {
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+};
