@@ -26,8 +26,10 @@
 
 #include "actions/actions.h"
 #include "common/log.h"
+#include "common/metrics.h"
 #include "common/util.h"
 #include "mcp/serve.h"
+#include "sessions/sessions.h"
 #include "store/store.h"
 
 static volatile sig_atomic_t stop_requested;
@@ -85,6 +87,13 @@ out:
 	return root;
 }
 
+/* What the admin hooks read: the store, the warm pool, the egress layers. */
+struct serve_state {
+	struct store *store;
+	struct act_pool *pool;  /* NULL: no warm pool */
+	json_t *egress_layers;  /* act_egress_layers_active() at start */
+};
+
 /* mcp_serve_hooks.list_approvals: the pending approvals of every tenant,
  * newest first. */
 static int add_approval(const struct store_approval *a, void *user)
@@ -99,12 +108,37 @@ static json_t *list_approvals(void *user)
 	json_t *list = json_array();
 	char err[256];
 
-	if (list && store_approval_list(user, &q, add_approval, list, err, sizeof(err)) != 0) {
+	struct serve_state *st = user;
+
+	if (list && store_approval_list(st->store, &q, add_approval, list, err, sizeof(err)) != 0) {
 		GB_LOGE("cli", "listing approvals failed: %s", err);
 		json_decref(list);
 		list = NULL;
 	}
 	return list;
+}
+
+/* mcp_serve_hooks.status: the egress layers and the warm pool, for
+ * /healthz; refreshes the pool's gauge. */
+static json_t *serve_status(void *user)
+{
+	struct serve_state *st = user;
+	size_t ready = act_pool_ready(st->pool);
+
+	gb_metrics_gauge_set("glassbox_warm_pool_ready", NULL, (double)ready);
+	return json_pack("{s:O, s:{s:I, s:I}, s:I}", "egress_layers", st->egress_layers, "warm_pool",
+	                 "size", (json_int_t)act_pool_size(st->pool), "ready", (json_int_t)ready,
+	                 "residual_processes", (json_int_t)sess_residual_count());
+}
+
+/* Ends the browsers and removes the run dirs a glassbox killed earlier
+ * left in data_dir (never those of one still running; the reaper logs what
+ * it removed). */
+static void reap_orphans(const char *data_dir)
+{
+	if (sess_reap_orphans(data_dir, NULL) < 0)
+		GB_LOGW("cli", "the run dirs of %s could not be checked for orphaned browsers",
+		        data_dir);
 }
 
 /* Opens (and frees) a session of each tenant without a browser, so a
@@ -138,7 +172,8 @@ static int check_policies(const struct mcp_serve_config *cfg, const struct act_c
 int cli_cmd_serve(const struct cli_serve_args *a)
 {
 	struct mcp_serve_config *cfg = NULL;
-	struct mcp_serve_hooks hooks = {.list_approvals = list_approvals};
+	struct mcp_serve_hooks hooks = {.list_approvals = list_approvals, .status = serve_status};
+	struct serve_state st = {0};
 	struct act_config base;
 	struct store *store = NULL;
 	struct sigaction sa;
@@ -171,7 +206,8 @@ int cli_cmd_serve(const struct cli_serve_args *a)
 		fprintf(stderr, "glassbox serve: cannot open the store in %s: %s\n", a->data_dir, err);
 		goto out;
 	}
-	hooks.user = store;
+	st.store = store;
+	hooks.user = &st;
 	memset(&base, 0, sizeof(base));
 	base.data_dir = a->data_dir;
 	base.chromium_path = a->chromium;
@@ -180,6 +216,13 @@ int cli_cmd_serve(const struct cli_serve_args *a)
 		rc = 2;
 		goto out;
 	}
+	reap_orphans(a->data_dir);
+	st.egress_layers = act_egress_layers_active(); /* says once when layer 4 is off */
+	if (act_pool_start(&base, (size_t)cfg->warm_pool, &st.pool, err, sizeof(err)) < 0) {
+		fprintf(stderr, "glassbox serve: cannot start the warm pool: %s\n", err);
+		goto out;
+	}
+	base.pool = st.pool;
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_stop_signal;
@@ -189,6 +232,8 @@ int cli_cmd_serve(const struct cli_serve_args *a)
 	GB_LOGI("cli", "glassbox serve: %zu tenant(s); data dir %s", cfg->n_tenants, a->data_dir);
 	rc = mcp_http_serve(cfg, &base, &hooks, &stop_requested) == 0 ? 0 : 1;
 out:
+	act_pool_stop(st.pool); /* after mcp_http_serve freed every session */
+	json_decref(st.egress_layers);
 	store_close(store);
 	mcp_serve_config_free(cfg);
 	json_decref(root);

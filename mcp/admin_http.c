@@ -60,6 +60,8 @@ static void get_metrics(struct serve *s, struct lws *wsi, struct pss *pss)
 		gb_metrics_gauge_set("glassbox_approvals_pending", NULL,
 		                     (double)json_array_size(pending));
 	json_decref(pending);
+	if (s->hooks && s->hooks->status)
+		json_decref(s->hooks->status(s->hooks->user));
 	mcp_admin_update_gauges(s);
 	gb_buf_init(&out, METRICS_MAX_BYTES);
 	if (gb_metrics_render(&out) < 0)
@@ -79,7 +81,12 @@ int mcp_admin_handle(struct serve *s, struct lws *wsi, struct pss *pss, const ch
 	int n;
 
 	if (!strcmp(path, "/healthz")) {
-		mcp_http_respond(wsi, pss, 200, "text/plain", "ok\n", 3);
+		json_t *status = s->hooks && s->hooks->status ? s->hooks->status(s->hooks->user) : NULL;
+
+		if (!status)
+			status = json_object();
+		json_object_set_new(status, "status", json_string("ok"));
+		mcp_http_respond_json(wsi, pss, 200, status);
 		goto out;
 	}
 	if (!strcmp(path, "/readyz")) {

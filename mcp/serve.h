@@ -51,6 +51,8 @@ struct mcp_serve_config {
 	int retry_after_s;                /* Retry-After of a 429 */
 	int prelaunch;                    /* start a session's browser at initialize
 	                                     (default), not at its first tool call */
+	int warm_pool;                    /* browsers kept launched for new sessions
+	                                     (0 = none) */
 	struct mcp_tenant *tenants;       /* owned */
 	size_t n_tenants;
 };
@@ -83,6 +85,10 @@ struct mcp_serve_hooks {
 	/* Pending approvals for the admin listener: a new reference to a JSON
 	 * array, or NULL on error. May be NULL. Front thread. */
 	json_t *(*list_approvals)(void *user);
+	/* The service's state for /healthz beyond "ok" (egress layers, warm
+	 * pool), refreshing the gauges it knows of: a new reference to a JSON
+	 * object, or NULL. May be NULL. Front thread. */
+	json_t *(*status)(void *user);
 	void *user;
 };
 

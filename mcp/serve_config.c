@@ -245,7 +245,8 @@ static int parse_tenant(const char *name, json_t *v, const struct mcp_tenant *de
 int mcp_serve_config_parse(json_t *root, struct mcp_serve_config **out, char *err,
                            size_t errlen)
 {
-	static const char *const keys[] = {"listen", "admin", "limits", "tenants", "prelaunch", NULL};
+	static const char *const keys[] = {"listen", "admin", "limits", "tenants", "prelaunch",
+	                                   "warm_pool", NULL};
 	struct mcp_tenant defaults = {.max_sessions = 8, .action_timeout_ms = 30000};
 	struct mcp_serve_config *c;
 	json_t *tenants;
@@ -284,6 +285,12 @@ int mcp_serve_config_parse(json_t *root, struct mcp_serve_config **out, char *er
 	}
 	if (json_is_false(json_object_get(root, "prelaunch")))
 		c->prelaunch = 0;
+	v = json_object_get(root, "warm_pool");
+	if (v && (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) > 64)) {
+		fail(err, errlen, "warm_pool must be a number of browsers from 0 to 64");
+		goto out;
+	}
+	c->warm_pool = v ? (int)json_integer_value(v) : 0;
 	tenants = json_object_get(root, "tenants");
 	if (!json_is_object(tenants) || json_object_size(tenants) == 0) {
 		fail(err, errlen, "tenants must be an object with at least one tenant: "

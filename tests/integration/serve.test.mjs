@@ -206,7 +206,13 @@ test('progress, elicitation and cancellation travel on the request\'s SSE stream
 
 test('admin: sessions listed and killed, approvals, metrics; its own token', async () => {
   const { client, sessionId } = await svc.connect('alpha');
-  assert.equal((await svc.admin('GET', '/healthz', { token: null })).status, 200);
+  const health = await svc.admin('GET', '/healthz', { token: null });
+  assert.equal(health.status, 200);
+  const status = JSON.parse(health.text);
+  assert.equal(status.status, 'ok');
+  assert.equal(status.egress_layers.proxy, true, health.text);
+  assert.equal(typeof status.egress_layers.netns, 'boolean', health.text);
+  assert.deepEqual(status.warm_pool, { size: 0, ready: 0 });
   assert.equal((await svc.admin('GET', '/readyz', { token: null })).status, 200);
   assert.equal((await svc.admin('GET', '/sessions', { token: null })).status, 401);
   assert.equal((await svc.admin('GET', '/sessions', { token: svc.tokens.alpha })).status, 401, 'a tenant token is not the admin token');

@@ -127,16 +127,21 @@ test('SIGTERM with a call longer than the grace period: the call is ended with a
   assert.ok(Date.now() - t0 < 20000, 'the stop did not wait for the 25 s call');
 });
 
-test('kill -9 drill: the next start on the same data dir works', async () => {
+test('kill -9 drill: the next start ends the browsers the killed run left, and works', async () => {
   const first = await startServe({ tenants: { t: {} } });
   const { client } = await first.connect('t');
   await ok(client, 'browser_navigate', { url: fixture.url + '/form.html' });
   const r = await first.stop('SIGKILL');
   assert.equal(r.signal, 'SIGKILL');
-  // the killed run's browsers are this test's to remove (orphan cleanup is not under test here)
-  first.killLeftovers();
+  const orphans = first.chromiums();
+  const alive = (pid) => { try { process.kill(pid, 0); return true; } catch { return false; } };
+  await new Promise((resolve) => setTimeout(resolve, 1000));
+  assert.ok(orphans.length > 0 && orphans.some(alive), 'a killed glassbox leaves its browser behind');
 
   const second = await startServe({ tenants: { t: {} }, dataDir: first.dataDir });
+  const gone = await pollUntil(() => orphans.every((pid) => !alive(pid)), { deadlineMs: 20000 });
+  if (!gone) first.killLeftovers();
+  assert.ok(gone, 'the next start ended the orphaned browser');
   const c2 = await second.connect('t');
   const title = sc(await ok(c2.client, 'browser_evaluate', { function: '() => document.title' })).result;
   assert.equal(typeof title, 'string');
