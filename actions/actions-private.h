@@ -93,7 +93,7 @@ struct act_session {
 	json_t *profile_closed;     /* how the last profile was closed (saved or why not) */
 	json_t *profile_origins;    /* {origin: true} visited while it was open */
 	int profile_closing;        /* act_profile_close() is closing the browser */
-	int profile_save_at_end;    /* seal the profile when the session ends (act_config) */
+	int profile_save_at_end;    /* {lock} seal the profile when the session ends */
 	/* limits (limits.c; immutable after act_session_new) */
 	struct sess_limits limits;
 	/* warm pool (warm_pool.c) */

@@ -194,6 +194,13 @@ int act_session_submit(struct act_session *s, struct act_call *call);
  * aborted at its next wait. */
 void act_session_cancel(struct act_session *s, struct act_call *call);
 
+/* How a profile still open when the session ends is closed: save 1 seals
+ * its state as a new version (a clean end: the client closed the session
+ * or went idle), 0 discards it (a session cut off: hard time limit,
+ * killed). The default is act_config.profile_save_at_end. Thread-safe;
+ * call it before act_session_free(). */
+void act_session_set_profile_end(struct act_session *s, int save);
+
 /* Lets queued calls finish, closes the browser (zero residue) and frees
  * the session. Must not be called from the worker thread. */
 void act_session_free(struct act_session *s);

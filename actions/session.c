@@ -67,6 +67,7 @@ static void *worker_main(void *arg)
 	struct act_session *s = arg;
 	struct act_call *call;
 	char err[512];
+	int save;
 
 	/* a failed pre-launch is tried again, and reported, by the first call */
 	if (s->prelaunch && act_launch_browser(s, err, sizeof(err)) < 0)
@@ -93,8 +94,11 @@ static void *worker_main(void *arg)
 		s->cancel_flag = 0;
 		pthread_mutex_unlock(&s->lock);
 	}
+	pthread_mutex_lock(&s->lock);
+	save = s->profile_save_at_end;
+	pthread_mutex_unlock(&s->lock);
 	if (s->profile)
-		json_decref(act_profile_close(s, s->profile_save_at_end, "the agent's session ended"));
+		json_decref(act_profile_close(s, save, "the agent's session ended"));
 	act_close_browser(s, "the agent's session ended");
 	return NULL;
 }
@@ -228,6 +232,13 @@ int act_session_submit(struct act_session *s, struct act_call *call)
 	}
 	pthread_mutex_unlock(&s->lock);
 	return rc;
+}
+
+void act_session_set_profile_end(struct act_session *s, int save)
+{
+	pthread_mutex_lock(&s->lock);
+	s->profile_save_at_end = save;
+	pthread_mutex_unlock(&s->lock);
 }
 
 void act_session_cancel(struct act_session *s, struct act_call *call)

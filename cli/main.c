@@ -23,6 +23,7 @@
 #include "sessions/sessions.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <limits.h>
 #include <signal.h>
@@ -189,6 +190,39 @@ static void fill_config(const struct cli_opts *o, json_t *policy, struct act_con
 	cfg->tenant_policy = policy;
 }
 
+/* The write end of the pipe SIGTERM and SIGINT wake `glassbox mcp` with. */
+static int stop_pipe_w = -1;
+
+static void on_stop_signal(int sig)
+{
+	char c = (char)sig;
+	int saved = errno;
+
+	if (write(stop_pipe_w, &c, 1) < 0) {
+		/* the pipe is full: a stop is already pending */
+	}
+	errno = saved;
+}
+
+/* Makes SIGTERM and SIGINT end `glassbox mcp` as end of input does (calls
+ * finish, an open profile is sealed, the browser closes): returns the
+ * pipe's read end, or -1 (then the signals keep their default action). */
+static int stop_on_signals(void)
+{
+	struct sigaction sa;
+	int fds[2];
+
+	if (pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0)
+		return -1;
+	stop_pipe_w = fds[1];
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	return fds[0];
+}
+
 static int cmd_mcp(const struct cli_opts *o)
 {
 	struct act_config cfg;
@@ -208,9 +242,11 @@ static int cmd_mcp(const struct cli_opts *o)
 	/* one session per stdio server: its browser starts while the client
 	 * is still initializing */
 	cfg.prelaunch = 1;
+	/* the client closing stdin is a clean end: an open profile is sealed */
+	cfg.profile_save_at_end = 1;
 	json_decref(act_egress_layers_active()); /* says now if browsers cannot be isolated */
 	GB_LOGI("cli", "MCP over stdio; data dir %s", o->data_dir);
-	rc = mcp_stdio_serve(&cfg, STDIN_FILENO, STDOUT_FILENO) == 0 ? 0 : 1;
+	rc = mcp_stdio_serve_until(&cfg, STDIN_FILENO, STDOUT_FILENO, stop_on_signals()) == 0 ? 0 : 1;
 	json_decref(policy);
 	return rc;
 }

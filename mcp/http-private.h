@@ -62,6 +62,8 @@ struct http_session {
 	int64_t last_active_ms;
 	unsigned long calls;           /* tools/call accepted */
 	struct http_session *next;     /* in the table */
+	int cut_off;                   /* closed by hard TTL or a kill: its profile is not
+	                                  sealed (set before the closer thread sees it) */
 };
 
 /* The sessions of the service. Front thread only, except wake. */

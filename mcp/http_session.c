@@ -134,6 +134,8 @@ static void *closer_main(void *arg)
 		hs = t->close_queue;
 		t->close_queue = hs->next;
 		pthread_mutex_unlock(&t->close_lock);
+		/* a session cut off does not seal its profile; a clean end does */
+		mcp_server_set_profile_end(hs->srv, !hs->cut_off);
 		mcp_server_free(hs->srv); /* waits for cancelled calls, closes the browser */
 		hs->srv = NULL;
 		GB_LOGI(MOD, "session %.8s of tenant %s closed", hs->id, hs->tenant->name);
@@ -187,6 +189,7 @@ struct http_session *hs_create(struct hs_table *t, const struct mcp_tenant *tena
 	hs->cfg.tenant_policy = tenant->policy;
 	hs->cfg.action_timeout_ms = tenant->action_timeout_ms;
 	hs->cfg.prelaunch = t->cfg->prelaunch; /* the browser starts while the client initializes */
+	hs->cfg.profile_save_at_end = 1;      /* unless cut off (hs_close) */
 	pthread_mutex_init(&hs->lock, NULL);
 	hs->refs = 2; /* the table's and the caller's */
 	hs->created_ms = hs->last_active_ms = gb_now_ms();
@@ -259,6 +262,8 @@ void hs_close(struct http_session *hs, const char *reason)
 	if (hs->state != HS_OPEN)
 		return;
 	hs->state = HS_CLOSING;
+	hs->cut_off = !strcmp(reason, "hard_ttl") || !strcmp(reason, "killed") ||
+	              !strcmp(reason, "init_failed");
 	for (pp = &t->head; *pp; pp = &(*pp)->next) {
 		if (*pp == hs) {
 			*pp = hs->next;

@@ -159,6 +159,11 @@ void mcp_server_drain(struct mcp_server *srv);
  * to the client; returns at once. Any thread but a session worker. */
 void mcp_server_cancel_all(struct mcp_server *srv);
 
+/* How the session's open browser profile ends when srv is freed (see
+ * act_session_set_profile_end); no-op without a session. Any thread but a
+ * session worker, before mcp_server_free. */
+void mcp_server_set_profile_end(struct mcp_server *srv, int save);
+
 /* 1 while some call is in flight (queued, running or being answered). Any
  * thread. */
 int mcp_server_busy(struct mcp_server *srv);

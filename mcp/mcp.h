@@ -46,4 +46,9 @@ struct act_config;
  */
 int mcp_stdio_serve(const struct act_config *cfg, int in_fd, int out_fd);
 
+/* The same, and it also ends, as on end of file, once stop_fd (e.g. the
+ * read end of a pipe a signal handler writes to; -1: none) becomes
+ * readable: calls in flight finish and the session closes cleanly. */
+int mcp_stdio_serve_until(const struct act_config *cfg, int in_fd, int out_fd, int stop_fd);
+
 #endif

@@ -1148,6 +1148,13 @@ int mcp_server_busy(struct mcp_server *srv)
 }
 
 /* See mcp-private.h. */
+void mcp_server_set_profile_end(struct mcp_server *srv, int save)
+{
+	if (srv && srv->session)
+		act_session_set_profile_end(srv->session, save);
+}
+
+/* See mcp-private.h. */
 void mcp_server_free(struct mcp_server *srv)
 {
 	if (!srv)

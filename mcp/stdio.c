@@ -144,6 +144,26 @@ static void on_overflow(void *user, size_t max_bytes)
 /* See mcp.h. */
 int mcp_stdio_serve(const struct act_config *cfg, int in_fd, int out_fd)
 {
+	return mcp_stdio_serve_until(cfg, in_fd, out_fd, -1);
+}
+
+/* Waits until in_fd has input or stop_fd (if >= 0) is readable: 0 to read,
+ * 1 to stop. */
+static int wait_input(int in_fd, int stop_fd)
+{
+	struct pollfd pfd[2] = {{.fd = in_fd, .events = POLLIN}, {.fd = stop_fd, .events = POLLIN}};
+	int rc;
+
+	if (stop_fd < 0)
+		return 0;
+	do {
+		rc = poll(pfd, 2, -1);
+	} while (rc < 0 && errno == EINTR);
+	return rc > 0 && pfd[1].revents ? 1 : 0;
+}
+
+int mcp_stdio_serve_until(const struct act_config *cfg, int in_fd, int out_fd, int stop_fd)
+{
 	struct stdio_out out = {.fd = out_fd};
 	struct mcp_line_reader reader;
 	struct mcp_server *srv = NULL;
@@ -169,6 +189,10 @@ int mcp_stdio_serve(const struct act_config *cfg, int in_fd, int out_fd)
 	        MCP_PROTOCOL_LATEST);
 
 	for (;;) {
+		if (wait_input(in_fd, stop_fd)) {
+			GB_LOGI(MOD, "asked to stop: finishing calls in flight");
+			break;
+		}
 		n = read(in_fd, chunk, READ_CHUNK_BYTES);
 		if (n < 0 && errno == EINTR)
 			continue;

@@ -302,3 +302,18 @@ test('revoke makes a profile unreadable, expiry refuses it, key rotation keeps p
   for (const gb of others) assert.ok(!gb.stderr().includes(key), 'the master key is never logged');
   assert.ok(!r.stdout.includes(key) && !r.stderr.includes(key));
 });
+
+test('a client that goes away (end of input, then SIGTERM) is a clean end: the profile is sealed', async () => {
+  const gb = await openGlassbox({ dataDir, env: { GLASSBOX_TENANT: 'gamma' } });
+  let r = await openProfile(gb.client, { profile: 'home', create: true });
+  assert.equal(r.isError, undefined, dump(r));
+  await login(gb.client);
+  await gb.close();
+
+  const again = await openTenant('gamma');
+  r = await openProfile(again.client, { profile: 'home' });
+  assert.equal(sc(r).profile.version, 1, dump(r));
+  const page = await account(again.client);
+  assert.match(page.text, /Signed in as alice/);
+  await ok(again.client, 'browser_session', { action: 'close', save: false });
+});

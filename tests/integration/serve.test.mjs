@@ -237,3 +237,45 @@ test('admin: sessions listed and killed, approvals, metrics; its own token', asy
   assert.equal((await svc.admin('DELETE', `/sessions/${sessionId}`)).status, 404);
   await client.close().catch(() => {});
 });
+
+test('a profile is sealed when its session is DELETEd, and not when an admin kills the session', async () => {
+  const login = async (client, user) => {
+    await ok(client, 'browser_navigate', { url: fixture.url + '/profile/login.html' });
+    await ok(client, 'browser_type', { target: 'input[name=user]', text: user });
+    await ok(client, 'browser_type', { target: 'input[name=password]', text: 'correct horse' });
+    await ok(client, 'browser_click', { target: 'button[type=submit]' });
+  };
+  const signedInAs = async (client) => {
+    await ok(client, 'browser_navigate', { url: fixture.url + '/profile/account' });
+    return sc(await ok(client, 'browser_evaluate', { function: '() => document.body.innerText' })).result;
+  };
+  /* a closing session still holds its profile while it seals it: retry as a client would */
+  const open = async (client) => {
+    let r;
+    await pollUntil(async () => {
+      r = await callTool(client, 'browser_session', { action: 'open', profile: 'desk' }, { timeout: 60000 });
+      return sc(r)?.error?.code !== 'profile_busy';
+    }, { deadlineMs: 60000 });
+    assert.equal(r.isError, undefined, textOf(r));
+    return r;
+  };
+  const first = await svc.connect('alpha');
+  let r = await ok(first.client, 'browser_session', { action: 'open', profile: 'desk', create: true });
+  assert.equal(sc(r).profile.version, 0);
+  await login(first.client, 'alice');
+  await first.transport.terminateSession();
+
+  const second = await svc.connect('alpha');
+  r = await open(second.client);
+  assert.equal(sc(r).profile.version, 1, 'sealed when the client ended its session');
+  assert.match(await signedInAs(second.client), /Signed in as alice/);
+  await login(second.client, 'mallory');
+  assert.equal((await svc.admin('DELETE', `/sessions/${second.sessionId}`)).status, 200);
+
+  const third = await svc.connect('alpha');
+  r = await open(third.client);
+  assert.equal(sc(r).profile.version, 1, 'a killed session does not seal what it did');
+  assert.match(await signedInAs(third.client), /Signed in as alice/);
+  await ok(third.client, 'browser_session', { action: 'close', save: false });
+  await third.transport.terminateSession();
+});

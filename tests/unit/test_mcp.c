@@ -259,6 +259,12 @@ void act_session_cancel(struct act_session *s, struct act_call *call)
 	pthread_mutex_unlock(&s->lock);
 }
 
+void act_session_set_profile_end(struct act_session *s, int save)
+{
+	(void)s;
+	(void)save;
+}
+
 void act_session_free(struct act_session *s)
 {
 	pthread_mutex_lock(&s->lock);
