@@ -83,6 +83,7 @@ test-conformance: build
 
 bench: build
 	bench/run.sh
+	bench/run.sh serve
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')

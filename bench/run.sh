@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Agent-loop benchmark (see bench/README.md). Options are passed to bench/agent-loop.mjs.
+# Agent-loop benchmark (see bench/README.md). Options are passed to bench/agent-loop.mjs;
+# `bench/run.sh serve [options]` runs bench/serve.mjs (many sessions in one glassbox serve).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cd "$here"
@@ -9,4 +10,8 @@ if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modu
     npm ci --no-audit --no-fund --loglevel=error >&2
 fi
 cd "$here/.."
+if [ "${1:-}" = serve ]; then
+  shift
+  exec node bench/serve.mjs "$@"
+fi
 exec node bench/agent-loop.mjs "$@"

@@ -1,0 +1,171 @@
+#!/usr/bin/env node
+// bench/serve.mjs: glassbox serve with many sessions in one process.
+//
+// Measures, through the official MCP SDK's Streamable HTTP client:
+//   - memory: the glassbox process alone (RSS and PSS from smaps_rollup) with 1 session and with
+//     N sessions, each of which navigated the bench site; reported as MiB per extra session;
+//   - the first navigate of a new session with a warm pool (its result says "browser": "pooled")
+//     and without one, median over a few sessions.
+//
+//   node bench/serve.mjs [--sessions N] [--pool K] [--rounds R] [--glassbox PATH] [--out FILE]
+//
+// Prints a table and writes JSON (default bench/results/serve.json).
+import { spawn } from 'node:child_process';
+import crypto from 'node:crypto';
+import { mkdtemp, rm, writeFile, mkdir } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { startSite } from './lib/site-server.mjs';
+import { memOf, killTree } from './lib/proc.mjs';
+import { median } from './lib/stats.mjs';
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const REPO = path.resolve(HERE, '..');
+
+function parseArgs(argv) {
+  const o = { sessions: 8, pool: 2, rounds: 5, glassbox: process.env.GLASSBOX_BIN || path.join(REPO, 'build', 'glassbox'),
+    out: path.join(HERE, 'results', 'serve.json') };
+  for (let i = 2; i < argv.length; i++) {
+    const v = argv[i + 1];
+    switch (argv[i]) {
+      case '--sessions': o.sessions = Number(v); i++; break;
+      case '--pool': o.pool = Number(v); i++; break;
+      case '--rounds': o.rounds = Number(v); i++; break;
+      case '--glassbox': o.glassbox = path.resolve(v); i++; break;
+      case '--out': o.out = path.resolve(v); i++; break;
+      default: console.error(`unknown option ${argv[i]}`); process.exit(2);
+    }
+  }
+  return o;
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const mib = (kb) => Math.round((kb / 1024) * 10) / 10;
+
+// Starts glassbox serve with one tenant and the given warm pool; resolves {url, token, proc, dir}.
+async function startServe(opts, pool) {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'gb-bench-serve-'));
+  const token = crypto.randomBytes(24).toString('hex');
+  const policy = { egress: { allow_private: ['127.0.0.1', '::1'] }, risk: { evaluate: 'allow' } };
+  const config = {
+    listen: { host: '127.0.0.1', port: 0 },
+    limits: { max_sessions: opts.sessions + 4, idle_ttl_s: 3600 },
+    warm_pool: pool,
+    tenants: { bench: { token_sha256: crypto.createHash('sha256').update(token).digest('hex'), policy,
+      max_sessions: opts.sessions + 4 } },
+  };
+  const cfg = path.join(dir, 'serve.json');
+  await writeFile(cfg, JSON.stringify(config), { mode: 0o600 });
+  const proc = spawn(opts.glassbox, ['serve', '--config', cfg], {
+    env: { ...process.env, GLASSBOX_DATA_DIR: path.join(dir, 'data'), GLASSBOX_LOG: 'warn' },
+    stdio: ['ignore', 'ignore', 'pipe'], detached: true,
+  });
+  let stderr = '';
+  proc.stderr.on('data', (d) => { stderr += d; });
+  for (let i = 0; i < 300 && !/MCP on http:\/\/127\.0\.0\.1:(\d+)\/mcp/.test(stderr); i++) await sleep(50);
+  const port = (stderr.match(/MCP on http:\/\/127\.0\.0\.1:(\d+)\/mcp/) || [])[1];
+  if (!port) throw new Error(`glassbox serve did not start:\n${stderr}`);
+  return { url: `http://127.0.0.1:${port}/mcp`, token, proc, dir, stderr: () => stderr };
+}
+
+async function connect(svc) {
+  const transport = new StreamableHTTPClientTransport(new URL(svc.url), {
+    requestInit: { headers: { Authorization: `Bearer ${svc.token}` } },
+  });
+  const client = new Client({ name: 'bench-serve', version: '1.0.0' });
+  await client.connect(transport);
+  return { client, transport };
+}
+
+async function navigate(client, url) {
+  const t0 = performance.now();
+  const r = await client.callTool({ name: 'browser_navigate', arguments: { url } }, undefined, { timeout: 120000 });
+  const ms = performance.now() - t0;
+  if (r.isError) throw new Error(`navigate failed: ${JSON.stringify(r.content).slice(0, 300)}`);
+  return { ms, browser: r.structuredContent?.browser };
+}
+
+async function stop(svc) {
+  svc.proc.kill('SIGTERM');
+  await Promise.race([new Promise((r) => svc.proc.on('exit', r)), sleep(60000)]);
+  await killTree(svc.proc.pid, { rootIsGroupLeader: true }).catch(() => {});
+  await rm(svc.dir, { recursive: true, force: true });
+}
+
+// Memory of the glassbox process with 1 session, then with opts.sessions.
+async function measureMemory(opts, site) {
+  const svc = await startServe(opts, 0);
+  const sessions = [];
+  try {
+    const settle = async () => { await sleep(1500); return memOf(svc.proc.pid); };
+    sessions.push(await connect(svc));
+    await navigate(sessions[0].client, site.formUrl);
+    const one = await settle();
+    while (sessions.length < opts.sessions) {
+      const s = await connect(svc);
+      await navigate(s.client, site.formUrl);
+      sessions.push(s);
+    }
+    const many = await settle();
+    return {
+      sessions: opts.sessions,
+      one: { rss_mib: mib(one.rss), pss_mib: mib(one.pss) },
+      many: { rss_mib: mib(many.rss), pss_mib: mib(many.pss) },
+      per_extra_session_rss_mib: Math.round(((many.rss - one.rss) / 1024 / (opts.sessions - 1)) * 100) / 100,
+      per_extra_session_pss_mib: Math.round(((many.pss - one.pss) / 1024 / (opts.sessions - 1)) * 100) / 100,
+    };
+  } finally {
+    for (const s of sessions) await s.transport.terminateSession().catch(() => {});
+    await stop(svc);
+  }
+}
+
+// The first navigate of opts.rounds new sessions, one after another, with a pool of size pool.
+async function measureFirstNavigate(opts, site, pool) {
+  const svc = await startServe(opts, pool);
+  const times = [];
+  const kinds = {};
+  try {
+    if (pool) await sleep(8000); // let the pool fill before the first session
+    for (let i = 0; i < opts.rounds; i++) {
+      const t0 = performance.now();
+      const s = await connect(svc);
+      const r = await navigate(s.client, site.formUrl);
+      times.push(performance.now() - t0);
+      kinds[r.browser || 'unknown'] = (kinds[r.browser || 'unknown'] || 0) + 1;
+      await s.transport.terminateSession().catch(() => {});
+      if (pool) await sleep(4000); // the pool refills in the background, as between real sessions
+    }
+  } finally {
+    await stop(svc);
+  }
+  return { pool, rounds: opts.rounds, median_ms: Math.round(median(times)), browsers: kinds };
+}
+
+async function main() {
+  const opts = parseArgs(process.argv);
+  const site = await startSite(path.join(HERE, 'site'));
+  try {
+    const memory = await measureMemory(opts, site);
+    const cold = await measureFirstNavigate(opts, site, 0);
+    const warm = await measureFirstNavigate(opts, site, opts.pool);
+    const report = { date: new Date().toISOString(), memory, first_navigate: { no_pool: cold, warm_pool: warm },
+      warm_over_cold: Math.round((warm.median_ms / cold.median_ms) * 100) / 100 };
+    await mkdir(path.dirname(opts.out), { recursive: true });
+    await writeFile(opts.out, JSON.stringify(report, null, 2));
+    console.log(`glassbox serve, ${opts.sessions} sessions in one process (bench site, each navigated once)`);
+    console.log(`  glassbox process alone: 1 session ${memory.one.rss_mib} MiB RSS (${memory.one.pss_mib} PSS); ` +
+      `${opts.sessions} sessions ${memory.many.rss_mib} MiB RSS (${memory.many.pss_mib} PSS)`);
+    console.log(`  per extra session: ${memory.per_extra_session_rss_mib} MiB RSS, ${memory.per_extra_session_pss_mib} MiB PSS`);
+    console.log(`first navigate of a new session (connect + initialize + navigate), median of ${opts.rounds}:`);
+    console.log(`  no pool ${cold.median_ms} ms ${JSON.stringify(cold.browsers)} | warm pool of ${opts.pool}: ` +
+      `${warm.median_ms} ms ${JSON.stringify(warm.browsers)} | ratio ${report.warm_over_cold}`);
+  } finally {
+    await site.close();
+  }
+}
+
+main().catch((err) => { console.error(err); process.exit(1); });
