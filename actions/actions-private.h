@@ -99,6 +99,9 @@ struct act_session {
 	/* warm pool (warm_pool.c) */
 	struct act_pool *pool;      /* borrowed; NULL = none */
 	int pooled;                 /* worker only: the browser came from the pool */
+	struct sess *pool_held;     /* a pooled browser taken with its network namespace when
+	                             * the session started, adopted at the first launch
+	                             * (warm_pool.c); the worker's once it runs; or NULL */
 };
 
 /* profile.c */
@@ -249,6 +252,15 @@ int act_launch_browser(struct act_session *as, char *err, size_t errlen);
  * when one is ready and fits opt (the launch options the session would
  * use); NULL otherwise: launch one. Worker thread. */
 struct sess *act_pool_take(struct act_session *as, const struct sess_options *opt);
+/* Egress layer 4 with a pool whose browsers have namespaces of their own:
+ * takes a ready pooled browser that fits the session's config, keeps it in
+ * as->pool_held and makes its namespace the session's (as->netns_fd, owned),
+ * for the session's proxy to listen in; called before the proxy starts.
+ * Returns 1 when it did, 0 when the session must make its own namespace. */
+int act_pool_hold(struct act_session *as);
+/* Closes the held pooled browser, if the session never launched (zero
+ * residue; its namespace fd stays the session's). */
+void act_pool_drop_held(struct act_session *as);
 
 /* limits.c */
 /* Reads the browser limits from cfg and the policy's "limits" (borrowed)

@@ -142,7 +142,8 @@ int act_session_new(const struct act_config *cfg, struct act_session **out, char
 	s->viewport_height = cfg->viewport_height > 0 ? cfg->viewport_height : 720;
 	s->action_timeout_ms = cfg->action_timeout_ms > 0 ? cfg->action_timeout_ms : 30000;
 	s->prelaunch = cfg->prelaunch;
-	s->pool = cfg->pool;
+	/* a session that starts on a profile launches its browser on it */
+	s->pool = cfg->profile ? NULL : cfg->pool;
 	s->policy = cfg->tenant_policy ? json_deep_copy(cfg->tenant_policy) : json_object();
 	s->before_screenshots = json_is_true(json_object_get(s->policy, "before_screenshots"));
 	s->require_evidence = json_is_true(json_object_get(cfg->tenant_policy, "require_evidence"));
