@@ -33,7 +33,9 @@
  * without layer 4 never takes a browser from a pool that has it.
  *
  * Threads: the pool's own thread launches (sessions/pool.c); sessions'
- * workers take; everything here is immutable after act_pool_start.
+ * workers take, or, with layer 4, the thread in act_session_new holds and
+ * the worker (started after) adopts; everything here is immutable after
+ * act_pool_start.
  */
 #include "actions/actions-private.h"
 
