@@ -100,8 +100,8 @@ struct act_session {
 	struct act_pool *pool;      /* borrowed; NULL = none */
 	int pooled;                 /* worker only: the browser came from the pool */
 	struct sess *pool_held;     /* a pooled browser taken with its network namespace when
-	                             * the session started, adopted at the first launch
-	                             * (warm_pool.c); the worker's once it runs; or NULL */
+	                             * the session started, adopted by the worker when it
+	                             * starts (warm_pool.c); the worker's once it runs; or NULL */
 };
 
 /* profile.c */

@@ -68,8 +68,10 @@ static void *worker_main(void *arg)
 	struct act_call *call;
 	char err[512];
 
-	/* a failed pre-launch is tried again, and reported, by the first call */
-	if (s->prelaunch && act_launch_browser(s, err, sizeof(err)) < 0)
+	/* a failed pre-launch is tried again, and reported, by the first call;
+	 * a pooled browser held since the session started is adopted now, so
+	 * the first call finds it ready */
+	if ((s->prelaunch || s->pool_held) && act_launch_browser(s, err, sizeof(err)) < 0)
 		GB_LOGW("actions", "the browser could not be started ahead of time: %s", err);
 	for (;;) {
 		idle_until_work(s);

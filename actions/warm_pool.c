@@ -27,8 +27,8 @@
  * created (act_pool_hold, before its proxy starts), together with that
  * namespace, which becomes the session's own: its proxy listens there,
  * and a browser relaunched after a crash or a limit kill starts there
- * too. The adoption itself still happens at the first call, on the
- * worker (act_pool_take). A session with layer 4 never takes a browser
+ * too. The adoption itself happens on the session's worker, as soon as
+ * it starts (act_pool_take, from act_launch_browser). A session with layer 4 never takes a browser
  * later (one in another namespace could not reach its proxy), and one
  * without layer 4 never takes a browser from a pool that has it.
  *

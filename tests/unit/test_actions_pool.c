@@ -390,8 +390,8 @@ static void test_sessions_take_pre_launched_browsers(void **state)
 		assert_int_equal(act_pool_ready(*pool), 1);
 
 		/* with layer 4 a session takes its pooled browser (and that
-		 * browser's namespace) when it starts; one that never calls
-		 * closes it when it ends, leaving nothing (checked below) */
+		 * browser's namespace) when it starts; one that ends without a
+		 * call leaves nothing of it (checked below) */
 		cfg.tenant_policy = policy;
 		assert_int_equal(act_session_new(&cfg, e, err, sizeof(err)), 0);
 		assert_int_equal(act_pool_ready(*pool), 0);
