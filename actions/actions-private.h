@@ -250,7 +250,8 @@ int act_launch_browser(struct act_session *as, char *err, size_t errlen);
 /* warm_pool.c */
 /* A pooled browser adopted by the session (its proxy, its target setup),
  * when one is ready and fits opt (the launch options the session would
- * use); NULL otherwise: launch one. Worker thread. */
+ * use); with layer 4, only the one the session holds (act_pool_hold).
+ * NULL otherwise: launch one. Worker thread. */
 struct sess *act_pool_take(struct act_session *as, const struct sess_options *opt);
 /* Egress layer 4 with a pool whose browsers have namespaces of their own:
  * takes a ready pooled browser that fits the session's config, keeps it in
@@ -258,7 +259,7 @@ struct sess *act_pool_take(struct act_session *as, const struct sess_options *op
  * for the session's proxy to listen in; called before the proxy starts.
  * Returns 1 when it did, 0 when the session must make its own namespace. */
 int act_pool_hold(struct act_session *as);
-/* Closes the held pooled browser, if the session never launched (zero
+/* Closes the held pooled browser, if the worker never adopted it (zero
  * residue; its namespace fd stays the session's). */
 void act_pool_drop_held(struct act_session *as);
 

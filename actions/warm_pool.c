@@ -28,9 +28,10 @@
  * namespace, which becomes the session's own: its proxy listens there,
  * and a browser relaunched after a crash or a limit kill starts there
  * too. The adoption itself happens on the session's worker, as soon as
- * it starts (act_pool_take, from act_launch_browser). A session with layer 4 never takes a browser
- * later (one in another namespace could not reach its proxy), and one
- * without layer 4 never takes a browser from a pool that has it.
+ * it starts (act_pool_take, from act_launch_browser). A session with
+ * layer 4 never takes a browser later (one in another namespace could not
+ * reach its proxy), and one without layer 4 never takes a browser from a
+ * pool that has it.
  *
  * Threads: the pool's own thread launches (sessions/pool.c); sessions'
  * workers take, or, with layer 4, the thread in act_session_new holds and

@@ -112,6 +112,8 @@ static void *pool_main(void *arg)
 		p->ready[p->n_ready++] = s;
 		pthread_cond_broadcast(&p->cond);
 	}
+	/* a taker waiting for a launch learns that none will come */
+	pthread_cond_broadcast(&p->cond);
 	pthread_mutex_unlock(&p->lock);
 	return NULL;
 }
