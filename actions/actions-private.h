@@ -105,6 +105,9 @@ struct act_session {
 	struct snap_masked *masked_fields;      /* fields that received a secret */
 	size_t n_masked_fields;
 	int hidden_text;            /* enum snap_hidden_mode: policy page_content.hidden_text */
+	struct sess *pool_held;     /* a pooled browser taken with its network namespace when
+	                             * the session started, adopted by the worker when it
+	                             * starts (warm_pool.c); the worker's once it runs; or NULL */
 };
 
 /* profile.c */
@@ -258,8 +261,18 @@ int act_launch_browser(struct act_session *as, char *err, size_t errlen);
 /* warm_pool.c */
 /* A pooled browser adopted by the session (its proxy, its target setup),
  * when one is ready and fits opt (the launch options the session would
- * use); NULL otherwise: launch one. Worker thread. */
+ * use); with layer 4, only the one the session holds (act_pool_hold).
+ * NULL otherwise: launch one. Worker thread. */
 struct sess *act_pool_take(struct act_session *as, const struct sess_options *opt);
+/* Egress layer 4 with a pool whose browsers have namespaces of their own:
+ * takes a ready pooled browser that fits the session's config, keeps it in
+ * as->pool_held and makes its namespace the session's (as->netns_fd, owned),
+ * for the session's proxy to listen in; called before the proxy starts.
+ * Returns 1 when it did, 0 when the session must make its own namespace. */
+int act_pool_hold(struct act_session *as);
+/* Closes the held pooled browser, if the worker never adopted it (zero
+ * residue; its namespace fd stays the session's). */
+void act_pool_drop_held(struct act_session *as);
 
 /* limits.c */
 /* Reads the browser limits from cfg and the policy's "limits" (borrowed)

@@ -121,7 +121,10 @@ struct act_pool;
  * as sessions take them. The first action of a session that takes one
  * does not wait for a launch (its result says "browser": "pooled"). Each
  * session still gets its own egress proxy, Fetch interception and limits
- * (actions/warm_pool.c explains how). size 0: *out = NULL, no pool.
+ * (actions/warm_pool.c explains how). Where egress layer 4 is available,
+ * each pooled browser runs in a network namespace of its own, which the
+ * session that takes it (when it is created) makes its own. size 0:
+ * *out = NULL, no pool.
  * Returns 0, or -1 with the reason in err.
  */
 int act_pool_start(const struct act_config *cfg, size_t size, struct act_pool **out, char *err,

@@ -114,8 +114,10 @@ bad:
 }
 
 /* Layer 4: the session's network namespace, and the proxy's listening
- * socket inside it (o->listen_fd). A failure here is an error, not a
- * quiet fallback: the process could make namespaces when it started. */
+ * socket inside it (o->listen_fd). The namespace is that of a pooled
+ * browser the session takes now, when one is ready (warm_pool.c), else a
+ * new one. A failure here is an error, not a quiet fallback: the process
+ * could make namespaces when it started. */
 static int start_netns(struct act_session *s, struct policy_proxy_options *o, char *err,
                        size_t errlen)
 {
@@ -124,7 +126,7 @@ static int start_netns(struct act_session *s, struct policy_proxy_options *o, ch
 
 	if (!s->layer_netns)
 		return 0;
-	if (policy_netns_create(&s->netns_fd, perr, sizeof(perr)) < 0) {
+	if (!act_pool_hold(s) && policy_netns_create(&s->netns_fd, perr, sizeof(perr)) < 0) {
 		s->netns_fd = 0;
 		snprintf(err, errlen, "cannot isolate the browser (egress layer 4): %s", perr);
 		goto out;
@@ -175,6 +177,7 @@ out:
 
 void act_egress_stop(struct act_session *s)
 {
+	act_pool_drop_held(s);
 	policy_proxy_stop(s->proxy);
 	s->proxy = NULL;
 	if (s->netns_fd > 0)

@@ -69,8 +69,10 @@ static void *worker_main(void *arg)
 	char err[512];
 	int save;
 
-	/* a failed pre-launch is tried again, and reported, by the first call */
-	if (s->prelaunch && act_launch_browser(s, err, sizeof(err)) < 0)
+	/* a failed pre-launch is tried again, and reported, by the first call;
+	 * a pooled browser held since the session started is adopted now, so
+	 * the first call finds it ready */
+	if ((s->prelaunch || s->pool_held) && act_launch_browser(s, err, sizeof(err)) < 0)
 		GB_LOGW("actions", "the browser could not be started ahead of time: %s", err);
 	for (;;) {
 		idle_until_work(s);
@@ -146,7 +148,8 @@ int act_session_new(const struct act_config *cfg, struct act_session **out, char
 	s->viewport_height = cfg->viewport_height > 0 ? cfg->viewport_height : 720;
 	s->action_timeout_ms = cfg->action_timeout_ms > 0 ? cfg->action_timeout_ms : 30000;
 	s->prelaunch = cfg->prelaunch;
-	s->pool = cfg->pool;
+	/* a session that starts on a profile launches its browser on it */
+	s->pool = cfg->profile ? NULL : cfg->pool;
 	s->policy = cfg->tenant_policy ? json_deep_copy(cfg->tenant_policy) : json_object();
 	s->before_screenshots = json_is_true(json_object_get(s->policy, "before_screenshots"));
 	s->require_evidence = json_is_true(json_object_get(cfg->tenant_policy, "require_evidence"));

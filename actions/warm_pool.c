@@ -18,8 +18,25 @@
  * the pool is empty, it launches its own as before. Sessions with a
  * browser profile must launch their own (the context is in-memory).
  *
+ * Egress layer 4: where the process can make network namespaces, each
+ * pooled browser is launched, and its DevTools port connected to, in a
+ * fresh namespace of its own (sess_pool_start_in_netns with
+ * policy_netns_create), as a session's own browser is. A session's proxy
+ * must listen inside its browser's namespace, and it starts with the
+ * session; so a session with layer 4 takes its pooled browser when it is
+ * created (act_pool_hold, before its proxy starts), together with that
+ * namespace, which becomes the session's own: its proxy listens there,
+ * and a browser relaunched after a crash or a limit kill starts there
+ * too. The adoption itself happens on the session's worker, as soon as
+ * it starts (act_pool_take, from act_launch_browser). A session with
+ * layer 4 never takes a browser later (one in another namespace could not
+ * reach its proxy), and one without layer 4 never takes a browser from a
+ * pool that has it.
+ *
  * Threads: the pool's own thread launches (sessions/pool.c); sessions'
- * workers take; everything here is immutable after act_pool_start.
+ * workers take, or, with layer 4, the thread in act_session_new holds and
+ * the worker (started after) adopts; everything here is immutable after
+ * act_pool_start.
  */
 #include "actions/actions-private.h"
 
@@ -45,7 +62,15 @@ struct act_pool {
 	int viewport_height;
 	char run_dir[4096];
 	size_t size;
+	int netns;                 /* each pooled browser has a network namespace of its own */
 };
+
+/* sess_netns_new_fn for the pool's thread: a fresh namespace (layer 4). */
+static int pool_netns_new(void *user, int *fd_out, char *err, size_t errlen)
+{
+	(void)user;
+	return policy_netns_create(fd_out, err, errlen) < 0 ? -1 : 0;
+}
 
 void act_pool_stop(struct act_pool *p)
 {
@@ -101,11 +126,14 @@ int act_pool_start(const struct act_config *cfg, size_t size, struct act_pool **
 	opt.proxy_server = p->flags.proxy_server;
 	opt.host_resolver_rules = p->flags.host_resolver_rules;
 	opt.extra_args = p->extra;
-	if (sess_pool_start(&opt, size, 0, &p->sp) < 0) {
+	p->netns = policy_netns_available(NULL, 0);
+	if ((p->netns ? sess_pool_start_in_netns(&opt, size, 0, pool_netns_new, p, &p->sp)
+	              : sess_pool_start(&opt, size, 0, &p->sp)) < 0) {
 		snprintf(err, errlen, "cannot start the warm pool's thread");
 		goto out;
 	}
-	GB_LOGI("actions", "warm pool: keeping %zu browser(s) ready", size);
+	GB_LOGI("actions", "warm pool: keeping %zu browser(s) ready%s", size,
+	        p->netns ? ", each in a network namespace of its own" : "");
 	*out = p;
 	rc = 0;
 out:
@@ -130,26 +158,59 @@ static int same_str(const char *a, const char *b)
 	return (!a && !b) || (a && b && !strcmp(a, b));
 }
 
+/* 1 when the session's config (Chromium, headless mode, viewport, egress
+ * layers) matches the pool's: what can be known before its proxy starts. */
+static int pool_fits_session(const struct act_pool *p, const struct act_session *as)
+{
+	return as->layer_proxy && as->layer_netns == p->netns &&
+	       same_str(p->chromium_path, as->chromium_path) && p->headless == as->headless &&
+	       p->viewport_width == as->viewport_width && p->viewport_height == as->viewport_height;
+}
+
 /* 1 when a browser launched with the pool's options, given opt's proxy
- * on its own context, is what the session would have launched. */
+ * on its own context, is what the session would have launched (in the
+ * namespace of opt->netns_fd, when the browser is the one it holds). */
 static int pool_fits(const struct act_pool *p, const struct act_session *as,
                      const struct sess_options *opt)
 {
 	size_t i;
 
-	/* a pooled browser runs in the service's network namespace: a session
-	 * with its own (egress layer 4) launches its browser there instead */
-	if (opt->netns_fd > 0)
-		return 0;
-	if (!as->proxy || !opt->proxy_server || !same_str(p->chromium_path, as->chromium_path) ||
-	    p->headless != as->headless || p->viewport_width != as->viewport_width ||
-	    p->viewport_height != as->viewport_height ||
+	if (!pool_fits_session(p, as) || !as->proxy || !opt->proxy_server || opt->user_data_dir ||
 	    !same_str(p->flags.host_resolver_rules, opt->host_resolver_rules))
 		return 0;
 	for (i = 0; p->extra[i] || (opt->extra_args && opt->extra_args[i]); i++)
 		if (!opt->extra_args || !same_str(p->extra[i], opt->extra_args[i]))
 			return 0;
 	return 1;
+}
+
+int act_pool_hold(struct act_session *as)
+{
+	struct act_pool *p = as->pool;
+	struct sess *s;
+	int fd;
+
+	if (!p || !p->netns || as->pool_held || !pool_fits_session(p, as))
+		return 0;
+	s = sess_pool_take(p->sp, &as->cancel_flag, 0);
+	if (!s)
+		return 0;
+	fd = sess_take_netns(s);
+	if (fd <= 0) {
+		/* a pool with namespaces launches none without one */
+		GB_LOGW("actions", "a pre-launched browser had no network namespace: closing it");
+		sess_close(s);
+		return 0;
+	}
+	as->pool_held = s;
+	as->netns_fd = fd;
+	return 1;
+}
+
+void act_pool_drop_held(struct act_session *as)
+{
+	sess_close(as->pool_held);
+	as->pool_held = NULL;
 }
 
 struct sess *act_pool_take(struct act_session *as, const struct sess_options *opt)
@@ -161,9 +222,20 @@ struct sess *act_pool_take(struct act_session *as, const struct sess_options *op
 	char err[512];
 	size_t i;
 
-	if (!p || !pool_fits(p, as, opt))
+	if (!p)
 		return NULL;
-	s = sess_pool_take(p->sp, &as->cancel_flag, 0);
+	if (p->netns) {
+		/* only the browser held since the session started is in the
+		 * session's namespace, where its proxy listens */
+		s = as->pool_held;
+		as->pool_held = NULL;
+		if (s && !pool_fits(p, as, opt)) {
+			sess_close(s);
+			s = NULL;
+		}
+	} else {
+		s = pool_fits(p, as, opt) ? sess_pool_take(p->sp, &as->cancel_flag, 0) : NULL;
+	}
 	if (!s)
 		return NULL;
 	for (i = 0; p->extra[i]; i++)

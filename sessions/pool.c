@@ -12,6 +12,14 @@
  * proxy on a browser context of its own), and a session that needs other
  * launch flags or a profile launches its own. Sessions found dead in the
  * pool are closed and replaced.
+ *
+ * Network namespaces (egress layer 4): a pool started with
+ * sess_pool_start_in_netns() gets a fresh namespace from its caller's
+ * netns_new for each launch and launches the browser inside it, exactly
+ * as sess_launch does for a session's own namespace; the pooled session
+ * owns that fd (closed with it) until sess_take_netns() hands it to the
+ * session that takes the browser. sessions/ only holds the fd: making a
+ * namespace is policy/'s job, reached through the callback.
  */
 #include "sessions/sessions-private.h"
 
@@ -21,6 +29,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 struct sess_pool {
 	pthread_t thread;
@@ -40,7 +49,30 @@ struct sess_pool {
 	volatile int cancel;       /* raised on stop to abort a launch */
 	unsigned launched;         /* {lock} */
 	unsigned failures;         /* {lock} consecutive launch failures */
+	sess_netns_new_fn netns_new; /* immutable; NULL: browsers launch in our namespace */
+	void *netns_user;
 };
+
+/* Launches one browser with the pool's options, in a namespace of its own
+ * when the pool makes them (the session then owns that fd). Pool thread. */
+static int pool_launch(struct sess_pool *p, struct sess **out, char *err, size_t errlen)
+{
+	struct sess_options opt = p->opt;
+	int fd = 0;
+	int rc;
+
+	if (p->netns_new) {
+		if (p->netns_new(p->netns_user, &fd, err, errlen) < 0)
+			return -1;
+		opt.netns_fd = fd;
+	}
+	rc = sess_launch(&opt, out, err, errlen);
+	if (rc < 0 && fd > 0)
+		close(fd);
+	else if (rc == 0)
+		(*out)->netns_fd = fd;
+	return rc;
+}
 
 static void *pool_main(void *arg)
 {
@@ -58,7 +90,7 @@ static void *pool_main(void *arg)
 		if (p->stopping)
 			break;
 		pthread_mutex_unlock(&p->lock);
-		rc = sess_launch(&p->opt, &s, err, sizeof(err));
+		rc = pool_launch(p, &s, err, sizeof(err));
 		if (rc == 0)
 			cdp_set_cancel_flag(sess_cdp(s), NULL);
 		pthread_mutex_lock(&p->lock);
@@ -80,6 +112,8 @@ static void *pool_main(void *arg)
 		p->ready[p->n_ready++] = s;
 		pthread_cond_broadcast(&p->cond);
 	}
+	/* a taker waiting for a launch learns that none will come */
+	pthread_cond_broadcast(&p->cond);
 	pthread_mutex_unlock(&p->lock);
 	return NULL;
 }
@@ -109,8 +143,9 @@ static char **copy_args(const char *const *args)
 	return out;
 }
 
-int sess_pool_start(const struct sess_options *opt, size_t size, unsigned max_launches,
-                    struct sess_pool **out)
+/* Both starts: netns_new NULL launches in this process's namespace. */
+static int pool_start(const struct sess_options *opt, size_t size, unsigned max_launches,
+                      sess_netns_new_fn netns_new, void *netns_user, struct sess_pool **out)
 {
 	struct sess_pool *p;
 
@@ -136,6 +171,8 @@ int sess_pool_start(const struct sess_options *opt, size_t size, unsigned max_la
 	p->opt.on_target = NULL;
 	p->size = size;
 	p->max_launches = max_launches;
+	p->netns_new = netns_new;
+	p->netns_user = netns_user;
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_cond_init(&p->cond, NULL);
 	if (!p->ready || pthread_create(&p->thread, NULL, pool_main, p) != 0) {
@@ -150,6 +187,33 @@ int sess_pool_start(const struct sess_options *opt, size_t size, unsigned max_la
 	}
 	*out = p;
 	return 0;
+}
+
+int sess_pool_start(const struct sess_options *opt, size_t size, unsigned max_launches,
+                    struct sess_pool **out)
+{
+	return pool_start(opt, size, max_launches, NULL, NULL, out);
+}
+
+int sess_pool_start_in_netns(const struct sess_options *opt, size_t size, unsigned max_launches,
+                             sess_netns_new_fn netns_new, void *user, struct sess_pool **out)
+{
+	if (!netns_new) {
+		*out = NULL;
+		return -1;
+	}
+	return pool_start(opt, size, max_launches, netns_new, user, out);
+}
+
+int sess_take_netns(struct sess *s)
+{
+	int fd;
+
+	if (!s)
+		return 0;
+	fd = s->netns_fd;
+	s->netns_fd = 0;
+	return fd;
 }
 
 struct sess *sess_pool_take(struct sess_pool *p, const volatile int *cancel_flag, int wait_ms)

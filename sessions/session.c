@@ -157,6 +157,8 @@ void sess_close(struct sess *s)
 	sess_remove_tree(s->dir);
 	sess_note_residue(pgid, s->dir);
 	s->state = SESS_CLOSED;
+	if (s->netns_fd > 0)
+		close(s->netns_fd);
 	json_decref(s->flags);
 	free(s);
 }

@@ -62,6 +62,8 @@ struct sess {
 	int close_grace_ms;     /* Browser.close to exit, before SIGKILL */
 	struct sess_watch *watch; /* limits.c: the watchdog's entry, or NULL */
 	char context_id[SESS_ID_LEN]; /* adopt.c: the session's browser context, or "" */
+	int netns_fd;           /* pool.c: the network namespace the pool launched the browser
+	                         * in (owned until sess_take_netns), 0 when none */
 };
 
 /* process.c */

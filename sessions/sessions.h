@@ -157,6 +157,24 @@ struct sess_pool;
 int sess_pool_start(const struct sess_options *opt, size_t size, unsigned max_launches,
                     struct sess_pool **out);
 
+/* Makes a fresh network namespace for one pooled browser: 0 with *fd_out
+ * (an open fd on it, now the caller's), or -1 with the reason in err. */
+typedef int (*sess_netns_new_fn)(void *user, int *fd_out, char *err, size_t errlen);
+
+/* As sess_pool_start, but each browser is launched, and its DevTools port
+ * connected to, inside a network namespace of its own made by
+ * netns_new(user) just before its launch (egress layer 4; opt->netns_fd
+ * is ignored). The pooled session owns that namespace until
+ * sess_take_netns(); closing it closes the namespace's fd too. netns_new
+ * is called on the pool's thread and must be thread-safe. */
+int sess_pool_start_in_netns(const struct sess_options *opt, size_t size, unsigned max_launches,
+                             sess_netns_new_fn netns_new, void *user, struct sess_pool **out);
+
+/* The network namespace a pool launched s in, handed to the caller: the fd
+ * (the caller now owns it and closes it after s is closed, e.g. to launch
+ * s's successor in the same namespace), or 0 when s owns none. */
+int sess_take_netns(struct sess *s);
+
 /* Hands over a READY session (the caller's thread now drives it; its
  * waits watch cancel_flag), waiting up to wait_ms for a launch in
  * progress; NULL when none is ready (launch one yourself). */

@@ -5,7 +5,11 @@
  * the next session gets one too, a pooled browser goes out through the
  * session's own egress proxy (a name only that proxy can resolve loads),
  * a session whose launch options differ launches its own, and nothing is
- * left once the pool stops.
+ * left once the pool stops. A browser relaunched after the pooled one
+ * crashed starts in the same namespace. Where this process can make network
+ * namespaces (root: egress layer 4 on), every pooled browser runs in a
+ * namespace of its own, none of them this process's, and a session with
+ * layer 4 turned off does not take one.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -24,13 +28,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 static char data_dir[256];
 /* the test's sessions and pool: freed by teardown too, so a failed
  * assertion leaves no browser behind */
-static struct act_session *sessions[3];
+#define N_SESSIONS 5
+static struct act_session *sessions[N_SESSIONS];
 static struct act_pool *the_pool;
 static int site_fd = -1;
 static int site_port;
@@ -81,7 +87,7 @@ static int teardown(void **state)
 	char cmd[300];
 
 	(void)state;
-	for (size_t i = 0; i < 3; i++)
+	for (size_t i = 0; i < N_SESSIONS; i++)
 		act_session_free(sessions[i]);
 	act_pool_stop(the_pool);
 	shutdown(site_fd, SHUT_RDWR);
@@ -170,6 +176,108 @@ static size_t run_dirs(void)
 	return n;
 }
 
+/* 1 when the NUL-separated cmdline of pid has an argument containing needle. */
+static int cmdline_mentions(pid_t pid, const char *needle)
+{
+	char path[64], buf[16384];
+	size_t n, at;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	for (at = 0; at < n; at += strlen(buf + at) + 1)
+		if (strstr(buf + at, needle))
+			return 1;
+	return 0;
+}
+
+/* The network namespace of pid ("net:[4026531840]"), or "" when gone. */
+static void netns_of(const char *pid, char *out, size_t len)
+{
+	char path[300];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%s/ns/net", pid);
+	n = readlink(path, out, len - 1);
+	out[n > 0 ? n : 0] = 0;
+}
+
+/* Checks every process of this test's browsers (each browser's process
+ * group, found by its leader's --user-data-dir under data_dir): none is
+ * in this process's network namespace. Returns the number of distinct
+ * namespaces they are in. */
+static size_t browser_namespaces(void)
+{
+	char seen[16][64], mine[64], ns[64];
+	size_t n_seen = 0, n_procs = 0, i;
+	struct dirent *e;
+	DIR *d = opendir("/proc");
+
+	assert_non_null(d);
+	netns_of("self", mine, sizeof(mine));
+	assert_true(mine[0] != 0);
+	while ((e = readdir(d)) != NULL) {
+		pid_t pid = (pid_t)atoi(e->d_name);
+		pid_t pgid = pid > 0 ? getpgid(pid) : -1;
+
+		if (pid <= 0 || pgid <= 0 ||
+		    (!cmdline_mentions(pid, data_dir) && !cmdline_mentions(pgid, data_dir)))
+			continue;
+		netns_of(e->d_name, ns, sizeof(ns));
+		if (!ns[0])
+			continue; /* ended since */
+		n_procs++;
+		if (!strcmp(ns, mine))
+			fail_msg("browser process %d is in this process's network namespace %s", (int)pid,
+			         ns);
+		for (i = 0; i < n_seen && strcmp(seen[i], ns); i++)
+			;
+		if (i == n_seen && n_seen < 16)
+			snprintf(seen[n_seen++], sizeof(seen[0]), "%s", ns);
+	}
+	closedir(d);
+	assert_true(n_procs > 0);
+	return n_seen;
+}
+
+/* A browser of this test (its process group leader) whose network
+ * namespace is ns (NULL: any), or 0. */
+static pid_t browser_leader(const char *ns)
+{
+	char its[64];
+	struct dirent *e;
+	pid_t found = 0;
+	DIR *d = opendir("/proc");
+
+	assert_non_null(d);
+	while (!found && (e = readdir(d)) != NULL) {
+		pid_t pid = (pid_t)atoi(e->d_name);
+
+		if (pid <= 0 || getpgid(pid) != pid || !cmdline_mentions(pid, data_dir))
+			continue;
+		netns_of(e->d_name, its, sizeof(its));
+		if (!ns || !strcmp(its, ns))
+			found = pid;
+	}
+	closedir(d);
+	return found;
+}
+
+/* Whether egress layer 4 is on in this process (root). */
+static int netns_on(void)
+{
+	json_t *layers = act_egress_layers_active();
+	int on = json_is_true(json_object_get(layers, "netns"));
+
+	json_decref(layers);
+	return on;
+}
+
 static void assert_page(json_t *sc, const char *browser)
 {
 	if (!json_is_true(json_object_get(sc, "ok"))) {
@@ -189,10 +297,18 @@ static void test_sessions_take_pre_launched_browsers(void **state)
 	                           "evaluate", "allow");
 	char js[256];
 	json_t *blocked;
-	json_t *no_proxy = json_pack("{s:{s:[s]}, s:{s:b}}", "egress", "allow_private", "127.0.0.1",
-	                             "egress_layers", "proxy", 0);
+	/* without its proxy a browser in a namespace of its own reaches
+	 * nothing: this drill turns layer 4 off too */
+	json_t *no_proxy = json_pack("{s:{s:[s]}, s:{s:b, s:b}}", "egress", "allow_private",
+	                             "127.0.0.1", "egress_layers", "proxy", 0, "netns", 0);
+	json_t *no_netns = json_pack("{s:{s:[s]}, s:{s:b}}", "egress", "allow_private", "127.0.0.1",
+	                             "egress_layers", "netns", 0);
 	struct act_config cfg = {.data_dir = data_dir, .headless = 1};
 	struct act_session **a = &sessions[0], **b = &sessions[1], **c = &sessions[2];
+	struct act_session **d = &sessions[3], **e = &sessions[4];
+	char pooled_ns[64];
+	pid_t pooled;
+	int layer4 = netns_on();
 	struct act_pool **pool = &the_pool;
 	char err[512];
 	json_t *sc;
@@ -202,9 +318,13 @@ static void test_sessions_take_pre_launched_browsers(void **state)
 	assert_non_null(*pool);
 	assert_int_equal(act_pool_size(*pool), 1);
 	wait_ready(*pool, 1);
+	if (layer4)
+		assert_int_equal(browser_namespaces(), 1);
 
 	cfg.pool = *pool;
 	cfg.tenant_policy = policy;
+	pooled = browser_leader(NULL);
+	assert_true(pooled > 0);
 	assert_int_equal(act_session_new(&cfg, a, err, sizeof(err)), 0);
 	/* pooled.test resolves only in this session's own proxy ("hosts"):
 	 * the page loads only if the pooled browser goes through it */
@@ -212,9 +332,28 @@ static void test_sessions_take_pre_launched_browsers(void **state)
 	assert_page(sc, "pooled");
 	json_decref(sc);
 
+	/* the pooled browser crashes: the next call says so, and the one
+	 * after launches a new browser in the session's namespace (the pooled
+	 * one's), where its proxy listens */
+	snprintf(js, sizeof(js), "%d", (int)pooled);
+	netns_of(js, pooled_ns, sizeof(pooled_ns));
+	assert_int_equal(kill(-pooled, SIGKILL), 0);
+	sc = navigate(*a, "pooled.test");
+	assert_false(json_is_true(json_object_get(sc, "ok")));
+	json_decref(sc);
+	sc = navigate(*a, "pooled.test");
+	assert_true(json_is_true(json_object_get(sc, "ok")));
+	assert_string_equal(json_string_value(json_object_get(sc, "title")), "Pooled page");
+	json_decref(sc);
+	if (layer4)
+		assert_true(browser_leader(pooled_ns) > 0);
+
 	/* the pool refilled in the background: the next session's first
-	 * navigate does not wait for a launch either */
+	 * navigate does not wait for a launch either; with layer 4 the new
+	 * browser has a namespace of its own, apart from a's */
 	wait_ready(*pool, 1);
+	if (layer4)
+		assert_int_equal(browser_namespaces(), 2);
 	assert_int_equal(act_session_new(&cfg, b, err, sizeof(err)), 0);
 	sc = navigate(*b, "pooled.test");
 	assert_page(sc, "pooled");
@@ -240,7 +379,25 @@ static void test_sessions_take_pre_launched_browsers(void **state)
 	json_decref(sc);
 	assert_int_equal(act_pool_ready(*pool), 1);
 
-	for (size_t i = 0; i < 3; i++) {
+	/* layer 4 turned off for a drill: a pooled browser in a namespace of
+	 * its own could not reach the session's proxy, so it launches its own */
+	if (layer4) {
+		cfg.tenant_policy = no_netns;
+		assert_int_equal(act_session_new(&cfg, d, err, sizeof(err)), 0);
+		sc = navigate(*d, "127.0.0.1");
+		assert_page(sc, "launched");
+		json_decref(sc);
+		assert_int_equal(act_pool_ready(*pool), 1);
+
+		/* with layer 4 a session takes its pooled browser (and that
+		 * browser's namespace) when it starts; one that ends without a
+		 * call leaves nothing of it (checked below) */
+		cfg.tenant_policy = policy;
+		assert_int_equal(act_session_new(&cfg, e, err, sizeof(err)), 0);
+		assert_int_equal(act_pool_ready(*pool), 0);
+	}
+
+	for (size_t i = 0; i < N_SESSIONS; i++) {
 		act_session_free(sessions[i]);
 		sessions[i] = NULL;
 	}
@@ -250,6 +407,7 @@ static void test_sessions_take_pre_launched_browsers(void **state)
 	assert_int_equal(sess_residual_count(), 0);
 	json_decref(policy);
 	json_decref(no_proxy);
+	json_decref(no_netns);
 }
 
 static void test_pool_of_size_zero_is_none(void **state)

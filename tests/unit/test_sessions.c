@@ -13,6 +13,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -231,6 +232,85 @@ static void test_warm_pool_stop_closes_what_it_holds(void **state)
 	assert_true(dir_is_empty(run_dir));
 }
 
+/* What a pool's namespace maker was asked for. */
+struct netns_maker {
+	int calls;
+	int fd;   /* the last fd handed out */
+	int fail; /* refuse to make one */
+};
+
+/* sess_netns_new_fn: an fd on this process's own network namespace (a
+ * namespace the test may enter as root), or a failure. */
+static int make_netns(void *user, int *fd_out, char *err, size_t errlen)
+{
+	struct netns_maker *m = user;
+
+	m->calls++;
+	if (m->fail) {
+		snprintf(err, errlen, "no namespace for this test");
+		return -1;
+	}
+	m->fd = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+	*fd_out = m->fd;
+	return m->fd > 0 ? 0 : -1;
+}
+
+static void test_warm_pool_hands_over_a_browser_with_its_namespace(void **state)
+{
+	struct sess_options opt = {.run_dir = run_dir};
+	struct netns_maker m = {0};
+	struct sess_pool *pool = NULL;
+	volatile int cancel = 0;
+	struct sess *s;
+	int fd;
+
+	(void)state;
+	if (getuid() != 0)
+		skip(); /* entering a namespace needs CAP_SYS_ADMIN */
+	assert_int_equal(sess_pool_start_in_netns(&opt, 1, 1, make_netns, &m, &pool), 0);
+	s = sess_pool_take(pool, &cancel, 20000);
+	assert_non_null(s);
+	assert_int_equal(m.calls, 1);
+	/* the namespace goes to the taker, once */
+	fd = sess_take_netns(s);
+	assert_int_equal(fd, m.fd);
+	assert_int_equal(sess_take_netns(s), 0);
+	sess_close(s);
+	assert_int_not_equal(fcntl(fd, F_GETFD), -1);
+	close(fd);
+	sess_pool_stop(pool);
+	assert_true(dir_is_empty(run_dir));
+
+	/* a browser the pool still holds closes its namespace with it */
+	memset(&m, 0, sizeof(m));
+	assert_int_equal(sess_pool_start_in_netns(&opt, 1, 1, make_netns, &m, &pool), 0);
+	for (int i = 0; i < 400 && sess_pool_ready(pool) == 0; i++)
+		usleep(50000);
+	assert_int_equal(sess_pool_ready(pool), 1);
+	sess_pool_stop(pool);
+	assert_int_equal(fcntl(m.fd, F_GETFD), -1);
+	assert_int_equal(count_processes_with(run_dir), 0);
+	assert_true(dir_is_empty(run_dir));
+}
+
+static void test_warm_pool_without_a_namespace_launches_nothing(void **state)
+{
+	struct sess_options opt = {.run_dir = run_dir};
+	struct netns_maker m = {.fail = 1};
+	struct sess_pool *pool = NULL;
+	volatile int cancel = 0;
+
+	(void)state;
+	assert_int_equal(sess_pool_start_in_netns(&opt, 1, 0, NULL, NULL, &pool), -1);
+	assert_null(pool);
+	assert_int_equal(sess_pool_start_in_netns(&opt, 1, 0, make_netns, &m, &pool), 0);
+	/* the pool gives up after three failures in a row */
+	assert_null(sess_pool_take(pool, &cancel, 20000));
+	assert_int_equal(m.calls, 3);
+	sess_pool_stop(pool);
+	assert_true(dir_is_empty(run_dir));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -241,6 +321,8 @@ int main(void)
 		cmocka_unit_test(test_bad_chromium_path_is_a_clear_error),
 		cmocka_unit_test(test_warm_pool_hands_over_a_ready_browser),
 		cmocka_unit_test(test_warm_pool_stop_closes_what_it_holds),
+		cmocka_unit_test(test_warm_pool_hands_over_a_browser_with_its_namespace),
+		cmocka_unit_test(test_warm_pool_without_a_namespace_launches_nothing),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
