@@ -28,7 +28,7 @@ export const sha256hex = (s) => crypto.createHash('sha256').update(s).digest('he
  * tool_calls_per_session?, action_timeout_ms?}}; limits, prelaunch: as in
  * docs/service.md; admin: true for an admin listener. dataDir: reuse one.
  */
-export async function startServe({ tenants, limits = {}, admin = false, prelaunch, dataDir } = {}) {
+export async function startServe({ tenants, limits = {}, admin = false, prelaunch, dataDir, warmPool } = {}) {
   const dir = dataDir || newDataDir('glassbox-serve-');
   const tokens = {};
   const cfgTenants = {};
@@ -42,6 +42,7 @@ export async function startServe({ tenants, limits = {}, admin = false, prelaunc
   const adminToken = crypto.randomBytes(24).toString('hex');
   if (admin) config.admin = { host: '127.0.0.1', port: 0, token_sha256: sha256hex(adminToken) };
   if (prelaunch !== undefined) config.prelaunch = prelaunch;
+  if (warmPool !== undefined) config.warm_pool = warmPool;
   const cfgPath = path.join(dir, 'serve-test.json');
   fs.writeFileSync(cfgPath, JSON.stringify(config), { mode: 0o600 });
 

@@ -184,3 +184,19 @@ test('load: many sessions and calls through serve on loopback, no failure, no re
     await stopClean(svc);
   }
 });
+
+test('a warm pool: a new session takes a pre-launched browser, and the pool refills', async () => {
+  const svc = await startServe({ tenants: { t: {} }, warmPool: 1, admin: true });
+  try {
+    const ready = async () => JSON.parse((await svc.admin('GET', '/healthz', { token: null })).text).warm_pool;
+    assert.equal((await ready()).size, 1);
+    assert.ok(await pollUntil(async () => (await ready()).ready === 1, { deadlineMs: 60000 }), 'the pool filled');
+    const { client, transport } = await svc.connect('t');
+    const r = await ok(client, 'browser_navigate', { url: fixture.url + '/form.html' }, { timeout: 60000 });
+    assert.equal(sc(r).browser, 'pooled', JSON.stringify(sc(r)));
+    assert.ok(await pollUntil(async () => (await ready()).ready === 1, { deadlineMs: 60000 }), 'the pool refilled');
+    await transport.terminateSession();
+  } finally {
+    await stopClean(svc);
+  }
+});
