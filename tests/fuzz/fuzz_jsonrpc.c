@@ -87,6 +87,12 @@ void act_session_cancel(struct act_session *s, struct act_call *call)
 	call->cancelled = 1;
 }
 
+void act_session_set_profile_end(struct act_session *s, int save)
+{
+	(void)s;
+	(void)save;
+}
+
 void act_session_free(struct act_session *s)
 {
 	s->calls = 0;
