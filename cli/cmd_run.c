@@ -227,24 +227,6 @@ static int load_policy(const char *path, json_t **out)
 	return 0;
 }
 
-/* Creates dir and its parents, 0700 (the data dir). */
-static int make_private_dirs(const char *dir)
-{
-	char path[PATH_MAX];
-	char *p;
-
-	snprintf(path, sizeof(path), "%s", dir);
-	for (p = path + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(path, 0700) != 0 && errno != EEXIST)
-			return -1;
-		*p = '/';
-	}
-	return mkdir(path, 0700) != 0 && errno != EEXIST ? -1 : 0;
-}
-
 /* DIR/NN-name for flow i's screenshots, name made file-safe. */
 static void attach_dir(const struct run_pool *pool, size_t i, char *out, size_t outlen)
 {
@@ -353,9 +335,8 @@ int cli_cmd_run(int argc, char **argv, const char *default_data_dir)
 		}
 		pool.n = i + 1;
 	}
-	if (make_private_dirs(o.data_dir) < 0) {
-		fprintf(stderr, "glassbox run: cannot create the data dir %s: %s\n", o.data_dir,
-		        strerror(errno));
+	if (gb_fs_mkdirs_abs(o.data_dir, err, sizeof(err)) < 0) {
+		fprintf(stderr, "glassbox run: cannot create the data dir %s: %s\n", o.data_dir, err);
 		goto out;
 	}
 	if (o.junit_path) {

@@ -136,23 +136,15 @@ static int parse_opts(int argc, char **argv, struct cli_opts *o)
 	return 0;
 }
 
-/* Creates dir and its parents with mode 0700 (like mkdir -p). */
-static int make_dirs(const char *dir)
+/* Creates the data dir and its parents (0700); 0, or -1 after saying why. */
+static int make_data_dir(const char *dir)
 {
-	char path[PATH_MAX];
-	char *p;
+	char err[512];
 
-	snprintf(path, sizeof(path), "%s", dir);
-	for (p = path + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(path, 0700) != 0 && errno != EEXIST)
-			return -1;
-		*p = '/';
-	}
-	if (mkdir(path, 0700) != 0 && errno != EEXIST)
+	if (gb_fs_mkdirs_abs(dir, err, sizeof(err)) < 0) {
+		fprintf(stderr, "glassbox: cannot create the data dir %s: %s\n", dir, err);
 		return -1;
+	}
 	return 0;
 }
 
@@ -229,11 +221,8 @@ static int cmd_mcp(const struct cli_opts *o)
 	json_t *policy = NULL;
 	int rc;
 
-	if (make_dirs(o->data_dir) < 0) {
-		fprintf(stderr, "glassbox: cannot create the data dir %s: %s\n", o->data_dir,
-		        strerror(errno));
+	if (make_data_dir(o->data_dir) < 0)
 		return 1;
-	}
 	if (load_config(o->config_path, &policy) < 0)
 		return 2;
 	/* browsers and dirs a previous glassbox left when it died */
@@ -259,11 +248,8 @@ static int cmd_init(const struct cli_opts *o)
 	char err[512];
 	ssize_t n;
 
-	if (make_dirs(o->data_dir) < 0) {
-		fprintf(stderr, "glassbox: cannot create the data dir %s: %s\n", o->data_dir,
-		        strerror(errno));
+	if (make_data_dir(o->data_dir) < 0)
 		return 1;
-	}
 	fill_config(o, NULL, &cfg);
 	if (act_browser_check(&cfg, version, sizeof(version), err, sizeof(err)) < 0) {
 		fprintf(stderr, "glassbox: Chromium does not start here: %s\n", err);
@@ -307,11 +293,8 @@ static int cmd_serve(const struct cli_opts *o, int argc, char **argv)
 		if (!strcmp(argv[i], "--config"))
 			a.config_path = argv[i + 1];
 	}
-	if (make_dirs(o->data_dir) < 0) {
-		fprintf(stderr, "glassbox: cannot create the data dir %s: %s\n", o->data_dir,
-		        strerror(errno));
+	if (make_data_dir(o->data_dir) < 0)
 		return 1;
-	}
 	return cli_cmd_serve(&a);
 }
 

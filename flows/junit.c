@@ -105,16 +105,13 @@ static char *value_text(json_t *v)
 	return json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT | JSON_SORT_KEYS);
 }
 
-/* The failure's body: the message, each failed check with its expected
- * and observed values, where the screenshot is. */
-static char *failure_body(const struct flow_result *r)
+/* Appends each failed check of r as "<before>check: expected E, observed
+ * O<after>" to b. */
+static void append_failed_checks(struct gb_buf *b, const struct flow_result *r,
+                                 const char *before, const char *after)
 {
-	struct gb_buf b;
 	size_t i;
-	char *out;
 
-	gb_buf_init(&b, 1 << 20);
-	gb_buf_appendf(&b, "%s\n", gb_or(r->message, "the flow failed"));
 	for (i = 0; i < json_array_size(r->verdicts); i++) {
 		json_t *v = json_array_get(r->verdicts, i);
 		char *e, *o;
@@ -123,12 +120,24 @@ static char *failure_body(const struct flow_result *r)
 			continue;
 		e = value_text(json_object_get(v, "expected"));
 		o = value_text(json_object_get(v, "observed"));
-		gb_buf_appendf(&b, "check %s: expected %s, observed %s\n",
+		gb_buf_appendf(b, "%s%s: expected %s, observed %s%s", before,
 		               gb_or(json_string_value(json_object_get(v, "check")), "?"), gb_or(e, ""),
-		               gb_or(o, ""));
+		               gb_or(o, ""), after);
 		free(e);
 		free(o);
 	}
+}
+
+/* The failure's body: the message, each failed check with its expected
+ * and observed values, where the screenshot is. */
+static char *failure_body(const struct flow_result *r)
+{
+	struct gb_buf b;
+	char *out;
+
+	gb_buf_init(&b, 1 << 20);
+	gb_buf_appendf(&b, "%s\n", gb_or(r->message, "the flow failed"));
+	append_failed_checks(&b, r, "check ", "\n");
 	gb_buf_appendf(&b, "failed at step %zu of %zu (%s)\n", r->failed_step, r->steps_total,
 	               gb_or(r->failed_tool, "no step ran"));
 	if (r->screenshot)
@@ -143,25 +152,11 @@ static char *failure_body(const struct flow_result *r)
 static char *failure_message(const struct flow_result *r)
 {
 	struct gb_buf b;
-	size_t i;
 	char *out;
 
 	gb_buf_init(&b, 1 << 16);
 	gb_buf_appendf(&b, "%s", gb_or(r->message, "the flow failed"));
-	for (i = 0; i < json_array_size(r->verdicts); i++) {
-		json_t *v = json_array_get(r->verdicts, i);
-		char *e, *o;
-
-		if (json_is_true(json_object_get(v, "ok")))
-			continue;
-		e = value_text(json_object_get(v, "expected"));
-		o = value_text(json_object_get(v, "observed"));
-		gb_buf_appendf(&b, "; %s: expected %s, observed %s",
-		               gb_or(json_string_value(json_object_get(v, "check")), "?"), gb_or(e, ""),
-		               gb_or(o, ""));
-		free(e);
-		free(o);
-	}
+	append_failed_checks(&b, r, "; ", "");
 	out = gb_buf_steal(&b);
 	gb_buf_free(&b);
 	return out;
