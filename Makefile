@@ -15,9 +15,11 @@ FUZZERS := cdp/fuzz_cdp mcp/fuzz_jsonrpc mcp/fuzz_serve_config actions/fuzz_snap
 
 DEBIAN_PACKAGES := build-essential pkg-config meson ninja-build libwebsockets-dev \
 	libjansson-dev libpng-dev libsodium-dev libxml2-dev libxml2-utils libsqlite3-dev libcmocka-dev \
-	libidn2-dev libarchive-dev chromium clang libclang-rt-14-dev nodejs npm procps iproute2
+	libidn2-dev libarchive-dev chromium clang clang-format libclang-rt-14-dev nodejs npm procps \
+	iproute2
 
-.PHONY: all deps build run test test-unit test-asan test-fuzz test-node test-conformance bench format clean
+.PHONY: all deps build run test test-unit test-asan test-fuzz test-node test-conformance bench format \
+	format-check clean
 
 all: build
 
@@ -48,7 +50,7 @@ run: build
 	@exec $(BUILD)/glassbox serve $(if $(CONFIG),--config $(CONFIG))
 
 test: build
-	$(MAKE) test-unit test-asan test-fuzz test-node test-conformance
+	$(MAKE) format-check test-unit test-asan test-fuzz test-node test-conformance
 
 test-unit:
 	meson test -C $(BUILD) --print-errorlogs
@@ -87,6 +89,16 @@ bench: build
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')
+
+# Fails, naming the files, when C code does not follow .clang-format.
+format-check:
+	@bad=$$(for f in $$(git ls-files '*.c' '*.h'); do \
+		clang-format --dry-run --Werror "$$f" >/dev/null 2>&1 || echo "$$f"; \
+	done); \
+	if [ -n "$$bad" ]; then \
+		echo "format-check: not formatted as .clang-format says (run make format):" $$bad >&2; \
+		exit 1; \
+	fi
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)

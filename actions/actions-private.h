@@ -29,7 +29,7 @@ struct policy_admin;
 
 /* An agent's session: a worker thread, its queue and its browser. */
 struct act_session {
-	char id[33];               /* the agent session's id (browsers come and go) */
+	char id[33]; /* the agent session's id (browsers come and go) */
 	char *data_dir;
 	char *tenant;
 	char *chromium_path;
@@ -39,45 +39,45 @@ struct act_session {
 	int viewport_height;
 	int action_timeout_ms;
 	int prelaunch;
-	int require_evidence;      /* refuse to act when evidence cannot be kept */
-	int before_screenshots;    /* also keep a screenshot from before each action */
-	json_t *policy;            /* the tenant's policy (a copy; hashed into the manifest) */
-	int reported_ready;        /* time_to_ready was in a result already */
+	int require_evidence;   /* refuse to act when evidence cannot be kept */
+	int before_screenshots; /* also keep a screenshot from before each action */
+	json_t *policy;         /* the tenant's policy (a copy; hashed into the manifest) */
+	int reported_ready;     /* time_to_ready was in a result already */
 
 	/* egress (egress.c) */
 	struct policy_egress *egress;
 	struct policy_proxy *proxy;
 	struct policy_chromium_flags proxy_flags;
 	const char *extra_args[9];
-	json_t *refusals;          /* {lock} refusals not yet reported */
+	json_t *refusals; /* {lock} refusals not yet reported */
 	/* gates (gates.c) */
-	struct store *db;          /* thread-safe */
-	struct policy_risk *risk;  /* immutable */
+	struct store *db;         /* thread-safe */
+	struct policy_risk *risk; /* immutable */
 	struct policy_admin *admin;
-	int elicit_approvals;      /* policy approvals.elicitation: a person may decide at
+	int elicit_approvals; /* policy approvals.elicitation: a person may decide at
 	                              the MCP client (immutable) */
-	int layer_tool;            /* enforcement layers on (1) or off for drills (0) */
+	int layer_tool;       /* enforcement layers on (1) or off for drills (0) */
 	int layer_fetch;
 	int layer_proxy;
 
 	pthread_t thread;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
-	struct act_call *head;    /* {lock} queued calls */
-	struct act_call *tail;    /* {lock} */
-	struct act_call *running; /* {lock} */
-	int stopping;             /* {lock} */
-	volatile int cancel_flag; /* raised for the running call; read by cdp waits */
+	struct act_call *head;     /* {lock} queued calls */
+	struct act_call *tail;     /* {lock} */
+	struct act_call *running;  /* {lock} */
+	int stopping;              /* {lock} */
+	volatile int cancel_flag;  /* raised for the running call; read by cdp waits */
 	struct cdp_conn *wake_cdp; /* {lock} the running browser's connection, for cdp_wake */
 
-	struct evid_store *store;   /* thread-safe */
-	struct evid_audit *audit;   /* thread-safe; NULL when the log cannot be opened */
-	struct act_keeper *keeper;  /* thread-safe */
+	struct evid_store *store;  /* thread-safe */
+	struct evid_audit *audit;  /* thread-safe; NULL when the log cannot be opened */
+	struct act_keeper *keeper; /* thread-safe */
 
 	/* worker thread only */
 	struct sess *sess;
 	struct snap_refmap refs;
-	char *last_snapshot;        /* the latest snapshot text the agent saw */
+	char *last_snapshot; /* the latest snapshot text the agent saw */
 	unsigned operations;
 	/* the last evidence screenshot, reused while the page is unchanged */
 	char last_shot_sha[65];
@@ -86,26 +86,26 @@ struct act_session {
 	char last_shot_url[2048];
 
 	/* egress layer 4 (egress.c) */
-	int layer_netns;            /* the browser runs in its own network namespace */
-	int netns_fd;               /* that namespace (owned), 0 when none */
+	int layer_netns; /* the browser runs in its own network namespace */
+	int netns_fd;    /* that namespace (owned), 0 when none */
 	/* the profile the browser runs on (profile.c); worker thread only */
 	struct prof_lease *profile;
-	json_t *profile_closed;     /* how the last profile was closed (saved or why not) */
-	json_t *profile_origins;    /* {origin: true} visited while it was open */
-	int profile_closing;        /* act_profile_close() is closing the browser */
-	int profile_save_at_end;    /* {lock} seal the profile when the session ends */
+	json_t *profile_closed;  /* how the last profile was closed (saved or why not) */
+	json_t *profile_origins; /* {origin: true} visited while it was open */
+	int profile_closing;     /* act_profile_close() is closing the browser */
+	int profile_save_at_end; /* {lock} seal the profile when the session ends */
 	/* limits (limits.c; immutable after act_session_new) */
 	struct sess_limits limits;
 	/* warm pool (warm_pool.c) */
-	struct act_pool *pool;      /* borrowed; NULL = none */
-	int pooled;                 /* worker only: the browser came from the pool */
+	struct act_pool *pool; /* borrowed; NULL = none */
+	int pooled;            /* worker only: the browser came from the pool */
 	/* secrets and page content (secret_use.c); worker thread only */
 	struct act_typed_secret *typed_secrets; /* values typed in this session, to scrub */
 	size_t n_typed_secrets;
-	struct snap_masked *masked_fields;      /* fields that received a secret */
+	struct snap_masked *masked_fields; /* fields that received a secret */
 	size_t n_masked_fields;
-	int hidden_text;            /* enum snap_hidden_mode: policy page_content.hidden_text */
-	struct sess *pool_held;     /* a pooled browser taken with its network namespace when
+	int hidden_text;        /* enum snap_hidden_mode: policy page_content.hidden_text */
+	struct sess *pool_held; /* a pooled browser taken with its network namespace when
 	                             * the session started, adopted by the worker when it
 	                             * starts (warm_pool.c); the worker's once it runs; or NULL */
 };
@@ -143,7 +143,7 @@ struct act_target {
 	char session_id[64]; /* CDP session of the element's frame */
 	char object_id[128]; /* Runtime.RemoteObjectId */
 	int backend_node_id;
-	char ref[16];        /* "" for CSS selectors */
+	char ref[16];          /* "" for CSS selectors */
 	char description[256]; /* 'button "Save"' */
 };
 
@@ -153,17 +153,17 @@ struct act_recorder {
 	int listener;
 	const char *page_session; /* borrowed */
 	char main_frame_id[64];
-	json_t *responses;       /* [{url, method, status, type}] */
-	json_t *failed;          /* [{url, method, error}] */
-	json_t *dialogs;         /* [{type, message}] */
-	json_t *console_errors;  /* ["..."] */
-	json_t *inflight;        /* {requestId: {url, method, type}} */
-	int navigating;          /* main frame navigation started, not yet loaded */
-	int navigated;           /* a main-frame navigation happened */
+	json_t *responses;      /* [{url, method, status, type}] */
+	json_t *failed;         /* [{url, method, error}] */
+	json_t *dialogs;        /* [{type, message}] */
+	json_t *console_errors; /* ["..."] */
+	json_t *inflight;       /* {requestId: {url, method, type}} */
+	int navigating;         /* main frame navigation started, not yet loaded */
+	int navigated;          /* a main-frame navigation happened */
 	int load_fired;
-	int main_status;         /* status of the main document, 0 if none */
+	int main_status; /* status of the main document, 0 if none */
 	int dialog_opened;
-	unsigned events;         /* counts relevant events, to notice activity */
+	unsigned events; /* counts relevant events, to notice activity */
 };
 
 /* The context of one call as it moves through the pipeline. */
@@ -171,11 +171,11 @@ struct act_ctx {
 	struct act_session *as;
 	struct act_call *call;
 	const struct act_def *def;
-	json_t *args;               /* borrowed */
+	json_t *args; /* borrowed */
 	struct sess *sess;
 	struct cdp_conn *cdp;
 	struct sess_page *page;
-	const char *psid;           /* page CDP session id */
+	const char *psid; /* page CDP session id */
 	char operation_id[72];
 	int64_t started_ms;
 	int64_t deadline_ms;
@@ -184,29 +184,29 @@ struct act_ctx {
 	int has_target;
 	struct act_recorder rec;
 
-	json_t *out;                /* structuredContent being built */
-	json_t *content;            /* extra content items (images, links) */
-	struct gb_buf text;         /* the short text for the model */
+	json_t *out;        /* structuredContent being built */
+	json_t *content;    /* extra content items (images, links) */
+	struct gb_buf text; /* the short text for the model */
 	int failed;
 	char error_code[32];
 	char error[1024];
-	int sensitive;              /* typed into a password field: redact */
+	int sensitive; /* typed into a password field: redact */
 	int skip_evidence;
-	unsigned char *shot_png;    /* the evidence screenshot, for the record keeper */
+	unsigned char *shot_png; /* the evidence screenshot, for the record keeper */
 	size_t shot_len;
-	unsigned char *before_png;  /* the screenshot before acting (before_screenshots) */
+	unsigned char *before_png; /* the screenshot before acting (before_screenshots) */
 	size_t before_len;
 	struct evid_annotation annotation; /* target box and click point */
-	uint64_t shot_call;         /* evidence screenshot requested, not yet collected */
-	uint64_t digest_call;       /* pre-action DOM digest requested, not yet collected */
-	int in_ledger;              /* the operation is open in the ledger */
-	int acted;                  /* marked running: input may have reached the page */
+	uint64_t shot_call;                /* evidence screenshot requested, not yet collected */
+	uint64_t digest_call;              /* pre-action DOM digest requested, not yet collected */
+	int in_ledger;                     /* the operation is open in the ledger */
+	int acted;                         /* marked running: input may have reached the page */
 	char url_before[2048];
 	/* where the screenshot being stored starts, in CSS px from the viewport's
 	 * origin (full-page and element screenshots), to mask secret fields */
 	double shot_dx;
 	double shot_dy;
-	int shot_masked;            /* the stored screenshot had fields masked */
+	int shot_masked; /* the stored screenshot had fields masked */
 };
 
 /* One tool's code: an optional gate (policy) and its execution. */
@@ -225,10 +225,10 @@ struct act_keeper_action {
 	const char *operation_id;
 	const char *tool;
 	const char *url;
-	json_t *body;          /* taken */
-	json_t *arguments;     /* taken; already redacted */
-	json_t *network_log;   /* taken; may be NULL */
-	unsigned char *png;    /* taken; may be NULL */
+	json_t *body;        /* taken */
+	json_t *arguments;   /* taken; already redacted */
+	json_t *network_log; /* taken; may be NULL */
+	unsigned char *png;  /* taken; may be NULL */
 	size_t png_len;
 	unsigned char *before_png; /* taken; may be NULL: the page before the action */
 	size_t before_len;
@@ -277,8 +277,8 @@ void act_pool_drop_held(struct act_session *as);
 /* limits.c */
 /* Reads the browser limits from cfg and the policy's "limits" (borrowed)
  * into s->limits, the stricter of the two; -1 with err when invalid. */
-int act_limits_read(struct act_session *s, const struct act_config *cfg, json_t *policy,
-                    char *err, size_t errlen);
+int act_limits_read(struct act_session *s, const struct act_config *cfg, json_t *policy, char *err,
+                    size_t errlen);
 /* Puts the session's current browser under its limits. */
 int act_limits_apply(struct act_session *s, char *err, size_t errlen);
 
@@ -333,8 +333,8 @@ int act_connection_failed(struct act_ctx *ctx, int rc, const char *doing);
 json_t *act_png_params(void);
 /* Runs a function on the target element (Runtime.callFunctionOn,
  * returnByValue, awaitPromise); *value is a new reference. */
-int act_call_on_target(struct act_ctx *ctx, const char *function, json_t *arguments,
-                       json_t **value, const char *doing);
+int act_call_on_target(struct act_ctx *ctx, const char *function, json_t *arguments, json_t **value,
+                       const char *doing);
 /* Evaluates an expression in the page (returnByValue, awaitPromise). */
 int act_eval(struct act_ctx *ctx, const char *expression, json_t **value, const char *doing);
 
@@ -356,8 +356,7 @@ int act_actionable(struct act_ctx *ctx, const char *kind, double *x, double *y, 
  * (an out-of-process frame) in its page; 0 with 0, 0 when frame_id is
  * NULL or empty, -1 when the frame has no owner box (the action then has
  * failed, unless quiet). */
-int act_frame_offset(struct act_ctx *ctx, const char *frame_id, int quiet, double *dx,
-                     double *dy);
+int act_frame_offset(struct act_ctx *ctx, const char *frame_id, int quiet, double *dx, double *dy);
 
 /* recorder.c */
 int act_recorder_start(struct act_recorder *r, struct cdp_conn *cdp, const char *page_session,
@@ -387,8 +386,8 @@ void act_secrets_remember(struct act_session *s, const char *name, const unsigne
                           size_t len);
 int act_is_ref(const char *t);
 int act_lookup_key(const char *name, struct key_def *out, char *text, char *code);
-int act_parse_locator(const char *target, const char **kind, char **what, char **name,
-                      char *err, size_t errlen);
+int act_parse_locator(const char *target, const char **kind, char **what, char **name, char *err,
+                      size_t errlen);
 #endif
 
 /* observe.c */

@@ -84,16 +84,16 @@ struct act_config {
 	 * (policy/egress.h), "require_evidence": bool, "before_screenshots":
 	 * bool}; NULL = defaults. */
 	json_t *tenant_policy;
-	int prelaunch;             /* launch the browser as soon as the session exists */
+	int prelaunch; /* launch the browser as soon as the session exists */
 	/* A browser profile of the tenant (docs/profiles.md) the session's
 	 * browser runs on from the start; NULL = none (a fresh, empty one, or
 	 * one opened later with the browser_session tool). Opened by
 	 * act_session_new(), which fails when it cannot be (busy, revoked,
 	 * expired, damaged). */
 	const char *profile;
-	const char *profile_user;  /* NULL = "default" */
-	int profile_readonly;      /* a copy that is never sealed back */
-	int profile_create;        /* create the profile when it does not exist */
+	const char *profile_user; /* NULL = "default" */
+	int profile_readonly;     /* a copy that is never sealed back */
+	int profile_create;       /* create the profile when it does not exist */
 	/* 1: when the session ends with the profile still open and its browser
 	 * alive, the state is sealed as a new version (a flow that ran to its
 	 * end). 0: it is discarded unless closed with browser_session or
@@ -144,8 +144,8 @@ struct act_session;
 struct act_call {
 	/* request (set by the caller, borrowed until completion) */
 	const struct act_def *def;
-	json_t *args;              /* checked with act_check_args() */
-	const char *operation_id;  /* NULL: one is generated */
+	json_t *args;             /* checked with act_check_args() */
+	const char *operation_id; /* NULL: one is generated */
 	/* progress: called on the worker thread with (progress, total, message);
 	 * may be NULL */
 	void (*on_progress)(struct act_call *call, double progress, double total,
@@ -218,8 +218,7 @@ int act_browser_check(const struct act_config *cfg, char *version, size_t vlen, 
  * <sha256>"): *data malloc'd, mime at most mime_len. Thread-safe. Returns
  * 0 or -1 with a reason in err. */
 int act_session_read_artifact(struct act_session *s, const char *uri, unsigned char **data,
-                              size_t *len, char *mime, size_t mime_len, char *err,
-                              size_t errlen);
+                              size_t *len, char *mime, size_t mime_len, char *err, size_t errlen);
 
 /*
  * The egress layers sessions of this process run with by default

@@ -81,7 +81,8 @@ static int read_layers(struct act_session *s, json_t *policy, char *err, size_t 
 		return 0;
 	if (!json_is_object(layers))
 		goto bad;
-	json_object_foreach(layers, key, v) {
+	json_object_foreach(layers, key, v)
+	{
 		if (!json_is_boolean(v))
 			goto bad;
 		if (!strcmp(key, "tool"))
@@ -96,19 +97,24 @@ static int read_layers(struct act_session *s, json_t *policy, char *err, size_t 
 			goto bad;
 	}
 	if (netns_asked > 0 && !s->layer_netns) {
-		snprintf(err, errlen, "\"egress_layers\": netns is true but this process cannot put "
-		         "browsers in a network namespace: %s", why);
+		snprintf(err, errlen,
+		         "\"egress_layers\": netns is true but this process cannot put "
+		         "browsers in a network namespace: %s",
+		         why);
 		return -1;
 	}
 	if (netns_asked < 0)
 		s->layer_netns = 0;
 	if (!s->layer_tool || !s->layer_fetch || !s->layer_proxy || netns_asked < 0)
-		GB_LOGW("actions", "egress layers turned off by the policy: tool %s, fetch %s, proxy %s, "
-		        "netns %s", s->layer_tool ? "on" : "OFF", s->layer_fetch ? "on" : "OFF",
+		GB_LOGW("actions",
+		        "egress layers turned off by the policy: tool %s, fetch %s, proxy %s, "
+		        "netns %s",
+		        s->layer_tool ? "on" : "OFF", s->layer_fetch ? "on" : "OFF",
 		        s->layer_proxy ? "on" : "OFF", s->layer_netns ? "on" : "OFF");
 	return 0;
 bad:
-	snprintf(err, errlen, "\"egress_layers\" must be an object of booleans among tool, fetch, "
+	snprintf(err, errlen,
+	         "\"egress_layers\" must be an object of booleans among tool, fetch, "
 	         "proxy and netns, e.g. {\"fetch\": false}");
 	return -1;
 }
@@ -131,9 +137,8 @@ static int start_netns(struct act_session *s, struct policy_proxy_options *o, ch
 		snprintf(err, errlen, "cannot isolate the browser (egress layer 4): %s", perr);
 		goto out;
 	}
-	if (s->layer_proxy &&
-	    policy_proxy_listen_in_netns(s->netns_fd, "127.0.0.1", 0, &o->listen_fd, perr,
-	                                 sizeof(perr)) < 0) {
+	if (s->layer_proxy && policy_proxy_listen_in_netns(s->netns_fd, "127.0.0.1", 0,
+	                                                   &o->listen_fd, perr, sizeof(perr)) < 0) {
 		snprintf(err, errlen, "cannot isolate the browser (egress layer 4): %s", perr);
 		goto out;
 	}
@@ -144,15 +149,15 @@ out:
 
 int act_egress_start(struct act_session *s, json_t *policy, char *err, size_t errlen)
 {
-	struct policy_proxy_options o = {0};
+	struct policy_proxy_options o = { 0 };
 	char perr[512];
 	int rc = -1;
 
 	s->refusals = json_array();
 	if (read_layers(s, policy, err, errlen) < 0)
 		goto out;
-	if (policy_egress_parse(json_object_get(policy, "egress"), &s->egress, perr,
-	                        sizeof(perr)) < 0) {
+	if (policy_egress_parse(json_object_get(policy, "egress"), &s->egress, perr, sizeof(perr)) <
+	    0) {
 		snprintf(err, errlen, "the egress policy is not valid: %s", perr);
 		goto out;
 	}
@@ -217,7 +222,8 @@ static void decide(struct act_session *s, const char *url, struct policy_decisio
 	snprintf(d->rule, sizeof(d->rule), "devtools-port");
 	snprintf(d->message, sizeof(d->message),
 	         "%.300s is refused: port %d is the browser's own DevTools port, which no page may "
-	         "reach (rule devtools-port)", url, port);
+	         "reach (rule devtools-port)",
+	         url, port);
 }
 
 /* Fetch.requestPaused: lets the request go on, or fails it and records
@@ -229,7 +235,7 @@ static void on_request_paused(void *user, const char *session_id, const char *me
 	const char *rid = json_string_value(json_object_get(params, "requestId"));
 	json_t *request = json_object_get(params, "request");
 	const char *url = json_string_value(json_object_get(request, "url"));
-	struct policy_decision d = {0};
+	struct policy_decision d = { 0 };
 	uint64_t id;
 	int rc;
 
@@ -242,7 +248,7 @@ static void on_request_paused(void *user, const char *session_id, const char *me
 		rc = cdp_send(sess_cdp(s->sess), session_id, "Fetch.continueRequest",
 		              json_pack("{s:s}", "requestId", rid), &id);
 	} else {
-		struct policy_refusal r = {0};
+		struct policy_refusal r = { 0 };
 		char when[40];
 
 		gb_utc_iso8601(when, sizeof(when));
@@ -257,9 +263,10 @@ static void on_request_paused(void *user, const char *session_id, const char *me
 		r.rule = d.rule[0] ? d.rule : "url-invalid";
 		r.message = d.message;
 		queue_refusal(s, &r);
-		rc = cdp_send(sess_cdp(s->sess), session_id, "Fetch.failRequest",
-		              json_pack("{s:s, s:s}", "requestId", rid, "errorReason", "BlockedByClient"),
-		              &id);
+		rc = cdp_send(
+		    sess_cdp(s->sess), session_id, "Fetch.failRequest",
+		    json_pack("{s:s, s:s}", "requestId", rid, "errorReason", "BlockedByClient"),
+		    &id);
 	}
 	if (rc == 0)
 		cdp_forget(sess_cdp(s->sess), id);
@@ -298,7 +305,7 @@ int act_egress_attach(struct act_session *s)
 int act_egress_check_url(struct act_session *s, const char *url, json_t **blocked, char *err,
                          size_t errlen)
 {
-	struct policy_decision d = {0};
+	struct policy_decision d = { 0 };
 
 	*blocked = NULL;
 	if (!s->layer_tool)
@@ -336,8 +343,8 @@ json_t *act_egress_layers_active(void)
 {
 	char why[300];
 	int netns = policy_netns_available(why, sizeof(why));
-	json_t *j = json_pack("{s:b, s:b, s:b, s:b}", "tool", 1, "fetch", 1, "proxy", 1, "netns",
-	                      netns);
+	json_t *j =
+	    json_pack("{s:b, s:b, s:b, s:b}", "tool", 1, "fetch", 1, "proxy", 1, "netns", netns);
 
 	if (j && !netns)
 		json_object_set_new(j, "netns_off", json_string(why));

@@ -75,13 +75,17 @@ static int parse_approvals(json_t *approvals, int *elicit, char *err, size_t err
 	if (!approvals)
 		return 0;
 	if (!json_is_object(approvals)) {
-		snprintf(err, errlen, "\"approvals\" must be an object such as {\"elicitation\": true}");
+		snprintf(err, errlen,
+		         "\"approvals\" must be an object such as {\"elicitation\": true}");
 		return -1;
 	}
-	json_object_foreach(approvals, key, v) {
+	json_object_foreach(approvals, key, v)
+	{
 		if (strcmp(key, "elicitation") != 0) {
-			snprintf(err, errlen, "approvals.%.64s is not a setting: the only one is "
-			         "\"elicitation\" (true or false)", key);
+			snprintf(err, errlen,
+			         "approvals.%.64s is not a setting: the only one is "
+			         "\"elicitation\" (true or false)",
+			         key);
 			return -1;
 		}
 		if (!json_is_boolean(v)) {
@@ -95,7 +99,7 @@ static int parse_approvals(json_t *approvals, int *elicit, char *err, size_t err
 
 int act_gates_start(struct act_session *s, json_t *policy, char *err, size_t errlen)
 {
-	struct policy_admin_options ao = {0};
+	struct policy_admin_options ao = { 0 };
 	char gerr[512];
 
 	if (store_open(s->data_dir, &s->db, gerr, sizeof(gerr)) < 0) {
@@ -114,8 +118,8 @@ int act_gates_start(struct act_session *s, json_t *policy, char *err, size_t err
 	}
 	ao.data_dir = s->data_dir;
 	if (policy_admin_start(s->db, &ao, &s->admin, gerr, sizeof(gerr)) < 0)
-		GB_LOGW("actions", "no admin socket (approvals go through the CLI's direct mode): %s",
-		        gerr);
+		GB_LOGW("actions",
+		        "no admin socket (approvals go through the CLI's direct mode): %s", gerr);
 	return 0;
 }
 
@@ -134,7 +138,7 @@ void act_gates_stop(struct act_session *s)
 int act_ledger_begin(struct act_ctx *ctx, json_t **replay)
 {
 	json_t *oid = json_object_get(ctx->args, "operation_id");
-	struct store_op_request req = {0};
+	struct store_op_request req = { 0 };
 	enum store_op_outcome outcome;
 	struct store_op op;
 	char hash[STORE_HASH_MAX + 1];
@@ -159,9 +163,13 @@ int act_ledger_begin(struct act_ctx *ctx, json_t **replay)
 		if (op.result) {
 			*replay = json_deep_copy(op.result);
 		} else {
-			json_object_set_new(ctx->out, "state", json_string(store_op_state_name(op.state)));
-			act_fail(ctx, op.state == STORE_OP_UNKNOWN ? "outcome_unknown" : "operation_failed",
-			         "operation %s is %s: %s. It is not run again: take a snapshot to see the "
+			json_object_set_new(ctx->out, "state",
+			                    json_string(store_op_state_name(op.state)));
+			act_fail(ctx,
+			         op.state == STORE_OP_UNKNOWN ? "outcome_unknown"
+			                                      : "operation_failed",
+			         "operation %s is %s: %s. It is not run again: take a snapshot to "
+			         "see the "
 			         "page as it is now",
 			         op.id, store_op_state_name(op.state), op.note);
 		}
@@ -209,19 +217,25 @@ void act_ledger_finish(struct act_ctx *ctx, json_t *result)
 static const char facts_js[] =
     "function() { const el = this.nodeType === 1 ? this : this.parentElement;"
     " const t = (s) => (s || '').replace(/\\s+/g, ' ').trim().slice(0, 500);"
-    " const tag = el.tagName.toLowerCase(); const type = (el.getAttribute('type') || (tag === 'button' ? 'submit' : '')).toLowerCase();"
+    " const tag = el.tagName.toLowerCase(); const type = (el.getAttribute('type') || (tag === "
+    "'button' ? 'submit' : '')).toLowerCase();"
     " const form = el.form || el.closest('form');"
-    " const submits = !!form && ((tag === 'button' && type === 'submit') || (tag === 'input' && (type === 'submit' || type === 'image')));"
+    " const submits = !!form && ((tag === 'button' && type === 'submit') || (tag === 'input' && "
+    "(type === 'submit' || type === 'image')));"
     /* a form's controls shadow its members (<input name=action>): read the
      * form through the prototypes; el.formAction is the page URL when the
      * button has no formaction attribute, so only read it when it has */
     " const ga = (e, n) => Element.prototype.getAttribute.call(e, n);"
-    " const formAction = (f) => Object.getOwnPropertyDescriptor(HTMLFormElement.prototype, 'action').get.call(f);"
+    " const formAction = (f) => Object.getOwnPropertyDescriptor(HTMLFormElement.prototype, "
+    "'action').get.call(f);"
     " const method = (ga(el, 'formmethod') || (form && ga(form, 'method')) || 'GET').toUpperCase();"
-    " const action = (el.hasAttribute('formaction') ? el.formAction : (form && formAction(form))) || '';"
+    " const action = (el.hasAttribute('formaction') ? el.formAction : (form && formAction(form))) "
+    "|| '';"
     " const link = el.closest('a[href]');"
-    " const flabel = form ? t(ga(form, 'aria-label') || (Element.prototype.querySelector.call(form, 'h1,h2,h3,legend') || {}).textContent) : '';"
-    " return { tag, type: tag === 'input' ? (el.type || 'text') : '', text: t(el.innerText || el.textContent),"
+    " const flabel = form ? t(ga(form, 'aria-label') || "
+    "(Element.prototype.querySelector.call(form, 'h1,h2,h3,legend') || {}).textContent) : '';"
+    " return { tag, type: tag === 'input' ? (el.type || 'text') : '', text: t(el.innerText || "
+    "el.textContent),"
     "  aria: el.getAttribute('aria-label') || '', title: el.getAttribute('title') || '',"
     "  autocomplete: el.getAttribute('autocomplete') || '', role: el.getAttribute('role') || '',"
     "  submits, method: submits ? method : '', action: submits ? action : '', form_label: flabel,"
@@ -234,11 +248,15 @@ static enum policy_action_kind kind_of(const char *tool)
 		const char *tool;
 		enum policy_action_kind kind;
 	} map[] = {
-		{"browser_click", POLICY_ACT_CLICK},     {"browser_type", POLICY_ACT_TYPE},
-		{"browser_select_option", POLICY_ACT_SELECT}, {"browser_press_key", POLICY_ACT_PRESS},
-		{"browser_hover", POLICY_ACT_HOVER},     {"browser_navigate", POLICY_ACT_NAVIGATE},
-		{"browser_navigate_back", POLICY_ACT_NAVIGATE}, {"browser_evaluate", POLICY_ACT_EVALUATE},
-		{"browser_handle_dialog", POLICY_ACT_DIALOG},
+		{ "browser_click", POLICY_ACT_CLICK },
+		{ "browser_type", POLICY_ACT_TYPE },
+		{ "browser_select_option", POLICY_ACT_SELECT },
+		{ "browser_press_key", POLICY_ACT_PRESS },
+		{ "browser_hover", POLICY_ACT_HOVER },
+		{ "browser_navigate", POLICY_ACT_NAVIGATE },
+		{ "browser_navigate_back", POLICY_ACT_NAVIGATE },
+		{ "browser_evaluate", POLICY_ACT_EVALUATE },
+		{ "browser_handle_dialog", POLICY_ACT_DIALOG },
 	};
 	size_t i;
 
@@ -253,7 +271,7 @@ static char *value_of(struct act_ctx *ctx)
 {
 	json_t *a = ctx->args;
 	json_t *values = json_object_get(a, "values");
-	const char *keys[] = {"text", "secret", "key", "url", "function", "promptText"};
+	const char *keys[] = { "text", "secret", "key", "url", "function", "promptText" };
 	struct gb_buf b;
 	size_t i;
 
@@ -265,7 +283,8 @@ static char *value_of(struct act_ctx *ctx)
 		if (json_string_value(json_object_get(a, keys[i])))
 			gb_buf_appendf(&b, "%s", json_string_value(json_object_get(a, keys[i])));
 	if (json_is_boolean(json_object_get(a, "accept")))
-		gb_buf_appendf(&b, "%s", json_is_true(json_object_get(a, "accept")) ? "accept" : "dismiss");
+		gb_buf_appendf(&b, "%s",
+		               json_is_true(json_object_get(a, "accept")) ? "accept" : "dismiss");
 	return gb_buf_steal(&b);
 }
 
@@ -288,7 +307,7 @@ static int64_t wall_ms(void)
 static int ask_client(struct act_ctx *ctx, const struct store_approval *a, const char *rule)
 {
 	struct act_call *call = ctx->call;
-	struct store_decider who = {.channel = "mcp-elicitation", .uid = -1};
+	struct store_decider who = { .channel = "mcp-elicitation", .uid = -1 };
 	json_t *schema = NULL;
 	json_t *answer = NULL;
 	const char *action;
@@ -310,10 +329,10 @@ static int ask_client(struct act_ctx *ctx, const struct store_approval *a, const
 	         "%s\n\nApproval %s, open until %s. Approve only if this exactly is what you want "
 	         "done; declining blocks it.",
 	         rule, a->summary, a->id, expires);
-	schema = json_pack("{s:s, s:{s:{s:s, s:s, s:s}}, s:[s]}", "type", "object", "properties",
-	                   "approve", "type", "boolean", "title", "Approve this action?",
-	                   "description", "Yes runs it once, as described; no blocks it",
-	                   "required", "approve");
+	schema =
+	    json_pack("{s:s, s:{s:{s:s, s:s, s:s}}, s:[s]}", "type", "object", "properties",
+	              "approve", "type", "boolean", "title", "Approve this action?", "description",
+	              "Yes runs it once, as described; no blocks it", "required", "approve");
 	if (!schema)
 		goto out;
 	asked_ms = gb_now_ms();
@@ -361,8 +380,8 @@ out:
  * the client (once per call). */
 static int gate_run(struct act_ctx *ctx, const char *approval_id, int may_ask)
 {
-	struct policy_action_facts f = {0};
-	struct policy_gate_request req = {0};
+	struct policy_action_facts f = { 0 };
+	struct policy_gate_request req = { 0 };
 	struct policy_gate_result res;
 	const struct snap_ref *ref = NULL;
 	json_t *facts = NULL;
@@ -383,14 +402,18 @@ static int gate_run(struct act_ctx *ctx, const char *approval_id, int may_ask)
 		rc = act_call_in_isolated_world(ctx, facts_js, &facts, "reading the target");
 		if (rc < 0)
 			goto out;
-		ref = ctx->target.ref[0] ? act_snapshot_find(&ctx->as->refs, ctx->target.ref) : NULL;
+		ref =
+		    ctx->target.ref[0] ? act_snapshot_find(&ctx->as->refs, ctx->target.ref) : NULL;
 		f.frame_id = ref ? ref->frame_id : "";
 		f.backend_node_id = ctx->target.backend_node_id;
 		snprintf(identity, sizeof(identity), "%s:%d:%s", ctx->target.session_id,
-		         ctx->target.backend_node_id, gb_or(json_string_value(json_object_get(facts, "tag")), ""));
+		         ctx->target.backend_node_id,
+		         gb_or(json_string_value(json_object_get(facts, "tag")), ""));
 		f.node_identity = identity;
-		f.role = ref && ref->role ? ref->role : json_string_value(json_object_get(facts, "role"));
-		f.name = ref && ref->name ? ref->name : json_string_value(json_object_get(facts, "text"));
+		f.role = ref && ref->role ? ref->role
+		                          : json_string_value(json_object_get(facts, "role"));
+		f.name = ref && ref->name ? ref->name
+		                          : json_string_value(json_object_get(facts, "text"));
 		f.text = json_string_value(json_object_get(facts, "text"));
 		f.aria_label = json_string_value(json_object_get(facts, "aria"));
 		f.title = json_string_value(json_object_get(facts, "title"));
@@ -405,7 +428,8 @@ static int gate_run(struct act_ctx *ctx, const char *approval_id, int may_ask)
 		if (json_string_value(json_object_get(facts, "href")) &&
 		    json_string_value(json_object_get(facts, "href"))[0])
 			f.dest_url = json_string_value(json_object_get(facts, "href"));
-		if (strcmp(gb_or(json_string_value(json_object_get(facts, "frame")), ""), f.page_url))
+		if (strcmp(gb_or(json_string_value(json_object_get(facts, "frame")), ""),
+		           f.page_url))
 			f.frame_url = json_string_value(json_object_get(facts, "frame"));
 	}
 	if (f.kind == POLICY_ACT_NAVIGATE)
@@ -424,8 +448,8 @@ static int gate_run(struct act_ctx *ctx, const char *approval_id, int may_ask)
 	req.tenant = ctx->as->tenant;
 	req.operation_id = ctx->operation_id;
 	req.tool = ctx->def->name;
-	req.approval_id = approval_id ? approval_id
-	                              : json_string_value(json_object_get(ctx->args, "approval"));
+	req.approval_id =
+	    approval_id ? approval_id : json_string_value(json_object_get(ctx->args, "approval"));
 	if (policy_gate_check(ctx->as->db, ctx->as->risk, &f, &req, &res, err, sizeof(err)) < 0) {
 		rc = act_fail(ctx, "gate_failed", "the action could not be classified: %s", err);
 		goto out;

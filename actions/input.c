@@ -16,22 +16,38 @@
 #define MAX_EVENTS 512
 
 static const struct key_def named_keys[] = {
-	{"Enter", "Enter", 13, "\r"},       {"Tab", "Tab", 9, NULL},
-	{"Escape", "Escape", 27, NULL},     {"Backspace", "Backspace", 8, NULL},
-	{"Delete", "Delete", 46, NULL},     {"ArrowUp", "ArrowUp", 38, NULL},
-	{"ArrowDown", "ArrowDown", 40, NULL}, {"ArrowLeft", "ArrowLeft", 37, NULL},
-	{"ArrowRight", "ArrowRight", 39, NULL}, {"Home", "Home", 36, NULL},
-	{"End", "End", 35, NULL},           {"PageUp", "PageUp", 33, NULL},
-	{"PageDown", "PageDown", 34, NULL}, {"Space", "Space", 32, " "},
-	{" ", "Space", 32, " "},            {"Insert", "Insert", 45, NULL},
-	{"Shift", "ShiftLeft", 16, NULL},   {"Control", "ControlLeft", 17, NULL},
-	{"Alt", "AltLeft", 18, NULL},       {"Meta", "MetaLeft", 91, NULL},
-	{"F1", "F1", 112, NULL},            {"F2", "F2", 113, NULL},
-	{"F3", "F3", 114, NULL},            {"F4", "F4", 115, NULL},
-	{"F5", "F5", 116, NULL},            {"F6", "F6", 117, NULL},
-	{"F7", "F7", 118, NULL},            {"F8", "F8", 119, NULL},
-	{"F9", "F9", 120, NULL},            {"F10", "F10", 121, NULL},
-	{"F11", "F11", 122, NULL},          {"F12", "F12", 123, NULL},
+	{ "Enter", "Enter", 13, "\r" },
+	{ "Tab", "Tab", 9, NULL },
+	{ "Escape", "Escape", 27, NULL },
+	{ "Backspace", "Backspace", 8, NULL },
+	{ "Delete", "Delete", 46, NULL },
+	{ "ArrowUp", "ArrowUp", 38, NULL },
+	{ "ArrowDown", "ArrowDown", 40, NULL },
+	{ "ArrowLeft", "ArrowLeft", 37, NULL },
+	{ "ArrowRight", "ArrowRight", 39, NULL },
+	{ "Home", "Home", 36, NULL },
+	{ "End", "End", 35, NULL },
+	{ "PageUp", "PageUp", 33, NULL },
+	{ "PageDown", "PageDown", 34, NULL },
+	{ "Space", "Space", 32, " " },
+	{ " ", "Space", 32, " " },
+	{ "Insert", "Insert", 45, NULL },
+	{ "Shift", "ShiftLeft", 16, NULL },
+	{ "Control", "ControlLeft", 17, NULL },
+	{ "Alt", "AltLeft", 18, NULL },
+	{ "Meta", "MetaLeft", 91, NULL },
+	{ "F1", "F1", 112, NULL },
+	{ "F2", "F2", 113, NULL },
+	{ "F3", "F3", 114, NULL },
+	{ "F4", "F4", 115, NULL },
+	{ "F5", "F5", 116, NULL },
+	{ "F6", "F6", 117, NULL },
+	{ "F7", "F7", 118, NULL },
+	{ "F8", "F8", 119, NULL },
+	{ "F9", "F9", 120, NULL },
+	{ "F10", "F10", 121, NULL },
+	{ "F11", "F11", 122, NULL },
+	{ "F12", "F12", 123, NULL },
 };
 
 int act_modifiers_from_json(json_t *arr)
@@ -80,8 +96,8 @@ static int input_done(void *user)
 /* Awaits the replies of ids[0..n); stops early when a dialog opened. */
 static int await_input(struct act_ctx *ctx, const uint64_t *ids, size_t n, const char *doing)
 {
-	struct input_wait w = {ctx, ids, n};
-	struct cdp_error err = {0};
+	struct input_wait w = { ctx, ids, n };
+	struct cdp_error err = { 0 };
 	size_t i;
 	int rc;
 
@@ -92,7 +108,8 @@ static int await_input(struct act_ctx *ctx, const uint64_t *ids, size_t n, const
 		for (; i < n; i++)
 			cdp_forget(ctx->cdp, ids[i]);
 		if (rc == -CDP_EPROTOCOL)
-			return act_fail(ctx, "browser_error", "failed while %s: %s", doing, err.message);
+			return act_fail(ctx, "browser_error", "failed while %s: %s", doing,
+			                err.message);
 	} else {
 		for (i = 0; i < n; i++)
 			cdp_forget(ctx->cdp, ids[i]);
@@ -108,8 +125,8 @@ static int send_mouse(struct act_ctx *ctx, uint64_t *ids, size_t *n, const char 
                       double y, const char *button, int buttons, int count, int modifiers)
 {
 	return cdp_send(ctx->cdp, ctx->psid, "Input.dispatchMouseEvent",
-	                json_pack("{s:s, s:f, s:f, s:s, s:i, s:i, s:i}", "type", type, "x", x, "y", y,
-	                          "button", button, "buttons", buttons, "clickCount", count,
+	                json_pack("{s:s, s:f, s:f, s:s, s:i, s:i, s:i}", "type", type, "x", x, "y",
+	                          y, "button", button, "buttons", buttons, "clickCount", count,
 	                          "modifiers", modifiers),
 	                &ids[(*n)++]);
 }
@@ -180,9 +197,9 @@ static void send_key(struct act_ctx *ctx, uint64_t *ids, size_t *n, const struct
 {
 	/* With Control/Alt/Meta held a key produces no text (shortcuts). */
 	const char *text = (modifiers & 7) ? NULL : k->text;
-	json_t *down = json_pack("{s:s, s:s, s:s, s:i, s:i}", "type", text ? "keyDown" : "rawKeyDown",
-	                         "key", k->key, "code", k->code ? k->code : "", "windowsVirtualKeyCode",
-	                         k->vk, "modifiers", modifiers);
+	json_t *down = json_pack(
+	    "{s:s, s:s, s:s, s:i, s:i}", "type", text ? "keyDown" : "rawKeyDown", "key", k->key,
+	    "code", k->code ? k->code : "", "windowsVirtualKeyCode", k->vk, "modifiers", modifiers);
 
 	if (text)
 		json_object_set_new(down, "text", json_string(text));
@@ -210,12 +227,19 @@ int act_press_key(struct act_ctx *ctx, const char *combo, int modifiers)
 	if (strcmp(buf, "+") != 0) {
 		for (part = strtok_r(buf, "+", &save); part; part = strtok_r(NULL, "+", &save)) {
 			if (last) {
-				int m = !strcmp(last, "Alt") ? 1 : (!strcmp(last, "Control") || !strcmp(last, "ControlOrMeta")) ? 2
-				        : !strcmp(last, "Meta") ? 4 : !strcmp(last, "Shift") ? 8 : -1;
+				int m =
+				    !strcmp(last, "Alt") ? 1
+				    : (!strcmp(last, "Control") || !strcmp(last, "ControlOrMeta"))
+				        ? 2
+				    : !strcmp(last, "Meta")  ? 4
+				    : !strcmp(last, "Shift") ? 8
+				                             : -1;
 
 				if (m < 0)
-					return act_fail(ctx, "bad_arguments", "\"%s\" in key \"%s\" is not a "
-					                "modifier: use Alt, Control, Meta or Shift", last, combo);
+					return act_fail(ctx, "bad_arguments",
+					                "\"%s\" in key \"%s\" is not a "
+					                "modifier: use Alt, Control, Meta or Shift",
+					                last, combo);
 				modifiers |= m;
 			}
 			last = part;
@@ -224,8 +248,10 @@ int act_press_key(struct act_ctx *ctx, const char *combo, int modifiers)
 		last = buf;
 	}
 	if (!last || act_lookup_key(last, &k, text, code) < 0)
-		return act_fail(ctx, "bad_arguments", "unknown key \"%s\": use a character or a name "
-		                "such as Enter, Tab, Escape, ArrowDown, Backspace, F5", combo);
+		return act_fail(ctx, "bad_arguments",
+		                "unknown key \"%s\": use a character or a name "
+		                "such as Enter, Tab, Escape, ArrowDown, Backspace, F5",
+		                combo);
 	send_key(ctx, ids, &n, &k, modifiers);
 	return await_input(ctx, ids, n, "pressing a key");
 }
@@ -239,8 +265,8 @@ int act_type_text(struct act_ctx *ctx, const char *text, int slowly)
 	if (!slowly) {
 		uint64_t id;
 
-		if (cdp_send(ctx->cdp, ctx->psid, "Input.insertText", json_pack("{s:s}", "text", text),
-		             &id) < 0)
+		if (cdp_send(ctx->cdp, ctx->psid, "Input.insertText",
+		             json_pack("{s:s}", "text", text), &id) < 0)
 			return act_fail(ctx, "browser_error", "cannot send the text");
 		return await_input(ctx, &id, 1, "typing");
 	}

@@ -25,7 +25,8 @@ static const char observe_js[] =
     "((wantText) => { const d = document, e = d.documentElement;"
     " const s = e ? e.outerHTML : ''; let h = 2166136261;"
     " for (let i = 0; i < s.length; i++) { h ^= s.charCodeAt(i); h = Math.imul(h, 16777619); }"
-    " const r = { url: location.href, title: d.title, digest: (h >>> 0).toString(16) + ':' + s.length };"
+    " const r = { url: location.href, title: d.title, digest: (h >>> 0).toString(16) + ':' + "
+    "s.length };"
     " if (wantText) r.text = d.body ? d.body.innerText.slice(0, %d) : '';"
     " return r; })(%s)";
 
@@ -42,7 +43,8 @@ int act_observe_before(struct act_ctx *ctx)
 	uint64_t id;
 
 	if (cdp_send(ctx->cdp, ctx->psid, "Runtime.evaluate",
-	             json_pack("{s:s, s:b}", "expression", digest_js, "returnByValue", 1), &id) == 0)
+	             json_pack("{s:s, s:b}", "expression", digest_js, "returnByValue", 1),
+	             &id) == 0)
 		ctx->digest_call = id;
 	return 0;
 }
@@ -96,11 +98,16 @@ static void add_text_summary(struct act_ctx *ctx, json_t *responses)
 		               (int)json_integer_value(json_object_get(r, "status")));
 	}
 	if (json_array_size(ctx->rec.failed))
-		gb_buf_appendf(&ctx->text, "\n- failed requests: %zu", json_array_size(ctx->rec.failed));
+		gb_buf_appendf(&ctx->text, "\n- failed requests: %zu",
+		               json_array_size(ctx->rec.failed));
 	for (i = 0; i < json_array_size(ctx->rec.dialogs); i++)
-		gb_buf_appendf(&ctx->text, "\n- dialog opened: %s \"%.200s\" (handle it with browser_handle_dialog)",
-		               json_string_value(json_object_get(json_array_get(ctx->rec.dialogs, i), "type")),
-		               gb_or(json_string_value(json_object_get(json_array_get(ctx->rec.dialogs, i), "message")), ""));
+		gb_buf_appendf(
+		    &ctx->text,
+		    "\n- dialog opened: %s \"%.200s\" (handle it with browser_handle_dialog)",
+		    json_string_value(json_object_get(json_array_get(ctx->rec.dialogs, i), "type")),
+		    gb_or(json_string_value(
+		              json_object_get(json_array_get(ctx->rec.dialogs, i), "message")),
+		          ""));
 	for (i = 0; i < json_array_size(ctx->rec.console_errors) && i < 5; i++)
 		gb_buf_appendf(&ctx->text, "\n- console error: %.300s",
 		               json_string_value(json_array_get(ctx->rec.console_errors, i)));
@@ -137,15 +144,16 @@ static void read_expected_target_value(struct act_ctx *ctx, json_t *expect, json
 	}
 	if (!ctx->has_target)
 		return;
-	act_call_on_target(ctx, "function() { return 'value' in this ? String(this.value) : "
-	                        "(this.textContent || ''); }",
+	act_call_on_target(ctx,
+	                   "function() { return 'value' in this ? String(this.value) : "
+	                   "(this.textContent || ''); }",
 	                   NULL, value, "reading the target's value");
 }
 
 int act_observe_after(struct act_ctx *ctx)
 {
 	json_t *expect = json_object_get(ctx->args, "expect");
-	struct verify_state st = {0};
+	struct verify_state st = { 0 };
 	struct verify_response *resp = NULL;
 	json_t *value = NULL;
 	json_t *target_value = NULL;
@@ -171,9 +179,9 @@ int act_observe_after(struct act_ctx *ctx)
 		json_object_set_new(ctx->out, "status", json_integer(ctx->rec.main_status));
 	before = digest_before(ctx);
 	digest = json_string_value(json_object_get(value, "digest"));
-	json_object_set_new(ctx->out, "dom_changed",
-	                    json_boolean(ctx->rec.navigated || !before || !digest ||
-	                                 strcmp(before, digest) != 0));
+	json_object_set_new(
+	    ctx->out, "dom_changed",
+	    json_boolean(ctx->rec.navigated || !before || !digest || strcmp(before, digest) != 0));
 	json_object_del(ctx->out, "_digest_before");
 	if (digest)
 		json_object_set_new(ctx->out, "_digest_after", json_string(digest));
@@ -184,8 +192,9 @@ int act_observe_after(struct act_ctx *ctx)
 	if (sess_page_dialog(ctx->page)) {
 		const struct sess_dialog *d = sess_page_dialog(ctx->page);
 
-		json_object_set_new(ctx->out, "dialog_open",
-		                    json_pack("{s:s, s:s?}", "type", d->type, "message", d->message));
+		json_object_set_new(
+		    ctx->out, "dialog_open",
+		    json_pack("{s:s, s:s?}", "type", d->type, "message", d->message));
 	}
 	add_text_summary(ctx, ctx->rec.responses);
 
@@ -209,8 +218,10 @@ int act_observe_after(struct act_ctx *ctx)
 				const char *check = json_string_value(json_object_get(v, "check"));
 
 				if (check && !strcmp(check, "value")) {
-					json_object_set_new(v, "expected", json_string("[redacted]"));
-					json_object_set_new(v, "observed", json_string("[redacted]"));
+					json_object_set_new(v, "expected",
+					                    json_string("[redacted]"));
+					json_object_set_new(v, "observed",
+					                    json_string("[redacted]"));
 				}
 			}
 		}
@@ -218,11 +229,14 @@ int act_observe_after(struct act_ctx *ctx)
 		if (!all_ok) {
 			char *why = verify_explain_failures(verdicts);
 
-			gb_metrics_counter_add("glassbox_verification_failures_total", ctx->def->name, 1);
-			act_fail(ctx, "expectation_failed", "%s", why ? why : "an expectation failed");
+			gb_metrics_counter_add("glassbox_verification_failures_total",
+			                       ctx->def->name, 1);
+			act_fail(ctx, "expectation_failed", "%s",
+			         why ? why : "an expectation failed");
 			free(why);
 		} else {
-			gb_buf_appendf(&ctx->text, "\n- expectations: %zu passed", json_array_size(verdicts));
+			gb_buf_appendf(&ctx->text, "\n- expectations: %zu passed",
+			               json_array_size(verdicts));
 		}
 	}
 out:
@@ -264,18 +278,22 @@ int act_store_png(struct act_ctx *ctx, const char *b64, const char *kind, char *
 	if (rc == 0 && act_secrets_mask_png(ctx, &png, &len) < 0) {
 		/* a field that received a secret would show in it: not kept */
 		free(png);
-		json_object_set_new(ctx->out, "evidence_error",
-		                    json_string("the screenshot shows a field that received a secret "
-		                                "and could not be masked: it was not kept"));
-		gb_buf_appendf(&ctx->text, "\n- evidence: no screenshot (a secret's field could not "
+		json_object_set_new(
+		    ctx->out, "evidence_error",
+		    json_string("the screenshot shows a field that received a secret "
+		                "and could not be masked: it was not kept"));
+		gb_buf_appendf(&ctx->text,
+		               "\n- evidence: no screenshot (a secret's field could not "
 		               "be masked)");
 		return -EVID_EINVAL;
 	}
 	if (rc < 0) {
 		/* kept as invalid evidence by the record keeper, never dropped */
 		json_object_set_new(ctx->out, "evidence_error",
-		                    json_pack("s", rc == -EVID_EBADB64 ? "the screenshot was not base64"
-		                                                       : "the screenshot was not a valid PNG; it was kept as invalid evidence"));
+		                    json_pack("s", rc == -EVID_EBADB64
+		                                       ? "the screenshot was not base64"
+		                                       : "the screenshot was not a valid PNG; it "
+		                                         "was kept as invalid evidence"));
 		gb_buf_appendf(&ctx->text, "\n- evidence: the screenshot was invalid (%s)",
 		               err[0] ? err : "not base64");
 		if (png) {
@@ -295,9 +313,9 @@ int act_store_png(struct act_ctx *ctx, const char *b64, const char *kind, char *
 		list = json_array();
 		json_object_set_new(ctx->out, "evidence", list);
 	}
-	json_array_append_new(list, json_pack("{s:s, s:s, s:s, s:s, s:I}", "kind", kind, "sha256",
-	                                      hex, "uri", uri, "mime", "image/png", "size",
-	                                      (json_int_t)len));
+	json_array_append_new(list,
+	                      json_pack("{s:s, s:s, s:s, s:s, s:I}", "kind", kind, "sha256", hex,
+	                                "uri", uri, "mime", "image/png", "size", (json_int_t)len));
 	json_array_append_new(ctx->content,
 	                      json_pack("{s:s, s:s, s:s, s:s}", "type", "resource_link", "uri", uri,
 	                                "name", kind, "mimeType", "image/png"));
@@ -349,9 +367,9 @@ static int reuse_evidence(struct act_ctx *ctx)
 
 	snprintf(uri, sizeof(uri), "glassbox://artifact/%s", as->last_shot_sha);
 	json_object_set_new(ctx->out, "evidence",
-	                    json_pack("[{s:s, s:s, s:s, s:s, s:b, s:s}]", "kind", "screenshot", "sha256",
-	                              as->last_shot_sha, "uri", uri, "mime", "image/png", "unchanged",
-	                              1, "taken_by", as->last_shot_op));
+	                    json_pack("[{s:s, s:s, s:s, s:s, s:b, s:s}]", "kind", "screenshot",
+	                              "sha256", as->last_shot_sha, "uri", uri, "mime", "image/png",
+	                              "unchanged", 1, "taken_by", as->last_shot_op));
 	json_array_append_new(ctx->content,
 	                      json_pack("{s:s, s:s, s:s, s:s}", "type", "resource_link", "uri", uri,
 	                                "name", "screenshot", "mimeType", "image/png"));
@@ -366,7 +384,7 @@ static int reuse_evidence(struct act_ctx *ctx)
 int act_record_evidence(struct act_ctx *ctx)
 {
 	struct act_session *as = ctx->as;
-	struct cdp_error err = {0};
+	struct cdp_error err = { 0 };
 	const char *digest = json_string_value(json_object_get(ctx->out, "_digest_after"));
 	json_t *res = NULL;
 	char sha[65];
@@ -384,19 +402,20 @@ int act_record_evidence(struct act_ctx *ctx)
 		rc = cdp_await(ctx->cdp, ctx->shot_call, act_left_ms(ctx), &res, &err);
 		ctx->shot_call = 0;
 		if (rc < 0)
-			rc = act_cdp(ctx, ctx->psid, "Page.captureScreenshot", act_png_params(), &res,
-			             "taking the evidence screenshot");
+			rc = act_cdp(ctx, ctx->psid, "Page.captureScreenshot", act_png_params(),
+			             &res, "taking the evidence screenshot");
 	} else {
 		rc = act_cdp(ctx, ctx->psid, "Page.captureScreenshot", act_png_params(), &res,
 		             "taking the evidence screenshot");
 	}
 	if (rc == 0)
-		rc = act_store_png(ctx, json_string_value(json_object_get(res, "data")), "screenshot",
-		                   sha);
+		rc = act_store_png(ctx, json_string_value(json_object_get(res, "data")),
+		                   "screenshot", sha);
 	if (rc == 0) {
 		snprintf(as->last_shot_sha, sizeof(as->last_shot_sha), "%s", sha);
 		snprintf(as->last_shot_op, sizeof(as->last_shot_op), "%s", ctx->operation_id);
-		snprintf(as->last_shot_digest, sizeof(as->last_shot_digest), "%s", digest ? digest : "");
+		snprintf(as->last_shot_digest, sizeof(as->last_shot_digest), "%s",
+		         digest ? digest : "");
 		snprintf(as->last_shot_url, sizeof(as->last_shot_url), "%s",
 		         gb_or(json_string_value(json_object_get(ctx->out, "url")), ""));
 	}

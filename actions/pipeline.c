@@ -51,10 +51,12 @@ int act_left_ms(const struct act_ctx *ctx)
 static void after_crash(const struct act_session *as, char *buf, size_t len)
 {
 	if (as->profile)
-		snprintf(buf, len, "profile %s was not sealed: version %lld is kept. The next call "
-		         "starts a new browser without it: open the profile again with browser_session",
-		         prof_lease_info(as->profile)->name,
-		         (long long)prof_lease_info(as->profile)->version);
+		snprintf(
+		    buf, len,
+		    "profile %s was not sealed: version %lld is kept. The next call "
+		    "starts a new browser without it: open the profile again with browser_session",
+		    prof_lease_info(as->profile)->name,
+		    (long long)prof_lease_info(as->profile)->version);
 	else
 		snprintf(buf, len, "the next call starts a new browser");
 }
@@ -69,23 +71,25 @@ static int cdp_failure(struct act_ctx *ctx, int rc, const struct cdp_error *err,
 	if (rc == -CDP_ECLOSED || sess_check_alive(ctx->sess) < 0) {
 		sess_check_alive(ctx->sess);
 		if (sess_over_limit(ctx->sess))
-			return act_fail(ctx, "limit_exceeded", "%s while %s; the next call starts a new "
-			                "browser", sess_failure(ctx->sess), doing);
+			return act_fail(ctx, "limit_exceeded",
+			                "%s while %s; the next call starts a new "
+			                "browser",
+			                sess_failure(ctx->sess), doing);
 		after_crash(ctx->as, next, sizeof(next));
-		return act_fail(ctx, "browser_crashed", "the browser crashed while %s (%s); %s", doing,
-		                sess_failure(ctx->sess)[0] ? sess_failure(ctx->sess) : "connection lost",
-		                next);
+		return act_fail(
+		    ctx, "browser_crashed", "the browser crashed while %s (%s); %s", doing,
+		    sess_failure(ctx->sess)[0] ? sess_failure(ctx->sess) : "connection lost", next);
 	}
 	if (rc == -CDP_ETIMEOUT)
-		return act_fail(ctx, "timeout", "timed out while %s: the page did not answer in time",
-		                doing);
+		return act_fail(ctx, "timeout",
+		                "timed out while %s: the page did not answer in time", doing);
 	return act_fail(ctx, "browser_error", "failed while %s: %s", doing, err->message);
 }
 
 int act_cdp(struct act_ctx *ctx, const char *session_id, const char *method, json_t *params,
             json_t **result, const char *doing)
 {
-	struct cdp_error err = {0};
+	struct cdp_error err = { 0 };
 	int rc;
 
 	rc = cdp_call(ctx->cdp, session_id, method, params, act_left_ms(ctx), result, &err);
@@ -96,7 +100,7 @@ int act_cdp(struct act_ctx *ctx, const char *session_id, const char *method, jso
 
 int act_connection_failed(struct act_ctx *ctx, int rc, const char *doing)
 {
-	struct cdp_error err = {0};
+	struct cdp_error err = { 0 };
 
 	snprintf(err.message, sizeof(err.message), "%s", cdp_strerror(rc));
 	return cdp_failure(ctx, rc, &err, doing);
@@ -133,8 +137,8 @@ static int runtime_value(struct act_ctx *ctx, json_t *res, json_t **value, const
 	return 0;
 }
 
-int act_call_on_target(struct act_ctx *ctx, const char *function, json_t *arguments,
-                       json_t **value, const char *doing)
+int act_call_on_target(struct act_ctx *ctx, const char *function, json_t *arguments, json_t **value,
+                       const char *doing)
 {
 	json_t *res = NULL;
 	json_t *params;
@@ -187,7 +191,7 @@ static void progress(struct act_ctx *ctx, double step, const char *message)
 
 int act_launch_browser(struct act_session *as, char *err, size_t errlen)
 {
-	struct sess_options opt = {0};
+	struct sess_options opt = { 0 };
 
 	opt.chromium_path = as->chromium_path;
 	opt.run_dir = as->run_dir;
@@ -222,13 +226,15 @@ int act_launch_browser(struct act_session *as, char *err, size_t errlen)
 	pthread_mutex_unlock(&as->lock);
 	act_profile_browser_started(as);
 	{
-		struct evid_manifest_in m = {.chromium_version = sess_browser_version(as->sess),
-		                             .launch_flags = sess_launch_flags(as->sess),
-		                             .policy = as->policy, .config = as->policy};
+		struct evid_manifest_in m = { .chromium_version = sess_browser_version(as->sess),
+			                      .launch_flags = sess_launch_flags(as->sess),
+			                      .policy = as->policy,
+			                      .config = as->policy };
 
 		act_keeper_record(as->keeper, EVID_AUDIT_SESSION_OPENED, sess_id(as->sess), NULL,
-		                  json_pack("{s:o, s:s, s:I, s:s}", "manifest", evid_manifest_new(&m),
-		                            "agent_session", as->id, "time_to_ready_ms",
+		                  json_pack("{s:o, s:s, s:I, s:s}", "manifest",
+		                            evid_manifest_new(&m), "agent_session", as->id,
+		                            "time_to_ready_ms",
 		                            (json_int_t)sess_time_to_ready_ms(as->sess), "browser",
 		                            as->pooled ? "pooled" : "launched"),
 		                  0);
@@ -251,8 +257,8 @@ static int ensure_browser(struct act_ctx *ctx)
 	}
 	if (as->sess && sess_check_alive(as->sess) < 0) {
 		after_crash(as, err, sizeof(err));
-		act_fail(ctx, "browser_crashed", "the browser crashed (%s); %s", sess_failure(as->sess),
-		         err);
+		act_fail(ctx, "browser_crashed", "the browser crashed (%s); %s",
+		         sess_failure(as->sess), err);
 		return -1;
 	}
 	if (!as->sess) {
@@ -313,8 +319,8 @@ static void capture_before(struct act_ctx *ctx)
 	const char *b64;
 
 	/* optional evidence: a failure is noted, the action goes on */
-	if (cdp_call(ctx->cdp, ctx->psid, "Page.captureScreenshot",
-	             act_png_params(), act_left_ms(ctx), &res, &err) < 0) {
+	if (cdp_call(ctx->cdp, ctx->psid, "Page.captureScreenshot", act_png_params(),
+	             act_left_ms(ctx), &res, &err) < 0) {
 		json_object_set_new(ctx->out, "evidence_error",
 		                    json_sprintf("no screenshot before acting: %s", err.message));
 		goto out;
@@ -336,13 +342,16 @@ static int check_page(struct act_ctx *ctx)
 	const struct sess_dialog *d = sess_page_dialog(ctx->page);
 
 	if (sess_page_crashed(ctx->page))
-		return act_fail(ctx, "tab_crashed", "the current tab crashed: open a new one with "
+		return act_fail(ctx, "tab_crashed",
+		                "the current tab crashed: open a new one with "
 		                "browser_tabs (action \"new\") or close this one");
 	if (d && strcmp(ctx->def->name, "browser_handle_dialog") != 0 &&
-	    strcmp(ctx->def->name, "browser_tabs") != 0 && strcmp(ctx->def->name, "browser_close") != 0)
-		return act_fail(ctx, "dialog_open",
-		                "a %s dialog is open (\"%.200s\"): call browser_handle_dialog first",
-		                d->type, d->message ? d->message : "");
+	    strcmp(ctx->def->name, "browser_tabs") != 0 &&
+	    strcmp(ctx->def->name, "browser_close") != 0)
+		return act_fail(
+		    ctx, "dialog_open",
+		    "a %s dialog is open (\"%.200s\"): call browser_handle_dialog first", d->type,
+		    d->message ? d->message : "");
 	return 0;
 }
 
@@ -365,17 +374,21 @@ static void add_page_now(struct act_ctx *ctx, json_t *replay)
 	if (strcmp(gb_or(json_string_value(json_object_get(sc, "state")), ""), "unknown") != 0)
 		return;
 	if (ensure_browser(ctx) < 0 ||
-	    act_eval(ctx, "({url: location.href, title: document.title})", &now, "re-reading the page") < 0)
+	    act_eval(ctx, "({url: location.href, title: document.title})", &now,
+	             "re-reading the page") < 0)
 		return;
 	json_object_set(sc, "page_now", now);
 	text = json_object_get(json_array_get(json_object_get(replay, "content"), 0), "text");
 	if (json_is_string(text)) {
 		char *t = NULL;
 
-		if (asprintf(&t, "%s\nThis operation's outcome is unknown and it was not run again; the "
-		             "page is now at %s (\"%s\"): take a snapshot before deciding what to do",
-		             json_string_value(text), gb_or(json_string_value(json_object_get(now, "url")), ""),
-		             gb_or(json_string_value(json_object_get(now, "title")), "")) > 0)
+		if (asprintf(
+		        &t,
+		        "%s\nThis operation's outcome is unknown and it was not run again; the "
+		        "page is now at %s (\"%s\"): take a snapshot before deciding what to do",
+		        json_string_value(text),
+		        gb_or(json_string_value(json_object_get(now, "url")), ""),
+		        gb_or(json_string_value(json_object_get(now, "title")), "")) > 0)
 			json_string_set(text, t);
 		free(t);
 	}
@@ -433,7 +446,7 @@ static int check_evidence_writable(struct act_ctx *ctx)
  * acted on, what was observed; with its evidence, to the record keeper. */
 static void keep_record(struct act_ctx *ctx)
 {
-	struct act_keeper_action a = {0};
+	struct act_keeper_action a = { 0 };
 	json_t *body = json_deep_copy(ctx->out);
 	json_t *element = NULL;
 	char *dump;
@@ -441,19 +454,21 @@ static void keep_record(struct act_ctx *ctx)
 	/* bounded: a large evaluate result is not copied into the log */
 	dump = json_dumps(json_object_get(body, "result"), JSON_ENCODE_ANY | JSON_COMPACT);
 	if (dump && strlen(dump) > 65536)
-		json_object_set_new(body, "result", json_string("[more than 64 KiB: not recorded]"));
+		json_object_set_new(body, "result",
+		                    json_string("[more than 64 KiB: not recorded]"));
 	free(dump);
 	if (ctx->has_target) {
 		element = json_pack("{s:s, s:s}", "description", ctx->target.description, "ref",
 		                    ctx->target.ref);
 		if (ctx->annotation.has_box)
-			json_object_set_new(element, "box",
-			                    json_pack("[f, f, f, f]", ctx->annotation.box_x,
-			                              ctx->annotation.box_y, ctx->annotation.box_width,
-			                              ctx->annotation.box_height));
+			json_object_set_new(
+			    element, "box",
+			    json_pack("[f, f, f, f]", ctx->annotation.box_x, ctx->annotation.box_y,
+			              ctx->annotation.box_width, ctx->annotation.box_height));
 		if (ctx->annotation.has_point)
-			json_object_set_new(element, "point", json_pack("[f, f]", ctx->annotation.point_x,
-			                                                ctx->annotation.point_y));
+			json_object_set_new(
+			    element, "point",
+			    json_pack("[f, f]", ctx->annotation.point_x, ctx->annotation.point_y));
 		json_object_set_new(body, "element", element);
 	}
 	json_object_set_new(body, "arguments", act_redacted_args(ctx));
@@ -473,10 +488,9 @@ static void keep_record(struct act_ctx *ctx)
 		ctx->before_png = NULL;
 		a.annotation = ctx->annotation;
 		a.snapshot_text = ctx->has_target ? ctx->as->last_snapshot : NULL;
-		a.network_log = json_pack("{s:O, s:O}", "responses",
-		                          gb_or_json(json_object_get(ctx->out, "responses")),
-		                          "failed_requests",
-		                          gb_or_json(json_object_get(ctx->out, "failed_requests")));
+		a.network_log = json_pack(
+		    "{s:O, s:O}", "responses", gb_or_json(json_object_get(ctx->out, "responses")),
+		    "failed_requests", gb_or_json(json_object_get(ctx->out, "failed_requests")));
 	}
 	act_keeper_record_action(ctx->as->keeper, &a);
 }
@@ -493,14 +507,17 @@ static void finish(struct act_ctx *ctx)
 	json_object_set_new(ctx->out, "ok", json_boolean(!ctx->failed));
 	json_object_set_new(ctx->out, "duration_ms", json_integer(gb_now_ms() - ctx->started_ms));
 	if (ctx->failed) {
-		json_object_set_new(ctx->out, "error", json_pack("{s:s, s:s}", "code", ctx->error_code,
-		                                                 "message", ctx->error));
+		json_object_set_new(
+		    ctx->out, "error",
+		    json_pack("{s:s, s:s}", "code", ctx->error_code, "message", ctx->error));
 		if (ctx->text.len)
 			gb_buf_appendf(&ctx->text, "\n");
 		gb_buf_appendf(&ctx->text, "Error: %s", ctx->error);
 		if (act_outcome_unknown(ctx))
-			gb_buf_appendf(&ctx->text, "\nThe outcome is unknown: the input may have reached the "
-			               "page. Do not repeat it blindly: take a snapshot and check first");
+			gb_buf_appendf(
+			    &ctx->text,
+			    "\nThe outcome is unknown: the input may have reached the "
+			    "page. Do not repeat it blindly: take a snapshot and check first");
 	}
 	report_refusals(ctx);
 	act_profile_note_url(ctx->as, json_string_value(json_object_get(ctx->out, "url")));
@@ -577,7 +594,8 @@ void act_run_call(struct act_session *as, struct act_call *call)
 			goto done;
 		}
 	}
-	if (!strcmp(call->def->name, "browser_close") || !strcmp(call->def->name, "browser_session")) {
+	if (!strcmp(call->def->name, "browser_close") ||
+	    !strcmp(call->def->name, "browser_session")) {
 		act_ledger_running(&ctx);
 		impl->run(&ctx);
 		goto done;
@@ -631,7 +649,8 @@ release:
 	sess_set_busy(ctx.sess, 0);
 done:
 	finish(&ctx);
-	gb_metrics_observe("glassbox_tool_latency_seconds", ctx.def->name, (double)(gb_now_ms() - ctx.started_ms) / 1000.0);
+	gb_metrics_observe("glassbox_tool_latency_seconds", ctx.def->name,
+	                   (double)(gb_now_ms() - ctx.started_ms) / 1000.0);
 free:
 	drop_failed_browser(as);
 	json_decref(ctx.out);

@@ -44,14 +44,22 @@
 static const char *error_code(int rc)
 {
 	switch (-rc) {
-	case PROF_EBUSY: return "profile_busy";
-	case PROF_ENOTFOUND: return "profile_not_found";
-	case PROF_EREVOKED: return "profile_revoked";
-	case PROF_EEXPIRED: return "profile_expired";
-	case PROF_EBADMSG: return "profile_damaged";
-	case PROF_EINVAL: return "bad_arguments";
-	case PROF_EEXIST: return "profile_exists";
-	default: return "profile_error";
+	case PROF_EBUSY:
+		return "profile_busy";
+	case PROF_ENOTFOUND:
+		return "profile_not_found";
+	case PROF_EREVOKED:
+		return "profile_revoked";
+	case PROF_EEXPIRED:
+		return "profile_expired";
+	case PROF_EBADMSG:
+		return "profile_damaged";
+	case PROF_EINVAL:
+		return "bad_arguments";
+	case PROF_EEXIST:
+		return "profile_exists";
+	default:
+		return "profile_error";
 	}
 }
 
@@ -67,7 +75,7 @@ static json_t *lease_json(const struct prof_lease *l)
 int act_profile_open(struct act_session *as, const char *name, const char *user, int readonly,
                      int create, char *err, size_t errlen)
 {
-	struct prof_open_opts o = {0};
+	struct prof_open_opts o = { 0 };
 	char holder[64];
 	int rc;
 
@@ -83,10 +91,10 @@ int act_profile_open(struct act_session *as, const char *name, const char *user,
 		return rc;
 	json_decref(as->profile_origins);
 	as->profile_origins = json_object();
-	act_keeper_record(as->keeper, EVID_AUDIT_PROFILE_OPENED, NULL, NULL,
-	                  json_pack("{s:o, s:s}", "profile", lease_json(as->profile),
-	                            "agent_session", as->id),
-	                  0);
+	act_keeper_record(
+	    as->keeper, EVID_AUDIT_PROFILE_OPENED, NULL, NULL,
+	    json_pack("{s:o, s:s}", "profile", lease_json(as->profile), "agent_session", as->id),
+	    0);
 	return 0;
 }
 
@@ -136,7 +144,8 @@ void act_profile_restore_session_cookies(struct cdp_conn *cdp, const char *dir)
 void act_profile_browser_started(struct act_session *as)
 {
 	if (as->profile && as->sess)
-		act_profile_restore_session_cookies(sess_cdp(as->sess), prof_lease_dir(as->profile));
+		act_profile_restore_session_cookies(sess_cdp(as->sess),
+		                                    prof_lease_dir(as->profile));
 }
 
 void act_profile_note_url(struct act_session *as, const char *url)
@@ -174,16 +183,17 @@ void act_profile_keep_side_state(struct cdp_conn *cdp, const char *dir, json_t *
 	struct cdp_error cerr;
 
 	if (cdp_call(cdp, NULL, "Storage.getCookies", NULL, 10000, &res, &cerr) == 0) {
-		json_array_foreach(json_object_get(res, "cookies"), i, c)
-			if (json_is_true(json_object_get(c, "session")))
-				json_array_append(keep, c);
+		json_array_foreach(json_object_get(res, "cookies"), i,
+		                   c) if (json_is_true(json_object_get(c, "session")))
+		    json_array_append(keep, c);
 		write_side_file(dir, SESSION_COOKIES_FILE, keep);
 	}
-	json_object_foreach(visited, o, v) {
+	json_object_foreach(visited, o, v)
+	{
 		int seen = 0;
 
-		json_array_foreach(origins, i, c)
-			seen |= !strcmp(gb_or(json_string_value(c), ""), o);
+		json_array_foreach(origins, i, c) seen |=
+		    !strcmp(gb_or(json_string_value(c), ""), o);
 		if (!seen)
 			json_array_append_new(origins, json_string(o));
 	}
@@ -219,7 +229,8 @@ json_t *act_profile_close(struct act_session *as, int save, const char *why)
 	/* no browser: the state is what was unsealed, sealing it is harmless */
 	alive = !as->sess || sess_check_alive(as->sess) == 0;
 	if (!alive)
-		snprintf(reason, sizeof(reason), "the browser crashed (%s)", sess_failure(as->sess));
+		snprintf(reason, sizeof(reason), "the browser crashed (%s)",
+		         sess_failure(as->sess));
 	if (save && alive && as->sess && !prof_lease_readonly(as->profile))
 		act_profile_keep_side_state(sess_cdp(as->sess), prof_lease_dir(as->profile),
 		                            as->profile_origins);
@@ -230,9 +241,10 @@ json_t *act_profile_close(struct act_session *as, int save, const char *why)
 	closed = json_pack("{s:s, s:s, s:I, s:b}", "name", p->name, "user", p->user, "version",
 	                   (json_int_t)p->version, "saved", 0);
 	if (!alive) {
-		json_object_set_new(closed, "reason",
-		                    json_sprintf("%s: the state was not sealed, version %lld is kept",
-		                                 reason, (long long)p->version));
+		json_object_set_new(
+		    closed, "reason",
+		    json_sprintf("%s: the state was not sealed, version %lld is kept", reason,
+		                 (long long)p->version));
 	} else if (!save) {
 		json_object_set_new(closed, "reason", json_string(gb_or(why, "discarded")));
 	} else if (prof_lease_readonly(as->profile)) {
@@ -252,8 +264,8 @@ json_t *act_profile_close(struct act_session *as, int save, const char *why)
 		                  0);
 	}
 	if (!json_is_true(json_object_get(closed, "saved")))
-		GB_LOGI("actions", "profile %s of user %s closed without sealing: %s", p->name, p->user,
-		        gb_or(json_string_value(json_object_get(closed, "reason")), ""));
+		GB_LOGI("actions", "profile %s of user %s closed without sealing: %s", p->name,
+		        p->user, gb_or(json_string_value(json_object_get(closed, "reason")), ""));
 	prof_lease_close(as->profile);
 	as->profile = NULL;
 	json_decref(as->profile_closed);
@@ -294,11 +306,13 @@ static int session_open(struct act_ctx *ctx)
 		                name, err);
 	}
 	json_object_set_new(ctx->out, "profile", lease_json(as->profile));
-	gb_buf_appendf(&ctx->text, "Opened profile %s of user %s (version %lld%s); the browser runs "
-	               "on it. Close it with browser_session action \"close\" to keep what changed.",
-	               name, prof_lease_info(as->profile)->user,
-	               (long long)prof_lease_info(as->profile)->version,
-	               readonly ? ", read-only copy: nothing will be sealed back" : "");
+	gb_buf_appendf(
+	    &ctx->text,
+	    "Opened profile %s of user %s (version %lld%s); the browser runs "
+	    "on it. Close it with browser_session action \"close\" to keep what changed.",
+	    name, prof_lease_info(as->profile)->user,
+	    (long long)prof_lease_info(as->profile)->version,
+	    readonly ? ", read-only copy: nothing will be sealed back" : "");
 	return 0;
 }
 
@@ -308,7 +322,8 @@ static int session_close(struct act_ctx *ctx)
 	json_t *closed;
 
 	if (!ctx->as->profile)
-		return act_fail(ctx, "no_profile", "no profile is open in this session: open one with "
+		return act_fail(ctx, "no_profile",
+		                "no profile is open in this session: open one with "
 		                "browser_session action \"open\"");
 	closed = act_profile_close(ctx->as, save ? json_is_true(save) : 1,
 	                           save && !json_is_true(save) ? "discarded by browser_session"
@@ -330,7 +345,8 @@ void act_profile_describe_close(struct gb_buf *text, json_t *closed)
 		               gb_or(json_string_value(json_object_get(closed, "name")), ""),
 		               (long long)json_integer_value(json_object_get(closed, "version")));
 	else
-		gb_buf_appendf(text, "Closed profile %s without sealing it (%s); version %lld is kept.",
+		gb_buf_appendf(text,
+		               "Closed profile %s without sealing it (%s); version %lld is kept.",
 		               gb_or(json_string_value(json_object_get(closed, "name")), ""),
 		               gb_or(json_string_value(json_object_get(closed, "reason")), ""),
 		               (long long)json_integer_value(json_object_get(closed, "version")));
@@ -347,7 +363,8 @@ static int session_status(struct act_ctx *ctx)
 	json_object_set_new(ctx->out, "browser_running", json_boolean(as->sess != NULL));
 	if (as->profile)
 		gb_buf_appendf(&ctx->text, "Profile %s of user %s is open (version %lld%s).",
-		               prof_lease_info(as->profile)->name, prof_lease_info(as->profile)->user,
+		               prof_lease_info(as->profile)->name,
+		               prof_lease_info(as->profile)->user,
 		               (long long)prof_lease_info(as->profile)->version,
 		               prof_lease_readonly(as->profile) ? ", read-only" : "");
 	else
@@ -373,12 +390,12 @@ static int session_list(struct act_ctx *ctx)
 		return act_fail(ctx, error_code(rc), "%s", err);
 	gb_buf_appendf(&ctx->text, "%zu profile(s):", json_array_size(list));
 	json_array_foreach(list, i, p)
-		gb_buf_appendf(&ctx->text, "\n- %s (user %s, version %lld%s%s)",
-		               json_string_value(json_object_get(p, "name")),
-		               json_string_value(json_object_get(p, "user")),
-		               (long long)json_integer_value(json_object_get(p, "version")),
-		               json_is_true(json_object_get(p, "revoked")) ? ", revoked" : "",
-		               json_is_null(json_object_get(p, "held_by")) ? "" : ", in use");
+	    gb_buf_appendf(&ctx->text, "\n- %s (user %s, version %lld%s%s)",
+	                   json_string_value(json_object_get(p, "name")),
+	                   json_string_value(json_object_get(p, "user")),
+	                   (long long)json_integer_value(json_object_get(p, "version")),
+	                   json_is_true(json_object_get(p, "revoked")) ? ", revoked" : "",
+	                   json_is_null(json_object_get(p, "held_by")) ? "" : ", in use");
 	json_object_set_new(ctx->out, "profiles", list);
 	return 0;
 }
@@ -396,4 +413,4 @@ static int session_run(struct act_ctx *ctx)
 	return session_status(ctx);
 }
 
-const struct act_tool_impl act_tool_session = {"browser_session", NULL, session_run, 0};
+const struct act_tool_impl act_tool_session = { "browser_session", NULL, session_run, 0 };

@@ -56,24 +56,26 @@ static void on_network(struct act_recorder *r, const char *method, json_t *param
 
 		if (redirect) {
 			req = json_object_get(r->inflight, rid);
-			append_bounded(r->responses,
-			               json_pack("{s:s?, s:s?, s:I, s:s?}", "url",
-			                         json_string_value(json_object_get(redirect, "url")),
-			                         "method", json_string_value(json_object_get(req, "method")),
-			                         "status",
-			                         (json_int_t)json_number_value(json_object_get(redirect, "status")),
-			                         "type", json_string_value(json_object_get(params, "type"))));
+			append_bounded(
+			    r->responses,
+			    json_pack(
+			        "{s:s?, s:s?, s:I, s:s?}", "url",
+			        json_string_value(json_object_get(redirect, "url")), "method",
+			        json_string_value(json_object_get(req, "method")), "status",
+			        (json_int_t)json_number_value(json_object_get(redirect, "status")),
+			        "type", json_string_value(json_object_get(params, "type"))));
 		}
 		/* streams that stay open by design are not waited for */
 		if (type && (!strcmp(type, "EventSource") || !strcmp(type, "WebSocket"))) {
 			r->events++;
 			return;
 		}
-		json_object_set_new(r->inflight, rid,
-		                    json_pack("{s:s?, s:s?, s:s?}", "url",
-		                              json_string_value(json_object_get(request, "url")), "method",
-		                              json_string_value(json_object_get(request, "method")), "type",
-		                              json_string_value(json_object_get(params, "type"))));
+		json_object_set_new(
+		    r->inflight, rid,
+		    json_pack("{s:s?, s:s?, s:s?}", "url",
+		              json_string_value(json_object_get(request, "url")), "method",
+		              json_string_value(json_object_get(request, "method")), "type",
+		              json_string_value(json_object_get(params, "type"))));
 		r->events++;
 	} else if (!strcmp(method, "Network.responseReceived")) {
 		json_t *resp = json_object_get(params, "response");
@@ -86,8 +88,8 @@ static void on_network(struct act_recorder *r, const char *method, json_t *param
 		append_bounded(r->responses,
 		               json_pack("{s:s?, s:s?, s:i, s:s?}", "url",
 		                         json_string_value(json_object_get(resp, "url")), "method",
-		                         json_string_value(json_object_get(req, "method")), "status",
-		                         status, "type", type));
+		                         json_string_value(json_object_get(req, "method")),
+		                         "status", status, "type", type));
 		if (type && !strcmp(type, "Document") && is_main_frame(r, params))
 			r->main_status = status;
 		r->events++;
@@ -100,7 +102,8 @@ static void on_network(struct act_recorder *r, const char *method, json_t *param
 		req = json_object_get(r->inflight, rid);
 		/* a response came and the browser dropped the body on purpose (a
 		 * navigation answered 204 or turned into a download): not a failure */
-		if (req && json_object_get(req, "status") && error && !strcmp(error, "net::ERR_ABORTED")) {
+		if (req && json_object_get(req, "status") && error &&
+		    !strcmp(error, "net::ERR_ABORTED")) {
 			json_object_del(r->inflight, rid);
 			r->events++;
 			return;
@@ -117,7 +120,8 @@ static void on_network(struct act_recorder *r, const char *method, json_t *param
 
 static void on_page(struct act_recorder *r, const char *method, json_t *params)
 {
-	if (!strcmp(method, "Page.frameRequestedNavigation") || !strcmp(method, "Page.frameStartedLoading")) {
+	if (!strcmp(method, "Page.frameRequestedNavigation") ||
+	    !strcmp(method, "Page.frameStartedLoading")) {
 		if (is_main_frame(r, params)) {
 			r->navigating = 1;
 			r->load_fired = 0;
@@ -145,7 +149,8 @@ static void on_page(struct act_recorder *r, const char *method, json_t *params)
 	} else if (!strcmp(method, "Page.javascriptDialogOpening")) {
 		append_bounded(r->dialogs,
 		               json_pack("{s:s?, s:s?}", "type",
-		                         json_string_value(json_object_get(params, "type")), "message",
+		                         json_string_value(json_object_get(params, "type")),
+		                         "message",
 		                         json_string_value(json_object_get(params, "message"))));
 		r->dialog_opened = 1;
 		r->events++;
@@ -162,7 +167,8 @@ static void on_runtime(struct act_recorder *r, const char *method, json_t *param
 		    json_object_get(json_object_get(d, "exception"), "description"));
 
 		snprintf(line, sizeof(line), "%.500s",
-		         desc ? desc : gb_or(json_string_value(json_object_get(d, "text")), "exception"));
+		         desc ? desc
+		              : gb_or(json_string_value(json_object_get(d, "text")), "exception"));
 		append_bounded(r->console_errors, json_string(line));
 	} else if (!strcmp(method, "Runtime.consoleAPICalled")) {
 		const char *type = json_string_value(json_object_get(params, "type"));
@@ -239,8 +245,8 @@ static int page_round_trip(struct act_ctx *ctx)
 	int rc;
 
 	rc = cdp_call(ctx->cdp, ctx->psid, "Runtime.evaluate",
-	              json_pack("{s:s, s:b}", "expression",
-	                        "new Promise(r => setTimeout(r, 0))", "awaitPromise", 1),
+	              json_pack("{s:s, s:b}", "expression", "new Promise(r => setTimeout(r, 0))",
+	                        "awaitPromise", 1),
 	              act_left_ms(ctx) < 2000 ? act_left_ms(ctx) : 2000, NULL, &err);
 	return rc;
 }
@@ -283,8 +289,9 @@ int act_settle(struct act_ctx *ctx, int navigation_expected)
 			if (rc == -CDP_ETIMEOUT) {
 				/* a long poll, an unread body or a stuck load: report, do not fail */
 				json_object_set_new(ctx->out, "settle_timeout", json_true());
-				json_object_set_new(ctx->out, "pending_requests",
-				                    json_integer((json_int_t)json_object_size(r->inflight)));
+				json_object_set_new(
+				    ctx->out, "pending_requests",
+				    json_integer((json_int_t)json_object_size(r->inflight)));
 				rc = 0;
 				break;
 			}

@@ -50,13 +50,13 @@ struct act_keeper {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	pthread_cond_t drained;
-	struct keeper_job *head; /* {lock} */
-	struct keeper_job *tail; /* {lock} */
-	int busy;                /* {lock} a job is being written */
-	int stopping;            /* {lock} */
-	char last_error[512];    /* {lock} not yet reported to the agent */
-	struct evid_store *store;  /* borrowed */
-	struct evid_audit *audit;  /* borrowed; may be NULL */
+	struct keeper_job *head;  /* {lock} */
+	struct keeper_job *tail;  /* {lock} */
+	int busy;                 /* {lock} a job is being written */
+	int stopping;             /* {lock} */
+	char last_error[512];     /* {lock} not yet reported to the agent */
+	struct evid_store *store; /* borrowed */
+	struct evid_audit *audit; /* borrowed; may be NULL */
 	char tenant[65];
 	char user[65];
 };
@@ -75,7 +75,7 @@ static void job_free(struct keeper_job *j)
 /* Writes one job: the evidence first, then the audit record naming it. */
 static void keep_one(struct act_keeper *k, struct keeper_job *j)
 {
-	struct evid_audit_entry e = {0};
+	struct evid_audit_entry e = { 0 };
 	json_t *artifacts = NULL;
 	char err[512] = "";
 	char aerr[512] = "";
@@ -90,14 +90,18 @@ static void keep_one(struct act_keeper *k, struct keeper_job *j)
 		return;
 	}
 	if (j->png) {
-		struct evid_meta meta = {.tenant = k->tenant, .session_id = j->session_id,
-		                         .operation_id = j->operation_id, .tool = j->tool,
-		                         .url = j->url, .arguments = j->arguments};
-		struct evid_action_evidence ev = {.meta = &meta, .screenshot = j->png,
-		                                  .screenshot_len = j->png_len,
-		                                  .annotation = j->annotation,
-		                                  .snapshot_text = j->snapshot_text,
-		                                  .network_log = j->network_log};
+		struct evid_meta meta = { .tenant = k->tenant,
+			                  .session_id = j->session_id,
+			                  .operation_id = j->operation_id,
+			                  .tool = j->tool,
+			                  .url = j->url,
+			                  .arguments = j->arguments };
+		struct evid_action_evidence ev = { .meta = &meta,
+			                           .screenshot = j->png,
+			                           .screenshot_len = j->png_len,
+			                           .annotation = j->annotation,
+			                           .snapshot_text = j->snapshot_text,
+			                           .network_log = j->network_log };
 
 		rc = evid_keep_action_evidence(k->store, &ev, &artifacts, err, sizeof(err));
 		if (j->before_png) {
@@ -106,10 +110,12 @@ static void keep_one(struct act_keeper *k, struct keeper_job *j)
 
 			meta.kind = "screenshot_before";
 			meta.mime = "image/png";
-			if (evid_store_put(k->store, &meta, j->before_png, j->before_len, &ref, berr,
-			                   sizeof(berr)) == 0 && artifacts)
-				json_array_append_new(artifacts, evid_artifact_json("screenshot_before",
-				                                                    "image/png", &ref, 1));
+			if (evid_store_put(k->store, &meta, j->before_png, j->before_len, &ref,
+			                   berr, sizeof(berr)) == 0 &&
+			    artifacts)
+				json_array_append_new(
+				    artifacts,
+				    evid_artifact_json("screenshot_before", "image/png", &ref, 1));
 		}
 	}
 	if (k->audit) {
@@ -131,14 +137,15 @@ static void keep_one(struct act_keeper *k, struct keeper_job *j)
 	if (rc == -EVID_EBADPNG) {
 		pthread_mutex_lock(&k->lock);
 		snprintf(k->last_error, sizeof(k->last_error),
-		         "the screenshot of %s was not a valid PNG (%s); it was kept as invalid evidence",
+		         "the screenshot of %s was not a valid PNG (%s); it was kept as invalid "
+		         "evidence",
 		         j->operation_id, err);
 		pthread_mutex_unlock(&k->lock);
 	} else if (rc < 0) {
 		GB_LOGW("actions", "evidence of %s could not be kept: %s", j->operation_id, err);
 		pthread_mutex_lock(&k->lock);
-		snprintf(k->last_error, sizeof(k->last_error), "evidence of %s could not be kept: %s",
-		         j->operation_id, err);
+		snprintf(k->last_error, sizeof(k->last_error),
+		         "evidence of %s could not be kept: %s", j->operation_id, err);
 		pthread_mutex_unlock(&k->lock);
 	}
 	json_decref(artifacts);

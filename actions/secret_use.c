@@ -40,7 +40,7 @@
 /* One value typed in this session, with the encodings it may come back in. */
 struct act_typed_secret {
 	char name[SECRET_NAME_MAX + 1];
-	char *forms[4];   /* raw, percent-encoded, form-encoded, JSON-escaped (NULL: same) */
+	char *forms[4]; /* raw, percent-encoded, form-encoded, JSON-escaped (NULL: same) */
 	size_t lens[4];
 };
 
@@ -56,20 +56,25 @@ int act_secrets_start(struct act_session *s, json_t *policy, char *err, size_t e
 	if (!pc)
 		return 0;
 	if (!json_is_object(pc)) {
-		snprintf(err, errlen, "the policy is not valid: \"page_content\" must be an object "
+		snprintf(err, errlen,
+		         "the policy is not valid: \"page_content\" must be an object "
 		         "such as {\"hidden_text\": \"flag\"}");
 		return -1;
 	}
-	json_object_foreach(pc, key, v) {
+	json_object_foreach(pc, key, v)
+	{
 		const char *h = json_string_value(v);
 
 		if (strcmp(key, "hidden_text") != 0) {
-			snprintf(err, errlen, "the policy is not valid: page_content.%.64s is not a "
-			         "setting: the only one is \"hidden_text\" (\"flag\" or \"drop\")", key);
+			snprintf(err, errlen,
+			         "the policy is not valid: page_content.%.64s is not a "
+			         "setting: the only one is \"hidden_text\" (\"flag\" or \"drop\")",
+			         key);
 			return -1;
 		}
 		if (!h || (strcmp(h, "flag") != 0 && strcmp(h, "drop") != 0)) {
-			snprintf(err, errlen, "the policy is not valid: page_content.hidden_text must be "
+			snprintf(err, errlen,
+			         "the policy is not valid: page_content.hidden_text must be "
 			         "\"flag\" or \"drop\"");
 			return -1;
 		}
@@ -85,7 +90,8 @@ void act_secrets_stop(struct act_session *s)
 	for (i = 0; i < s->n_typed_secrets; i++)
 		for (k = 0; k < 4; k++)
 			if (s->typed_secrets[i].forms[k]) {
-				sodium_memzero(s->typed_secrets[i].forms[k], s->typed_secrets[i].lens[k]);
+				sodium_memzero(s->typed_secrets[i].forms[k],
+				               s->typed_secrets[i].lens[k]);
 				free(s->typed_secrets[i].forms[k]);
 			}
 	free(s->typed_secrets);
@@ -143,8 +149,8 @@ static char *json_escaped(const unsigned char *v, size_t len)
 }
 
 /* Remembers value as typed under name (for scrubbing). */
-UNITTEST void act_secrets_remember(struct act_session *s, const char *name, const unsigned char *value,
-                           size_t len)
+UNITTEST void act_secrets_remember(struct act_session *s, const char *name,
+                                   const unsigned char *value, size_t len)
 {
 	struct act_typed_secret *t;
 	size_t i, k;
@@ -201,7 +207,8 @@ static void remember_field(struct act_session *s, const char *session_id, int ba
 	s->masked_fields = m;
 	snprintf(m[s->n_masked_fields].session_id, sizeof(m->session_id), "%s", session_id);
 	m[s->n_masked_fields].backend_node_id = backend_node_id;
-	snprintf(m[s->n_masked_fields].frame_id, sizeof(m->frame_id), "%s", frame_id ? frame_id : "");
+	snprintf(m[s->n_masked_fields].frame_id, sizeof(m->frame_id), "%s",
+	         frame_id ? frame_id : "");
 	s->n_masked_fields++;
 }
 
@@ -225,7 +232,8 @@ char *act_secrets_scrub_text(const struct act_session *s, const char *text)
 			for (k = 0; k < 4; k++) {
 				const struct act_typed_secret *t = &s->typed_secrets[i];
 
-				if (t->forms[k] && t->lens[k] > best && !strncmp(p, t->forms[k], t->lens[k])) {
+				if (t->forms[k] && t->lens[k] > best &&
+				    !strncmp(p, t->forms[k], t->lens[k])) {
 					best = t->lens[k];
 					name = t->name;
 				}
@@ -262,11 +270,9 @@ void act_secrets_scrub_json(const struct act_session *s, json_t *j)
 			free(clean);
 		}
 	} else if (json_is_object(j)) {
-		json_object_foreach(j, key, v)
-			act_secrets_scrub_json(s, v);
+		json_object_foreach(j, key, v) act_secrets_scrub_json(s, v);
 	} else if (json_is_array(j)) {
-		json_array_foreach(j, i, v)
-			act_secrets_scrub_json(s, v);
+		json_array_foreach(j, i, v) act_secrets_scrub_json(s, v);
 	}
 }
 
@@ -338,15 +344,16 @@ static int check_destination(struct act_ctx *ctx, const struct secret_meta *m, i
 	origin = json_string_value(json_object_get(info, "origin"));
 	if (!json_is_true(json_object_get(info, "focused")) ||
 	    !json_is_true(json_object_get(info, "doc_focus"))) {
-		act_fail(ctx, "secret_refused",
-		         "secret %s was not typed: the keyboard focus is on %.100s, not on %s (the page "
-		         "moved it, or the field moved or was replaced); take a new snapshot and check "
-		         "the field",
-		         m->name,
-		         json_is_true(json_object_get(info, "doc_focus"))
-		             ? gb_or(json_string_value(json_object_get(info, "active")), "nothing")
-		             : "another frame or window",
-		         ctx->target.description);
+		act_fail(
+		    ctx, "secret_refused",
+		    "secret %s was not typed: the keyboard focus is on %.100s, not on %s (the page "
+		    "moved it, or the field moved or was replaced); take a new snapshot and check "
+		    "the field",
+		    m->name,
+		    json_is_true(json_object_get(info, "doc_focus"))
+		        ? gb_or(json_string_value(json_object_get(info, "active")), "nothing")
+		        : "another frame or window",
+		    ctx->target.description);
 		goto out;
 	}
 	snprintf(url, sizeof(url), "%.500s/", origin ? origin : "null");
@@ -357,13 +364,15 @@ static int check_destination(struct act_ctx *ctx, const struct secret_meta *m, i
 		gb_buf_init(&hosts, 4096);
 		for (i = 0; i < m->n_hosts; i++)
 			gb_buf_appendf(&hosts, "%s%s", i ? ", " : "", m->hosts[i]);
-		act_fail(ctx, "secret_refused",
-		         "secret %s was not typed: %s is in a frame of %.200s, and %s may only be typed "
-		         "on %s",
-		         m->name, ctx->target.description,
-		         origin && strcmp(origin, "null") ? origin : "an opaque origin (sandboxed or "
-		                                                     "data: frame)",
-		         m->name, hosts.data ? hosts.data : "");
+		act_fail(
+		    ctx, "secret_refused",
+		    "secret %s was not typed: %s is in a frame of %.200s, and %s may only be typed "
+		    "on %s",
+		    m->name, ctx->target.description,
+		    origin && strcmp(origin, "null") ? origin
+		                                     : "an opaque origin (sandboxed or "
+		                                       "data: frame)",
+		    m->name, hosts.data ? hosts.data : "");
 		gb_buf_free(&hosts);
 		goto out;
 	}
@@ -371,10 +380,11 @@ static int check_destination(struct act_ctx *ctx, const struct secret_meta *m, i
 	field.type = json_string_value(json_object_get(info, "type"));
 	field.autocomplete = json_string_value(json_object_get(info, "autocomplete"));
 	if (!secret_field_allowed(m, &field, why, sizeof(why))) {
-		act_fail(ctx, "secret_refused",
-		         "secret %s was not typed into %s: %s; a secret goes only into the fields its "
-		         "owner allowed (glassbox secret set --fields)",
-		         m->name, ctx->target.description, why);
+		act_fail(
+		    ctx, "secret_refused",
+		    "secret %s was not typed into %s: %s; a secret goes only into the fields its "
+		    "owner allowed (glassbox secret set --fields)",
+		    m->name, ctx->target.description, why);
 		goto out;
 	}
 	*password = field.type && !strcmp(field.type, "password");
@@ -402,7 +412,8 @@ int act_type_secret(struct act_ctx *ctx, const char *name, int submit)
 	json_object_set_new(ctx->out, "secret", json_string(name));
 	rc = secret_open(as->data_dir, as->tenant, name, &m, &value, &len, err, sizeof(err));
 	if (rc < 0) {
-		rc = act_fail(ctx, rc == -ENOENT ? "unknown_secret" : "secret_unavailable", "%s", err);
+		rc = act_fail(ctx, rc == -ENOENT ? "unknown_secret" : "secret_unavailable", "%s",
+		              err);
 		goto out;
 	}
 	rc = act_actionable(ctx, "type", &x, &y, &info);
@@ -411,8 +422,8 @@ int act_type_secret(struct act_ctx *ctx, const char *name, int submit)
 	/* the last check, on the element that has the focus now, then the text */
 	rc = check_destination(ctx, &m, &password);
 	if (rc < 0) {
-		act_keeper_record(as->keeper, "secret_refused", ctx->sess ? sess_id(ctx->sess) : NULL,
-		                  ctx->operation_id,
+		act_keeper_record(as->keeper, "secret_refused",
+		                  ctx->sess ? sess_id(ctx->sess) : NULL, ctx->operation_id,
 		                  json_pack("{s:s, s:s, s:s}", "secret", name, "target",
 		                            ctx->target.description, "reason", ctx->error),
 		                  0);
@@ -421,11 +432,14 @@ int act_type_secret(struct act_ctx *ctx, const char *name, int submit)
 	if (!password) {
 		json_t *still = NULL;
 
-		rc = act_call_in_isolated_world(ctx, unsaved_js, &still, "checking where the secret goes");
+		rc = act_call_in_isolated_world(ctx, unsaved_js, &still,
+		                                "checking where the secret goes");
 		if (rc == 0 && !json_is_true(still))
-			rc = act_fail(ctx, "secret_refused", "secret %s was not typed: the keyboard focus "
-			              "left %s while it was checked; take a new snapshot and check the field",
-			              name, ctx->target.description);
+			rc = act_fail(
+			    ctx, "secret_refused",
+			    "secret %s was not typed: the keyboard focus "
+			    "left %s while it was checked; take a new snapshot and check the field",
+			    name, ctx->target.description);
 		json_decref(still);
 		if (rc < 0)
 			goto out;
@@ -436,8 +450,8 @@ int act_type_secret(struct act_ctx *ctx, const char *name, int submit)
 	if (rc < 0)
 		goto out;
 	if (!password) {
-		const struct snap_ref *ref = ctx->target.ref[0] ? act_snapshot_find(&as->refs, ctx->target.ref)
-		                                                : NULL;
+		const struct snap_ref *ref =
+		    ctx->target.ref[0] ? act_snapshot_find(&as->refs, ctx->target.ref) : NULL;
 
 		remember_field(as, ctx->target.session_id, ctx->target.backend_node_id,
 		               ref ? ref->frame_id : NULL);
@@ -445,11 +459,12 @@ int act_type_secret(struct act_ctx *ctx, const char *name, int submit)
 	gb_buf_appendf(&ctx->text, "Typed secret %s into %s", name, ctx->target.description);
 	json_object_set_new(ctx->out, "value", json_string("••••"));
 	if (act_call_on_target(ctx, value_js, NULL, &now, "re-reading the field") == 0)
-		gb_buf_appendf(&ctx->text, "\n- value re-read: %s",
-		               json_is_string(now) && strlen(json_string_value(now)) == len &&
-		                       !memcmp(json_string_value(now), value, len)
-		                   ? "matches the secret (hidden)"
-		                   : "differs from the secret (hidden): the page changed the field");
+		gb_buf_appendf(
+		    &ctx->text, "\n- value re-read: %s",
+		    json_is_string(now) && strlen(json_string_value(now)) == len &&
+		            !memcmp(json_string_value(now), value, len)
+		        ? "matches the secret (hidden)"
+		        : "differs from the secret (hidden): the page changed the field");
 	if (submit) {
 		rc = act_press_key(ctx, "Enter", 0);
 		gb_buf_appendf(&ctx->text, "\n- submitted with Enter");
@@ -477,8 +492,8 @@ static int field_box(struct act_ctx *ctx, const struct snap_masked *m, struct ev
 	int rc = -1;
 
 	if (cdp_call(ctx->cdp, m->session_id, "DOM.getContentQuads",
-	             json_pack("{s:i}", "backendNodeId", m->backend_node_id), act_left_ms(ctx), &res,
-	             &err) < 0) {
+	             json_pack("{s:i}", "backendNodeId", m->backend_node_id), act_left_ms(ctx),
+	             &res, &err) < 0) {
 		rc = 1; /* gone with its page or frame */
 		goto out;
 	}
@@ -534,7 +549,8 @@ int act_secrets_mask_png(struct act_ctx *ctx, unsigned char **png, size_t *len)
 			rc = -1;
 	}
 	if (rc < 0)
-		GB_LOGW("actions", "a screenshot shows a field that received a secret whose place is "
+		GB_LOGW("actions",
+		        "a screenshot shows a field that received a secret whose place is "
 		        "unknown: it is not kept");
 	if (rc == 0 && n) {
 		rc = evid_png_mask(*png, *len, rects, n, 1, &out, &outlen, err, sizeof(err));
@@ -544,8 +560,10 @@ int act_secrets_mask_png(struct act_ctx *ctx, unsigned char **png, size_t *len)
 			*len = outlen;
 			ctx->shot_masked = 1;
 		} else {
-			GB_LOGW("actions", "a screenshot showing a secret's field could not be masked and "
-			        "is not kept: %s", err);
+			GB_LOGW("actions",
+			        "a screenshot showing a secret's field could not be masked and "
+			        "is not kept: %s",
+			        err);
 			rc = -1;
 		}
 	}

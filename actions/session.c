@@ -115,7 +115,8 @@ static int check_retention(struct act_session *s, char *err, size_t errlen)
 		return 0;
 	if (!json_is_integer(days) || json_integer_value(days) < 1 ||
 	    json_integer_value(days) > 36500) {
-		snprintf(err, errlen, "\"retention_days\" must be a whole number of days from 1 to 36500");
+		snprintf(err, errlen,
+		         "\"retention_days\" must be a whole number of days from 1 to 36500");
 		return -1;
 	}
 	act_keeper_purge(s->keeper, (unsigned)json_integer_value(days));
@@ -187,9 +188,9 @@ int act_session_new(const struct act_config *cfg, struct act_session **out, char
 	if (act_limits_read(s, cfg, cfg->tenant_policy, err, errlen) < 0)
 		goto out;
 	s->profile_save_at_end = cfg->profile_save_at_end;
-	if (cfg->profile && act_profile_open(s, cfg->profile, cfg->profile_user,
-	                                     cfg->profile_readonly, cfg->profile_create, err,
-	                                     errlen) < 0)
+	if (cfg->profile &&
+	    act_profile_open(s, cfg->profile, cfg->profile_user, cfg->profile_readonly,
+	                     cfg->profile_create, err, errlen) < 0)
 		goto out;
 	if (pthread_create(&s->thread, NULL, worker_main, s) != 0) {
 		snprintf(err, errlen, "cannot start the session's worker thread");
@@ -290,7 +291,7 @@ void act_session_free(struct act_session *s)
 int act_browser_check(const struct act_config *cfg, char *version, size_t vlen, char *err,
                       size_t errlen)
 {
-	struct sess_options opt = {0};
+	struct sess_options opt = { 0 };
 	char run_dir[4096];
 	struct sess *sess = NULL;
 
@@ -306,22 +307,24 @@ int act_browser_check(const struct act_config *cfg, char *version, size_t vlen, 
 }
 
 int act_session_read_artifact(struct act_session *s, const char *uri, unsigned char **data,
-                              size_t *len, char *mime, size_t mime_len, char *err,
-                              size_t errlen)
+                              size_t *len, char *mime, size_t mime_len, char *err, size_t errlen)
 {
 	static const char prefix[] = "glassbox://artifact/";
 	const char *sha;
 	int rc;
 
 	if (strncmp(uri, prefix, sizeof(prefix) - 1) != 0) {
-		snprintf(err, errlen, "unknown resource %.200s: evidence URIs look like "
-		         "glassbox://artifact/<sha256>", uri);
+		snprintf(err, errlen,
+		         "unknown resource %.200s: evidence URIs look like "
+		         "glassbox://artifact/<sha256>",
+		         uri);
 		return -1;
 	}
 	sha = uri + sizeof(prefix) - 1;
 	act_keeper_flush(s->keeper); /* it may still be on its way to disk */
 	if (strlen(sha) != 64 || strspn(sha, "0123456789abcdef") != 64) {
-		snprintf(err, errlen, "malformed artifact id in %.200s: expected 64 hex digits", uri);
+		snprintf(err, errlen, "malformed artifact id in %.200s: expected 64 hex digits",
+		         uri);
 		return -1;
 	}
 	rc = evid_store_get(s->store, s->tenant, sha, data, len, mime, mime_len);

@@ -22,13 +22,12 @@
 struct cdp_conn;
 struct cdp_error;
 
-#define SNAP_MAX_FRAMES 64                 /* docs (frames) in one snapshot */
-#define SNAP_MAX_DEPTH 512                 /* AX nesting that is rendered */
-#define SNAP_MAX_YAML_BYTES (4u << 20)     /* ceiling of the rendered text */
-#define SNAP_MAX_NAME_CHARS 900            /* longer names are not shown (as Playwright) */
-#define SNAP_ID_MAX 64                     /* session and frame ids (struct snap_ref) */
+#define SNAP_MAX_FRAMES 64             /* docs (frames) in one snapshot */
+#define SNAP_MAX_DEPTH 512             /* AX nesting that is rendered */
+#define SNAP_MAX_YAML_BYTES (4u << 20) /* ceiling of the rendered text */
+#define SNAP_MAX_NAME_CHARS 900        /* longer names are not shown (as Playwright) */
+#define SNAP_ID_MAX 64                 /* session and frame ids (struct snap_ref) */
 #define SNAP_PASSWORD_MASK "\xe2\x80\xa2\xe2\x80\xa2\xe2\x80\xa2\xe2\x80\xa2" /* •••• */
-
 
 /* ---- state ------------------------------------------------------------- */
 
@@ -39,30 +38,30 @@ enum pw_state { PW_UNKNOWN = 0, PW_PENDING, PW_CLEAR, PW_MASK, PW_HIDE };
 
 /* Per AX node of a doc (parallel to doc->nodes). */
 struct ax_info {
-	int child_doc;      /* Iframe: the doc of its frame, or -1 */
-	unsigned char pw;   /* enum pw_state */
+	int child_doc;         /* Iframe: the doc of its frame, or -1 */
+	unsigned char pw;      /* enum pw_state */
 	unsigned char scanned; /* each node is scanned and built once, so that */
 	unsigned char built;   /* a malformed tree (cycles, shared children) stays linear */
 };
 
 struct snap_doc {
-	char *session_id;   /* CDP session that owns the frame */
-	char *frame_id;     /* NULL until known (the main frame, from its AX root) */
-	char *origin;       /* "http://host:port" of the frame's URL, or NULL */
-	int parent;         /* doc of the owner iframe, -1 for the first doc */
-	json_t *result;     /* getFullAXTree result (owned) */
-	json_t *nodes;      /* its "nodes" (borrowed from result) */
+	char *session_id; /* CDP session that owns the frame */
+	char *frame_id;   /* NULL until known (the main frame, from its AX root) */
+	char *origin;     /* "http://host:port" of the frame's URL, or NULL */
+	int parent;       /* doc of the owner iframe, -1 for the first doc */
+	json_t *result;   /* getFullAXTree result (owned) */
+	json_t *nodes;    /* its "nodes" (borrowed from result) */
 	size_t n_nodes;
 	struct ax_info *info;
-	const char **keys;  /* nodeId of each node (borrowed) */
-	size_t *slots;      /* open-addressing index nodeId -> node + 1 */
+	const char **keys; /* nodeId of each node (borrowed) */
+	size_t *slots;     /* open-addressing index nodeId -> node + 1 */
 	size_t n_slots;
-	size_t root;        /* node to render from */
-	int state;          /* enum doc_state */
-	int linked;         /* rendered: the first doc, or owned by an iframe */
-	int scanned;        /* its describes were sent */
-	int want_tree;      /* send Page.getFrameTree with its AX tree */
-	int prefix;         /* ref prefix "f<N>"; 0 = none; -1 = not assigned yet */
+	size_t root;   /* node to render from */
+	int state;     /* enum doc_state */
+	int linked;    /* rendered: the first doc, or owned by an iframe */
+	int scanned;   /* its describes were sent */
+	int want_tree; /* send Page.getFrameTree with its AX tree */
+	int prefix;    /* ref prefix "f<N>"; 0 = none; -1 = not assigned yet */
 };
 
 enum call_kind { CALL_AX, CALL_TREE, CALL_DESCRIBE_FRAME, CALL_DESCRIBE_PW };
@@ -87,7 +86,7 @@ enum {
 	SN_PRESSED_MIXED = 1u << 7,
 	SN_SELECTED = 1u << 8,
 	SN_NOREF = 1u << 9,
-	SN_KEEP = 1u << 10, /* the subtree root: never collapsed */
+	SN_KEEP = 1u << 10,   /* the subtree root: never collapsed */
 	SN_HIDDEN = 1u << 11, /* a person would not see it: [hidden-text] */
 };
 
@@ -97,32 +96,32 @@ struct snode;
 struct sitem {
 	struct snode *node;
 	char *text;
-	int hidden;         /* text a person would not see (snapshot_hidden.c) */
+	int hidden; /* text a person would not see (snapshot_hidden.c) */
 };
 
 /* One node of the rendered tree (Playwright's aria node). */
 struct snode {
-	const char *role;   /* static, or borrowed from a doc's JSON */
-	char *name;         /* whitespace-normalized; NULL = none */
-	char *url;          /* link: /url prop */
-	char *placeholder;  /* textbox: /placeholder prop */
+	const char *role;    /* static, or borrowed from a doc's JSON */
+	char *name;          /* whitespace-normalized; NULL = none */
+	char *url;           /* link: /url prop */
+	char *placeholder;   /* textbox: /placeholder prop */
 	const char *invalid; /* "grammar" / "spelling" for [invalid=...], else NULL */
 	unsigned flags;
 	int level;
-	int backend_id;     /* DOM.BackendNodeId; 0 = none */
+	int backend_id; /* DOM.BackendNodeId; 0 = none */
 	size_t doc;
 	struct sitem *kids;
 	size_t n_kids;
 	size_t cap_kids;
-	char *visible;      /* its visible text when its name says something else */
+	char *visible; /* its visible text when its name says something else */
 };
 
 /* The nodes of one CDP session that a person would not see. */
 struct snap_hidden_set {
 	char session_id[SNAP_ID_MAX];
-	int *ids;           /* backend node ids, sorted */
+	int *ids; /* backend node ids, sorted */
 	size_t n;
-	uint64_t call_id;   /* its captureSnapshot, until awaited; 0: none */
+	uint64_t call_id; /* its captureSnapshot, until awaited; 0: none */
 };
 
 struct snap_ctx {
@@ -145,7 +144,7 @@ struct snap_ctx {
 	struct old_prefix {
 		char frame_id[SNAP_ID_MAX];
 		int prefix;
-	} *old;
+	} * old;
 	size_t n_old;
 	int next_prefix;
 
@@ -155,14 +154,14 @@ struct snap_ctx {
 	size_t n_calls;
 	size_t cap_calls;
 
-	struct snode *frag;  /* the rendered tree's root (its children are the top lines) */
-	int popup_depth;     /* inside a native <select>'s popup: options get no ref */
+	struct snode *frag; /* the rendered tree's root (its children are the top lines) */
+	int popup_depth;    /* inside a native <select>'s popup: options get no ref */
 
 	struct gb_buf out;
 	struct gb_buf line;
-	size_t out_chars;    /* characters (code points) kept in out */
+	size_t out_chars; /* characters (code points) kept in out */
 	size_t n_lines;
-	size_t limit_chars;  /* max_chars, or SIZE_MAX */
+	size_t limit_chars; /* max_chars, or SIZE_MAX */
 	int truncated;
 	int stopped;
 
@@ -176,7 +175,6 @@ struct snap_ctx {
 	size_t n_hidden_dropped; /* texts and nodes left out */
 	size_t n_label_differs;
 };
-
 
 /* ---- snapshot.c ---------------------------------------------------------- */
 

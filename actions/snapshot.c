@@ -118,12 +118,13 @@ static int snap_seed(struct snap_ctx *x, const struct snap_refmap *map)
 		x->root_prefix = ref_prefix(opt->root->ref);
 		snprintf(x->root_ref, sizeof(x->root_ref), "%s", opt->root->ref);
 		d = act_snap_doc_add(x, opt->root->session_id[0] ? opt->root->session_id : page,
-		            opt->root->frame_id[0] ? opt->root->frame_id : NULL, -1);
+		                     opt->root->frame_id[0] ? opt->root->frame_id : NULL, -1);
 	} else {
 		d = act_snap_doc_add(x, page, NULL, -1);
 	}
 	if (d < 0) {
-		act_snap_errf(x, "cannot take the snapshot: the CDP session or frame id is invalid");
+		act_snap_errf(x,
+		              "cannot take the snapshot: the CDP session or frame id is invalid");
 		goto out;
 	}
 	x->docs[0].linked = !x->subtree;
@@ -173,7 +174,8 @@ int act_snapshot_take(struct cdp_conn *c, const struct snap_options *opt, struct
 		*truncated = 0;
 	if (!c || !opt || !map || !yaml_out || !truncated) {
 		if (err && errlen)
-			snprintf(err, errlen, "act_snapshot_take: missing connection, options, map or output");
+			snprintf(err, errlen,
+			         "act_snapshot_take: missing connection, options, map or output");
 		goto out;
 	}
 	x = calloc(1, sizeof(*x));

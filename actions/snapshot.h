@@ -29,40 +29,40 @@ struct cdp_conn;
 /* One ref of the latest snapshot: which node it names, and what the
  * agent was shown for it (to explain stale refs and to gate actions). */
 struct snap_ref {
-	char ref[16];          /* "e5", "f1e2" */
-	char session_id[64];   /* CDP session of the frame's target */
+	char ref[16];        /* "e5", "f1e2" */
+	char session_id[64]; /* CDP session of the frame's target */
 	char frame_id[64];
-	int backend_node_id;   /* DOM.BackendNodeId */
-	char *role;            /* "button" */
-	char *name;            /* accessible name as shown */
+	int backend_node_id; /* DOM.BackendNodeId */
+	char *role;          /* "button" */
+	char *name;          /* accessible name as shown */
 };
 
 struct snap_refmap {
 	struct snap_ref *refs;
 	size_t n_refs;
-	unsigned generation;   /* increases with every snapshot */
+	unsigned generation; /* increases with every snapshot */
 };
 
 /* A field whose value is never shown (it received a secret). */
 struct snap_masked {
-	char session_id[64];   /* CDP session of its frame */
+	char session_id[64]; /* CDP session of its frame */
 	int backend_node_id;
-	char frame_id[64];     /* its frame ("" when unknown): places it in screenshots */
+	char frame_id[64]; /* its frame ("" when unknown): places it in screenshots */
 };
 
 /* What to do with text a person would not see (hidden, off-screen, zero
  * size, transparent, clipped away). */
 enum snap_hidden_mode {
-	SNAP_HIDDEN_OFF = 0,   /* not looked for */
-	SNAP_HIDDEN_FLAG,      /* shown, marked [hidden-text] */
-	SNAP_HIDDEN_DROP,      /* left out */
+	SNAP_HIDDEN_OFF = 0, /* not looked for */
+	SNAP_HIDDEN_FLAG,    /* shown, marked [hidden-text] */
+	SNAP_HIDDEN_DROP,    /* left out */
 };
 
 /* What a snapshot found besides its lines. */
 struct snap_stats {
-	size_t hidden_flagged;   /* lines marked [hidden-text] */
-	size_t hidden_dropped;   /* hidden texts and nodes left out (SNAP_HIDDEN_DROP) */
-	size_t label_differs;    /* controls marked [label-differs, ...] */
+	size_t hidden_flagged; /* lines marked [hidden-text] */
+	size_t hidden_dropped; /* hidden texts and nodes left out (SNAP_HIDDEN_DROP) */
+	size_t label_differs;  /* controls marked [label-differs, ...] */
 };
 
 /* Maps a frame id to the CDP session that owns it (out-of-process
@@ -72,14 +72,14 @@ typedef const char *(*snap_frame_session_fn)(void *user, const char *frame_id);
 /* (NULL means: the session of the frame's parent frame.) */
 
 struct snap_options {
-	const char *page_session_id;  /* the page target's CDP session */
-	const struct snap_ref *root;  /* subtree: NULL = whole page. May point into the
+	const char *page_session_id; /* the page target's CDP session */
+	const struct snap_ref *root; /* subtree: NULL = whole page. May point into the
 	                               * map being replaced. Needs session_id and
 	                               * backend_node_id; ref and frame_id may be empty
 	                               * (a node found by selector: it is then searched
 	                               * in every frame of its session) */
-	size_t max_chars;             /* 0 = unlimited; else cut with a marker line */
-	int timeout_ms;               /* for the whole snapshot; <= 0 = 30000 */
+	size_t max_chars;            /* 0 = unlimited; else cut with a marker line */
+	int timeout_ms;              /* for the whole snapshot; <= 0 = 30000 */
 	snap_frame_session_fn frame_session;
 	void *frame_session_user;
 	const struct snap_masked *masked; /* values shown as "••••" */
@@ -89,7 +89,7 @@ struct snap_options {
 	 * visible text of a button or link is flagged [label-differs, visible
 	 * "..."] whenever this is not OFF */
 	enum snap_hidden_mode hidden;
-	struct snap_stats *stats;     /* filled on success when not NULL */
+	struct snap_stats *stats; /* filled on success when not NULL */
 };
 
 /*

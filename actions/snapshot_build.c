@@ -118,7 +118,7 @@ static int merge_texts(struct snode *s)
 			s->kids[i].text = NULL;
 			continue;
 		}
-flush:
+	flush:
 		if (acc.len) {
 			char *t = act_snap_normalize_ws(acc.data, acc.len);
 
@@ -238,8 +238,9 @@ out:
  * adds nothing of its own (its children go to its parent). */
 static const char *aria_role(json_t *n)
 {
-	static const char *const transparent[] = {"RootWebArea", "WebArea", "none", "presentation",
-	                                          "LabelText", "MenuListPopup", "Legend"};
+	static const char *const transparent[] = { "RootWebArea",  "WebArea",   "none",
+		                                   "presentation", "LabelText", "MenuListPopup",
+		                                   "Legend" };
 	const char *role = act_snap_ax_role(n);
 	const char *type = act_snap_jstr2(n, "role", "type");
 	const char *aria = role;
@@ -265,7 +266,8 @@ static const char *ax_placeholder(json_t *n)
 	const char *found = NULL;
 	size_t i;
 
-	json_array_foreach(sources, i, src) {
+	json_array_foreach(sources, i, src)
+	{
 		const char *type = json_string_value(json_object_get(src, "type"));
 		const char *attr = json_string_value(json_object_get(src, "attribute"));
 		const char *v = act_snap_jstr2(src, "attributeValue", "value");
@@ -327,8 +329,8 @@ static void snode_states(struct snode *s, json_t *n)
 		s->flags |= SN_PRESSED;
 	if (act_snap_jtrue(act_snap_ax_prop(n, "selected")))
 		s->flags |= SN_SELECTED;
-	if (!strcmp(s->role, "heading") && json_is_integer(level) && json_integer_value(level) > 0 &&
-	    json_integer_value(level) < 100)
+	if (!strcmp(s->role, "heading") && json_is_integer(level) &&
+	    json_integer_value(level) > 0 && json_integer_value(level) < 100)
 		s->level = (int)json_integer_value(level);
 }
 
@@ -374,9 +376,11 @@ static int is_masked(const struct snap_ctx *x, size_t d, int backend_id)
 /* Roles whose name a person reads as what the control does. */
 static int is_labelled_control(const char *role)
 {
-	static const char *const roles[] = {"button", "link", "menuitem", "menuitemcheckbox",
-	                                    "menuitemradio", "tab", "checkbox", "radio", "switch",
-	                                    "option", NULL};
+	static const char *const roles[] = {
+		"button",        "link",   "menuitem", "menuitemcheckbox",
+		"menuitemradio", "tab",    "checkbox", "radio",
+		"switch",        "option", NULL
+	};
 	size_t i;
 
 	for (i = 0; roles[i]; i++)
@@ -434,7 +438,8 @@ static int build_kids(struct snap_ctx *x, size_t d, json_t *n, size_t self, stru
 	size_t i;
 	int rc = 0;
 
-	json_array_foreach(kids, i, kid) {
+	json_array_foreach(kids, i, kid)
+	{
 		long k = act_snap_doc_find(&x->docs[d], json_string_value(kid));
 
 		if (rc == 0 && k >= 0 && (size_t)k != self)
@@ -470,8 +475,8 @@ static int build_node(struct snap_ctx *x, size_t d, size_t idx, struct snode *pa
 	int popup;
 	int rc = 0;
 
-	if (depth > SNAP_MAX_DEPTH || !strcmp(role, "InlineTextBox") || !strcmp(role, "ListMarker") ||
-	    doc->info[idx].built)
+	if (depth > SNAP_MAX_DEPTH || !strcmp(role, "InlineTextBox") ||
+	    !strcmp(role, "ListMarker") || doc->info[idx].built)
 		goto out;
 	doc->info[idx].built = 1;
 	if (!strcmp(role, "StaticText") && !json_is_true(json_object_get(n, "ignored"))) {
@@ -508,8 +513,8 @@ static int build_node(struct snap_ctx *x, size_t d, size_t idx, struct snode *pa
 	if (!s)
 		goto out;
 	s->backend_id = act_snap_ax_backend(n);
-	if (act_snap_is_hidden(x, d, s->backend_id) && !(x->subtree && (int)d == x->root_doc &&
-	                                                  idx == doc->root)) {
+	if (act_snap_is_hidden(x, d, s->backend_id) &&
+	    !(x->subtree && (int)d == x->root_doc && idx == doc->root)) {
 		if (x->opt->hidden == SNAP_HIDDEN_DROP) {
 			/* nobody sees it, nor what it holds: left out */
 			x->n_hidden_dropped++;
@@ -541,7 +546,8 @@ static int build_node(struct snap_ctx *x, size_t d, size_t idx, struct snode *pa
 	}
 	snode_states(s, n);
 	if (!strcmp(aria, "link") && json_string_value(act_snap_ax_prop(n, "url"))) {
-		s->url = link_url(json_string_value(act_snap_ax_prop(n, "url")), act_snap_doc_origin(x, d));
+		s->url = link_url(json_string_value(act_snap_ax_prop(n, "url")),
+		                  act_snap_doc_origin(x, d));
 		if (!s->url)
 			goto out;
 	}
@@ -556,7 +562,8 @@ static int build_node(struct snap_ctx *x, size_t d, size_t idx, struct snode *pa
 		 * not known to be clear (password, unchecked) is masked or left out */
 		int masked = is_masked(x, d, s->backend_id);
 
-		if (value && *value && (pw == PW_MASK || masked) && text_push(s, SNAP_PASSWORD_MASK) < 0)
+		if (value && *value && (pw == PW_MASK || masked) &&
+		    text_push(s, SNAP_PASSWORD_MASK) < 0)
 			goto out;
 		if (value && *value && pw == PW_CLEAR && !masked && text_push(s, value) < 0)
 			goto out;

@@ -44,7 +44,8 @@ static int doc_index(struct snap_doc *doc)
 		goto out;
 	doc->n_slots = cap;
 	for (i = 0; i < doc->n_nodes; i++) {
-		const char *k = json_string_value(json_object_get(json_array_get(doc->nodes, i), "nodeId"));
+		const char *k =
+		    json_string_value(json_object_get(json_array_get(doc->nodes, i), "nodeId"));
 		size_t h;
 
 		doc->keys[i] = k;
@@ -199,7 +200,8 @@ static int call_send(struct snap_ctx *x, enum call_kind kind, size_t d, size_t n
 	}
 	sent = cdp_send(x->conn, x->docs[d].session_id, method, params, &id);
 	if (sent < 0) {
-		act_snap_errf(x, "could not send %s to the browser: %s", method, cdp_strerror(-sent));
+		act_snap_errf(x, "could not send %s to the browser: %s", method,
+		              cdp_strerror(-sent));
 		goto out;
 	}
 	x->calls[x->n_calls].id = id;
@@ -245,10 +247,12 @@ static int has_popup_child(const struct snap_doc *doc, json_t *n)
 	size_t i;
 	int popup = 0;
 
-	json_array_foreach(kids, i, kid) {
+	json_array_foreach(kids, i, kid)
+	{
 		long k = act_snap_doc_find(doc, json_string_value(kid));
 
-		if (k >= 0 && !strcmp(act_snap_ax_role(json_array_get(doc->nodes, (size_t)k)), "MenuListPopup"))
+		if (k >= 0 && !strcmp(act_snap_ax_role(json_array_get(doc->nodes, (size_t)k)),
+		                      "MenuListPopup"))
 			popup = 1;
 	}
 	return popup;
@@ -300,7 +304,8 @@ static int scan_node(struct snap_ctx *x, size_t d, size_t idx, unsigned depth)
 			               json_pack("{s:i}", "backendNodeId", backend));
 		}
 	}
-	json_array_foreach(kids, i, kid) {
+	json_array_foreach(kids, i, kid)
+	{
 		long k = act_snap_doc_find(doc, json_string_value(kid));
 
 		if (rc == 0 && k >= 0 && (size_t)k != idx)
@@ -328,12 +333,12 @@ static int on_ax(struct snap_ctx *x, size_t d, json_t *res, const struct cdp_err
 	if (!json_is_array(nodes) || json_array_size(nodes) == 0) {
 		if (d == 0) {
 			act_snap_errf(x, "could not read the accessibility tree of the %s: %s",
-			          x->subtree ? "target's frame" : "page",
-			          res ? "the browser sent no nodes" : cerr->message);
+			              x->subtree ? "target's frame" : "page",
+			              res ? "the browser sent no nodes" : cerr->message);
 			goto out;
 		}
-		GB_LOGD("actions", "snapshot: frame %s left empty: %s", doc->frame_id ? doc->frame_id : "?",
-		        res ? "no nodes" : cerr->message);
+		GB_LOGD("actions", "snapshot: frame %s left empty: %s",
+		        doc->frame_id ? doc->frame_id : "?", res ? "no nodes" : cerr->message);
 		doc->state = DOC_FAILED;
 		rc = 0;
 		goto out;
@@ -389,7 +394,8 @@ static void tree_prefetch(struct snap_ctx *x, size_t d, json_t *ft, unsigned dep
 	json_t *kid;
 	size_t i;
 
-	json_array_foreach(kids, i, kid) {
+	json_array_foreach(kids, i, kid)
+	{
 		const char *fid = act_snap_jstr2(kid, "frame", "id");
 
 		if (depth > SNAP_MAX_DEPTH)
@@ -411,7 +417,8 @@ static json_t *tree_find(json_t *ft, const char *frame_id, unsigned depth)
 
 	if (fid && !strcmp(fid, frame_id))
 		hit = ft;
-	json_array_foreach(kids, i, kid) {
+	json_array_foreach(kids, i, kid)
+	{
 		if (hit || depth > SNAP_MAX_DEPTH)
 			break;
 		hit = tree_find(kid, frame_id, depth + 1);
@@ -427,7 +434,8 @@ static void on_tree(struct snap_ctx *x, size_t d, json_t *res)
 	const char *top = act_snap_jstr2(ft, "frame", "id");
 	json_t *mine;
 
-	if (top && !x->main_frame_id && !json_object_get(json_object_get(ft, "frame"), "parentId") &&
+	if (top && !x->main_frame_id &&
+	    !json_object_get(json_object_get(ft, "frame"), "parentId") &&
 	    !strcmp(x->docs[d].session_id, x->opt->page_session_id ? x->opt->page_session_id : ""))
 		x->main_frame_id = strdup(top);
 	if (top && d == 0 && !x->subtree && !x->docs[d].frame_id && strlen(top) < SNAP_ID_MAX)
@@ -504,17 +512,20 @@ static int calls_await(struct snap_ctx *x)
 		int64_t left = x->deadline_ms - gb_now_ms();
 
 		memset(&cerr, 0, sizeof(cerr));
-		rc = cdp_await(x->conn, call->id, left > 0 ? (int)(left < INT32_MAX ? left : INT32_MAX) : 1,
-		               &res, &cerr);
+		rc = cdp_await(x->conn, call->id,
+		               left > 0 ? (int)(left < INT32_MAX ? left : INT32_MAX) : 1, &res,
+		               &cerr);
 		if (rc == -CDP_ETIMEOUT) {
-			act_snap_errf(x, "the browser did not answer %s within %d ms: try again, or pass a "
-			          "target to snapshot a smaller part of the page", call->method,
-			          x->opt->timeout_ms);
+			act_snap_errf(
+			    x,
+			    "the browser did not answer %s within %d ms: try again, or pass a "
+			    "target to snapshot a smaller part of the page",
+			    call->method, x->opt->timeout_ms);
 			goto fatal;
 		}
 		if (rc == -CDP_ECLOSED || rc == -CDP_ECANCELLED || rc == -CDP_ENOMEM) {
 			act_snap_errf(x, "%s failed: %s", call->method,
-			          cerr.message[0] ? cerr.message : cdp_strerror(-rc));
+			              cerr.message[0] ? cerr.message : cdp_strerror(-rc));
 			goto fatal;
 		}
 		if (rc < 0 && !cerr.message[0])
@@ -567,14 +578,17 @@ int act_snap_fetch(struct snap_ctx *x)
 			struct snap_doc *doc = &x->docs[d];
 
 			if (doc->state == DOC_WANTED) {
-				json_t *params = doc->frame_id ? json_pack("{s:s}", "frameId", doc->frame_id)
-				                               : json_object();
+				json_t *params = doc->frame_id
+				                     ? json_pack("{s:s}", "frameId", doc->frame_id)
+				                     : json_object();
 
 				doc->state = DOC_FETCHING;
-				if (call_send(x, CALL_AX, d, 0, "Accessibility.getFullAXTree", params) < 0)
+				if (call_send(x, CALL_AX, d, 0, "Accessibility.getFullAXTree",
+				              params) < 0)
 					goto out;
 				if (doc->want_tree &&
-				    call_send(x, CALL_TREE, d, 0, "Page.getFrameTree", json_object()) < 0)
+				    call_send(x, CALL_TREE, d, 0, "Page.getFrameTree",
+				              json_object()) < 0)
 					goto out;
 			} else if (doc->state == DOC_READY && doc->linked && !doc->scanned) {
 				doc->scanned = 1;
@@ -589,10 +603,15 @@ int act_snap_fetch(struct snap_ctx *x)
 	}
 	if (x->root_doc < 0) {
 		if (x->root_ref[0])
-			act_snap_errf(x, "ref %s is stale: its element is no longer on the page; take a new "
-			          "snapshot", x->root_ref);
+			act_snap_errf(
+			    x,
+			    "ref %s is stale: its element is no longer on the page; take a new "
+			    "snapshot",
+			    x->root_ref);
 		else
-			act_snap_errf(x, "the target's element is no longer on the page: take a new snapshot");
+			act_snap_errf(
+			    x,
+			    "the target's element is no longer on the page: take a new snapshot");
 		goto out;
 	}
 	rc = 0;

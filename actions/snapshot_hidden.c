@@ -32,8 +32,8 @@
 #define HIDDEN_MAX_NODES (1u << 22) /* nodes of one DOMSnapshot document */
 
 /* The computed styles asked for, in this order (layout.styles indexes). */
-static const char *const style_names[] = {"opacity", "clip", "clip-path", "overflow-x",
-                                          "overflow-y"};
+static const char *const style_names[] = { "opacity", "clip", "clip-path", "overflow-x",
+	                                   "overflow-y" };
 enum { ST_OPACITY, ST_CLIP, ST_CLIP_PATH, ST_OVERFLOW_X, ST_OVERFLOW_Y, ST_COUNT };
 
 /* For qsort and bsearch of backend ids. */
@@ -47,9 +47,10 @@ static int cmp_int(const void *a, const void *b)
 /* strings[idx] of a DOMSnapshot reply, or "". */
 static const char *str_at(json_t *strings, json_t *idx)
 {
-	const char *s = json_is_integer(idx)
-	                    ? json_string_value(json_array_get(strings, (size_t)json_integer_value(idx)))
-	                    : NULL;
+	const char *s =
+	    json_is_integer(idx)
+	        ? json_string_value(json_array_get(strings, (size_t)json_integer_value(idx)))
+	        : NULL;
 
 	return s ? s : "";
 }
@@ -82,8 +83,8 @@ static int scan_document(json_t *doc, json_t *strings, int **ids, size_t *n, siz
 
 	if (!json_is_array(backend) || count > HIDDEN_MAX_NODES || !json_is_array(lnode))
 		goto out;
-	prop = calloc(count ? count : 1, 1);  /* hides the node and its subtree */
-	self = calloc(count ? count : 1, 1);  /* hides the node alone */
+	prop = calloc(count ? count : 1, 1); /* hides the node and its subtree */
+	self = calloc(count ? count : 1, 1); /* hides the node alone */
 	if (!prop || !self)
 		goto out;
 	for (k = 0; k < json_array_size(lnode); k++) {
@@ -114,7 +115,8 @@ static int scan_document(json_t *doc, json_t *strings, int **ids, size_t *n, siz
 			    (!text && hides_overflow && w <= 1 && h <= 1))
 				prop[i] = 1;
 		}
-		if (cw > 0 && ch > 0 && w > 0 && h > 0 && (x + w <= 0 || y + h <= 0 || x >= cw || y >= ch))
+		if (cw > 0 && ch > 0 && w > 0 && h > 0 &&
+		    (x + w <= 0 || y + h <= 0 || x >= cw || y >= ch))
 			prop[i] = 1; /* off-screen, its subtree with it */
 		if (text && (w < 1 || h < 1))
 			self[i] = 1;
@@ -130,8 +132,8 @@ static int scan_document(json_t *doc, json_t *strings, int **ids, size_t *n, siz
 
 		if (pi >= 0 && (size_t)pi < i && prop[pi])
 			prop[i] = 1;
-		if (!(prop[i] || self[i]) || !json_is_integer(bid) || json_integer_value(bid) <= 0 ||
-		    json_integer_value(bid) > INT32_MAX)
+		if (!(prop[i] || self[i]) || !json_is_integer(bid) ||
+		    json_integer_value(bid) <= 0 || json_integer_value(bid) > INT32_MAX)
 			continue;
 		if (*n == *cap) {
 			size_t nc = *cap ? *cap * 2 : 64;
@@ -184,9 +186,10 @@ static void send_capture(struct snap_ctx *x, const char *session_id)
 	styles = json_array();
 	for (k = 0; k < ST_COUNT; k++)
 		json_array_append_new(styles, json_string(style_names[k]));
-	if (cdp_send(x->conn, set->session_id, "DOMSnapshot.captureSnapshot",
-	             json_pack("{s:o, s:b}", "computedStyles", styles, "includeTextColorOpacities", 1),
-	             &set->call_id) < 0)
+	if (cdp_send(
+	        x->conn, set->session_id, "DOMSnapshot.captureSnapshot",
+	        json_pack("{s:o, s:b}", "computedStyles", styles, "includeTextColorOpacities", 1),
+	        &set->call_id) < 0)
 		set->call_id = 0;
 }
 
@@ -231,7 +234,8 @@ int act_snap_is_hidden(const struct snap_ctx *x, size_t d, int backend_id)
 	for (s = 0; s < x->n_hidden; s++)
 		if (!strcmp(x->hidden[s].session_id, x->docs[d].session_id))
 			return x->hidden[s].n &&
-			       bsearch(&backend_id, x->hidden[s].ids, x->hidden[s].n, sizeof(int), cmp_int) != NULL;
+			       bsearch(&backend_id, x->hidden[s].ids, x->hidden[s].n, sizeof(int),
+			               cmp_int) != NULL;
 	return 0;
 }
 

@@ -54,8 +54,10 @@ static int ref_push(struct snap_ctx *x, const struct snode *s, const char *ref)
 	snprintf(r->frame_id, sizeof(r->frame_id), "%s", doc->frame_id ? doc->frame_id : "");
 	r->backend_node_id = s->backend_id;
 	r->role = strdup(s->role);
-	r->name = strdup(s->name && act_snap_utf8_chars(s->name, strlen(s->name)) <= SNAP_MAX_NAME_CHARS
-	                 ? s->name : "");
+	r->name =
+	    strdup(s->name && act_snap_utf8_chars(s->name, strlen(s->name)) <= SNAP_MAX_NAME_CHARS
+	               ? s->name
+	               : "");
 	if (!r->role || !r->name) {
 		free(r->role);
 		free(r->name);
@@ -198,10 +200,10 @@ static int render_node(struct snap_ctx *x, const struct snode *s, unsigned depth
 	struct gb_buf key;
 	char ref[sizeof(((struct snap_ref *)0)->ref)];
 	/* a lone text goes on the node's line, unless only it is hidden */
-	const char *text = s->n_kids == 1 && s->kids[0].text &&
-	                           (!s->kids[0].hidden || (s->flags & SN_HIDDEN))
-	                       ? s->kids[0].text
-	                       : NULL;
+	const char *text =
+	    s->n_kids == 1 && s->kids[0].text && (!s->kids[0].hidden || (s->flags & SN_HIDDEN))
+	        ? s->kids[0].text
+	        : NULL;
 	int has_ref = node_ref(x, s, ref, sizeof(ref)) == 0;
 	size_t i;
 	int rc = -1;
@@ -239,7 +241,8 @@ static int render_node(struct snap_ctx *x, const struct snode *s, unsigned depth
 		goto out;
 	for (i = 0; i < s->n_kids && !x->stopped; i++) {
 		if (s->kids[i].text &&
-		    render_text(x, s->kids[i].text, s->kids[i].hidden && !(s->flags & SN_HIDDEN), depth + 1) < 0)
+		    render_text(x, s->kids[i].text, s->kids[i].hidden && !(s->flags & SN_HIDDEN),
+		                depth + 1) < 0)
 			goto out;
 		if (s->kids[i].node && render_node(x, s->kids[i].node, depth + 1) < 0)
 			goto out;
@@ -264,9 +267,10 @@ int act_snap_render(struct snap_ctx *x)
 			rc = render_node(x, x->frag->kids[i].node, 0);
 	}
 	if (rc == 0 && x->truncated)
-		rc = gb_buf_appendf(&x->out, "%s- \xe2\x80\xa6 snapshot truncated at %zu characters: "
-		                    "pass a target to see a subtree", x->n_lines ? "\n" : "",
-		                    x->out_chars);
+		rc = gb_buf_appendf(&x->out,
+		                    "%s- \xe2\x80\xa6 snapshot truncated at %zu characters: "
+		                    "pass a target to see a subtree",
+		                    x->n_lines ? "\n" : "", x->out_chars);
 	if (rc < 0)
 		act_snap_errf(x, "out of memory while rendering the snapshot");
 	return rc;

@@ -40,7 +40,8 @@ json_t *act_snap_ax_prop(json_t *n, const char *name)
 	json_t *found = NULL;
 	size_t i;
 
-	json_array_foreach(props, i, p) {
+	json_array_foreach(props, i, p)
+	{
 		const char *pn = json_string_value(json_object_get(p, "name"));
 
 		if (!found && pn && !strcmp(pn, name))
@@ -96,8 +97,8 @@ static size_t ws_len(const unsigned char *s)
 		n = 2; /* U+00A0 */
 	else if (s[0] == 0xe1 && s[1] == 0x9a && s[2] == 0x80)
 		n = 3; /* U+1680 */
-	else if (s[0] == 0xe2 && s[1] == 0x80 && ((s[2] >= 0x80 && s[2] <= 0x8a) || s[2] == 0xa8 ||
-	                                          s[2] == 0xa9 || s[2] == 0xaf))
+	else if (s[0] == 0xe2 && s[1] == 0x80 &&
+	         ((s[2] >= 0x80 && s[2] <= 0x8a) || s[2] == 0xa8 || s[2] == 0xa9 || s[2] == 0xaf))
 		n = 3; /* U+2000..200A, U+2028, U+2029, U+202F */
 	else if (s[0] == 0xe2 && s[1] == 0x81 && s[2] == 0x9f)
 		n = 3; /* U+205F */
@@ -178,8 +179,9 @@ static int js_is_number(const char *s)
 	int number = 0;
 
 	if (p[0] == '0' && p[1] && strchr("xXoObB", p[1])) {
-		const char *set = strchr("xX", p[1]) ? "0123456789abcdefABCDEF"
-		                  : strchr("oO", p[1]) ? "01234567" : "01";
+		const char *set = strchr("xX", p[1])   ? "0123456789abcdefABCDEF"
+		                  : strchr("oO", p[1]) ? "01234567"
+		                                       : "01";
 
 		number = p[2] && strspn(p + 2, set) == strlen(p + 2);
 		goto out;
@@ -213,8 +215,8 @@ out:
  * plain YAML string. */
 int act_snap_needs_quotes(const char *s)
 {
-	static const char *const words[] = {"y", "n", "yes", "no", "true", "false",
-	                                    "on", "off", "null", "~"};
+	static const char *const words[] = { "y",     "n",  "yes", "no",   "true",
+		                             "false", "on", "off", "null", "~" };
 	const unsigned char *p = (const unsigned char *)s;
 	const char *unsigned_s = s + (s[0] == '+' || s[0] == '-');
 	size_t n = strlen(s);
@@ -228,11 +230,12 @@ int act_snap_needs_quotes(const char *s)
 	for (i = 0; i < n && !q; i++) {
 		unsigned char ch = p[i];
 
-		q = ch <= 0x08 || ch == 0x0b || ch == 0x0c || (ch >= 0x0e && ch <= 0x1f) || ch == 0x7f ||
+		q = ch <= 0x08 || ch == 0x0b || ch == 0x0c || (ch >= 0x0e && ch <= 0x1f) ||
+		    ch == 0x7f ||
 		    (ch == 0xc2 && p[i + 1] >= 0x80 && p[i + 1] <= 0x9f) || /* U+0080..U+009F */
 		    ((ch == ':' || ch == '\n') && (p[i + 1] == '\0' || ws_len(p + i + 1))) ||
-		    (ch == '#' && i > 0 && ws_len(p + i - 1)) ||
-		    ch == '\n' || ch == '\r' || ch == '{' || ch == '}' || ch == '`';
+		    (ch == '#' && i > 0 && ws_len(p + i - 1)) || ch == '\n' || ch == '\r' ||
+		    ch == '{' || ch == '}' || ch == '`';
 	}
 	q = q || strchr("-&*],?!>|@\"'#%[", p[0]) || js_is_number(s) ||
 	    !strcasecmp(unsigned_s, ".inf") || !strcasecmp(unsigned_s, ".nan");
@@ -254,13 +257,27 @@ int act_snap_yaml_value(struct gb_buf *b, const char *s)
 	rc |= gb_buf_append(b, "\"", 1);
 	for (; *p && !rc; p++) {
 		switch (*p) {
-		case '\\': rc |= gb_buf_append(b, "\\\\", 2); break;
-		case '"': rc |= gb_buf_append(b, "\\\"", 2); break;
-		case '\b': rc |= gb_buf_append(b, "\\b", 2); break;
-		case '\f': rc |= gb_buf_append(b, "\\f", 2); break;
-		case '\n': rc |= gb_buf_append(b, "\\n", 2); break;
-		case '\r': rc |= gb_buf_append(b, "\\r", 2); break;
-		case '\t': rc |= gb_buf_append(b, "\\t", 2); break;
+		case '\\':
+			rc |= gb_buf_append(b, "\\\\", 2);
+			break;
+		case '"':
+			rc |= gb_buf_append(b, "\\\"", 2);
+			break;
+		case '\b':
+			rc |= gb_buf_append(b, "\\b", 2);
+			break;
+		case '\f':
+			rc |= gb_buf_append(b, "\\f", 2);
+			break;
+		case '\n':
+			rc |= gb_buf_append(b, "\\n", 2);
+			break;
+		case '\r':
+			rc |= gb_buf_append(b, "\\r", 2);
+			break;
+		case '\t':
+			rc |= gb_buf_append(b, "\\t", 2);
+			break;
 		default:
 			if (*p < 0x20 || *p == 0x7f) {
 				rc |= gb_buf_appendf(b, "\\x%02x", *p);
@@ -304,13 +321,27 @@ int act_snap_json_quote(struct gb_buf *b, const char *s)
 	rc |= gb_buf_append(b, "\"", 1);
 	for (; *p && !rc; p++) {
 		switch (*p) {
-		case '\\': rc |= gb_buf_append(b, "\\\\", 2); break;
-		case '"': rc |= gb_buf_append(b, "\\\"", 2); break;
-		case '\b': rc |= gb_buf_append(b, "\\b", 2); break;
-		case '\f': rc |= gb_buf_append(b, "\\f", 2); break;
-		case '\n': rc |= gb_buf_append(b, "\\n", 2); break;
-		case '\r': rc |= gb_buf_append(b, "\\r", 2); break;
-		case '\t': rc |= gb_buf_append(b, "\\t", 2); break;
+		case '\\':
+			rc |= gb_buf_append(b, "\\\\", 2);
+			break;
+		case '"':
+			rc |= gb_buf_append(b, "\\\"", 2);
+			break;
+		case '\b':
+			rc |= gb_buf_append(b, "\\b", 2);
+			break;
+		case '\f':
+			rc |= gb_buf_append(b, "\\f", 2);
+			break;
+		case '\n':
+			rc |= gb_buf_append(b, "\\n", 2);
+			break;
+		case '\r':
+			rc |= gb_buf_append(b, "\\r", 2);
+			break;
+		case '\t':
+			rc |= gb_buf_append(b, "\\t", 2);
+			break;
 		default:
 			if (*p < 0x20)
 				rc |= gb_buf_appendf(b, "\\u%04x", *p);

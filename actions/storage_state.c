@@ -46,8 +46,8 @@ static void on_paused(void *user, const char *session_id, const char *method, js
 {
 	struct intercept *ic = user;
 	const char *id = json_string_value(json_object_get(params, "requestId"));
-	const char *url = json_string_value(
-	    json_object_get(json_object_get(params, "request"), "url"));
+	const char *url =
+	    json_string_value(json_object_get(json_object_get(params, "request"), "url"));
 	char body[128];
 	size_t olen = strlen(ic->origin);
 	uint64_t call;
@@ -62,8 +62,9 @@ static void on_paused(void *user, const char *session_id, const char *method, js
 		                  strlen(BLANK_PAGE), sodium_base64_VARIANT_ORIGINAL);
 		if (cdp_send(ic->cdp, session_id, "Fetch.fulfillRequest",
 		             json_pack("{s:s, s:i, s:[{s:s, s:s}], s:s}", "requestId", id,
-		                       "responseCode", 200, "responseHeaders", "name", "Content-Type",
-		                       "value", "text/html; charset=utf-8", "body", body),
+		                       "responseCode", 200, "responseHeaders", "name",
+		                       "Content-Type", "value", "text/html; charset=utf-8", "body",
+		                       body),
 		             &call) == 0)
 			cdp_forget(ic->cdp, call);
 		return;
@@ -101,11 +102,10 @@ struct browser {
 
 /* Starts Chromium on the lease's dir, cut off from the network, with the
  * interceptor on its page. */
-static int start_browser(const struct act_config *cfg, struct browser *b, char *err,
-                         size_t errlen)
+static int start_browser(const struct act_config *cfg, struct browser *b, char *err, size_t errlen)
 {
-	static const char *const no_network[] = {"--host-resolver-rules=MAP * ~NOTFOUND", NULL};
-	struct sess_options opt = {0};
+	static const char *const no_network[] = { "--host-resolver-rules=MAP * ~NOTFOUND", NULL };
+	struct sess_options opt = { 0 };
 	struct cdp_error cerr;
 	char run_dir[4096];
 
@@ -127,10 +127,9 @@ static int start_browser(const struct act_config *cfg, struct browser *b, char *
 	b->psid = sess_page_session_id(sess_current_page(b->sess));
 	b->ic.cdp = b->cdp;
 	b->listener = cdp_on(b->cdp, b->psid, "Fetch.requestPaused", on_paused, &b->ic);
-	if (b->listener < 0 ||
-	    cdp_call(b->cdp, b->psid, "Fetch.enable",
-	             json_pack("{s:[{s:s}]}", "patterns", "urlPattern", "*"), STEP_TIMEOUT_MS, NULL,
-	             &cerr) < 0) {
+	if (b->listener < 0 || cdp_call(b->cdp, b->psid, "Fetch.enable",
+	                                json_pack("{s:[{s:s}]}", "patterns", "urlPattern", "*"),
+	                                STEP_TIMEOUT_MS, NULL, &cerr) < 0) {
 		snprintf(err, errlen, "cannot intercept the browser's requests: %s", cerr.message);
 		return -1;
 	}
@@ -141,7 +140,7 @@ static int start_browser(const struct act_config *cfg, struct browser *b, char *
 static int visit_origin(struct browser *b, const char *origin, char *err, size_t errlen)
 {
 	struct cdp_waiter *w = NULL;
-	struct cdp_error cerr = {0};
+	struct cdp_error cerr = { 0 };
 	json_t *res = NULL;
 	char url[520];
 	int rc = -1;
@@ -153,10 +152,11 @@ static int visit_origin(struct browser *b, const char *origin, char *err, size_t
 	if (cdp_call(b->cdp, b->psid, "Page.navigate", json_pack("{s:s}", "url", url),
 	             STEP_TIMEOUT_MS, &res, &cerr) < 0 ||
 	    json_object_get(res, "errorText")) {
-		snprintf(err, errlen, "cannot open origin %s in the browser: %s", origin,
-		         cerr.message[0] ? cerr.message
-		                         : gb_or(json_string_value(json_object_get(res, "errorText")),
-		                                 "failed"));
+		snprintf(
+		    err, errlen, "cannot open origin %s in the browser: %s", origin,
+		    cerr.message[0]
+		        ? cerr.message
+		        : gb_or(json_string_value(json_object_get(res, "errorText")), "failed"));
 		cdp_disarm(b->cdp, w);
 		goto out;
 	}
@@ -218,8 +218,10 @@ static json_t *cookie_to_playwright(json_t *c)
 	                    json_is_true(json_object_get(c, "session")) || !json_is_number(expires)
 	                        ? json_integer(-1)
 	                        : json_real(json_number_value(expires)));
-	json_object_set_new(out, "httpOnly", json_boolean(json_is_true(json_object_get(c, "httpOnly"))));
-	json_object_set_new(out, "secure", json_boolean(json_is_true(json_object_get(c, "secure"))));
+	json_object_set_new(out, "httpOnly",
+	                    json_boolean(json_is_true(json_object_get(c, "httpOnly"))));
+	json_object_set_new(out, "secure",
+	                    json_boolean(json_is_true(json_object_get(c, "secure"))));
 	json_object_set_new(out, "sameSite", json_string(same_site ? same_site : "Lax"));
 	return out;
 }
@@ -237,7 +239,8 @@ static json_t *cookie_from_playwright(json_t *c, size_t i, char *err, size_t err
 	json_t *out;
 
 	if (!json_is_object(c) || !name || !value || !domain || !domain[0]) {
-		snprintf(err, errlen, "cookies[%zu] needs string members name, value and domain", i);
+		snprintf(err, errlen, "cookies[%zu] needs string members name, value and domain",
+		         i);
 		return NULL;
 	}
 	if (same_site && strcmp(same_site, "Strict") && strcmp(same_site, "Lax") &&
@@ -264,7 +267,7 @@ static const char read_storage_js[] =
 int act_profile_export(const struct act_config *cfg, const char *user, const char *name,
                        const char *const *origins, json_t **state, char *err, size_t errlen)
 {
-	struct prof_open_opts o = {0};
+	struct prof_open_opts o = { 0 };
 	struct browser b;
 	struct cdp_error cerr;
 	json_t *res = NULL;
@@ -287,8 +290,10 @@ int act_profile_export(const struct act_config *cfg, const char *user, const cha
 	todo = act_profile_known_origins(prof_lease_dir(b.lease));
 	for (i = 0; origins && origins[i]; i++) {
 		if (!is_origin(origins[i])) {
-			snprintf(err, errlen, "%.200s is not an origin: give scheme://host[:port], e.g. "
-			         "https://example.com", origins[i]);
+			snprintf(err, errlen,
+			         "%.200s is not an origin: give scheme://host[:port], e.g. "
+			         "https://example.com",
+			         origins[i]);
 			goto out;
 		}
 		json_array_append_new(todo, json_string(origins[i]));
@@ -300,8 +305,9 @@ int act_profile_export(const struct act_config *cfg, const char *user, const cha
 		goto out;
 	}
 	json_array_foreach(json_object_get(res, "cookies"), i, c)
-		json_array_append_new(cookies, cookie_to_playwright(c));
-	json_array_foreach(todo, i, c) {
+	    json_array_append_new(cookies, cookie_to_playwright(c));
+	json_array_foreach(todo, i, c)
+	{
 		const char *origin = json_string_value(c);
 		size_t j;
 		int dup = 0;
@@ -309,7 +315,8 @@ int act_profile_export(const struct act_config *cfg, const char *user, const cha
 		if (!is_origin(origin) || i >= MAX_ORIGINS)
 			continue;
 		for (j = 0; j < i; j++)
-			dup |= !strcmp(origin, gb_or(json_string_value(json_array_get(todo, j)), ""));
+			dup |=
+			    !strcmp(origin, gb_or(json_string_value(json_array_get(todo, j)), ""));
 		if (dup)
 			continue;
 		if (visit_origin(&b, origin, err, errlen) < 0 ||
@@ -345,33 +352,41 @@ static int check_state(json_t *state, json_t **cdp_cookies, char *err, size_t er
 	*cdp_cookies = json_array();
 	if (!json_is_object(state) || !json_is_array(json_object_get(state, "cookies")) ||
 	    !json_is_array(json_object_get(state, "origins"))) {
-		snprintf(err, errlen, "not a storageState: expected {\"cookies\": [...], \"origins\": "
+		snprintf(err, errlen,
+		         "not a storageState: expected {\"cookies\": [...], \"origins\": "
 		         "[...]} as Playwright writes it");
 		return -1;
 	}
-	json_array_foreach(json_object_get(state, "cookies"), i, c) {
+	json_array_foreach(json_object_get(state, "cookies"), i, c)
+	{
 		json_t *p = cookie_from_playwright(c, i, err, errlen);
 
 		if (!p)
 			return -1;
 		json_array_append_new(*cdp_cookies, p);
 	}
-	json_array_foreach(json_object_get(state, "origins"), i, o) {
+	json_array_foreach(json_object_get(state, "origins"), i, o)
+	{
 		const char *origin = json_string_value(json_object_get(o, "origin"));
 
 		if (!is_origin(origin) || !json_is_array(json_object_get(o, "localStorage")) ||
 		    i >= MAX_ORIGINS) {
-			snprintf(err, errlen, "origins[%zu] needs \"origin\" (scheme://host[:port]) and "
-			         "\"localStorage\" (an array)", i);
+			snprintf(err, errlen,
+			         "origins[%zu] needs \"origin\" (scheme://host[:port]) and "
+			         "\"localStorage\" (an array)",
+			         i);
 			return -1;
 		}
-		json_array_foreach(json_object_get(o, "localStorage"), j, item)
-			if (!json_is_string(json_object_get(item, "name")) ||
-			    !json_is_string(json_object_get(item, "value"))) {
-				snprintf(err, errlen, "origins[%zu].localStorage[%zu] needs string members "
-				         "name and value", i, j);
-				return -1;
-			}
+		json_array_foreach(json_object_get(o, "localStorage"), j,
+		                   item) if (!json_is_string(json_object_get(item, "name")) ||
+		                             !json_is_string(json_object_get(item, "value")))
+		{
+			snprintf(err, errlen,
+			         "origins[%zu].localStorage[%zu] needs string members "
+			         "name and value",
+			         i, j);
+			return -1;
+		}
 	}
 	return 0;
 }
@@ -379,7 +394,7 @@ static int check_state(json_t *state, json_t **cdp_cookies, char *err, size_t er
 int act_profile_import(const struct act_config *cfg, const char *user, const char *name,
                        json_t *state, int64_t *version, char *err, size_t errlen)
 {
-	struct prof_open_opts o = {0};
+	struct prof_open_opts o = { 0 };
 	struct browser b;
 	struct cdp_error cerr;
 	json_t *cdp_cookies = NULL;
@@ -409,13 +424,17 @@ int act_profile_import(const struct act_config *cfg, const char *user, const cha
 		snprintf(err, errlen, "the browser refused the cookies: %s", cerr.message);
 		goto out;
 	}
-	json_array_foreach(json_object_get(state, "origins"), i, origin) {
+	json_array_foreach(json_object_get(state, "origins"), i, origin)
+	{
 		const char *name_of = json_string_value(json_object_get(origin, "origin"));
 
 		items = json_dumps(json_object_get(origin, "localStorage"), JSON_COMPACT);
-		if (!items || asprintf(&js, "(() => { const items = %s; for (const it of items) "
-		                       "localStorage.setItem(it.name, it.value); return items.length; "
-		                       "})()", items) < 0) {
+		if (!items ||
+		    asprintf(&js,
+		             "(() => { const items = %s; for (const it of items) "
+		             "localStorage.setItem(it.name, it.value); return items.length; "
+		             "})()",
+		             items) < 0) {
 			js = NULL;
 			snprintf(err, errlen, "out of memory");
 			goto out;

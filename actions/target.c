@@ -44,22 +44,27 @@ static int resolve_ref(struct act_ctx *ctx, const char *target)
 
 	if (!ref) {
 		if (ctx->as->refs.n_refs == 0)
-			return act_fail(ctx, "unknown_ref", "ref %s is unknown: take a snapshot with "
-			                "browser_snapshot and use a ref from it", target);
-		return act_fail(ctx, "stale_ref", "ref %s is not in the latest snapshot: take a new "
-		                "snapshot", target);
+			return act_fail(ctx, "unknown_ref",
+			                "ref %s is unknown: take a snapshot with "
+			                "browser_snapshot and use a ref from it",
+			                target);
+		return act_fail(ctx, "stale_ref",
+		                "ref %s is not in the latest snapshot: take a new "
+		                "snapshot",
+		                target);
 	}
 	rc = cdp_call(ctx->cdp, ref->session_id, "DOM.resolveNode",
-	              json_pack("{s:i}", "backendNodeId", ref->backend_node_id), act_left_ms(ctx), &res,
-	              &err);
+	              json_pack("{s:i}", "backendNodeId", ref->backend_node_id), act_left_ms(ctx),
+	              &res, &err);
 	oid = json_string_value(json_object_get(json_object_get(res, "object"), "objectId"));
 	if (rc < 0 || !oid) {
 		json_decref(res);
 		if (rc == -CDP_ECLOSED || rc == -CDP_ECANCELLED)
 			return act_connection_failed(ctx, rc, "resolving the target");
-		return act_fail(ctx, "stale_ref", "ref %s is stale: the element it named (%s \"%.100s\") "
-		                "is gone from the page; take a new snapshot", target, gb_or(ref->role, ""),
-		                gb_or(ref->name, ""));
+		return act_fail(ctx, "stale_ref",
+		                "ref %s is stale: the element it named (%s \"%.100s\") "
+		                "is gone from the page; take a new snapshot",
+		                target, gb_or(ref->role, ""), gb_or(ref->name, ""));
 	}
 	snprintf(ctx->target.session_id, sizeof(ctx->target.session_id), "%s", ref->session_id);
 	snprintf(ctx->target.object_id, sizeof(ctx->target.object_id), "%s", oid);
@@ -83,14 +88,18 @@ static int resolve_ref(struct act_ctx *ctx, const char *target)
 static const char find_js[] =
     "((want, kind) => { const norm = (s) => (s || '').replace(/\\s+/g, ' ').trim();"
     " const docs = []; const walk = (d) => { docs.push(d);"
-    "  for (const f of d.querySelectorAll('iframe, frame')) { try { if (f.contentDocument) walk(f.contentDocument); } catch (e) {} } };"
+    "  for (const f of d.querySelectorAll('iframe, frame')) { try { if (f.contentDocument) "
+    "walk(f.contentDocument); } catch (e) {} } };"
     " walk(document); let found = [];"
     " for (const d of docs) {"
-    "  if (kind === 'css') { try { found.push(...d.querySelectorAll(want)); } catch (e) { return 'invalid'; } continue; }"
+    "  if (kind === 'css') { try { found.push(...d.querySelectorAll(want)); } catch (e) { return "
+    "'invalid'; } continue; }"
     "  for (const el of d.querySelectorAll('body *')) {"
-    "   const t = el.tagName === 'INPUT' && ['submit', 'button', 'reset'].includes(el.type) ? el.value : el.innerText;"
+    "   const t = el.tagName === 'INPUT' && ['submit', 'button', 'reset'].includes(el.type) ? "
+    "el.value : el.innerText;"
     "   if (norm(t) === want && (!el.checkVisibility || el.checkVisibility())) found.push(el); } }"
-    " if (kind === 'text') found = found.filter((el) => !found.some((o) => o !== el && el.contains(o)));"
+    " if (kind === 'text') found = found.filter((el) => !found.some((o) => o !== el && "
+    "el.contains(o)));"
     " return found.length === 1 ? found[0] : found.length; })";
 
 /* Resolves a CSS selector or a visible text (kind "css" / "text") to
@@ -116,29 +125,38 @@ static int resolve_in_documents(struct act_ctx *ctx, const char *kind, const cha
 	obj = json_object_get(res, "result");
 	oid = json_string_value(json_object_get(obj, "objectId"));
 	if (json_is_string(json_object_get(obj, "value"))) {
-		act_fail(ctx, "bad_target", "target \"%.200s\" is neither a snapshot ref (e.g. e5), a "
-		         "locator (role=button[name=\"Save\"], text=\"Save\") nor valid CSS", shown);
+		act_fail(ctx, "bad_target",
+		         "target \"%.200s\" is neither a snapshot ref (e.g. e5), a "
+		         "locator (role=button[name=\"Save\"], text=\"Save\") nor valid CSS",
+		         shown);
 		goto out;
 	}
 	if (!oid) {
 		int n = (int)json_number_value(json_object_get(obj, "value"));
 
 		if (n == 0 && css)
-			act_fail(ctx, "no_match", "no element matches \"%.200s\": take a snapshot and use "
-			         "a ref, or fix the selector", shown);
+			act_fail(ctx, "no_match",
+			         "no element matches \"%.200s\": take a snapshot and use "
+			         "a ref, or fix the selector",
+			         shown);
 		else if (n == 0)
-			act_fail(ctx, "no_match", "no visible element has the text \"%.200s\" (whole "
-			         "text, whitespace collapsed): check the page or use role= or CSS", want);
+			act_fail(ctx, "no_match",
+			         "no visible element has the text \"%.200s\" (whole "
+			         "text, whitespace collapsed): check the page or use role= or CSS",
+			         want);
 		else
-			act_fail(ctx, "ambiguous_target", "\"%.200s\" matches %d elements: use a ref from "
-			         "browser_snapshot or a more specific %s", shown, n,
+			act_fail(ctx, "ambiguous_target",
+			         "\"%.200s\" matches %d elements: use a ref from "
+			         "browser_snapshot or a more specific %s",
+			         shown, n,
 			         css ? "selector" : "locator (role= with a name, or CSS)");
 		goto out;
 	}
 	snprintf(ctx->target.session_id, sizeof(ctx->target.session_id), "%s", ctx->psid);
 	snprintf(ctx->target.object_id, sizeof(ctx->target.object_id), "%s", oid);
 	if (css)
-		snprintf(ctx->target.description, sizeof(ctx->target.description), "\"%.200s\"", shown);
+		snprintf(ctx->target.description, sizeof(ctx->target.description), "\"%.200s\"",
+		         shown);
 	else
 		snprintf(ctx->target.description, sizeof(ctx->target.description),
 		         "element with text \"%.180s\"", want);
@@ -182,10 +200,9 @@ static void collapse_space(const char *s, char *out, size_t outlen)
  * name, compared with whitespace collapsed); it is then resolved as its
  * ref would be. The agent's last snapshot text is left as it was.
  */
-static int resolve_role(struct act_ctx *ctx, const char *role, const char *name,
-                        const char *shown)
+static int resolve_role(struct act_ctx *ctx, const char *role, const char *name, const char *shown)
 {
-	struct snap_options opt = {0};
+	struct snap_options opt = { 0 };
 	struct snap_refmap *map = &ctx->as->refs;
 	char want[512], got[512];
 	char found[16] = "";
@@ -206,7 +223,8 @@ static int resolve_role(struct act_ctx *ctx, const char *role, const char *name,
 		if (sess_check_alive(ctx->sess) < 0)
 			act_connection_failed(ctx, -CDP_ECLOSED, "finding the target");
 		else
-			act_fail(ctx, "snapshot_failed", "cannot read the page to find %s: %s", shown, err);
+			act_fail(ctx, "snapshot_failed", "cannot read the page to find %s: %s",
+			         shown, err);
 		goto out;
 	}
 	for (i = 0; i < map->n_refs; i++) {
@@ -225,15 +243,20 @@ static int resolve_role(struct act_ctx *ctx, const char *role, const char *name,
 			snprintf(found, sizeof(found), "%s", r->ref);
 	}
 	if (n == 0 && name && n_role)
-		act_fail(ctx, "no_match", "no %s named \"%.200s\" on the page; the %ss there are "
-		         "named %s", role, want, role, others.data ? others.data : "");
+		act_fail(ctx, "no_match",
+		         "no %s named \"%.200s\" on the page; the %ss there are "
+		         "named %s",
+		         role, want, role, others.data ? others.data : "");
 	else if (n == 0)
-		act_fail(ctx, "no_match", "no element with role %s%s%.200s%s on the page: check the "
-		         "role (ARIA, as browser_snapshot shows it) and the name", role,
-		         name ? " and name \"" : "", name ? want : "", name ? "\"" : "");
+		act_fail(ctx, "no_match",
+		         "no element with role %s%s%.200s%s on the page: check the "
+		         "role (ARIA, as browser_snapshot shows it) and the name",
+		         role, name ? " and name \"" : "", name ? want : "", name ? "\"" : "");
 	else if (n > 1)
-		act_fail(ctx, "ambiguous_target", "%.200s matches %zu elements: give a name, or a "
-		         "more specific locator", shown, n);
+		act_fail(ctx, "ambiguous_target",
+		         "%.200s matches %zu elements: give a name, or a "
+		         "more specific locator",
+		         shown, n);
 	else
 		rc = resolve_ref(ctx, found);
 out:
@@ -269,13 +292,15 @@ UNITTEST int act_parse_locator(const char *target, const char **kind, char **wha
 		if (*v == '"') {
 			j = json_loads(v, JSON_DECODE_ANY, NULL);
 			if (!json_is_string(j)) {
-				snprintf(err, errlen, "text=%.100s: a quoted text must be one JSON string", v);
+				snprintf(err, errlen,
+				         "text=%.100s: a quoted text must be one JSON string", v);
 				goto out;
 			}
 			v = json_string_value(j);
 		}
 		if (!*v) {
-			snprintf(err, errlen, "text= needs the text to find, such as text=\"Checkout\"");
+			snprintf(err, errlen,
+			         "text= needs the text to find, such as text=\"Checkout\"");
 			goto out;
 		}
 		*what = strdup(v);
@@ -291,21 +316,26 @@ UNITTEST int act_parse_locator(const char *target, const char **kind, char **wha
 		size_t len = strlen(v);
 
 		if (n == 0 || (v[n] && v[n] != '[')) {
-			snprintf(err, errlen, "%.100s: the role must be lowercase letters (an ARIA role "
-			         "such as button, link, textbox), optionally followed by [name=\"...\"]",
-			         target);
+			snprintf(
+			    err, errlen,
+			    "%.100s: the role must be lowercase letters (an ARIA role "
+			    "such as button, link, textbox), optionally followed by [name=\"...\"]",
+			    target);
 			goto out;
 		}
 		if (v[n] == '[') {
 			if (strncmp(v + n, "[name=", 6) != 0 || len < n + 8 || v[len - 1] != ']') {
-				snprintf(err, errlen, "%.100s: write the name as role=%.*s[name=\"Save\"]",
+				snprintf(err, errlen,
+				         "%.100s: write the name as role=%.*s[name=\"Save\"]",
 				         target, (int)n, v);
 				goto out;
 			}
 			j = json_loadb(v + n + 6, len - n - 7, JSON_DECODE_ANY, NULL);
 			if (!json_is_string(j)) {
-				snprintf(err, errlen, "%.100s: the name must be a JSON string in double "
-				         "quotes, such as [name=\"Save\"]", target);
+				snprintf(err, errlen,
+				         "%.100s: the name must be a JSON string in double "
+				         "quotes, such as [name=\"Save\"]",
+				         target);
 				goto out;
 			}
 			*name = strdup(json_string_value(j));
@@ -367,31 +397,45 @@ static const char actionable_js[] =
     "async function(kind) {"
     " const el = this.nodeType === 1 ? this : this.parentElement;"
     " const desc = (n) => { if (!n) return 'nothing'; let s = n.tagName.toLowerCase();"
-    "  if (n.id) s += '#' + n.id; else if (n.classList && n.classList.length) s += '.' + [...n.classList].join('.');"
-    "  const t = (n.innerText || n.value || '').trim().slice(0, 40); if (t) s += ' \"' + t + '\"'; return s; };"
+    "  if (n.id) s += '#' + n.id; else if (n.classList && n.classList.length) s += '.' + "
+    "[...n.classList].join('.');"
+    "  const t = (n.innerText || n.value || '').trim().slice(0, 40); if (t) s += ' \"' + t + '\"'; "
+    "return s; };"
     " if (!el || !el.isConnected) return { error: 'detached' };"
-    " const rect = () => { const r = el.getBoundingClientRect(); return [r.left, r.top, r.width, r.height]; };"
+    " const rect = () => { const r = el.getBoundingClientRect(); return [r.left, r.top, r.width, "
+    "r.height]; };"
     " let r1 = rect();"
     " if (el.ownerDocument.getAnimations().length) {"
     "  await new Promise(f => requestAnimationFrame(() => requestAnimationFrame(f)));"
-    "  const r2 = rect(); if (r2.some((v, i) => Math.abs(v - r1[i]) > 0.5)) return { error: 'unstable', desc: desc(el) }; r1 = r2; }"
+    "  const r2 = rect(); if (r2.some((v, i) => Math.abs(v - r1[i]) > 0.5)) return { error: "
+    "'unstable', desc: desc(el) }; r1 = r2; }"
     " const st = getComputedStyle(el);"
     " if (r1[2] <= 0 || r1[3] <= 0 || st.visibility === 'hidden' || st.display === 'none' ||"
-    "     (el.checkVisibility && !el.checkVisibility({ opacityProperty: false, visibilityProperty: true })))"
+    "     (el.checkVisibility && !el.checkVisibility({ opacityProperty: false, visibilityProperty: "
+    "true })))"
     "  return { error: 'hidden', desc: desc(el) };"
-    " if (el.disabled || el.closest('fieldset[disabled]') || el.getAttribute('aria-disabled') === 'true')"
+    " if (el.disabled || el.closest('fieldset[disabled]') || el.getAttribute('aria-disabled') === "
+    "'true')"
     "  return { error: 'disabled', desc: desc(el) };"
     " const tag = el.tagName.toLowerCase(); const type = (el.type || '').toLowerCase();"
-    " if (kind === 'type') { const textual = (tag === 'input' && !['button','submit','reset','checkbox','radio','file','image','color','range','hidden'].includes(type)) || tag === 'textarea' || el.isContentEditable;"
+    " if (kind === 'type') { const textual = (tag === 'input' && "
+    "!['button','submit','reset','checkbox','radio','file','image','color','range','hidden']."
+    "includes(type)) || tag === 'textarea' || el.isContentEditable;"
     "  if (!textual || el.readOnly) return { error: 'not_editable', desc: desc(el) }; }"
     " if (kind === 'select' && tag !== 'select') return { error: 'not_select', desc: desc(el) };"
     " const cx = r1[0] + r1[2] / 2, cy = r1[1] + r1[3] / 2;"
-    " const root = el.getRootNode(); const hit = (root.elementFromPoint ? root : el.ownerDocument).elementFromPoint(cx, cy);"
-    " if (kind !== 'type' && kind !== 'select' && hit && hit !== el && !el.contains(hit) && !(hit.control === el))"
-    "  return { error: 'covered', desc: desc(el), blocker: desc(hit), x: Math.round(cx), y: Math.round(cy) };"
-    " if (kind !== 'type' && kind !== 'select' && !hit) return { error: 'offscreen', desc: desc(el) };"
-    " if (kind === 'type') { el.focus(); if (typeof el.select === 'function' && typeof el.value === 'string') el.select();"
-    "  else { const r = document.createRange(); r.selectNodeContents(el); const s = getSelection(); s.removeAllRanges(); s.addRange(r); } }"
+    " const root = el.getRootNode(); const hit = (root.elementFromPoint ? root : "
+    "el.ownerDocument).elementFromPoint(cx, cy);"
+    " if (kind !== 'type' && kind !== 'select' && hit && hit !== el && !el.contains(hit) && "
+    "!(hit.control === el))"
+    "  return { error: 'covered', desc: desc(el), blocker: desc(hit), x: Math.round(cx), y: "
+    "Math.round(cy) };"
+    " if (kind !== 'type' && kind !== 'select' && !hit) return { error: 'offscreen', desc: "
+    "desc(el) };"
+    " if (kind === 'type') { el.focus(); if (typeof el.select === 'function' && typeof el.value "
+    "=== 'string') el.select();"
+    "  else { const r = document.createRange(); r.selectNodeContents(el); const s = "
+    "getSelection(); s.removeAllRanges(); s.addRange(r); } }"
     " return { ok: true, desc: desc(el), tag, type, password: type === 'password',"
     "  autocomplete: el.getAttribute('autocomplete') || '' }; }";
 
@@ -404,7 +448,8 @@ static const char actionable_js[] =
 int act_call_in_isolated_world(struct act_ctx *ctx, const char *function, json_t **value,
                                const char *doing)
 {
-	const struct snap_ref *ref = ctx->target.ref[0] ? act_snapshot_find(&ctx->as->refs, ctx->target.ref) : NULL;
+	const struct snap_ref *ref =
+	    ctx->target.ref[0] ? act_snapshot_find(&ctx->as->refs, ctx->target.ref) : NULL;
 	const char *sid = ctx->target.session_id;
 	json_t *node = NULL, *world = NULL, *obj = NULL, *res = NULL, *exc;
 	const char *frame;
@@ -414,13 +459,14 @@ int act_call_in_isolated_world(struct act_ctx *ctx, const char *function, json_t
 
 	*value = NULL;
 	/* the node's frame, and its backend id for selector targets */
-	if (act_cdp(ctx, sid, "DOM.describeNode", json_pack("{s:s}", "objectId", ctx->target.object_id),
-	            &node, doing) < 0)
+	if (act_cdp(ctx, sid, "DOM.describeNode",
+	            json_pack("{s:s}", "objectId", ctx->target.object_id), &node, doing) < 0)
 		goto out;
 	frame = json_string_value(json_object_get(json_object_get(node, "node"), "frameId"));
 	if (!frame)
-		frame = ref && ref->frame_id[0] ? ref->frame_id
-		        : !strcmp(sid, ctx->psid) ? sess_page_main_frame_id(ctx->page) : NULL;
+		frame = ref && ref->frame_id[0]   ? ref->frame_id
+		        : !strcmp(sid, ctx->psid) ? sess_page_main_frame_id(ctx->page)
+		                                  : NULL;
 	if (!backend)
 		backend = (int)json_integer_value(
 		    json_object_get(json_object_get(node, "node"), "backendNodeId"));
@@ -474,11 +520,11 @@ static int page_call(struct act_ctx *ctx, int quiet, const char *method, json_t 
 
 	if (!quiet)
 		return act_cdp(ctx, ctx->psid, method, params, res, "locating the iframe");
-	return cdp_call(ctx->cdp, ctx->psid, method, params, act_left_ms(ctx), res, &err) < 0 ? -1 : 0;
+	return cdp_call(ctx->cdp, ctx->psid, method, params, act_left_ms(ctx), res, &err) < 0 ? -1
+	                                                                                      : 0;
 }
 
-int act_frame_offset(struct act_ctx *ctx, const char *frame_id, int quiet, double *dx,
-                     double *dy)
+int act_frame_offset(struct act_ctx *ctx, const char *frame_id, int quiet, double *dx, double *dy)
 {
 	json_t *owner = NULL, *box = NULL;
 	json_t *content;
@@ -511,14 +557,19 @@ static int explain_not_actionable(struct act_ctx *ctx, json_t *info)
 	const char *ref = ctx->target.ref;
 
 	if (!strcmp(e, "detached"))
-		return act_fail(ctx, "stale_ref", "%s%s is stale: the element is no longer in the page; "
-		                "take a new snapshot", ref[0] ? "ref " : "target ", ref[0] ? ref : d);
+		return act_fail(ctx, "stale_ref",
+		                "%s%s is stale: the element is no longer in the page; "
+		                "take a new snapshot",
+		                ref[0] ? "ref " : "target ", ref[0] ? ref : d);
 	if (!strcmp(e, "covered"))
-		return act_fail(ctx, "covered", "%s is covered by %s at (%d, %d): close or remove what "
-		                "is in the way first", d,
-		                gb_or(json_string_value(json_object_get(info, "blocker")), "another element"),
-		                (int)json_number_value(json_object_get(info, "x")),
-		                (int)json_number_value(json_object_get(info, "y")));
+		return act_fail(
+		    ctx, "covered",
+		    "%s is covered by %s at (%d, %d): close or remove what "
+		    "is in the way first",
+		    d,
+		    gb_or(json_string_value(json_object_get(info, "blocker")), "another element"),
+		    (int)json_number_value(json_object_get(info, "x")),
+		    (int)json_number_value(json_object_get(info, "y")));
 	if (!strcmp(e, "hidden"))
 		return act_fail(ctx, "not_visible", "%s is not visible", d);
 	if (!strcmp(e, "disabled"))
@@ -529,7 +580,8 @@ static int explain_not_actionable(struct act_ctx *ctx, json_t *info)
 		return act_fail(ctx, "not_select", "%s is not a <select>", d);
 	if (!strcmp(e, "unstable"))
 		return act_fail(ctx, "not_stable", "%s is still moving (animating): try again", d);
-	return act_fail(ctx, "not_actionable", "%s is outside the page and cannot be scrolled into view", d);
+	return act_fail(ctx, "not_actionable",
+	                "%s is outside the page and cannot be scrolled into view", d);
 }
 
 int act_actionable(struct act_ctx *ctx, const char *kind, double *x, double *y, json_t **info)
@@ -560,17 +612,21 @@ int act_actionable(struct act_ctx *ctx, const char *kind, double *x, double *y, 
 	}
 	q = json_array_get(json_object_get(quads, "quads"), 0);
 	if (json_array_size(q) != 8) {
-		rc = act_fail(ctx, "not_visible", "%s has no box on screen", ctx->target.description);
+		rc = act_fail(ctx, "not_visible", "%s has no box on screen",
+		              ctx->target.description);
 		goto out;
 	}
 	*x = (json_number_value(json_array_get(q, 0)) + json_number_value(json_array_get(q, 2)) +
-	      json_number_value(json_array_get(q, 4)) + json_number_value(json_array_get(q, 6))) / 4;
+	      json_number_value(json_array_get(q, 4)) + json_number_value(json_array_get(q, 6))) /
+	     4;
 	*y = (json_number_value(json_array_get(q, 1)) + json_number_value(json_array_get(q, 3)) +
-	      json_number_value(json_array_get(q, 5)) + json_number_value(json_array_get(q, 7))) / 4;
+	      json_number_value(json_array_get(q, 5)) + json_number_value(json_array_get(q, 7))) /
+	     4;
 	if (strcmp(ctx->target.session_id, ctx->psid) != 0 &&
-	    act_frame_offset(ctx, act_snapshot_find(&ctx->as->refs, ctx->target.ref)
-	                              ? act_snapshot_find(&ctx->as->refs, ctx->target.ref)->frame_id
-	                              : NULL,
+	    act_frame_offset(ctx,
+	                     act_snapshot_find(&ctx->as->refs, ctx->target.ref)
+	                         ? act_snapshot_find(&ctx->as->refs, ctx->target.ref)->frame_id
+	                         : NULL,
 	                     0, &dx, &dy) == 0) {
 		*x += dx;
 		*y += dy;

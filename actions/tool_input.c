@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char value_js[] =
-    "function() { return 'value' in this && this.tagName !== 'BUTTON' ? String(this.value) : (this.textContent || ''); }";
+static const char value_js[] = "function() { return 'value' in this && this.tagName !== 'BUTTON' ? "
+                               "String(this.value) : (this.textContent || ''); }";
 
 static int click_run(struct act_ctx *ctx)
 {
@@ -62,12 +62,14 @@ static int reread_value(struct act_ctx *ctx, const char *typed)
 	if (ctx->sensitive) {
 		json_object_set_new(ctx->out, "value", json_string("••••"));
 		gb_buf_appendf(&ctx->text, "\n- value re-read: %s",
-		               typed && json_is_string(value) && !strcmp(json_string_value(value), typed)
+		               typed && json_is_string(value) &&
+		                       !strcmp(json_string_value(value), typed)
 		                   ? "matches what was typed (hidden: password field)"
 		                   : "hidden (password field)");
 	} else if (json_is_string(value)) {
 		json_object_set(ctx->out, "value", value);
-		gb_buf_appendf(&ctx->text, "\n- value re-read: \"%.300s\"%s", json_string_value(value),
+		gb_buf_appendf(&ctx->text, "\n- value re-read: \"%.300s\"%s",
+		               json_string_value(value),
 		               typed && strcmp(json_string_value(value), typed) != 0
 		                   ? " (differs from what was typed)"
 		                   : "");
@@ -89,8 +91,10 @@ static int type_run(struct act_ctx *ctx)
 
 	if (secret) {
 		if (slowly)
-			return act_fail(ctx, "bad_arguments", "slowly cannot be used with secret: a "
-			                "secret is inserted in one step, right after its field is checked");
+			return act_fail(
+			    ctx, "bad_arguments",
+			    "slowly cannot be used with secret: a "
+			    "secret is inserted in one step, right after its field is checked");
 		return act_type_secret(ctx, secret, submit);
 	}
 	rc = act_actionable(ctx, "type", &x, &y, &info);
@@ -103,8 +107,8 @@ static int type_run(struct act_ctx *ctx)
 		rc = act_press_key(ctx, "Backspace", 0);
 	if (rc < 0)
 		goto out;
-	gb_buf_appendf(&ctx->text, "Typed %s into %s",
-	               ctx->sensitive ? "[redacted]" : "the text", ctx->target.description);
+	gb_buf_appendf(&ctx->text, "Typed %s into %s", ctx->sensitive ? "[redacted]" : "the text",
+	               ctx->target.description);
 	rc = reread_value(ctx, text);
 	if (rc == 0 && submit) {
 		rc = act_press_key(ctx, "Enter", 0);
@@ -131,8 +135,10 @@ static const char select_js[] =
     "function(values) { const opts = [...this.options];"
     " const want = opts.filter(o => values.includes(o.value) || values.includes(o.label.trim()));"
     " if (!want.length) return { error: opts.map(o => o.value).slice(0, 20) };"
-    " if (this.multiple) opts.forEach(o => { o.selected = want.includes(o); }); else want[0].selected = true;"
-    " this.dispatchEvent(new Event('input', { bubbles: true })); this.dispatchEvent(new Event('change', { bubbles: true }));"
+    " if (this.multiple) opts.forEach(o => { o.selected = want.includes(o); }); else "
+    "want[0].selected = true;"
+    " this.dispatchEvent(new Event('input', { bubbles: true })); this.dispatchEvent(new "
+    "Event('change', { bubbles: true }));"
     " return { selected: opts.filter(o => o.selected).map(o => o.value) }; }";
 
 static int select_run(struct act_ctx *ctx)
@@ -154,7 +160,8 @@ static int select_run(struct act_ctx *ctx)
 		char *asked = json_dumps(values, JSON_COMPACT);
 
 		avail = json_dumps(json_object_get(res, "error"), JSON_COMPACT);
-		rc = act_fail(ctx, "no_such_option", "no option of %s matches %.300s: the options are %.500s",
+		rc = act_fail(ctx, "no_such_option",
+		              "no option of %s matches %.300s: the options are %.500s",
 		              ctx->target.description, asked ? asked : "[]", avail ? avail : "[]");
 		free(asked);
 		goto out;
@@ -181,8 +188,8 @@ out:
 	return rc;
 }
 
-const struct act_tool_impl act_tool_click = {"browser_click", NULL, click_run, 1};
-const struct act_tool_impl act_tool_hover = {"browser_hover", NULL, hover_run, 1};
-const struct act_tool_impl act_tool_type = {"browser_type", NULL, type_run, 1};
-const struct act_tool_impl act_tool_press_key = {"browser_press_key", NULL, press_key_run, 0};
-const struct act_tool_impl act_tool_select = {"browser_select_option", NULL, select_run, 1};
+const struct act_tool_impl act_tool_click = { "browser_click", NULL, click_run, 1 };
+const struct act_tool_impl act_tool_hover = { "browser_hover", NULL, hover_run, 1 };
+const struct act_tool_impl act_tool_type = { "browser_type", NULL, type_run, 1 };
+const struct act_tool_impl act_tool_press_key = { "browser_press_key", NULL, press_key_run, 0 };
+const struct act_tool_impl act_tool_select = { "browser_select_option", NULL, select_run, 1 };

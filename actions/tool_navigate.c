@@ -21,8 +21,8 @@ static int navigate_gate(struct act_ctx *ctx)
 
 	if (policy_check_tool_url(url, rule, sizeof(rule), err, sizeof(err)) < 0) {
 		json_object_set_new(ctx->out, "blocked",
-		                    json_pack("[{s:s, s:s, s:s}]", "url", url ? url : "", "rule", rule,
-		                              "layer", "tool"));
+		                    json_pack("[{s:s, s:s, s:s}]", "url", url ? url : "", "rule",
+		                              rule, "layer", "tool"));
 		return act_fail(ctx, "url_refused", "%s", err);
 	}
 	if (act_egress_check_url(ctx->as, url, &blocked, err, sizeof(err)) < 0) {
@@ -115,9 +115,9 @@ static int tabs_list(struct act_ctx *ctx)
 				url = gb_or(json_string_value(json_object_get(t, "url")), url);
 			}
 		}
-		json_array_append_new(tabs, json_pack("{s:I, s:s, s:s, s:b}", "index", (json_int_t)i,
-		                                      "url", url, "title", title, "current",
-		                                      i == sess_current_index(ctx->sess)));
+		json_array_append_new(
+		    tabs, json_pack("{s:I, s:s, s:s, s:b}", "index", (json_int_t)i, "url", url,
+		                    "title", title, "current", i == sess_current_index(ctx->sess)));
 		gb_buf_appendf(&ctx->text, "\n- %zu:%s [%s] (%s)", i,
 		               i == sess_current_index(ctx->sess) ? " (current)" : "", title, url);
 	}
@@ -152,19 +152,23 @@ static int tabs_run(struct act_ctx *ctx)
 		gb_buf_appendf(&ctx->text, "Opened a new tab");
 	} else if (!strcmp(action, "select")) {
 		if (!index)
-			return act_fail(ctx, "bad_arguments", "argument 'index' is required to select a tab");
-		if (sess_select_page(ctx->sess, (size_t)json_integer_value(index), err, sizeof(err)) < 0)
+			return act_fail(ctx, "bad_arguments",
+			                "argument 'index' is required to select a tab");
+		if (sess_select_page(ctx->sess, (size_t)json_integer_value(index), err,
+		                     sizeof(err)) < 0)
 			return act_fail(ctx, "no_such_tab", "%s", err);
-		gb_buf_appendf(&ctx->text, "Selected tab %lld", (long long)json_integer_value(index));
+		gb_buf_appendf(&ctx->text, "Selected tab %lld",
+		               (long long)json_integer_value(index));
 	} else if (!strcmp(action, "close")) {
-		struct count_wait w = {ctx->sess, sess_page_count(ctx->sess) - 1};
+		struct count_wait w = { ctx->sess, sess_page_count(ctx->sess) - 1 };
 
 		i = index ? (size_t)json_integer_value(index) : sess_current_index(ctx->sess);
 		if (sess_close_page(ctx->sess, i, err, sizeof(err)) < 0)
 			return act_fail(ctx, "no_such_tab", "%s", err);
 		cdp_service(ctx->cdp, 5000, count_reached, &w);
 		gb_buf_appendf(&ctx->text, "Closed tab %zu", i);
-		if (sess_page_count(ctx->sess) == 0 && sess_new_page(ctx->sess, err, sizeof(err)) < 0)
+		if (sess_page_count(ctx->sess) == 0 &&
+		    sess_new_page(ctx->sess, err, sizeof(err)) < 0)
 			return act_fail(ctx, "browser_error", "%s", err);
 	} else {
 		gb_buf_appendf(&ctx->text, "Tabs:");
@@ -193,8 +197,9 @@ static int close_run(struct act_ctx *ctx)
 	return 0;
 }
 
-const struct act_tool_impl act_tool_navigate = {"browser_navigate", navigate_gate, navigate_run, 0};
-const struct act_tool_impl act_tool_navigate_back = {"browser_navigate_back", NULL,
-                                                     navigate_back_run, 0};
-const struct act_tool_impl act_tool_tabs = {"browser_tabs", NULL, tabs_run, 0};
-const struct act_tool_impl act_tool_close = {"browser_close", NULL, close_run, 0};
+const struct act_tool_impl act_tool_navigate = { "browser_navigate", navigate_gate, navigate_run,
+	                                         0 };
+const struct act_tool_impl act_tool_navigate_back = { "browser_navigate_back", NULL,
+	                                              navigate_back_run, 0 };
+const struct act_tool_impl act_tool_tabs = { "browser_tabs", NULL, tabs_run, 0 };
+const struct act_tool_impl act_tool_close = { "browser_close", NULL, close_run, 0 };

@@ -11,10 +11,10 @@ extern const struct act_tool_impl act_tool_navigate, act_tool_navigate_back, act
     act_tool_handle_dialog, act_tool_wait_for, act_tool_session;
 
 static const struct act_tool_impl *const impls[] = {
-	&act_tool_navigate, &act_tool_navigate_back, &act_tool_tabs,       &act_tool_close,
-	&act_tool_click,    &act_tool_hover,         &act_tool_type,       &act_tool_press_key,
-	&act_tool_select,   &act_tool_snapshot,      &act_tool_evaluate,   &act_tool_screenshot,
-	&act_tool_handle_dialog, &act_tool_wait_for, &act_tool_session,
+	&act_tool_navigate,      &act_tool_navigate_back, &act_tool_tabs,     &act_tool_close,
+	&act_tool_click,         &act_tool_hover,         &act_tool_type,     &act_tool_press_key,
+	&act_tool_select,        &act_tool_snapshot,      &act_tool_evaluate, &act_tool_screenshot,
+	&act_tool_handle_dialog, &act_tool_wait_for,      &act_tool_session,
 };
 
 const struct act_tool_impl *act_impl_find(const char *name)

@@ -62,7 +62,7 @@ struct act_pool {
 	int viewport_height;
 	char run_dir[4096];
 	size_t size;
-	int netns;                 /* each pooled browser has a network namespace of its own */
+	int netns; /* each pooled browser has a network namespace of its own */
 };
 
 /* sess_netns_new_fn for the pool's thread: a fresh namespace (layer 4). */
@@ -86,8 +86,8 @@ void act_pool_stop(struct act_pool *p)
 int act_pool_start(const struct act_config *cfg, size_t size, struct act_pool **out, char *err,
                    size_t errlen)
 {
-	struct policy_proxy_options po = {.session_id = "warm-pool"};
-	struct sess_options opt = {0};
+	struct policy_proxy_options po = { .session_id = "warm-pool" };
+	struct sess_options opt = { 0 };
 	struct act_pool *p;
 	json_t *deny = json_pack("{s:[s]}", "deny", "*");
 	char perr[512];
@@ -216,7 +216,7 @@ void act_pool_drop_held(struct act_session *as)
 struct sess *act_pool_take(struct act_session *as, const struct sess_options *opt)
 {
 	struct act_pool *p = as->pool;
-	struct sess_adopt_options ao = {0};
+	struct sess_adopt_options ao = { 0 };
 	const char *bypass = NULL;
 	struct sess *s;
 	char err[512];
@@ -247,8 +247,10 @@ struct sess *act_pool_take(struct act_session *as, const struct sess_options *op
 	ao.on_target_user = opt->on_target_user;
 	ao.timeout_ms = as->action_timeout_ms;
 	if (sess_adopt(s, &ao, err, sizeof(err)) < 0) {
-		GB_LOGW("actions", "a pre-launched browser could not be adopted (launching one "
-		        "instead): %s", err);
+		GB_LOGW("actions",
+		        "a pre-launched browser could not be adopted (launching one "
+		        "instead): %s",
+		        err);
 		sess_close(s);
 		return NULL;
 	}

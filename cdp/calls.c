@@ -71,10 +71,10 @@ void cdp_calls_deliver(struct cdp_conn *c, uint64_t id, json_t *result, json_t *
 	cdp_err_set(&call->err, (int)json_integer_value(json_object_get(error, "code")),
 	            "%s: %s (code %lld)%s%s", call->method,
 	            json_string_value(json_object_get(error, "message")),
-	            (long long)json_integer_value(json_object_get(error, "code")),
-	            data ? ": " : "", data ? json_string_value(data) : "");
-	GB_LOGD("cdp", "<- error reply %llu (%s), code %lld", (unsigned long long)id,
-	        call->method, (long long)json_integer_value(json_object_get(error, "code")));
+	            (long long)json_integer_value(json_object_get(error, "code")), data ? ": " : "",
+	            data ? json_string_value(data) : "");
+	GB_LOGD("cdp", "<- error reply %llu (%s), code %lld", (unsigned long long)id, call->method,
+	        (long long)json_integer_value(json_object_get(error, "code")));
 out:
 	return;
 }
@@ -114,8 +114,8 @@ static int cdp_dump_to_buf(const char *buffer, size_t size, void *data)
 /* Builds {"id","method","params"[,"sessionId"]} as LWS_PRE headroom plus
  * compact JSON in *buf_out (malloc'd, taken by the caller). params is
  * stolen. Returns 0, -CDP_ETOOBIG or -CDP_ENOMEM. */
-static int cdp_encode(struct cdp_conn *c, uint64_t id, const char *session_id,
-                      const char *method, json_t *params, char **buf_out, size_t *len_out)
+static int cdp_encode(struct cdp_conn *c, uint64_t id, const char *session_id, const char *method,
+                      json_t *params, char **buf_out, size_t *len_out)
 {
 	static const char headroom[LWS_PRE];
 	struct gb_buf buf;
@@ -258,7 +258,8 @@ int cdp_await(struct cdp_conn *c, uint64_t id, int timeout_ms, json_t **result,
 	rc = cdp_service_until(c, gb_now_ms() + timeout_ms, cdp_call_stop, &id);
 	call = cdp_calls_find(c, id);
 	if (!call) {
-		cdp_err_set(err, 0, "call %llu was forgotten while awaited", (unsigned long long)id);
+		cdp_err_set(err, 0, "call %llu was forgotten while awaited",
+		            (unsigned long long)id);
 		rc = -CDP_EINVAL;
 		goto out;
 	}

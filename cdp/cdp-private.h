@@ -32,11 +32,11 @@
 #define CDP_RX_CHUNK_BYTES ((size_t)128 * 1024)  /* lws rx buffer and socket reads */
 #define CDP_TX_CHUNK_BYTES ((size_t)1024 * 1024) /* largest single send() */
 #define CDP_RX_KEEP_BYTES ((size_t)256 * 1024)   /* assembly buffer kept between messages */
-#define CDP_MAX_CALLS 4096     /* calls in flight plus replies not yet awaited */
+#define CDP_MAX_CALLS 4096                       /* calls in flight plus replies not yet awaited */
 #define CDP_MAX_LISTENERS 1024
 #define CDP_MAX_WAITERS 1024
-#define CDP_NAME_MAX 128       /* copies of method names and sessionIds */
-#define CDP_FINAL_PASSES 64    /* non-blocking service passes at a deadline */
+#define CDP_NAME_MAX 128    /* copies of method names and sessionIds */
+#define CDP_FINAL_PASSES 64 /* non-blocking service passes at a deadline */
 
 enum cdp_state {
 	CDP_STATE_CONNECTING,
@@ -79,9 +79,9 @@ struct cdp_waiter {
 	struct cdp_waiter *next;
 	char *session_id; /* as for listeners */
 	char *method;
-	int fired;        /* a matching event arrived (or an oversized one failed it) */
-	int rc;           /* once fired: 0 or -CDP_ETOOBIG */
-	json_t *params;   /* once fired with rc 0 (owned) */
+	int fired;      /* a matching event arrived (or an oversized one failed it) */
+	int rc;         /* once fired: 0 or -CDP_ETOOBIG */
+	json_t *params; /* once fired with rc 0 (owned) */
 	struct cdp_error err;
 };
 
@@ -108,15 +108,15 @@ enum cdp_skim_value {
 };
 
 struct cdp_skim {
-	unsigned depth;       /* 0 outside the top-level object, 1 inside it */
-	int bad;              /* not an object at the top: stop looking */
-	int ended;            /* the top-level object closed */
+	unsigned depth; /* 0 outside the top-level object, 1 inside it */
+	int bad;        /* not an object at the top: stop looking */
+	int ended;      /* the top-level object closed */
 	int in_string;
 	int escape;
-	int want_key;         /* at depth 1: the next string is a member name */
-	int in_number;        /* reading the digits of "id" */
-	enum cdp_skim_field field;    /* whose value is being read at depth 1 */
-	enum cdp_skim_field capture;  /* which string is being copied, if any */
+	int want_key;                /* at depth 1: the next string is a member name */
+	int in_number;               /* reading the digits of "id" */
+	enum cdp_skim_field field;   /* whose value is being read at depth 1 */
+	enum cdp_skim_field capture; /* which string is being copied, if any */
 	char key[16];
 	size_t key_len;
 	int key_invalid;
@@ -133,21 +133,21 @@ struct cdp_skim {
 struct cdp_conn {
 	struct cdp_options opts; /* with defaults filled in */
 	enum cdp_state state;
-	int closing;             /* inside cdp_close() */
-	char endpoint[96];       /* host:port, for messages */
-	char close_reason[160];  /* why the connection closed or failed */
+	int closing;            /* inside cdp_close() */
+	char endpoint[96];      /* host:port, for messages */
+	char close_reason[160]; /* why the connection closed or failed */
 
 	struct lws_context *ctx; /* NULL for a conn made by cdp_conn_new() alone */
 	struct lws *wsi;
 	lws_sorted_usec_list_t deadline_sul; /* bounds lws_service()'s sleep */
-	int servicing;           /* inside a wait: no nesting */
-	unsigned long progress;  /* bumped on every read or write callback */
-	cdp_done_fn done_fn;     /* cdp_service()'s predicate while it runs */
+	int servicing;                       /* inside a wait: no nesting */
+	unsigned long progress;              /* bumped on every read or write callback */
+	cdp_done_fn done_fn;                 /* cdp_service()'s predicate while it runs */
 	void *done_user;
 	int done_hit;
 
 	uint64_t next_id;
-	struct cdp_call *calls;  /* in send order */
+	struct cdp_call *calls; /* in send order */
 	struct cdp_call *calls_tail;
 	size_t ncalls;
 	struct cdp_out *out_head; /* written in order on CLIENT_WRITEABLE */
@@ -162,9 +162,9 @@ struct cdp_conn {
 
 	/* assembly of the incoming message */
 	struct gb_buf rx;
-	int rx_active;    /* inside a message (some fragments seen) */
-	int rx_skipping;  /* over the ceiling: bytes go to the skim, not rx */
-	size_t rx_total;  /* bytes of the current message so far */
+	int rx_active;   /* inside a message (some fragments seen) */
+	int rx_skipping; /* over the ceiling: bytes go to the skim, not rx */
+	size_t rx_total; /* bytes of the current message so far */
 	struct cdp_skim skim;
 };
 
@@ -199,8 +199,8 @@ void cdp_calls_free_all(struct cdp_conn *c);
 /* events.c */
 void cdp_events_dispatch(struct cdp_conn *c, const char *session_id, const char *method,
                          json_t *params);
-int cdp_events_fail_waiters(struct cdp_conn *c, const char *session_id, const char *method,
-                            int rc, const char *why);
+int cdp_events_fail_waiters(struct cdp_conn *c, const char *session_id, const char *method, int rc,
+                            const char *why);
 void cdp_events_free_all(struct cdp_conn *c);
 
 /* message.c */

@@ -11,18 +11,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int cdp_lws_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user,
-                            void *in, size_t len);
+static int cdp_lws_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
+                            size_t len);
 
 static const struct lws_protocols cdp_protocols[] = {
 	{
-		.name = "cdp",
-		.callback = cdp_lws_callback,
-		.per_session_data_size = 0,
-		.rx_buffer_size = CDP_RX_CHUNK_BYTES,
-		.tx_packet_size = CDP_TX_CHUNK_BYTES,
+	    .name = "cdp",
+	    .callback = cdp_lws_callback,
+	    .per_session_data_size = 0,
+	    .rx_buffer_size = CDP_RX_CHUNK_BYTES,
+	    .tx_packet_size = CDP_TX_CHUNK_BYTES,
 	},
-	{.name = NULL, .callback = NULL},
+	{ .name = NULL, .callback = NULL },
 };
 
 /* No websocket PING/PONG liveness: on loopback a dead browser closes the
@@ -127,8 +127,8 @@ static int cdp_out_write(struct cdp_conn *c, struct lws *wsi)
 	c->nout--;
 	n = lws_write(wsi, (unsigned char *)o->buf + LWS_PRE, o->len, LWS_WRITE_TEXT);
 	if (n < 0 || (size_t)n < o->len) {
-		GB_LOGW("cdp", "write of call %llu to %s failed: closing", (unsigned long long)o->id,
-		        c->endpoint);
+		GB_LOGW("cdp", "write of call %llu to %s failed: closing",
+		        (unsigned long long)o->id, c->endpoint);
 		rc = -1;
 	}
 	c->progress++;
@@ -142,8 +142,8 @@ out:
 
 /* The one lws callback. Runs on the owning thread inside lws_service();
  * c is the context's user pointer. */
-static int cdp_lws_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user,
-                            void *in, size_t len)
+static int cdp_lws_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
+                            size_t len)
 {
 	struct cdp_conn *c = lws_context_user(lws_get_context(wsi));
 	char why[128];
@@ -249,8 +249,8 @@ static int cdp_connect_stop(struct cdp_conn *c, void *arg)
 /* Splits ws://host:port/path into its parts (host and path copied into
  * the caller's buffers; path gets its leading '/'). Returns 0 or
  * -CDP_EINVAL with the reason in err. */
-static int cdp_parse_ws_url(const char *ws_url, char *host, size_t host_len, int *port,
-                            char *path, size_t path_len, struct cdp_error *err)
+static int cdp_parse_ws_url(const char *ws_url, char *host, size_t host_len, int *port, char *path,
+                            size_t path_len, struct cdp_error *err)
 {
 	char copy[512];
 	const char *scheme = NULL;
@@ -372,14 +372,14 @@ int cdp_connect(const char *ws_url, const struct cdp_options *opts, struct cdp_c
 	if (!lws_client_connect_via_info(&cci) && c->state == CDP_STATE_CONNECTING)
 		cdp_conn_closed(c, "could not start the connection");
 
-	rc = cdp_service_until(c, gb_now_ms() + c->opts.connect_timeout_ms, cdp_connect_stop,
-	                       NULL);
+	rc = cdp_service_until(c, gb_now_ms() + c->opts.connect_timeout_ms, cdp_connect_stop, NULL);
 	if (c->state == CDP_STATE_OPEN) {
 		rc = 0;
 	} else if (rc == -CDP_ECANCELLED) {
 		cdp_err_set(err, 0, "connecting to %s was cancelled", c->endpoint);
 	} else if (rc == -CDP_ETIMEOUT) {
-		cdp_err_set(err, 0, "no websocket handshake from %s within %d ms: is the browser up?",
+		cdp_err_set(err, 0,
+		            "no websocket handshake from %s within %d ms: is the browser up?",
 		            c->endpoint, c->opts.connect_timeout_ms);
 		rc = -CDP_ECONNECT;
 	} else {

@@ -159,8 +159,8 @@ void cdp_events_dispatch(struct cdp_conn *c, const char *session_id, const char 
 /* Fails each armed, unfired waiter that matches (session_id, method) with
  * rc and why (borrowed): used when the event itself was too large to
  * keep. Returns how many waiters it failed. */
-int cdp_events_fail_waiters(struct cdp_conn *c, const char *session_id, const char *method,
-                            int rc, const char *why)
+int cdp_events_fail_waiters(struct cdp_conn *c, const char *session_id, const char *method, int rc,
+                            const char *why)
 {
 	struct cdp_waiter *w;
 	int n = 0;
@@ -178,8 +178,7 @@ int cdp_events_fail_waiters(struct cdp_conn *c, const char *session_id, const ch
 
 /* Arms a one-shot waiter; see cdp.h. On success *out belongs to c until
  * cdp_wait_event() or cdp_disarm() (or cdp_close()) frees it. */
-int cdp_arm(struct cdp_conn *c, const char *session_id, const char *method,
-            struct cdp_waiter **out)
+int cdp_arm(struct cdp_conn *c, const char *session_id, const char *method, struct cdp_waiter **out)
 {
 	struct cdp_waiter *w = NULL;
 	int ok = 1;

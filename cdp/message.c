@@ -151,8 +151,8 @@ static void cdp_message_oversized(struct cdp_conn *c)
 	char why[128];
 	int usable = s->ended && !s->bad;
 
-	snprintf(why, sizeof(why), "message of %zu bytes exceeds the %zu-byte ceiling",
-	         c->rx_total, c->opts.max_frame_bytes);
+	snprintf(why, sizeof(why), "message of %zu bytes exceeds the %zu-byte ceiling", c->rx_total,
+	         c->opts.max_frame_bytes);
 	if (usable && s->id_state == CDP_SKIM_COMPLETE && s->method_state == CDP_SKIM_ABSENT) {
 		if (cdp_calls_fail(c, s->id, -CDP_ETOOBIG, why))
 			GB_LOGW("cdp", "reply %llu from %s dropped: %s", (unsigned long long)s->id,
@@ -164,7 +164,8 @@ static void cdp_message_oversized(struct cdp_conn *c)
 	           s->id_state == CDP_SKIM_ABSENT && s->session_state != CDP_SKIM_INVALID &&
 	           s->session_state != CDP_SKIM_READING) {
 		GB_LOGW("cdp", "event %s from %s dropped: %s", s->method, c->endpoint, why);
-		cdp_events_fail_waiters(c, s->session_state == CDP_SKIM_COMPLETE ? s->session_id : "",
+		cdp_events_fail_waiters(c,
+		                        s->session_state == CDP_SKIM_COMPLETE ? s->session_id : "",
 		                        s->method, -CDP_ETOOBIG, why);
 	} else {
 		GB_LOGE("cdp", "unidentifiable %s from %s dropped", why, c->endpoint);

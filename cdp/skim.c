@@ -36,13 +36,13 @@ static void cdp_skim_string_start(struct cdp_skim *s)
 		s->key_invalid = 0;
 	} else if (s->field == CDP_SKIM_METHOD) {
 		s->capture = CDP_SKIM_METHOD;
-		s->method_state = s->method_state == CDP_SKIM_ABSENT ? CDP_SKIM_READING
-		                                                     : CDP_SKIM_INVALID;
+		s->method_state =
+		    s->method_state == CDP_SKIM_ABSENT ? CDP_SKIM_READING : CDP_SKIM_INVALID;
 		s->method_len = 0;
 	} else if (s->field == CDP_SKIM_SESSION) {
 		s->capture = CDP_SKIM_SESSION;
-		s->session_state = s->session_state == CDP_SKIM_ABSENT ? CDP_SKIM_READING
-		                                                       : CDP_SKIM_INVALID;
+		s->session_state =
+		    s->session_state == CDP_SKIM_ABSENT ? CDP_SKIM_READING : CDP_SKIM_INVALID;
 		s->session_len = 0;
 	} else if (s->field == CDP_SKIM_ID) {
 		s->id_state = CDP_SKIM_INVALID; /* "id" must be a number */

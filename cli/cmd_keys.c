@@ -10,13 +10,14 @@
 
 static void usage(FILE *out)
 {
-	fprintf(out,
-	        "usage: glassbox keys COMMAND [--data-dir DIR]\n"
-	        "\n"
-	        "  init     create the master key (DATA/keys/master.key, 0600) if there is none\n"
-	        "           and print its id; $GLASSBOX_MASTER_KEY_FILE names a key kept elsewhere\n"
-	        "  rotate   replace the master key and re-wrap every tenant key with it (sealed\n"
-	        "           profiles are not re-encrypted)\n");
+	fprintf(
+	    out,
+	    "usage: glassbox keys COMMAND [--data-dir DIR]\n"
+	    "\n"
+	    "  init     create the master key (DATA/keys/master.key, 0600) if there is none\n"
+	    "           and print its id; $GLASSBOX_MASTER_KEY_FILE names a key kept elsewhere\n"
+	    "  rotate   replace the master key and re-wrap every tenant key with it (sealed\n"
+	    "           profiles are not re-encrypted)\n");
 }
 
 int cli_cmd_keys(int argc, char **argv, const char *default_data_dir)
@@ -34,7 +35,8 @@ int cli_cmd_keys(int argc, char **argv, const char *default_data_dir)
 		else if (!cmd && argv[i][0] != '-')
 			cmd = argv[i];
 		else {
-			fprintf(stderr, "glassbox keys: unknown or incomplete argument '%s'\n\n", argv[i]);
+			fprintf(stderr, "glassbox keys: unknown or incomplete argument '%s'\n\n",
+			        argv[i]);
 			usage(stderr);
 			return 2;
 		}

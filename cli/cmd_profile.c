@@ -43,22 +43,23 @@ struct args {
 
 static void usage(FILE *out)
 {
-	fprintf(out,
-	        "usage: glassbox profile COMMAND [--tenant T] [--user U] [--data-dir DIR]\n"
-	        "\n"
-	        "  list [--json]                   the tenant's profiles (of --user, if given)\n"
-	        "  show NAME                       one profile's metadata (JSON)\n"
-	        "  create NAME [--ttl SECONDS]     an empty profile; --ttl: it expires then\n"
-	        "  delete NAME                     its sealed state and metadata\n"
-	        "  revoke NAME                     destroy its data key: it can never be opened again\n"
-	        "  export NAME [-o FILE] [--origin URL]...\n"
-	        "                                  Playwright storageState JSON (cookies and\n"
-	        "                                  localStorage) to a new 0600 FILE or stdout\n"
-	        "  import NAME FILE|-              a storageState into the profile (created if\n"
-	        "                                  missing), sealed as a new version\n"
-	        "\n"
-	        "--tenant defaults to \"local\" (the tenant of `glassbox mcp`), --user to\n"
-	        "\"default\". export and import run Chromium (--chromium PATH) with no network.\n");
+	fprintf(
+	    out,
+	    "usage: glassbox profile COMMAND [--tenant T] [--user U] [--data-dir DIR]\n"
+	    "\n"
+	    "  list [--json]                   the tenant's profiles (of --user, if given)\n"
+	    "  show NAME                       one profile's metadata (JSON)\n"
+	    "  create NAME [--ttl SECONDS]     an empty profile; --ttl: it expires then\n"
+	    "  delete NAME                     its sealed state and metadata\n"
+	    "  revoke NAME                     destroy its data key: it can never be opened again\n"
+	    "  export NAME [-o FILE] [--origin URL]...\n"
+	    "                                  Playwright storageState JSON (cookies and\n"
+	    "                                  localStorage) to a new 0600 FILE or stdout\n"
+	    "  import NAME FILE|-              a storageState into the profile (created if\n"
+	    "                                  missing), sealed as a new version\n"
+	    "\n"
+	    "--tenant defaults to \"local\" (the tenant of `glassbox mcp`), --user to\n"
+	    "\"default\". export and import run Chromium (--chromium PATH) with no network.\n");
 }
 
 static int parse(int argc, char **argv, const char *default_data_dir, struct args *a)
@@ -93,13 +94,15 @@ static int parse(int argc, char **argv, const char *default_data_dir, struct arg
 
 			a->ttl_s = strtoll(v, &end, 10);
 			if (!end || *end || a->ttl_s <= 0) {
-				fprintf(stderr, "glassbox profile: --ttl takes a number of seconds > 0\n");
+				fprintf(stderr,
+				        "glassbox profile: --ttl takes a number of seconds > 0\n");
 				return -1;
 			}
 			i++;
 		} else if (!strcmp(o, "--origin") && v) {
 			if (a->n_origins == MAX_ORIGINS) {
-				fprintf(stderr, "glassbox profile: at most %d --origin\n", MAX_ORIGINS);
+				fprintf(stderr, "glassbox profile: at most %d --origin\n",
+				        MAX_ORIGINS);
 				return -1;
 			}
 			a->origins[a->n_origins++] = v;
@@ -107,7 +110,8 @@ static int parse(int argc, char **argv, const char *default_data_dir, struct arg
 		} else if (!strcmp(o, "--json")) {
 			a->json = 1;
 		} else if (o[0] == '-' && strcmp(o, "-") != 0) {
-			fprintf(stderr, "glassbox profile: unknown or incomplete option '%s'\n\n", o);
+			fprintf(stderr, "glassbox profile: unknown or incomplete option '%s'\n\n",
+			        o);
 			usage(stderr);
 			return -1;
 		} else if (!a->cmd) {
@@ -130,7 +134,7 @@ static int parse(int argc, char **argv, const char *default_data_dir, struct arg
 static int record(const struct args *a, const char *kind, json_t *body)
 {
 	struct evid_audit *audit = NULL;
-	struct evid_audit_entry e = {0};
+	struct evid_audit_entry e = { 0 };
 	char err[1024] = "";
 	int rc;
 
@@ -145,7 +149,8 @@ static int record(const struct args *a, const char *kind, json_t *body)
 		rc = evid_audit_append(audit, &e, NULL, err, sizeof(err));
 	}
 	if (rc < 0)
-		fprintf(stderr, "glassbox profile: cannot record this in the audit trail: %s\n", err);
+		fprintf(stderr, "glassbox profile: cannot record this in the audit trail: %s\n",
+		        err);
 	evid_audit_close(audit);
 	json_decref(body);
 	return rc;
@@ -175,15 +180,14 @@ static int cmd_list(const struct args *a)
 		print_json(list);
 	} else {
 		printf("%-24s %-16s %7s %10s  %s\n", "NAME", "USER", "VERSION", "SIZE", "STATE");
-		json_array_foreach(list, i, p)
-			printf("%-24s %-16s %7lld %10lld  %s\n",
-			       json_string_value(json_object_get(p, "name")),
-			       json_string_value(json_object_get(p, "user")),
-			       (long long)json_integer_value(json_object_get(p, "version")),
-			       (long long)json_integer_value(json_object_get(p, "size")),
-			       json_is_true(json_object_get(p, "revoked")) ? "revoked"
-			       : !json_is_null(json_object_get(p, "held_by")) ? "in use"
-			                                                       : "ready");
+		json_array_foreach(list, i, p) printf(
+		    "%-24s %-16s %7lld %10lld  %s\n", json_string_value(json_object_get(p, "name")),
+		    json_string_value(json_object_get(p, "user")),
+		    (long long)json_integer_value(json_object_get(p, "version")),
+		    (long long)json_integer_value(json_object_get(p, "size")),
+		    json_is_true(json_object_get(p, "revoked"))    ? "revoked"
+		    : !json_is_null(json_object_get(p, "held_by")) ? "in use"
+		                                                   : "ready");
 	}
 	json_decref(list);
 	return 0;
@@ -201,9 +205,10 @@ static int write_secret_output(const char *path, const char *text)
 		if (fd < 0) {
 			fprintf(stderr, "glassbox profile export: cannot create %s: %s%s\n", path,
 			        strerror(errno),
-			        errno == EEXIST ? " (an export is never written over a file: choose a "
-			                          "new name)"
-			                        : "");
+			        errno == EEXIST
+			            ? " (an export is never written over a file: choose a "
+			              "new name)"
+			            : "");
 			return -1;
 		}
 	}
@@ -250,7 +255,8 @@ static int cmd_export(const struct args *a, const char *user)
 	if (text && write_secret_output(a->out, text) == 0)
 		rc = 0;
 	if (rc == 0 && a->out && strcmp(a->out, "-"))
-		fprintf(stderr, "exported profile %s of user %s: %zu cookie(s), %zu origin(s) -> %s\n",
+		fprintf(stderr,
+		        "exported profile %s of user %s: %zu cookie(s), %zu origin(s) -> %s\n",
 		        a->name, user, json_array_size(json_object_get(state, "cookies")),
 		        json_array_size(json_object_get(state, "origins")), a->out);
 out:
@@ -275,7 +281,7 @@ static int cmd_import(const struct args *a, const char *user)
 
 	if (!a->file) {
 		fprintf(stderr, "glassbox profile import: give the storageState file (or - for "
-		        "stdin)\n");
+		                "stdin)\n");
 		return 2;
 	}
 	if (!strcmp(a->file, "-"))
@@ -349,8 +355,8 @@ int cli_cmd_profile(int argc, char **argv, const char *default_data_dir)
 		return 0;
 	}
 	if (!strcmp(a.cmd, "create")) {
-		if (prof_create(a.data_dir, a.tenant, user, a.name, a.ttl_s, &info, err, sizeof(err)) <
-		    0)
+		if (prof_create(a.data_dir, a.tenant, user, a.name, a.ttl_s, &info, err,
+		                sizeof(err)) < 0)
 			goto failed;
 		printf("created profile %s of user %s (tenant %s)\n", a.name, user, a.tenant);
 		return 0;

@@ -46,47 +46,47 @@ struct run_opts {
 /* The shared state of the worker threads. */
 struct run_pool {
 	pthread_mutex_t lock;
-	size_t next;                  /* {lock} the next flow to run */
+	size_t next; /* {lock} the next flow to run */
 	struct flow **flows;
 	struct flow_result *results;
 	size_t n;
 	const struct act_config *cfg;
-	char attach_base[PATH_MAX];   /* "" when no JUnit is written */
+	char attach_base[PATH_MAX]; /* "" when no JUnit is written */
 };
 
 /* The command's help. */
 static void run_usage(FILE *out)
 {
-	fprintf(out,
-	        "usage: glassbox run FLOW... [-j N] [--junit FILE] [--report FILE] [--vars FILE]\n"
-	        "                    [--config POLICY] [--profile NAME [--user U] [--save-profile]]\n"
-	        "                    [--data-dir DIR]\n"
-	        "                    [--chromium PATH] [--headed]\n"
-	        "\n"
-	        "Runs each flow (a JSON file, see docs/flows.md) in its own browser session\n"
-	        "through the same pipeline as the MCP tools: policy, approvals, verification\n"
-	        "and signed evidence. Exit status: 0 every flow passed, 1 a flow failed,\n"
-	        "2 bad input (a flow, the vars file, the policy or an option).\n"
-	        "\n"
-	        "  -j N             run N flows at once (1..%d, default 1)\n"
-	        "  --junit FILE     write JUnit XML; screenshots go to FILE's name without\n"
-	        "                   .xml + \"-attachments/\"\n"
-	        "  --report FILE    write the HTML trail of the run's sessions\n"
-	        "  --vars FILE      NAME=VALUE lines for ${NAME} (before the environment)\n"
-	        "  --config POLICY  the tenant's policy (default $GLASSBOX_CONFIG)\n"
-	        "  --profile NAME   start every flow from the tenant's saved browser profile\n"
-	        "                   NAME (docs/profiles.md), each on a read-only copy\n"
-	        "  --user U         the profile's user (default \"default\")\n"
-	        "  --save-profile   one flow only: run it on the profile itself (created when\n"
-	        "                   missing) and seal its state as a new version when it ends\n"
-	        "                   cleanly\n",
-	        RUN_MAX_JOBS);
+	fprintf(
+	    out,
+	    "usage: glassbox run FLOW... [-j N] [--junit FILE] [--report FILE] [--vars FILE]\n"
+	    "                    [--config POLICY] [--profile NAME [--user U] [--save-profile]]\n"
+	    "                    [--data-dir DIR]\n"
+	    "                    [--chromium PATH] [--headed]\n"
+	    "\n"
+	    "Runs each flow (a JSON file, see docs/flows.md) in its own browser session\n"
+	    "through the same pipeline as the MCP tools: policy, approvals, verification\n"
+	    "and signed evidence. Exit status: 0 every flow passed, 1 a flow failed,\n"
+	    "2 bad input (a flow, the vars file, the policy or an option).\n"
+	    "\n"
+	    "  -j N             run N flows at once (1..%d, default 1)\n"
+	    "  --junit FILE     write JUnit XML; screenshots go to FILE's name without\n"
+	    "                   .xml + \"-attachments/\"\n"
+	    "  --report FILE    write the HTML trail of the run's sessions\n"
+	    "  --vars FILE      NAME=VALUE lines for ${NAME} (before the environment)\n"
+	    "  --config POLICY  the tenant's policy (default $GLASSBOX_CONFIG)\n"
+	    "  --profile NAME   start every flow from the tenant's saved browser profile\n"
+	    "                   NAME (docs/profiles.md), each on a read-only copy\n"
+	    "  --user U         the profile's user (default \"default\")\n"
+	    "  --save-profile   one flow only: run it on the profile itself (created when\n"
+	    "                   missing) and seal its state as a new version when it ends\n"
+	    "                   cleanly\n",
+	    RUN_MAX_JOBS);
 }
 
 /* Reads the options into o: 0, 1 after printing the help, -1 after
  * printing what is wrong. o->flow_paths borrows from argv. */
-static int parse_run_opts(int argc, char **argv, const char *default_data_dir,
-                          struct run_opts *o)
+static int parse_run_opts(int argc, char **argv, const char *default_data_dir, struct run_opts *o)
 {
 	int i;
 
@@ -121,8 +121,11 @@ static int parse_run_opts(int argc, char **argv, const char *default_data_dir,
 			long n = strtol(v, &end, 10);
 
 			if (*end || n < 1 || n > RUN_MAX_JOBS) {
-				fprintf(stderr, "glassbox run: -j %s: give a number of parallel sessions from "
-				        "1 to %d\n", v, RUN_MAX_JOBS);
+				fprintf(
+				    stderr,
+				    "glassbox run: -j %s: give a number of parallel sessions from "
+				    "1 to %d\n",
+				    v, RUN_MAX_JOBS);
 				return -1;
 			}
 			o->jobs = (int)n;
@@ -179,20 +182,25 @@ static int check_profile(const struct run_opts *o)
 {
 	if (!o->profile) {
 		if (o->save_profile || o->profile_user) {
-			fprintf(stderr, "glassbox run: --save-profile and --user need --profile NAME\n");
+			fprintf(stderr,
+			        "glassbox run: --save-profile and --user need --profile NAME\n");
 			return -1;
 		}
 		return 0;
 	}
 	if (!gb_fs_name_is_safe(o->profile) ||
 	    (o->profile_user && !gb_fs_name_is_safe(o->profile_user))) {
-		fprintf(stderr, "glassbox run: --profile %.80s: profile and user names are 1 to 64 "
-		        "letters, digits, '.', '_' or '-'\n", o->profile);
+		fprintf(stderr,
+		        "glassbox run: --profile %.80s: profile and user names are 1 to 64 "
+		        "letters, digits, '.', '_' or '-'\n",
+		        o->profile);
 		return -1;
 	}
 	if (o->save_profile && o->n_flows != 1) {
-		fprintf(stderr, "glassbox run: --save-profile saves what one flow did: give one flow "
-		        "(%zu given)\n", o->n_flows);
+		fprintf(stderr,
+		        "glassbox run: --save-profile saves what one flow did: give one flow "
+		        "(%zu given)\n",
+		        o->n_flows);
 		return -1;
 	}
 	return 0;
@@ -248,7 +256,7 @@ static void *worker(void *arg)
 	struct run_pool *pool = arg;
 
 	for (;;) {
-		struct flow_run_opts ro = {.cfg = pool->cfg};
+		struct flow_run_opts ro = { .cfg = pool->cfg };
 		char dir[PATH_MAX];
 		size_t i;
 
@@ -263,12 +271,14 @@ static void *worker(void *arg)
 		}
 		flow_run(pool->flows[i], &ro, &pool->results[i]);
 		if (pool->results[i].passed)
-			printf("PASS %s (%s) in %.1f s\n", pool->results[i].name, pool->results[i].path,
+			printf("PASS %s (%s) in %.1f s\n", pool->results[i].name,
+			       pool->results[i].path,
 			       (double)pool->results[i].duration_ms / 1000.0);
 		else
 			printf("FAIL %s (%s) in %.1f s: %s\n%s%s%s%s", pool->results[i].name,
 			       pool->results[i].path, (double)pool->results[i].duration_ms / 1000.0,
-			       gb_or(pool->results[i].message, "failed"), gb_or(pool->results[i].log, ""),
+			       gb_or(pool->results[i].message, "failed"),
+			       gb_or(pool->results[i].log, ""),
 			       pool->results[i].screenshot ? "screenshot: " : "",
 			       pool->results[i].screenshot ? pool->results[i].screenshot : "",
 			       pool->results[i].screenshot ? "\n" : "");
@@ -336,7 +346,8 @@ int cli_cmd_run(int argc, char **argv, const char *default_data_dir)
 		pool.n = i + 1;
 	}
 	if (gb_fs_mkdirs_abs(o.data_dir, err, sizeof(err)) < 0) {
-		fprintf(stderr, "glassbox run: cannot create the data dir %s: %s\n", o.data_dir, err);
+		fprintf(stderr, "glassbox run: cannot create the data dir %s: %s\n", o.data_dir,
+		        err);
 		goto out;
 	}
 	if (o.junit_path) {
@@ -371,7 +382,7 @@ int cli_cmd_run(int argc, char **argv, const char *default_data_dir)
 		}
 	}
 	if (o.report_path) {
-		struct evid_report_opts ro = {.tenant = "local", .since = since};
+		struct evid_report_opts ro = { .tenant = "local", .since = since };
 
 		if (evid_report_write(o.data_dir, &ro, o.report_path, err, sizeof(err)) < 0) {
 			fprintf(stderr, "glassbox run: HTML report: %s\n", err);

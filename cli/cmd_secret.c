@@ -29,15 +29,18 @@
 
 static void secret_usage(FILE *out)
 {
-	fprintf(out,
-	        "usage: glassbox secret set NAME --hosts H1[,H2...] [--fields K1[,K2...]] [--tenant T]\n"
-	        "                           [--from-file FILE]   (value on stdin unless --from-file)\n"
-	        "       glassbox secret list [--tenant T] [--json]\n"
-	        "       glassbox secret delete NAME [--tenant T]\n"
-	        "\n"
-	        "Hosts are patterns as in the egress allowlist (shop.test, *.example.com). Field kinds\n"
-	        "(default password,username,email,one-time-code): password, username, email,\n"
-	        "one-time-code, text, textarea, any. The tenant defaults to \"local\".\n");
+	fprintf(
+	    out,
+	    "usage: glassbox secret set NAME --hosts H1[,H2...] [--fields K1[,K2...]] [--tenant "
+	    "T]\n"
+	    "                           [--from-file FILE]   (value on stdin unless --from-file)\n"
+	    "       glassbox secret list [--tenant T] [--json]\n"
+	    "       glassbox secret delete NAME [--tenant T]\n"
+	    "\n"
+	    "Hosts are patterns as in the egress allowlist (shop.test, *.example.com). Field "
+	    "kinds\n"
+	    "(default password,username,email,one-time-code): password, username, email,\n"
+	    "one-time-code, text, textarea, any. The tenant defaults to \"local\".\n");
 }
 
 /* Splits a comma-separated list in place into items (at most max).
@@ -113,7 +116,8 @@ static int read_value(const char *path, unsigned char *buf, size_t *len)
 	if (path)
 		close(fd);
 	if (rc < 0) {
-		fprintf(stderr, "glassbox: the value is longer than %d bytes or could not be read\n",
+		fprintf(stderr,
+		        "glassbox: the value is longer than %d bytes or could not be read\n",
 		        SECRET_VALUE_MAX);
 		return -1;
 	}
@@ -138,7 +142,7 @@ static int cmd_set(const char *data_dir, const char *tenant, const char *name, c
 
 	if (!hosts) {
 		fprintf(stderr, "glassbox: secret set needs --hosts: the hosts the secret may be "
-		        "typed on (e.g. --hosts shop.test)\n");
+		                "typed on (e.g. --hosts shop.test)\n");
 		return 2;
 	}
 	n_hosts = split_list(hosts, host_list, SECRET_MAX_HOSTS);
@@ -205,7 +209,8 @@ static int cmd_list(const char *data_dir, const char *tenant, int as_json)
 		json_t *fields = json_object_get(s, "fields");
 
 		if (json_object_get(s, "error")) {
-			printf("%-24s unreadable: %s\n", json_string_value(json_object_get(s, "name")),
+			printf("%-24s unreadable: %s\n",
+			       json_string_value(json_object_get(s, "name")),
 			       json_string_value(json_object_get(s, "error")));
 			continue;
 		}
@@ -217,7 +222,8 @@ static int cmd_list(const char *data_dir, const char *tenant, int as_json)
 		if (json_array_size(fields)) {
 			printf(" (");
 			for (k = 0; k < json_array_size(fields); k++)
-				printf("%s%s", k ? "," : "", json_string_value(json_array_get(fields, k)));
+				printf("%s%s", k ? "," : "",
+				       json_string_value(json_array_get(fields, k)));
 			printf(")");
 		}
 		printf("\n");
@@ -259,7 +265,8 @@ int cli_cmd_secret(int argc, char **argv, const char *data_dir)
 		} else if (!strcmp(a, "--json")) {
 			as_json = 1;
 		} else if (!strcmp(a, "--value") || !strncmp(a, "--value=", 8)) {
-			fprintf(stderr, "glassbox: a secret's value is never taken from the command line "
+			fprintf(stderr,
+			        "glassbox: a secret's value is never taken from the command line "
 			        "(other users and shell histories see it): pipe it on stdin or use "
 			        "--from-file\n");
 			return 2;
@@ -283,7 +290,8 @@ int cli_cmd_secret(int argc, char **argv, const char *data_dir)
 		return 2;
 	}
 	if (!name) {
-		fprintf(stderr, "glassbox: secret %s needs the secret's NAME (e.g. SHOP_PASSWORD)\n",
+		fprintf(stderr,
+		        "glassbox: secret %s needs the secret's NAME (e.g. SHOP_PASSWORD)\n",
 		        argv[1]);
 		return 2;
 	}

@@ -56,14 +56,16 @@ static json_t *local_config(const char *data_dir)
 	snprintf(path, sizeof(path), "%s/serve-local.json", data_dir);
 	root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
 	if (root) {
-		fprintf(stderr, "glassbox serve: tenant \"local\" with the token printed when %s was "
-		        "created (delete that file for a new token)\n", path);
+		fprintf(stderr,
+		        "glassbox serve: tenant \"local\" with the token printed when %s was "
+		        "created (delete that file for a new token)\n",
+		        path);
 		goto out;
 	}
 	gb_random_hex(token, 32);
 	mcp_auth_token_hash_hex(token, hex);
-	root = json_pack("{s:{s:s, s:i}, s:{s:{s:s}}}", "listen", "host", "127.0.0.1", "port",
-	                 8931, "tenants", "local", "token_sha256", hex);
+	root = json_pack("{s:{s:s, s:i}, s:{s:{s:s}}}", "listen", "host", "127.0.0.1", "port", 8931,
+	                 "tenants", "local", "token_sha256", hex);
 	text = root ? json_dumps(root, JSON_INDENT(2)) : NULL;
 	fd = text ? open(path, O_WRONLY | O_CREAT | O_EXCL, 0600) : -1;
 	f = fd >= 0 ? fdopen(fd, "w") : NULL;
@@ -90,8 +92,8 @@ out:
 /* What the admin hooks read: the store, the warm pool, the egress layers. */
 struct serve_state {
 	struct store *store;
-	struct act_pool *pool;  /* NULL: no warm pool */
-	json_t *egress_layers;  /* act_egress_layers_active() at start */
+	struct act_pool *pool; /* NULL: no warm pool */
+	json_t *egress_layers; /* act_egress_layers_active() at start */
 };
 
 /* mcp_serve_hooks.list_approvals: the pending approvals of every tenant,
@@ -104,7 +106,7 @@ static int add_approval(const struct store_approval *a, void *user)
 
 static json_t *list_approvals(void *user)
 {
-	struct store_approval_query q = {.pending_only = 1, .limit = 1000};
+	struct store_approval_query q = { .pending_only = 1, .limit = 1000 };
 	json_t *list = json_array();
 	char err[256];
 
@@ -126,9 +128,10 @@ static json_t *serve_status(void *user)
 	size_t ready = act_pool_ready(st->pool);
 
 	gb_metrics_gauge_set("glassbox_warm_pool_ready", NULL, (double)ready);
-	return json_pack("{s:O, s:{s:I, s:I}, s:I}", "egress_layers", st->egress_layers, "warm_pool",
-	                 "size", (json_int_t)act_pool_size(st->pool), "ready", (json_int_t)ready,
-	                 "residual_processes", (json_int_t)sess_residual_count());
+	return json_pack("{s:O, s:{s:I, s:I}, s:I}", "egress_layers", st->egress_layers,
+	                 "warm_pool", "size", (json_int_t)act_pool_size(st->pool), "ready",
+	                 (json_int_t)ready, "residual_processes",
+	                 (json_int_t)sess_residual_count());
 }
 
 /* Ends the browsers and removes the run dirs a glassbox killed earlier
@@ -158,7 +161,8 @@ static int check_policies(const struct mcp_serve_config *cfg, const struct act_c
 		c.prelaunch = 0;
 		err[0] = '\0';
 		if (act_session_new(&c, &as, err, sizeof(err)) != 0) {
-			fprintf(stderr, "glassbox serve: the policy of tenant %s is not valid: %s\n",
+			fprintf(stderr,
+			        "glassbox serve: the policy of tenant %s is not valid: %s\n",
 			        cfg->tenants[i].name, err[0] ? err : "(no reason given)");
 			return -1;
 		}
@@ -172,8 +176,8 @@ static int check_policies(const struct mcp_serve_config *cfg, const struct act_c
 int cli_cmd_serve(const struct cli_serve_args *a)
 {
 	struct mcp_serve_config *cfg = NULL;
-	struct mcp_serve_hooks hooks = {.list_approvals = list_approvals, .status = serve_status};
-	struct serve_state st = {0};
+	struct mcp_serve_hooks hooks = { .list_approvals = list_approvals, .status = serve_status };
+	struct serve_state st = { 0 };
 	struct act_config base;
 	struct store *store = NULL;
 	struct sigaction sa;
@@ -185,8 +189,10 @@ int cli_cmd_serve(const struct cli_serve_args *a)
 	if (a->config_path) {
 		root = json_load_file(a->config_path, JSON_REJECT_DUPLICATES, &jerr);
 		if (!root) {
-			fprintf(stderr, "glassbox serve: cannot read the config %s: %s (line %d, column "
-			        "%d)\n", a->config_path, jerr.text, jerr.line, jerr.column);
+			fprintf(stderr,
+			        "glassbox serve: cannot read the config %s: %s (line %d, column "
+			        "%d)\n",
+			        a->config_path, jerr.text, jerr.line, jerr.column);
 			goto out;
 		}
 	} else {
@@ -203,7 +209,8 @@ int cli_cmd_serve(const struct cli_serve_args *a)
 	}
 	rc = 1;
 	if (store_open(a->data_dir, &store, err, sizeof(err)) != 0) {
-		fprintf(stderr, "glassbox serve: cannot open the store in %s: %s\n", a->data_dir, err);
+		fprintf(stderr, "glassbox serve: cannot open the store in %s: %s\n", a->data_dir,
+		        err);
 		goto out;
 	}
 	st.store = store;

@@ -43,37 +43,43 @@ struct cli_opts {
 
 static void usage(FILE *out)
 {
-	fprintf(out,
-	        "usage: glassbox COMMAND [options]\n"
-	        "\n"
-	        "commands:\n"
-	        "  mcp        serve the browser tools over MCP on stdin/stdout\n"
-	        "  serve      serve them over MCP Streamable HTTP to the tenants of --config FILE\n"
-	        "             (docs/service.md); without it, one tenant \"local\" on 127.0.0.1\n"
-	        "  init       create the data dir, check that Chromium starts, print a client config\n"
-	        "  approvals  list [--all] | show ID | approve ID [--reason R] | deny ID [--reason R]\n"
-	        "  audit      verify [--tenant T] [--pubkey FILE] [--json] | export-key [-o FILE] |\n"
-	        "             purge --tenant T --days N\n"
-	        "  report     --session ID | --tenant T [--since DATE] -o FILE: the trail as HTML\n"
-	        "  run        FLOW... [-j N] [--junit FILE] [--report FILE] [--vars FILE]\n"
-	        "             [--profile NAME]: QA flows, see docs/flows.md and glassbox run --help\n"
-	        "  profile    list | show | create | delete | revoke | export | import: encrypted\n"
-	        "             browser profiles (glassbox profile help; docs/profiles.md)\n"
-	        "  keys       init | rotate: the master key of the sealed profiles\n"
-	        "  secret     set NAME --hosts H1,H2 [--fields K] [--tenant T] [--from-file F] |\n"
-	        "             list [--tenant T] [--json] | delete NAME [--tenant T]\n"
-	        "  version    print the version\n"
-	        "\n"
-	        "options:\n"
-	        "  --data-dir DIR            state, evidence and run dirs (default $GLASSBOX_DATA_DIR,\n"
-	        "                            else $XDG_DATA_HOME/glassbox or ~/.local/share/glassbox)\n"
-	        "  --chromium PATH           the Chromium binary (default /usr/lib/chromium/chromium)\n"
-	        "  --config FILE             the tenant's policy (default $GLASSBOX_CONFIG): JSON with\n"
-	        "                            \"egress\" (allowed hosts, resolver overrides, see\n"
-	        "                            docs/egress.md), \"require_evidence\", \"before_screenshots\"\n"
-	        "  --headed                  show the browser window (needs a display)\n"
-	        "  --tenant T                the tenant `glassbox mcp` serves (default $GLASSBOX_TENANT,\n"
-	        "                            else \"local\"): its profiles, evidence and audit trail\n");
+	fprintf(
+	    out,
+	    "usage: glassbox COMMAND [options]\n"
+	    "\n"
+	    "commands:\n"
+	    "  mcp        serve the browser tools over MCP on stdin/stdout\n"
+	    "  serve      serve them over MCP Streamable HTTP to the tenants of --config FILE\n"
+	    "             (docs/service.md); without it, one tenant \"local\" on 127.0.0.1\n"
+	    "  init       create the data dir, check that Chromium starts, print a client config\n"
+	    "  approvals  list [--all] | show ID | approve ID [--reason R] | deny ID [--reason R]\n"
+	    "  audit      verify [--tenant T] [--pubkey FILE] [--json] | export-key [-o FILE] |\n"
+	    "             purge --tenant T --days N\n"
+	    "  report     --session ID | --tenant T [--since DATE] -o FILE: the trail as HTML\n"
+	    "  run        FLOW... [-j N] [--junit FILE] [--report FILE] [--vars FILE]\n"
+	    "             [--profile NAME]: QA flows, see docs/flows.md and glassbox run --help\n"
+	    "  profile    list | show | create | delete | revoke | export | import: encrypted\n"
+	    "             browser profiles (glassbox profile help; docs/profiles.md)\n"
+	    "  keys       init | rotate: the master key of the sealed profiles\n"
+	    "  secret     set NAME --hosts H1,H2 [--fields K] [--tenant T] [--from-file F] |\n"
+	    "             list [--tenant T] [--json] | delete NAME [--tenant T]\n"
+	    "  version    print the version\n"
+	    "\n"
+	    "options:\n"
+	    "  --data-dir DIR            state, evidence and run dirs (default "
+	    "$GLASSBOX_DATA_DIR,\n"
+	    "                            else $XDG_DATA_HOME/glassbox or ~/.local/share/glassbox)\n"
+	    "  --chromium PATH           the Chromium binary (default /usr/lib/chromium/chromium)\n"
+	    "  --config FILE             the tenant's policy (default $GLASSBOX_CONFIG): JSON "
+	    "with\n"
+	    "                            \"egress\" (allowed hosts, resolver overrides, see\n"
+	    "                            docs/egress.md), \"require_evidence\", "
+	    "\"before_screenshots\"\n"
+	    "  --headed                  show the browser window (needs a display)\n"
+	    "  --tenant T                the tenant `glassbox mcp` serves (default "
+	    "$GLASSBOX_TENANT,\n"
+	    "                            else \"local\"): its profiles, evidence and audit "
+	    "trail\n");
 }
 
 /* Picks the data dir: flag, then environment, then the XDG default. */
@@ -129,8 +135,10 @@ static int parse_opts(int argc, char **argv, struct cli_opts *o)
 		}
 	}
 	if (o->tenant && !gb_fs_name_is_safe(o->tenant)) {
-		fprintf(stderr, "glassbox: the tenant name must be 1 to %u letters, digits, '.', '_' "
-		        "or '-'\n", GB_FS_MAX_NAME_BYTES);
+		fprintf(stderr,
+		        "glassbox: the tenant name must be 1 to %u letters, digits, '.', '_' "
+		        "or '-'\n",
+		        GB_FS_MAX_NAME_BYTES);
 		return -1;
 	}
 	return 0;
@@ -159,8 +167,8 @@ static int load_config(const char *path, json_t **out)
 		return 0;
 	*out = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
 	if (!*out) {
-		fprintf(stderr, "glassbox: cannot read the config %s: %s (line %d, column %d)\n", path,
-		        jerr.text, jerr.line, jerr.column);
+		fprintf(stderr, "glassbox: cannot read the config %s: %s (line %d, column %d)\n",
+		        path, jerr.text, jerr.line, jerr.column);
 		return -1;
 	}
 	if (!json_is_object(*out)) {
@@ -235,7 +243,8 @@ static int cmd_mcp(const struct cli_opts *o)
 	cfg.profile_save_at_end = 1;
 	json_decref(act_egress_layers_active()); /* says now if browsers cannot be isolated */
 	GB_LOGI("cli", "MCP over stdio; data dir %s", o->data_dir);
-	rc = mcp_stdio_serve_until(&cfg, STDIN_FILENO, STDOUT_FILENO, stop_on_signals()) == 0 ? 0 : 1;
+	rc = mcp_stdio_serve_until(&cfg, STDIN_FILENO, STDOUT_FILENO, stop_on_signals()) == 0 ? 0
+	                                                                                      : 1;
 	json_decref(policy);
 	return rc;
 }
@@ -285,8 +294,9 @@ static int cmd_init(const struct cli_opts *o)
  * which is a tenant policy). */
 static int cmd_serve(const struct cli_opts *o, int argc, char **argv)
 {
-	struct cli_serve_args a = {.data_dir = o->data_dir, .chromium = o->chromium,
-	                           .headed = o->headed};
+	struct cli_serve_args a = { .data_dir = o->data_dir,
+		                    .chromium = o->chromium,
+		                    .headed = o->headed };
 	int i;
 
 	for (i = 2; i + 1 < argc; i++) {

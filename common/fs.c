@@ -172,7 +172,8 @@ int gb_fs_mkdirs_abs(const char *path, char *err, size_t errlen)
 
 	n = snprintf(buf, sizeof(buf), "%s", path);
 	if (n < 0 || (size_t)n >= sizeof(buf)) {
-		gb_set_error(err, errlen, "the data dir path is longer than %d bytes", PATH_BYTES - 1);
+		gb_set_error(err, errlen, "the data dir path is longer than %d bytes",
+		             PATH_BYTES - 1);
 		rc = -EINVAL;
 		goto out;
 	}
@@ -191,7 +192,7 @@ int gb_fs_mkdirs(const char *base, const char *rel, char *err, size_t errlen)
 	n = snprintf(buf, sizeof(buf), "%s/%s", base, rel);
 	if (n < 0 || (size_t)n >= sizeof(buf)) {
 		gb_set_error(err, errlen, "path %s/%s is longer than %d bytes", base, rel,
-		               PATH_BYTES - 1);
+		             PATH_BYTES - 1);
 		rc = -EINVAL;
 		goto out;
 	}
@@ -224,7 +225,7 @@ out:
 }
 
 int gb_fs_write_temp(const char *dir, const void *data, size_t len, char *tmp, size_t tmplen,
-                       char *err, size_t errlen)
+                     char *err, size_t errlen)
 {
 	char rnd[17];
 	int created = 0;
@@ -272,7 +273,7 @@ out:
 }
 
 int gb_fs_publish_replace(const char *tmp, const char *final, const char *dir, char *err,
-                            size_t errlen)
+                          size_t errlen)
 {
 	int rc = 0;
 
@@ -287,8 +288,7 @@ out:
 	return rc;
 }
 
-int gb_fs_publish_new(const char *tmp, const char *final, const char *dir, char *err,
-                        size_t errlen)
+int gb_fs_publish_new(const char *tmp, const char *final, const char *dir, char *err, size_t errlen)
 {
 	int rc = 0;
 
@@ -308,8 +308,8 @@ out:
 	return rc;
 }
 
-int gb_fs_read_file(const char *path, size_t max_bytes, unsigned char **out, size_t *len,
-                      char *err, size_t errlen)
+int gb_fs_read_file(const char *path, size_t max_bytes, unsigned char **out, size_t *len, char *err,
+                    size_t errlen)
 {
 	struct stat st;
 	unsigned char *buf = NULL;
@@ -344,7 +344,7 @@ int gb_fs_read_file(const char *path, size_t max_bytes, unsigned char **out, siz
 	}
 	if (st.st_size < 0 || (unsigned long long)st.st_size > max_bytes) {
 		gb_set_error(err, errlen, "%s is %lld bytes, more than the %zu allowed", path,
-		               (long long)st.st_size, max_bytes);
+		             (long long)st.st_size, max_bytes);
 		rc = -EIO;
 		goto out;
 	}
@@ -383,7 +383,7 @@ out:
 }
 
 int gb_fs_check_writable(const char *dir, unsigned long long min_free_bytes, char *err,
-                           size_t errlen)
+                         size_t errlen)
 {
 	static const char probe[] = "glassbox write probe\n";
 	char tmp[PATH_BYTES];
@@ -402,9 +402,11 @@ int gb_fs_check_writable(const char *dir, unsigned long long min_free_bytes, cha
 	}
 	avail = (unsigned long long)vfs.f_bavail * (unsigned long long)vfs.f_frsize;
 	if (avail < min_free_bytes) {
-		gb_set_error(err, errlen, "only %llu bytes are free for %s, less than the %llu "
-		               "needed: %s", avail, dir, min_free_bytes,
-		               "free space on that file system or move the data dir to a larger one");
+		gb_set_error(err, errlen,
+		             "only %llu bytes are free for %s, less than the %llu "
+		             "needed: %s",
+		             avail, dir, min_free_bytes,
+		             "free space on that file system or move the data dir to a larger one");
 		rc = -EIO;
 	}
 out:

@@ -60,8 +60,8 @@ int gb_fs_sync_dir(const char *dir, char *err, size_t errlen);
 /* Reads a whole regular file (no symlink) of at most max_bytes into a
  * malloc'd buffer (NUL-terminated one byte past *len). Returns 0,
  * -ENOENT, -EIO (with reason), or -ENOMEM. */
-int gb_fs_read_file(const char *path, size_t max_bytes, unsigned char **out, size_t *len,
-                    char *err, size_t errlen);
+int gb_fs_read_file(const char *path, size_t max_bytes, unsigned char **out, size_t *len, char *err,
+                    size_t errlen);
 
 /* Probes that dir can be written (a temp file written, fsynced, removed)
  * and that its file system has min_free_bytes available. */

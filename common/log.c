@@ -36,10 +36,10 @@ void gb_log_set_level(enum gb_log_level level)
 	min_level = level;
 }
 
-void gb_log_write(enum gb_log_level level, const char *module, const char *file,
-                  const char *func, int line, const char *fmt, ...)
+void gb_log_write(enum gb_log_level level, const char *module, const char *file, const char *func,
+                  int line, const char *fmt, ...)
 {
-	static const char *const names[] = {"debug", "info", "warn", "error"};
+	static const char *const names[] = { "debug", "info", "warn", "error" };
 	char msg[1024];
 	char out[1400];
 	va_list ap;

@@ -15,9 +15,8 @@ enum gb_log_level { GB_LOG_DEBUG = 0, GB_LOG_INFO, GB_LOG_WARN, GB_LOG_ERROR };
 void gb_log_set_level(enum gb_log_level level);
 
 /* Prints one line; use the GB_LOG* macros instead of calling this. */
-void gb_log_write(enum gb_log_level level, const char *module, const char *file,
-                  const char *func, int line, const char *fmt, ...)
-    __attribute__((format(printf, 6, 7)));
+void gb_log_write(enum gb_log_level level, const char *module, const char *file, const char *func,
+                  int line, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 
 #define GB_LOGD(mod, ...) gb_log_write(GB_LOG_DEBUG, mod, __FILE__, __func__, __LINE__, __VA_ARGS__)
 #define GB_LOGI(mod, ...) gb_log_write(GB_LOG_INFO, mod, __FILE__, __func__, __LINE__, __VA_ARGS__)

@@ -29,60 +29,64 @@ struct metric_def {
 	const char *name;
 	const char *help;
 	enum metric_type type;
-	const char *label;       /* label name, or NULL */
-	const double *buckets;   /* histograms: upper bounds, ascending */
+	const char *label;     /* label name, or NULL */
+	const double *buckets; /* histograms: upper bounds, ascending */
 	size_t n_buckets;
 };
 
 struct series {
 	char label[LABEL_MAX];
-	double value;                    /* counter, gauge; histogram: sum */
-	unsigned long long count;        /* histogram */
+	double value;                              /* counter, gauge; histogram: sum */
+	unsigned long long count;                  /* histogram */
 	unsigned long long in_bucket[MAX_BUCKETS]; /* histogram, not cumulative */
 };
 
 struct metric_values {
 	struct series series[GB_METRICS_MAX_SERIES]; /* {lock} */
-	size_t n;                                     /* {lock} */
+	size_t n;                                    /* {lock} */
 };
 
-static const double ready_buckets[] = {0.1, 0.25, 0.5, 1, 2, 3, 5, 10, 20};
-static const double latency_buckets[] = {0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30};
+static const double ready_buckets[] = { 0.1, 0.25, 0.5, 1, 2, 3, 5, 10, 20 };
+static const double latency_buckets[] = { 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30 };
 
 #define NB(b) (sizeof(b) / sizeof((b)[0]))
 
 static const struct metric_def defs[] = {
-	{"glassbox_sessions", "MCP sessions of glassbox serve by state", M_GAUGE, "state", NULL, 0},
-	{"glassbox_sessions_opened_total", "MCP sessions opened, by tenant", M_COUNTER, "tenant",
-	 NULL, 0},
-	{"glassbox_sessions_refused_total",
-	 "Session starts refused, by reason (limit_total, limit_tenant, shutting_down)", M_COUNTER,
-	 "reason", NULL, 0},
-	{"glassbox_sessions_closed_total",
-	 "MCP sessions closed, by reason (deleted, idle_ttl, hard_ttl, killed, shutdown)", M_COUNTER,
-	 "reason", NULL, 0},
-	{"glassbox_http_requests_total", "HTTP requests answered on /mcp, by status code",
-	 M_COUNTER, "code", NULL, 0},
-	{"glassbox_auth_failures_total", "Requests refused for a missing or wrong bearer token",
-	 M_COUNTER, NULL, NULL, 0},
-	{"glassbox_session_time_to_ready_seconds",
-	 "Time from launching Chromium until its first page is attached and set up", M_HISTOGRAM,
-	 NULL, ready_buckets, NB(ready_buckets)},
-	{"glassbox_tool_latency_seconds", "Duration of tool calls, by tool", M_HISTOGRAM, "tool",
-	 latency_buckets, NB(latency_buckets)},
-	{"glassbox_tool_budget_exceeded_total", "Tool calls refused because the session's budget was "
-	 "used up", M_COUNTER, NULL, NULL, 0},
-	{"glassbox_verification_failures_total", "Tool calls whose expectations failed, by tool",
-	 M_COUNTER, "tool", NULL, 0},
-	{"glassbox_egress_blocked_total",
-	 "Requests refused by the egress policy, by layer (tool, fetch)", M_COUNTER, "layer", NULL,
-	 0},
-	{"glassbox_approvals_pending", "Approvals waiting for a decision", M_GAUGE, NULL, NULL, 0},
-	{"glassbox_warm_pool_ready", "Launched browsers waiting in the warm pool", M_GAUGE, NULL,
-	 NULL, 0},
-	{"glassbox_residual_processes",
-	 "Browser processes found still alive after their session closed (must stay 0)", M_GAUGE,
-	 NULL, NULL, 0},
+	{ "glassbox_sessions", "MCP sessions of glassbox serve by state", M_GAUGE, "state", NULL,
+	  0 },
+	{ "glassbox_sessions_opened_total", "MCP sessions opened, by tenant", M_COUNTER, "tenant",
+	  NULL, 0 },
+	{ "glassbox_sessions_refused_total",
+	  "Session starts refused, by reason (limit_total, limit_tenant, shutting_down)", M_COUNTER,
+	  "reason", NULL, 0 },
+	{ "glassbox_sessions_closed_total",
+	  "MCP sessions closed, by reason (deleted, idle_ttl, hard_ttl, killed, shutdown)",
+	  M_COUNTER, "reason", NULL, 0 },
+	{ "glassbox_http_requests_total", "HTTP requests answered on /mcp, by status code",
+	  M_COUNTER, "code", NULL, 0 },
+	{ "glassbox_auth_failures_total", "Requests refused for a missing or wrong bearer token",
+	  M_COUNTER, NULL, NULL, 0 },
+	{ "glassbox_session_time_to_ready_seconds",
+	  "Time from launching Chromium until its first page is attached and set up", M_HISTOGRAM,
+	  NULL, ready_buckets, NB(ready_buckets) },
+	{ "glassbox_tool_latency_seconds", "Duration of tool calls, by tool", M_HISTOGRAM, "tool",
+	  latency_buckets, NB(latency_buckets) },
+	{ "glassbox_tool_budget_exceeded_total",
+	  "Tool calls refused because the session's budget was "
+	  "used up",
+	  M_COUNTER, NULL, NULL, 0 },
+	{ "glassbox_verification_failures_total", "Tool calls whose expectations failed, by tool",
+	  M_COUNTER, "tool", NULL, 0 },
+	{ "glassbox_egress_blocked_total",
+	  "Requests refused by the egress policy, by layer (tool, fetch)", M_COUNTER, "layer", NULL,
+	  0 },
+	{ "glassbox_approvals_pending", "Approvals waiting for a decision", M_GAUGE, NULL, NULL,
+	  0 },
+	{ "glassbox_warm_pool_ready", "Launched browsers waiting in the warm pool", M_GAUGE, NULL,
+	  NULL, 0 },
+	{ "glassbox_residual_processes",
+	  "Browser processes found still alive after their session closed (must stay 0)", M_GAUGE,
+	  NULL, NULL, 0 },
 };
 
 #define N_DEFS (sizeof(defs) / sizeof(defs[0]))
@@ -202,8 +206,8 @@ static void append_escaped(struct gb_buf *out, const char *s)
 
 /* {label="value"} (or {label="value",} when more follows), nothing for
  * metrics without a label and more == 0. */
-static void append_labels(struct gb_buf *out, const struct metric_def *def,
-                          const struct series *s, int more)
+static void append_labels(struct gb_buf *out, const struct metric_def *def, const struct series *s,
+                          int more)
 {
 	if (!def->label) {
 		gb_buf_append(out, more ? "{" : "", more ? 1 : 0);
@@ -241,7 +245,7 @@ static void render_histogram(struct gb_buf *out, const struct metric_def *def,
 /* See metrics.h. */
 int gb_metrics_render(struct gb_buf *out)
 {
-	static const char *const type_names[] = {"counter", "gauge", "histogram"};
+	static const char *const type_names[] = { "counter", "gauge", "histogram" };
 	static const struct series zero;
 	const struct series *s;
 	size_t d, i, n;

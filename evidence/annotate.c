@@ -208,9 +208,9 @@ static int64_t scaled(double px, double scale)
 /* Outlines the box (outside it) and marks the point. */
 static void draw(struct rgba *img, const struct evid_annotation *a, double scale)
 {
-	static const unsigned char box_rgb[3] = {EVID_ANNOT_BOX_RGB};
-	static const unsigned char point_rgb[3] = {EVID_ANNOT_POINT_RGB};
-	static const unsigned char white[3] = {0xff, 0xff, 0xff};
+	static const unsigned char box_rgb[3] = { EVID_ANNOT_BOX_RGB };
+	static const unsigned char point_rgb[3] = { EVID_ANNOT_POINT_RGB };
+	static const unsigned char white[3] = { 0xff, 0xff, 0xff };
 	int64_t x0, y0, x1, y1, t, px, py, arm, th, half;
 
 	if (a->has_box && a->box_width >= 0 && a->box_height >= 0) {
@@ -239,8 +239,8 @@ static void draw(struct rgba *img, const struct evid_annotation *a, double scale
 /* 1 when every coordinate that will be used is finite and not absurd. */
 static int coords_ok(const struct evid_annotation *a)
 {
-	double v[7] = {a->box_x, a->box_y, a->box_width, a->box_height, a->point_x, a->point_y,
-	               a->scale};
+	double v[7] = { a->box_x,   a->box_y,   a->box_width, a->box_height,
+		        a->point_x, a->point_y, a->scale };
 	size_t i;
 
 	for (i = 0; i < 7; i++) {
@@ -256,8 +256,8 @@ static int coords_ok(const struct evid_annotation *a)
 
 /* What a repaint draws: the annotation, or black boxes over masked fields. */
 struct paint {
-	const struct evid_annotation *a;  /* or NULL */
-	const struct evid_rect *rects;    /* masks (when a is NULL) */
+	const struct evid_annotation *a; /* or NULL */
+	const struct evid_rect *rects;   /* masks (when a is NULL) */
 	size_t n_rects;
 	double scale;
 };
@@ -266,7 +266,7 @@ struct paint {
  * every side so that anti-aliased edges of the text go too). */
 static void paint_masks(struct rgba *img, const struct paint *p)
 {
-	static const unsigned char black[3] = {0, 0, 0};
+	static const unsigned char black[3] = { 0, 0, 0 };
 	size_t i;
 
 	for (i = 0; i < p->n_rects; i++) {
@@ -279,12 +279,11 @@ static void paint_masks(struct rgba *img, const struct paint *p)
 }
 
 /* Decodes png, paints what p says, encodes it into *out (malloc'd). */
-static int repaint(const unsigned char *png, size_t len, const struct paint *p,
-                   unsigned char **out, size_t *outlen, const char *doing, char *err,
-                   size_t errlen)
+static int repaint(const unsigned char *png, size_t len, const struct paint *p, unsigned char **out,
+                   size_t *outlen, const char *doing, char *err, size_t errlen)
 {
 	struct png_io io;
-	struct rgba img = {0};
+	struct rgba img = { 0 };
 	int writing = 0;
 	int rc;
 
@@ -297,8 +296,10 @@ static int repaint(const unsigned char *png, size_t len, const struct paint *p,
 	io.png = png_create_read_struct(PNG_LIBPNG_VER_STRING, &io, on_error, on_warning);
 	io.info = io.png ? png_create_info_struct(io.png) : NULL;
 	if (!io.info || decode(&io, &img) != 0) {
-		gb_set_error(err, errlen, "cannot %s: %s", doing, io.reason[0] ? io.reason : "out of "
-		               "memory");
+		gb_set_error(err, errlen, "cannot %s: %s", doing,
+		             io.reason[0] ? io.reason
+		                          : "out of "
+		                            "memory");
 		rc = io.out_of_memory || !io.info ? -EVID_ENOMEM : -EVID_EBADPNG;
 		goto out;
 	}
@@ -313,7 +314,7 @@ static int repaint(const unsigned char *png, size_t len, const struct paint *p,
 	io.info = io.png ? png_create_info_struct(io.png) : NULL;
 	if (!io.info || encode(&io, &img) != 0) {
 		gb_set_error(err, errlen, "cannot encode the screenshot (%s): %s", doing,
-		               io.reason[0] ? io.reason : "out of memory");
+		             io.reason[0] ? io.reason : "out of memory");
 		rc = io.out_of_memory || !io.info ? -EVID_ENOMEM : -EVID_EINVAL;
 		goto out;
 	}
@@ -334,13 +335,14 @@ out:
 int evid_png_annotate(const unsigned char *png, size_t len, const struct evid_annotation *a,
                       unsigned char **out, size_t *outlen, char *err, size_t errlen)
 {
-	struct paint p = {0};
+	struct paint p = { 0 };
 
 	*out = NULL;
 	*outlen = 0;
 	if (!a || !coords_ok(a)) {
-		gb_set_error(err, errlen, "cannot annotate: a coordinate or the scale is not a "
-		               "finite, sensible number");
+		gb_set_error(err, errlen,
+		             "cannot annotate: a coordinate or the scale is not a "
+		             "finite, sensible number");
 		return -EVID_EINVAL;
 	}
 	p.a = a;
@@ -352,7 +354,7 @@ int evid_png_mask(const unsigned char *png, size_t len, const struct evid_rect *
                   size_t n_rects, double scale, unsigned char **out, size_t *outlen, char *err,
                   size_t errlen)
 {
-	struct paint p = {0};
+	struct paint p = { 0 };
 	size_t i;
 
 	*out = NULL;
@@ -360,11 +362,14 @@ int evid_png_mask(const unsigned char *png, size_t len, const struct evid_rect *
 	for (i = 0; i < n_rects; i++) {
 		const struct evid_rect *r = &rects[i];
 
-		if (!isfinite(r->x) || !isfinite(r->y) || !isfinite(r->width) || !isfinite(r->height) ||
-		    fabs(r->x) > COORD_MAX || fabs(r->y) > COORD_MAX || r->width < 0 ||
-		    r->height < 0 || r->width > COORD_MAX || r->height > COORD_MAX) {
-			gb_set_error(err, errlen, "cannot mask: rectangle %zu is not a finite, sensible "
-			             "box", i);
+		if (!isfinite(r->x) || !isfinite(r->y) || !isfinite(r->width) ||
+		    !isfinite(r->height) || fabs(r->x) > COORD_MAX || fabs(r->y) > COORD_MAX ||
+		    r->width < 0 || r->height < 0 || r->width > COORD_MAX ||
+		    r->height > COORD_MAX) {
+			gb_set_error(err, errlen,
+			             "cannot mask: rectangle %zu is not a finite, sensible "
+			             "box",
+			             i);
 			return -EVID_EINVAL;
 		}
 	}

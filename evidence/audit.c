@@ -69,17 +69,17 @@ struct tenant_log {
 };
 
 struct evid_audit {
-	char *data_dir;          /* immutable */
-	struct evid_keypair kp;  /* immutable */
-	int64_t (*clock)(void);  /* immutable after open (tests replace it) */
+	char *data_dir;         /* immutable */
+	struct evid_keypair kp; /* immutable */
+	int64_t (*clock)(void); /* immutable after open (tests replace it) */
 	pthread_mutex_t lock;
 	struct tenant_log *logs; /* {a->lock} */
 };
 
 /* Names of body members that always hold credentials. */
 static const char *const credential_names[] = {
-	"password", "passwd", "secret", "token", "api_key", "apikey", "authorization",
-	"cookie", "set-cookie", "private_key", "otp", NULL,
+	"password",      "passwd", "secret",     "token",       "api_key", "apikey",
+	"authorization", "cookie", "set-cookie", "private_key", "otp",     NULL,
 };
 
 const char *evid_audit_data_dir(const struct evid_audit *a)
@@ -130,8 +130,10 @@ int evid_audit_open(const char *data_dir, struct evid_audit **out, char *err, si
 
 	*out = NULL;
 	if (!data_dir || !data_dir[0] || strlen(data_dir) > PATH_BYTES - 512) {
-		gb_set_error(err, errlen, "the data dir is not set or its path is longer than %d "
-		               "bytes: give a shorter one", PATH_BYTES - 512);
+		gb_set_error(err, errlen,
+		             "the data dir is not set or its path is longer than %d "
+		             "bytes: give a shorter one",
+		             PATH_BYTES - 512);
 		rc = -EVID_EINVAL;
 		goto out;
 	}
@@ -205,7 +207,8 @@ static struct tenant_log *get_log(struct evid_audit *a, const char *tenant, char
 		goto out;
 	}
 	snprintf(log->tenant, sizeof(log->tenant), "%s", tenant);
-	if (evid_audit_dir_path(a->data_dir, tenant, log->dir, sizeof(log->dir), err, errlen) != 0) {
+	if (evid_audit_dir_path(a->data_dir, tenant, log->dir, sizeof(log->dir), err, errlen) !=
+	    0) {
 		free(log);
 		log = NULL;
 		goto out;
@@ -225,8 +228,8 @@ out:
 struct tail_view {
 	const char *line; /* NULL: no complete line */
 	size_t len;
-	size_t torn_at;   /* offset in the buffer where a torn last line starts */
-	int torn;         /* the file does not end with '\n' */
+	size_t torn_at; /* offset in the buffer where a torn last line starts */
+	int torn;       /* the file does not end with '\n' */
 };
 
 /* Finds the last complete line in buf[0..len) (the end of a file). */
@@ -244,7 +247,7 @@ static void find_last_line(const char *buf, size_t len, int at_file_start, struc
 	}
 	if (end == 0)
 		return; /* no '\n' at all */
-	end--;      /* the '\n' ending the last complete line */
+	end--;          /* the '\n' ending the last complete line */
 	start = end;
 	while (start > 0 && buf[start - 1] != '\n')
 		start--;
@@ -261,7 +264,7 @@ static int read_file_tail(struct tenant_log *log, const char *name, const struct
                           int have_head, int *found, char *err, size_t errlen)
 {
 	char path[PATH_BYTES + EVID_DAY_NAME_BYTES];
-	struct evid_record r = {0};
+	struct evid_record r = { 0 };
 	struct tail_view v;
 	struct stat st;
 	char why[256];
@@ -297,7 +300,8 @@ static int read_file_tail(struct tenant_log *log, const char *name, const struct
 		}
 		got = pread(fd, buf, want, from);
 		if (got != (ssize_t)want) {
-			gb_set_io_error(err, errlen, "read the audit log", path, got < 0 ? errno : EIO);
+			gb_set_io_error(err, errlen, "read the audit log", path,
+			                got < 0 ? errno : EIO);
 			rc = -EVID_EIO;
 			goto out;
 		}
@@ -306,22 +310,29 @@ static int read_file_tail(struct tenant_log *log, const char *name, const struct
 			break;
 	}
 	if (v.line && evid_record_parse(v.line, v.len, &r, why, sizeof(why)) != 0) {
-		gb_set_error(err, errlen, "the last record of %s is damaged (%s): appending is "
-		               "refused; run `glassbox audit verify --tenant %s` and move the damaged "
-		               "log aside after investigating", path, why, log->tenant);
+		gb_set_error(
+		    err, errlen,
+		    "the last record of %s is damaged (%s): appending is "
+		    "refused; run `glassbox audit verify --tenant %s` and move the damaged "
+		    "log aside after investigating",
+		    path, why, log->tenant);
 		rc = -EVID_EIO;
 		goto out;
 	}
 	if (v.torn) {
 		if (!r.rec || !have_head || head->seq != r.seq || strcmp(head->hash, r.hash) != 0) {
-			gb_set_error(err, errlen, "%s ends inside a record that was acknowledged (the "
-			               "log was truncated or damaged): appending is refused; run "
-			               "`glassbox audit verify --tenant %s`", path, log->tenant);
+			gb_set_error(err, errlen,
+			             "%s ends inside a record that was acknowledged (the "
+			             "log was truncated or damaged): appending is refused; run "
+			             "`glassbox audit verify --tenant %s`",
+			             path, log->tenant);
 			rc = -EVID_EIO;
 			goto out;
 		}
-		GB_LOGW("evidence", "%s ends with an unacknowledged partial record (a crash while "
-		        "writing): cutting it off", path);
+		GB_LOGW("evidence",
+		        "%s ends with an unacknowledged partial record (a crash while "
+		        "writing): cutting it off",
+		        path);
 		if (ftruncate(fd, from + (off_t)v.torn_at) != 0 || fsync(fd) != 0 ||
 		    fstat(fd, &st) != 0) {
 			gb_set_io_error(err, errlen, "cut the partial record off", path, errno);
@@ -352,7 +363,7 @@ out:
 static int load_tail(struct tenant_log *log, const struct evid_keypair *kp, char *err,
                      size_t errlen)
 {
-	char (*names)[EVID_DAY_NAME_BYTES] = NULL;
+	char(*names)[EVID_DAY_NAME_BYTES] = NULL;
 	struct evid_head head;
 	char why[256];
 	size_t n = 0;
@@ -368,9 +379,12 @@ static int load_tail(struct tenant_log *log, const struct evid_keypair *kp, char
 	rc = evid_head_read(log->dir, kp->pk, &head, why, sizeof(why));
 	have_head = rc == 0;
 	if (rc == -EVID_EIO) {
-		gb_set_error(err, errlen, "the chain head of %s is damaged (%s): appending is "
-		               "refused; run `glassbox audit verify --tenant %s`, then move %s/head.json "
-		               "aside to go on", log->tenant, why, log->tenant, log->dir);
+		gb_set_error(
+		    err, errlen,
+		    "the chain head of %s is damaged (%s): appending is "
+		    "refused; run `glassbox audit verify --tenant %s`, then move %s/head.json "
+		    "aside to go on",
+		    log->tenant, why, log->tenant, log->dir);
 		goto out;
 	}
 	rc = evid_audit_list_days(log->dir, &names, &n, err, errlen);
@@ -382,11 +396,12 @@ static int load_tail(struct tenant_log *log, const struct evid_keypair *kp, char
 			goto out;
 	}
 	if (have_head && head.seq > log->last_seq) {
-		gb_set_error(err, errlen, "the audit log of %s ends at record %llu but its head "
-		               "says record %llu was written: records were removed from its end; "
-		               "appending is refused; run `glassbox audit verify --tenant %s`",
-		               log->tenant, (unsigned long long)log->last_seq,
-		               (unsigned long long)head.seq, log->tenant);
+		gb_set_error(err, errlen,
+		             "the audit log of %s ends at record %llu but its head "
+		             "says record %llu was written: records were removed from its end; "
+		             "appending is refused; run `glassbox audit verify --tenant %s`",
+		             log->tenant, (unsigned long long)log->last_seq,
+		             (unsigned long long)head.seq, log->tenant);
 		rc = -EVID_EIO;
 		goto out;
 	}
@@ -514,16 +529,19 @@ static void redact(json_t *j, int depth)
 	size_t i;
 
 	if (json_is_object(j)) {
-		json_object_foreach_safe(j, tmp, key, v) {
+		json_object_foreach_safe(j, tmp, key, v)
+		{
 			if (is_credential_name(key) && !json_is_null(v))
 				json_object_set_new(j, key, json_string("[redacted]"));
-			else if (depth >= REDACT_MAX_DEPTH && (json_is_object(v) || json_is_array(v)))
+			else if (depth >= REDACT_MAX_DEPTH &&
+			         (json_is_object(v) || json_is_array(v)))
 				json_object_set_new(j, key, json_string("[nested too deep]"));
 			else
 				redact(v, depth + 1);
 		}
 	} else if (json_is_array(j)) {
-		json_array_foreach(j, i, v) {
+		json_array_foreach(j, i, v)
+		{
 			if (depth >= REDACT_MAX_DEPTH && (json_is_object(v) || json_is_array(v)))
 				json_array_set_new(j, i, json_string("[nested too deep]"));
 			else
@@ -565,8 +583,7 @@ static int kind_is_valid(const char *kind)
 }
 
 /* Checks an entry before anything is built. */
-static int check_entry(const struct evid_audit_entry *e, int allow_purge, char *err,
-                       size_t errlen)
+static int check_entry(const struct evid_audit_entry *e, int allow_purge, char *err, size_t errlen)
 {
 	json_t *a;
 	size_t i;
@@ -577,25 +594,32 @@ static int check_entry(const struct evid_audit_entry *e, int allow_purge, char *
 		goto out;
 	}
 	if (!kind_is_valid(e->kind)) {
-		gb_set_error(err, errlen, "audit record kind \"%.40s\" is not valid: use 1 to 32 of "
-		               "a-z and _", e->kind ? e->kind : "(none)");
+		gb_set_error(err, errlen,
+		             "audit record kind \"%.40s\" is not valid: use 1 to 32 of "
+		             "a-z and _",
+		             e->kind ? e->kind : "(none)");
 		goto out;
 	}
 	if (!allow_purge && !strcmp(e->kind, EVID_AUDIT_PURGE)) {
 		gb_set_error(err, errlen, "purge records are written by evid_audit_purge() only");
 		goto out;
 	}
-	if ((e->body && !json_is_object(e->body)) || (e->artifacts && !json_is_array(e->artifacts))) {
-		gb_set_error(err, errlen, "an audit record's body must be an object and its "
-		               "artifacts an array");
+	if ((e->body && !json_is_object(e->body)) ||
+	    (e->artifacts && !json_is_array(e->artifacts))) {
+		gb_set_error(err, errlen,
+		             "an audit record's body must be an object and its "
+		             "artifacts an array");
 		goto out;
 	}
-	json_array_foreach(e->artifacts, i, a) {
+	json_array_foreach(e->artifacts, i, a)
+	{
 		if (!json_is_string(json_object_get(a, "kind")) ||
 		    !evid_sha256_hex_is_valid(json_string_value(json_object_get(a, "sha256")))) {
-			gb_set_error(err, errlen, "artifact %zu of the %s record has no kind or no "
-			               "valid sha256: pass what evid_keep_action_evidence() or "
-			               "evid_artifact_json() returned", i, e->kind);
+			gb_set_error(err, errlen,
+			             "artifact %zu of the %s record has no kind or no "
+			             "valid sha256: pass what evid_keep_action_evidence() or "
+			             "evid_artifact_json() returned",
+			             i, e->kind);
 			goto out;
 		}
 	}
@@ -657,7 +681,7 @@ static int write_line(struct tenant_log *log, const char *name, const char *line
 			continue;
 		if (n <= 0) {
 			gb_set_io_error(err, errlen, "append to the audit log", path,
-			                  n == 0 ? EIO : errno);
+			                n == 0 ? EIO : errno);
 			if (done && ftruncate(fd, before.st_size) != 0)
 				GB_LOGE("evidence", "could not cut a partial record off %s", path);
 			rc = -EVID_EIO;
@@ -710,8 +734,9 @@ int evid_audit_append_locked(struct evid_audit *a, const struct evid_audit_entry
 		goto out;
 	rec = build_record(a, log, e);
 	if (!rec) {
-		gb_set_error(err, errlen, "cannot build the audit record: a member is not valid "
-		               "UTF-8 or memory ran out");
+		gb_set_error(err, errlen,
+		             "cannot build the audit record: a member is not valid "
+		             "UTF-8 or memory ran out");
 		rc = -EVID_EINVAL;
 		goto out;
 	}
@@ -726,9 +751,10 @@ int evid_audit_append_locked(struct evid_audit *a, const struct evid_audit_entry
 		goto oom;
 	len = strlen(line);
 	if (len > EVID_AUDIT_MAX_RECORD_BYTES) {
-		gb_set_error(err, errlen, "the %s record is %zu bytes, more than the %u allowed: "
-		               "leave large page content out of its body", e->kind, len,
-		               EVID_AUDIT_MAX_RECORD_BYTES);
+		gb_set_error(err, errlen,
+		             "the %s record is %zu bytes, more than the %u allowed: "
+		             "leave large page content out of its body",
+		             e->kind, len, EVID_AUDIT_MAX_RECORD_BYTES);
 		rc = -EVID_EINVAL;
 		goto out;
 	}
@@ -743,8 +769,8 @@ int evid_audit_append_locked(struct evid_audit *a, const struct evid_audit_entry
 	log->dev = after.st_dev;
 	log->ino = after.st_ino;
 	log->size = after.st_size;
-	if (evid_head_write(log->dir, e->tenant, &a->kp, log->last_seq, hash, herr,
-	                    sizeof(herr)) != 0)
+	if (evid_head_write(log->dir, e->tenant, &a->kp, log->last_seq, hash, herr, sizeof(herr)) !=
+	    0)
 		GB_LOGW("evidence", "record %llu of %s was kept but its head was not updated: %s",
 		        (unsigned long long)log->last_seq, e->tenant, herr);
 	if (receipt) {
@@ -768,8 +794,7 @@ struct append_job {
 	struct evid_audit_receipt *receipt;
 };
 
-static int append_cb(struct evid_audit *a, const char *tenant, void *user, char *err,
-                     size_t errlen)
+static int append_cb(struct evid_audit *a, const char *tenant, void *user, char *err, size_t errlen)
 {
 	struct append_job *job = user;
 
@@ -780,7 +805,7 @@ static int append_cb(struct evid_audit *a, const char *tenant, void *user, char 
 int evid_audit_append(struct evid_audit *a, const struct evid_audit_entry *entry,
                       struct evid_audit_receipt *receipt, char *err, size_t errlen)
 {
-	struct append_job job = {entry, receipt};
+	struct append_job job = { entry, receipt };
 	char why[1024] = "";
 	int rc;
 

@@ -58,8 +58,8 @@ struct evid_audit;
 
 /* Record kinds. The body each one carries is listed; every member is
  * optional unless marked, and the report shows what it finds. */
-#define EVID_AUDIT_SESSION_OPENED "session_opened"   /* manifest (evid_manifest_new), profile */
-#define EVID_AUDIT_SESSION_CLOSED "session_closed"   /* reason, actions (count) */
+#define EVID_AUDIT_SESSION_OPENED "session_opened" /* manifest (evid_manifest_new), profile */
+#define EVID_AUDIT_SESSION_CLOSED "session_closed" /* reason, actions (count) */
 /* tool (required), arguments (redacted), ok, error {code, message},
  * url_before, url, title, element {role, name, ref, box {x, y, width,
  * height}, point {x, y}}, verdicts [{check, expected, observed, ok}],
@@ -73,9 +73,9 @@ struct evid_audit;
 #define EVID_AUDIT_PROFILE_SEALED "profile_sealed"
 #define EVID_AUDIT_PROFILE_REVOKED "profile_revoked"
 #define EVID_AUDIT_PROFILE_EXPORTED "profile_exported"
-#define EVID_AUDIT_EVIDENCE_KEPT "evidence_kept"       /* what; artifacts outside a tool call */
-#define EVID_AUDIT_EVIDENCE_FAILED "evidence_failed"   /* reason: evidence that could not be kept */
-#define EVID_AUDIT_PURGE "purge" /* written by evid_audit_purge() only */
+#define EVID_AUDIT_EVIDENCE_KEPT "evidence_kept"     /* what; artifacts outside a tool call */
+#define EVID_AUDIT_EVIDENCE_FAILED "evidence_failed" /* reason: evidence that could not be kept */
+#define EVID_AUDIT_PURGE "purge"                     /* written by evid_audit_purge() only */
 
 /* Who did it. Strings borrowed; each may be NULL (recorded as null).
  * token is the id or name of the credential used, never its secret. */
@@ -87,8 +87,8 @@ struct evid_actor {
 
 /* One record to append. Everything is borrowed and copied. */
 struct evid_audit_entry {
-	const char *tenant;       /* required; a safe name (evidence.h) */
-	const char *kind;         /* required: EVID_AUDIT_*, or another [a-z_]{1,32} */
+	const char *tenant; /* required; a safe name (evidence.h) */
+	const char *kind;   /* required: EVID_AUDIT_*, or another [a-z_]{1,32} */
 	struct evid_actor actor;
 	const char *session_id;   /* may be NULL */
 	const char *operation_id; /* may be NULL */
@@ -164,10 +164,11 @@ int evid_keys_load_public(const char *path, unsigned char pk[32], char key_id[17
 
 /* Inputs of a session's environment manifest. All borrowed. */
 struct evid_manifest_in {
-	const char *chromium_version; /* e.g. Browser.getVersion's product "Chrome/126.0.6478.126" */
-	json_t *launch_flags;         /* array of strings; must not carry secrets */
-	json_t *policy;               /* the effective policy: hashed, not copied; may be NULL */
-	json_t *config;               /* the effective config: hashed, not copied; may be NULL */
+	const char
+	    *chromium_version; /* e.g. Browser.getVersion's product "Chrome/126.0.6478.126" */
+	json_t *launch_flags;  /* array of strings; must not carry secrets */
+	json_t *policy;        /* the effective policy: hashed, not copied; may be NULL */
+	json_t *config;        /* the effective config: hashed, not copied; may be NULL */
 };
 
 /* Builds {glassbox_version, chromium_version, launch_flags,
@@ -204,10 +205,10 @@ struct evid_verify_report {
 	uint64_t records;                 /* records read */
 	uint64_t first_seq;
 	uint64_t last_seq;
-	uint64_t artifacts;               /* distinct artifacts checked */
-	int purged;                       /* the chain starts after a purge */
-	uint64_t purged_through;          /* last purged seq when purged */
-	char key_id[17];                  /* the key the chain was checked against */
+	uint64_t artifacts;      /* distinct artifacts checked */
+	int purged;              /* the chain starts after a purge */
+	uint64_t purged_through; /* last purged seq when purged */
+	char key_id[17];         /* the key the chain was checked against */
 };
 
 /* A short name for a failure kind ("edited", "removed", ...). */
@@ -232,8 +233,8 @@ int evid_audit_verify(const char *data_dir, const char *tenant, const unsigned c
 /* One line for people: "acme: chain verified: 120 records (seq 1..120),
  * 48 artifacts, key 1a2b..." or "acme: FAILED at record 7 (2026-03-01.jsonl
  * line 7): edited: ...". */
-void evid_verify_report_format(const char *tenant, const struct evid_verify_report *rep,
-                               char *buf, size_t buflen);
+void evid_verify_report_format(const char *tenant, const struct evid_verify_report *rep, char *buf,
+                               size_t buflen);
 
 /* Where the failure is, for people: "2026-03-01.jsonl line 7", "head.json". */
 void evid_verify_location(const struct evid_verify_report *rep, char *buf, size_t buflen);
@@ -244,11 +245,11 @@ json_t *evid_verify_report_json(const char *tenant, const struct evid_verify_rep
 /* ---- retention (retention.c) -------------------------------------------- */
 
 struct evid_purge_report {
-	uint64_t purge_seq;         /* seq of the purge record; 0 when nothing was due */
+	uint64_t purge_seq; /* seq of the purge record; 0 when nothing was due */
 	uint64_t records_removed;
 	uint64_t files_removed;
 	uint64_t artifacts_removed;
-	char cutoff[11];            /* "YYYY-MM-DD": day files before it were removed */
+	char cutoff[11]; /* "YYYY-MM-DD": day files before it were removed */
 };
 
 /*
@@ -267,9 +268,9 @@ int evid_audit_purge(struct evid_audit *a, const char *tenant, unsigned days,
 /* ---- report (report.c) -------------------------------------------------- */
 
 struct evid_report_opts {
-	const char *tenant;     /* required unless session_id is set (then searched) */
-	const char *session_id; /* one session, or NULL for all */
-	const char *since;      /* "YYYY-MM-DD" or an ISO time (UTC); NULL = everything */
+	const char *tenant;          /* required unless session_id is set (then searched) */
+	const char *session_id;      /* one session, or NULL for all */
+	const char *since;           /* "YYYY-MM-DD" or an ISO time (UTC); NULL = everything */
 	const unsigned char *pubkey; /* 32 bytes, NULL = DATA/keys/audit.pub */
 	/* may be NULL: receives the chain verification the header shows (ok
 	 * 0 also when it could not run) */

@@ -28,16 +28,19 @@ int evid_audit_dir_path(const char *data_dir, const char *tenant, char *buf, siz
 	int rc = 0;
 
 	if (!gb_fs_name_is_safe(tenant)) {
-		gb_set_error(err, errlen, "\"%.80s\" is not a tenant name: use 1 to %u of A-Z a-z "
-		               "0-9 . _ -, not starting with '.'", tenant ? tenant : "(none)",
-		               EVID_MAX_NAME_BYTES);
+		gb_set_error(err, errlen,
+		             "\"%.80s\" is not a tenant name: use 1 to %u of A-Z a-z "
+		             "0-9 . _ -, not starting with '.'",
+		             tenant ? tenant : "(none)", EVID_MAX_NAME_BYTES);
 		rc = -EVID_EINVAL;
 		goto out;
 	}
 	n = snprintf(buf, buflen, "%s/tenants/%s/audit", data_dir, tenant);
 	if (n < 0 || (size_t)n >= buflen) {
-		gb_set_error(err, errlen, "the audit path under %s is too long: choose a data dir "
-		               "with a shorter path", data_dir);
+		gb_set_error(err, errlen,
+		             "the audit path under %s is too long: choose a data dir "
+		             "with a shorter path",
+		             data_dir);
 		rc = -EVID_EINVAL;
 	}
 out:
@@ -66,11 +69,11 @@ static int cmp_names(const void *a, const void *b)
 	return strcmp((const char *)a, (const char *)b);
 }
 
-int evid_audit_list_days(const char *dir, char (**names)[EVID_DAY_NAME_BYTES], size_t *n,
-                         char *err, size_t errlen)
+int evid_audit_list_days(const char *dir, char (**names)[EVID_DAY_NAME_BYTES], size_t *n, char *err,
+                         size_t errlen)
 {
-	char (*list)[EVID_DAY_NAME_BYTES] = NULL;
-	char (*grown)[EVID_DAY_NAME_BYTES];
+	char(*list)[EVID_DAY_NAME_BYTES] = NULL;
+	char(*grown)[EVID_DAY_NAME_BYTES];
 	size_t count = 0;
 	size_t cap = 0;
 	struct dirent *de;
@@ -145,7 +148,7 @@ static void line_add(struct line_state *st, const char *data, size_t n)
 
 int evid_read_lines(const char *path, evid_line_cb cb, void *user, char *err, size_t errlen)
 {
-	struct line_state st = {0};
+	struct line_state st = { 0 };
 	char *chunk = NULL;
 	const char *p;
 	const char *nl;
@@ -253,7 +256,7 @@ int evid_artifact_load(const char *data_dir, const char *tenant, int valid, cons
 	rc = evid_artifact_path(data_dir, tenant, valid, sha256, path, sizeof(path));
 	if (rc != 0) {
 		gb_set_error(err, errlen, "\"%.80s\" is not an artifact id of a valid tenant",
-		               sha256 ? sha256 : "(null)");
+		             sha256 ? sha256 : "(null)");
 		goto out;
 	}
 	rc = gb_fs_read_file(path, EVID_MAX_ARTIFACT_BYTES, &buf, &buflen, err, errlen);
@@ -299,7 +302,7 @@ static size_t keyset_slot(const struct evid_keyset *s, const char *key)
 
 int evid_keyset_add(struct evid_keyset *s, const char *key)
 {
-	struct evid_keyset bigger = {0};
+	struct evid_keyset bigger = { 0 };
 	size_t i;
 
 	if (s->n * 2 >= s->cap) {
@@ -309,7 +312,8 @@ int evid_keyset_add(struct evid_keyset *s, const char *key)
 			return -1;
 		for (i = 0; i < s->cap; i++)
 			if (s->slot[i][0])
-				memcpy(bigger.slot[keyset_slot(&bigger, s->slot[i])], s->slot[i], 66);
+				memcpy(bigger.slot[keyset_slot(&bigger, s->slot[i])], s->slot[i],
+				       66);
 		bigger.n = s->n;
 		free(s->slot);
 		*s = bigger;

@@ -148,8 +148,7 @@ out:
 	return rc;
 }
 
-int evid_record_parse(const char *line, size_t len, struct evid_record *r, char *why,
-                      size_t whylen)
+int evid_record_parse(const char *line, size_t len, struct evid_record *r, char *why, size_t whylen)
 {
 	json_error_t jerr;
 	char *canon = NULL;
@@ -159,7 +158,7 @@ int evid_record_parse(const char *line, size_t len, struct evid_record *r, char 
 	r->rec = json_loadb(line, len, JSON_REJECT_DUPLICATES, &jerr);
 	if (!r->rec) {
 		gb_set_error(why, whylen, "it is not valid JSON (%s at column %d)", jerr.text,
-		               jerr.column);
+		             jerr.column);
 		goto out;
 	}
 	if (!json_is_object(r->rec)) {
@@ -174,7 +173,8 @@ int evid_record_parse(const char *line, size_t len, struct evid_record *r, char 
 		goto out;
 	}
 	if (strlen(canon) != len || memcmp(canon, line, len) != 0) {
-		gb_set_error(why, whylen, "its text is not in the canonical form it was written in");
+		gb_set_error(why, whylen,
+		             "its text is not in the canonical form it was written in");
 		goto out;
 	}
 	rc = 0;
@@ -235,8 +235,8 @@ int evid_head_read(const char *dir, const unsigned char *pk, struct evid_head *h
 	seq = json_object_get(doc, "seq");
 	hash = json_string_value(json_object_get(doc, "hash"));
 	key_id = json_string_value(json_object_get(doc, "key_id"));
-	if (!json_is_integer(seq) || json_integer_value(seq) < 1 || !evid_sha256_hex_is_valid(hash) ||
-	    !is_key_id(key_id)) {
+	if (!json_is_integer(seq) || json_integer_value(seq) < 1 ||
+	    !evid_sha256_hex_is_valid(hash) || !is_key_id(key_id)) {
 		gb_set_error(why, whylen, "head.json is not a valid chain head (it was edited)");
 		goto out;
 	}
@@ -246,9 +246,11 @@ int evid_head_read(const char *dir, const unsigned char *pk, struct evid_head *h
 			gb_set_error(why, whylen, "out of memory");
 			goto out;
 		}
-		if (!evid_sig_verify(json_string_value(json_object_get(doc, "sig")), signed_text, pk)) {
-			gb_set_error(why, whylen, "head.json's signature does not verify (it was edited, "
-			               "or signed by another key)");
+		if (!evid_sig_verify(json_string_value(json_object_get(doc, "sig")), signed_text,
+		                     pk)) {
+			gb_set_error(why, whylen,
+			             "head.json's signature does not verify (it was edited, "
+			             "or signed by another key)");
 			goto out;
 		}
 	}

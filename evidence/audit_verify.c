@@ -190,7 +190,8 @@ static void add_boundaries(struct vstate *v, const struct evid_record *r)
 	const char *hash;
 	size_t i;
 
-	json_array_foreach(files, i, f) {
+	json_array_foreach(files, i, f)
+	{
 		last = json_object_get(f, "last_seq");
 		hash = json_string_value(json_object_get(f, "last_hash"));
 		if (!json_is_integer(last) || !evid_sha256_hex_is_valid(hash))
@@ -257,7 +258,8 @@ static int check_start(struct vstate *v, const struct evid_record *r, unsigned l
 
 	if (r->seq == 1) {
 		if (strcmp(r->prev_hash, EVID_ZERO_HASH) != 0)
-			return fail(v, EVID_VERIFY_BROKEN_LINK, 1, lineno, "record 1's prev_hash is not "
+			return fail(v, EVID_VERIFY_BROKEN_LINK, 1, lineno,
+			            "record 1's prev_hash is not "
 			            "zeros: the start of the chain was replaced");
 		return 0;
 	}
@@ -271,18 +273,25 @@ static int check_start(struct vstate *v, const struct evid_record *r, unsigned l
 		if (v->bounds[i].seq < r->seq && v->bounds[i].seq + 1 > first_missing)
 			first_missing = v->bounds[i].seq + 1;
 	if (seqset_has(&v->seqs, first_missing))
-		return fail(v, EVID_VERIFY_REORDERED, r->seq, lineno, "record %llu comes first, but "
-		            "record %llu, which belongs before it, is later in the log: records were "
-		            "reordered", (unsigned long long)r->seq, (unsigned long long)first_missing);
+		return fail(
+		    v, EVID_VERIFY_REORDERED, r->seq, lineno,
+		    "record %llu comes first, but "
+		    "record %llu, which belongs before it, is later in the log: records were "
+		    "reordered",
+		    (unsigned long long)r->seq, (unsigned long long)first_missing);
 	if (first_missing + 1 == r->seq)
-		return fail(v, EVID_VERIFY_BAD_PURGE, first_missing, lineno, "the chain starts at "
-		            "record %llu: record %llu is gone and no valid purge record accounts for it "
-		            "(it was removed)", (unsigned long long)r->seq,
-		            (unsigned long long)first_missing);
-	return fail(v, EVID_VERIFY_BAD_PURGE, first_missing, lineno, "the chain starts at record "
+		return fail(
+		    v, EVID_VERIFY_BAD_PURGE, first_missing, lineno,
+		    "the chain starts at "
+		    "record %llu: record %llu is gone and no valid purge record accounts for it "
+		    "(it was removed)",
+		    (unsigned long long)r->seq, (unsigned long long)first_missing);
+	return fail(v, EVID_VERIFY_BAD_PURGE, first_missing, lineno,
+	            "the chain starts at record "
 	            "%llu: records %llu to %llu are gone and no valid purge record accounts for "
-	            "them (they were removed)", (unsigned long long)r->seq,
-	            (unsigned long long)first_missing, (unsigned long long)(r->seq - 1));
+	            "them (they were removed)",
+	            (unsigned long long)r->seq, (unsigned long long)first_missing,
+	            (unsigned long long)(r->seq - 1));
 }
 
 /* Checks that r's seq follows the previous record's. */
@@ -295,15 +304,19 @@ static int check_order(struct vstate *v, const struct evid_record *r, unsigned l
 		return 0;
 	if (r->seq > v->expected && !seqset_has(&v->seqs, v->expected)) {
 		if (got - want == 1)
-			return fail(v, EVID_VERIFY_REMOVED, v->expected, lineno, "record %llu is missing: "
-			            "record %llu follows record %llu (it was removed)", want, got, want - 1);
-		return fail(v, EVID_VERIFY_REMOVED, v->expected, lineno, "records %llu to %llu are "
-		            "missing: record %llu follows record %llu (they were removed)", want,
-		            got - 1, got, want - 1);
+			return fail(v, EVID_VERIFY_REMOVED, v->expected, lineno,
+			            "record %llu is missing: "
+			            "record %llu follows record %llu (it was removed)",
+			            want, got, want - 1);
+		return fail(v, EVID_VERIFY_REMOVED, v->expected, lineno,
+		            "records %llu to %llu are "
+		            "missing: record %llu follows record %llu (they were removed)",
+		            want, got - 1, got, want - 1);
 	}
-	return fail(v, EVID_VERIFY_REORDERED, r->seq, lineno, "record %llu is out of order: it "
-	            "comes where record %llu belongs (records were reordered%s)", got, want,
-	            r->seq < v->expected ? " or duplicated" : "");
+	return fail(v, EVID_VERIFY_REORDERED, r->seq, lineno,
+	            "record %llu is out of order: it "
+	            "comes where record %llu belongs (records were reordered%s)",
+	            got, want, r->seq < v->expected ? " or duplicated" : "");
 }
 
 /* The kind an artifact entry names, for messages. */
@@ -328,12 +341,15 @@ static int check_artifacts(struct vstate *v, const struct evid_record *r, unsign
 	int valid;
 	int rc;
 
-	json_array_foreach(r->artifacts, i, a) {
+	json_array_foreach(r->artifacts, i, a)
+	{
 		sha = json_string_value(json_object_get(a, "sha256"));
 		valid = !json_is_false(json_object_get(a, "valid"));
 		if (!evid_sha256_hex_is_valid(sha))
-			return fail(v, EVID_VERIFY_EDITED, r->seq, lineno, "record %llu references an "
-			            "artifact without a valid sha256", (unsigned long long)r->seq);
+			return fail(v, EVID_VERIFY_EDITED, r->seq, lineno,
+			            "record %llu references an "
+			            "artifact without a valid sha256",
+			            (unsigned long long)r->seq);
 		snprintf(key, sizeof(key), "%c%s", valid ? 'v' : 'i', sha);
 		rc = evid_keyset_add(&v->checked, key);
 		if (rc < 0) {
@@ -347,17 +363,20 @@ static int check_artifacts(struct vstate *v, const struct evid_record *r, unsign
 		free(data);
 		data = NULL;
 		if (rc == -EVID_ENOENT)
-			return fail(v, EVID_VERIFY_ARTIFACT_MISSING, r->seq, lineno, "record %llu "
-			            "references %s %s, which is missing: %s", (unsigned long long)r->seq,
-			            artifact_kind(a), sha, err);
+			return fail(v, EVID_VERIFY_ARTIFACT_MISSING, r->seq, lineno,
+			            "record %llu "
+			            "references %s %s, which is missing: %s",
+			            (unsigned long long)r->seq, artifact_kind(a), sha, err);
 		if (rc == -EVID_EIO && changed)
-			return fail(v, EVID_VERIFY_ARTIFACT_CHANGED, r->seq, lineno, "record %llu "
-			            "references %s %s, which was changed: %s", (unsigned long long)r->seq,
-			            artifact_kind(a), sha, err);
+			return fail(v, EVID_VERIFY_ARTIFACT_CHANGED, r->seq, lineno,
+			            "record %llu "
+			            "references %s %s, which was changed: %s",
+			            (unsigned long long)r->seq, artifact_kind(a), sha, err);
 		if (rc != 0)
-			return fail(v, EVID_VERIFY_UNREADABLE, r->seq, lineno, "record %llu references "
-			            "%s %s, which cannot be read: %s", (unsigned long long)r->seq,
-			            artifact_kind(a), sha, err);
+			return fail(v, EVID_VERIFY_UNREADABLE, r->seq, lineno,
+			            "record %llu references "
+			            "%s %s, which cannot be read: %s",
+			            (unsigned long long)r->seq, artifact_kind(a), sha, err);
 		v->rep->artifacts++;
 	}
 	return 0;
@@ -367,21 +386,25 @@ static int pass2_line(const char *line, size_t len, unsigned long lineno, int co
                       int too_long, void *user)
 {
 	struct vstate *v = user;
-	struct evid_record r = {0};
+	struct evid_record r = { 0 };
 	uint64_t seq;
 	char why[256];
 	int rc;
 
 	if (!complete) {
 		seq = claimed_seq(v, line, len);
-		rc = fail(v, EVID_VERIFY_TRUNCATED, seq, lineno, "%s ends inside record %llu: the log "
-		          "was truncated%s", v->file, (unsigned long long)seq,
+		rc = fail(v, EVID_VERIFY_TRUNCATED, seq, lineno,
+		          "%s ends inside record %llu: the log "
+		          "was truncated%s",
+		          v->file, (unsigned long long)seq,
 		          v->last_file ? "" : " (and is not the newest day file)");
 		goto out;
 	}
 	if (too_long) {
-		rc = fail(v, EVID_VERIFY_EDITED, v->started ? v->expected : 0, lineno, "line %lu is "
-		          "longer than any record can be: it was edited", lineno);
+		rc = fail(v, EVID_VERIFY_EDITED, v->started ? v->expected : 0, lineno,
+		          "line %lu is "
+		          "longer than any record can be: it was edited",
+		          lineno);
 		goto out;
 	}
 	if (evid_record_parse(line, len, &r, why, sizeof(why)) != 0) {
@@ -391,9 +414,10 @@ static int pass2_line(const char *line, size_t len, unsigned long lineno, int co
 		goto out;
 	}
 	if (strcmp(r.tenant, v->tenant) != 0) {
-		rc = fail(v, EVID_VERIFY_EDITED, r.seq, lineno, "record %llu names tenant \"%.64s\", "
-		          "not %s: it was edited or moved from another log", (unsigned long long)r.seq,
-		          r.tenant, v->tenant);
+		rc = fail(v, EVID_VERIFY_EDITED, r.seq, lineno,
+		          "record %llu names tenant \"%.64s\", "
+		          "not %s: it was edited or moved from another log",
+		          (unsigned long long)r.seq, r.tenant, v->tenant);
 		goto out;
 	}
 	rc = check_hash_sig(&r, v->pk);
@@ -403,33 +427,41 @@ static int pass2_line(const char *line, size_t len, unsigned long lineno, int co
 		goto out;
 	}
 	if (rc == 1) {
-		rc = fail(v, EVID_VERIFY_EDITED, r.seq, lineno, "record %llu was edited: its content "
-		          "does not match its hash", (unsigned long long)r.seq);
+		rc = fail(v, EVID_VERIFY_EDITED, r.seq, lineno,
+		          "record %llu was edited: its content "
+		          "does not match its hash",
+		          (unsigned long long)r.seq);
 		goto out;
 	}
 	if (strcmp(r.key_id, v->key_id) != 0) {
-		rc = fail(v, EVID_VERIFY_WRONG_KEY, r.seq, lineno, "record %llu was signed by key %s, "
+		rc = fail(v, EVID_VERIFY_WRONG_KEY, r.seq, lineno,
+		          "record %llu was signed by key %s, "
 		          "not by the key given (%s): verify with the service's audit.pub",
 		          (unsigned long long)r.seq, r.key_id, v->key_id);
 		goto out;
 	}
 	if (rc == 2) {
-		rc = fail(v, EVID_VERIFY_EDITED, r.seq, lineno, "record %llu was edited: its "
-		          "signature does not verify", (unsigned long long)r.seq);
+		rc = fail(v, EVID_VERIFY_EDITED, r.seq, lineno,
+		          "record %llu was edited: its "
+		          "signature does not verify",
+		          (unsigned long long)r.seq);
 		goto out;
 	}
 	rc = v->started ? check_order(v, &r, lineno) : check_start(v, &r, lineno);
 	if (rc != 0)
 		goto out;
 	if (v->started && strcmp(r.prev_hash, v->prev_hash) != 0) {
-		rc = fail(v, EVID_VERIFY_BROKEN_LINK, r.seq, lineno, "record %llu does not link to "
+		rc = fail(v, EVID_VERIFY_BROKEN_LINK, r.seq, lineno,
+		          "record %llu does not link to "
 		          "record %llu (its prev_hash differs): the record before it was replaced",
 		          (unsigned long long)r.seq, (unsigned long long)(r.seq - 1));
 		goto out;
 	}
 	if (v->have_head && r.seq == v->head.seq && strcmp(r.hash, v->head.hash) != 0) {
-		rc = fail(v, EVID_VERIFY_EDITED, r.seq, lineno, "record %llu is not the record the "
-		          "chain head acknowledged: it was replaced", (unsigned long long)r.seq);
+		rc = fail(v, EVID_VERIFY_EDITED, r.seq, lineno,
+		          "record %llu is not the record the "
+		          "chain head acknowledged: it was replaced",
+		          (unsigned long long)r.seq);
 		goto out;
 	}
 	rc = check_artifacts(v, &r, lineno);
@@ -458,21 +490,25 @@ static void check_head(struct vstate *v, int head_rc, const char *head_why)
 		return;
 	}
 	if (!v->have_head && v->rep->records) {
-		fail(v, EVID_VERIFY_TRUNCATED, v->rep->last_seq + 1, 0, "the chain head (head.json) "
+		fail(v, EVID_VERIFY_TRUNCATED, v->rep->last_seq + 1, 0,
+		     "the chain head (head.json) "
 		     "cannot be trusted (%s): it cannot be told whether records were removed from "
-		     "the end", head_why);
+		     "the end",
+		     head_why);
 		return;
 	}
 	if (v->have_head && v->head.seq == v->rep->last_seq + 1)
-		fail(v, EVID_VERIFY_REMOVED, v->rep->last_seq + 1, 0, "the log ends at record %llu "
+		fail(v, EVID_VERIFY_REMOVED, v->rep->last_seq + 1, 0,
+		     "the log ends at record %llu "
 		     "but the chain head says record %llu was written: it was removed from the end",
 		     (unsigned long long)v->rep->last_seq, (unsigned long long)v->head.seq);
 	else if (v->have_head && v->head.seq > v->rep->last_seq)
-		fail(v, EVID_VERIFY_REMOVED, v->rep->last_seq + 1, 0, "the log ends at record %llu "
+		fail(v, EVID_VERIFY_REMOVED, v->rep->last_seq + 1, 0,
+		     "the log ends at record %llu "
 		     "but the chain head says record %llu was written: records %llu to %llu were "
-		     "removed from the end", (unsigned long long)v->rep->last_seq,
-		     (unsigned long long)v->head.seq, (unsigned long long)v->rep->last_seq + 1,
-		     (unsigned long long)v->head.seq);
+		     "removed from the end",
+		     (unsigned long long)v->rep->last_seq, (unsigned long long)v->head.seq,
+		     (unsigned long long)v->rep->last_seq + 1, (unsigned long long)v->head.seq);
 }
 
 /* Runs both passes over the day files. */
@@ -519,7 +555,7 @@ int evid_audit_verify(const char *data_dir, const char *tenant, const unsigned c
 	char dir[PATH_BYTES];
 	char keyfile[PATH_BYTES];
 	unsigned char pk[32];
-	char (*names)[EVID_DAY_NAME_BYTES] = NULL;
+	char(*names)[EVID_DAY_NAME_BYTES] = NULL;
 	size_t n = 0;
 	int lock_fd = -1;
 	int rc;
@@ -575,8 +611,8 @@ void evid_verify_location(const struct evid_verify_report *rep, char *buf, size_
 		snprintf(buf, buflen, "%s", rep->failed_file[0] ? rep->failed_file : "the log");
 }
 
-void evid_verify_report_format(const char *tenant, const struct evid_verify_report *rep,
-                               char *buf, size_t buflen)
+void evid_verify_report_format(const char *tenant, const struct evid_verify_report *rep, char *buf,
+                               size_t buflen)
 {
 	char where[160];
 	char purged[64] = "";
@@ -585,10 +621,12 @@ void evid_verify_report_format(const char *tenant, const struct evid_verify_repo
 		snprintf(purged, sizeof(purged), ", records up to %llu purged",
 		         (unsigned long long)rep->purged_through);
 	if (rep->ok) {
-		snprintf(buf, buflen, "%s: chain verified: %llu records (seq %llu..%llu%s), %llu "
-		         "artifacts, key %s", tenant, (unsigned long long)rep->records,
-		         (unsigned long long)rep->first_seq, (unsigned long long)rep->last_seq, purged,
-		         (unsigned long long)rep->artifacts, rep->key_id);
+		snprintf(buf, buflen,
+		         "%s: chain verified: %llu records (seq %llu..%llu%s), %llu "
+		         "artifacts, key %s",
+		         tenant, (unsigned long long)rep->records,
+		         (unsigned long long)rep->first_seq, (unsigned long long)rep->last_seq,
+		         purged, (unsigned long long)rep->artifacts, rep->key_id);
 		return;
 	}
 	evid_verify_location(rep, where, sizeof(where));
@@ -599,14 +637,15 @@ void evid_verify_report_format(const char *tenant, const struct evid_verify_repo
 
 json_t *evid_verify_report_json(const char *tenant, const struct evid_verify_report *rep)
 {
-	json_t *j = json_pack("{s:s, s:b, s:I, s:I, s:I, s:I, s:b, s:s}", "tenant", tenant, "ok",
-	                      rep->ok, "records", (json_int_t)rep->records, "first_seq",
-	                      (json_int_t)rep->first_seq, "last_seq", (json_int_t)rep->last_seq,
-	                      "artifacts", (json_int_t)rep->artifacts, "purged", rep->purged,
-	                      "key_id", rep->key_id);
+	json_t *j =
+	    json_pack("{s:s, s:b, s:I, s:I, s:I, s:I, s:b, s:s}", "tenant", tenant, "ok", rep->ok,
+	              "records", (json_int_t)rep->records, "first_seq", (json_int_t)rep->first_seq,
+	              "last_seq", (json_int_t)rep->last_seq, "artifacts",
+	              (json_int_t)rep->artifacts, "purged", rep->purged, "key_id", rep->key_id);
 
 	if (j && rep->purged)
-		json_object_set_new(j, "purged_through", json_integer((json_int_t)rep->purged_through));
+		json_object_set_new(j, "purged_through",
+		                    json_integer((json_int_t)rep->purged_through));
 	if (j && !rep->ok)
 		json_object_set_new(j, "failure",
 		                    json_pack("{s:s, s:I, s:s, s:I, s:s}", "kind",

@@ -26,7 +26,7 @@ struct bundle {
 	struct evid_store *store;
 	const struct evid_meta *base;
 	json_t *list;
-	int rc;          /* 0, -EVID_EBADPNG, or the first hard error */
+	int rc;           /* 0, -EVID_EBADPNG, or the first hard error */
 	char first[1024]; /* the first hard error's reason */
 };
 
@@ -49,8 +49,8 @@ static void note(struct bundle *b, int rc, const char *what, const char *why)
 }
 
 /* Stores one part; on success appends its entry to the list. */
-static int put_part(struct bundle *b, const char *kind, const char *mime,
-                    const unsigned char *data, size_t len)
+static int put_part(struct bundle *b, const char *kind, const char *mime, const unsigned char *data,
+                    size_t len)
 {
 	struct evid_meta meta = *b->base;
 	struct evid_ref ref;
@@ -68,8 +68,8 @@ static int put_part(struct bundle *b, const char *kind, const char *mime,
 }
 
 /* Keeps bytes that failed validation, with the reason, and lists them. */
-static void put_invalid(struct bundle *b, const char *kind, const unsigned char *data,
-                        size_t len, const char *reason)
+static void put_invalid(struct bundle *b, const char *kind, const unsigned char *data, size_t len,
+                        const char *reason)
 {
 	struct evid_meta meta = *b->base;
 	struct evid_ref ref;
@@ -101,14 +101,16 @@ static void keep_screenshot(struct bundle *b, const struct evid_action_evidence 
 	int rc;
 
 	if (!png && ev->screenshot_b64) {
-		rc = evid_base64_decode(ev->screenshot_b64, strlen(ev->screenshot_b64), &decoded, &len);
+		rc = evid_base64_decode(ev->screenshot_b64, strlen(ev->screenshot_b64), &decoded,
+		                        &len);
 		if (rc == -EVID_ENOMEM) {
 			note(b, rc, EVID_KIND_SCREENSHOT, "out of memory decoding the screenshot");
 			goto out;
 		}
 		if (rc != 0) {
-			put_invalid(b, EVID_KIND_SCREENSHOT, (const unsigned char *)ev->screenshot_b64,
-			            strlen(ev->screenshot_b64), "the screenshot is not valid base64");
+			put_invalid(
+			    b, EVID_KIND_SCREENSHOT, (const unsigned char *)ev->screenshot_b64,
+			    strlen(ev->screenshot_b64), "the screenshot is not valid base64");
 			goto out;
 		}
 		png = decoded;
@@ -158,19 +160,20 @@ int evid_keep_action_evidence(struct evid_store *s, const struct evid_action_evi
 	}
 	keep_screenshot(&b, ev);
 	if (ev->snapshot_text)
-		put_part(&b, EVID_KIND_SNAPSHOT, MIME_TEXT, (const unsigned char *)ev->snapshot_text,
-		         strlen(ev->snapshot_text));
+		put_part(&b, EVID_KIND_SNAPSHOT, MIME_TEXT,
+		         (const unsigned char *)ev->snapshot_text, strlen(ev->snapshot_text));
 	if (ev->network_log) {
 		log_text = evid_json_canonical(ev->network_log);
 		if (log_text)
-			put_part(&b, EVID_KIND_NETWORK_LOG, MIME_JSON, (const unsigned char *)log_text,
-			         strlen(log_text));
+			put_part(&b, EVID_KIND_NETWORK_LOG, MIME_JSON,
+			         (const unsigned char *)log_text, strlen(log_text));
 		else
 			note(&b, -EVID_ENOMEM, EVID_KIND_NETWORK_LOG, "out of memory");
 	}
 	if (b.rc == -EVID_EBADPNG)
-		gb_set_error(err, errlen, "the screenshot was not a valid PNG; it was kept as "
-		               "invalid evidence");
+		gb_set_error(err, errlen,
+		             "the screenshot was not a valid PNG; it was kept as "
+		             "invalid evidence");
 	else if (b.rc != 0)
 		gb_set_error(err, errlen, "evidence could not be kept: %s", b.first);
 	*artifacts = b.list;

@@ -20,23 +20,23 @@
 #define PATH_BYTES 4096
 
 static const char audit_usage[] =
-	"usage: glassbox audit verify [--tenant T] [--pubkey FILE] [--json]\n"
-	"       glassbox audit export-key [-o FILE]\n"
-	"       glassbox audit purge --tenant T --days N\n"
-	"\n"
-	"  verify      check every tenant's audit chain (or one): order, hashes, signatures,\n"
-	"              and that each artifact a record references exists and is unchanged;\n"
-	"              names the first record that fails and exits 1\n"
-	"  export-key  write the public key reviewers verify with (stdout by default)\n"
-	"  purge       remove the tenant's records and artifacts older than N days; a signed\n"
-	"              purge record is written first so the shortened chain still verifies\n";
+    "usage: glassbox audit verify [--tenant T] [--pubkey FILE] [--json]\n"
+    "       glassbox audit export-key [-o FILE]\n"
+    "       glassbox audit purge --tenant T --days N\n"
+    "\n"
+    "  verify      check every tenant's audit chain (or one): order, hashes, signatures,\n"
+    "              and that each artifact a record references exists and is unchanged;\n"
+    "              names the first record that fails and exits 1\n"
+    "  export-key  write the public key reviewers verify with (stdout by default)\n"
+    "  purge       remove the tenant's records and artifacts older than N days; a signed\n"
+    "              purge record is written first so the shortened chain still verifies\n";
 
 static const char report_usage[] =
-	"usage: glassbox report --session ID [--tenant T] -o FILE [--pubkey FILE]\n"
-	"       glassbox report --tenant T [--since YYYY-MM-DD] -o FILE [--pubkey FILE]\n"
-	"\n"
-	"  writes one self-contained HTML file: a timeline of actions with screenshots,\n"
-	"  approvals, refusals and blocked requests, headed by whether the chain verified\n";
+    "usage: glassbox report --session ID [--tenant T] -o FILE [--pubkey FILE]\n"
+    "       glassbox report --tenant T [--since YYYY-MM-DD] -o FILE [--pubkey FILE]\n"
+    "\n"
+    "  writes one self-contained HTML file: a timeline of actions with screenshots,\n"
+    "  approvals, refusals and blocked requests, headed by whether the chain verified\n";
 
 /* Options shared by the subcommands. */
 struct cli_opts {
@@ -109,8 +109,8 @@ static int load_pubkey(const struct cli_opts *o, unsigned char pk[32], int *have
 }
 
 /* Verifies one tenant and prints the outcome; returns its exit status. */
-static int verify_one(const char *data_dir, const char *tenant, const unsigned char *pk,
-                      int json, json_t *all)
+static int verify_one(const char *data_dir, const char *tenant, const unsigned char *pk, int json,
+                      json_t *all)
 {
 	struct evid_verify_report rep;
 	char err[1024];
@@ -119,8 +119,8 @@ static int verify_one(const char *data_dir, const char *tenant, const unsigned c
 	if (evid_audit_verify(data_dir, tenant, pk, &rep, err, sizeof(err)) != 0) {
 		fprintf(stderr, "glassbox: %s: cannot verify: %s\n", tenant, err);
 		if (json)
-			json_array_append_new(all, json_pack("{s:s, s:b, s:s}", "tenant", tenant, "ok", 0,
-			                                     "error", err));
+			json_array_append_new(all, json_pack("{s:s, s:b, s:s}", "tenant", tenant,
+			                                     "ok", 0, "error", err));
 		return EXIT_CANNOT_RUN;
 	}
 	if (json) {
@@ -176,15 +176,18 @@ static int cmd_verify(int argc, char **argv, const char *data_dir)
 		if (!de)
 			break;
 		if (!gb_fs_name_is_safe(de->d_name) ||
-		    evid_audit_dir_path(data_dir, de->d_name, audit_dir, sizeof(audit_dir), NULL, 0) ||
+		    evid_audit_dir_path(data_dir, de->d_name, audit_dir, sizeof(audit_dir), NULL,
+		                        0) ||
 		    !is_dir(audit_dir))
 			continue;
 		rc = worse(rc, verify_one(data_dir, de->d_name, have ? pk : NULL, o.json, all));
 		count++;
 	}
 	if (!count) {
-		fprintf(stderr, "glassbox: no audit logs under %s/tenants: nothing to verify (check "
-		        "--data-dir)\n", data_dir);
+		fprintf(stderr,
+		        "glassbox: no audit logs under %s/tenants: nothing to verify (check "
+		        "--data-dir)\n",
+		        data_dir);
 		rc = EXIT_CANNOT_RUN;
 	}
 print:
@@ -235,8 +238,10 @@ static int cmd_purge(int argc, char **argv, const char *data_dir)
 	if (o.days)
 		days = strtoul(o.days, &end, 10);
 	if (!o.tenant || !o.days || !end || *end || days < 1 || days > 365000) {
-		fprintf(stderr, "glassbox: purge needs --tenant T and --days N (N a whole number of "
-		        "days, 1 or more)\n\n%s", audit_usage);
+		fprintf(stderr,
+		        "glassbox: purge needs --tenant T and --days N (N a whole number of "
+		        "days, 1 or more)\n\n%s",
+		        audit_usage);
 		rc = EXIT_USAGE;
 		goto out;
 	}
@@ -249,10 +254,13 @@ static int cmd_purge(int argc, char **argv, const char *data_dir)
 	if (!rep.purge_seq)
 		printf("%s: nothing older than %s to purge\n", o.tenant, rep.cutoff);
 	else
-		printf("%s: purged %llu records in %llu day files and %llu artifacts from before %s "
-		       "(purge record %llu)\n", o.tenant, (unsigned long long)rep.records_removed,
-		       (unsigned long long)rep.files_removed, (unsigned long long)rep.artifacts_removed,
-		       rep.cutoff, (unsigned long long)rep.purge_seq);
+		printf(
+		    "%s: purged %llu records in %llu day files and %llu artifacts from before %s "
+		    "(purge record %llu)\n",
+		    o.tenant, (unsigned long long)rep.records_removed,
+		    (unsigned long long)rep.files_removed,
+		    (unsigned long long)rep.artifacts_removed, rep.cutoff,
+		    (unsigned long long)rep.purge_seq);
 out:
 	evid_audit_close(a);
 	return rc;
@@ -298,7 +306,8 @@ int evid_cli_report(int argc, char **argv, const char *data_dir)
 	if (rc != 0)
 		goto out;
 	if ((!o.session && !o.tenant) || !o.out || !data_dir || !data_dir[0]) {
-		fprintf(stderr, "glassbox: report needs --session ID or --tenant T, and -o FILE\n\n%s",
+		fprintf(stderr,
+		        "glassbox: report needs --session ID or --tenant T, and -o FILE\n\n%s",
 		        report_usage);
 		rc = EXIT_USAGE;
 		goto out;

@@ -101,8 +101,8 @@ int evid_is_day_file(const char *name);
 
 /* The day files in dir, sorted (oldest first), into a malloc'd array.
  * A missing dir gives -EVID_ENOENT. */
-int evid_audit_list_days(const char *dir, char (**names)[EVID_DAY_NAME_BYTES], size_t *n,
-                         char *err, size_t errlen);
+int evid_audit_list_days(const char *dir, char (**names)[EVID_DAY_NAME_BYTES], size_t *n, char *err,
+                         size_t errlen);
 
 /* Called for each line of a file: line (not NUL-terminated, without
  * '\n'), its 1-based number, complete (ended by '\n'), too_long (longer
@@ -127,8 +127,7 @@ int evid_artifact_path(const char *data_dir, const char *tenant, int valid, cons
  * (missing), -EVID_EIO (*changed, may be NULL, set to 1 when it does not
  * match its hash). */
 int evid_artifact_load(const char *data_dir, const char *tenant, int valid, const char *sha256,
-                       unsigned char **data, size_t *len, int *changed, char *err,
-                       size_t errlen);
+                       unsigned char **data, size_t *len, int *changed, char *err, size_t errlen);
 
 /* A set of artifact keys: 'v' (valid) or 'i' (invalid) followed by the
  * sha256 hex (65 characters + NUL). Zero-initialise before use. */
@@ -179,8 +178,8 @@ const char *evid_audit_data_dir(const struct evid_audit *a);
 
 /* Runs fn with tenant's log locked (mutex and flock) and its tail loaded;
  * fn may call evid_audit_append_locked(). */
-typedef int (*evid_audit_locked_fn)(struct evid_audit *a, const char *tenant, void *user,
-                                    char *err, size_t errlen);
+typedef int (*evid_audit_locked_fn)(struct evid_audit *a, const char *tenant, void *user, char *err,
+                                    size_t errlen);
 int evid_audit_with_lock(struct evid_audit *a, const char *tenant, evid_audit_locked_fn fn,
                          void *user, char *err, size_t errlen);
 

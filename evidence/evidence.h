@@ -28,19 +28,19 @@ struct evid_store;
 /* Ceilings on bytes that come from outside (CDP screenshots, callers). */
 #define EVID_MAX_ARTIFACT_BYTES (64u * 1024u * 1024u)
 #define EVID_MAX_BASE64_BYTES (((EVID_MAX_ARTIFACT_BYTES + 2u) / 3u) * 4u)
-#define EVID_MAX_NAME_BYTES GB_FS_MAX_NAME_BYTES /* tenant (and safe operation ids) */
-#define EVID_PNG_MAX_SIDE 32768u       /* width and height, pixels */
+#define EVID_MAX_NAME_BYTES GB_FS_MAX_NAME_BYTES  /* tenant (and safe operation ids) */
+#define EVID_PNG_MAX_SIDE 32768u                  /* width and height, pixels */
 #define EVID_PNG_MAX_PIXELS (64u * 1024u * 1024u) /* width * height */
 
 /* Errors are negated errno values, plus two of the evidence's own. */
 enum evid_err {
 	EVID_OK = 0,
-	EVID_EINVAL = EINVAL,  /* bad argument (e.g. tenant name with '/') */
-	EVID_EIO = EIO,        /* the store could not be written (full disk, read-only...) */
-	EVID_ENOENT = ENOENT,  /* no such artifact */
+	EVID_EINVAL = EINVAL, /* bad argument (e.g. tenant name with '/') */
+	EVID_EIO = EIO,       /* the store could not be written (full disk, read-only...) */
+	EVID_ENOENT = ENOENT, /* no such artifact */
 	EVID_ENOMEM = ENOMEM,
-	EVID_EBADPNG = 1001,   /* the bytes are not a valid, decodable PNG */
-	EVID_EBADB64 = 1002,   /* invalid base64 */
+	EVID_EBADPNG = 1001, /* the bytes are not a valid, decodable PNG */
+	EVID_EBADB64 = 1002, /* invalid base64 */
 };
 
 /* Opens (creating 0700 dirs as needed) the store rooted at data_dir.
@@ -88,14 +88,14 @@ int evid_base64_decode(const char *b64, size_t b64len, unsigned char **out, size
 /* Describes one artifact to store. All strings borrowed. tenant, kind
  * and mime are required; the others may be NULL (recorded as null). */
 struct evid_meta {
-	const char *tenant;       /* "local" in stdio mode */
-	const char *kind;         /* "screenshot", ... */
-	const char *mime;         /* "image/png" */
+	const char *tenant; /* "local" in stdio mode */
+	const char *kind;   /* "screenshot", ... */
+	const char *mime;   /* "image/png" */
 	const char *session_id;
 	const char *operation_id;
-	const char *tool;         /* e.g. "browser_click" */
-	const char *url;          /* page URL when taken */
-	json_t *arguments;        /* already redacted tool arguments; borrowed; may be NULL */
+	const char *tool;  /* e.g. "browser_click" */
+	const char *url;   /* page URL when taken */
+	json_t *arguments; /* already redacted tool arguments; borrowed; may be NULL */
 };
 
 /* Result of storing: sha256 in hex, path of the artifact file, size. */
@@ -163,11 +163,11 @@ const char *evid_strerror(int err);
 
 /* ---- artifact kinds ------------------------------------------------------ */
 
-#define EVID_KIND_SCREENSHOT "screenshot"                     /* image/png, after the action */
-#define EVID_KIND_ANNOTATED "annotated_screenshot"            /* image/png, box + click point */
-#define EVID_KIND_SNAPSHOT "snapshot_text"                    /* text/plain; charset=utf-8 */
-#define EVID_KIND_NETWORK_LOG "network_log"                   /* application/json */
-#define EVID_KIND_DOWNLOAD "download"                         /* the download's own type */
+#define EVID_KIND_SCREENSHOT "screenshot"          /* image/png, after the action */
+#define EVID_KIND_ANNOTATED "annotated_screenshot" /* image/png, box + click point */
+#define EVID_KIND_SNAPSHOT "snapshot_text"         /* text/plain; charset=utf-8 */
+#define EVID_KIND_NETWORK_LOG "network_log"        /* application/json */
+#define EVID_KIND_DOWNLOAD "download"              /* the download's own type */
 
 /* Checks, without storing, that tenant's artifacts can be written now:
  * the directory exists or can be created, a probe file can be written
@@ -187,15 +187,15 @@ json_t *evid_artifact_json(const char *kind, const char *mime, const struct evid
 
 /* What to draw on a screenshot, in CSS pixels of the page. */
 struct evid_annotation {
-	int has_box;       /* the target element's border box */
+	int has_box; /* the target element's border box */
 	double box_x;
 	double box_y;
 	double box_width;
 	double box_height;
-	int has_point;     /* where the pointer event was dispatched */
+	int has_point; /* where the pointer event was dispatched */
 	double point_x;
 	double point_y;
-	double scale;      /* image pixels per CSS pixel (devicePixelRatio); 0 = 1 */
+	double scale; /* image pixels per CSS pixel (devicePixelRatio); 0 = 1 */
 };
 
 /* Colours and sizes of the drawing (image pixels at scale 1; thicker in
@@ -203,10 +203,10 @@ struct evid_annotation {
  * box, so the element itself stays as it was; the click point is a
  * crosshair with a white core pixel at the point itself. */
 #define EVID_ANNOT_BOX_RGB 0xE0, 0x1B, 0x5A   /* crimson */
-#define EVID_ANNOT_BOX_PX 3                  /* outline thickness */
+#define EVID_ANNOT_BOX_PX 3                   /* outline thickness */
 #define EVID_ANNOT_POINT_RGB 0x00, 0xA0, 0xFF /* azure */
-#define EVID_ANNOT_POINT_ARM_PX 12           /* crosshair half-length */
-#define EVID_ANNOT_POINT_PX 3                /* crosshair arm thickness */
+#define EVID_ANNOT_POINT_ARM_PX 12            /* crosshair half-length */
+#define EVID_ANNOT_POINT_PX 3                 /* crosshair arm thickness */
 
 /* Decodes png (validated with evid_png_check first) to 8-bit RGBA, draws
  * the annotation clipped to the image (a box or point partly or wholly

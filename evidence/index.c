@@ -33,27 +33,27 @@ struct evid_index {
 };
 
 static const char schema_sql[] =
-	"CREATE TABLE IF NOT EXISTS evid_artifacts ("
-	" id INTEGER PRIMARY KEY,"
-	" tenant TEXT NOT NULL, sha256 TEXT NOT NULL, kind TEXT NOT NULL, mime TEXT NOT NULL,"
-	" size INTEGER NOT NULL, session TEXT, operation TEXT, tool TEXT, url TEXT,"
-	" time TEXT NOT NULL, valid INTEGER NOT NULL, reason TEXT, record TEXT NOT NULL UNIQUE);"
-	"CREATE INDEX IF NOT EXISTS evid_artifacts_time ON evid_artifacts(tenant, time);"
-	"CREATE INDEX IF NOT EXISTS evid_artifacts_session ON evid_artifacts(tenant, session);"
-	"CREATE INDEX IF NOT EXISTS evid_artifacts_sha ON evid_artifacts(tenant, sha256);";
+    "CREATE TABLE IF NOT EXISTS evid_artifacts ("
+    " id INTEGER PRIMARY KEY,"
+    " tenant TEXT NOT NULL, sha256 TEXT NOT NULL, kind TEXT NOT NULL, mime TEXT NOT NULL,"
+    " size INTEGER NOT NULL, session TEXT, operation TEXT, tool TEXT, url TEXT,"
+    " time TEXT NOT NULL, valid INTEGER NOT NULL, reason TEXT, record TEXT NOT NULL UNIQUE);"
+    "CREATE INDEX IF NOT EXISTS evid_artifacts_time ON evid_artifacts(tenant, time);"
+    "CREATE INDEX IF NOT EXISTS evid_artifacts_session ON evid_artifacts(tenant, session);"
+    "CREATE INDEX IF NOT EXISTS evid_artifacts_sha ON evid_artifacts(tenant, sha256);";
 
 static const char insert_sql[] =
-	"INSERT OR IGNORE INTO evid_artifacts (tenant, sha256, kind, mime, size, session,"
-	" operation, tool, url, time, valid, reason, record)"
-	" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)";
+    "INSERT OR IGNORE INTO evid_artifacts (tenant, sha256, kind, mime, size, session,"
+    " operation, tool, url, time, valid, reason, record)"
+    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)";
 
 static const char find_sql[] =
-	"SELECT tenant, sha256, kind, mime, size, session, operation, tool, url, time, valid,"
-	" reason, record FROM evid_artifacts WHERE tenant = ?1"
-	" AND (?2 IS NULL OR sha256 = ?2) AND (?3 IS NULL OR session = ?3)"
-	" AND (?4 IS NULL OR operation = ?4) AND (?5 IS NULL OR kind = ?5)"
-	" AND (?6 IS NULL OR time >= ?6) AND (?7 IS NULL OR time < ?7)"
-	" ORDER BY time, id LIMIT ?8";
+    "SELECT tenant, sha256, kind, mime, size, session, operation, tool, url, time, valid,"
+    " reason, record FROM evid_artifacts WHERE tenant = ?1"
+    " AND (?2 IS NULL OR sha256 = ?2) AND (?3 IS NULL OR session = ?3)"
+    " AND (?4 IS NULL OR operation = ?4) AND (?5 IS NULL OR kind = ?5)"
+    " AND (?6 IS NULL OR time >= ?6) AND (?7 IS NULL OR time < ?7)"
+    " ORDER BY time, id LIMIT ?8";
 
 /* Says what failed, with SQLite's message and advice. Lock held. */
 static int db_error_locked(struct evid_index *ix, const char *doing, char *err, size_t errlen)
@@ -70,7 +70,7 @@ static int db_error_locked(struct evid_index *ix, const char *doing, char *err, 
 	else if (code == SQLITE_CORRUPT || code == SQLITE_NOTADB)
 		advice = "the index is damaged: move glassbox.db aside and rebuild the index";
 	gb_set_error(err, errlen, "cannot %s in %s: %s; %s", doing, ix->path,
-	               ix->db ? sqlite3_errmsg(ix->db) : "cannot open", advice);
+	             ix->db ? sqlite3_errmsg(ix->db) : "cannot open", advice);
 	return -EVID_EIO;
 }
 
@@ -99,9 +99,9 @@ int evid_index_open(const char *data_dir, struct evid_index **out, char *err, si
 	 * database file's mode. Only when missing: closing a descriptor of a
 	 * database this process has open through SQLite (the store) drops
 	 * SQLite's POSIX locks on it, and another process may then corrupt it. */
-	fd = access(ix->path, F_OK) == 0 ? -2
-	                                 : open(ix->path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC,
-	                                        0600);
+	fd = access(ix->path, F_OK) == 0
+	         ? -2
+	         : open(ix->path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd == -1) {
 		gb_set_io_error(err, errlen, "open the artifact index", ix->path, errno);
 		rc = -EVID_EIO;
@@ -109,8 +109,8 @@ int evid_index_open(const char *data_dir, struct evid_index **out, char *err, si
 	}
 	if (fd >= 0)
 		close(fd);
-	if (sqlite3_open_v2(ix->path, &ix->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX,
-	                    NULL) != SQLITE_OK) {
+	if (sqlite3_open_v2(ix->path, &ix->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) !=
+	    SQLITE_OK) {
 		rc = db_error_locked(ix, "open the artifact index", err, errlen);
 		goto out;
 	}
@@ -156,8 +156,9 @@ static int add_row(struct evid_index *ix, const struct evid_index_row *row, int 
 
 	if (!ix || !row || !row->tenant || !row->sha256 || !row->kind || !row->mime || !row->time ||
 	    !row->record) {
-		gb_set_error(err, errlen, "an index row needs tenant, sha256, kind, mime, time and "
-		               "record");
+		gb_set_error(err, errlen,
+		             "an index row needs tenant, sha256, kind, mime, time and "
+		             "record");
 		rc = -EVID_EINVAL;
 		goto out;
 	}
@@ -277,8 +278,9 @@ int evid_index_remove(struct evid_index *ix, const char *tenant, const char *sha
 	int rc = 0;
 
 	pthread_mutex_lock(&ix->lock);
-	if (sqlite3_prepare_v2(ix->db, "DELETE FROM evid_artifacts WHERE tenant = ?1 AND sha256 = ?2",
-	                       -1, &st, NULL) != SQLITE_OK ||
+	if (sqlite3_prepare_v2(ix->db,
+	                       "DELETE FROM evid_artifacts WHERE tenant = ?1 AND sha256 = ?2", -1,
+	                       &st, NULL) != SQLITE_OK ||
 	    bind_text(st, 1, tenant) != SQLITE_OK || bind_text(st, 2, sha256) != SQLITE_OK ||
 	    sqlite3_step(st) != SQLITE_DONE)
 		rc = db_error_locked(ix, "remove an artifact from the index", err, errlen);
@@ -386,8 +388,8 @@ static int rebuild_tree(struct evid_index *ix, const char *data_dir, const char 
 				break;
 			if (!is_record_name(fe->d_name))
 				continue;
-			n = snprintf(rel, sizeof(rel), "tenants/%s/%s/%s/%s", tenant, tree, de->d_name,
-			             fe->d_name);
+			n = snprintf(rel, sizeof(rel), "tenants/%s/%s/%s/%s", tenant, tree,
+			             de->d_name, fe->d_name);
 			if (n < 0 || (size_t)n >= sizeof(rel))
 				continue;
 			rc = add_record_file(ix, data_dir, rel, added, err, errlen);
@@ -409,8 +411,9 @@ int evid_index_rebuild(struct evid_index *ix, const char *data_dir, const char *
 	if (added)
 		*added = 0;
 	if (!ix || !gb_fs_name_is_safe(tenant)) {
-		gb_set_error(err, errlen, "rebuilding the index needs an open index and a valid "
-		               "tenant name");
+		gb_set_error(err, errlen,
+		             "rebuilding the index needs an open index and a valid "
+		             "tenant name");
 		rc = -EVID_EINVAL;
 		goto out;
 	}

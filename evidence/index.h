@@ -23,31 +23,31 @@ struct evid_index;
 /* One row. Strings borrowed (by add) or valid only during the callback
  * (by find); optional ones may be NULL. */
 struct evid_index_row {
-	const char *tenant;       /* required */
-	const char *sha256;       /* required */
-	const char *kind;         /* required */
-	const char *mime;         /* required */
+	const char *tenant; /* required */
+	const char *sha256; /* required */
+	const char *kind;   /* required */
+	const char *mime;   /* required */
 	size_t size_bytes;
 	const char *session_id;
 	const char *operation_id;
 	const char *tool;
 	const char *url;
-	const char *time;         /* required: UTC ISO 8601 */
-	int valid;                /* 0: kept under invalid/ */
-	const char *reason;       /* why invalid */
-	const char *record;       /* required: metadata record path relative to the data dir; unique */
+	const char *time;   /* required: UTC ISO 8601 */
+	int valid;          /* 0: kept under invalid/ */
+	const char *reason; /* why invalid */
+	const char *record; /* required: metadata record path relative to the data dir; unique */
 };
 
 /* Which rows evid_index_find() returns; NULL members do not filter. */
 struct evid_index_query {
-	const char *tenant;       /* required */
+	const char *tenant; /* required */
 	const char *sha256;
 	const char *session_id;
 	const char *operation_id;
 	const char *kind;
-	const char *since;        /* time >= since (ISO 8601 compares as text) */
-	const char *before;       /* time < before */
-	size_t limit;             /* 0: no limit */
+	const char *since;  /* time >= since (ISO 8601 compares as text) */
+	const char *before; /* time < before */
+	size_t limit;       /* 0: no limit */
 };
 
 /* Called once per row, oldest first; return non-zero to stop. */

@@ -54,7 +54,7 @@ static int key_paths(const char *data_dir, struct key_paths *p, char *err, size_
 	if (n1 < 0 || n2 < 0 || n3 < 0 || (size_t)n2 >= sizeof(p->secret) ||
 	    (size_t)n3 >= sizeof(p->pub)) {
 		gb_set_error(err, errlen, "the data dir path %s is too long: choose a shorter one",
-		               data_dir);
+		             data_dir);
 		rc = -EVID_EINVAL;
 	}
 	return rc;
@@ -98,8 +98,8 @@ static char *public_text(const unsigned char pk[32])
 }
 
 /* Writes text atomically to path (mode) in dir. */
-static int write_file(const char *dir, const char *path, const char *text, mode_t mode,
-                      char *err, size_t errlen)
+static int write_file(const char *dir, const char *path, const char *text, mode_t mode, char *err,
+                      size_t errlen)
 {
 	char tmp[PATH_BYTES];
 	int rc;
@@ -150,8 +150,7 @@ out:
 }
 
 /* Reads the secret key file into kp. -EVID_ENOENT when there is none. */
-static int load_secret(const struct key_paths *p, struct evid_keypair *kp, char *err,
-                       size_t errlen)
+static int load_secret(const struct key_paths *p, struct evid_keypair *kp, char *err, size_t errlen)
 {
 	unsigned char *text = NULL;
 	size_t len = 0;
@@ -166,10 +165,12 @@ static int load_secret(const struct key_paths *p, struct evid_keypair *kp, char 
 		goto out;
 	}
 	if (S_ISREG(st.st_mode) && (st.st_mode & 077) != 0) {
-		gb_set_error(err, errlen, "the audit key %s can be read by other users (mode %04o): "
-		               "run chmod 600 on it, and treat the key as leaked if others had access "
-		               "(move it aside to create a new one)", p->secret,
-		               (unsigned)(st.st_mode & 07777));
+		gb_set_error(
+		    err, errlen,
+		    "the audit key %s can be read by other users (mode %04o): "
+		    "run chmod 600 on it, and treat the key as leaked if others had access "
+		    "(move it aside to create a new one)",
+		    p->secret, (unsigned)(st.st_mode & 07777));
 		rc = -EVID_EIO;
 		goto out;
 	}
@@ -180,9 +181,10 @@ static int load_secret(const struct key_paths *p, struct evid_keypair *kp, char 
 	if (!doc || !json_is_string(json_object_get(doc, "type")) ||
 	    strcmp(json_string_value(json_object_get(doc, "type")), "ed25519") != 0 ||
 	    b64_member(doc, "seed", seed, sizeof(seed)) != 0) {
-		gb_set_error(err, errlen, "%s is not a glassbox audit key (expected JSON with type "
-		               "\"ed25519\" and a base64 seed of 32 bytes): restore it from a backup",
-		               p->secret);
+		gb_set_error(err, errlen,
+		             "%s is not a glassbox audit key (expected JSON with type "
+		             "\"ed25519\" and a base64 seed of 32 bytes): restore it from a backup",
+		             p->secret);
 		rc = -EVID_EIO;
 		goto out;
 	}
@@ -209,8 +211,8 @@ static int create_secret(const struct key_paths *p, char *err, size_t errlen)
 
 	randombytes_buf(seed, sizeof(seed));
 	sodium_bin2base64(b64, sizeof(b64), seed, sizeof(seed), sodium_base64_VARIANT_ORIGINAL);
-	doc = json_pack("{s:s, s:s, s:s}", "type", "ed25519", "use", "glassbox audit trail",
-	                "seed", b64);
+	doc = json_pack("{s:s, s:s, s:s}", "type", "ed25519", "use", "glassbox audit trail", "seed",
+	                b64);
 	text = doc ? json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
 	if (!text) {
 		gb_set_error(err, errlen, "out of memory creating the audit key");
@@ -278,15 +280,19 @@ int evid_keys_load_public(const char *path, unsigned char pk[32], char key_id[17
 
 	rc = gb_fs_read_file(path, KEY_FILE_MAX_BYTES, &text, &len, err, errlen);
 	if (rc == -EVID_ENOENT)
-		gb_set_error(err, errlen, "no public key file %s: export one with `glassbox audit "
-		               "export-key -o FILE` on the service's data dir", path);
+		gb_set_error(err, errlen,
+		             "no public key file %s: export one with `glassbox audit "
+		             "export-key -o FILE` on the service's data dir",
+		             path);
 	if (rc != 0)
 		goto out;
 	doc = json_loadb((const char *)text, len, 0, NULL);
 	if (!doc || b64_member(doc, "public_key", pk, 32) != 0) {
-		gb_set_error(err, errlen, "%s is not a glassbox audit public key (expected JSON with "
-		               "a base64 public_key of 32 bytes, as `glassbox audit export-key` writes)",
-		               path);
+		gb_set_error(
+		    err, errlen,
+		    "%s is not a glassbox audit public key (expected JSON with "
+		    "a base64 public_key of 32 bytes, as `glassbox audit export-key` writes)",
+		    path);
 		rc = -EVID_EINVAL;
 		goto out;
 	}
@@ -316,7 +322,8 @@ int evid_keys_export_public(const char *data_dir, const char *out_path, char *er
 	}
 	if (!out_path || !strcmp(out_path, "-")) {
 		if (printf("%s\n", text) < 0 || fflush(stdout) != 0) {
-			gb_set_io_error(err, errlen, "write the public key to", "standard output", errno);
+			gb_set_io_error(err, errlen, "write the public key to", "standard output",
+			                errno);
 			rc = -EVID_EIO;
 		}
 		goto out;

@@ -37,18 +37,18 @@ static json_t *canonical_hash(json_t *j)
 
 json_t *evid_manifest_new(const struct evid_manifest_in *in)
 {
-	json_t *flags = in && json_is_array(in->launch_flags) ? json_deep_copy(in->launch_flags)
-	                                                      : json_array();
+	json_t *flags =
+	    in && json_is_array(in->launch_flags) ? json_deep_copy(in->launch_flags) : json_array();
 	json_t *libs;
 
 	libs = json_pack("{s:s, s:s, s:s, s:s}", "jansson", JANSSON_VERSION, "libpng",
 	                 png_get_libpng_ver(NULL), "libsodium", sodium_version_string(), "sqlite",
 	                 sqlite3_libversion());
-	return json_pack("{s:s, s:o, s:o, s:o, s:o, s:o}", "glassbox_version", GLASSBOX_VERSION,
-	                 "chromium_version",
-	                 in && in->chromium_version ? json_string(in->chromium_version) : json_null(),
-	                 "launch_flags", flags ? flags : json_null(), "policy_sha256",
-	                 canonical_hash(in ? in->policy : NULL), "config_sha256",
-	                 canonical_hash(in ? in->config : NULL), "libraries",
-	                 libs ? libs : json_null());
+	return json_pack(
+	    "{s:s, s:o, s:o, s:o, s:o, s:o}", "glassbox_version", GLASSBOX_VERSION,
+	    "chromium_version",
+	    in && in->chromium_version ? json_string(in->chromium_version) : json_null(),
+	    "launch_flags", flags ? flags : json_null(), "policy_sha256",
+	    canonical_hash(in ? in->policy : NULL), "config_sha256",
+	    canonical_hash(in ? in->config : NULL), "libraries", libs ? libs : json_null());
 }

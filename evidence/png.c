@@ -26,9 +26,9 @@ struct png_job {
 	unsigned char *row; /* one decoded row, malloc'd in decode() */
 	const unsigned char *buf;
 	size_t len;
-	size_t off;          /* bytes handed to libpng so far */
-	char reason[256];    /* set before a longjmp */
-	char warning[256];   /* first libpng warning, for the debug log */
+	size_t off;        /* bytes handed to libpng so far */
+	char reason[256];  /* set before a longjmp */
+	char warning[256]; /* first libpng warning, for the debug log */
 	unsigned width;
 	unsigned height;
 	int out_of_memory;
@@ -40,7 +40,8 @@ static void on_png_error(png_structp png, png_const_charp msg)
 	struct png_job *job = png_get_error_ptr(png);
 
 	if (!job->reason[0])
-		snprintf(job->reason, sizeof(job->reason), "%s", msg ? msg : "unknown libpng error");
+		snprintf(job->reason, sizeof(job->reason), "%s",
+		         msg ? msg : "unknown libpng error");
 	png_longjmp(png, 1);
 }
 
@@ -119,7 +120,8 @@ static int decode(struct png_job *job)
 	png_read_end(job->png, NULL);
 	if (job->off != job->len) {
 		snprintf(job->reason, sizeof(job->reason),
-		         "%zu bytes follow the IEND chunk (a PNG ends at IEND)", job->len - job->off);
+		         "%zu bytes follow the IEND chunk (a PNG ends at IEND)",
+		         job->len - job->off);
 		goto out;
 	}
 	rc = 0;
@@ -141,14 +143,16 @@ int evid_png_check(const unsigned char *png, size_t len, struct evid_png_info *i
 		goto out;
 	}
 	if (len < 8 || png_sig_cmp(png, 0, 8) != 0) {
-		gb_set_error(err, errlen, "invalid PNG: not a PNG: %zu bytes that do not start "
-		               "with the PNG signature", len);
+		gb_set_error(err, errlen,
+		             "invalid PNG: not a PNG: %zu bytes that do not start "
+		             "with the PNG signature",
+		             len);
 		rc = -EVID_EBADPNG;
 		goto out;
 	}
 	if (len > EVID_MAX_ARTIFACT_BYTES) {
 		gb_set_error(err, errlen, "invalid PNG: %zu bytes is more than the %u allowed", len,
-		               EVID_MAX_ARTIFACT_BYTES);
+		             EVID_MAX_ARTIFACT_BYTES);
 		rc = -EVID_EBADPNG;
 		goto out;
 	}

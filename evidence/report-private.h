@@ -19,22 +19,22 @@ struct report {
 	const char *data_dir;
 	char tenant[EVID_MAX_NAME_BYTES + 1];
 	const struct evid_report_opts *opts;
-	struct gb_buf *out;            /* where rpt_*() append: &body, then the page */
-	struct gb_buf body;            /* the timeline */
-	struct gb_buf styles;          /* one CSS rule per embedded image */
-	struct evid_keyset embedded;   /* images already in styles */
-	json_t *approvals;             /* operation id -> [approval record bodies] */
+	struct gb_buf *out;          /* where rpt_*() append: &body, then the page */
+	struct gb_buf body;          /* the timeline */
+	struct gb_buf styles;        /* one CSS rule per embedded image */
+	struct evid_keyset embedded; /* images already in styles */
+	json_t *approvals;           /* operation id -> [approval record bodies] */
 	struct evid_verify_report vrep;
-	int verify_ran;                /* vrep is meaningful */
-	char verify_err[512];          /* why verification could not run */
-	size_t shown;                  /* records in the report */
+	int verify_ran;       /* vrep is meaningful */
+	char verify_err[512]; /* why verification could not run */
+	size_t shown;         /* records in the report */
 	size_t actions;
 	size_t failed;
 	size_t refusals;
 	size_t approvals_n;
 	size_t blocked;
-	size_t unreadable;             /* lines that could not be parsed */
-	json_t *sessions;              /* session ids seen, in order */
+	size_t unreadable; /* lines that could not be parsed */
+	json_t *sessions;  /* session ids seen, in order */
 	char first_time[40];
 	char last_time[40];
 	int oom;

@@ -26,70 +26,70 @@
 #define PATH_BYTES 4096
 
 static const char page_css[] =
-	":root{--ink:#1f2937;--muted:#6b7280;--line:#e5e7eb;--bg:#f5f6f8;--card:#fff;"
-	"--ok:#15803d;--okbg:#dcfce7;--bad:#b91c1c;--badbg:#fee2e2;--warn:#b45309;"
-	"--warnbg:#fef3c7;--accent:#1d4ed8;--accentbg:#dbeafe}\n"
-	"*{box-sizing:border-box}\n"
-	"body{margin:0;background:var(--bg);color:var(--ink);font:15px/1.5 system-ui,-apple-system,"
-	"\"Segoe UI\",Roboto,\"Helvetica Neue\",Arial,sans-serif}\n"
-	"main{max-width:1160px;margin:0 auto;padding:32px 24px 64px}\n"
-	".brand{font-size:12px;letter-spacing:.08em;text-transform:uppercase;color:var(--muted)}\n"
-	"h1{font-size:26px;margin:4px 0 6px;font-weight:650}\n"
-	".sub{color:var(--muted);font-size:14px}\n"
-	".verdict{margin:18px 0 0;padding:12px 16px;border-radius:10px;font-weight:600}\n"
-	".verdict.ok{background:var(--okbg);color:var(--ok)}\n"
-	".verdict.bad{background:var(--badbg);color:var(--bad)}\n"
-	".verdict small{display:block;font-weight:400;margin-top:2px}\n"
-	".stats{display:flex;gap:12px;flex-wrap:wrap;margin:20px 0 28px}\n"
-	".stat{background:var(--card);border:1px solid var(--line);border-radius:10px;"
-	"padding:10px 16px;min-width:130px;color:var(--muted);font-size:13px}\n"
-	".stat b{display:block;font-size:22px;color:var(--ink)}\n"
-	"h2{font-size:17px;margin:0 0 12px}\n"
-	"ol.timeline{list-style:none;padding:0;margin:0}\n"
-	".ev{background:var(--card);border:1px solid var(--line);border-left:4px solid #cbd5e1;"
-	"border-radius:10px;padding:14px 18px;margin:0 0 12px;display:flex;gap:20px;"
-	"flex-wrap:wrap}\n"
-	".ev .main{flex:1 1 460px;min-width:0}.ev .side{flex:0 1 440px}\n"
-	".ev.ok{border-left-color:var(--ok)}.ev.fail{border-left-color:var(--bad)}\n"
-	".ev.refused{border-left-color:var(--warn)}.ev.session{border-left-color:var(--accent)}\n"
-	".ev.approval{border-left-color:#7c3aed}\n"
-	".head{display:flex;gap:10px;align-items:baseline;flex-wrap:wrap;margin-bottom:6px}\n"
-	".tool{font-weight:650;font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}\n"
-	".time,.seq,.muted{color:var(--muted);font-size:13px}\n"
-	".badge{font-size:12px;padding:1px 9px;border-radius:999px;font-weight:600}\n"
-	".badge.ok{background:var(--okbg);color:var(--ok)}.badge.bad{background:var(--badbg);"
-	"color:var(--bad)}.badge.warn{background:var(--warnbg);color:var(--warn)}"
-	".badge.info{background:var(--accentbg);color:var(--accent)}\n"
-	"dl.kv{display:grid;grid-template-columns:max-content 1fr;gap:3px 14px;margin:0;"
-	"font-size:14px}\n"
-	"dl.kv dt{color:var(--muted)}dl.kv dd{margin:0;overflow-wrap:anywhere;min-width:0}\n"
-	".url,.mono{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;"
-	"font-size:12.5px}\n"
-	".badtext{color:var(--bad)}\n"
-	"ul.blocked{margin:0;padding-left:18px}\n"
-	"table{border-collapse:collapse;font-size:13px;margin-top:10px;width:100%}\n"
-	"th,td{text-align:left;padding:4px 10px 4px 0;border-bottom:1px solid var(--line);"
-	"vertical-align:top;overflow-wrap:anywhere}th{color:var(--muted);font-weight:500}\n"
-	".shots{display:flex;gap:12px;flex-wrap:wrap}\n"
-	".shot{display:block;text-decoration:none;color:var(--muted);font-size:12px;"
-	"text-align:center}\n"
-	".thumb{display:block;width:200px;border:1px solid var(--line);border-radius:6px;"
-	"background-size:cover;background-position:top left;background-repeat:no-repeat;"
-	"margin-bottom:3px}\n"
-	".shot:hover .thumb{border-color:var(--accent)}\n"
-	".lb{display:none;position:fixed;inset:0;background:rgba(17,24,39,.94);z-index:10;"
-	"padding:28px;flex-direction:column;align-items:center;justify-content:center;gap:8px}\n"
-	".lb:target{display:flex}\n"
-	".lb .full{width:min(94vw,var(--w));max-height:86vh;background-size:contain;"
-	"background-position:center;background-repeat:no-repeat}\n"
-	".lb .close{color:#fff;align-self:flex-end;text-decoration:none;font-size:14px}\n"
-	".lb .cap{color:#d1d5db;font-size:13px}\n"
-	"details{margin-top:10px}summary{cursor:pointer;color:var(--accent);font-size:14px}\n"
-	"pre{white-space:pre-wrap;overflow-wrap:anywhere;background:#f9fafb;border:1px solid "
-	"var(--line);border-radius:6px;padding:10px;font-size:12px;max-height:420px;overflow:auto}\n"
-	".note{font-size:13px;color:var(--muted);margin:4px 0}.note.bad{color:var(--bad)}\n"
-	"footer{color:var(--muted);font-size:12px;margin-top:32px}\n"
-	"@media print{.lb{display:none!important}.ev{break-inside:avoid}}\n";
+    ":root{--ink:#1f2937;--muted:#6b7280;--line:#e5e7eb;--bg:#f5f6f8;--card:#fff;"
+    "--ok:#15803d;--okbg:#dcfce7;--bad:#b91c1c;--badbg:#fee2e2;--warn:#b45309;"
+    "--warnbg:#fef3c7;--accent:#1d4ed8;--accentbg:#dbeafe}\n"
+    "*{box-sizing:border-box}\n"
+    "body{margin:0;background:var(--bg);color:var(--ink);font:15px/1.5 system-ui,-apple-system,"
+    "\"Segoe UI\",Roboto,\"Helvetica Neue\",Arial,sans-serif}\n"
+    "main{max-width:1160px;margin:0 auto;padding:32px 24px 64px}\n"
+    ".brand{font-size:12px;letter-spacing:.08em;text-transform:uppercase;color:var(--muted)}\n"
+    "h1{font-size:26px;margin:4px 0 6px;font-weight:650}\n"
+    ".sub{color:var(--muted);font-size:14px}\n"
+    ".verdict{margin:18px 0 0;padding:12px 16px;border-radius:10px;font-weight:600}\n"
+    ".verdict.ok{background:var(--okbg);color:var(--ok)}\n"
+    ".verdict.bad{background:var(--badbg);color:var(--bad)}\n"
+    ".verdict small{display:block;font-weight:400;margin-top:2px}\n"
+    ".stats{display:flex;gap:12px;flex-wrap:wrap;margin:20px 0 28px}\n"
+    ".stat{background:var(--card);border:1px solid var(--line);border-radius:10px;"
+    "padding:10px 16px;min-width:130px;color:var(--muted);font-size:13px}\n"
+    ".stat b{display:block;font-size:22px;color:var(--ink)}\n"
+    "h2{font-size:17px;margin:0 0 12px}\n"
+    "ol.timeline{list-style:none;padding:0;margin:0}\n"
+    ".ev{background:var(--card);border:1px solid var(--line);border-left:4px solid #cbd5e1;"
+    "border-radius:10px;padding:14px 18px;margin:0 0 12px;display:flex;gap:20px;"
+    "flex-wrap:wrap}\n"
+    ".ev .main{flex:1 1 460px;min-width:0}.ev .side{flex:0 1 440px}\n"
+    ".ev.ok{border-left-color:var(--ok)}.ev.fail{border-left-color:var(--bad)}\n"
+    ".ev.refused{border-left-color:var(--warn)}.ev.session{border-left-color:var(--accent)}\n"
+    ".ev.approval{border-left-color:#7c3aed}\n"
+    ".head{display:flex;gap:10px;align-items:baseline;flex-wrap:wrap;margin-bottom:6px}\n"
+    ".tool{font-weight:650;font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}\n"
+    ".time,.seq,.muted{color:var(--muted);font-size:13px}\n"
+    ".badge{font-size:12px;padding:1px 9px;border-radius:999px;font-weight:600}\n"
+    ".badge.ok{background:var(--okbg);color:var(--ok)}.badge.bad{background:var(--badbg);"
+    "color:var(--bad)}.badge.warn{background:var(--warnbg);color:var(--warn)}"
+    ".badge.info{background:var(--accentbg);color:var(--accent)}\n"
+    "dl.kv{display:grid;grid-template-columns:max-content 1fr;gap:3px 14px;margin:0;"
+    "font-size:14px}\n"
+    "dl.kv dt{color:var(--muted)}dl.kv dd{margin:0;overflow-wrap:anywhere;min-width:0}\n"
+    ".url,.mono{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;"
+    "font-size:12.5px}\n"
+    ".badtext{color:var(--bad)}\n"
+    "ul.blocked{margin:0;padding-left:18px}\n"
+    "table{border-collapse:collapse;font-size:13px;margin-top:10px;width:100%}\n"
+    "th,td{text-align:left;padding:4px 10px 4px 0;border-bottom:1px solid var(--line);"
+    "vertical-align:top;overflow-wrap:anywhere}th{color:var(--muted);font-weight:500}\n"
+    ".shots{display:flex;gap:12px;flex-wrap:wrap}\n"
+    ".shot{display:block;text-decoration:none;color:var(--muted);font-size:12px;"
+    "text-align:center}\n"
+    ".thumb{display:block;width:200px;border:1px solid var(--line);border-radius:6px;"
+    "background-size:cover;background-position:top left;background-repeat:no-repeat;"
+    "margin-bottom:3px}\n"
+    ".shot:hover .thumb{border-color:var(--accent)}\n"
+    ".lb{display:none;position:fixed;inset:0;background:rgba(17,24,39,.94);z-index:10;"
+    "padding:28px;flex-direction:column;align-items:center;justify-content:center;gap:8px}\n"
+    ".lb:target{display:flex}\n"
+    ".lb .full{width:min(94vw,var(--w));max-height:86vh;background-size:contain;"
+    "background-position:center;background-repeat:no-repeat}\n"
+    ".lb .close{color:#fff;align-self:flex-end;text-decoration:none;font-size:14px}\n"
+    ".lb .cap{color:#d1d5db;font-size:13px}\n"
+    "details{margin-top:10px}summary{cursor:pointer;color:var(--accent);font-size:14px}\n"
+    "pre{white-space:pre-wrap;overflow-wrap:anywhere;background:#f9fafb;border:1px solid "
+    "var(--line);border-radius:6px;padding:10px;font-size:12px;max-height:420px;overflow:auto}\n"
+    ".note{font-size:13px;color:var(--muted);margin:4px 0}.note.bad{color:var(--bad)}\n"
+    "footer{color:var(--muted);font-size:12px;margin-top:32px}\n"
+    "@media print{.lb{display:none!important}.ev{break-inside:avoid}}\n";
 
 void rpt_raw(struct report *r, const char *s)
 {
@@ -186,8 +186,8 @@ static int render_line(const char *line, size_t len, unsigned long lineno, int c
 			snprintf(r->first_time, sizeof(r->first_time), "%s", rec.time);
 		snprintf(r->last_time, sizeof(r->last_time), "%s", rec.time);
 		r->shown++;
-		json_array_foreach(r->sessions, i, sess)
-			seen |= rec.session && !strcmp(json_string_value(sess), rec.session);
+		json_array_foreach(r->sessions, i, sess) seen |=
+		    rec.session && !strcmp(json_string_value(sess), rec.session);
 		if (rec.session && !seen)
 			json_array_append_new(r->sessions, json_string(rec.session));
 		rpt_render_record(r, &rec);
@@ -201,7 +201,7 @@ static int each_line(struct report *r, evid_line_cb cb, char *err, size_t errlen
 {
 	char dir[PATH_BYTES];
 	char path[PATH_BYTES + EVID_DAY_NAME_BYTES];
-	char (*names)[EVID_DAY_NAME_BYTES] = NULL;
+	char(*names)[EVID_DAY_NAME_BYTES] = NULL;
 	size_t n = 0;
 	size_t i;
 	int lock_fd = -1;
@@ -214,7 +214,7 @@ static int each_line(struct report *r, evid_line_cb cb, char *err, size_t errlen
 	rc = evid_audit_list_days(dir, &names, &n, err, errlen);
 	if (rc == -EVID_ENOENT)
 		gb_set_error(err, errlen, "tenant %s has no audit log under %s", r->tenant,
-		               r->data_dir);
+		             r->data_dir);
 	for (i = 0; i < n && rc == 0; i++) {
 		if (r->opts->since && strncmp(names[i], r->opts->since, 10) < 0)
 			continue; /* a whole day before the period */
@@ -256,8 +256,8 @@ static int find_session_tenant(const char *data_dir, const char *session, char *
 	char tenants[PATH_BYTES];
 	char dir[PATH_BYTES];
 	char path[PATH_BYTES + EVID_DAY_NAME_BYTES];
-	char (*names)[EVID_DAY_NAME_BYTES] = NULL;
-	struct session_find sf = {session, 0};
+	char(*names)[EVID_DAY_NAME_BYTES] = NULL;
+	struct session_find sf = { session, 0 };
 	struct dirent *de;
 	size_t n = 0;
 	size_t i;
@@ -286,8 +286,10 @@ static int find_session_tenant(const char *data_dir, const char *session, char *
 	if (d)
 		closedir(d);
 	if (rc != 0)
-		gb_set_error(err, errlen, "no tenant under %s has a record of session %.80s: check "
-		               "the session id, or give --tenant", data_dir, session);
+		gb_set_error(err, errlen,
+		             "no tenant under %s has a record of session %.80s: check "
+		             "the session id, or give --tenant",
+		             data_dir, session);
 	return rc;
 }
 
@@ -327,7 +329,8 @@ static void render_header(struct report *r)
 	rpt_raw(r, " (UTC)</div>");
 	if (r->verify_ran && r->vrep.ok) {
 		rpt_raw(r, "<div class=\"verdict ok\" id=\"chain\">✔ The audit chain verified");
-		snprintf(line, sizeof(line), "%llu records (seq %llu–%llu)%s, %llu artifacts checked "
+		snprintf(line, sizeof(line),
+		         "%llu records (seq %llu–%llu)%s, %llu artifacts checked "
 		         "against their hashes, signatures by key %s.",
 		         (unsigned long long)r->vrep.records, (unsigned long long)r->vrep.first_seq,
 		         (unsigned long long)r->vrep.last_seq,
@@ -385,8 +388,10 @@ static int assemble(struct report *r, char **html, size_t *len, char *err, size_
 	rpt_raw(r, "</style></head>\n<body><main>\n");
 	render_header(r);
 	if (r->unreadable)
-		rpt_printf(r, "<div class=\"note bad\">%zu lines of the log could not be read and "
-		           "are not shown (see the chain verdict above).</div>", r->unreadable);
+		rpt_printf(r,
+		           "<div class=\"note bad\">%zu lines of the log could not be read and "
+		           "are not shown (see the chain verdict above).</div>",
+		           r->unreadable);
 	rpt_raw(r, "<h2>Timeline</h2><ol class=\"timeline\">\n");
 	rpt_buf(r, &r->body);
 	if (!r->shown)
@@ -399,8 +404,10 @@ static int assemble(struct report *r, char **html, size_t *len, char *err, size_
 	           "</footer>\n</main></body></html>\n");
 	r->out = &r->body;
 	if (r->oom) {
-		gb_set_error(err, errlen, "the report would be larger than %u bytes or memory ran "
-		               "out: narrow it with --session or --since", EVID_REPORT_MAX_BYTES);
+		gb_set_error(err, errlen,
+		             "the report would be larger than %u bytes or memory ran "
+		             "out: narrow it with --session or --since",
+		             EVID_REPORT_MAX_BYTES);
 		gb_buf_free(&page);
 		rc = -EVID_ENOMEM;
 		goto out;
@@ -438,8 +445,8 @@ int evid_report_html(const char *data_dir, const struct evid_report_opts *opts, 
 		if (rc != 0)
 			gb_set_error(err, errlen, "\"%.80s\" is not a tenant name", opts->tenant);
 	} else {
-		rc = find_session_tenant(data_dir, opts->session_id, r.tenant, sizeof(r.tenant), err,
-		                         errlen);
+		rc = find_session_tenant(data_dir, opts->session_id, r.tenant, sizeof(r.tenant),
+		                         err, errlen);
 	}
 	if (rc != 0)
 		goto out;
@@ -452,7 +459,7 @@ int evid_report_html(const char *data_dir, const struct evid_report_opts *opts, 
 		rc = each_line(&r, render_line, err, errlen);
 	if (rc == 0 && opts->session_id && !r.shown) {
 		gb_set_error(err, errlen, "no records of session %.80s in tenant %s",
-		               opts->session_id, r.tenant);
+		             opts->session_id, r.tenant);
 		rc = -EVID_ENOENT;
 	}
 	if (rc == 0)

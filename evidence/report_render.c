@@ -117,14 +117,17 @@ static void render_image(struct report *r, uint64_t seq, size_t idx, const char 
 		rpt_text(r, why);
 		rpt_raw(r, "</div>");
 	} else {
-		rpt_printf(r, "<a class=\"shot\" href=\"#v%llu-%zu\"><span class=\"thumb i%s\" "
-		           "style=\"aspect-ratio:%u/%u\"></span>", (unsigned long long)seq, idx, sha,
-		           info.width, info.height);
+		rpt_printf(r,
+		           "<a class=\"shot\" href=\"#v%llu-%zu\"><span class=\"thumb i%s\" "
+		           "style=\"aspect-ratio:%u/%u\"></span>",
+		           (unsigned long long)seq, idx, sha, info.width, info.height);
 		rpt_text(r, label);
-		rpt_printf(r, "</a><div class=\"lb\" id=\"v%llu-%zu\"><a class=\"close\" "
+		rpt_printf(r,
+		           "</a><div class=\"lb\" id=\"v%llu-%zu\"><a class=\"close\" "
 		           "href=\"#r%llu\">close ✕</a><div class=\"full i%s\" style=\"--w:%upx;"
-		           "aspect-ratio:%u/%u\"></div><div class=\"cap\">", (unsigned long long)seq,
-		           idx, (unsigned long long)seq, sha, info.width, info.width, info.height);
+		           "aspect-ratio:%u/%u\"></div><div class=\"cap\">",
+		           (unsigned long long)seq, idx, (unsigned long long)seq, sha, info.width,
+		           info.width, info.height);
 		rpt_text(r, label);
 		rpt_printf(r, " · %u × %u · sha256 %.16s…</div></div>", info.width, info.height,
 		           sha);
@@ -154,8 +157,10 @@ static void render_text_artifact(struct report *r, const char *label, const char
 		r->oom = 1;
 	rpt_raw(r, "</pre>");
 	if (len > TEXT_SHOW_MAX_BYTES)
-		rpt_printf(r, "<div class=\"note\">first %u of %zu bytes shown; the whole text is "
-		           "artifact %s</div>", TEXT_SHOW_MAX_BYTES, len, sha);
+		rpt_printf(r,
+		           "<div class=\"note\">first %u of %zu bytes shown; the whole text is "
+		           "artifact %s</div>",
+		           TEXT_SHOW_MAX_BYTES, len, sha);
 	rpt_raw(r, "</details>");
 out:
 	free(data);
@@ -189,9 +194,11 @@ static void render_netlog(struct report *r, const char *sha)
 		goto out;
 	}
 	rpt_raw(r, "<table><tr><th>method</th><th>status</th><th>URL</th><th>note</th></tr>");
-	json_array_foreach(log, i, e) {
+	json_array_foreach(log, i, e)
+	{
 		if (i >= NETLOG_MAX_ROWS) {
-			rpt_printf(r, "<tr><td colspan=\"4\">… %zu more</td></tr>", json_array_size(log) - i);
+			rpt_printf(r, "<tr><td colspan=\"4\">… %zu more</td></tr>",
+			           json_array_size(log) - i);
 			break;
 		}
 		rpt_raw(r, "<tr><td>");
@@ -219,7 +226,8 @@ static void render_artifacts(struct report *r, const struct evid_record *rec)
 	const char *sha;
 
 	rpt_raw(r, "<div class=\"shots\">");
-	json_array_foreach(rec->artifacts, i, a) {
+	json_array_foreach(rec->artifacts, i, a)
+	{
 		kind = str(a, "kind");
 		sha = str(a, "sha256");
 		if (!kind || !evid_sha256_hex_is_valid(sha))
@@ -240,10 +248,12 @@ static void render_artifacts(struct report *r, const struct evid_record *rec)
 		}
 	}
 	rpt_raw(r, "</div>");
-	json_array_foreach(rec->artifacts, i, a) {
+	json_array_foreach(rec->artifacts, i, a)
+	{
 		kind = str(a, "kind");
 		sha = str(a, "sha256");
-		if (!kind || !evid_sha256_hex_is_valid(sha) || json_is_false(json_object_get(a, "valid")))
+		if (!kind || !evid_sha256_hex_is_valid(sha) ||
+		    json_is_false(json_object_get(a, "valid")))
 			continue;
 		if (!strcmp(kind, EVID_KIND_SNAPSHOT))
 			render_text_artifact(r, "Snapshot the agent acted on", sha);
@@ -265,7 +275,8 @@ static void render_head(struct report *r, const struct evid_record *rec, const c
 		rpt_printf(r, "<span class=\"badge %s\">%s</span>", badge_class, badge);
 	rpt_raw(r, "<span class=\"time\">");
 	rpt_text(r, rec->time);
-	rpt_printf(r, "</span><span class=\"seq\">record %llu</span>", (unsigned long long)rec->seq);
+	rpt_printf(r, "</span><span class=\"seq\">record %llu</span>",
+	           (unsigned long long)rec->seq);
 	if (rec->session) {
 		rpt_raw(r, "<span class=\"seq\">session ");
 		rpt_text(r, rec->session);
@@ -335,7 +346,8 @@ static void render_verdicts(struct report *r, json_t *verdicts)
 		return;
 	rpt_raw(r, "<table class=\"verdicts\"><tr><th>check</th><th>expected</th><th>observed</th>"
 	           "<th></th></tr>");
-	json_array_foreach(verdicts, i, v) {
+	json_array_foreach(verdicts, i, v)
+	{
 		ok = json_is_true(json_object_get(v, "ok"));
 		rpt_raw(r, "<tr><td>");
 		rpt_value(r, json_object_get(v, "check"));
@@ -343,8 +355,8 @@ static void render_verdicts(struct report *r, json_t *verdicts)
 		rpt_value(r, json_object_get(v, "expected"));
 		rpt_raw(r, "</td><td>");
 		rpt_value(r, json_object_get(v, "observed"));
-		rpt_printf(r, "</td><td><span class=\"badge %s\">%s</span></td></tr>", ok ? "ok" : "bad",
-		           ok ? "pass" : "fail");
+		rpt_printf(r, "</td><td><span class=\"badge %s\">%s</span></td></tr>",
+		           ok ? "ok" : "bad", ok ? "pass" : "fail");
 	}
 	rpt_raw(r, "</table>");
 }
@@ -364,10 +376,12 @@ static void render_approvals(struct report *r, const struct evid_record *rec)
 		rpt_value(r, json_object_get(own, "at"));
 		rpt_raw(r, "</dd>");
 	}
-	json_array_foreach(list, i, a) {
+	json_array_foreach(list, i, a)
+	{
 		rpt_raw(r, "<dt>Approval</dt><dd>");
 		rpt_text(r, str(a, "kind") && !strcmp(str(a, "kind"), EVID_AUDIT_APPROVAL_DENIED)
-		                ? "denied by " : "approved by ");
+		                ? "denied by "
+		                : "approved by ");
 		rpt_value(r, json_object_get(a, "by"));
 		rpt_raw(r, " at ");
 		rpt_value(r, json_object_get(a, "at"));
@@ -385,7 +399,8 @@ static void render_blocked(struct report *r, json_t *blocked)
 		return;
 	r->blocked += json_array_size(blocked);
 	rpt_raw(r, "<dt>Blocked</dt><dd><ul class=\"blocked\">");
-	json_array_foreach(blocked, i, b) {
+	json_array_foreach(blocked, i, b)
+	{
 		rpt_raw(r, "<li><span class=\"url\">");
 		rpt_value(r, json_is_object(b) ? json_object_get(b, "url") : b);
 		rpt_raw(r, "</span>");
@@ -465,8 +480,8 @@ static void render_approval(struct report *r, const struct evid_record *rec)
 	r->approvals_n++;
 	rpt_printf(r, "<li class=\"ev approval\" id=\"r%llu\"><div class=\"main\">",
 	           (unsigned long long)rec->seq);
-	render_head(r, rec, granted ? "approval granted" : "approval denied", granted ? "ok" : "bad",
-	            granted ? "approved" : "denied");
+	render_head(r, rec, granted ? "approval granted" : "approval denied",
+	            granted ? "ok" : "bad", granted ? "approved" : "denied");
 	rpt_raw(r, "<dl class=\"kv\">");
 	kv(r, "By", json_object_get(rec->body, "by"), NULL);
 	kv(r, "At", json_object_get(rec->body, "at"), NULL);

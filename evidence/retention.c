@@ -42,10 +42,10 @@ struct purge_job {
 	unsigned days;
 	struct evid_purge_report *rep;
 	char dir[PATH_BYTES];
-	int64_t cutoff_time;              /* midnight UTC starting the cutoff day */
-	json_t *files;                    /* [{name, first_seq, last_seq, last_hash, records}] */
-	struct evid_keyset kept;          /* artifacts kept records reference */
-	char (*due)[66];                  /* artifact keys to remove */
+	int64_t cutoff_time;     /* midnight UTC starting the cutoff day */
+	json_t *files;           /* [{name, first_seq, last_seq, last_hash, records}] */
+	struct evid_keyset kept; /* artifacts kept records reference */
+	char (*due)[66];         /* artifact keys to remove */
 	size_t ndue;
 	size_t capdue;
 };
@@ -53,17 +53,17 @@ struct purge_job {
 /* What a scan of one day file finds. */
 struct file_scan {
 	struct purge_job *job;
-	int collect_refs;                 /* add referenced artifacts to job->kept */
+	int collect_refs; /* add referenced artifacts to job->kept */
 	uint64_t first_seq;
 	uint64_t last_seq;
 	uint64_t records;
 	char last_hash[65];
-	unsigned long bad_line;           /* first line that does not parse (0: none) */
+	unsigned long bad_line; /* first line that does not parse (0: none) */
 	int oom;
 };
 
-static int scan_line(const char *line, size_t len, unsigned long lineno, int complete,
-                     int too_long, void *user)
+static int scan_line(const char *line, size_t len, unsigned long lineno, int complete, int too_long,
+                     void *user)
 {
 	struct file_scan *fs = user;
 	struct evid_record r;
@@ -80,13 +80,14 @@ static int scan_line(const char *line, size_t len, unsigned long lineno, int com
 	fs->records++;
 	fs->last_seq = r.seq;
 	memcpy(fs->last_hash, r.hash, 65);
-	json_array_foreach(fs->collect_refs ? r.artifacts : NULL, i, a) {
+	json_array_foreach(fs->collect_refs ? r.artifacts : NULL, i, a)
+	{
 		const char *sha = json_string_value(json_object_get(a, "sha256"));
 
 		if (!evid_sha256_hex_is_valid(sha))
 			continue;
-		snprintf(key, sizeof(key), "%c%s", json_is_false(json_object_get(a, "valid")) ? 'i' : 'v',
-		         sha);
+		snprintf(key, sizeof(key), "%c%s",
+		         json_is_false(json_object_get(a, "valid")) ? 'i' : 'v', sha);
 		if (evid_keyset_add(&fs->job->kept, key) < 0)
 			fs->oom = 1;
 	}
@@ -107,8 +108,10 @@ static int scan_file(struct purge_job *job, const char *name, int collect_refs,
 	snprintf(path, sizeof(path), "%s/%s", job->dir, name);
 	rc = evid_read_lines(path, scan_line, fs, err, errlen);
 	if (rc == 1)
-		gb_set_error(err, errlen, "%s line %lu is damaged: nothing was purged; run "
-		               "`glassbox audit verify` first", path, fs->bad_line);
+		gb_set_error(err, errlen,
+		             "%s line %lu is damaged: nothing was purged; run "
+		             "`glassbox audit verify` first",
+		             path, fs->bad_line);
 	if (rc == 1 || fs->oom)
 		rc = fs->oom ? -EVID_ENOMEM : -EVID_EIO;
 	return rc;
@@ -142,7 +145,7 @@ static int64_t newest_mtime(const char *dir, const char *sha, DIR *d)
 /* Adds an artifact key to the due list. */
 static int add_due(struct purge_job *job, const char *key)
 {
-	char (*grown)[66];
+	char(*grown)[66];
 
 	if (job->ndue == job->capdue) {
 		job->capdue = job->capdue ? job->capdue * 2 : 64;
@@ -171,8 +174,7 @@ static int unchanged_since_cutoff(const struct purge_job *job, const char *dir, 
 
 /* Adds the artifacts of one tree (artifacts/ or invalid/) that are due:
  * referenced by no kept record and unchanged since the cutoff. */
-static int find_due_in(struct purge_job *job, const char *data_dir, const char *tenant,
-                       int valid)
+static int find_due_in(struct purge_job *job, const char *data_dir, const char *tenant, int valid)
 {
 	char tree[PATH_BYTES];
 	char sub[PATH_BYTES + 8];
@@ -237,8 +239,8 @@ static int remove_artifact(const char *data_dir, const char *tenant, const char 
 		if (strncmp(de->d_name, key + 1, 64) != 0 ||
 		    (de->d_name[64] != '\0' && de->d_name[64] != '.'))
 			continue;
-		if (gb_pathf(path, sizeof(path), "%s/%s", dir, de->d_name) == 0 && unlink(path) == 0 &&
-		    de->d_name[64] == '\0')
+		if (gb_pathf(path, sizeof(path), "%s/%s", dir, de->d_name) == 0 &&
+		    unlink(path) == 0 && de->d_name[64] == '\0')
 			removed = 1;
 	}
 	if (d)
@@ -275,8 +277,7 @@ static int write_purge_record(struct evid_audit *a, const char *tenant, struct p
 	int rc;
 
 	body = json_pack("{s:I, s:s, s:O, s:I}", "days", (json_int_t)job->days, "cutoff",
-	                 job->rep->cutoff, "files", job->files, "artifacts",
-	                 (json_int_t)job->ndue);
+	                 job->rep->cutoff, "files", job->files, "artifacts", (json_int_t)job->ndue);
 	if (!body) {
 		gb_set_error(err, errlen, "out of memory writing the purge record");
 		rc = -EVID_ENOMEM;
@@ -313,12 +314,12 @@ static int plan_files(struct purge_job *job, char (*names)[EVID_DAY_NAME_BYTES],
 		if (rc != 0 || !old)
 			continue;
 		(*nold)++;
-		if (json_array_append_new(job->files,
-		                          json_pack("{s:s, s:I, s:I, s:s, s:I}", "name", names[i],
-		                                    "first_seq", (json_int_t)fs.first_seq, "last_seq",
-		                                    (json_int_t)fs.last_seq, "last_hash",
-		                                    fs.records ? fs.last_hash : EVID_ZERO_HASH,
-		                                    "records", (json_int_t)fs.records)) != 0)
+		if (json_array_append_new(
+		        job->files,
+		        json_pack("{s:s, s:I, s:I, s:s, s:I}", "name", names[i], "first_seq",
+		                  (json_int_t)fs.first_seq, "last_seq", (json_int_t)fs.last_seq,
+		                  "last_hash", fs.records ? fs.last_hash : EVID_ZERO_HASH,
+		                  "records", (json_int_t)fs.records)) != 0)
 			rc = -EVID_ENOMEM;
 		job->rep->records_removed += fs.records;
 	}
@@ -329,7 +330,7 @@ static int purge_locked(struct evid_audit *a, const char *tenant, void *user, ch
                         size_t errlen)
 {
 	struct purge_job *job = user;
-	char (*names)[EVID_DAY_NAME_BYTES] = NULL;
+	char(*names)[EVID_DAY_NAME_BYTES] = NULL;
 	char path[PATH_BYTES + EVID_DAY_NAME_BYTES];
 	const char *data_dir = evid_audit_data_dir(a);
 	size_t n = 0;

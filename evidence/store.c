@@ -123,8 +123,10 @@ int evid_store_open_err(const char *data_dir, struct evid_store **out, char *err
 		goto out;
 	}
 	if (strlen(data_dir) > PATH_BYTES - 512) {
-		gb_set_error(err, errlen, "the data dir path is longer than %d bytes: choose a "
-		               "shorter one", PATH_BYTES - 512);
+		gb_set_error(err, errlen,
+		             "the data dir path is longer than %d bytes: choose a "
+		             "shorter one",
+		             PATH_BYTES - 512);
 		rc = -EVID_EINVAL;
 		goto out;
 	}
@@ -195,8 +197,10 @@ static int make_paths(const struct evid_store *s, const char *tenant, enum area 
 	if (n1 < 0 || n2 < 0 || n3 < 0 || n4 < 0 || (size_t)n1 >= sizeof(p->rel_dir) ||
 	    (size_t)n2 >= sizeof(p->dir) || (size_t)n3 >= sizeof(p->file) ||
 	    (size_t)n4 >= sizeof(p->meta)) {
-		gb_set_error(err, errlen, "the artifact path under %s is too long: choose a data "
-		               "dir with a shorter path", s->data_dir);
+		gb_set_error(err, errlen,
+		             "the artifact path under %s is too long: choose a data "
+		             "dir with a shorter path",
+		             s->data_dir);
 		rc = -EVID_EINVAL;
 	}
 	return rc;
@@ -213,9 +217,10 @@ static void bad_tenant_error(const char *tenant, char *err, size_t errlen)
 	for (i = 0; shown[i]; i++)
 		if ((unsigned char)shown[i] < 0x20 || (unsigned char)shown[i] > 0x7e)
 			shown[i] = '?';
-	gb_set_error(err, errlen, "tenant name \"%s\" is not allowed: use 1 to %u of "
-	               "A-Z a-z 0-9 . _ -, not starting with '.' and without \"..\"", shown,
-	               EVID_MAX_NAME_BYTES);
+	gb_set_error(err, errlen,
+	             "tenant name \"%s\" is not allowed: use 1 to %u of "
+	             "A-Z a-z 0-9 . _ -, not starting with '.' and without \"..\"",
+	             shown, EVID_MAX_NAME_BYTES);
 }
 
 /* Checks what every put needs: a store, a safe tenant, kind and mime,
@@ -281,16 +286,16 @@ static json_t *build_record(const struct evid_meta *meta, const char *sha256, si
 
 	gb_utc_iso8601(now, sizeof(now));
 	args = meta->arguments ? json_deep_copy(meta->arguments) : json_null();
-	rec = json_pack("{s:s, s:s, s:s, s:I, s:s, s:o, s:o, s:o, s:o, s:o, s:s, s:b}",
-	                "sha256", sha256, "kind", meta->kind, "mime", meta->mime, "size",
-	                (json_int_t)size, "tenant", meta->tenant, "session",
-	                string_or_null(meta->session_id), "operation",
-	                string_or_null(meta->operation_id), "tool", string_or_null(meta->tool),
-	                "arguments", args ? args : json_null(), "url", string_or_null(meta->url),
-	                "time", now, "valid", reason == NULL);
+	rec = json_pack("{s:s, s:s, s:s, s:I, s:s, s:o, s:o, s:o, s:o, s:o, s:s, s:b}", "sha256",
+	                sha256, "kind", meta->kind, "mime", meta->mime, "size", (json_int_t)size,
+	                "tenant", meta->tenant, "session", string_or_null(meta->session_id),
+	                "operation", string_or_null(meta->operation_id), "tool",
+	                string_or_null(meta->tool), "arguments", args ? args : json_null(), "url",
+	                string_or_null(meta->url), "time", now, "valid", reason == NULL);
 	if (!rec) {
-		gb_set_error(err, errlen, "cannot build the metadata record: a field is not valid "
-		               "UTF-8 or memory ran out");
+		gb_set_error(err, errlen,
+		             "cannot build the metadata record: a field is not valid "
+		             "UTF-8 or memory ran out");
 		goto out;
 	}
 	if (reason) {
@@ -302,8 +307,9 @@ static json_t *build_record(const struct evid_meta *meta, const char *sha256, si
 		}
 	}
 	if (bad) {
-		gb_set_error(err, errlen, "cannot build the metadata record: the reason is not "
-		               "valid UTF-8 or memory ran out");
+		gb_set_error(err, errlen,
+		             "cannot build the metadata record: the reason is not "
+		             "valid UTF-8 or memory ran out");
 		json_decref(rec);
 		rec = NULL;
 	}
@@ -335,7 +341,8 @@ static int write_record(const struct paths *p, const char *sha256, const char *o
 			n = snprintf(name, PATH_BYTES, "%s/%s.%s.json", p->dir, sha256, tag);
 		} else {
 			gb_random_hex(rnd, 8);
-			n = snprintf(name, PATH_BYTES, "%s/%s.%s.%s.json", p->dir, sha256, tag, rnd);
+			n = snprintf(name, PATH_BYTES, "%s/%s.%s.%s.json", p->dir, sha256, tag,
+			             rnd);
 		}
 		if (n < 0 || (size_t)n >= PATH_BYTES) {
 			gb_set_error(err, errlen, "the metadata path in %s is too long", p->dir);
@@ -348,7 +355,7 @@ static int write_record(const struct paths *p, const char *sha256, const char *o
 	}
 	if (rc == 1) {
 		gb_set_error(err, errlen, "cannot find a free name for a metadata record in %s",
-		               p->dir);
+		             p->dir);
 		rc = -EVID_EIO;
 	}
 	if (rc != 0)
@@ -373,11 +380,12 @@ static int write_content(const struct paths *p, const char *sha256, const unsign
 		evid_sha256_hex(old, oldlen, oldhash);
 		if (!strcmp(oldhash, sha256))
 			goto out; /* already stored: content-addressing dedupes */
-		GB_LOGW("evidence", "%s was altered (it hashes to %s): writing the good bytes again",
-		        p->file, oldhash);
+		GB_LOGW("evidence",
+		        "%s was altered (it hashes to %s): writing the good bytes again", p->file,
+		        oldhash);
 	}
 	rc = gb_fs_write_temp(p->dir, data ? data : (const unsigned char *)"", len, tmp,
-	                        sizeof(tmp), err, errlen);
+	                      sizeof(tmp), err, errlen);
 	if (rc != 0)
 		goto out;
 	rc = gb_fs_publish_replace(tmp, p->file, p->dir, err, errlen);
@@ -448,9 +456,10 @@ static int put_in(struct evid_store *s, enum area area, const struct evid_meta *
 		goto out;
 	}
 	if (strlen(text) > EVID_MAX_META_BYTES) {
-		gb_set_error(err, errlen, "the metadata record is %zu bytes, more than the %u "
-		               "allowed: the tool arguments are too large", strlen(text),
-		               EVID_MAX_META_BYTES);
+		gb_set_error(err, errlen,
+		             "the metadata record is %zu bytes, more than the %u "
+		             "allowed: the tool arguments are too large",
+		             strlen(text), EVID_MAX_META_BYTES);
 		rc = -EVID_EINVAL;
 		goto out;
 	}
@@ -478,8 +487,8 @@ int evid_store_put(struct evid_store *s, const struct evid_meta *meta, const uns
 	if (rc != 0)
 		goto out;
 	if (len > EVID_MAX_ARTIFACT_BYTES) {
-		gb_set_error(err, errlen, "an artifact of %zu bytes is more than the %u allowed", len,
-		               EVID_MAX_ARTIFACT_BYTES);
+		gb_set_error(err, errlen, "an artifact of %zu bytes is more than the %u allowed",
+		             len, EVID_MAX_ARTIFACT_BYTES);
 		rc = -EVID_EINVAL;
 		goto out;
 	}
@@ -572,8 +581,10 @@ int evid_store_read(struct evid_store *s, const char *tenant, const char *sha256
 		goto out;
 	}
 	if (!evid_sha256_hex_is_valid(sha256)) {
-		gb_set_error(err, errlen, "\"%.80s\" is not an artifact id: expected 64 lowercase "
-		               "hex digits", sha256 ? sha256 : "(null)");
+		gb_set_error(err, errlen,
+		             "\"%.80s\" is not an artifact id: expected 64 lowercase "
+		             "hex digits",
+		             sha256 ? sha256 : "(null)");
 		rc = -EVID_EINVAL;
 		goto out;
 	}
@@ -589,9 +600,11 @@ int evid_store_read(struct evid_store *s, const char *tenant, const char *sha256
 		goto out;
 	evid_sha256_hex(buf, buflen, actual);
 	if (strcmp(actual, sha256) != 0) {
-		gb_set_error(err, errlen, "artifact %s was altered: its content hashes to %s, not "
-		               "to its name; do not trust it (restore it from a backup or treat this "
-		               "evidence as lost)", p.file, actual);
+		gb_set_error(err, errlen,
+		             "artifact %s was altered: its content hashes to %s, not "
+		             "to its name; do not trust it (restore it from a backup or treat this "
+		             "evidence as lost)",
+		             p.file, actual);
 		rc = -EVID_EIO;
 		goto out;
 	}
@@ -649,7 +662,8 @@ int evid_store_check_writable(struct evid_store *s, const char *tenant, char *er
 		rc = gb_fs_check_writable(p.dir, STORE_MIN_FREE_BYTES, why, sizeof(why));
 	}
 	if (rc != 0)
-		gb_set_error(err, errlen, "evidence could not be kept for tenant %s: %s", tenant, why);
+		gb_set_error(err, errlen, "evidence could not be kept for tenant %s: %s", tenant,
+		             why);
 out:
 	return rc;
 }

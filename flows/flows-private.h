@@ -37,7 +37,7 @@ struct flow_step {
 	json_t *args;              /* the tool's arguments, variables substituted */
 	int retries;
 	int retry_delay_ms;
-	int secret;                /* its text holds a secret */
+	int secret; /* its text holds a secret */
 };
 
 struct flow {
@@ -47,7 +47,7 @@ struct flow {
 	size_t n_steps;
 	struct flow_secret *secrets;
 	size_t n_secrets;
-	int action_timeout_ms;     /* 0: the session's default */
+	int action_timeout_ms; /* 0: the session's default */
 };
 
 /* The value of name: the file's, else the environment's; NULL when unset.

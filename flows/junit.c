@@ -41,14 +41,16 @@ static xmlChar *xml_safe(const char *s)
 		int c;
 
 		if (*p < 0x80) {
-			out[i++] = (*p < 0x20 && *p != '\t' && *p != '\n' && *p != '\r') || *p == 0x7f
-			               ? ' '
-			               : *p;
+			out[i++] =
+			    (*p < 0x20 && *p != '\t' && *p != '\n' && *p != '\r') || *p == 0x7f
+			        ? ' '
+			        : *p;
 			p++;
 			continue;
 		}
 		c = xmlGetUTF8Char(p, &len);
-		if (c < 0 || len < 2 || (c >= 0xd800 && c <= 0xdfff) || c == 0xfffe || c == 0xffff) {
+		if (c < 0 || len < 2 || (c >= 0xd800 && c <= 0xdfff) || c == 0xfffe ||
+		    c == 0xffff) {
 			out[i++] = '?';
 			p++;
 			continue;
@@ -107,8 +109,8 @@ static char *value_text(json_t *v)
 
 /* Appends each failed check of r as "<before>check: expected E, observed
  * O<after>" to b. */
-static void append_failed_checks(struct gb_buf *b, const struct flow_result *r,
-                                 const char *before, const char *after)
+static void append_failed_checks(struct gb_buf *b, const struct flow_result *r, const char *before,
+                                 const char *after)
 {
 	size_t i;
 
@@ -121,8 +123,8 @@ static void append_failed_checks(struct gb_buf *b, const struct flow_result *r,
 		e = value_text(json_object_get(v, "expected"));
 		o = value_text(json_object_get(v, "observed"));
 		gb_buf_appendf(b, "%s%s: expected %s, observed %s%s", before,
-		               gb_or(json_string_value(json_object_get(v, "check")), "?"), gb_or(e, ""),
-		               gb_or(o, ""), after);
+		               gb_or(json_string_value(json_object_get(v, "check")), "?"),
+		               gb_or(e, ""), gb_or(o, ""), after);
 		free(e);
 		free(o);
 	}
@@ -166,8 +168,8 @@ static char *failure_message(const struct flow_result *r)
  * failing a step (<failure>). */
 static int is_error(const struct flow_result *r)
 {
-	static const char *const codes[] = {"session_failed", "launch_failed", "browser_crashed",
-	                                    "internal", NULL};
+	static const char *const codes[] = { "session_failed", "launch_failed", "browser_crashed",
+		                             "internal", NULL };
 	size_t i;
 
 	for (i = 0; codes[i]; i++)

@@ -23,11 +23,11 @@
 struct parse {
 	struct flow *f;
 	const struct flow_vars *vars;
-	json_t *defaults;         /* the flow's "vars" (borrowed) */
-	json_t *secret_names;     /* the flow's "secrets" (borrowed) */
-	size_t step;              /* 1-based; 0: the flow's own fields */
-	const char *kind;         /* the step's kind, or NULL */
-	const char *field;        /* the field being read */
+	json_t *defaults;     /* the flow's "vars" (borrowed) */
+	json_t *secret_names; /* the flow's "secrets" (borrowed) */
+	size_t step;          /* 1-based; 0: the flow's own fields */
+	const char *kind;     /* the step's kind, or NULL */
+	const char *field;    /* the field being read */
 	char *err;
 	size_t errlen;
 };
@@ -43,8 +43,8 @@ static int perr(struct parse *p, const char *fmt, ...)
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	if (p->step && p->field)
-		snprintf(p->err, p->errlen, "%s: step %zu (%s): field \"%s\": %s", p->f->path, p->step,
-		         gb_or(p->kind, "?"), p->field, msg);
+		snprintf(p->err, p->errlen, "%s: step %zu (%s): field \"%s\": %s", p->f->path,
+		         p->step, gb_or(p->kind, "?"), p->field, msg);
 	else if (p->step)
 		snprintf(p->err, p->errlen, "%s: step %zu%s%s%s: %s", p->f->path, p->step,
 		         p->kind ? " (" : "", p->kind ? p->kind : "", p->kind ? ")" : "", msg);
@@ -98,17 +98,25 @@ static int substitute(struct parse *p, const char *s, int allow_secret, int *use
 		end = strchr(q + 2, '}');
 		n = end ? (size_t)(end - q - 2) : 0;
 		if (!end || n == 0 || n >= sizeof(name) || isdigit((unsigned char)q[2]) ||
-		    strspn(q + 2, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_") != n) {
-			perr(p, "\"%.40s\" is not a variable: write ${NAME} (letters, digits, _), or $${ "
-			     "for a literal ${", q);
+		    strspn(q + 2,
+		           "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_") !=
+		        n) {
+			perr(p,
+			     "\"%.40s\" is not a variable: write ${NAME} (letters, digits, _), or "
+			     "$${ "
+			     "for a literal ${",
+			     q);
 			goto out;
 		}
 		memcpy(name, q + 2, n);
 		name[n] = '\0';
 		if (is_secret_name(p, name)) {
 			if (!allow_secret) {
-				perr(p, "secret ${%s} may only be used in the text of a type step (and its "
-				     "expect.value): anywhere else it would appear in results and records",
+				perr(p,
+				     "secret ${%s} may only be used in the text of a type step "
+				     "(and its "
+				     "expect.value): anywhere else it would appear in results and "
+				     "records",
 				     name);
 				goto out;
 			}
@@ -122,7 +130,9 @@ static int substitute(struct parse *p, const char *s, int allow_secret, int *use
 				value = json_string_value(json_object_get(p->defaults, name));
 		}
 		if (!value) {
-			perr(p, "variable ${%s} is not set: export it or put it in the --vars file%s", name,
+			perr(p,
+			     "variable ${%s} is not set: export it or put it in the --vars file%s",
+			     name,
 			     is_secret_name(p, name) ? "" : ", or give it a default in \"vars\"");
 			goto out;
 		}
@@ -158,11 +168,13 @@ static int substitute_json(struct parse *p, json_t *j, int allow_secret, int *us
 		free(s);
 		return 0;
 	}
-	json_object_foreach(j, key, v) {
+	json_object_foreach(j, key, v)
+	{
 		if (substitute_json(p, v, allow_secret, used_secret) < 0)
 			return -1;
 	}
-	json_array_foreach(j, i, v) {
+	json_array_foreach(j, i, v)
+	{
 		if (substitute_json(p, v, allow_secret, used_secret) < 0)
 			return -1;
 	}
@@ -189,20 +201,22 @@ static int target_string(struct parse *p, json_t *t, char **out)
 	}
 	if (!json_is_object(t) || (role != NULL) + (text != NULL) + (css != NULL) != 1 ||
 	    json_object_size(t) != 1u + (name != NULL))
-		return perr(p, "a target is {\"role\": \"button\", \"name\": \"Save\"}, {\"text\": "
-		            "\"Save\"} or {\"css\": \"#save\"} (exactly one of role, text, css; name "
-		            "only with role), or a CSS selector string");
+		return perr(
+		    p, "a target is {\"role\": \"button\", \"name\": \"Save\"}, {\"text\": "
+		       "\"Save\"} or {\"css\": \"#save\"} (exactly one of role, text, css; name "
+		       "only with role), or a CSS selector string");
 	if (name && (!role || !json_is_string(name)))
 		return perr(p, "\"name\" goes with \"role\" and must be a string");
 	if (role) {
 		const char *r = json_string_value(role);
 
 		if (!r || !r[0] || strspn(r, "abcdefghijklmnopqrstuvwxyz") != strlen(r))
-			return perr(p, "\"role\" must be an ARIA role in lowercase letters, such as "
+			return perr(p,
+			            "\"role\" must be an ARIA role in lowercase letters, such as "
 			            "button, link, textbox, combobox, checkbox, heading");
 		quoted = name ? json_dumps(name, JSON_ENCODE_ANY) : NULL;
-		if (asprintf(out, "role=%s%s%s%s", r, name ? "[name=" : "", name ? gb_or(quoted, "") : "",
-		             name ? "]" : "") < 0)
+		if (asprintf(out, "role=%s%s%s%s", r, name ? "[name=" : "",
+		             name ? gb_or(quoted, "") : "", name ? "]" : "") < 0)
 			*out = NULL;
 	} else if (text) {
 		if (!json_is_string(text) || json_string_length(text) == 0)
@@ -227,16 +241,16 @@ static const struct {
 	const char *tool;
 	const char *const extra[5]; /* the kind's own fields besides its key */
 } kinds[] = {
-	{"navigate", "browser_navigate", {NULL}},
-	{"click", "browser_click", {NULL}},
-	{"type", "browser_type", {"text", "secret", "submit", "slowly"}},
-	{"select", "browser_select_option", {"values", NULL}},
-	{"press", "browser_press_key", {NULL}},
-	{"wait", "browser_wait_for", {NULL}},
-	{"evaluate", "browser_evaluate", {"target", NULL}},
+	{ "navigate", "browser_navigate", { NULL } },
+	{ "click", "browser_click", { NULL } },
+	{ "type", "browser_type", { "text", "secret", "submit", "slowly" } },
+	{ "select", "browser_select_option", { "values", NULL } },
+	{ "press", "browser_press_key", { NULL } },
+	{ "wait", "browser_wait_for", { NULL } },
+	{ "evaluate", "browser_evaluate", { "target", NULL } },
 };
 
-static const char *const common_fields[] = {"name", "expect", "retries", "retry_delay_ms", NULL};
+static const char *const common_fields[] = { "name", "expect", "retries", "retry_delay_ms", NULL };
 
 /* 1 when s is in the NULL-terminated list. */
 static int in_list(const char *const *list, const char *s)
@@ -290,15 +304,17 @@ static int action_args(struct parse *p, const char *kind, json_t *v, json_t *arg
 
 	p->field = kind;
 	if (!strcmp(kind, "navigate") || !strcmp(kind, "press") || !strcmp(kind, "evaluate")) {
-		const char *key = !strcmp(kind, "navigate") ? "url" : !strcmp(kind, "press") ? "key"
-		                                                                             : "function";
+		const char *key = !strcmp(kind, "navigate") ? "url"
+		                  : !strcmp(kind, "press")  ? "key"
+		                                            : "function";
 		json_t *copy;
 
 		if (!json_is_string(v) || json_string_length(v) == 0)
 			return perr(p, "must be a non-empty string: %s",
 			            !strcmp(kind, "navigate") ? "the URL to open"
-			            : !strcmp(kind, "press")  ? "a key such as \"Enter\" or \"a\""
-			                                      : "a function such as \"() => document.title\"");
+			            : !strcmp(kind, "press")
+			                ? "a key such as \"Enter\" or \"a\""
+			                : "a function such as \"() => document.title\"");
 		copy = json_deep_copy(v);
 		if (substitute_json(p, copy, 0, &secret) < 0) {
 			json_decref(copy);
@@ -312,13 +328,17 @@ static int action_args(struct parse *p, const char *kind, json_t *v, json_t *arg
 		json_t *x;
 
 		if (!json_is_object(v) || json_object_size(v) == 0)
-			return perr(p, "must be an object with text, textGone and/or time (seconds), such "
-			            "as {\"text\": \"Thank you\"}");
-		json_object_foreach(v, k, x) {
+			return perr(
+			    p, "must be an object with text, textGone and/or time (seconds), such "
+			       "as {\"text\": \"Thank you\"}");
+		json_object_foreach(v, k, x)
+		{
 			json_t *copy;
 
-			if (strcmp(k, "text") != 0 && strcmp(k, "textGone") != 0 && strcmp(k, "time") != 0)
-				return perr(p, "unknown key \"%.60s\": use text, textGone or time", k);
+			if (strcmp(k, "text") != 0 && strcmp(k, "textGone") != 0 &&
+			    strcmp(k, "time") != 0)
+				return perr(p, "unknown key \"%.60s\": use text, textGone or time",
+				            k);
 			copy = json_deep_copy(x);
 			if (!copy || substitute_json(p, copy, 0, &secret) < 0) {
 				json_decref(copy);
@@ -358,8 +378,9 @@ static int parse_step(struct parse *p, json_t *step, struct flow_step *out)
 	int rc = -1;
 
 	if (!json_is_object(step))
-		return perr(p, "must be an object such as {\"click\": {\"role\": \"button\", \"name\": "
-		            "\"Save\"}}");
+		return perr(
+		    p, "must be an object such as {\"click\": {\"role\": \"button\", \"name\": "
+		       "\"Save\"}}");
 	for (k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
 		if (!json_object_get(step, kinds[k].kind))
 			continue;
@@ -372,25 +393,31 @@ static int parse_step(struct parse *p, json_t *step, struct flow_step *out)
 	}
 	if (!kind)
 		return perr(p, "names no action: give one of navigate, click, type, select, press, "
-		            "wait, evaluate");
+		               "wait, evaluate");
 	p->kind = kind;
 	snprintf(out->kind, sizeof(out->kind), "%s", kind);
-	json_object_foreach(step, key, v) {
-		if (strcmp(key, kind) != 0 && !in_list(common_fields, key) && !in_list(extra, key)) {
+	json_object_foreach(step, key, v)
+	{
+		if (strcmp(key, kind) != 0 && !in_list(common_fields, key) &&
+		    !in_list(extra, key)) {
 			char own[128] = "";
 			size_t e, used = 0;
 
 			for (e = 0; extra[e] && used < sizeof(own); e++)
-				used += (size_t)snprintf(own + used, sizeof(own) - used, ", %s", extra[e]);
+				used += (size_t)snprintf(own + used, sizeof(own) - used, ", %s",
+				                         extra[e]);
 			p->field = key;
-			return perr(p, "is not a field of a %s step (fields: %s, name, expect, retries, "
-			            "retry_delay_ms%s)", kind, kind, own);
+			return perr(
+			    p,
+			    "is not a field of a %s step (fields: %s, name, expect, retries, "
+			    "retry_delay_ms%s)",
+			    kind, kind, own);
 		}
 	}
 	if (!strcmp(kind, "wait") && json_object_get(step, "expect")) {
 		p->field = "expect";
 		return perr(p, "a wait step checks what it waits for: put the text in "
-		            "{\"wait\": {\"text\": ...}}, or the expect on the step before");
+		               "{\"wait\": {\"text\": ...}}, or the expect on the step before");
 	}
 	v = json_object_get(step, "name");
 	if (v) {
@@ -401,7 +428,8 @@ static int parse_step(struct parse *p, json_t *step, struct flow_step *out)
 		p->field = NULL;
 	}
 	if (int_field(p, step, "retries", 0, FLOW_MAX_RETRIES, &out->retries) < 0 ||
-	    int_field(p, step, "retry_delay_ms", 0, FLOW_MAX_RETRY_DELAY_MS, &out->retry_delay_ms) < 0)
+	    int_field(p, step, "retry_delay_ms", 0, FLOW_MAX_RETRY_DELAY_MS, &out->retry_delay_ms) <
+	        0)
 		return -1;
 	out->def = act_tool_find(tool);
 	args = json_object();
@@ -418,9 +446,11 @@ static int parse_step(struct parse *p, json_t *step, struct flow_step *out)
 
 		p->field = has_secret ? "secret" : "text";
 		if (has_text == has_secret) {
-			perr(p, has_text ? "a type step takes \"text\" or \"secret\", not both"
-			                 : "a type step needs \"text\" (the string to type) or \"secret\" "
-			                   "(the name of a stored secret: glassbox secret set)");
+			perr(p,
+			     has_text
+			         ? "a type step takes \"text\" or \"secret\", not both"
+			         : "a type step needs \"text\" (the string to type) or \"secret\" "
+			           "(the name of a stored secret: glassbox secret set)");
 			goto out;
 		}
 		if ((has_text && !json_is_string(json_object_get(step, "text"))) ||
@@ -443,7 +473,7 @@ static int parse_step(struct parse *p, json_t *step, struct flow_step *out)
 			json_object_set(args, "values", values);
 		} else {
 			perr(p, "a select step needs \"values\": an option's value or label, or an "
-			     "array of them");
+			        "array of them");
 			goto out;
 		}
 		if (substitute_json(p, json_object_get(args, "values"), 0, &secret) < 0)
@@ -469,7 +499,8 @@ static int parse_step(struct parse *p, json_t *step, struct flow_step *out)
 
 		p->field = "expect";
 		if (!json_is_object(json_object_get(step, "expect"))) {
-			perr(p, "must be an object of checks such as {\"urlContains\": \"/thanks\", "
+			perr(p,
+			     "must be an object of checks such as {\"urlContains\": \"/thanks\", "
 			     "\"text\": \"Order placed\"}");
 			goto out;
 		}
@@ -484,7 +515,8 @@ static int parse_step(struct parse *p, json_t *step, struct flow_step *out)
 			json_object_set_new(expect, "target", json_string(ts));
 			free(ts);
 		}
-		json_object_foreach(expect, key, v) {
+		json_object_foreach(expect, key, v)
+		{
 			/* a secret may be the expected value of the field it was typed into */
 			int allow = !strcmp(kind, "type") && !strcmp(key, "value") &&
 			            !json_object_get(expect, "target");
@@ -515,19 +547,21 @@ out:
 /* The flow's own fields: name, description, vars, secrets, timeout_ms. */
 static int parse_head(struct parse *p, json_t *doc)
 {
-	static const char *const fields[] = {"name", "description", "vars", "secrets", "timeout_ms",
-	                                     "steps", NULL};
+	static const char *const fields[] = { "name",       "description", "vars", "secrets",
+		                              "timeout_ms", "steps",       NULL };
 	const char *key;
 	json_t *v;
 	size_t i;
 
 	if (!json_is_object(doc))
 		return perr(p, "a flow is a JSON object with \"name\" and \"steps\"");
-	json_object_foreach(doc, key, v) {
+	json_object_foreach(doc, key, v)
+	{
 		if (!in_list(fields, key)) {
 			p->field = key;
-			return perr(p, "is not a flow field (fields: name, description, vars, secrets, "
-			            "timeout_ms, steps)");
+			return perr(
+			    p, "is not a flow field (fields: name, description, vars, secrets, "
+			       "timeout_ms, steps)");
 		}
 	}
 	p->field = "name";
@@ -535,39 +569,50 @@ static int parse_head(struct parse *p, json_t *doc)
 	if (!json_is_string(v) || json_string_length(v) == 0 || json_string_length(v) > 100 ||
 	    strspn(json_string_value(v), "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 	                                 "0123456789 ._-") != json_string_length(v))
-		return perr(p, "must be 1 to 100 letters, digits, spaces, '.', '_' or '-' (it names "
+		return perr(p,
+		            "must be 1 to 100 letters, digits, spaces, '.', '_' or '-' (it names "
 		            "the JUnit test case)");
 	p->f->name = strdup(json_string_value(v));
 	p->field = "description";
-	if (json_object_get(doc, "description") && !json_is_string(json_object_get(doc, "description")))
+	if (json_object_get(doc, "description") &&
+	    !json_is_string(json_object_get(doc, "description")))
 		return perr(p, "must be a string");
 	p->field = "vars";
 	p->defaults = json_object_get(doc, "vars");
 	if (p->defaults && !json_is_object(p->defaults))
 		return perr(p, "must be an object of default values, such as {\"BASE_URL\": "
-		            "\"http://shop.test\"}");
-	json_object_foreach(p->defaults, key, v) {
+		               "\"http://shop.test\"}");
+	json_object_foreach(p->defaults, key, v)
+	{
 		if (!json_is_string(v) || !key[0] || isdigit((unsigned char)key[0]) ||
-		    strspn(key, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_") !=
+		    strspn(key,
+		           "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_") !=
 		        strlen(key))
-			return perr(p, "\"%.60s\": variables are NAME (letters, digits, _) with a string "
-			            "value", key);
+			return perr(
+			    p,
+			    "\"%.60s\": variables are NAME (letters, digits, _) with a string "
+			    "value",
+			    key);
 	}
 	p->field = "secrets";
 	p->secret_names = json_object_get(doc, "secrets");
 	if (p->secret_names && !json_is_array(p->secret_names))
 		return perr(p, "must be an array of variable names, such as [\"SHOP_PASSWORD\"]");
-	json_array_foreach(p->secret_names, i, v) {
+	json_array_foreach(p->secret_names, i, v)
+	{
 		if (!json_is_string(v) || json_string_length(v) == 0)
 			return perr(p, "entry %zu must be a variable name", i + 1);
 		if (json_object_get(p->defaults, json_string_value(v)))
-			return perr(p, "${%s} is a secret and has a default in \"vars\": secrets come "
-			            "only from the environment or the --vars file", json_string_value(v));
+			return perr(p,
+			            "${%s} is a secret and has a default in \"vars\": secrets come "
+			            "only from the environment or the --vars file",
+			            json_string_value(v));
 	}
 	p->f->secrets = calloc(json_array_size(p->secret_names) + 1, sizeof(*p->f->secrets));
 	if (!p->f->secrets)
 		return perr(p, "out of memory");
-	json_array_foreach(p->secret_names, i, v) {
+	json_array_foreach(p->secret_names, i, v)
+	{
 		const char *value = flow_vars_get(p->vars, json_string_value(v));
 
 		if (!value || !value[0])
@@ -589,7 +634,7 @@ int flow_parse(const char *path, json_t *doc, const struct flow_vars *vars, stru
                char *err, size_t errlen)
 {
 	struct flow *f = calloc(1, sizeof(*f));
-	struct parse p = {.vars = vars, .err = err, .errlen = errlen};
+	struct parse p = { .vars = vars, .err = err, .errlen = errlen };
 	json_t *steps;
 	size_t i;
 	int rc = -1;
@@ -645,8 +690,8 @@ int flow_load(const char *path, const struct flow_vars *vars, struct flow **out,
 	}
 	doc = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
 	if (!doc) {
-		snprintf(err, errlen, "%s: not valid JSON: %s (line %d, column %d)", path, jerr.text,
-		         jerr.line, jerr.column);
+		snprintf(err, errlen, "%s: not valid JSON: %s (line %d, column %d)", path,
+		         jerr.text, jerr.line, jerr.column);
 		return -1;
 	}
 	rc = flow_parse(path, doc, vars, out, err, errlen);

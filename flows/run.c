@@ -50,8 +50,7 @@ static void on_done(struct act_call *call, json_t *result)
 
 /* Submits one tool call (args borrowed) and waits for its result (new
  * reference; never NULL). */
-static json_t *call_tool(struct act_session *s, const struct act_def *def, json_t *args,
-                         int secret)
+static json_t *call_tool(struct act_session *s, const struct act_def *def, json_t *args, int secret)
 {
 	struct act_call call;
 	struct waiter w;
@@ -67,8 +66,9 @@ static json_t *call_tool(struct act_session *s, const struct act_def *def, json_
 	call.client_name = "glassbox-run";
 	call.secret_text = secret;
 	if (act_session_submit(s, &call) < 0) {
-		w.result = json_pack("{s:{s:b, s:{s:s, s:s}}}", "structuredContent", "ok", 0, "error",
-		                     "code", "internal", "message", "the session refused the call");
+		w.result =
+		    json_pack("{s:{s:b, s:{s:s, s:s}}}", "structuredContent", "ok", 0, "error",
+		              "code", "internal", "message", "the session refused the call");
 		goto out;
 	}
 	pthread_mutex_lock(&w.lock);
@@ -96,10 +96,8 @@ static void redact_json(const struct flow *f, json_t *j)
 		free(r);
 		return;
 	}
-	json_object_foreach(j, key, v)
-		redact_json(f, v);
-	json_array_foreach(j, i, v)
-		redact_json(f, v);
+	json_object_foreach(j, key, v) redact_json(f, v);
+	json_array_foreach(j, i, v) redact_json(f, v);
 }
 
 /* Creates dir and its parents (0755: CI publishes them). */
@@ -153,7 +151,8 @@ static void copy_screenshot(struct act_session *s, const struct flow_run_opts *o
 		gb_buf_appendf(log, "note: cannot create %s: %s\n", o->attach_dir, strerror(errno));
 		return;
 	}
-	if (act_session_read_artifact(s, uri, &png, &len, mime, sizeof(mime), err, sizeof(err)) < 0) {
+	if (act_session_read_artifact(s, uri, &png, &len, mime, sizeof(mime), err, sizeof(err)) <
+	    0) {
 		gb_buf_appendf(log, "note: cannot read the screenshot %s: %s\n", uri, err);
 		return;
 	}
@@ -215,12 +214,15 @@ static char *failure_message(const struct flow_step *st, size_t step, json_t *sc
 
 	/* a flow does not wait for a person: say how to pre-approve instead */
 	if (!strcmp(code, "approval_required") && gate) {
-		if (asprintf(&out, "step %zu %s failed: it needs a person's approval (risk rule %s): "
-		             "%s; a flow does not wait for approvals: pre-approve this action with a "
-		             "risk rule {\"decision\": \"allow\"} in the policy given with --config "
-		             "(approval_required)", step, gb_or(what, st->kind),
-		             gb_or(json_string_value(json_object_get(gate, "rule")), "?"),
-		             gb_or(json_string_value(json_object_get(gate, "summary")), "")) < 0)
+		if (asprintf(
+		        &out,
+		        "step %zu %s failed: it needs a person's approval (risk rule %s): "
+		        "%s; a flow does not wait for approvals: pre-approve this action with a "
+		        "risk rule {\"decision\": \"allow\"} in the policy given with --config "
+		        "(approval_required)",
+		        step, gb_or(what, st->kind),
+		        gb_or(json_string_value(json_object_get(gate, "rule")), "?"),
+		        gb_or(json_string_value(json_object_get(gate, "summary")), "")) < 0)
 			out = NULL;
 		free(what);
 		return out;
@@ -247,8 +249,8 @@ static json_t *run_step(struct act_session *s, const struct flow *f, const struc
 			char *line = first_line(result);
 			char *red = flow_redact(f, line);
 
-			gb_buf_appendf(log, "step %zu attempt %d failed (%s); retrying in %d ms\n", i + 1, a,
-			               gb_or(red, ""), st->retry_delay_ms);
+			gb_buf_appendf(log, "step %zu attempt %d failed (%s); retrying in %d ms\n",
+			               i + 1, a, gb_or(red, ""), st->retry_delay_ms);
 			free(line);
 			free(red);
 			json_decref(result);
@@ -261,8 +263,9 @@ static json_t *run_step(struct act_session *s, const struct flow *f, const struc
 		if (json_is_true(json_object_get(sc, "ok")))
 			break;
 		/* a refusal by policy is not something a retry changes */
-		if (!strcmp(gb_or(json_string_value(json_object_get(json_object_get(sc, "error"),
-		                                                       "code")), ""),
+		if (!strcmp(gb_or(json_string_value(
+		                      json_object_get(json_object_get(sc, "error"), "code")),
+		                  ""),
 		            "approval_required"))
 			break;
 	}
@@ -280,8 +283,8 @@ static void note_step(const struct flow *f, const struct flow_step *st, size_t i
 	json_t *entry;
 
 	entry = json_pack("{s:I, s:s, s:s, s:s, s:b, s:I, s:i, s:s}", "step", (json_int_t)(i + 1),
-	                  "kind", st->kind, "tool", st->def->name, "does", gb_or(what, st->kind), "ok",
-	                  ok, "duration_ms",
+	                  "kind", st->kind, "tool", st->def->name, "does", gb_or(what, st->kind),
+	                  "ok", ok, "duration_ms",
 	                  (json_int_t)json_integer_value(json_object_get(sc, "duration_ms")),
 	                  "attempts", attempts, "text", gb_or(line, ""));
 	if (entry) {
@@ -311,8 +314,8 @@ static void note_step(const struct flow *f, const struct flow_step *st, size_t i
 
 		gb_buf_appendf(log, "step %zu %s: %s in %lld ms (attempt %d): %s\n", i + 1,
 		               gb_or(rwhat, ""), ok ? "passed" : "FAILED",
-		               (long long)json_integer_value(json_object_get(sc, "duration_ms")), attempts,
-		               gb_or(red, ""));
+		               (long long)json_integer_value(json_object_get(sc, "duration_ms")),
+		               attempts, gb_or(red, ""));
 		free(red);
 		free(rwhat);
 	}
@@ -366,8 +369,9 @@ int flow_run(const struct flow *f, const struct flow_run_opts *opts, struct flow
 		/* the first step that still fails ends the run */
 		res->failed_step = i + 1;
 		res->failed_tool = strdup(st->def->name);
-		res->error_code = strdup(gb_or(
-		    json_string_value(json_object_get(json_object_get(sc, "error"), "code")), "error"));
+		res->error_code = strdup(
+		    gb_or(json_string_value(json_object_get(json_object_get(sc, "error"), "code")),
+		          "error"));
 		{
 			char *m = failure_message(st, i + 1, sc);
 
@@ -383,7 +387,8 @@ int flow_run(const struct flow *f, const struct flow_run_opts *opts, struct flow
 		} else {
 			/* refused before acting (policy, a missing element): the page as it is */
 			json_t *args = json_object();
-			json_t *shot = call_tool(s, act_tool_find("browser_take_screenshot"), args, 0);
+			json_t *shot =
+			    call_tool(s, act_tool_find("browser_take_screenshot"), args, 0);
 
 			copy_screenshot(s, opts, screenshot_uri(shot), i + 1, res, &log);
 			json_decref(shot);

@@ -103,23 +103,25 @@ int flow_vars_load(const char *file, struct flow_vars **out, char *err, size_t e
 
 		lineno++;
 		if (!strchr(line, '\n') && !feof(f)) {
-			snprintf(err, errlen, "%s:%u: the line is longer than %u bytes", file, lineno,
-			         FLOW_MAX_VALUE_BYTES);
+			snprintf(err, errlen, "%s:%u: the line is longer than %u bytes", file,
+			         lineno, FLOW_MAX_VALUE_BYTES);
 			goto out;
 		}
 		r = flow_vars_parse_line(line, &name, &value);
 		if (r == 0)
 			continue;
 		if (r < 0) {
-			snprintf(err, errlen, "%s:%u: expected NAME=VALUE (NAME made of letters, digits "
-			         "and _, not starting with a digit; value at most %u bytes)", file, lineno,
-			         FLOW_MAX_VALUE_BYTES);
+			snprintf(err, errlen,
+			         "%s:%u: expected NAME=VALUE (NAME made of letters, digits "
+			         "and _, not starting with a digit; value at most %u bytes)",
+			         file, lineno, FLOW_MAX_VALUE_BYTES);
 			goto out;
 		}
 		if (v->n == FLOW_MAX_VARS) {
 			free(name);
 			free(value);
-			snprintf(err, errlen, "%s:%u: more than %u variables", file, lineno, FLOW_MAX_VARS);
+			snprintf(err, errlen, "%s:%u: more than %u variables", file, lineno,
+			         FLOW_MAX_VARS);
 			goto out;
 		}
 		v->names[v->n] = name;

@@ -41,7 +41,8 @@ static void get_approvals(struct serve *s, struct lws *wsi, struct pss *pss)
 	                   : json_array();
 
 	if (!list) {
-		respond_error(wsi, pss, 500, "the approvals could not be read: see the service log");
+		respond_error(wsi, pss, 500,
+		              "the approvals could not be read: see the service log");
 		return;
 	}
 	gb_metrics_gauge_set("glassbox_approvals_pending", NULL, (double)json_array_size(list));
@@ -51,9 +52,8 @@ static void get_approvals(struct serve *s, struct lws *wsi, struct pss *pss)
 /* GET /metrics. */
 static void get_metrics(struct serve *s, struct lws *wsi, struct pss *pss)
 {
-	json_t *pending = s->hooks && s->hooks->list_approvals
-	                      ? s->hooks->list_approvals(s->hooks->user)
-	                      : NULL;
+	json_t *pending =
+	    s->hooks && s->hooks->list_approvals ? s->hooks->list_approvals(s->hooks->user) : NULL;
 	struct gb_buf out;
 
 	if (pending)
@@ -67,8 +67,8 @@ static void get_metrics(struct serve *s, struct lws *wsi, struct pss *pss)
 	if (gb_metrics_render(&out) < 0)
 		respond_error(wsi, pss, 500, "the metrics page grew past its ceiling");
 	else
-		mcp_http_respond(wsi, pss, 200, "text/plain; version=0.0.4; charset=utf-8", out.data,
-		                 out.len);
+		mcp_http_respond(wsi, pss, 200, "text/plain; version=0.0.4; charset=utf-8",
+		                 out.data, out.len);
 	gb_buf_free(&out);
 }
 
@@ -81,7 +81,8 @@ int mcp_admin_handle(struct serve *s, struct lws *wsi, struct pss *pss, const ch
 	int n;
 
 	if (!strcmp(path, "/healthz")) {
-		json_t *status = s->hooks && s->hooks->status ? s->hooks->status(s->hooks->user) : NULL;
+		json_t *status =
+		    s->hooks && s->hooks->status ? s->hooks->status(s->hooks->user) : NULL;
 
 		if (!status)
 			status = json_object();
@@ -102,15 +103,16 @@ int mcp_admin_handle(struct serve *s, struct lws *wsi, struct pss *pss, const ch
 		gb_metrics_counter_add("glassbox_auth_failures_total", NULL, 1);
 		snprintf(pss->resp.www_authenticate, sizeof(pss->resp.www_authenticate),
 		         "Bearer realm=\"glassbox-admin\"");
-		respond_error(wsi, pss, 401, "send the admin token as Authorization: Bearer <token>");
+		respond_error(wsi, pss, 401,
+		              "send the admin token as Authorization: Bearer <token>");
 		goto out;
 	}
 	sodium_memzero(auth, sizeof(auth));
 	if (!strcmp(method, "GET") && !strcmp(path, "/sessions")) {
 		mcp_http_respond_json(wsi, pss, 200,
 		                      json_pack("{s:o}", "sessions", hs_table_list(&s->table)));
-	} else if (!strcmp(method, "DELETE") && !strncmp(path, SESSIONS_PREFIX,
-	                                                 strlen(SESSIONS_PREFIX))) {
+	} else if (!strcmp(method, "DELETE") &&
+	           !strncmp(path, SESSIONS_PREFIX, strlen(SESSIONS_PREFIX))) {
 		hs = hs_find(&s->table, path + strlen(SESSIONS_PREFIX), NULL);
 		if (!hs) {
 			respond_error(wsi, pss, 404, "no such session (it may have ended already)");
@@ -124,7 +126,8 @@ int mcp_admin_handle(struct serve *s, struct lws *wsi, struct pss *pss, const ch
 	} else if (!strcmp(method, "GET") && !strcmp(path, "/metrics")) {
 		get_metrics(s, wsi, pss);
 	} else {
-		respond_error(wsi, pss, 404, "not found: /healthz, /readyz, GET /sessions, DELETE "
+		respond_error(wsi, pss, 404,
+		              "not found: /healthz, /readyz, GET /sessions, DELETE "
 		              "/sessions/<id>, GET /approvals, GET /metrics");
 	}
 out:

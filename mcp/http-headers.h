@@ -12,7 +12,7 @@ enum mcp_http_route {
 	MCP_ROUTE_NOT_FOUND,          /* 404 */
 	MCP_ROUTE_METHOD_NOT_ALLOWED, /* 405 */
 	MCP_ROUTE_POST,
-	MCP_ROUTE_GET,                /* no server-initiated stream: 405 */
+	MCP_ROUTE_GET, /* no server-initiated stream: 405 */
 	MCP_ROUTE_DELETE,
 };
 

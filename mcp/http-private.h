@@ -20,7 +20,7 @@ struct mcp_server;
 
 /* One outgoing message, encoded. */
 struct hs_msg {
-	char *text;            /* owned: compact JSON, no newline */
+	char *text; /* owned: compact JSON, no newline */
 	size_t len;
 	struct hs_msg *next;
 };
@@ -28,13 +28,13 @@ struct hs_msg {
 /* The answer to one POSTed request: the messages that belong to it, the
  * last being its response. */
 struct hs_stream {
-	json_t *id;            /* owned: the request's id */
-	struct lws *wsi;       /* {hs->lock} the connection waiting, NULL once gone */
-	struct hs_msg *head;   /* {hs->lock} queued, not yet written */
-	struct hs_msg *tail;   /* {hs->lock} */
-	int done;              /* {hs->lock} the response (or the end) is queued */
-	int ended_empty;       /* {hs->lock} ended without a response (cancelled) */
-	int response_error;    /* {hs->lock} the response is a JSON-RPC error */
+	json_t *id;          /* owned: the request's id */
+	struct lws *wsi;     /* {hs->lock} the connection waiting, NULL once gone */
+	struct hs_msg *head; /* {hs->lock} queued, not yet written */
+	struct hs_msg *tail; /* {hs->lock} */
+	int done;            /* {hs->lock} the response (or the end) is queued */
+	int ended_empty;     /* {hs->lock} ended without a response (cancelled) */
+	int response_error;  /* {hs->lock} the response is a JSON-RPC error */
 	/* front thread only */
 	int headers_sent;
 	int sse;
@@ -48,21 +48,21 @@ enum hs_state { HS_OPEN, HS_CLOSING };
  * tenant. Reference-counted: the table holds one, each connection using it
  * one, the closer one. */
 struct http_session {
-	char id[65];                   /* Mcp-Session-Id: 32 random bytes, hex */
+	char id[65]; /* Mcp-Session-Id: 32 random bytes, hex */
 	const struct mcp_tenant *tenant;
-	struct act_config cfg;         /* the tenant's view of the base config */
+	struct act_config cfg; /* the tenant's view of the base config */
 	struct mcp_server *srv;
 	struct hs_table *table;
 	pthread_mutex_t lock;
-	int refs;                      /* {lock} */
-	struct hs_stream *streams;     /* {lock} */
+	int refs;                  /* {lock} */
+	struct hs_stream *streams; /* {lock} */
 	/* front thread only */
 	enum hs_state state;
 	int64_t created_ms;
 	int64_t last_active_ms;
-	unsigned long calls;           /* tools/call accepted */
-	struct http_session *next;     /* in the table */
-	int cut_off;                   /* closed by hard TTL or a kill: its profile is not
+	unsigned long calls;       /* tools/call accepted */
+	struct http_session *next; /* in the table */
+	int cut_off;               /* closed by hard TTL or a kill: its profile is not
 	                                  sealed (set before the closer thread sees it) */
 };
 
@@ -70,7 +70,7 @@ struct http_session {
 struct hs_table {
 	const struct mcp_serve_config *cfg;
 	const struct act_config *base;
-	struct lws_context *ctx;       /* woken when a worker queues output */
+	struct lws_context *ctx; /* woken when a worker queues output */
 	struct http_session *head;
 	size_t count;
 	/* the closer thread: frees sessions off the front */
@@ -127,8 +127,8 @@ void hs_stream_cancel(struct http_session *hs, json_t *id);
 /* Takes the queued messages of st (the caller frees them with
  * hs_msgs_free); *done: the stream has nothing more to come; *error: the
  * response was an error; *empty: it ended without one. */
-struct hs_msg *hs_stream_take(struct http_session *hs, struct hs_stream *st, int *done,
-                              int *error, int *empty);
+struct hs_msg *hs_stream_take(struct http_session *hs, struct hs_stream *st, int *done, int *error,
+                              int *empty);
 
 /* The connection of st went away (or finished): st is detached, and
  * freed. Front thread. */
@@ -147,7 +147,6 @@ void hs_table_counts(struct hs_table *t, size_t *busy, size_t *idle, size_t *clo
 /* GET /sessions on the admin listener: a new JSON array. */
 json_t *hs_table_list(struct hs_table *t);
 
-
 /* ---- http.c / admin_http.c ---------------------------------------------- */
 
 /* The whole service: one per mcp_http_serve(). Front thread only. */
@@ -156,38 +155,38 @@ struct serve {
 	const struct mcp_serve_hooks *hooks;
 	struct hs_table table;
 	struct lws_context *ctx;
-	int loopback_only;            /* listening on loopback: Host is checked */
-	int stopping;                 /* SIGTERM: no new requests */
-	int64_t stop_deadline_ms;     /* calls in flight are cancelled after */
-	int64_t closed_at_ms;         /* every session closed: exit soon after */
-	int finished;                 /* leave the service loop */
+	int loopback_only;        /* listening on loopback: Host is checked */
+	int stopping;             /* SIGTERM: no new requests */
+	int64_t stop_deadline_ms; /* calls in flight are cancelled after */
+	int64_t closed_at_ms;     /* every session closed: exit soon after */
+	int finished;             /* leave the service loop */
 	volatile sig_atomic_t *stop;
 };
 
 /* A fixed response (an error, an admin answer), written on the next
  * writable callback. */
 struct fixed_resp {
-	int status;                   /* 0: none pending */
+	int status; /* 0: none pending */
 	char ctype[64];
-	char *body;                   /* owned, LWS_PRE bytes of headroom, or NULL */
+	char *body; /* owned, LWS_PRE bytes of headroom, or NULL */
 	size_t len;
-	char session_id[65];          /* Mcp-Session-Id to send, or "" */
-	int retry_after_s;            /* Retry-After, or 0 */
-	char www_authenticate[160];   /* or "" */
-	char allow[48];               /* Allow (405), or "" */
-	int close_after;              /* close the connection once written */
+	char session_id[65];        /* Mcp-Session-Id to send, or "" */
+	int retry_after_s;          /* Retry-After, or 0 */
+	char www_authenticate[160]; /* or "" */
+	char allow[48];             /* Allow (405), or "" */
+	int close_after;            /* close the connection once written */
 };
 
 /* Per-connection state; reset between keep-alive requests. */
 struct pss {
-	int route;                    /* enum mcp_http_route, or admin's */
+	int route; /* enum mcp_http_route, or admin's */
 	const struct mcp_tenant *tenant;
 	char session_id[80];
 	struct gb_buf body;
 	int body_on;
 	int too_large;
-	struct http_session *hs;      /* counted reference, or NULL */
-	struct hs_stream *st;         /* the answer this connection waits for */
+	struct http_session *hs; /* counted reference, or NULL */
+	struct hs_stream *st;    /* the answer this connection waits for */
 	struct fixed_resp resp;
 };
 

@@ -103,12 +103,19 @@ void mcp_http_respond_json(struct lws *wsi, struct pss *pss, int status, json_t 
 static void respond_rpc_error(struct lws *wsi, struct pss *pss, int status, int code,
                               const char *message)
 {
-	gb_metrics_counter_add("glassbox_http_requests_total", status == 400 ? "400" :
-	                       status == 401 ? "401" : status == 403 ? "403" :
-	                       status == 404 ? "404" : status == 405 ? "405" :
-	                       status == 406 ? "406" : status == 413 ? "413" :
-	                       status == 415 ? "415" : status == 429 ? "429" :
-	                       status == 503 ? "503" : "other", 1);
+	gb_metrics_counter_add("glassbox_http_requests_total",
+	                       status == 400   ? "400"
+	                       : status == 401 ? "401"
+	                       : status == 403 ? "403"
+	                       : status == 404 ? "404"
+	                       : status == 405 ? "405"
+	                       : status == 406 ? "406"
+	                       : status == 413 ? "413"
+	                       : status == 415 ? "415"
+	                       : status == 429 ? "429"
+	                       : status == 503 ? "503"
+	                                       : "other",
+	                       1);
 	mcp_http_respond_json(wsi, pss, status, mcp_jsonrpc_error(NULL, code, message, NULL));
 }
 
@@ -119,7 +126,8 @@ static int add_header(struct lws *wsi, const char *name, const char *value, unsi
 	if (!value || !value[0])
 		return 0;
 	return lws_add_http_header_by_name(wsi, (const unsigned char *)name,
-	                                   (const unsigned char *)value, (int)strlen(value), p, end);
+	                                   (const unsigned char *)value, (int)strlen(value), p,
+	                                   end);
 }
 
 /* Writes the status line and headers. content_len < 0: none (chunked). */
@@ -161,8 +169,8 @@ static int write_fixed(struct lws *wsi, struct pss *pss)
 
 	if (write_headers(wsi, r->status, r->ctype[0] ? r->ctype : NULL, (long long)r->len, r) < 0)
 		return -1;
-	if (r->len && lws_write(wsi, (unsigned char *)r->body + LWS_PRE, r->len,
-	                        LWS_WRITE_HTTP_FINAL) < 0)
+	if (r->len &&
+	    lws_write(wsi, (unsigned char *)r->body + LWS_PRE, r->len, LWS_WRITE_HTTP_FINAL) < 0)
 		return -1;
 	pss_reset(pss);
 	if (close_after)
@@ -202,8 +210,8 @@ static int write_stream(struct lws *wsi, struct pss *pss)
 		}
 		if (done && !msgs->next) {
 			data = malloc(LWS_PRE + msgs->len);
-			if (!data || write_headers(wsi, 200, "application/json", (long long)msgs->len,
-			                           &extra) < 0) {
+			if (!data || write_headers(wsi, 200, "application/json",
+			                           (long long)msgs->len, &extra) < 0) {
 				free(data);
 				rc = -1;
 				goto out;
@@ -309,13 +317,15 @@ static int mcp_headers(struct serve *s, struct lws *wsi, struct pss *pss, const 
 	}
 	if (pss->route == MCP_ROUTE_METHOD_NOT_ALLOWED || pss->route == MCP_ROUTE_GET) {
 		snprintf(pss->resp.allow, sizeof(pss->resp.allow), "POST, DELETE");
-		respond_rpc_error(wsi, pss, 405, -32000,
-		                  "method not allowed: POST JSON-RPC messages to /mcp; glassbox sends "
-		                  "no server-initiated stream, so GET is not offered");
+		respond_rpc_error(
+		    wsi, pss, 405, -32000,
+		    "method not allowed: POST JSON-RPC messages to /mcp; glassbox sends "
+		    "no server-initiated stream, so GET is not offered");
 		goto out;
 	}
 	if (s->stopping || *s->stop) {
-		respond_rpc_error(wsi, pss, 503, -32000, "the service is shutting down: try again "
+		respond_rpc_error(wsi, pss, 503, -32000,
+		                  "the service is shutting down: try again "
 		                  "later or elsewhere");
 		goto out;
 	}
@@ -352,9 +362,11 @@ static int mcp_headers(struct serve *s, struct lws *wsi, struct pss *pss, const 
 	if (pss->route == MCP_ROUTE_DELETE) {
 		hs = v ? hs_find(&s->table, v, pss->tenant) : NULL;
 		if (!v)
-			respond_rpc_error(wsi, pss, 400, -32000, "DELETE needs the Mcp-Session-Id header");
+			respond_rpc_error(wsi, pss, 400, -32000,
+			                  "DELETE needs the Mcp-Session-Id header");
 		else if (!hs)
-			respond_rpc_error(wsi, pss, 404, -32001, "session not found: it ended or never "
+			respond_rpc_error(wsi, pss, 404, -32001,
+			                  "session not found: it ended or never "
 			                  "existed; start a new one with initialize");
 		else {
 			hs_close(hs, "deleted");
@@ -366,27 +378,31 @@ static int mcp_headers(struct serve *s, struct lws *wsi, struct pss *pss, const 
 	/* POST */
 	if (!mcp_http_accept_ok(header(wsi, WSI_TOKEN_HTTP_ACCEPT, NULL, accept, sizeof(accept)),
 	                        1)) {
-		respond_rpc_error(wsi, pss, 406, -32000, "not acceptable: Accept must list "
+		respond_rpc_error(wsi, pss, 406, -32000,
+		                  "not acceptable: Accept must list "
 		                  "application/json and text/event-stream");
 		goto out;
 	}
 	if (!mcp_http_content_type_ok(
 	        header(wsi, WSI_TOKEN_HTTP_CONTENT_TYPE, NULL, ctype, sizeof(ctype)))) {
-		respond_rpc_error(wsi, pss, 415, -32000, "unsupported media type: POST one JSON-RPC "
+		respond_rpc_error(wsi, pss, 415, -32000,
+		                  "unsupported media type: POST one JSON-RPC "
 		                  "message as Content-Type: application/json");
 		goto out;
 	}
 	if (header(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH, NULL, clen, sizeof(clen)) &&
 	    strtoull(clen, NULL, 10) > s->cfg->max_body_bytes) {
 		pss->resp.close_after = 1;
-		respond_rpc_error(wsi, pss, 413, -32600, "the message is larger than this service "
+		respond_rpc_error(wsi, pss, 413, -32600,
+		                  "the message is larger than this service "
 		                  "accepts (limits.max_body_bytes); send a smaller one");
 		goto out;
 	}
 	if (v) {
 		pss->hs = hs_find(&s->table, v, pss->tenant);
 		if (!pss->hs) {
-			respond_rpc_error(wsi, pss, 404, -32001, "session not found: it ended or never "
+			respond_rpc_error(wsi, pss, 404, -32001,
+			                  "session not found: it ended or never "
 			                  "existed; start a new one with initialize");
 			goto out;
 		}
@@ -398,15 +414,16 @@ out:
 }
 
 /* A request without a session: only initialize opens one. */
-static void post_new_session(struct serve *s, struct lws *wsi, struct pss *pss,
-                             struct mcp_msg *msg)
+static void post_new_session(struct serve *s, struct lws *wsi, struct pss *pss, struct mcp_msg *msg)
 {
 	enum hs_refusal why;
 	char text[200];
 
 	if (msg->kind != MCP_MSG_REQUEST || strcmp(msg->method, "initialize") != 0) {
-		respond_rpc_error(wsi, pss, 400, -32000, "the Mcp-Session-Id header is required: "
-		                  "start a session with initialize and send its id with every request");
+		respond_rpc_error(
+		    wsi, pss, 400, -32000,
+		    "the Mcp-Session-Id header is required: "
+		    "start a session with initialize and send its id with every request");
 		return;
 	}
 	why = hs_admission(&s->table, pss->tenant);
@@ -414,9 +431,12 @@ static void post_new_session(struct serve *s, struct lws *wsi, struct pss *pss,
 		gb_metrics_counter_add("glassbox_sessions_refused_total",
 		                       why == HS_LIMIT_TOTAL ? "limit_total" : "limit_tenant", 1);
 		pss->resp.retry_after_s = s->cfg->retry_after_s;
-		snprintf(text, sizeof(text), "too many sessions: %s; close one (DELETE) or retry "
-		         "after %d s", why == HS_LIMIT_TOTAL ? "the service is at its limit" :
-		         "your tenant is at its limit", s->cfg->retry_after_s);
+		snprintf(text, sizeof(text),
+		         "too many sessions: %s; close one (DELETE) or retry "
+		         "after %d s",
+		         why == HS_LIMIT_TOTAL ? "the service is at its limit"
+		                               : "your tenant is at its limit",
+		         s->cfg->retry_after_s);
 		respond_rpc_error(wsi, pss, 429, -32000, text);
 		return;
 	}
@@ -424,7 +444,8 @@ static void post_new_session(struct serve *s, struct lws *wsi, struct pss *pss,
 	if (pss->hs)
 		pss->st = hs_stream_open(pss->hs, msg->id, wsi);
 	if (!pss->st) {
-		respond_rpc_error(wsi, pss, 500, -32603, "the session could not be created (out of "
+		respond_rpc_error(wsi, pss, 500, -32603,
+		                  "the session could not be created (out of "
 		                  "memory?); try again later");
 		return;
 	}
@@ -434,8 +455,7 @@ static void post_new_session(struct serve *s, struct lws *wsi, struct pss *pss,
 }
 
 /* A message for an existing session. */
-static void post_in_session(struct serve *s, struct lws *wsi, struct pss *pss,
-                            struct mcp_msg *msg)
+static void post_in_session(struct serve *s, struct lws *wsi, struct pss *pss, struct mcp_msg *msg)
 {
 	struct http_session *hs = pss->hs;
 	int budget = hs->tenant->tool_calls_per_session;
@@ -443,7 +463,8 @@ static void post_in_session(struct serve *s, struct lws *wsi, struct pss *pss,
 	json_t *err;
 
 	if (hs->state != HS_OPEN) {
-		respond_rpc_error(wsi, pss, 404, -32001, "session not found: it ended; start a new "
+		respond_rpc_error(wsi, pss, 404, -32001,
+		                  "session not found: it ended; start a new "
 		                  "one with initialize");
 		return;
 	}
@@ -460,11 +481,13 @@ static void post_in_session(struct serve *s, struct lws *wsi, struct pss *pss,
 	if (!strcmp(msg->method, "tools/call")) {
 		if (budget > 0 && hs->calls >= (unsigned long)budget) {
 			gb_metrics_counter_add("glassbox_tool_budget_exceeded_total", NULL, 1);
-			snprintf(text, sizeof(text), "tool call budget exhausted: this session may make "
-			         "%d tool calls and has made them all; start a new session", budget);
+			snprintf(text, sizeof(text),
+			         "tool call budget exhausted: this session may make "
+			         "%d tool calls and has made them all; start a new session",
+			         budget);
 			err = mcp_jsonrpc_error(msg->id, -32000, text,
-			                        json_pack("{s:s, s:i}", "reason", "budget_exhausted",
-			                                  "budget", budget));
+			                        json_pack("{s:s, s:i}", "reason",
+			                                  "budget_exhausted", "budget", budget));
 			mcp_http_respond_json(wsi, pss, 200, err);
 			return;
 		}
@@ -472,11 +495,12 @@ static void post_in_session(struct serve *s, struct lws *wsi, struct pss *pss,
 	}
 	pss->st = hs_stream_open(hs, msg->id, wsi);
 	if (!pss->st) {
-		mcp_http_respond_json(wsi, pss, 200,
-		                      mcp_jsonrpc_error(msg->id, -32600,
-		                                        "this request id is already used by a request "
-		                                        "in progress: give each request a new id",
-		                                        NULL));
+		mcp_http_respond_json(
+		    wsi, pss, 200,
+		    mcp_jsonrpc_error(msg->id, -32600,
+		                      "this request id is already used by a request "
+		                      "in progress: give each request a new id",
+		                      NULL));
 		return;
 	}
 	mcp_server_handle_line(hs->srv, pss->body.data, pss->body.len);
@@ -490,16 +514,19 @@ static void mcp_body_done(struct serve *s, struct lws *wsi, struct pss *pss)
 
 	if (pss->too_large) {
 		pss->resp.close_after = 1;
-		respond_rpc_error(wsi, pss, 413, -32600, "the message is larger than this service "
+		respond_rpc_error(wsi, pss, 413, -32600,
+		                  "the message is larger than this service "
 		                  "accepts (limits.max_body_bytes); send a smaller one");
 		return;
 	}
 	switch (mcp_jsonrpc_parse(pss->body.data, pss->body.len, &msg)) {
 	case MCP_MSG_EMPTY:
 	case MCP_MSG_INVALID:
-		respond_rpc_error(wsi, pss, 400, msg.kind == MCP_MSG_EMPTY ? MCP_ERR_INVALID_REQUEST :
-		                  msg.error_code, msg.kind == MCP_MSG_EMPTY ?
-		                  "the body is empty: POST one JSON-RPC message" : msg.error);
+		respond_rpc_error(
+		    wsi, pss, 400,
+		    msg.kind == MCP_MSG_EMPTY ? MCP_ERR_INVALID_REQUEST : msg.error_code,
+		    msg.kind == MCP_MSG_EMPTY ? "the body is empty: POST one JSON-RPC message"
+		                              : msg.error);
 		break;
 	default:
 		if (pss->hs)
@@ -515,8 +542,8 @@ static void mcp_body_done(struct serve *s, struct lws *wsi, struct pss *pss)
 /* ---- the callbacks ------------------------------------------------------ */
 
 /* lws callback of the /mcp listener. Front thread. */
-static int callback_mcp(struct lws *wsi, enum lws_callback_reasons reason, void *user,
-                        void *in, size_t len)
+static int callback_mcp(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
+                        size_t len)
 {
 	struct serve *s = the_serve;
 	struct pss *pss = user;
@@ -555,8 +582,8 @@ static int callback_mcp(struct lws *wsi, enum lws_callback_reasons reason, void 
 }
 
 /* lws callback of the admin listener. Front thread. */
-static int callback_admin(struct lws *wsi, enum lws_callback_reasons reason, void *user,
-                          void *in, size_t len)
+static int callback_admin(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
+                          size_t len)
 {
 	struct pss *pss = user;
 
@@ -577,13 +604,13 @@ static int callback_admin(struct lws *wsi, enum lws_callback_reasons reason, voi
 }
 
 static const struct lws_protocols mcp_protocols[] = {
-	{"http", callback_mcp, sizeof(struct pss), 0, 0, NULL, 0},
-	{NULL, NULL, 0, 0, 0, NULL, 0},
+	{ "http", callback_mcp, sizeof(struct pss), 0, 0, NULL, 0 },
+	{ NULL, NULL, 0, 0, 0, NULL, 0 },
 };
 
 static const struct lws_protocols admin_protocols[] = {
-	{"http", callback_admin, sizeof(struct pss), 0, 0, NULL, 0},
-	{NULL, NULL, 0, 0, 0, NULL, 0},
+	{ "http", callback_admin, sizeof(struct pss), 0, 0, NULL, 0 },
+	{ NULL, NULL, 0, 0, 0, NULL, 0 },
 };
 
 /* ---- housekeeping and the stop ------------------------------------------ */
@@ -616,7 +643,8 @@ static void housekeeping(lws_sorted_usec_list_t *sul)
 	if (s->stopping) {
 		if (s->table.head && (!any_busy(s) || now >= s->stop_deadline_ms)) {
 			if (any_busy(s))
-				GB_LOGW(MOD, "grace period over: cancelling the calls still running");
+				GB_LOGW(MOD,
+				        "grace period over: cancelling the calls still running");
 			while (s->table.head)
 				hs_close(s->table.head, "shutdown");
 		}
@@ -690,12 +718,13 @@ int mcp_http_serve(const struct mcp_serve_config *cfg, const struct act_config *
 	s.table.ctx = s.ctx;
 	vh = listen_on(s.ctx, "mcp", cfg->host, cfg->port, mcp_protocols);
 	if (!vh) {
-		GB_LOGE(MOD, "cannot listen on %s:%d: is the port in use? set listen.port", cfg->host,
-		        cfg->port);
+		GB_LOGE(MOD, "cannot listen on %s:%d: is the port in use? set listen.port",
+		        cfg->host, cfg->port);
 		goto out;
 	}
 	if (cfg->admin_enabled) {
-		admin = listen_on(s.ctx, "admin", cfg->admin_host, cfg->admin_port, admin_protocols);
+		admin =
+		    listen_on(s.ctx, "admin", cfg->admin_host, cfg->admin_port, admin_protocols);
 		if (!admin) {
 			GB_LOGE(MOD, "cannot listen on %s:%d for the admin: set admin.port",
 			        cfg->admin_host, cfg->admin_port);
@@ -709,7 +738,8 @@ int mcp_http_serve(const struct mcp_serve_config *cfg, const struct act_config *
 		fprintf(stderr, "glassbox serve: admin on http://%s:%d/\n", cfg->admin_host,
 		        lws_get_vhost_listen_port(admin));
 	fflush(stderr);
-	lws_sul_schedule(s.ctx, 0, &housekeeping_sul, housekeeping, HOUSEKEEPING_MS * LWS_US_PER_MS);
+	lws_sul_schedule(s.ctx, 0, &housekeeping_sul, housekeeping,
+	                 HOUSEKEEPING_MS * LWS_US_PER_MS);
 	while (!s.finished) {
 		if (lws_service(s.ctx, 0) < 0)
 			break;

@@ -16,7 +16,7 @@
  * this machine's loopback: localhost, 127.0.0.1 or [::1], any port. */
 static int loopback_host(const char *host, size_t len)
 {
-	static const char *const names[] = {"localhost", "127.0.0.1", "[::1]"};
+	static const char *const names[] = { "localhost", "127.0.0.1", "[::1]" };
 	size_t i, n;
 
 	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
@@ -82,7 +82,8 @@ int mcp_http_accept_ok(const char *accept, int post)
 	if (list_has(accept, "*/*"))
 		return 1;
 	if (post)
-		return list_has(accept, "application/json") && list_has(accept, "text/event-stream");
+		return list_has(accept, "application/json") &&
+		       list_has(accept, "text/event-stream");
 	return list_has(accept, "text/event-stream");
 }
 

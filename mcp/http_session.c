@@ -189,7 +189,7 @@ struct http_session *hs_create(struct hs_table *t, const struct mcp_tenant *tena
 	hs->cfg.tenant_policy = tenant->policy;
 	hs->cfg.action_timeout_ms = tenant->action_timeout_ms;
 	hs->cfg.prelaunch = t->cfg->prelaunch; /* the browser starts while the client initializes */
-	hs->cfg.profile_save_at_end = 1;      /* unless cut off (hs_close) */
+	hs->cfg.profile_save_at_end = 1;       /* unless cut off (hs_close) */
 	pthread_mutex_init(&hs->lock, NULL);
 	hs->refs = 2; /* the table's and the caller's */
 	hs->created_ms = hs->last_active_ms = gb_now_ms();
@@ -376,8 +376,8 @@ void hs_stream_cancel(struct http_session *hs, json_t *id)
 }
 
 /* See http-private.h. */
-struct hs_msg *hs_stream_take(struct http_session *hs, struct hs_stream *st, int *done,
-                              int *error, int *empty)
+struct hs_msg *hs_stream_take(struct http_session *hs, struct hs_stream *st, int *done, int *error,
+                              int *empty)
 {
 	struct hs_msg *m;
 
@@ -499,11 +499,11 @@ json_t *hs_table_list(struct hs_table *t)
 
 	for (hs = t->head; list && hs; hs = hs->next) {
 		json_array_append_new(
-		    list, json_pack("{s:s, s:s, s:s, s:o, s:o, s:I}", "id", hs->id, "tenant",
-		                    hs->tenant->name, "state",
-		                    mcp_server_busy(hs->srv) ? "busy" : "idle", "created",
-		                    iso_of(hs->created_ms, now), "last_activity",
-		                    iso_of(hs->last_active_ms, now), "calls", (json_int_t)hs->calls));
+		    list,
+		    json_pack("{s:s, s:s, s:s, s:o, s:o, s:I}", "id", hs->id, "tenant",
+		              hs->tenant->name, "state", mcp_server_busy(hs->srv) ? "busy" : "idle",
+		              "created", iso_of(hs->created_ms, now), "last_activity",
+		              iso_of(hs->last_active_ms, now), "calls", (json_int_t)hs->calls));
 	}
 	return list;
 }

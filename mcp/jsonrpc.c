@@ -146,7 +146,8 @@ enum mcp_msg_kind mcp_jsonrpc_parse(const char *line, size_t len, struct mcp_msg
 	version = json_object_get(msg->root, "jsonrpc");
 	/* Whatever a client's response looks like, it is never answered: an
 	 * error for an error could bounce back and forth for ever. */
-	if (!method && (json_object_get(msg->root, "result") || json_object_get(msg->root, "error"))) {
+	if (!method &&
+	    (json_object_get(msg->root, "result") || json_object_get(msg->root, "error"))) {
 		msg->kind = MCP_MSG_RESPONSE;
 		classify_response(msg, version);
 		goto out;
@@ -167,7 +168,8 @@ enum mcp_msg_kind mcp_jsonrpc_parse(const char *line, size_t len, struct mcp_msg
 		goto out;
 	}
 	if (!json_is_string(method)) {
-		invalid(msg, MCP_ERR_INVALID_REQUEST, "invalid request: \"method\" must be a string");
+		invalid(msg, MCP_ERR_INVALID_REQUEST,
+		        "invalid request: \"method\" must be a string");
 		goto out;
 	}
 	msg->method = json_string_value(method);
@@ -178,7 +180,8 @@ enum mcp_msg_kind mcp_jsonrpc_parse(const char *line, size_t len, struct mcp_msg
 		goto out;
 	}
 	if (params && !json_is_object(params) && !json_is_null(params)) {
-		invalid(msg, MCP_ERR_INVALID_PARAMS, "invalid params: \"params\" must be an object");
+		invalid(msg, MCP_ERR_INVALID_PARAMS,
+		        "invalid params: \"params\" must be an object");
 		goto out;
 	}
 	msg->params = json_is_object(params) ? params : NULL;

@@ -100,11 +100,11 @@ typedef void (*mcp_line_fn)(void *user, const char *line, size_t len);
 typedef void (*mcp_overflow_fn)(void *user, size_t max_bytes);
 
 struct mcp_line_reader {
-	char *buf;        /* the partial line so far */
+	char *buf; /* the partial line so far */
 	size_t len;
 	size_t cap;
 	size_t max_bytes;
-	int skipping;     /* dropping an oversized line up to its newline */
+	int skipping; /* dropping an oversized line up to its newline */
 };
 
 void mcp_lines_init(struct mcp_line_reader *r, size_t max_bytes);

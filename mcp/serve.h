@@ -24,17 +24,17 @@ struct act_config;
 #define MCP_ORIGINS_MAX 16
 
 struct mcp_tenant {
-	char name[MCP_TENANT_NAME_MAX];   /* [A-Za-z0-9_.-], 1..63 */
-	unsigned char token_sha256[32];   /* SHA-256 of the bearer token */
-	json_t *policy;                   /* owned: the tenant's policy, or NULL */
-	int max_sessions;                 /* at once, this tenant */
-	int tool_calls_per_session;       /* 0: no budget */
-	int action_timeout_ms;            /* per tool call */
+	char name[MCP_TENANT_NAME_MAX]; /* [A-Za-z0-9_.-], 1..63 */
+	unsigned char token_sha256[32]; /* SHA-256 of the bearer token */
+	json_t *policy;                 /* owned: the tenant's policy, or NULL */
+	int max_sessions;               /* at once, this tenant */
+	int tool_calls_per_session;     /* 0: no budget */
+	int action_timeout_ms;          /* per tool call */
 };
 
 struct mcp_serve_config {
-	char host[64];                    /* "127.0.0.1" unless configured */
-	int port;                         /* 0: any free port */
+	char host[64];                      /* "127.0.0.1" unless configured */
+	int port;                           /* 0: any free port */
 	char origins[MCP_ORIGINS_MAX][128]; /* allowed Origin values besides
 	                                     http://localhost|127.0.0.1[:port] */
 	size_t n_origins;
@@ -42,18 +42,18 @@ struct mcp_serve_config {
 	char admin_host[64];
 	int admin_port;
 	unsigned char admin_token_sha256[32];
-	int max_sessions;                 /* at once, all tenants */
-	size_t max_body_bytes;            /* one POST body */
-	int idle_ttl_s;                   /* closed after this long without a request
+	int max_sessions;           /* at once, all tenants */
+	size_t max_body_bytes;      /* one POST body */
+	int idle_ttl_s;             /* closed after this long without a request
 	                                     or a running call */
-	int hard_ttl_s;                   /* closed this long after it started */
-	int shutdown_grace_s;             /* SIGTERM: calls in flight may finish this long */
-	int retry_after_s;                /* Retry-After of a 429 */
-	int prelaunch;                    /* start a session's browser at initialize
+	int hard_ttl_s;             /* closed this long after it started */
+	int shutdown_grace_s;       /* SIGTERM: calls in flight may finish this long */
+	int retry_after_s;          /* Retry-After of a 429 */
+	int prelaunch;              /* start a session's browser at initialize
 	                                     (default), not at its first tool call */
-	int warm_pool;                    /* browsers kept launched for new sessions
+	int warm_pool;              /* browsers kept launched for new sessions
 	                                     (0 = none) */
-	struct mcp_tenant *tenants;       /* owned */
+	struct mcp_tenant *tenants; /* owned */
 	size_t n_tenants;
 };
 
@@ -63,8 +63,7 @@ struct mcp_serve_config {
  * bad hashes, duplicate tenants and out-of-range limits are refused.
  * Returns 0, or -1 with what is wrong and where in err.
  */
-int mcp_serve_config_parse(json_t *root, struct mcp_serve_config **out, char *err,
-                           size_t errlen);
+int mcp_serve_config_parse(json_t *root, struct mcp_serve_config **out, char *err, size_t errlen);
 void mcp_serve_config_free(struct mcp_serve_config *c);
 
 /* The tenant whose token is in an Authorization header value ("Bearer

@@ -39,28 +39,29 @@ static int only_keys(json_t *obj, const char *where, const char *const *allowed,
 	json_t *v;
 	size_t i;
 
-	json_object_foreach(obj, key, v) {
+	json_object_foreach(obj, key, v)
+	{
 		for (i = 0; allowed[i] && strcmp(allowed[i], key) != 0; i++)
 			;
 		if (!allowed[i])
-			return fail(err, errlen, "%s: unknown key \"%.64s\" (see docs/service.md)", where,
-			            key);
+			return fail(err, errlen, "%s: unknown key \"%.64s\" (see docs/service.md)",
+			            where, key);
 	}
 	return 0;
 }
 
 /* An optional integer obj.key in [min, max] into *out (left alone when
  * absent). */
-static int get_int(json_t *obj, const char *where, const char *key, long long min,
-                   long long max, int *out, char *err, size_t errlen)
+static int get_int(json_t *obj, const char *where, const char *key, long long min, long long max,
+                   int *out, char *err, size_t errlen)
 {
 	json_t *v = json_object_get(obj, key);
 
 	if (!v)
 		return 0;
 	if (!json_is_integer(v) || json_integer_value(v) < min || json_integer_value(v) > max)
-		return fail(err, errlen, "%s.%s must be an integer from %lld to %lld", where, key, min,
-		            max);
+		return fail(err, errlen, "%s.%s must be an integer from %lld to %lld", where, key,
+		            min, max);
 	*out = (int)json_integer_value(v);
 	return 0;
 }
@@ -74,8 +75,8 @@ static int get_str(json_t *obj, const char *where, const char *key, char *out, s
 	if (!v)
 		return 0;
 	if (!json_is_string(v) || json_string_length(v) == 0 || json_string_length(v) >= cap)
-		return fail(err, errlen, "%s.%s must be a non-empty string of at most %zu bytes", where,
-		            key, cap - 1);
+		return fail(err, errlen, "%s.%s must be a non-empty string of at most %zu bytes",
+		            where, key, cap - 1);
 	snprintf(out, cap, "%s", json_string_value(v));
 	return 0;
 }
@@ -93,7 +94,8 @@ static int get_hash(json_t *obj, const char *where, const char *key, unsigned ch
 	for (i = 0; i < 32; i++) {
 		hi = hex[2 * i] >= 'a' ? hex[2 * i] - 'a' + 10 : hex[2 * i] - '0';
 		lo = hex[2 * i + 1] >= 'a' ? hex[2 * i + 1] - 'a' + 10 : hex[2 * i + 1] - '0';
-		if (hi < 0 || hi > 15 || lo < 0 || lo > 15 || (hex[2 * i] > '9' && hex[2 * i] < 'a') ||
+		if (hi < 0 || hi > 15 || lo < 0 || lo > 15 ||
+		    (hex[2 * i] > '9' && hex[2 * i] < 'a') ||
 		    (hex[2 * i + 1] > '9' && hex[2 * i + 1] < 'a'))
 			goto bad;
 		hash[i] = (unsigned char)(hi << 4 | lo);
@@ -116,8 +118,8 @@ static int tenant_name_ok(const char *name)
 	for (i = 0; i < len; i++) {
 		char ch = name[i];
 
-		if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
-		      ch == '_' || ch == '.' || ch == '-'))
+		if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+		      (ch >= '0' && ch <= '9') || ch == '_' || ch == '.' || ch == '-'))
 			return 0;
 	}
 	return 1;
@@ -126,7 +128,7 @@ static int tenant_name_ok(const char *name)
 /* listen: {host, port, allowed_origins}; absent: the defaults. */
 static int parse_listen(json_t *v, struct mcp_serve_config *c, char *err, size_t errlen)
 {
-	static const char *const keys[] = {"host", "port", "allowed_origins", NULL};
+	static const char *const keys[] = { "host", "port", "allowed_origins", NULL };
 	json_t *origins;
 	json_t *o;
 	size_t i;
@@ -141,14 +143,19 @@ static int parse_listen(json_t *v, struct mcp_serve_config *c, char *err, size_t
 		return -1;
 	origins = json_object_get(v, "allowed_origins");
 	if (origins && (!json_is_array(origins) || json_array_size(origins) > MCP_ORIGINS_MAX))
-		return fail(err, errlen, "listen.allowed_origins must be an array of at most %d origins",
+		return fail(err, errlen,
+		            "listen.allowed_origins must be an array of at most %d origins",
 		            MCP_ORIGINS_MAX);
-	json_array_foreach(origins, i, o) {
+	json_array_foreach(origins, i, o)
+	{
 		if (!json_is_string(o) || json_string_length(o) == 0 ||
 		    json_string_length(o) >= sizeof(c->origins[0]))
-			return fail(err, errlen, "listen.allowed_origins[%zu] must be an origin such as "
-			            "\"https://app.example\"", i);
-		snprintf(c->origins[c->n_origins++], sizeof(c->origins[0]), "%s", json_string_value(o));
+			return fail(err, errlen,
+			            "listen.allowed_origins[%zu] must be an origin such as "
+			            "\"https://app.example\"",
+			            i);
+		snprintf(c->origins[c->n_origins++], sizeof(c->origins[0]), "%s",
+		         json_string_value(o));
 	}
 	return 0;
 }
@@ -156,7 +163,7 @@ static int parse_listen(json_t *v, struct mcp_serve_config *c, char *err, size_t
 /* admin: {host, port, token_sha256}; present turns the admin listener on. */
 static int parse_admin(json_t *v, struct mcp_serve_config *c, char *err, size_t errlen)
 {
-	static const char *const keys[] = {"host", "port", "token_sha256", NULL};
+	static const char *const keys[] = { "host", "port", "token_sha256", NULL };
 
 	if (!v)
 		return 0;
@@ -176,11 +183,11 @@ static int parse_admin(json_t *v, struct mcp_serve_config *c, char *err, size_t 
 static int parse_limits(json_t *v, struct mcp_serve_config *c, struct mcp_tenant *defaults,
                         char *err, size_t errlen)
 {
-	static const char *const keys[] = {"max_sessions",      "max_sessions_per_tenant",
-	                                   "max_body_bytes",    "idle_ttl_s",
-	                                   "hard_ttl_s",        "tool_calls_per_session",
-	                                   "action_timeout_ms", "shutdown_grace_s",
-	                                   "retry_after_s",     NULL};
+	static const char *const keys[] = { "max_sessions",      "max_sessions_per_tenant",
+		                            "max_body_bytes",    "idle_ttl_s",
+		                            "hard_ttl_s",        "tool_calls_per_session",
+		                            "action_timeout_ms", "shutdown_grace_s",
+		                            "retry_after_s",     NULL };
 	int body = (int)c->max_body_bytes;
 
 	if (!v)
@@ -198,7 +205,8 @@ static int parse_limits(json_t *v, struct mcp_serve_config *c, struct mcp_tenant
 	            &defaults->tool_calls_per_session, err, errlen) < 0 ||
 	    get_int(v, "limits", "action_timeout_ms", 100, 3600000, &defaults->action_timeout_ms,
 	            err, errlen) < 0 ||
-	    get_int(v, "limits", "shutdown_grace_s", 0, 3600, &c->shutdown_grace_s, err, errlen) < 0 ||
+	    get_int(v, "limits", "shutdown_grace_s", 0, 3600, &c->shutdown_grace_s, err, errlen) <
+	        0 ||
 	    get_int(v, "limits", "retry_after_s", 1, 3600, &c->retry_after_s, err, errlen) < 0)
 		return -1;
 	c->max_body_bytes = (size_t)body;
@@ -210,17 +218,17 @@ static int parse_limits(json_t *v, struct mcp_serve_config *c, struct mcp_tenant
 static int parse_tenant(const char *name, json_t *v, const struct mcp_tenant *defaults,
                         struct mcp_tenant *t, char *err, size_t errlen)
 {
-	static const char *const keys[] = {"token_sha256",           "policy",
-	                                   "max_sessions",           "tool_calls_per_session",
-	                                   "action_timeout_ms",      NULL};
+	static const char *const keys[] = { "token_sha256",      "policy",
+		                            "max_sessions",      "tool_calls_per_session",
+		                            "action_timeout_ms", NULL };
 	char where[96];
 	json_t *policy;
 
 	*t = *defaults;
 	t->policy = NULL;
 	if (!tenant_name_ok(name))
-		return fail(err, errlen, "tenant name \"%.64s\" must be 1 to 63 of A-Z a-z 0-9 _ . -",
-		            name);
+		return fail(err, errlen,
+		            "tenant name \"%.64s\" must be 1 to 63 of A-Z a-z 0-9 _ . -", name);
 	snprintf(t->name, sizeof(t->name), "%s", name);
 	snprintf(where, sizeof(where), "tenants.%s", name);
 	if (!json_is_object(v))
@@ -235,19 +243,20 @@ static int parse_tenant(const char *name, json_t *v, const struct mcp_tenant *de
 		return -1;
 	policy = json_object_get(v, "policy");
 	if (policy && !json_is_object(policy))
-		return fail(err, errlen, "%s.policy must be an object (the same JSON as glassbox mcp "
-		            "--config)", where);
+		return fail(err, errlen,
+		            "%s.policy must be an object (the same JSON as glassbox mcp "
+		            "--config)",
+		            where);
 	t->policy = policy ? json_deep_copy(policy) : NULL;
 	return 0;
 }
 
 /* See serve.h. */
-int mcp_serve_config_parse(json_t *root, struct mcp_serve_config **out, char *err,
-                           size_t errlen)
+int mcp_serve_config_parse(json_t *root, struct mcp_serve_config **out, char *err, size_t errlen)
 {
-	static const char *const keys[] = {"listen", "admin", "limits", "tenants", "prelaunch",
-	                                   "warm_pool", NULL};
-	struct mcp_tenant defaults = {.max_sessions = 8, .action_timeout_ms = 30000};
+	static const char *const keys[] = { "listen",    "admin",     "limits", "tenants",
+		                            "prelaunch", "warm_pool", NULL };
+	struct mcp_tenant defaults = { .max_sessions = 8, .action_timeout_ms = 30000 };
 	struct mcp_serve_config *c;
 	json_t *tenants;
 	const char *name;
@@ -271,7 +280,8 @@ int mcp_serve_config_parse(json_t *root, struct mcp_serve_config **out, char *er
 	c->retry_after_s = 5;
 	c->prelaunch = 1;
 	if (!json_is_object(root)) {
-		fail(err, errlen, "the config must be a JSON object {listen, admin, limits, tenants}");
+		fail(err, errlen,
+		     "the config must be a JSON object {listen, admin, limits, tenants}");
 		goto out;
 	}
 	if (only_keys(root, "config", keys, err, errlen) < 0 ||
@@ -279,7 +289,8 @@ int mcp_serve_config_parse(json_t *root, struct mcp_serve_config **out, char *er
 	    parse_admin(json_object_get(root, "admin"), c, err, errlen) < 0 ||
 	    parse_limits(json_object_get(root, "limits"), c, &defaults, err, errlen) < 0)
 		goto out;
-	if (json_object_get(root, "prelaunch") && !json_is_boolean(json_object_get(root, "prelaunch"))) {
+	if (json_object_get(root, "prelaunch") &&
+	    !json_is_boolean(json_object_get(root, "prelaunch"))) {
 		fail(err, errlen, "prelaunch must be true or false");
 		goto out;
 	}
@@ -293,7 +304,8 @@ int mcp_serve_config_parse(json_t *root, struct mcp_serve_config **out, char *er
 	c->warm_pool = v ? (int)json_integer_value(v) : 0;
 	tenants = json_object_get(root, "tenants");
 	if (!json_is_object(tenants) || json_object_size(tenants) == 0) {
-		fail(err, errlen, "tenants must be an object with at least one tenant: "
+		fail(err, errlen,
+		     "tenants must be an object with at least one tenant: "
 		     "{\"NAME\": {\"token_sha256\": \"...\", \"policy\": {...}}}");
 		goto out;
 	}
@@ -302,7 +314,8 @@ int mcp_serve_config_parse(json_t *root, struct mcp_serve_config **out, char *er
 		fail(err, errlen, "out of memory");
 		goto out;
 	}
-	json_object_foreach(tenants, name, v) {
+	json_object_foreach(tenants, name, v)
+	{
 		if (parse_tenant(name, v, &defaults, &c->tenants[c->n_tenants], err, errlen) < 0)
 			goto out;
 		c->n_tenants++;
@@ -310,7 +323,8 @@ int mcp_serve_config_parse(json_t *root, struct mcp_serve_config **out, char *er
 	for (i = 0; i < c->n_tenants; i++) {
 		for (j = i + 1; j < c->n_tenants; j++) {
 			if (!memcmp(c->tenants[i].token_sha256, c->tenants[j].token_sha256, 32)) {
-				fail(err, errlen, "tenants %s and %s have the same token: give each its own",
+				fail(err, errlen,
+				     "tenants %s and %s have the same token: give each its own",
 				     c->tenants[i].name, c->tenants[j].name);
 				goto out;
 			}

@@ -77,7 +77,7 @@ enum srv_state {
 };
 
 struct inflight {
-	struct act_call call;   /* handed to the session; call.user = this */
+	struct act_call call; /* handed to the session; call.user = this */
 	struct mcp_server *srv;
 	json_t *id;             /* private copy of the request id */
 	json_t *args;           /* private copy; call.args and operation_id point in */
@@ -88,11 +88,11 @@ struct inflight {
 	int cancelled;          /* {srv->lock} the client cancelled: no response */
 	int done;               /* {srv->lock} on_call_done has started */
 	/* the elicitation/create the worker waits on, if any (elicit_call) */
-	json_t *elicit_id;      /* {srv->lock} its id while waiting, else NULL */
-	int elicit_answered;    /* {srv->lock} the client's response came */
-	json_t *elicit_result;  /* {srv->lock} its result (a private copy), or NULL
+	json_t *elicit_id;     /* {srv->lock} its id while waiting, else NULL */
+	int elicit_answered;   /* {srv->lock} the client's response came */
+	json_t *elicit_result; /* {srv->lock} its result (a private copy), or NULL
 	                           for an error or a malformed response */
-	struct inflight *next;  /* {srv->lock} */
+	struct inflight *next; /* {srv->lock} */
 };
 
 struct mcp_server {
@@ -107,8 +107,8 @@ struct mcp_server {
 	/* set by the front in initialize, before any call is submitted;
 	 * read-only afterwards (workers read it) */
 	char version[16];
-	char client_name[64];        /* clientInfo.name, printable; "" if none */
-	int client_elicits;          /* the client takes form elicitation requests */
+	char client_name[64]; /* clientInfo.name, printable; "" if none */
+	int client_elicits;   /* the client takes form elicitation requests */
 	pthread_mutex_t lock;
 	pthread_cond_t idle;         /* broadcast when inflight becomes empty */
 	pthread_cond_t answered;     /* (CLOCK_MONOTONIC) broadcast when a response
@@ -214,8 +214,8 @@ static json_t *tool_error_result(const struct act_def *def, json_t *args, const 
 	} else {
 		json_incref(op);
 	}
-	sc = json_pack("{s:o, s:s, s:b, s:{s:s, s:s}}", "operation_id", op, "tool", def->name,
-	               "ok", 0, "error", "code", code, "message", message);
+	sc = json_pack("{s:o, s:s, s:b, s:{s:s, s:s}}", "operation_id", op, "tool", def->name, "ok",
+	               0, "error", "code", code, "message", message);
 	return json_pack("{s:[{s:s, s:s}], s:o, s:b}", "content", "type", "text", "text", message,
 	                 "structuredContent", sc ? sc : json_object(), "isError", 1);
 }
@@ -226,7 +226,8 @@ static int has_text_item(json_t *content, const char *text)
 	json_t *item;
 	size_t i;
 
-	json_array_foreach(content, i, item) {
+	json_array_foreach(content, i, item)
+	{
 		if (json_is_string(json_object_get(item, "text")) &&
 		    !strcmp(json_string_value(json_object_get(item, "text")), text))
 			return 1;
@@ -255,7 +256,8 @@ static void shape_result(json_t *result, const char *version)
 	}
 	if (version_at_least(version, "2025-06-18"))
 		return;
-	json_array_foreach(content, i, item) {
+	json_array_foreach(content, i, item)
+	{
 		if (!json_is_string(json_object_get(item, "type")) ||
 		    strcmp(json_string_value(json_object_get(item, "type")), "resource_link") != 0)
 			continue;
@@ -263,14 +265,15 @@ static void shape_result(json_t *result, const char *version)
 		mime = json_string_value(json_object_get(item, "mimeType"));
 		snprintf(line, sizeof(line), "evidence: %s (%s; read it with resources/read)",
 		         uri ? uri : "?", mime ? mime : "?");
-		json_array_set_new(content, i, json_pack("{s:s, s:s}", "type", "text", "text", line));
+		json_array_set_new(content, i,
+		                   json_pack("{s:s, s:s}", "type", "text", "text", line));
 	}
 	sc = json_object_get(result, "structuredContent");
 	if (sc) {
 		text = json_dumps(sc, JSON_COMPACT);
 		if (text && !has_text_item(content, text))
-			json_array_append_new(content,
-			                      json_pack("{s:s, s:s}", "type", "text", "text", text));
+			json_array_append_new(
+			    content, json_pack("{s:s, s:s}", "type", "text", "text", text));
 		free(text);
 		json_object_del(result, "structuredContent");
 	}
@@ -503,14 +506,17 @@ static int elicit_call(struct act_call *call, const char *message, json_t *reque
 		GB_LOGI(MOD, "elicitation %s ended without an answer: %s", idbuf, why);
 		/* the client may still be showing the question: withdraw it */
 		if (withdraw)
-			emit_msg(srv, inf->id, mcp_jsonrpc_notification(
-			                  "notifications/cancelled",
-			                  json_pack("{s:O, s:s}", "requestId", id, "reason", why)));
+			emit_msg(srv, inf->id,
+			         mcp_jsonrpc_notification(
+			             "notifications/cancelled",
+			             json_pack("{s:O, s:s}", "requestId", id, "reason", why)));
 		goto out;
 	}
 	if (!elicit_result_valid(answer)) {
-		GB_LOGW(MOD, "elicitation %s: the client answered with an error or a result that is "
-		        "not an ElicitResult", idbuf);
+		GB_LOGW(MOD,
+		        "elicitation %s: the client answered with an error or a result that is "
+		        "not an ElicitResult",
+		        idbuf);
 		goto out;
 	}
 	*response = answer;
@@ -548,10 +554,11 @@ static void on_call_done(struct act_call *call, json_t *result)
 	} else {
 		if (!json_is_object(result)) {
 			json_decref(result);
-			result = tool_error_result(call->def, inf->args, "internal",
-			                           "the call ended without a result (a glassbox bug); "
-			                           "its outcome is unknown: take a new snapshot before "
-			                           "acting again");
+			result =
+			    tool_error_result(call->def, inf->args, "internal",
+			                      "the call ended without a result (a glassbox bug); "
+			                      "its outcome is unknown: take a new snapshot before "
+			                      "acting again");
 		}
 		GB_LOGD(MOD, "%s (id %s) done%s", call->def->name, idbuf,
 		        json_is_true(json_object_get(result, "isError")) ? " with an error" : "");
@@ -584,8 +591,9 @@ static void handle_initialize(struct mcp_server *srv, struct mcp_msg *msg)
 	char asked[32];
 
 	if (srv->state != SRV_NEW) {
-		reply_error(srv, msg->id, MCP_ERR_INVALID_REQUEST,
-		            "initialize was already called on this connection: send it once, first");
+		reply_error(
+		    srv, msg->id, MCP_ERR_INVALID_REQUEST,
+		    "initialize was already called on this connection: send it once, first");
 		goto out;
 	}
 	if (!json_is_string(requested)) {
@@ -602,15 +610,13 @@ static void handle_initialize(struct mcp_server *srv, struct mcp_msg *msg)
 	server_info = json_pack("{s:s, s:s}", "name", "glassbox", "version", GLASSBOX_VERSION);
 	if (version_at_least(srv->version, "2025-06-18"))
 		json_object_set_new(server_info, "title", json_string("glassbox browser"));
-	result = json_pack("{s:s, s:o, s:o, s:s}", "protocolVersion", srv->version,
-	                   "capabilities", caps, "serverInfo", server_info, "instructions",
-	                   instructions);
+	result = json_pack("{s:s, s:o, s:o, s:s}", "protocolVersion", srv->version, "capabilities",
+	                   caps, "serverInfo", server_info, "instructions", instructions);
 	srv->state = SRV_INITIALIZED;
 	/* {} means form mode (2025-06-18); 2025-11-25 names the modes */
-	srv->client_elicits = version_at_least(srv->version, "2025-06-18") &&
-	                      json_is_object(elicitation) &&
-	                      (json_object_get(elicitation, "form") ||
-	                       !json_object_get(elicitation, "url"));
+	srv->client_elicits =
+	    version_at_least(srv->version, "2025-06-18") && json_is_object(elicitation) &&
+	    (json_object_get(elicitation, "form") || !json_object_get(elicitation, "url"));
 
 	printable(json_string_value(json_object_get(client, "name")), name, sizeof(name));
 	snprintf(srv->client_name, sizeof(srv->client_name), "%s", name);
@@ -665,14 +671,16 @@ static void handle_tools_call(struct mcp_server *srv, struct mcp_msg *msg)
 	if (!def) {
 		printable(json_string_value(name), text, sizeof(text));
 		reply_error(srv, msg->id, MCP_ERR_INVALID_PARAMS,
-		            "unknown tool '%s': call tools/list for the tools glassbox offers", text);
+		            "unknown tool '%s': call tools/list for the tools glassbox offers",
+		            text);
 		goto out;
 	}
 	if (json_is_null(args))
 		args = NULL;
 	if (args && !json_is_object(args)) {
 		reply_error(srv, msg->id, MCP_ERR_INVALID_PARAMS,
-		            "params.arguments of %s must be an object of named arguments", def->name);
+		            "params.arguments of %s must be an object of named arguments",
+		            def->name);
 		goto out;
 	}
 	if (act_check_args(def, args, err, sizeof(err)) < 0) {
@@ -685,15 +693,18 @@ static void handle_tools_call(struct mcp_server *srv, struct mcp_msg *msg)
 	duplicate = find_inflight_locked(srv, msg->id) != NULL;
 	pthread_mutex_unlock(&srv->lock);
 	if (duplicate) {
-		reply_error(srv, msg->id, MCP_ERR_INVALID_REQUEST,
-		            "request id %s is already used by a call in progress: give each request "
-		            "a new id",
-		            idbuf);
+		reply_error(
+		    srv, msg->id, MCP_ERR_INVALID_REQUEST,
+		    "request id %s is already used by a call in progress: give each request "
+		    "a new id",
+		    idbuf);
 		goto out;
 	}
 	if (ensure_session(srv, err, sizeof(err)) < 0) {
-		snprintf(text, sizeof(text), "could not start the browser session: %s; fix the "
-		         "configuration and call again", err);
+		snprintf(text, sizeof(text),
+		         "could not start the browser session: %s; fix the "
+		         "configuration and call again",
+		         err);
 		reply_result(srv, msg->id, tool_error_result(def, args, "session_failed", text));
 		goto out;
 	}
@@ -874,8 +885,8 @@ static void handle_resource_templates(struct mcp_server *srv, struct mcp_msg *ms
  * to stderr only; no notifications/message are sent. */
 static void handle_set_level(struct mcp_server *srv, struct mcp_msg *msg)
 {
-	static const char *const levels[] = {"debug",    "info",  "notice", "warning", "error",
-	                                      "critical", "alert", "emergency"};
+	static const char *const levels[] = { "debug", "info",     "notice", "warning",
+		                              "error", "critical", "alert",  "emergency" };
 	json_t *level = json_object_get(msg->params, "level");
 	size_t i;
 
@@ -898,14 +909,14 @@ static const struct {
 	void (*handle)(struct mcp_server *srv, struct mcp_msg *msg);
 	int before_initialize; /* served before initialize */
 } methods[] = {
-	{"initialize", handle_initialize, 1},
-	{"ping", handle_ping, 1},
-	{"tools/list", handle_tools_list, 0},
-	{"tools/call", handle_tools_call, 0},
-	{"resources/list", handle_resources_list, 0},
-	{"resources/templates/list", handle_resource_templates, 0},
-	{"resources/read", handle_resources_read, 0},
-	{"logging/setLevel", handle_set_level, 0},
+	{ "initialize", handle_initialize, 1 },
+	{ "ping", handle_ping, 1 },
+	{ "tools/list", handle_tools_list, 0 },
+	{ "tools/call", handle_tools_call, 0 },
+	{ "resources/list", handle_resources_list, 0 },
+	{ "resources/templates/list", handle_resource_templates, 0 },
+	{ "resources/read", handle_resources_read, 0 },
+	{ "logging/setLevel", handle_set_level, 0 },
 };
 
 /* Runs the handler of a request's method; before initialize only
@@ -920,9 +931,10 @@ static void handle_request(struct mcp_server *srv, struct mcp_msg *msg)
 		if (strcmp(methods[i].method, msg->method) != 0)
 			continue;
 		if (srv->state == SRV_NEW && !methods[i].before_initialize)
-			reply_error(srv, msg->id, MCP_ERR_INVALID_REQUEST,
-			            "the connection is not initialized: send initialize first, then "
-			            "notifications/initialized");
+			reply_error(
+			    srv, msg->id, MCP_ERR_INVALID_REQUEST,
+			    "the connection is not initialized: send initialize first, then "
+			    "notifications/initialized");
 		else
 			methods[i].handle(srv, msg);
 		goto out;
@@ -994,7 +1006,8 @@ static void handle_response(struct mcp_server *srv, struct mcp_msg *msg)
 	}
 	pthread_mutex_unlock(&srv->lock);
 	if (!msg->id || !inf) {
-		GB_LOGD(MOD, "ignoring a response to id %s: no request of ours waits for it", idbuf);
+		GB_LOGD(MOD, "ignoring a response to id %s: no request of ours waits for it",
+		        idbuf);
 	} else if (!msg->result) {
 		printable(text ? text : "a malformed response", why, sizeof(why));
 		GB_LOGW(MOD, "the client answered request %s with an error: %s", idbuf, why);
@@ -1120,7 +1133,8 @@ void mcp_server_cancel_all(struct mcp_server *srv)
 	do {
 		n = 0;
 		pthread_mutex_lock(&srv->lock);
-		for (inf = srv->inflight; inf && n < sizeof(todo) / sizeof(todo[0]); inf = inf->next) {
+		for (inf = srv->inflight; inf && n < sizeof(todo) / sizeof(todo[0]);
+		     inf = inf->next) {
 			if (inf->done || inf->cancelled)
 				continue;
 			inf->cancelled = 1;

@@ -45,7 +45,7 @@ struct stdio_out {
  * mode). Returns 0, or -errno. */
 static int wait_fd(int fd, short events)
 {
-	struct pollfd pfd = {.fd = fd, .events = events};
+	struct pollfd pfd = { .fd = fd, .events = events };
 	int rc;
 
 	do {
@@ -59,7 +59,7 @@ static int wait_fd(int fd, short events)
  * Returns 0, or -errno (-EPIPE when the reader is gone). */
 static int write_all(int fd, const char *buf, size_t len)
 {
-	static const struct timespec no_wait = {0, 0};
+	static const struct timespec no_wait = { 0, 0 };
 	sigset_t pipe_set;
 	sigset_t old_mask;
 	sigset_t pending;
@@ -151,7 +151,8 @@ int mcp_stdio_serve(const struct act_config *cfg, int in_fd, int out_fd)
  * 1 to stop. */
 static int wait_input(int in_fd, int stop_fd)
 {
-	struct pollfd pfd[2] = {{.fd = in_fd, .events = POLLIN}, {.fd = stop_fd, .events = POLLIN}};
+	struct pollfd pfd[2] = { { .fd = in_fd, .events = POLLIN },
+		                 { .fd = stop_fd, .events = POLLIN } };
 	int rc;
 
 	if (stop_fd < 0)
@@ -164,7 +165,7 @@ static int wait_input(int in_fd, int stop_fd)
 
 int mcp_stdio_serve_until(const struct act_config *cfg, int in_fd, int out_fd, int stop_fd)
 {
-	struct stdio_out out = {.fd = out_fd};
+	struct stdio_out out = { .fd = out_fd };
 	struct mcp_line_reader reader;
 	struct mcp_server *srv = NULL;
 	char *chunk = NULL;

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const unsigned char v4_mapped_prefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+static const unsigned char v4_mapped_prefix[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
 
 /* Sets ip to the IPv4-mapped form of a (host byte order). */
 static void ip_from_v4(uint32_t a, struct policy_ip *ip)
@@ -109,24 +109,24 @@ struct v4_range {
 
 /* Most specific first: the first match wins. */
 static const struct v4_range v4_ranges[] = {
-	{0xA9FEA9FEu, 32, POLICY_ADDR_METADATA},   /* 169.254.169.254: AWS, GCP, Azure, ... */
-	{0xA9FEAA02u, 32, POLICY_ADDR_METADATA},   /* 169.254.170.2: ECS task metadata */
-	{0x646464C8u, 32, POLICY_ADDR_METADATA},   /* 100.100.100.200: Alibaba Cloud */
-	{0x00000000u, 8, POLICY_ADDR_UNSPECIFIED}, /* 0/8: "this network"; 0.0.0.0 is local */
-	{0x7F000000u, 8, POLICY_ADDR_LOOPBACK},    /* 127/8 */
-	{0xA9FE0000u, 16, POLICY_ADDR_LINK_LOCAL}, /* 169.254/16 */
-	{0x0A000000u, 8, POLICY_ADDR_PRIVATE},     /* 10/8 */
-	{0xAC100000u, 12, POLICY_ADDR_PRIVATE},    /* 172.16/12 */
-	{0xC0A80000u, 16, POLICY_ADDR_PRIVATE},    /* 192.168/16 */
-	{0x64400000u, 10, POLICY_ADDR_PRIVATE},    /* 100.64/10: shared (carrier-grade NAT) */
-	{0xC0000000u, 24, POLICY_ADDR_SPECIAL},    /* 192.0.0/24: protocol assignments */
-	{0xC0000200u, 24, POLICY_ADDR_SPECIAL},    /* 192.0.2/24: documentation */
-	{0xC0586300u, 24, POLICY_ADDR_SPECIAL},    /* 192.88.99/24: 6to4 relays */
-	{0xC6120000u, 15, POLICY_ADDR_SPECIAL},    /* 198.18/15: benchmarking */
-	{0xC6336400u, 24, POLICY_ADDR_SPECIAL},    /* 198.51.100/24: documentation */
-	{0xCB007100u, 24, POLICY_ADDR_SPECIAL},    /* 203.0.113/24: documentation */
-	{0xE0000000u, 4, POLICY_ADDR_MULTICAST},   /* 224/4 */
-	{0xF0000000u, 4, POLICY_ADDR_RESERVED},    /* 240/4, 255.255.255.255 */
+	{ 0xA9FEA9FEu, 32, POLICY_ADDR_METADATA },   /* 169.254.169.254: AWS, GCP, Azure, ... */
+	{ 0xA9FEAA02u, 32, POLICY_ADDR_METADATA },   /* 169.254.170.2: ECS task metadata */
+	{ 0x646464C8u, 32, POLICY_ADDR_METADATA },   /* 100.100.100.200: Alibaba Cloud */
+	{ 0x00000000u, 8, POLICY_ADDR_UNSPECIFIED }, /* 0/8: "this network"; 0.0.0.0 is local */
+	{ 0x7F000000u, 8, POLICY_ADDR_LOOPBACK },    /* 127/8 */
+	{ 0xA9FE0000u, 16, POLICY_ADDR_LINK_LOCAL }, /* 169.254/16 */
+	{ 0x0A000000u, 8, POLICY_ADDR_PRIVATE },     /* 10/8 */
+	{ 0xAC100000u, 12, POLICY_ADDR_PRIVATE },    /* 172.16/12 */
+	{ 0xC0A80000u, 16, POLICY_ADDR_PRIVATE },    /* 192.168/16 */
+	{ 0x64400000u, 10, POLICY_ADDR_PRIVATE },    /* 100.64/10: shared (carrier-grade NAT) */
+	{ 0xC0000000u, 24, POLICY_ADDR_SPECIAL },    /* 192.0.0/24: protocol assignments */
+	{ 0xC0000200u, 24, POLICY_ADDR_SPECIAL },    /* 192.0.2/24: documentation */
+	{ 0xC0586300u, 24, POLICY_ADDR_SPECIAL },    /* 192.88.99/24: 6to4 relays */
+	{ 0xC6120000u, 15, POLICY_ADDR_SPECIAL },    /* 198.18/15: benchmarking */
+	{ 0xC6336400u, 24, POLICY_ADDR_SPECIAL },    /* 198.51.100/24: documentation */
+	{ 0xCB007100u, 24, POLICY_ADDR_SPECIAL },    /* 203.0.113/24: documentation */
+	{ 0xE0000000u, 4, POLICY_ADDR_MULTICAST },   /* 224/4 */
+	{ 0xF0000000u, 4, POLICY_ADDR_RESERVED },    /* 240/4, 255.255.255.255 */
 };
 
 /* The class of a host-order IPv4 address. */
@@ -164,18 +164,21 @@ struct v6_range {
 
 /* Most specific first; ranges carrying IPv4 are handled in code. */
 static const struct v6_range v6_ranges[] = {
-	{{0xfd, 0x00, 0x0e, 0xc2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x02, 0x54}, 128,
-	 POLICY_ADDR_METADATA},                                       /* fd00:ec2::254: AWS */
-	{{0xfe, 0x80}, 10, POLICY_ADDR_LINK_LOCAL},                   /* fe80::/10 */
-	{{0xfe, 0xc0}, 10, POLICY_ADDR_PRIVATE},                      /* fec0::/10: site-local */
-	{{0xfc, 0x00}, 7, POLICY_ADDR_PRIVATE},                       /* fc00::/7: unique local */
-	{{0xff, 0x00}, 8, POLICY_ADDR_MULTICAST},                     /* ff00::/8 */
-	{{0x20, 0x01, 0x0d, 0xb8}, 32, POLICY_ADDR_SPECIAL},          /* 2001:db8::/32: docs */
-	{{0x20, 0x01, 0x00, 0x00}, 32, POLICY_ADDR_SPECIAL},          /* 2001::/32: Teredo */
-	{{0x20, 0x01, 0x00, 0x02, 0, 0}, 48, POLICY_ADDR_SPECIAL},    /* 2001:2::/48: benchmarking */
-	{{0x20, 0x01, 0x00, 0x10}, 28, POLICY_ADDR_SPECIAL},          /* 2001:10::/28: ORCHID */
-	{{0x20, 0x01, 0x00, 0x20}, 28, POLICY_ADDR_SPECIAL},          /* 2001:20::/28: ORCHIDv2 */
-	{{0x01, 0x00, 0, 0, 0, 0, 0, 0}, 64, POLICY_ADDR_SPECIAL},    /* 100::/64: discard */
+	{ { 0xfd, 0x00, 0x0e, 0xc2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x02, 0x54 },
+	  128,
+	  POLICY_ADDR_METADATA },                                /* fd00:ec2::254: AWS */
+	{ { 0xfe, 0x80 }, 10, POLICY_ADDR_LINK_LOCAL },          /* fe80::/10 */
+	{ { 0xfe, 0xc0 }, 10, POLICY_ADDR_PRIVATE },             /* fec0::/10: site-local */
+	{ { 0xfc, 0x00 }, 7, POLICY_ADDR_PRIVATE },              /* fc00::/7: unique local */
+	{ { 0xff, 0x00 }, 8, POLICY_ADDR_MULTICAST },            /* ff00::/8 */
+	{ { 0x20, 0x01, 0x0d, 0xb8 }, 32, POLICY_ADDR_SPECIAL }, /* 2001:db8::/32: docs */
+	{ { 0x20, 0x01, 0x00, 0x00 }, 32, POLICY_ADDR_SPECIAL }, /* 2001::/32: Teredo */
+	{ { 0x20, 0x01, 0x00, 0x02, 0, 0 },
+	  48,
+	  POLICY_ADDR_SPECIAL },                                 /* 2001:2::/48: benchmarking */
+	{ { 0x20, 0x01, 0x00, 0x10 }, 28, POLICY_ADDR_SPECIAL }, /* 2001:10::/28: ORCHID */
+	{ { 0x20, 0x01, 0x00, 0x20 }, 28, POLICY_ADDR_SPECIAL }, /* 2001:20::/28: ORCHIDv2 */
+	{ { 0x01, 0x00, 0, 0, 0, 0, 0, 0 }, 64, POLICY_ADDR_SPECIAL }, /* 100::/64: discard */
 };
 
 /* The class of ip, following embedded IPv4 addresses (mapped,
@@ -184,8 +187,8 @@ static const struct v6_range v6_ranges[] = {
 enum policy_addr_class policy_ip_class(const struct policy_ip *ip)
 {
 	static const unsigned char zero[16];
-	static const unsigned char nat64[12] = {0x00, 0x64, 0xff, 0x9b};
-	static const unsigned char nat64_local[6] = {0x00, 0x64, 0xff, 0x9b, 0x00, 0x01};
+	static const unsigned char nat64[12] = { 0x00, 0x64, 0xff, 0x9b };
+	static const unsigned char nat64_local[6] = { 0x00, 0x64, 0xff, 0x9b, 0x00, 0x01 };
 	enum policy_addr_class c = POLICY_ADDR_PUBLIC;
 	size_t i;
 
@@ -227,15 +230,24 @@ int policy_class_always_refused(enum policy_addr_class c)
 const char *policy_class_rule(enum policy_addr_class c)
 {
 	switch (c) {
-	case POLICY_ADDR_PUBLIC: return "";
-	case POLICY_ADDR_LOOPBACK: return "addr-loopback";
-	case POLICY_ADDR_PRIVATE: return "addr-private";
-	case POLICY_ADDR_SPECIAL: return "addr-special";
-	case POLICY_ADDR_LINK_LOCAL: return "addr-link-local";
-	case POLICY_ADDR_METADATA: return "addr-metadata";
-	case POLICY_ADDR_UNSPECIFIED: return "addr-unspecified";
-	case POLICY_ADDR_MULTICAST: return "addr-multicast";
-	case POLICY_ADDR_RESERVED: return "addr-reserved";
+	case POLICY_ADDR_PUBLIC:
+		return "";
+	case POLICY_ADDR_LOOPBACK:
+		return "addr-loopback";
+	case POLICY_ADDR_PRIVATE:
+		return "addr-private";
+	case POLICY_ADDR_SPECIAL:
+		return "addr-special";
+	case POLICY_ADDR_LINK_LOCAL:
+		return "addr-link-local";
+	case POLICY_ADDR_METADATA:
+		return "addr-metadata";
+	case POLICY_ADDR_UNSPECIFIED:
+		return "addr-unspecified";
+	case POLICY_ADDR_MULTICAST:
+		return "addr-multicast";
+	case POLICY_ADDR_RESERVED:
+		return "addr-reserved";
 	}
 	return "addr-reserved";
 }
@@ -244,15 +256,24 @@ const char *policy_class_rule(enum policy_addr_class c)
 const char *policy_class_words(enum policy_addr_class c)
 {
 	switch (c) {
-	case POLICY_ADDR_PUBLIC: return "a public address";
-	case POLICY_ADDR_LOOPBACK: return "a loopback address";
-	case POLICY_ADDR_PRIVATE: return "a private-network address";
-	case POLICY_ADDR_SPECIAL: return "a special-purpose address";
-	case POLICY_ADDR_LINK_LOCAL: return "a link-local address";
-	case POLICY_ADDR_METADATA: return "a cloud metadata address";
-	case POLICY_ADDR_UNSPECIFIED: return "an unspecified (0.0.0.0 or ::) address";
-	case POLICY_ADDR_MULTICAST: return "a multicast address";
-	case POLICY_ADDR_RESERVED: return "a reserved address";
+	case POLICY_ADDR_PUBLIC:
+		return "a public address";
+	case POLICY_ADDR_LOOPBACK:
+		return "a loopback address";
+	case POLICY_ADDR_PRIVATE:
+		return "a private-network address";
+	case POLICY_ADDR_SPECIAL:
+		return "a special-purpose address";
+	case POLICY_ADDR_LINK_LOCAL:
+		return "a link-local address";
+	case POLICY_ADDR_METADATA:
+		return "a cloud metadata address";
+	case POLICY_ADDR_UNSPECIFIED:
+		return "an unspecified (0.0.0.0 or ::) address";
+	case POLICY_ADDR_MULTICAST:
+		return "a multicast address";
+	case POLICY_ADDR_RESERVED:
+		return "a reserved address";
 	}
 	return "a reserved address";
 }
@@ -342,11 +363,10 @@ static int ends_in_number(const char *host)
 	start = len;
 	while (start > 0 && host[start - 1] != '.')
 		start--;
-	return start < len &&
-	       (strspn(host + start, "0123456789") >= len - start ||
-	        (len - start >= 2 && host[start] == '0' &&
-	         (host[start + 1] == 'x' || host[start + 1] == 'X') &&
-	         ipv4_number(host + start, len - start, &v) == 0));
+	return start < len && (strspn(host + start, "0123456789") >= len - start ||
+	                       (len - start >= 2 && host[start] == '0' &&
+	                        (host[start + 1] == 'x' || host[start + 1] == 'X') &&
+	                        ipv4_number(host + start, len - start, &v) == 0));
 }
 
 /*
@@ -464,7 +484,7 @@ out:
 /* The always-refused ranges, for config checks. Built once. */
 static const char *const always_refused_text[] = {
 	"0.0.0.0/8", "169.254.0.0/16", "100.100.100.200", "224.0.0.0/4", "240.0.0.0/4",
-	"::/128", "fe80::/10", "fd00:ec2::254", "ff00::/8",
+	"::/128",    "fe80::/10",      "fd00:ec2::254",   "ff00::/8",
 };
 
 /* 1 when r overlaps a range that is always refused; its text goes to

@@ -49,8 +49,7 @@ struct policy_admin {
 /* A response {"ok": false, "error": {"code", "message"}}. */
 static json_t *error_response(const char *code, const char *message)
 {
-	return json_pack("{s:b, s:{s:s, s:s}}", "ok", 0, "error", "code", code, "message",
-	                 message);
+	return json_pack("{s:b, s:{s:s, s:s}}", "ok", 0, "error", "code", code, "message", message);
 }
 
 /* Maps a store error to a response. */
@@ -72,7 +71,8 @@ static int only_keys(const json_t *req, const char *const *allowed, char *bad, s
 	json_t *v;
 	size_t i;
 
-	json_object_foreach((json_t *)req, key, v) {
+	json_object_foreach((json_t *)req, key, v)
+	{
 		int known = 0;
 
 		(void)v;
@@ -146,9 +146,9 @@ static int history_cb(const struct store_approval_event *ev, void *user)
 
 static json_t *handle_list(struct store *st, const json_t *req)
 {
-	static const char *const keys[] = {"op", "tenant", "all", "limit", NULL};
-	struct store_approval_query q = {0};
-	struct list_ctx c = {0};
+	static const char *const keys[] = { "op", "tenant", "all", "limit", NULL };
+	struct store_approval_query q = { 0 };
+	struct list_ctx c = { 0 };
 	json_t *all = json_object_get(req, "all");
 	json_t *limit = json_object_get(req, "limit");
 	char err[512];
@@ -161,7 +161,8 @@ static json_t *handle_list(struct store *st, const json_t *req)
 	    (all && !json_is_boolean(all)) ||
 	    (limit && (!json_is_integer(limit) || json_integer_value(limit) < 1 ||
 	               json_integer_value(limit) > LIST_LIMIT_MAX)))
-		return error_response("bad_request", "list takes tenant (string), all (boolean) and "
+		return error_response("bad_request",
+		                      "list takes tenant (string), all (boolean) and "
 		                      "limit (1 to 1000)");
 	q.pending_only = !json_is_true(all);
 	q.limit = limit ? (size_t)json_integer_value(limit) : 100;
@@ -177,7 +178,7 @@ static json_t *handle_list(struct store *st, const json_t *req)
 
 static json_t *handle_show(struct store *st, const json_t *req)
 {
-	static const char *const keys[] = {"op", "id", NULL};
+	static const char *const keys[] = { "op", "id", NULL };
 	struct store_approval a;
 	const char *id = NULL;
 	json_t *events = NULL;
@@ -188,7 +189,8 @@ static json_t *handle_show(struct store *st, const json_t *req)
 	if (!only_keys(req, keys, err, sizeof(err)))
 		return error_response("bad_request", err);
 	if (opt_string(req, "id", STORE_ID_MAX, &id) < 0 || !id)
-		return error_response("bad_request", "show needs the approval id: {\"op\": \"show\", "
+		return error_response("bad_request",
+		                      "show needs the approval id: {\"op\": \"show\", "
 		                      "\"id\": \"apr-...\"}");
 	rc = store_approval_get(st, NULL, id, &a, err, sizeof(err));
 	if (rc < 0)
@@ -204,11 +206,11 @@ static json_t *handle_show(struct store *st, const json_t *req)
 	return resp;
 }
 
-static json_t *handle_decide(struct store *st, const json_t *req, int approve,
-                             const char *channel, int64_t uid)
+static json_t *handle_decide(struct store *st, const json_t *req, int approve, const char *channel,
+                             int64_t uid)
 {
-	static const char *const keys[] = {"op", "id", "by", "reason", NULL};
-	struct store_decider who = {0};
+	static const char *const keys[] = { "op", "id", "by", "reason", NULL };
+	struct store_decider who = { 0 };
 	struct store_approval a;
 	const char *id = NULL;
 	char by_uid[32];
@@ -221,8 +223,10 @@ static json_t *handle_decide(struct store *st, const json_t *req, int approve,
 		return error_response("bad_request", "approve and deny need the approval id");
 	if (opt_string(req, "by", STORE_BY_MAX, &who.by) < 0 ||
 	    opt_string(req, "reason", STORE_REASON_MAX, &who.reason) < 0)
-		return error_response("bad_request", "by must be a name of at most 128 bytes and "
-		                      "reason a text of at most 512 bytes, without control characters");
+		return error_response(
+		    "bad_request",
+		    "by must be a name of at most 128 bytes and "
+		    "reason a text of at most 512 bytes, without control characters");
 	if (!who.by || !who.by[0]) {
 		snprintf(by_uid, sizeof(by_uid), "uid %lld", (long long)uid);
 		who.by = by_uid;
@@ -243,7 +247,8 @@ json_t *policy_admin_handle(struct store *st, const json_t *request, const char 
 	const char *op = json_string_value(json_object_get(request, "op"));
 
 	if (!json_is_object(request) || !op)
-		return error_response("bad_request", "a request is a JSON object with \"op\": one of "
+		return error_response("bad_request",
+		                      "a request is a JSON object with \"op\": one of "
 		                      "ping, list, show, approve, deny");
 	if (!strcmp(op, "ping"))
 		return json_pack("{s:b, s:s, s:s}", "ok", 1, "service", "glassbox", "version",
@@ -267,7 +272,7 @@ static int write_all(int fd, const char *buf, size_t len, int timeout_ms)
 	size_t off = 0;
 
 	while (off < len) {
-		struct pollfd p = {fd, POLLOUT, 0};
+		struct pollfd p = { fd, POLLOUT, 0 };
 		ssize_t n;
 
 		if (poll(&p, 1, timeout_ms) <= 0)
@@ -311,14 +316,17 @@ static int serve_line(struct policy_admin *a, int fd, const char *line, size_t l
 	int rc;
 
 	if (forbidden) {
-		snprintf(msg, sizeof(msg), "only root or the service's user (uid %u) may use the "
-		         "admin socket", (unsigned)a->service_uid);
+		snprintf(msg, sizeof(msg),
+		         "only root or the service's user (uid %u) may use the "
+		         "admin socket",
+		         (unsigned)a->service_uid);
 		resp = error_response("forbidden", msg);
 	} else {
 		req = json_loadb(line, len, JSON_REJECT_DUPLICATES, &jerr);
 		if (!req)
-			resp = error_response("bad_request", "the request is not JSON: send one JSON "
-			                      "object per line");
+			resp =
+			    error_response("bad_request", "the request is not JSON: send one JSON "
+			                                  "object per line");
 		else
 			resp = policy_admin_handle(a->st, req, "admin-socket", (int64_t)peer->uid);
 	}
@@ -356,7 +364,7 @@ static void serve_conn(struct policy_admin *a, int fd)
 	if (!buf)
 		goto out;
 	for (;;) {
-		struct pollfd p[2] = {{fd, POLLIN, 0}, {a->wake[0], POLLIN, 0}};
+		struct pollfd p[2] = { { fd, POLLIN, 0 }, { a->wake[0], POLLIN, 0 } };
 		char *nl;
 		ssize_t n;
 
@@ -372,7 +380,8 @@ static void serve_conn(struct policy_admin *a, int fd)
 			continue;
 		}
 		if (len >= POLICY_ADMIN_LINE_MAX) {
-			resp = error_response("bad_request", "request line too long: at most 256 KiB");
+			resp =
+			    error_response("bad_request", "request line too long: at most 256 KiB");
 			if (resp)
 				send_json(fd, resp, 1000);
 			goto out;
@@ -396,14 +405,16 @@ static void *serve_thread(void *arg)
 	struct policy_admin *a = arg;
 
 	for (;;) {
-		struct pollfd p[2] = {{a->listen_fd, POLLIN, 0}, {a->wake[0], POLLIN, 0}};
+		struct pollfd p[2] = { { a->listen_fd, POLLIN, 0 }, { a->wake[0], POLLIN, 0 } };
 		int fd;
 
 		if (poll(p, 2, -1) < 0) {
 			if (errno == EINTR)
 				continue;
-			GB_LOGE("policy", "admin socket: poll failed: %s; approvals can no longer be "
-			        "decided through %s", strerror(errno), a->path);
+			GB_LOGE("policy",
+			        "admin socket: poll failed: %s; approvals can no longer be "
+			        "decided through %s",
+			        strerror(errno), a->path);
 			break;
 		}
 		if (p[1].revents)
@@ -454,8 +465,10 @@ static int clear_stale(const char *path, char *err, size_t errlen)
 		goto out;
 	}
 	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
-		snprintf(err, errlen, "another glassbox service is serving approvals on %s: stop it, "
-		         "or use another data dir", path);
+		snprintf(err, errlen,
+		         "another glassbox service is serving approvals on %s: stop it, "
+		         "or use another data dir",
+		         path);
 		rc = -POLICY_EINVAL;
 		goto out;
 	}
@@ -495,9 +508,11 @@ int policy_admin_start(struct store *st, const struct policy_admin_options *o,
 	n = snprintf(run_dir, sizeof(run_dir), "%s/run", o->data_dir);
 	if (n < 0 || (size_t)n >= sizeof(run_dir) ||
 	    (mkdir(run_dir, 0700) != 0 && errno != EEXIST)) {
-		snprintf(err, errlen, "cannot create %.300s: %s; make the data dir writable by this "
-		         "user", run_dir, n < 0 || (size_t)n >= sizeof(run_dir) ? "path too long"
-		                                                              : strerror(errno));
+		snprintf(err, errlen,
+		         "cannot create %.300s: %s; make the data dir writable by this "
+		         "user",
+		         run_dir,
+		         n < 0 || (size_t)n >= sizeof(run_dir) ? "path too long" : strerror(errno));
 		rc = -POLICY_ESYS;
 		goto out;
 	}
@@ -506,9 +521,10 @@ int policy_admin_start(struct store *st, const struct policy_admin_options *o,
 	else
 		n = snprintf(a->path, sizeof(a->path), "%s/admin.sock", run_dir);
 	if (n < 0 || (size_t)n >= sizeof(a->path)) {
-		snprintf(err, errlen, "the admin socket path under %.300s is longer than a unix socket "
-		         "allows (%zu bytes): use a shorter data dir path", run_dir,
-		         sizeof(a->path) - 1);
+		snprintf(err, errlen,
+		         "the admin socket path under %.300s is longer than a unix socket "
+		         "allows (%zu bytes): use a shorter data dir path",
+		         run_dir, sizeof(a->path) - 1);
 		rc = -POLICY_EINVAL;
 		goto out;
 	}
@@ -520,7 +536,8 @@ int policy_admin_start(struct store *st, const struct policy_admin_options *o,
 	/* the run dir is 0700, so nobody else can reach the socket between
 	 * bind and chmod */
 	if (a->listen_fd < 0 || bind(a->listen_fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 ||
-	    chmod(a->path, 0600) != 0 || listen(a->listen_fd, 16) != 0 || pipe2(a->wake, O_CLOEXEC)) {
+	    chmod(a->path, 0600) != 0 || listen(a->listen_fd, 16) != 0 ||
+	    pipe2(a->wake, O_CLOEXEC)) {
 		snprintf(err, errlen, "cannot serve the admin socket %s: %s", a->path,
 		         strerror(errno));
 		rc = -POLICY_ESYS;
@@ -568,8 +585,8 @@ const char *policy_admin_socket_path(const struct policy_admin *a)
 
 /* ---- the client ------------------------------------------------------------------ */
 
-int policy_admin_request(const char *path, const json_t *request, int timeout_ms,
-                         json_t **response, char *err, size_t errlen)
+int policy_admin_request(const char *path, const json_t *request, int timeout_ms, json_t **response,
+                         char *err, size_t errlen)
 {
 	struct sockaddr_un sa;
 	json_error_t jerr;
@@ -594,8 +611,10 @@ int policy_admin_request(const char *path, const json_t *request, int timeout_ms
 	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
 		rc = (errno == ENOENT || errno == ECONNREFUSED) ? -POLICY_EREFUSED : -POLICY_ESYS;
 		snprintf(err, errlen, "cannot reach the glassbox service at %s: %s%s", path,
-		         strerror(errno), errno == EACCES ? "; run this as root or as the service's "
-		                                            "user" : "");
+		         strerror(errno),
+		         errno == EACCES ? "; run this as root or as the service's "
+		                           "user"
+		                         : "");
 		goto out;
 	}
 	if (fcntl(fd, F_SETFL, O_NONBLOCK) != 0) {
@@ -615,7 +634,7 @@ int policy_admin_request(const char *path, const json_t *request, int timeout_ms
 	if (write_all(fd, text, strlen(text), timeout_ms) == 0)
 		write_all(fd, "\n", 1, timeout_ms);
 	while (!memchr(buf, '\n', len)) {
-		struct pollfd p = {fd, POLLIN, 0};
+		struct pollfd p = { fd, POLLIN, 0 };
 		ssize_t n;
 
 		if (len >= POLICY_ADMIN_LINE_MAX) {
@@ -625,8 +644,9 @@ int policy_admin_request(const char *path, const json_t *request, int timeout_ms
 			goto out;
 		}
 		if (poll(&p, 1, timeout_ms) <= 0) {
-			snprintf(err, errlen, "the glassbox service at %s did not answer within %d ms",
-			         path, timeout_ms);
+			snprintf(err, errlen,
+			         "the glassbox service at %s did not answer within %d ms", path,
+			         timeout_ms);
 			rc = -POLICY_ESYS;
 			goto out;
 		}
@@ -634,8 +654,10 @@ int policy_admin_request(const char *path, const json_t *request, int timeout_ms
 		if (n < 0 && (errno == EAGAIN || errno == EINTR))
 			continue;
 		if (n <= 0) {
-			snprintf(err, errlen, "the glassbox service at %s closed the connection without "
-			         "answering", path);
+			snprintf(err, errlen,
+			         "the glassbox service at %s closed the connection without "
+			         "answering",
+			         path);
 			rc = -POLICY_ESYS;
 			goto out;
 		}
@@ -645,8 +667,10 @@ int policy_admin_request(const char *path, const json_t *request, int timeout_ms
 	if (!json_is_object(*response)) {
 		json_decref(*response);
 		*response = NULL;
-		snprintf(err, errlen, "the glassbox service at %s answered something that is not a "
-		         "JSON object", path);
+		snprintf(err, errlen,
+		         "the glassbox service at %s answered something that is not a "
+		         "JSON object",
+		         path);
 		rc = -POLICY_ESYS;
 	}
 out:

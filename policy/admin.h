@@ -88,8 +88,8 @@ json_t *policy_admin_handle(struct store *st, const json_t *request, const char 
  * refused: no service is running); -POLICY_ESYS for other failures
  * (permission denied, timeout, a malformed or oversized answer), with err.
  */
-int policy_admin_request(const char *path, const json_t *request, int timeout_ms,
-                         json_t **response, char *err, size_t errlen);
+int policy_admin_request(const char *path, const json_t *request, int timeout_ms, json_t **response,
+                         char *err, size_t errlen);
 
 /*
  * `glassbox approvals ...`: argv[0] is "approvals", argv[1] the subcommand:

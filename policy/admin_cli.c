@@ -39,17 +39,18 @@ struct cli_args {
 
 static void usage(FILE *out)
 {
-	fprintf(out,
-	        "usage: glassbox approvals COMMAND [options]\n"
-	        "\n"
-	        "  list [--tenant T] [--all] [--json]      approvals waiting for a decision\n"
-	        "                                          (--all: every state)\n"
-	        "  show ID [--json]                        one approval and its history\n"
-	        "  approve ID [--reason TEXT] [--by NAME]  let that one action run, once\n"
-	        "  deny ID [--reason TEXT] [--by NAME]     refuse it\n"
-	        "\n"
-	        "Talks to the running service through DATA/run/admin.sock; when none is\n"
-	        "running, works on DATA/glassbox.db directly. Root or the data dir's owner only.\n");
+	fprintf(
+	    out,
+	    "usage: glassbox approvals COMMAND [options]\n"
+	    "\n"
+	    "  list [--tenant T] [--all] [--json]      approvals waiting for a decision\n"
+	    "                                          (--all: every state)\n"
+	    "  show ID [--json]                        one approval and its history\n"
+	    "  approve ID [--reason TEXT] [--by NAME]  let that one action run, once\n"
+	    "  deny ID [--reason TEXT] [--by NAME]     refuse it\n"
+	    "\n"
+	    "Talks to the running service through DATA/run/admin.sock; when none is\n"
+	    "running, works on DATA/glassbox.db directly. Root or the data dir's owner only.\n");
 }
 
 /* Prints s with control characters (C0, DEL, C1) and bidi controls shown
@@ -169,7 +170,8 @@ static void print_list(FILE *out, const json_t *resp, int all)
 	size_t i;
 
 	if (json_array_size(arr) == 0) {
-		fprintf(out, all ? "No approvals.\n" : "No approvals are waiting for a decision.\n");
+		fprintf(out,
+		        all ? "No approvals.\n" : "No approvals are waiting for a decision.\n");
 		return;
 	}
 	fprintf(out, "%zu %s:\n\n", json_array_size(arr),
@@ -179,7 +181,8 @@ static void print_list(FILE *out, const json_t *resp, int all)
 		fputc('\n', out);
 	}
 	if (!all)
-		fprintf(out, "Decide with: glassbox approvals approve ID | deny ID [--reason TEXT]\n");
+		fprintf(out,
+		        "Decide with: glassbox approvals approve ID | deny ID [--reason TEXT]\n");
 }
 
 static void print_show(FILE *out, const json_t *resp)
@@ -316,7 +319,8 @@ static int parse_args(int argc, char **argv, struct cli_args *a)
 		} else if (arg[0] != '-' && !a->id) {
 			a->id = arg;
 		} else {
-			fprintf(stderr, "glassbox approvals: unknown or incomplete argument '%s'\n\n", arg);
+			fprintf(stderr,
+			        "glassbox approvals: unknown or incomplete argument '%s'\n\n", arg);
 			return -1;
 		}
 	}
@@ -366,8 +370,10 @@ static int serve_direct(const char *data_dir, const json_t *req, json_t **resp, 
 	int rc;
 
 	if (stat(data_dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
-		snprintf(err, errlen, "there is no glassbox data dir at %s: pass --data-dir DIR or "
-		         "set GLASSBOX_DATA_DIR", data_dir);
+		snprintf(err, errlen,
+		         "there is no glassbox data dir at %s: pass --data-dir DIR or "
+		         "set GLASSBOX_DATA_DIR",
+		         data_dir);
 		return -1;
 	}
 	rc = store_open(data_dir, &st, err, errlen);
@@ -392,8 +398,8 @@ int policy_cli_approvals(int argc, char **argv, const char *data_dir)
 	int status = EXIT_OK;
 	int rc;
 
-	if (argc >= 2 && (!strcmp(argv[1], "help") || !strcmp(argv[1], "--help") ||
-	                  !strcmp(argv[1], "-h"))) {
+	if (argc >= 2 &&
+	    (!strcmp(argv[1], "help") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
 		usage(stdout);
 		goto out;
 	}
@@ -430,8 +436,8 @@ int policy_cli_approvals(int argc, char **argv, const char *data_dir)
 		print_safe(stderr, str(e, "message"));
 		fputc('\n', stderr);
 		status = (!strcmp(code, "not_found") || !strcmp(code, "conflict")) ? EXIT_REFUSED
-		         : !strcmp(code, "bad_request")                             ? EXIT_USAGE
-		                                                                    : EXIT_FAILED;
+		         : !strcmp(code, "bad_request")                            ? EXIT_USAGE
+		                                                                   : EXIT_FAILED;
 		goto out;
 	}
 	if (a.json) {

@@ -51,8 +51,8 @@ struct policy_proxy;
 enum {
 	POLICY_EINVAL = 1, /* a bad argument or config: see err */
 	POLICY_ENOMEM,
-	POLICY_EREFUSED,   /* the check refused: see the decision */
-	POLICY_ESYS,       /* a system call failed: see err */
+	POLICY_EREFUSED, /* the check refused: see the decision */
+	POLICY_ESYS,     /* a system call failed: see err */
 };
 
 /* The outcome of a check. Filled in on allow and on refusal. */
@@ -264,8 +264,8 @@ int policy_url_is_loopback_port(const struct policy_egress *p, const char *url, 
  * from glassbox's own namespace. Needs CAP_SYS_ADMIN over the namespace.
  * Returns 0 with *fd_out, or -POLICY_ESYS with err.
  */
-int policy_proxy_listen_in_netns(int netns_fd, const char *addr, int port, int *fd_out,
-                                 char *err, size_t errlen);
+int policy_proxy_listen_in_netns(int netns_fd, const char *addr, int port, int *fd_out, char *err,
+                                 size_t errlen);
 
 /* ---- the browser's network namespace (layer 4) ---------------------------- */
 

@@ -12,8 +12,7 @@
 
 /* A string fact as JSON: null when absent. Returns -1 when it is too long
  * or not UTF-8 (what names it for the error). */
-static int put_string(json_t *obj, const char *key, const char *value, char *err,
-                      size_t errlen)
+static int put_string(json_t *obj, const char *key, const char *value, char *err, size_t errlen)
 {
 	json_t *s;
 	size_t len;
@@ -22,14 +21,16 @@ static int put_string(json_t *obj, const char *key, const char *value, char *err
 		return json_object_set_new(obj, key, json_null()) == 0 ? 0 : -POLICY_ENOMEM;
 	len = strnlen(value, POLICY_FINGERPRINT_FACT_MAX + 1);
 	if (len > POLICY_FINGERPRINT_FACT_MAX) {
-		snprintf(err, errlen, "the action's %s is longer than %u bytes: it cannot be "
-		         "fingerprinted", key, POLICY_FINGERPRINT_FACT_MAX);
+		snprintf(err, errlen,
+		         "the action's %s is longer than %u bytes: it cannot be "
+		         "fingerprinted",
+		         key, POLICY_FINGERPRINT_FACT_MAX);
 		return -POLICY_EINVAL;
 	}
 	s = json_stringn(value, len);
 	if (!s) {
-		snprintf(err, errlen, "the action's %s is not valid UTF-8: it cannot be fingerprinted",
-		         key);
+		snprintf(err, errlen,
+		         "the action's %s is not valid UTF-8: it cannot be fingerprinted", key);
 		return -POLICY_EINVAL;
 	}
 	return json_object_set_new(obj, key, s) == 0 ? 0 : -POLICY_ENOMEM;
@@ -65,7 +66,8 @@ int policy_fingerprint_canonical(const struct policy_action_facts *f, char **out
 		rc = put_string(o, "frame", f->frame_id, err, errlen);
 	if (rc == 0)
 		rc = json_object_set_new(node, "backend_id", json_integer(f->backend_node_id))
-		         ? -POLICY_ENOMEM : 0;
+		         ? -POLICY_ENOMEM
+		         : 0;
 	if (rc == 0)
 		rc = put_string(node, "identity", f->node_identity, err, errlen);
 	if (rc == 0)

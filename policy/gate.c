@@ -31,7 +31,8 @@ int policy_gate_check(struct store *st, const struct policy_risk *rules,
 	memset(res, 0, sizeof(*res));
 	res->outcome = POLICY_GATE_REFUSED;
 	if (!st || !rules || !facts || !req || !req->tenant) {
-		snprintf(err, errlen, "the gate was called without its store, rules, facts or tenant: "
+		snprintf(err, errlen,
+		         "the gate was called without its store, rules, facts or tenant: "
 		         "this is a bug in glassbox");
 		rc = -POLICY_EINVAL;
 		goto out;
@@ -62,7 +63,8 @@ int policy_gate_check(struct store *st, const struct policy_risk *rules,
 		if (rc == 0) {
 			res->outcome = POLICY_GATE_PROCEED;
 			res->approval_used = 1;
-			GB_LOGI("policy", "tenant %s: approval %s used for %s (rule %s, approved by %s)",
+			GB_LOGI("policy",
+			        "tenant %s: approval %s used for %s (rule %s, approved by %s)",
 			        req->tenant, res->approval.id, gb_or(req->tool, ""),
 			        res->decision.rule, res->approval.decided_by);
 			goto out;
@@ -75,7 +77,8 @@ int policy_gate_check(struct store *st, const struct policy_risk *rules,
 				         req->approval_id);
 			if (res->refusal == STORE_REFUSE_MISMATCH)
 				snprintf(res->message, sizeof(res->message),
-				         "%.900s. This call would: %.1000s", why, res->decision.summary);
+				         "%.900s. This call would: %.1000s", why,
+				         res->decision.summary);
 			else
 				snprintf(res->message, sizeof(res->message), "%s", why);
 			goto out;

@@ -41,7 +41,7 @@
 enum policy_gate_outcome {
 	POLICY_GATE_PROCEED = 0,       /* run it */
 	POLICY_GATE_APPROVAL_REQUIRED, /* not run: a pending approval was created */
-	POLICY_GATE_REFUSED,           /* not run: forbidden, or the approval given cannot be used */
+	POLICY_GATE_REFUSED, /* not run: forbidden, or the approval given cannot be used */
 };
 
 /* The call at the gate. Strings borrowed. */
@@ -59,8 +59,8 @@ struct policy_gate_result {
 	/* for the tool's error, when not PROCEED: "approval_required", "forbidden",
 	 * "approval_refused"; "" on PROCEED */
 	char code[32];
-	char message[2048];                   /* for the agent: what, why, what to do */
-	enum store_refusal refusal;           /* approval_refused: why */
+	char message[2048];         /* for the agent: what, why, what to do */
+	enum store_refusal refusal; /* approval_refused: why */
 	/* APPROVAL_REQUIRED: the new pending approval; PROCEED with approval_used:
 	 * the approval now spent; REFUSED with an approval: as it is */
 	struct store_approval approval;

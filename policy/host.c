@@ -41,7 +41,9 @@ int policy_scheme_class(const char *scheme)
 /* 80 for HTTP, 443 for HTTPS, 0 otherwise. */
 int policy_scheme_default_port(int scheme_class)
 {
-	return scheme_class == POLICY_SCHEME_HTTP ? 80 : scheme_class == POLICY_SCHEME_HTTPS ? 443 : 0;
+	return scheme_class == POLICY_SCHEME_HTTP    ? 80
+	       : scheme_class == POLICY_SCHEME_HTTPS ? 443
+	                                             : 0;
 }
 
 /* 1 for the characters a browser refuses in a domain (WHATWG forbidden
@@ -64,7 +66,7 @@ static long percent_decode(const char *in, size_t len, char *out, size_t outlen)
 
 		if (c == '%' && i + 2 < len && isxdigit((unsigned char)in[i + 1]) &&
 		    isxdigit((unsigned char)in[i + 2])) {
-			char hex[3] = {in[i + 1], in[i + 2], '\0'};
+			char hex[3] = { in[i + 1], in[i + 2], '\0' };
 
 			out[n++] = (char)strtol(hex, NULL, 16);
 			i += 3;
@@ -103,7 +105,8 @@ out:
 #else
 	(void)buf;
 	(void)buflen;
-	snprintf(why, whylen, "non-ASCII host names are not supported here: give the punycode "
+	snprintf(why, whylen,
+	         "non-ASCII host names are not supported here: give the punycode "
 	         "form (xn--...)");
 #endif
 	return rc;
@@ -134,7 +137,8 @@ static int valid_name(const char *name, char *why, size_t whylen)
 		} else if (isalnum(c) || c == '-' || c == '_') {
 			label++;
 		} else {
-			snprintf(why, whylen, "the host contains a character that no host name has");
+			snprintf(why, whylen,
+			         "the host contains a character that no host name has");
 			goto out;
 		}
 	}
@@ -206,7 +210,8 @@ int policy_host_normalize(const char *in, size_t len, char *out, size_t outlen, 
 		unsigned char c = (unsigned char)buf[i];
 
 		if (c >= 0x80 || forbidden_in_domain(c)) {
-			snprintf(why, whylen, "the host contains a character that no host name has");
+			snprintf(why, whylen,
+			         "the host contains a character that no host name has");
 			goto out;
 		}
 		buf[i] = (char)tolower(c);
@@ -272,7 +277,8 @@ int policy_parse_authority(const char *text, size_t len, char *host, size_t host
 		hlen = (size_t)(close - text) + 1;
 		if (hlen < len) {
 			if (text[hlen] != ':') {
-				snprintf(why, whylen, "unexpected characters after the IPv6 address");
+				snprintf(why, whylen,
+				         "unexpected characters after the IPv6 address");
 				goto out;
 			}
 			colon = text + hlen;
@@ -336,8 +342,8 @@ int policy_url_parse(const char *url, struct policy_url *out, char *why, size_t 
 
 		if (dropped(*p))
 			continue;
-		if (!(isalnum(c) || c == '+' || c == '-' || c == '.') || n + 1 >= sizeof(out->scheme) ||
-		    (n == 0 && !isalpha(c))) {
+		if (!(isalnum(c) || c == '+' || c == '-' || c == '.') ||
+		    n + 1 >= sizeof(out->scheme) || (n == 0 && !isalpha(c))) {
 			snprintf(why, whylen, "it is not an absolute URL");
 			goto out;
 		}
@@ -377,8 +383,8 @@ int policy_url_parse(const char *url, struct policy_url *out, char *why, size_t 
 		snprintf(why, whylen, "the host contains a space or control character");
 		goto out;
 	}
-	if (policy_parse_authority(auth + at_off, alen - at_off, out->host, sizeof(out->host), &port,
-	                           &out->is_ip, &out->ip, why, whylen) < 0)
+	if (policy_parse_authority(auth + at_off, alen - at_off, out->host, sizeof(out->host),
+	                           &port, &out->is_ip, &out->ip, why, whylen) < 0)
 		goto out;
 	out->port = port ? port : policy_scheme_default_port(out->scheme_class);
 	rc = 0;

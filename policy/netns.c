@@ -102,7 +102,7 @@ out:
 
 int policy_netns_create(int *fd_out, char *err, size_t errlen)
 {
-	struct netns_new nn = {.fd = -1};
+	struct netns_new nn = { .fd = -1 };
 	pthread_t t;
 	int rc = -POLICY_ESYS;
 
@@ -114,9 +114,10 @@ int policy_netns_create(int *fd_out, char *err, size_t errlen)
 	pthread_join(t, NULL);
 	if (nn.fd < 0) {
 		snprintf(err, errlen, "cannot %s: %s%s", nn.what, strerror(nn.err),
-		         nn.err == EPERM ? " (run glassbox as root to isolate browsers in their own "
-		                           "network namespace)"
-		                         : "");
+		         nn.err == EPERM
+		             ? " (run glassbox as root to isolate browsers in their own "
+		               "network namespace)"
+		             : "");
 		goto out;
 	}
 	*fd_out = nn.fd;
@@ -201,8 +202,8 @@ out:
 	return NULL;
 }
 
-int policy_proxy_listen_in_netns(int netns_fd, const char *addr, int port, int *fd_out,
-                                 char *err, size_t errlen)
+int policy_proxy_listen_in_netns(int netns_fd, const char *addr, int port, int *fd_out, char *err,
+                                 size_t errlen)
 {
 	struct netns_listen nl;
 	pthread_t t;
@@ -219,8 +220,8 @@ int policy_proxy_listen_in_netns(int netns_fd, const char *addr, int port, int *
 	}
 	pthread_join(t, NULL);
 	if (nl.fd < 0) {
-		snprintf(err, errlen, "cannot %s for the egress proxy (%s:%d): %s", nl.what, nl.addr,
-		         port, strerror(nl.err));
+		snprintf(err, errlen, "cannot %s for the egress proxy (%s:%d): %s", nl.what,
+		         nl.addr, port, strerror(nl.err));
 		goto out;
 	}
 	*fd_out = nl.fd;

@@ -104,7 +104,7 @@ struct policy_url {
 	                                 * addresses in canonical text, v6 without brackets */
 	int is_ip;
 	struct policy_ip ip;
-	int port; /* explicit or the scheme's default */
+	int port;         /* explicit or the scheme's default */
 	const char *path; /* into the input: from the first '/', '?' or '#' after the authority */
 };
 
@@ -138,9 +138,9 @@ int policy_parse_authority(const char *text, size_t len, char *host, size_t host
                            int *is_ip, struct policy_ip *ip, char *why, size_t whylen);
 
 /* rules.c */
-int policy_egress_check_target(const struct policy_egress *p, int scheme_class,
-                               const char *host, int is_ip, const struct policy_ip *ip, int port,
-                               const char *url, struct policy_decision *d);
+int policy_egress_check_target(const struct policy_egress *p, int scheme_class, const char *host,
+                               int is_ip, const struct policy_ip *ip, int port, const char *url,
+                               struct policy_decision *d);
 const struct policy_host_override *policy_egress_override(const struct policy_egress *p,
                                                           const char *host);
 int policy_egress_check_ip(const struct policy_egress *p, const char *host,

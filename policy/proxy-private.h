@@ -18,11 +18,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define PROXY_MAX_HEADERS 128           /* header fields in one head */
-#define PROXY_MAX_TARGET 16384          /* request-target bytes */
+#define PROXY_MAX_HEADERS 128  /* header fields in one head */
+#define PROXY_MAX_TARGET 16384 /* request-target bytes */
 #define PROXY_DEFAULT_HEADER_BYTES (32u * 1024u)
 #define PROXY_LIMIT_HEADER_BYTES (1024u * 1024u)
-#define PROXY_CHUNK_LINE_MAX 1024       /* a chunk-size line or a trailer line */
+#define PROXY_CHUNK_LINE_MAX 1024 /* a chunk-size line or a trailer line */
 
 /* One header field, pointing into the buffer the head was parsed from. */
 struct proxy_header {
@@ -34,16 +34,16 @@ struct proxy_header {
 
 /* A parsed request or response head. Pointers go into the parsed buffer. */
 struct proxy_head {
-	char method[24];   /* requests */
+	char method[24];    /* requests */
 	const char *target; /* requests */
 	size_t target_len;
-	int status;        /* responses */
+	int status;         /* responses */
 	const char *reason; /* responses: the status line after the code */
 	size_t reason_len;
-	int minor;         /* HTTP/1.<minor> */
+	int minor; /* HTTP/1.<minor> */
 	struct proxy_header headers[PROXY_MAX_HEADERS];
 	size_t nheaders;
-	size_t head_len;   /* bytes up to and including the blank line */
+	size_t head_len; /* bytes up to and including the blank line */
 };
 
 enum proxy_body_kind {
@@ -56,11 +56,11 @@ enum proxy_body_kind {
 /* Where a message body ends, followed byte by byte (bodies are relayed,
  * never kept). */
 struct proxy_body {
-	int kind;            /* enum proxy_body_kind */
-	uint64_t remaining;  /* LENGTH: bytes left; CHUNKED: bytes left of this chunk */
-	int state;           /* CHUNKED: where in the chunk syntax */
-	size_t line_len;     /* CHUNKED: bytes of the current size or trailer line */
-	int digits;          /* CHUNKED: hex digits seen in the size */
+	int kind;           /* enum proxy_body_kind */
+	uint64_t remaining; /* LENGTH: bytes left; CHUNKED: bytes left of this chunk */
+	int state;          /* CHUNKED: where in the chunk syntax */
+	size_t line_len;    /* CHUNKED: bytes of the current size or trailer line */
+	int digits;         /* CHUNKED: hex digits seen in the size */
 	int done;
 };
 
@@ -101,7 +101,6 @@ int proxy_resolver_submit(struct proxy_resolver *r, uint64_t conn_id, const char
 int proxy_resolver_take(struct proxy_resolver *r, struct proxy_resolved *out);
 void proxy_resolver_free(struct proxy_resolver *r);
 
-
 /* ---- the proxy and its connections (proxy.c and proxy_*.c) ---- */
 
 #define PROXY_DEFAULT_MAX_CONNS 64
@@ -133,21 +132,21 @@ struct pbuf {
 
 struct proxy_conn {
 	uint64_t id;
-	int cfd;            /* client */
-	int ufd;            /* upstream, -1 when none */
+	int cfd; /* client */
+	int ufd; /* upstream, -1 when none */
 	enum conn_state state;
-	int64_t state_ms;   /* when the state (or the connect attempt) began */
-	int64_t active_ms;  /* last byte either way */
-	int64_t head_ms;    /* first byte of the current request head, or 0 */
-	int pidx;           /* poll slots, -1 when not polled */
+	int64_t state_ms;  /* when the state (or the connect attempt) began */
+	int64_t active_ms; /* last byte either way */
+	int64_t head_ms;   /* first byte of the current request head, or 0 */
+	int pidx;          /* poll slots, -1 when not polled */
 	int uidx;
 
-	char *cin;          /* request head being read, then pipelined bytes */
+	char *cin; /* request head being read, then pipelined bytes */
 	size_t cin_len;
-	char *uin;          /* response head being read */
+	char *uin; /* response head being read */
 	size_t uin_len;
-	struct pbuf up;     /* to upstream */
-	struct pbuf down;   /* to client */
+	struct pbuf up;   /* to upstream */
+	struct pbuf down; /* to client */
 
 	/* the request in progress */
 	char method[24];
@@ -159,14 +158,14 @@ struct proxy_conn {
 	int keepalive;
 	struct proxy_body req_body;
 	struct proxy_body resp_body;
-	int resp_started;   /* response head passed to the client */
+	int resp_started; /* response head passed to the client */
 	struct policy_ip addrs[POLICY_MAX_HOST_ADDRS];
 	size_t naddrs;
 	size_t next_addr;
 	int last_errno;
 	int client_eof;
 	int upstream_eof;
-	int down_shut;      /* shutdown(cfd, SHUT_WR) done */
+	int down_shut; /* shutdown(cfd, SHUT_WR) done */
 	int up_shut;
 };
 
@@ -174,7 +173,7 @@ struct policy_proxy {
 	const struct policy_egress *policy; /* borrowed */
 	struct policy_proxy_options o;
 	char session[128];
-	char listen_text[80];               /* "127.0.0.1" or "[::1]" */
+	char listen_text[80]; /* "127.0.0.1" or "[::1]" */
 	int port;
 	int lfd;
 	int wake[2];
@@ -182,12 +181,12 @@ struct policy_proxy {
 	int thread_started;
 	atomic_int stopping;
 	struct proxy_resolver *resolver;
-	struct proxy_conn **conns;          /* loop thread only */
+	struct proxy_conn **conns; /* loop thread only */
 	size_t nconns;
 	uint64_t next_id;
 	size_t buf_cap;
 	struct pollfd *pfds;
-	struct proxy_conn **pconn;          /* which conn each poll slot belongs to */
+	struct proxy_conn **pconn; /* which conn each poll slot belongs to */
 
 	_Atomic uint64_t bytes_up;
 	_Atomic uint64_t bytes_down;
@@ -217,8 +216,8 @@ void proxy_shown_copy(const char *s, size_t len, char *out, size_t outlen);
 /* Sets the connection's state and the time it began. */
 void proxy_set_state(struct proxy_conn *c, enum conn_state st);
 /* Reports a refusal through the callback. */
-void proxy_report(struct policy_proxy *px, const char *method, const char *url,
-                  const char *host, const char *addr, const char *rule, const char *message);
+void proxy_report(struct policy_proxy *px, const char *method, const char *url, const char *host,
+                  const char *addr, const char *rule, const char *message);
 /* Queues a complete error response for the client and moves to CLOSING.
  * rule (may be NULL) goes in an X-Glassbox-Rule field. */
 void proxy_reply_error(struct proxy_conn *c, int status, const char *reason, const char *rule,

@@ -63,7 +63,8 @@ static int options_check(struct policy_proxy *px, char *err, size_t errlen)
 	    o->header_timeout_ms < 0 || o->connect_timeout_ms < 0 || o->idle_timeout_ms < 0 ||
 	    o->max_header_bytes < 1024 || o->max_header_bytes > PROXY_LIMIT_HEADER_BYTES ||
 	    o->listen_port < 0 || o->listen_port > 65535) {
-		snprintf(err, errlen, "egress proxy options out of range: max_connections 1..%d, "
+		snprintf(err, errlen,
+		         "egress proxy options out of range: max_connections 1..%d, "
 		         "timeouts >= 0, max_header_bytes 1 KiB..1 MiB, listen_port 0..65535",
 		         PROXY_LIMIT_MAX_CONNS);
 		goto out;
@@ -90,16 +91,19 @@ static int open_listener(struct policy_proxy *px, char *err, size_t errlen)
 		fcntl(px->lfd, F_SETFL, fcntl(px->lfd, F_GETFL) | O_NONBLOCK);
 	} else {
 		if (policy_ip_parse_literal(addr, &ip) < 0) {
-			snprintf(err, errlen, "egress proxy listen address \"%.64s\" is not an IP address",
+			snprintf(err, errlen,
+			         "egress proxy listen address \"%.64s\" is not an IP address",
 			         addr);
 			rc = -POLICY_EINVAL;
 			goto out;
 		}
 		policy_ip_to_sockaddr(&ip, px->o.listen_port, &ss, &sslen);
 		px->lfd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-		if (px->lfd < 0 || setsockopt(px->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
+		if (px->lfd < 0 ||
+		    setsockopt(px->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
 		    bind(px->lfd, (struct sockaddr *)&ss, sslen) < 0 || listen(px->lfd, 128) < 0) {
-			snprintf(err, errlen, "cannot listen on %s port %d for the egress proxy: %s", addr,
+			snprintf(err, errlen,
+			         "cannot listen on %s port %d for the egress proxy: %s", addr,
 			         px->o.listen_port, strerror(errno));
 			goto out;
 		}
@@ -171,7 +175,8 @@ int policy_proxy_start(const struct policy_egress *p, const struct policy_proxy_
 	}
 	rc = -POLICY_ESYS;
 	if (pipe2(px->wake, O_NONBLOCK | O_CLOEXEC) < 0) {
-		snprintf(err, errlen, "cannot create the egress proxy's wake pipe: %s", strerror(errno));
+		snprintf(err, errlen, "cannot create the egress proxy's wake pipe: %s",
+		         strerror(errno));
 		goto out;
 	}
 	if (proxy_resolver_new(px->wake[1], (size_t)px->o.max_connections, &px->resolver) < 0) {
@@ -254,8 +259,7 @@ void policy_proxy_get_stats(const struct policy_proxy *px, struct policy_proxy_s
 	st->over_limit = atomic_load(&px->over_limit);
 }
 
-void policy_proxy_chromium_flags(const struct policy_proxy *px,
-                                 struct policy_chromium_flags *flags)
+void policy_proxy_chromium_flags(const struct policy_proxy *px, struct policy_chromium_flags *flags)
 {
 	const char *host = px ? px->listen_text : "127.0.0.1";
 

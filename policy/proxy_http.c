@@ -24,7 +24,8 @@ size_t proxy_http_head_end(const char *buf, size_t len)
 	size_t end = 0;
 
 	for (i = 3; i < len; i++) {
-		if (buf[i] == '\n' && buf[i - 1] == '\r' && buf[i - 2] == '\n' && buf[i - 3] == '\r') {
+		if (buf[i] == '\n' && buf[i - 1] == '\r' && buf[i - 2] == '\n' &&
+		    buf[i - 3] == '\r') {
 			end = i + 1;
 			break;
 		}
@@ -69,7 +70,8 @@ static int parse_fields(const char *buf, size_t len, size_t pos, struct proxy_he
 		}
 		for (v = line; v < colon; v++) {
 			if (!is_tchar((unsigned char)*v)) {
-				snprintf(why, whylen, "a header name contains an invalid character");
+				snprintf(why, whylen,
+				         "a header name contains an invalid character");
 				goto out;
 			}
 		}
@@ -84,7 +86,8 @@ static int parse_fields(const char *buf, size_t len, size_t pos, struct proxy_he
 				unsigned char c = (unsigned char)*q;
 
 				if ((c < 0x20 && c != '\t') || c == 0x7f) {
-					snprintf(why, whylen, "a header value contains a control character");
+					snprintf(why, whylen,
+					         "a header value contains a control character");
 					goto out;
 				}
 			}
@@ -155,7 +158,8 @@ int proxy_http_parse_request(const char *buf, size_t len, struct proxy_head *h, 
 	h->target = sp1 + 1;
 	h->target_len = (size_t)(sp2 - sp1 - 1);
 	if (h->target_len > PROXY_MAX_TARGET) {
-		snprintf(why, whylen, "the request target is longer than %d bytes", PROXY_MAX_TARGET);
+		snprintf(why, whylen, "the request target is longer than %d bytes",
+		         PROXY_MAX_TARGET);
 		rc = -431;
 		goto out;
 	}
@@ -163,7 +167,8 @@ int proxy_http_parse_request(const char *buf, size_t len, struct proxy_head *h, 
 		unsigned char c = (unsigned char)h->target[i];
 
 		if (c <= 0x20 || c >= 0x7f) {
-			snprintf(why, whylen, "the request target contains a space or control character");
+			snprintf(why, whylen,
+			         "the request target contains a space or control character");
 			goto out;
 		}
 	}
@@ -304,7 +309,8 @@ int proxy_http_request_body(const struct proxy_head *h, struct proxy_body *b, ch
 
 	memset(b, 0, sizeof(*b));
 	if (cl < 0) {
-		snprintf(why, whylen, "Content-Length is invalid or given twice with different values");
+		snprintf(why, whylen,
+		         "Content-Length is invalid or given twice with different values");
 		goto out;
 	}
 	if (te) {
@@ -358,13 +364,13 @@ void proxy_http_response_body(const struct proxy_head *h, const char *req_method
 }
 
 enum {
-	CH_SIZE = 0,  /* hex digits of the chunk size */
-	CH_EXT,       /* chunk extension up to CR */
+	CH_SIZE = 0, /* hex digits of the chunk size */
+	CH_EXT,      /* chunk extension up to CR */
 	CH_SIZE_LF,
 	CH_DATA,
 	CH_DATA_CR,
 	CH_DATA_LF,
-	CH_TRAILER,   /* start of a trailer line (or the final CRLF) */
+	CH_TRAILER, /* start of a trailer line (or the final CRLF) */
 	CH_TRAILER_LINE,
 	CH_TRAILER_LF,
 	CH_FINAL_LF,
@@ -385,8 +391,9 @@ static long chunked_feed(struct proxy_body *b, const char *buf, size_t len)
 		case CH_SIZE:
 			if (isxdigit(c) && b->digits < 15) {
 				b->digits++;
-				b->remaining = b->remaining * 16 +
-				               (uint64_t)(isdigit(c) ? c - '0' : tolower(c) - 'a' + 10);
+				b->remaining =
+				    b->remaining * 16 +
+				    (uint64_t)(isdigit(c) ? c - '0' : tolower(c) - 'a' + 10);
 			} else if (b->digits && (c == ';' || c == ' ' || c == '\t')) {
 				b->state = CH_EXT;
 			} else if (b->digits && c == '\r') {
@@ -397,7 +404,8 @@ static long chunked_feed(struct proxy_body *b, const char *buf, size_t len)
 			i++;
 			break;
 		case CH_EXT:
-			bad = ++b->line_len > PROXY_CHUNK_LINE_MAX || (c < 0x20 && c != '\t' && c != '\r');
+			bad = ++b->line_len > PROXY_CHUNK_LINE_MAX ||
+			      (c < 0x20 && c != '\t' && c != '\r');
 			if (c == '\r')
 				b->state = CH_SIZE_LF;
 			i++;
@@ -505,8 +513,8 @@ int proxy_http_is_upgrade(const struct proxy_head *h)
 static int hop_by_hop(const struct proxy_head *h, const struct proxy_header *f, int upgrade,
                       int is_request)
 {
-	static const char *const drop[] = {"connection", "keep-alive", "te", "trailer",
-	                                   "proxy-connection"};
+	static const char *const drop[] = { "connection", "keep-alive", "te", "trailer",
+		                            "proxy-connection" };
 	char name[64];
 	size_t i;
 	int hop = 0;
@@ -519,7 +527,8 @@ static int hop_by_hop(const struct proxy_head *h, const struct proxy_header *f, 
 		hop = !upgrade;
 	} else {
 		for (i = 0; i < sizeof(drop) / sizeof(drop[0]); i++)
-			if (f->name_len == strlen(drop[i]) && !strncasecmp(f->name, drop[i], f->name_len))
+			if (f->name_len == strlen(drop[i]) &&
+			    !strncasecmp(f->name, drop[i], f->name_len))
 				hop = 1;
 		if (!hop && f->name_len < sizeof(name)) {
 			memcpy(name, f->name, f->name_len);
@@ -535,8 +544,7 @@ static int hop_by_hop(const struct proxy_head *h, const struct proxy_header *f, 
 }
 
 /* Appends every field of h that may cross the proxy to out. */
-static int copy_fields(const struct proxy_head *h, int upgrade, int is_request,
-                       struct gb_buf *out)
+static int copy_fields(const struct proxy_head *h, int upgrade, int is_request, struct gb_buf *out)
 {
 	size_t i;
 	int rc = 0;
@@ -591,6 +599,8 @@ int proxy_http_rewrite_response(const struct proxy_head *h, int keepalive, int u
 	rc |= gb_buf_append(out, "\r\n", 2);
 	rc |= copy_fields(h, upgrade, 0, out);
 	rc |= gb_buf_appendf(out, "Connection: %s\r\n\r\n",
-	                     upgrade ? "Upgrade" : keepalive ? "keep-alive" : "close");
+	                     upgrade     ? "Upgrade"
+	                     : keepalive ? "keep-alive"
+	                                 : "close");
 	return rc ? -1 : 0;
 }

@@ -39,7 +39,8 @@ static void service(struct policy_proxy *px, struct proxy_conn *c, short crev, s
 	relaying = c->ufd >= 0 && (c->state == CS_FORWARD || c->state == CS_TUNNEL);
 	if (relaying && proxy_flush(px, c, c->ufd, &c->up, &px->bytes_up) < 0) {
 		if (c->state == CS_FORWARD && !c->resp_started)
-			proxy_reply_error(c, 502, "Bad Gateway", NULL, "the upstream connection failed");
+			proxy_reply_error(c, 502, "Bad Gateway", NULL,
+			                  "the upstream connection failed");
 		else
 			proxy_set_state(c, CS_DEAD);
 	}
@@ -144,11 +145,15 @@ static void over_limit(struct policy_proxy *px, int fd)
 	char resp[400];
 	int n;
 
-	snprintf(msg, sizeof(msg), "this session already has %d connections open, the most its "
-	         "egress proxy allows (rule proxy-connection-limit)", px->o.max_connections);
-	n = snprintf(resp, sizeof(resp), "HTTP/1.1 503 Service Unavailable\r\nContent-Type: "
+	snprintf(msg, sizeof(msg),
+	         "this session already has %d connections open, the most its "
+	         "egress proxy allows (rule proxy-connection-limit)",
+	         px->o.max_connections);
+	n = snprintf(resp, sizeof(resp),
+	             "HTTP/1.1 503 Service Unavailable\r\nContent-Type: "
 	             "text/plain\r\nContent-Length: %zu\r\nX-Glassbox-Rule: proxy-connection-limit"
-	             "\r\nConnection: close\r\n\r\n%s\n", strlen(msg) + 1, msg);
+	             "\r\nConnection: close\r\n\r\n%s\n",
+	             strlen(msg) + 1, msg);
 	atomic_fetch_add(&px->over_limit, 1);
 	proxy_report(px, "", "", "", "", "proxy-connection-limit", msg);
 	if (n > 0 && send(fd, resp, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
@@ -216,7 +221,8 @@ static short client_events(const struct policy_proxy *px, const struct proxy_con
 			ev |= POLLIN;
 		break;
 	case CS_FORWARD:
-		if (!c->req_body.done && proxy_pbuf_room(&c->up) && c->cin_len < px->o.max_header_bytes)
+		if (!c->req_body.done && proxy_pbuf_room(&c->up) &&
+		    c->cin_len < px->o.max_header_bytes)
 			ev |= POLLIN;
 		break;
 	case CS_TUNNEL:

@@ -84,8 +84,8 @@ void proxy_set_state(struct proxy_conn *c, enum conn_state st)
 }
 
 /* Reports a refusal through the callback. */
-void proxy_report(struct policy_proxy *px, const char *method, const char *url,
-                  const char *host, const char *addr, const char *rule, const char *message)
+void proxy_report(struct policy_proxy *px, const char *method, const char *url, const char *host,
+                  const char *addr, const char *rule, const char *message)
 {
 	struct policy_refusal r;
 	struct timespec ts;

@@ -70,10 +70,11 @@ static void handle_forward(struct policy_proxy *px, struct proxy_conn *c,
 	proxy_shown_copy(h->target, h->target_len, c->url, sizeof(c->url));
 	if (strncasecmp(target, "http://", 7) != 0) {
 		proxy_reply_error(c, 400, "Bad Request", NULL,
-		                  target[0] == '/' ? "this is a proxy: send absolute-form requests "
-		                                     "(GET http://host/path) or CONNECT"
-		                                   : "only http:// requests are forwarded; use CONNECT for "
-		                                     "https and wss");
+		                  target[0] == '/'
+		                      ? "this is a proxy: send absolute-form requests "
+		                        "(GET http://host/path) or CONNECT"
+		                      : "only http:// requests are forwarded; use CONNECT for "
+		                        "https and wss");
 		goto out;
 	}
 	if (policy_url_parse(target, &u, why, sizeof(why)) < 0) {
@@ -91,7 +92,8 @@ static void handle_forward(struct policy_proxy *px, struct proxy_conn *c,
 	}
 	status = proxy_http_request_body(h, &c->req_body, why, sizeof(why));
 	if (status < 0) {
-		proxy_reply_error(c, -status, status == -501 ? "Not Implemented" : "Bad Request", NULL, why);
+		proxy_reply_error(c, -status, status == -501 ? "Not Implemented" : "Bad Request",
+		                  NULL, why);
 		goto out;
 	}
 	c->upgrade = proxy_http_is_upgrade(h);
@@ -104,7 +106,8 @@ static void handle_forward(struct policy_proxy *px, struct proxy_conn *c,
 	else
 		snprintf(hosthdr, sizeof(hosthdr), "%s", u.host);
 	if (u.port != 80)
-		snprintf(hosthdr + strlen(hosthdr), sizeof(hosthdr) - strlen(hosthdr), ":%d", u.port);
+		snprintf(hosthdr + strlen(hosthdr), sizeof(hosthdr) - strlen(hosthdr), ":%d",
+		         u.port);
 	if (proxy_http_rewrite_request(h, path, plen, hosthdr, c->upgrade, &out) < 0 ||
 	    proxy_pbuf_add(&c->up, out.data, out.len) < 0) {
 		proxy_reply_error(c, 431, "Request Header Fields Too Large", NULL,
@@ -182,7 +185,8 @@ void proxy_try_head(struct policy_proxy *px, struct proxy_conn *c)
 	rc = proxy_http_parse_request(head, end, h, why, sizeof(why));
 	atomic_fetch_add(&px->requests, 1);
 	if (rc < 0) {
-		proxy_reply_error(c, -rc, rc == -431 ? "Request Header Fields Too Large" : "Bad Request",
+		proxy_reply_error(c, -rc,
+		                  rc == -431 ? "Request Header Fields Too Large" : "Bad Request",
 		                  NULL, why);
 		goto out;
 	}
@@ -192,7 +196,8 @@ void proxy_try_head(struct policy_proxy *px, struct proxy_conn *c)
 	else
 		handle_forward(px, c, h);
 	if (c->state != CS_CLOSING && !c->is_connect && proxy_body_from_cin(c) < 0)
-		proxy_reply_error(c, 400, "Bad Request", NULL, "the chunked request body is malformed");
+		proxy_reply_error(c, 400, "Bad Request", NULL,
+		                  "the chunked request body is malformed");
 out:
 	free(head);
 	free(h);
@@ -229,7 +234,8 @@ void proxy_try_response_head(struct policy_proxy *px, struct proxy_conn *c)
 	gb_buf_init(&out, px->buf_cap);
 	if (!end) {
 		if (c->uin_len >= px->o.max_header_bytes)
-			proxy_reply_error(c, 502, "Bad Gateway", NULL, "the upstream's response head is too large");
+			proxy_reply_error(c, 502, "Bad Gateway", NULL,
+			                  "the upstream's response head is too large");
 		goto out;
 	}
 	h = calloc(1, sizeof(*h));
@@ -240,7 +246,8 @@ void proxy_try_response_head(struct policy_proxy *px, struct proxy_conn *c)
 	if (h->status == 101 && c->upgrade) {
 		if (proxy_http_rewrite_response(h, 0, 1, &out) < 0 ||
 		    proxy_pbuf_add(&c->down, out.data, out.len) < 0) {
-			proxy_reply_error(c, 502, "Bad Gateway", NULL, "the upstream's response head is too large");
+			proxy_reply_error(c, 502, "Bad Gateway", NULL,
+			                  "the upstream's response head is too large");
 			goto out;
 		}
 		c->resp_started = 1;
@@ -253,7 +260,8 @@ void proxy_try_response_head(struct policy_proxy *px, struct proxy_conn *c)
 	}
 	if (h->status >= 100 && h->status < 200) { /* 100 Continue and friends: pass, read on */
 		if (proxy_pbuf_add(&c->down, c->uin, end) < 0) {
-			proxy_reply_error(c, 502, "Bad Gateway", NULL, "the upstream's response head is too large");
+			proxy_reply_error(c, 502, "Bad Gateway", NULL,
+			                  "the upstream's response head is too large");
 			goto out;
 		}
 		memmove(c->uin, c->uin + end, c->uin_len - end);
@@ -267,7 +275,8 @@ void proxy_try_response_head(struct policy_proxy *px, struct proxy_conn *c)
 		c->keepalive = 0;
 	if (proxy_http_rewrite_response(h, c->keepalive, 0, &out) < 0 ||
 	    proxy_pbuf_add(&c->down, out.data, out.len) < 0) {
-		proxy_reply_error(c, 502, "Bad Gateway", NULL, "the upstream's response head is too large");
+		proxy_reply_error(c, 502, "Bad Gateway", NULL,
+		                  "the upstream's response head is too large");
 		goto out;
 	}
 	c->resp_started = 1;

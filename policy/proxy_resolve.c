@@ -28,13 +28,13 @@ struct proxy_resolver {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	pthread_t thread;
-	int started;                /* {lock} */
-	int stopping;               /* {lock} */
-	struct resolve_job *jobs;   /* {lock} waiting, oldest first */
-	struct resolve_job *done;   /* {lock} results, any order */
-	size_t njobs;               /* {lock} waiting + running + done */
+	int started;              /* {lock} */
+	int stopping;             /* {lock} */
+	struct resolve_job *jobs; /* {lock} waiting, oldest first */
+	struct resolve_job *done; /* {lock} results, any order */
+	size_t njobs;             /* {lock} waiting + running + done */
 	size_t max_jobs;
-	int wake_fd;                /* the proxy's wake pipe (write end), borrowed */
+	int wake_fd; /* the proxy's wake pipe (write end), borrowed */
 };
 
 /* Runs getaddrinfo for job->host and fills job->result (at most

@@ -168,7 +168,8 @@ void policy_risk_free(struct policy_risk *r)
 /* ---- parsing ------------------------------------------------------------- */
 
 /* Formats the error (where: message) into err. Returns -POLICY_EINVAL. */
-static int bad(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int bad(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 static int bad(char *err, size_t errlen, const char *fmt, ...)
 {
@@ -194,9 +195,10 @@ static int parse_verdict(const json_t *v, const char *where, enum policy_risk_ve
 	else if (s && !strcmp(s, "forbid"))
 		*out = POLICY_RISK_FORBID;
 	else
-		return bad(err, errlen, "%s: %s%.60s%s is not a decision: use \"allow\", \"approve\" "
-		           "or \"forbid\"", where, s ? "\"" : "", s ? s : "a non-string value",
-		           s ? "\"" : "");
+		return bad(err, errlen,
+		           "%s: %s%.60s%s is not a decision: use \"allow\", \"approve\" "
+		           "or \"forbid\"",
+		           where, s ? "\"" : "", s ? s : "a non-string value", s ? "\"" : "");
 	return 0;
 }
 
@@ -231,8 +233,9 @@ static int parse_entry(const char *s, enum list_style style, const char *where, 
 	if (style == LIST_WORDS) {
 		n = policy_risk_normalize(s, e->prefix ? len - 1 : len, norm, sizeof(norm));
 		if (n <= 1)
-			return bad(err, errlen, "%s[%zu]: \"%.60s\" has no letters or digits to match",
-			           where, idx, s);
+			return bad(err, errlen,
+			           "%s[%zu]: \"%.60s\" has no letters or digits to match", where,
+			           idx, s);
 		if (e->prefix)
 			norm[n - 1] = '\0'; /* " delet": a word that starts so */
 		e->text = strdup(norm);
@@ -244,8 +247,10 @@ static int parse_entry(const char *s, enum list_style style, const char *where, 
 		    (e->text[1] != '.' || !e->text[2])) {
 			free(e->text);
 			e->text = NULL;
-			return bad(err, errlen, "%s[%zu]: \"%.60s\" is not a host pattern: write "
-			           "\"shop.test\" or \"*.shop.test\"", where, idx, s);
+			return bad(err, errlen,
+			           "%s[%zu]: \"%.60s\" is not a host pattern: write "
+			           "\"shop.test\" or \"*.shop.test\"",
+			           where, idx, s);
 		}
 	}
 	if (!e->text)
@@ -267,7 +272,8 @@ static int parse_list(const json_t *v, enum list_style style, const char *where,
 		goto out;
 	}
 	if (count == 0 || count > POLICY_RISK_MAX_WORDS) {
-		rc = bad(err, errlen, "%s: must list 1 to %d entries", where, POLICY_RISK_MAX_WORDS);
+		rc =
+		    bad(err, errlen, "%s: must list 1 to %d entries", where, POLICY_RISK_MAX_WORDS);
 		goto out;
 	}
 	l->e = calloc(count, sizeof(*l->e));
@@ -301,8 +307,7 @@ static int parse_bool(const json_t *v, const char *where, int *out, char *err, s
 	return 0;
 }
 
-static int parse_kinds(const json_t *v, const char *where, unsigned *out, char *err,
-                       size_t errlen)
+static int parse_kinds(const json_t *v, const char *where, unsigned *out, char *err, size_t errlen)
 {
 	size_t count = json_is_array(v) ? json_array_size(v) : 1;
 	size_t i;
@@ -315,11 +320,14 @@ static int parse_kinds(const json_t *v, const char *where, unsigned *out, char *
 		int k = policy_action_kind_from_name(json_string_value(item));
 
 		if (k < 0)
-			return bad(err, errlen, "%s: %s%.40s%s is not an action kind: use one of click, "
-			           "type, select, press, hover, drag, navigate, evaluate, upload, dialog, "
-			           "other", where, json_is_string(item) ? "\"" : "",
-			           json_is_string(item) ? json_string_value(item) : "a non-string value",
-			           json_is_string(item) ? "\"" : "");
+			return bad(
+			    err, errlen,
+			    "%s: %s%.40s%s is not an action kind: use one of click, "
+			    "type, select, press, hover, drag, navigate, evaluate, upload, dialog, "
+			    "other",
+			    where, json_is_string(item) ? "\"" : "",
+			    json_is_string(item) ? json_string_value(item) : "a non-string value",
+			    json_is_string(item) ? "\"" : "");
 		*out |= 1u << k;
 	}
 	return 0;
@@ -337,7 +345,8 @@ static int parse_when(const json_t *when, const char *where, struct risk_cond *c
 	c->destructive_form = c->submits_form = c->dialog_accept = c->cross_site = c->download = -1;
 	if (!json_is_object(when) || json_object_size(when) == 0)
 		return bad(err, errlen, "%s: must be an object with at least one condition", where);
-	json_object_foreach((json_t *)when, key, v) {
+	json_object_foreach((json_t *)when, key, v)
+	{
 		snprintf(at, sizeof(at), "%.180s.%.40s", where, key);
 		if (!strcmp(key, "kind"))
 			rc = parse_kinds(v, at, &c->kinds, err, errlen);
@@ -370,9 +379,13 @@ static int parse_when(const json_t *when, const char *where, struct risk_cond *c
 		else if (!strcmp(key, "download"))
 			rc = parse_bool(v, at, &c->download, err, errlen);
 		else
-			rc = bad(err, errlen, "%s: unknown condition: use kind, text_matches, role, tag, "
-			         "input_type, autocomplete, form_method, form_matches, destructive_form, "
-			         "submits_form, keys, dialog_accept, cross_site, download or page_host", at);
+			rc = bad(
+			    err, errlen,
+			    "%s: unknown condition: use kind, text_matches, role, tag, "
+			    "input_type, autocomplete, form_method, form_matches, "
+			    "destructive_form, "
+			    "submits_form, keys, dialog_accept, cross_site, download or page_host",
+			    at);
 		if (rc < 0)
 			break;
 	}
@@ -408,13 +421,16 @@ static int parse_rule(const json_t *rule, const char *where, struct risk_rule *r
 	int rc = 0;
 
 	if (!json_is_object(rule))
-		return bad(err, errlen, "%s: must be an object {\"name\", \"decision\", \"when\"}", where);
-	json_object_foreach((json_t *)rule, key, v) {
+		return bad(err, errlen, "%s: must be an object {\"name\", \"decision\", \"when\"}",
+		           where);
+	json_object_foreach((json_t *)rule, key, v)
+	{
 		snprintf(at, sizeof(at), "%.160s.%.20s", where, key);
 		if (!strcmp(key, "name")) {
 			if (!valid_name(json_string_value(v))) {
-				rc = bad(err, errlen, "%s: must be 1 to %d letters, digits, '-', '_' or '.'",
-				         at, POLICY_RISK_NAME_MAX);
+				rc = bad(err, errlen,
+				         "%s: must be 1 to %d letters, digits, '-', '_' or '.'", at,
+				         POLICY_RISK_NAME_MAX);
 				break;
 			}
 			snprintf(r->name, sizeof(r->name), "%s", json_string_value(v));
@@ -427,14 +443,17 @@ static int parse_rule(const json_t *rule, const char *where, struct risk_rule *r
 		} else if (!strcmp(key, "comment")) {
 			/* free text for people */
 		} else {
-			rc = bad(err, errlen, "%s: unknown key: a rule has name, decision, when and "
-			         "comment", at);
+			rc = bad(err, errlen,
+			         "%s: unknown key: a rule has name, decision, when and "
+			         "comment",
+			         at);
 		}
 		if (rc < 0)
 			break;
 	}
 	if (rc == 0 && (!r->name[0] || !have_decision || !have_when))
-		rc = bad(err, errlen, "%s: a rule needs \"name\", \"decision\" and \"when\"", where);
+		rc =
+		    bad(err, errlen, "%s: a rule needs \"name\", \"decision\" and \"when\"", where);
 	return rc;
 }
 
@@ -487,7 +506,8 @@ static int parse_top(const json_t *json, const char *where, int tenant, struct p
 
 	if (!json_is_object(json))
 		return bad(err, errlen, "%s: must be an object", where);
-	json_object_foreach((json_t *)json, key, v) {
+	json_object_foreach((json_t *)json, key, v)
+	{
 		snprintf(at, sizeof(at), "%.40s.%.24s", where, key);
 		if (!strcmp(key, "rules")) {
 			rc = parse_rules(v, at, r, err, errlen);
@@ -504,13 +524,16 @@ static int parse_top(const json_t *json, const char *where, int tenant, struct p
 			json_int_t s = json_integer_value(v);
 
 			if (!json_is_integer(v) || s < TTL_MIN_S || s > TTL_MAX_S)
-				rc = bad(err, errlen, "%s: must be a whole number of seconds from %d to %d",
-				         at, TTL_MIN_S, TTL_MAX_S);
+				rc = bad(err, errlen,
+				         "%s: must be a whole number of seconds from %d to %d", at,
+				         TTL_MIN_S, TTL_MAX_S);
 			else
 				r->ttl_ms = (int64_t)s * 1000;
 		} else {
-			rc = bad(err, errlen, "%s: unknown key: use rules, evaluate, default, defaults or "
-			         "approval_ttl_seconds", at);
+			rc = bad(err, errlen,
+			         "%s: unknown key: use rules, evaluate, default, defaults or "
+			         "approval_ttl_seconds",
+			         at);
 		}
 		if (rc < 0)
 			break;
@@ -539,8 +562,10 @@ int policy_risk_parse(const json_t *json, struct policy_risk **out, char *err, s
 	r->ttl_ms = (int64_t)TTL_DEFAULT_S * 1000;
 	shipped = json_loads(policy_risk_defaults_text, 0, &jerr);
 	if (!shipped) {
-		rc = bad(err, errlen, "the shipped risk rules do not parse (line %d: %s): this is a "
-		         "bug in glassbox", jerr.line, jerr.text);
+		rc = bad(err, errlen,
+		         "the shipped risk rules do not parse (line %d: %s): this is a "
+		         "bug in glassbox",
+		         jerr.line, jerr.text);
 		goto out;
 	}
 	/* the shipped settings, then the tenant's config over them (its rules
@@ -733,12 +758,14 @@ static void write_message(struct policy_risk_decision *d)
 {
 	if (d->verdict == POLICY_RISK_APPROVE)
 		snprintf(d->message, sizeof(d->message),
-		         "this action needs a person's approval (rule %s): %s", d->rule, d->summary);
+		         "this action needs a person's approval (rule %s): %s", d->rule,
+		         d->summary);
 	else if (d->verdict == POLICY_RISK_FORBID)
-		snprintf(d->message, sizeof(d->message),
-		         "this action is forbidden by the tenant's policy (rule %s): %s. It cannot be "
-		         "approved; do not retry it, choose another way or ask the operator",
-		         d->rule, d->summary);
+		snprintf(
+		    d->message, sizeof(d->message),
+		    "this action is forbidden by the tenant's policy (rule %s): %s. It cannot be "
+		    "approved; do not retry it, choose another way or ask the operator",
+		    d->rule, d->summary);
 	else
 		d->message[0] = '\0';
 }
@@ -754,7 +781,8 @@ int policy_risk_classify(const struct policy_risk *r, const struct policy_action
 	d->verdict = POLICY_RISK_FORBID;
 	snprintf(d->rule, sizeof(d->rule), "invalid");
 	if (!r || !facts || (int)facts->kind < 0 || facts->kind >= POLICY_ACT_KIND_COUNT) {
-		snprintf(d->message, sizeof(d->message), "the action could not be classified (no rules "
+		snprintf(d->message, sizeof(d->message),
+		         "the action could not be classified (no rules "
 		         "or no facts): this is a bug in glassbox");
 		rc = -POLICY_EINVAL;
 		goto out;
@@ -767,7 +795,8 @@ int policy_risk_classify(const struct policy_risk *r, const struct policy_action
 	}
 	s = malloc(sizeof(*s));
 	if (!s) {
-		snprintf(d->message, sizeof(d->message), "out of memory classifying the action: try "
+		snprintf(d->message, sizeof(d->message),
+		         "out of memory classifying the action: try "
 		         "again");
 		rc = -POLICY_ENOMEM;
 		goto out;

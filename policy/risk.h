@@ -66,9 +66,9 @@ struct policy_risk;
 
 /* Ceilings on a risk config. */
 #define POLICY_RISK_MAX_RULES 256
-#define POLICY_RISK_MAX_WORDS 256   /* entries in one list */
-#define POLICY_RISK_WORD_MAX 128    /* bytes of one entry */
-#define POLICY_RISK_NAME_MAX 64     /* bytes of a rule name */
+#define POLICY_RISK_MAX_WORDS 256 /* entries in one list */
+#define POLICY_RISK_WORD_MAX 128  /* bytes of one entry */
+#define POLICY_RISK_NAME_MAX 64   /* bytes of a rule name */
 /* Bytes of one fact string the classifier looks at; the rest is ignored. */
 #define POLICY_RISK_FACT_MAX 4096
 /* The summary's size: it always fits, long texts are shortened with "...". */
@@ -77,10 +77,10 @@ struct policy_risk;
 /* What the action does. */
 enum policy_action_kind {
 	POLICY_ACT_OTHER = 0,
-	POLICY_ACT_CLICK,    /* also double and right clicks */
-	POLICY_ACT_TYPE,     /* typing or filling text */
-	POLICY_ACT_SELECT,   /* choosing options of a <select> */
-	POLICY_ACT_PRESS,    /* a key press on the focused element */
+	POLICY_ACT_CLICK,  /* also double and right clicks */
+	POLICY_ACT_TYPE,   /* typing or filling text */
+	POLICY_ACT_SELECT, /* choosing options of a <select> */
+	POLICY_ACT_PRESS,  /* a key press on the focused element */
 	POLICY_ACT_HOVER,
 	POLICY_ACT_DRAG,
 	POLICY_ACT_NAVIGATE, /* navigate, back, forward, reload */
@@ -127,19 +127,19 @@ struct policy_action_facts {
 	const char *autocomplete;  /* the autocomplete attribute as written */
 
 	/* the form the action submits, if any */
-	int submits_form;          /* 1: a submit button click or Enter in a form field */
-	const char *form_method;   /* "GET", "POST", "DELETE" ... (formmethod wins) */
-	const char *form_action;   /* absolute URL (formaction wins) */
-	const char *form_label;    /* the form's accessible name, or the heading of the
+	int submits_form;        /* 1: a submit button click or Enter in a form field */
+	const char *form_method; /* "GET", "POST", "DELETE" ... (formmethod wins) */
+	const char *form_action; /* absolute URL (formaction wins) */
+	const char *form_label;  /* the form's accessible name, or the heading of the
 	                            * dialog it is in ("Delete your account?") */
-	int is_destructive_form;   /* the pipeline's hint: the form is destructive */
+	int is_destructive_form; /* the pipeline's hint: the form is destructive */
 
 	/* what the action carries */
-	const char *key;           /* press: the key ("Enter", "a", "Control+A") */
-	int dialog_accept;         /* dialog: 1 accept, 0 dismiss */
-	const char *dest_url;      /* navigate: the destination; click: a link's href */
-	int starts_download;       /* the target is a link with a download attribute */
-	size_t file_count;         /* upload: number of files */
+	const char *key;      /* press: the key ("Enter", "a", "Control+A") */
+	int dialog_accept;    /* dialog: 1 accept, 0 dismiss */
+	const char *dest_url; /* navigate: the destination; click: a link's href */
+	int starts_download;  /* the target is a link with a download attribute */
+	size_t file_count;    /* upload: number of files */
 	/* The bytes that decide what the action does beyond its target: typed
 	 * text, selected values joined by '\n', the key, the destination URL,
 	 * the script, the uploaded files' names and hashes. Only hashed (into
@@ -152,9 +152,9 @@ struct policy_action_facts {
 /* What policy_risk_classify decided. */
 struct policy_risk_decision {
 	enum policy_risk_verdict verdict;
-	char rule[POLICY_RISK_NAME_MAX + 1]; /* the deciding rule's name; "evaluate" for the
+	char rule[POLICY_RISK_NAME_MAX + 1];         /* the deciding rule's name; "evaluate" for the
 	                                      * "evaluate" setting, "default" when none matched */
-	char summary[POLICY_RISK_SUMMARY_MAX]; /* exactly what would happen, for a person:
+	char summary[POLICY_RISK_SUMMARY_MAX];       /* exactly what would happen, for a person:
 	                                        * 'click button "Delete all orders" on
 	                                        * http://shop.test/orders, submits POST
 	                                        * /orders/delete' */

@@ -98,8 +98,8 @@ static void norm_space(char *out, size_t outlen, size_t *len)
 size_t policy_risk_normalize(const char *in, size_t inlen, char *out, size_t outlen)
 {
 	const unsigned char *s = (const unsigned char *)(in ? in : "");
-	size_t n = in ? strnlen(in, inlen < POLICY_RISK_FACT_MAX ? inlen : POLICY_RISK_FACT_MAX)
-	              : 0;
+	size_t n =
+	    in ? strnlen(in, inlen < POLICY_RISK_FACT_MAX ? inlen : POLICY_RISK_FACT_MAX) : 0;
 	size_t len = 0;
 	size_t i = 0;
 
@@ -205,20 +205,106 @@ out:
 /* Two-label public suffixes under which each label is a separate owner.
  * An approximation of the Public Suffix List: see risk.h. */
 static const char *const two_level_suffixes[] = {
-	"co.uk", "org.uk", "ac.uk", "gov.uk", "me.uk", "net.uk", "ltd.uk", "plc.uk", "nhs.uk",
-	"sch.uk", "co.jp", "ne.jp", "or.jp", "ac.jp", "go.jp", "gr.jp", "com.au", "net.au",
-	"org.au", "edu.au", "gov.au", "id.au", "co.nz", "org.nz", "net.nz", "govt.nz", "ac.nz",
-	"com.br", "net.br", "org.br", "gov.br", "com.cn", "net.cn", "org.cn", "gov.cn", "edu.cn",
-	"co.in", "net.in", "org.in", "gov.in", "ac.in", "co.za", "org.za", "gov.za", "com.mx",
-	"org.mx", "gob.mx", "com.ar", "com.tr", "gov.tr", "co.kr", "or.kr", "go.kr", "com.sg",
-	"edu.sg", "gov.sg", "com.hk", "org.hk", "com.tw", "org.tw", "co.il", "org.il", "ac.il",
-	"com.my", "co.id", "or.id", "com.ph", "com.vn", "com.ua", "co.th", "in.th", "com.pl",
-	"com.es", "com.pt", "co.at", "or.at", "com.sa", "com.eg", "com.ng", "co.ke",
+	"co.uk",
+	"org.uk",
+	"ac.uk",
+	"gov.uk",
+	"me.uk",
+	"net.uk",
+	"ltd.uk",
+	"plc.uk",
+	"nhs.uk",
+	"sch.uk",
+	"co.jp",
+	"ne.jp",
+	"or.jp",
+	"ac.jp",
+	"go.jp",
+	"gr.jp",
+	"com.au",
+	"net.au",
+	"org.au",
+	"edu.au",
+	"gov.au",
+	"id.au",
+	"co.nz",
+	"org.nz",
+	"net.nz",
+	"govt.nz",
+	"ac.nz",
+	"com.br",
+	"net.br",
+	"org.br",
+	"gov.br",
+	"com.cn",
+	"net.cn",
+	"org.cn",
+	"gov.cn",
+	"edu.cn",
+	"co.in",
+	"net.in",
+	"org.in",
+	"gov.in",
+	"ac.in",
+	"co.za",
+	"org.za",
+	"gov.za",
+	"com.mx",
+	"org.mx",
+	"gob.mx",
+	"com.ar",
+	"com.tr",
+	"gov.tr",
+	"co.kr",
+	"or.kr",
+	"go.kr",
+	"com.sg",
+	"edu.sg",
+	"gov.sg",
+	"com.hk",
+	"org.hk",
+	"com.tw",
+	"org.tw",
+	"co.il",
+	"org.il",
+	"ac.il",
+	"com.my",
+	"co.id",
+	"or.id",
+	"com.ph",
+	"com.vn",
+	"com.ua",
+	"co.th",
+	"in.th",
+	"com.pl",
+	"com.es",
+	"com.pt",
+	"co.at",
+	"or.at",
+	"com.sa",
+	"com.eg",
+	"com.ng",
+	"co.ke",
 	/* private suffixes: every subdomain is someone else's site */
-	"github.io", "gitlab.io", "herokuapp.com", "vercel.app", "netlify.app", "pages.dev",
-	"workers.dev", "web.app", "firebaseapp.com", "appspot.com", "blogspot.com",
-	"azurewebsites.net", "cloudfront.net", "s3.amazonaws.com", "glitch.me", "fly.dev",
-	"onrender.com", "ngrok.io", "ngrok-free.app",
+	"github.io",
+	"gitlab.io",
+	"herokuapp.com",
+	"vercel.app",
+	"netlify.app",
+	"pages.dev",
+	"workers.dev",
+	"web.app",
+	"firebaseapp.com",
+	"appspot.com",
+	"blogspot.com",
+	"azurewebsites.net",
+	"cloudfront.net",
+	"s3.amazonaws.com",
+	"glitch.me",
+	"fly.dev",
+	"onrender.com",
+	"ngrok.io",
+	"ngrok-free.app",
 };
 
 /* 1 when host is an address literal (IPv4 dotted digits or IPv6). */
@@ -361,7 +447,8 @@ static void sum_quoted(struct summary *s, const char *text, size_t max_bytes)
 			step = 1;
 			cp = 0xFFFD;
 		}
-		if (cp <= 0x20 || cp == 0x7F || is_c1(cp) || is_wide_space(cp) || is_invisible(cp)) {
+		if (cp <= 0x20 || cp == 0x7F || is_c1(cp) || is_wide_space(cp) ||
+		    is_invisible(cp)) {
 			space = 1;
 			p += step;
 			continue;
@@ -608,7 +695,7 @@ static void sum_key(struct summary *s, const char *key)
 
 void policy_risk_summary(const struct policy_action_facts *f, char *buf, size_t buflen)
 {
-	struct summary s = {buf, buflen, 0};
+	struct summary s = { buf, buflen, 0 };
 	size_t n;
 
 	if (!buflen)
@@ -631,7 +718,8 @@ void policy_risk_summary(const struct policy_action_facts *f, char *buf, size_t 
 			sum_str(&s, ", starts a download");
 		break;
 	case POLICY_ACT_TYPE:
-		sum_fmt(&s, "type %zu character%s into ", f->value_len, f->value_len == 1 ? "" : "s");
+		sum_fmt(&s, "type %zu character%s into ", f->value_len,
+		        f->value_len == 1 ? "" : "s");
 		sum_target(&s, f);
 		sum_where(&s, f);
 		sum_form(&s, f);
@@ -645,7 +733,8 @@ void policy_risk_summary(const struct policy_action_facts *f, char *buf, size_t 
 	case POLICY_ACT_PRESS:
 		sum_str(&s, "press ");
 		sum_key(&s, f->key);
-		if (nonempty(f->role) || nonempty(f->tag) || nonempty(f->name) || nonempty(f->text)) {
+		if (nonempty(f->role) || nonempty(f->tag) || nonempty(f->name) ||
+		    nonempty(f->text)) {
 			sum_str(&s, " on ");
 			sum_target(&s, f);
 		}
@@ -674,11 +763,13 @@ void policy_risk_summary(const struct policy_action_facts *f, char *buf, size_t 
 		sum_cross_site(&s, f->page_url, f->dest_url);
 		break;
 	case POLICY_ACT_EVALUATE:
-		sum_fmt(&s, "run a script (%zu character%s)", f->value_len, f->value_len == 1 ? "" : "s");
+		sum_fmt(&s, "run a script (%zu character%s)", f->value_len,
+		        f->value_len == 1 ? "" : "s");
 		sum_where(&s, f);
 		break;
 	case POLICY_ACT_UPLOAD:
-		sum_fmt(&s, "upload %zu file%s into ", f->file_count, f->file_count == 1 ? "" : "s");
+		sum_fmt(&s, "upload %zu file%s into ", f->file_count,
+		        f->file_count == 1 ? "" : "s");
 		sum_target(&s, f);
 		sum_where(&s, f);
 		break;

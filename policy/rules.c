@@ -96,7 +96,8 @@ UNITTEST int policy_pattern_parse(const char *text, struct policy_pattern *out, 
 		p = sep + 3;
 	}
 	if (strpbrk(p, "/?#@\\")) {
-		set_msg(why, whylen, "a pattern names a host, with an optional scheme and port: no "
+		set_msg(why, whylen,
+		        "a pattern names a host, with an optional scheme and port: no "
 		        "path, query or user");
 		goto out;
 	}
@@ -116,7 +117,8 @@ UNITTEST int policy_pattern_parse(const char *text, struct policy_pattern *out, 
 		if (wild)
 			hostpart = p + 2;
 		if (strchr(hostpart, '*')) {
-			set_msg(why, whylen, "'*' may only stand alone or start the pattern as \"*.\"");
+			set_msg(why, whylen,
+			        "'*' may only stand alone or start the pattern as \"*.\"");
 			goto out;
 		}
 		hlen = strlen(hostpart);
@@ -146,8 +148,10 @@ UNITTEST int policy_pattern_parse(const char *text, struct policy_pattern *out, 
 		if (out->port)
 			snprintf(portbuf, sizeof(portbuf), ":%d", out->port);
 		snprintf(out->text, sizeof(out->text), "%s%s%s%s%s%s", sch,
-		         out->any_host ? "*" : out->wildcard ? "*." : "", v6 ? "[" : "",
-		         out->any_host ? "" : out->host, v6 ? "]" : "", portbuf);
+		         out->any_host   ? "*"
+		         : out->wildcard ? "*."
+		                         : "",
+		         v6 ? "[" : "", out->any_host ? "" : out->host, v6 ? "]" : "", portbuf);
 	}
 	rc = 0;
 out:
@@ -168,7 +172,8 @@ UNITTEST int policy_pattern_match(const struct policy_pattern *pat, int scheme_c
 	else if (!pat->wildcard)
 		host_ok = strcmp(pat->host, host) == 0;
 	else
-		host_ok = hl > pl + 1 && host[hl - pl - 1] == '.' && strcmp(host + hl - pl, pat->host) == 0;
+		host_ok = hl > pl + 1 && host[hl - pl - 1] == '.' &&
+		          strcmp(host + hl - pl, pat->host) == 0;
 	return host_ok && (!pat->port || pat->port == port) &&
 	       (pat->scheme == POLICY_SCHEME_ANY || scheme_class == POLICY_SCHEME_ANY ||
 	        pat->scheme == scheme_class);
@@ -222,8 +227,10 @@ static int parse_patterns(const json_t *obj, const char *key, struct policy_patt
 	if (!arr)
 		goto out;
 	if (!json_is_array(arr)) {
-		set_msg(err, errlen, "egress.%s must be an array of host patterns such as "
-		        "[\"shop.test\", \"*.example.com\"]", key);
+		set_msg(err, errlen,
+		        "egress.%s must be an array of host patterns such as "
+		        "[\"shop.test\", \"*.example.com\"]",
+		        key);
 		rc = -POLICY_EINVAL;
 		goto out;
 	}
@@ -244,16 +251,18 @@ static int parse_patterns(const json_t *obj, const char *key, struct policy_patt
 		char shown[120];
 
 		if (!json_is_string(v)) {
-			set_msg(err, errlen, "egress.%s[%zu] must be a string such as \"shop.test\"", key,
-			        i);
+			set_msg(err, errlen,
+			        "egress.%s[%zu] must be a string such as \"shop.test\"", key, i);
 			rc = -POLICY_EINVAL;
 			goto out;
 		}
 		if (policy_pattern_parse(json_string_value(v), &(*list)[i], why, sizeof(why)) < 0) {
 			printable(json_string_value(v), 100, shown, sizeof(shown));
-			set_msg(err, errlen, "egress.%s[%zu]: \"%s\" is not a host pattern: %s (write "
-			        "\"shop.test\", \"*.example.com\" or \"https://api.example.com:8443\")",
-			        key, i, shown, why);
+			set_msg(
+			    err, errlen,
+			    "egress.%s[%zu]: \"%s\" is not a host pattern: %s (write "
+			    "\"shop.test\", \"*.example.com\" or \"https://api.example.com:8443\")",
+			    key, i, shown, why);
 			rc = -POLICY_EINVAL;
 			goto out;
 		}
@@ -274,8 +283,10 @@ static int parse_private(const json_t *obj, struct policy_layer *l, char *err, s
 		goto out;
 	l->private_restricts = 1;
 	if (!json_is_array(arr) || json_array_size(arr) > POLICY_MAX_RANGES) {
-		set_msg(err, errlen, "egress.allow_private must be an array of at most %d addresses "
-		        "or CIDR ranges such as [\"127.0.0.1\", \"10.1.0.0/16\"]", POLICY_MAX_RANGES);
+		set_msg(err, errlen,
+		        "egress.allow_private must be an array of at most %d addresses "
+		        "or CIDR ranges such as [\"127.0.0.1\", \"10.1.0.0/16\"]",
+		        POLICY_MAX_RANGES);
 		rc = -POLICY_EINVAL;
 		goto out;
 	}
@@ -293,16 +304,21 @@ static int parse_private(const json_t *obj, struct policy_layer *l, char *err, s
 		if (!json_is_string(v) || policy_range_parse(json_string_value(v), r) < 0) {
 			printable(json_is_string(v) ? json_string_value(v) : "", 100, shown,
 			          sizeof(shown));
-			set_msg(err, errlen, "egress.allow_private[%zu]: \"%s\" is not an address or CIDR "
-			        "range: write \"127.0.0.1\", \"10.1.0.0/16\" or \"fd12::/16\"", i, shown);
+			set_msg(err, errlen,
+			        "egress.allow_private[%zu]: \"%s\" is not an address or CIDR "
+			        "range: write \"127.0.0.1\", \"10.1.0.0/16\" or \"fd12::/16\"",
+			        i, shown);
 			rc = -POLICY_EINVAL;
 			goto out;
 		}
 		if (policy_range_overlaps_refused(r, &what)) {
 			printable(json_string_value(v), 100, shown, sizeof(shown));
-			set_msg(err, errlen, "egress.allow_private[%zu]: \"%s\" covers %s, which is always "
-			        "refused (link-local, cloud metadata, unspecified, multicast or reserved): "
-			        "list only loopback, private or special-purpose addresses", i, shown, what);
+			set_msg(err, errlen,
+			        "egress.allow_private[%zu]: \"%s\" covers %s, which is always "
+			        "refused (link-local, cloud metadata, unspecified, multicast or "
+			        "reserved): "
+			        "list only loopback, private or special-purpose addresses",
+			        i, shown, what);
 			rc = -POLICY_EINVAL;
 			goto out;
 		}
@@ -330,10 +346,12 @@ static int parse_override(const char *key, const json_t *v, struct policy_host_o
 	for (i = 0; i < n; i++) {
 		const json_t *a = json_is_array(v) ? json_array_get(v, i) : v;
 
-		if (!json_is_string(a) || policy_ip_parse_literal(json_string_value(a),
-		                                                  &o->addrs[i]) < 0) {
-			set_msg(err, errlen, "egress.hosts[\"%s\"] must be an IP address such as "
-			        "\"127.0.0.1\" or \"::1\", or an array of them", shown);
+		if (!json_is_string(a) ||
+		    policy_ip_parse_literal(json_string_value(a), &o->addrs[i]) < 0) {
+			set_msg(err, errlen,
+			        "egress.hosts[\"%s\"] must be an IP address such as "
+			        "\"127.0.0.1\" or \"::1\", or an array of them",
+			        shown);
 			goto out;
 		}
 	}
@@ -354,8 +372,10 @@ static int parse_hosts(const json_t *obj, struct policy_egress *p, char *err, si
 	if (!hosts)
 		goto out;
 	if (!json_is_object(hosts) || json_object_size(hosts) > POLICY_MAX_HOSTS) {
-		set_msg(err, errlen, "egress.hosts must be an object of at most %d names mapped to "
-		        "addresses, such as {\"shop.test\": \"127.0.0.1\"}", POLICY_MAX_HOSTS);
+		set_msg(err, errlen,
+		        "egress.hosts must be an object of at most %d names mapped to "
+		        "addresses, such as {\"shop.test\": \"127.0.0.1\"}",
+		        POLICY_MAX_HOSTS);
 		rc = -POLICY_EINVAL;
 		goto out;
 	}
@@ -364,7 +384,8 @@ static int parse_hosts(const json_t *obj, struct policy_egress *p, char *err, si
 		rc = -POLICY_ENOMEM;
 		goto out;
 	}
-	json_object_foreach((json_t *)hosts, key, v) {
+	json_object_foreach((json_t *)hosts, key, v)
+	{
 		struct policy_host_override *o = &p->hosts[p->nhosts];
 		char why[200] = "";
 		char shown[120];
@@ -372,8 +393,8 @@ static int parse_hosts(const json_t *obj, struct policy_egress *p, char *err, si
 		struct policy_ip ip;
 
 		printable(key, 100, shown, sizeof(shown));
-		if (policy_host_normalize(key, strlen(key), o->host, sizeof(o->host), &is_ip, &ip, why,
-		                          sizeof(why)) < 0 ||
+		if (policy_host_normalize(key, strlen(key), o->host, sizeof(o->host), &is_ip, &ip,
+		                          why, sizeof(why)) < 0 ||
 		    is_ip) {
 			set_msg(err, errlen, "egress.hosts: \"%s\" is not a host name%s%s", shown,
 			        is_ip ? "" : ": ", is_ip ? " (it is an address)" : why);
@@ -399,7 +420,7 @@ out:
 static int parse_layer(const json_t *obj, struct policy_egress *p, struct policy_layer *l,
                        int is_session, char *err, size_t errlen)
 {
-	static const char *const known[] = {"allow", "deny", "default", "allow_private", "hosts"};
+	static const char *const known[] = { "allow", "deny", "default", "allow_private", "hosts" };
 	const json_t *def;
 	const char *key;
 	json_t *v;
@@ -410,12 +431,14 @@ static int parse_layer(const json_t *obj, struct policy_egress *p, struct policy
 	if (!obj)
 		goto out;
 	if (!json_is_object(obj)) {
-		set_msg(err, errlen, "the egress policy must be a JSON object such as "
+		set_msg(err, errlen,
+		        "the egress policy must be a JSON object such as "
 		        "{\"allow\": [\"shop.test\"]}");
 		rc = -POLICY_EINVAL;
 		goto out;
 	}
-	json_object_foreach((json_t *)obj, key, v) {
+	json_object_foreach((json_t *)obj, key, v)
+	{
 		size_t i;
 		char shown[80];
 
@@ -424,8 +447,10 @@ static int parse_layer(const json_t *obj, struct policy_egress *p, struct policy
 				break;
 		if (i == sizeof(known) / sizeof(known[0])) {
 			printable(key, 60, shown, sizeof(shown));
-			set_msg(err, errlen, "egress.%s is not a known key: use allow, deny, default, "
-			        "allow_private or hosts", shown);
+			set_msg(err, errlen,
+			        "egress.%s is not a known key: use allow, deny, default, "
+			        "allow_private or hosts",
+			        shown);
 			rc = -POLICY_EINVAL;
 			goto out;
 		}
@@ -447,7 +472,8 @@ static int parse_layer(const json_t *obj, struct policy_egress *p, struct policy
 			goto out;
 		}
 		if (!strcmp(s, "allow") && l->default_deny) {
-			set_msg(err, errlen, "egress.default is \"allow\" but egress.allow is set, which "
+			set_msg(err, errlen,
+			        "egress.default is \"allow\" but egress.allow is set, which "
 			        "would make the allowlist mean nothing: drop one of them");
 			rc = -POLICY_EINVAL;
 			goto out;
@@ -458,7 +484,8 @@ static int parse_layer(const json_t *obj, struct policy_egress *p, struct policy
 	if (rc < 0)
 		goto out;
 	if (json_object_get(obj, "hosts") && is_session) {
-		set_msg(err, errlen, "egress.hosts: resolver overrides belong in the tenant's policy, "
+		set_msg(err, errlen,
+		        "egress.hosts: resolver overrides belong in the tenant's policy, "
 		        "not a session's");
 		rc = -POLICY_EINVAL;
 		goto out;
@@ -511,8 +538,10 @@ int policy_egress_narrow(const struct policy_egress *base, const json_t *json,
 
 	*out = NULL;
 	if (!base || (json && base->nlayers >= POLICY_MAX_LAYERS)) {
-		set_msg(err, errlen, base ? "this policy has been narrowed %d times already: narrow "
-		        "the tenant's policy instead" : "no policy to narrow",
+		set_msg(err, errlen,
+		        base ? "this policy has been narrowed %d times already: narrow "
+		               "the tenant's policy instead"
+		             : "no policy to narrow",
 		        POLICY_MAX_LAYERS - 1);
 		rc = -POLICY_EINVAL;
 		goto out;
@@ -613,9 +642,9 @@ static void host_for_msg(const char *host, char *out, size_t outlen)
  * only for the caller's records. Returns 0 or -POLICY_EREFUSED; d is
  * filled in.
  */
-int policy_egress_check_target(const struct policy_egress *p, int scheme_class,
-                               const char *host, int is_ip, const struct policy_ip *ip, int port,
-                               const char *url, struct policy_decision *d)
+int policy_egress_check_target(const struct policy_egress *p, int scheme_class, const char *host,
+                               int is_ip, const struct policy_ip *ip, int port, const char *url,
+                               struct policy_decision *d)
 {
 	char hp[POLICY_HOST_MAX + 16];
 	size_t li;
@@ -641,9 +670,11 @@ int policy_egress_check_target(const struct policy_egress *p, int scheme_class,
 				continue;
 			refuse(d, "egress-deny", l->scope);
 			snprintf(d->pattern, sizeof(d->pattern), "%s", l->deny[i].text);
-			set_msg(d->message, sizeof(d->message),
-			        "%s:%d is refused by the deny rule \"%s\" of the %s's egress policy "
-			        "(rule egress-deny)", hp, port, l->deny[i].text, l->scope);
+			set_msg(
+			    d->message, sizeof(d->message),
+			    "%s:%d is refused by the deny rule \"%s\" of the %s's egress policy "
+			    "(rule egress-deny)",
+			    hp, port, l->deny[i].text, l->scope);
 			rc = -POLICY_EREFUSED;
 			goto out;
 		}
@@ -652,8 +683,10 @@ int policy_egress_check_target(const struct policy_egress *p, int scheme_class,
 		if (!allowed) {
 			refuse(d, "egress-not-allowed", l->scope);
 			set_msg(d->message, sizeof(d->message),
-			        "%s:%d is not allowed by the %s's egress policy (rule egress-not-allowed): "
-			        "only the hosts it lists can be reached", hp, port, l->scope);
+			        "%s:%d is not allowed by the %s's egress policy (rule "
+			        "egress-not-allowed): "
+			        "only the hosts it lists can be reached",
+			        hp, port, l->scope);
 			rc = -POLICY_EREFUSED;
 			goto out;
 		}
@@ -702,9 +735,10 @@ int policy_egress_check_ip(const struct policy_egress *p, const char *host,
 		goto out;
 	if (policy_class_always_refused(c)) {
 		refuse(d, policy_class_rule(c), "");
-		set_msg(d->message, sizeof(d->message),
-		        "connection to %s refused: %s is never reachable from the browser (rule %s)",
-		        what, policy_class_words(c), d->rule);
+		set_msg(
+		    d->message, sizeof(d->message),
+		    "connection to %s refused: %s is never reachable from the browser (rule %s)",
+		    what, policy_class_words(c), d->rule);
 		rc = -POLICY_EREFUSED;
 		goto out;
 	}
@@ -714,9 +748,11 @@ int policy_egress_check_ip(const struct policy_egress *p, const char *host,
 		if (p && layer_names_ip(&p->layers[li], ip))
 			continue;
 		refuse(d, policy_class_rule(c), scope);
-		set_msg(d->message, sizeof(d->message),
-		        "connection to %s refused: %s is reachable only when the %s's egress policy "
-		        "names it (rule %s)", what, policy_class_words(c), scope, d->rule);
+		set_msg(
+		    d->message, sizeof(d->message),
+		    "connection to %s refused: %s is reachable only when the %s's egress policy "
+		    "names it (rule %s)",
+		    what, policy_class_words(c), scope, d->rule);
 		rc = -POLICY_EREFUSED;
 		goto out;
 	}
@@ -735,7 +771,8 @@ int policy_egress_check_addr(const struct policy_egress *p, const char *host,
 	if (policy_ip_from_sockaddr(sa, &ip) < 0) {
 		decision_init(d, host);
 		refuse(d, "addr-reserved", "");
-		set_msg(d->message, sizeof(d->message), "connection refused: only IPv4 and IPv6 "
+		set_msg(d->message, sizeof(d->message),
+		        "connection refused: only IPv4 and IPv6 "
 		        "addresses can be reached (rule addr-reserved)");
 		rc = -POLICY_EREFUSED;
 		goto out;
@@ -777,8 +814,10 @@ int policy_egress_check_url(const struct policy_egress *p, const char *url,
 
 		snprintf(rule, sizeof(rule), "scheme-%s", u.scheme);
 		refuse(d, rule, "");
-		set_msg(d->message, sizeof(d->message), "%s: URLs are refused (rule %s): only http, "
-		        "https, ws and wss reach the network", u.scheme, d->rule);
+		set_msg(d->message, sizeof(d->message),
+		        "%s: URLs are refused (rule %s): only http, "
+		        "https, ws and wss reach the network",
+		        u.scheme, d->rule);
 		goto out;
 	}
 	rc = policy_egress_check_target(p, u.scheme_class, u.host, u.is_ip, &u.ip, u.port, url, d);

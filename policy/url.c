@@ -38,8 +38,10 @@ int policy_check_tool_url(const char *url, char *rule, size_t rulelen, char *err
 
 	if (!url || !url_scheme(url, scheme, sizeof(scheme))) {
 		snprintf(rule, rulelen, "url-invalid");
-		snprintf(err, errlen, "\"%.200s\" is not an absolute URL: pass one such as "
-		         "https://example.com/", url ? url : "");
+		snprintf(err, errlen,
+		         "\"%.200s\" is not an absolute URL: pass one such as "
+		         "https://example.com/",
+		         url ? url : "");
 		return -1;
 	}
 	if (!strcmp(scheme, "http") || !strcmp(scheme, "https"))
@@ -48,7 +50,9 @@ int policy_check_tool_url(const char *url, char *rule, size_t rulelen, char *err
 	if (!strcmp(scheme, "about") && !strcmp(rest, "blank"))
 		return 0;
 	snprintf(rule, rulelen, "scheme-%s", scheme);
-	snprintf(err, errlen, "%s: URLs are refused (rule %s): only http and https pages can be "
-	         "opened", scheme, rule);
+	snprintf(err, errlen,
+	         "%s: URLs are refused (rule %s): only http and https pages can be "
+	         "opened",
+	         scheme, rule);
 	return -1;
 }

@@ -31,11 +31,27 @@
 
 /* Names left out wherever they appear: caches, crash dumps, locks. */
 static const char *const skipped[] = {
-	"Cache", "Code Cache", "GPUCache", "GrShaderCache", "ShaderCache", "GraphiteDawnCache",
-	"DawnCache", "DawnGraphiteCache", "DawnWebGPUCache", "Crashpad", "BrowserMetrics",
-	"BrowserMetrics-spare.pma", "component_crx_cache", "Safe Browsing",
-	"optimization_guide_model_store", "DevToolsActivePort", "SingletonLock", "SingletonSocket",
-	"SingletonCookie", "chrome_debug.log", "CrashpadMetrics-active.pma",
+	"Cache",
+	"Code Cache",
+	"GPUCache",
+	"GrShaderCache",
+	"ShaderCache",
+	"GraphiteDawnCache",
+	"DawnCache",
+	"DawnGraphiteCache",
+	"DawnWebGPUCache",
+	"Crashpad",
+	"BrowserMetrics",
+	"BrowserMetrics-spare.pma",
+	"component_crx_cache",
+	"Safe Browsing",
+	"optimization_guide_model_store",
+	"DevToolsActivePort",
+	"SingletonLock",
+	"SingletonSocket",
+	"SingletonCookie",
+	"chrome_debug.log",
+	"CrashpadMetrics-active.pma",
 };
 
 int prof_archive_skip(const char *name)
@@ -115,7 +131,8 @@ static int pack_header(struct pack *p, const char *rel, int is_dir, int64_t size
 	archive_entry_free(e);
 	if (rc != ARCHIVE_OK) {
 		gb_set_error(p->err, p->errlen, "cannot pack %s: %s", rel,
-		             archive_error_string(p->a) ? archive_error_string(p->a) : "write failed");
+		             archive_error_string(p->a) ? archive_error_string(p->a)
+		                                        : "write failed");
 		return p->out_rc ? p->out_rc : -EIO;
 	}
 	return 0;
@@ -129,7 +146,8 @@ static int pack_file(struct pack *p, int fd, const char *rel, int64_t size)
 	int rc = pack_header(p, rel, 0, size);
 
 	while (rc == 0 && left > 0) {
-		n = read(fd, p->buf, left < (int64_t)sizeof(p->buf) ? (size_t)left : sizeof(p->buf));
+		n = read(fd, p->buf,
+		         left < (int64_t)sizeof(p->buf) ? (size_t)left : sizeof(p->buf));
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0) {
@@ -137,7 +155,8 @@ static int pack_file(struct pack *p, int fd, const char *rel, int64_t size)
 			break;
 		}
 		if (archive_write_data(p->a, p->buf, (size_t)n) < 0) {
-			gb_set_error(p->err, p->errlen, "cannot pack %s: the sealed output failed", rel);
+			gb_set_error(p->err, p->errlen, "cannot pack %s: the sealed output failed",
+			             rel);
 			rc = p->out_rc ? p->out_rc : -EIO;
 			break;
 		}
@@ -168,7 +187,8 @@ static int pack_dir(struct pack *p, int dfd, const char *rel, int depth)
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
 		    prof_archive_skip(de->d_name))
 			continue;
-		if (gb_pathf(child, sizeof(child), "%s%s%s", rel, rel[0] ? "/" : "", de->d_name) < 0 ||
+		if (gb_pathf(child, sizeof(child), "%s%s%s", rel, rel[0] ? "/" : "", de->d_name) <
+		        0 ||
 		    !prof_archive_path_ok(child))
 			continue;
 		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
@@ -176,7 +196,8 @@ static int pack_dir(struct pack *p, int dfd, const char *rel, int depth)
 		if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))
 			continue; /* links, sockets, fifos */
 		fd = openat(dirfd(d), de->d_name,
-		            O_RDONLY | O_NOFOLLOW | O_CLOEXEC | (S_ISDIR(st.st_mode) ? O_DIRECTORY : 0));
+		            O_RDONLY | O_NOFOLLOW | O_CLOEXEC |
+		                (S_ISDIR(st.st_mode) ? O_DIRECTORY : 0));
 		if (fd < 0)
 			continue;
 		if (S_ISDIR(st.st_mode)) {
@@ -367,7 +388,8 @@ int prof_extract(prof_read_fn in, void *user, const char *dir, uint64_t max_byte
 		rel = archive_entry_pathname(e);
 		if (!rel || !prof_archive_path_ok(rel) || archive_entry_hardlink(e) ||
 		    archive_entry_symlink(e)) {
-			gb_set_error(err, errlen, "the profile archive holds an unsafe path or a link");
+			gb_set_error(err, errlen,
+			             "the profile archive holds an unsafe path or a link");
 			rc = -EBADMSG;
 			goto out;
 		}

@@ -78,10 +78,11 @@ static int check_private(const char *path, char *err, size_t errlen)
 		return -EACCES;
 	}
 	if (st.st_mode & 077) {
-		gb_set_error(err, errlen,
-		             "%s may be read by other users: run chmod 600 on it (and treat the key "
-		             "as exposed)",
-		             path);
+		gb_set_error(
+		    err, errlen,
+		    "%s may be read by other users: run chmod 600 on it (and treat the key "
+		    "as exposed)",
+		    path);
 		return -EACCES;
 	}
 	return 0;
@@ -156,11 +157,12 @@ static int load_master(const char *data_dir, struct master *m, char *err, size_t
 	if (env && env[0]) {
 		rc = read_master_file(env, m, err, errlen);
 		if (rc == -ENOENT)
-			gb_set_error(err, errlen,
-			             "the master key file %s named by $" MASTER_ENV
-			             " does not exist: create it (32 random bytes as 64 hex digits, "
-			             "mode 0600) or unset the variable",
-			             env);
+			gb_set_error(
+			    err, errlen,
+			    "the master key file %s named by $" MASTER_ENV
+			    " does not exist: create it (32 random bytes as 64 hex digits, "
+			    "mode 0600) or unset the variable",
+			    env);
 		return rc;
 	}
 	rc = keys_dir(data_dir, dir, sizeof(dir), err, errlen);
@@ -307,8 +309,8 @@ static int write_wrapped(const char *dir, const char *tenant, const struct maste
 		return rc;
 	sodium_bin2base64(b64, sizeof(b64), sealed, sealed_len, sodium_base64_VARIANT_ORIGINAL);
 	free(sealed);
-	doc = json_pack("{s:s, s:i, s:s, s:s, s:s}", "format", TENANT_FORMAT, "version", 1, "tenant",
-	                tenant, "master_id", m->id, "sealed", b64);
+	doc = json_pack("{s:s, s:i, s:s, s:s, s:s}", "format", TENANT_FORMAT, "version", 1,
+	                "tenant", tenant, "master_id", m->id, "sealed", b64);
 	text = doc ? json_dumps(doc, JSON_SORT_KEYS | JSON_INDENT(1)) : NULL;
 	json_decref(doc);
 	if (!text)
@@ -354,8 +356,8 @@ static int read_wrapped(const char *data_dir, const char *path, const char *tena
 	if (!json_is_object(doc) || !mid || !b64 || !who ||
 	    strcmp(gb_or(json_string_value(json_object_get(doc, "format")), ""), TENANT_FORMAT) !=
 	        0) {
-		gb_set_error(err, errlen, "%s is not a tenant key file: restore it from your backup",
-		             path);
+		gb_set_error(err, errlen,
+		             "%s is not a tenant key file: restore it from your backup", path);
 		goto out;
 	}
 	if (strcmp(who, tenant) != 0) {
@@ -367,10 +369,11 @@ static int read_wrapped(const char *data_dir, const char *path, const char *tena
 	}
 	if (strcmp(mid, m->id) != 0) {
 		if (load_old_master(data_dir, &old, NULL, 0) != 0 || strcmp(mid, old.id) != 0) {
-			gb_set_error(err, errlen,
-			             "%s was wrapped by master key %s, which this data dir does not "
-			             "have: restore that master key",
-			             path, mid);
+			gb_set_error(
+			    err, errlen,
+			    "%s was wrapped by master key %s, which this data dir does not "
+			    "have: restore that master key",
+			    path, mid);
 			goto out;
 		}
 		with = &old;

@@ -36,7 +36,7 @@ struct prof_lease {
 	unsigned char key[PROF_KEY_BYTES];
 	char dir[4096];
 	int readonly;
-	int64_t hold_pid;     /* 0: holds nothing */
+	int64_t hold_pid; /* 0: holds nothing */
 	int64_t hold_since_ms;
 };
 
@@ -147,10 +147,12 @@ static int take_hold(struct prof_db *db, struct prof_lease *l, const char *holde
 
 	if (p->held_pid > 0 && prof_db_holder_alive(db, p->id)) {
 		prof_iso_time(p->held_since_ms, since, sizeof(since));
-		gb_set_error(err, errlen, "profile %s of user %s is in use by %s (pid %lld) since %s: "
-		             "one session at a time may write it; close that session first, or open a "
-		             "read-only copy (readonly)", p->name, p->user, p->held_by,
-		             (long long)p->held_pid, since);
+		gb_set_error(
+		    err, errlen,
+		    "profile %s of user %s is in use by %s (pid %lld) since %s: "
+		    "one session at a time may write it; close that session first, or open a "
+		    "read-only copy (readonly)",
+		    p->name, p->user, p->held_by, (long long)p->held_pid, since);
 		return -PROF_EBUSY;
 	}
 	if (p->held_pid > 0)
@@ -159,8 +161,10 @@ static int take_hold(struct prof_db *db, struct prof_lease *l, const char *holde
 	rc = prof_db_hold(db, p->id, holder, (int64_t)getpid(), now, p->held_pid, p->held_since_ms,
 	                  err, errlen);
 	if (rc == 1) {
-		gb_set_error(err, errlen, "profile %s of user %s was just opened by another session: "
-		             "close it first, or open a read-only copy (readonly)", p->name, p->user);
+		gb_set_error(err, errlen,
+		             "profile %s of user %s was just opened by another session: "
+		             "close it first, or open a read-only copy (readonly)",
+		             p->name, p->user);
 		return -PROF_EBUSY;
 	}
 	if (rc < 0)
@@ -185,7 +189,8 @@ static int unwrap_key(struct prof_lease *l, const unsigned char *wrapped, size_t
 	prof_key_ad(l->info.tenant, l->info.user, l->info.id, ad, sizeof(ad));
 	if (prof_open_small(tkey, ad, wrapped, wrapped_len, &plain, &plain_len) != 0 ||
 	    plain_len != PROF_KEY_BYTES) {
-		gb_set_error(err, errlen, "the data key of profile %s of user %s does not open with "
+		gb_set_error(err, errlen,
+		             "the data key of profile %s of user %s does not open with "
 		             "tenant %s's key: the metadata was altered or copied from elsewhere",
 		             l->info.name, l->info.user, l->info.tenant);
 		rc = -PROF_EBADMSG;
@@ -218,16 +223,19 @@ static int unseal_into_dir(struct prof_lease *l, char *err, size_t errlen)
 		return -PROF_EINVAL;
 	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0) {
-		gb_set_error(err, errlen, "version %lld of profile %s of user %s is missing (%s): "
-		             "restore DATA/tenants/%s/profiles/ from a backup, or delete the profile",
-		             (long long)l->info.version, l->info.name, l->info.user, strerror(errno),
-		             l->info.tenant);
+		gb_set_error(
+		    err, errlen,
+		    "version %lld of profile %s of user %s is missing (%s): "
+		    "restore DATA/tenants/%s/profiles/ from a backup, or delete the profile",
+		    (long long)l->info.version, l->info.name, l->info.user, strerror(errno),
+		    l->info.tenant);
 		return -PROF_EBADMSG;
 	}
 	prof_blob_ad(l->info.tenant, l->info.user, l->info.id, l->info.version, ad, sizeof(ad));
 	rc = prof_unsealer_new(l->key, ad, fd_read, &fd, &u);
 	if (rc == 0)
-		rc = prof_extract(unsealer_read, u, l->dir, PROF_MAX_STATE_BYTES, xerr, sizeof(xerr));
+		rc = prof_extract(unsealer_read, u, l->dir, PROF_MAX_STATE_BYTES, xerr,
+		                  sizeof(xerr));
 	while (rc == 0 && (r = prof_unsealer_read(u, rest, sizeof(rest))) != 0)
 		if (r < 0)
 			rc = (int)r;
@@ -235,11 +243,13 @@ static int unseal_into_dir(struct prof_lease *l, char *err, size_t errlen)
 	close(fd);
 	sodium_memzero(rest, sizeof(rest));
 	if (rc == -EBADMSG || rc == -EINVAL) {
-		gb_set_error(err, errlen, "version %lld of profile %s of user %s does not open: its "
-		             "sealed file was altered, truncated, or put there from another profile, "
-		             "tenant or version; it is left as it is (restore it from a backup, or "
-		             "delete the profile)", (long long)l->info.version, l->info.name,
-		             l->info.user);
+		gb_set_error(
+		    err, errlen,
+		    "version %lld of profile %s of user %s does not open: its "
+		    "sealed file was altered, truncated, or put there from another profile, "
+		    "tenant or version; it is left as it is (restore it from a backup, or "
+		    "delete the profile)",
+		    (long long)l->info.version, l->info.name, l->info.user);
 		return -PROF_EBADMSG;
 	}
 	if (rc < 0) {
@@ -250,8 +260,8 @@ static int unseal_into_dir(struct prof_lease *l, char *err, size_t errlen)
 	return 0;
 }
 
-int prof_lease_open(const char *data_dir, const struct prof_open_opts *o,
-                    struct prof_lease **out, char *err, size_t errlen)
+int prof_lease_open(const char *data_dir, const struct prof_open_opts *o, struct prof_lease **out,
+                    char *err, size_t errlen)
 {
 	struct prof_db *db = NULL;
 	struct prof_lease *l = NULL;
@@ -285,7 +295,8 @@ int prof_lease_open(const char *data_dir, const struct prof_open_opts *o,
 		goto out;
 	if (l->info.revoked || !wrapped) {
 		prof_iso_time(l->info.revoked_ms, when, sizeof(when));
-		gb_set_error(err, errlen, "profile %s of user %s was revoked at %s: its data key is "
+		gb_set_error(err, errlen,
+		             "profile %s of user %s was revoked at %s: its data key is "
 		             "destroyed and it cannot be opened again; create a new profile",
 		             o->name, o->user, when);
 		rc = -PROF_EREVOKED;
@@ -293,13 +304,16 @@ int prof_lease_open(const char *data_dir, const struct prof_open_opts *o,
 	}
 	if (l->info.expires_ms > 0 && prof_now_ms() >= l->info.expires_ms) {
 		prof_iso_time(l->info.expires_ms, when, sizeof(when));
-		gb_set_error(err, errlen, "profile %s of user %s expired at %s and can no longer be "
-		             "opened; it is purged now", o->name, o->user, when);
+		gb_set_error(err, errlen,
+		             "profile %s of user %s expired at %s and can no longer be "
+		             "opened; it is purged now",
+		             o->name, o->user, when);
 		rc = -PROF_EEXPIRED;
 		goto out;
 	}
 	if (!o->readonly) {
-		snprintf(holder, sizeof(holder), "%s", o->holder && o->holder[0] ? o->holder : "glassbox");
+		snprintf(holder, sizeof(holder), "%s",
+		         o->holder && o->holder[0] ? o->holder : "glassbox");
 		rc = take_hold(db, l, holder, err, errlen);
 		if (rc < 0)
 			goto out;
@@ -399,8 +413,10 @@ int prof_lease_save(struct prof_lease *l, int64_t *new_version, char *err, size_
 	if (err && errlen)
 		err[0] = '\0';
 	if (l->readonly || l->hold_pid == 0) {
-		gb_set_error(err, errlen, "profile %s was opened read-only: a read-only copy is never "
-		             "sealed back", l->info.name);
+		gb_set_error(err, errlen,
+		             "profile %s was opened read-only: a read-only copy is never "
+		             "sealed back",
+		             l->info.name);
 		return -PROF_EINVAL;
 	}
 	if (!l->dir[0]) {
@@ -410,8 +426,8 @@ int prof_lease_save(struct prof_lease *l, int64_t *new_version, char *err, size_
 	snprintf(rel, sizeof(rel), "tenants/%s/profiles", l->info.tenant);
 	rc = gb_fs_mkdirs(l->data_dir, rel, err, errlen);
 	if (rc < 0 || gb_pathf(blob_dir, sizeof(blob_dir), "%s/%s", l->data_dir, rel) < 0 ||
-	    prof_blob_path(l->data_dir, l->info.tenant, l->info.id, version, final,
-	                   sizeof(final)) < 0) {
+	    prof_blob_path(l->data_dir, l->info.tenant, l->info.id, version, final, sizeof(final)) <
+	        0) {
 		rc = -PROF_EIO;
 		goto out;
 	}
@@ -432,9 +448,12 @@ int prof_lease_save(struct prof_lease *l, int64_t *new_version, char *err, size_
 		unlink(final);
 		gb_fs_sync_dir(blob_dir, NULL, 0);
 		if (rc == 1) {
-			gb_set_error(err, errlen, "profile %s of user %s was not saved: it was revoked, "
-			             "deleted or taken over while this session had it; version %lld stays "
-			             "as it was", l->info.name, l->info.user, (long long)l->info.version);
+			gb_set_error(
+			    err, errlen,
+			    "profile %s of user %s was not saved: it was revoked, "
+			    "deleted or taken over while this session had it; version %lld stays "
+			    "as it was",
+			    l->info.name, l->info.user, (long long)l->info.version);
 			rc = -PROF_EBUSY;
 		}
 		goto out;

@@ -28,8 +28,8 @@
 #include <unistd.h>
 
 #define BUSY_TIMEOUT_MS 5000
-#define COLUMNS                                                                                 \
-	"id, tenant, user, name, version, created_ms, last_used_ms, expires_ms, revoked, "        \
+#define COLUMNS                                                                            \
+	"id, tenant, user, name, version, created_ms, last_used_ms, expires_ms, revoked, " \
 	"revoked_ms, size, held_by, held_pid, held_since_ms, wrapped_key"
 
 struct prof_db {
@@ -103,8 +103,10 @@ static int holder_alive(int64_t pid, int64_t start)
 
 static int db_error(struct prof_db *db, const char *doing, char *err, size_t errlen)
 {
-	gb_set_error(err, errlen, "the profile metadata could not %s: %s; check that the data dir "
-	             "is writable and not full", doing, sqlite3_errmsg(db->db));
+	gb_set_error(err, errlen,
+	             "the profile metadata could not %s: %s; check that the data dir "
+	             "is writable and not full",
+	             doing, sqlite3_errmsg(db->db));
 	return -PROF_EIO;
 }
 
@@ -147,8 +149,10 @@ int prof_db_open(const char *data_dir, struct prof_db **out, char *err, size_t e
 		goto out;
 	}
 	sqlite3_busy_timeout(db->db, BUSY_TIMEOUT_MS);
-	if (sqlite3_exec(db->db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA secure_delete=ON;", NULL, NULL,
-	                 NULL) != SQLITE_OK ||
+	if (sqlite3_exec(
+	        db->db,
+	        "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA secure_delete=ON;", NULL,
+	        NULL, NULL) != SQLITE_OK ||
 	    sqlite3_exec(db->db, schema, NULL, NULL, NULL) != SQLITE_OK) {
 		rc = db_error(db, "be set up", err, errlen);
 		goto out;
@@ -227,8 +231,10 @@ int prof_db_insert(struct prof_db *db, const struct prof_info *p, const unsigned
 	sqlite3_bind_blob(st, 7, wrapped, (int)wrapped_len, SQLITE_STATIC);
 	r = sqlite3_step(st);
 	if (r == SQLITE_CONSTRAINT) {
-		gb_set_error(err, errlen, "user %s of tenant %s already has a profile named %s: pick "
-		             "another name, or delete that one first", p->user, p->tenant, p->name);
+		gb_set_error(err, errlen,
+		             "user %s of tenant %s already has a profile named %s: pick "
+		             "another name, or delete that one first",
+		             p->user, p->tenant, p->name);
 		rc = -PROF_EEXIST;
 	} else if (r != SQLITE_DONE) {
 		rc = db_error(db, "be written", err, errlen);
@@ -241,8 +247,9 @@ int prof_db_get(struct prof_db *db, const char *tenant, const char *user, const 
                 struct prof_info *out, unsigned char **wrapped, size_t *wrapped_len, char *err,
                 size_t errlen)
 {
-	sqlite3_stmt *st = prepare(db, "SELECT " COLUMNS " FROM prof_profiles WHERE tenant = ? AND "
-	                               "user = ? AND name = ?",
+	sqlite3_stmt *st = prepare(db,
+	                           "SELECT " COLUMNS " FROM prof_profiles WHERE tenant = ? AND "
+	                           "user = ? AND name = ?",
 	                           err, errlen);
 	int r;
 	int rc = 0;
@@ -271,8 +278,10 @@ int prof_db_get(struct prof_db *db, const char *tenant, const char *user, const 
 			}
 		}
 	} else if (r == SQLITE_DONE) {
-		gb_set_error(err, errlen, "user %s of tenant %s has no profile named %s: list them "
-		             "with `glassbox profile list`, or create it", user, tenant, name);
+		gb_set_error(err, errlen,
+		             "user %s of tenant %s has no profile named %s: list them "
+		             "with `glassbox profile list`, or create it",
+		             user, tenant, name);
 		rc = -PROF_ENOTFOUND;
 	} else {
 		rc = db_error(db, "be read", err, errlen);
@@ -281,12 +290,13 @@ int prof_db_get(struct prof_db *db, const char *tenant, const char *user, const 
 	return rc;
 }
 
-int prof_db_list(struct prof_db *db, const char *tenant, const char *user,
-                 struct prof_info **out, size_t *n, char *err, size_t errlen)
+int prof_db_list(struct prof_db *db, const char *tenant, const char *user, struct prof_info **out,
+                 size_t *n, char *err, size_t errlen)
 {
-	sqlite3_stmt *st = prepare(db, "SELECT " COLUMNS " FROM prof_profiles WHERE (?1 IS NULL OR "
-	                               "tenant = ?1) AND (?2 IS NULL OR user = ?2) ORDER BY "
-	                               "created_ms, name",
+	sqlite3_stmt *st = prepare(db,
+	                           "SELECT " COLUMNS " FROM prof_profiles WHERE (?1 IS NULL OR "
+	                           "tenant = ?1) AND (?2 IS NULL OR user = ?2) ORDER BY "
+	                           "created_ms, name",
 	                           err, errlen);
 	struct prof_info *v = NULL;
 	struct prof_info *grown;
@@ -354,8 +364,9 @@ int prof_db_delete(struct prof_db *db, const char *id, char *err, size_t errlen)
 
 int prof_db_revoke(struct prof_db *db, const char *id, int64_t now_ms, char *err, size_t errlen)
 {
-	sqlite3_stmt *st = prepare(db, "UPDATE prof_profiles SET revoked = 1, revoked_ms = ?, "
-	                               "wrapped_key = zeroblob(length(wrapped_key)) WHERE id = ?",
+	sqlite3_stmt *st = prepare(db,
+	                           "UPDATE prof_profiles SET revoked = 1, revoked_ms = ?, "
+	                           "wrapped_key = zeroblob(length(wrapped_key)) WHERE id = ?",
 	                           err, errlen);
 	int rc;
 
@@ -380,9 +391,10 @@ int prof_db_hold(struct prof_db *db, const char *id, const char *holder, int64_t
                  int64_t since_ms, int64_t stale_pid, int64_t stale_since_ms, char *err,
                  size_t errlen)
 {
-	sqlite3_stmt *st = prepare(db, "UPDATE prof_profiles SET held_by = ?, held_pid = ?, "
-	                               "held_start = ?, held_since_ms = ? WHERE id = ? AND held_pid "
-	                               "= ? AND held_since_ms = ?",
+	sqlite3_stmt *st = prepare(db,
+	                           "UPDATE prof_profiles SET held_by = ?, held_pid = ?, "
+	                           "held_start = ?, held_since_ms = ? WHERE id = ? AND held_pid "
+	                           "= ? AND held_since_ms = ?",
 	                           err, errlen);
 	int rc;
 
@@ -403,9 +415,10 @@ int prof_db_hold(struct prof_db *db, const char *id, const char *holder, int64_t
 
 int prof_db_release(struct prof_db *db, const char *id, int64_t pid, int64_t since_ms)
 {
-	sqlite3_stmt *st = prepare(db, "UPDATE prof_profiles SET held_by = NULL, held_pid = 0, "
-	                               "held_start = 0, held_since_ms = 0 WHERE id = ? AND held_pid "
-	                               "= ? AND held_since_ms = ?",
+	sqlite3_stmt *st = prepare(db,
+	                           "UPDATE prof_profiles SET held_by = NULL, held_pid = 0, "
+	                           "held_start = 0, held_since_ms = 0 WHERE id = ? AND held_pid "
+	                           "= ? AND held_since_ms = ?",
 	                           NULL, 0);
 	int rc;
 
@@ -421,9 +434,10 @@ int prof_db_release(struct prof_db *db, const char *id, int64_t pid, int64_t sin
 int prof_db_commit(struct prof_db *db, const char *id, int64_t new_version, int64_t size,
                    int64_t pid, int64_t since_ms, int64_t now_ms, char *err, size_t errlen)
 {
-	sqlite3_stmt *st = prepare(db, "UPDATE prof_profiles SET version = ?, size = ?, "
-	                               "last_used_ms = ? WHERE id = ? AND version = ? AND held_pid = "
-	                               "? AND held_since_ms = ? AND revoked = 0",
+	sqlite3_stmt *st = prepare(db,
+	                           "UPDATE prof_profiles SET version = ?, size = ?, "
+	                           "last_used_ms = ? WHERE id = ? AND version = ? AND held_pid = "
+	                           "? AND held_since_ms = ? AND revoked = 0",
 	                           err, errlen);
 	int rc;
 
@@ -444,8 +458,8 @@ int prof_db_commit(struct prof_db *db, const char *id, int64_t new_version, int6
 
 int prof_db_touch(struct prof_db *db, const char *id, int64_t now_ms)
 {
-	sqlite3_stmt *st = prepare(db, "UPDATE prof_profiles SET last_used_ms = ? WHERE id = ?",
-	                           NULL, 0);
+	sqlite3_stmt *st =
+	    prepare(db, "UPDATE prof_profiles SET last_used_ms = ? WHERE id = ?", NULL, 0);
 	int rc;
 
 	if (!st)
@@ -458,8 +472,8 @@ int prof_db_touch(struct prof_db *db, const char *id, int64_t now_ms)
 
 int prof_db_holder_alive(struct prof_db *db, const char *id)
 {
-	sqlite3_stmt *st = prepare(db, "SELECT held_pid, held_start FROM prof_profiles WHERE id = ?",
-	                           NULL, 0);
+	sqlite3_stmt *st =
+	    prepare(db, "SELECT held_pid, held_start FROM prof_profiles WHERE id = ?", NULL, 0);
 	int alive = 0;
 
 	if (!st)

@@ -60,8 +60,8 @@ void prof_unsealer_free(struct prof_unsealer *u);
 
 /* The additional data binding a blob to its place:
  * "glassbox profile|v1|<tenant>|<user>|<id>|<version>". */
-void prof_blob_ad(const char *tenant, const char *user, const char *id, int64_t version,
-                  char *ad, size_t adlen);
+void prof_blob_ad(const char *tenant, const char *user, const char *id, int64_t version, char *ad,
+                  size_t adlen);
 /* The additional data binding a wrapped data key to its profile. */
 void prof_key_ad(const char *tenant, const char *user, const char *id, char *ad, size_t adlen);
 
@@ -108,8 +108,8 @@ int prof_db_get(struct prof_db *db, const char *tenant, const char *user, const 
                 size_t errlen);
 /* Every profile of tenant (and user, unless NULL); NULL tenant: every
  * profile of every tenant (for the sweeper). *out malloc'd. */
-int prof_db_list(struct prof_db *db, const char *tenant, const char *user,
-                 struct prof_info **out, size_t *n, char *err, size_t errlen);
+int prof_db_list(struct prof_db *db, const char *tenant, const char *user, struct prof_info **out,
+                 size_t *n, char *err, size_t errlen);
 int prof_db_delete(struct prof_db *db, const char *id, char *err, size_t errlen);
 int prof_db_revoke(struct prof_db *db, const char *id, int64_t now_ms, char *err, size_t errlen);
 /* Takes the hold for (holder, pid) when free, or held by a process that

@@ -26,15 +26,17 @@
 static int check_names(const char *tenant, const char *user, const char *name, char *err,
                        size_t errlen)
 {
-	const char *what = !gb_fs_name_is_safe(tenant) ? "tenant"
-	                   : !gb_fs_name_is_safe(user) ? "user"
+	const char *what = !gb_fs_name_is_safe(tenant)         ? "tenant"
+	                   : !gb_fs_name_is_safe(user)         ? "user"
 	                   : name && !gb_fs_name_is_safe(name) ? "profile name"
 	                                                       : NULL;
 
 	if (!what)
 		return 0;
-	gb_set_error(err, errlen, "the %s must be 1 to %u letters, digits, '.', '_' or '-' (not "
-	             "starting with '.')", what, GB_FS_MAX_NAME_BYTES);
+	gb_set_error(err, errlen,
+	             "the %s must be 1 to %u letters, digits, '.', '_' or '-' (not "
+	             "starting with '.')",
+	             what, GB_FS_MAX_NAME_BYTES);
 	return -PROF_EINVAL;
 }
 
@@ -66,13 +68,12 @@ json_t *prof_info_json(const struct prof_info *p)
 		held = json_pack("{s:s, s:I, s:o, s:b}", "holder", p->held_by, "pid",
 		                 (json_int_t)p->held_pid, "since", time_or_null(p->held_since_ms),
 		                 "alive", prof_pid_alive(p->held_pid));
-	return json_pack("{s:s, s:s, s:s, s:s, s:I, s:o, s:o, s:o, s:b, s:o, s:I, s:o}", "id",
-	                 p->id, "tenant", p->tenant, "user", p->user, "name", p->name, "version",
-	                 (json_int_t)p->version, "created", time_or_null(p->created_ms),
-	                 "last_used", time_or_null(p->last_used_ms), "expires_at",
-	                 time_or_null(p->expires_ms), "revoked", p->revoked, "revoked_at",
-	                 time_or_null(p->revoked_ms), "size", (json_int_t)p->size_bytes, "held_by",
-	                 held);
+	return json_pack(
+	    "{s:s, s:s, s:s, s:s, s:I, s:o, s:o, s:o, s:b, s:o, s:I, s:o}", "id", p->id, "tenant",
+	    p->tenant, "user", p->user, "name", p->name, "version", (json_int_t)p->version,
+	    "created", time_or_null(p->created_ms), "last_used", time_or_null(p->last_used_ms),
+	    "expires_at", time_or_null(p->expires_ms), "revoked", p->revoked, "revoked_at",
+	    time_or_null(p->revoked_ms), "size", (json_int_t)p->size_bytes, "held_by", held);
 }
 
 int prof_blob_path(const char *data_dir, const char *tenant, const char *id, int64_t version,
@@ -108,7 +109,8 @@ void prof_remove_blobs(const char *data_dir, const char *tenant, const char *id,
 			continue;
 		if (keep_version >= 0 && !strcmp(de->d_name, keep))
 			continue;
-		if (gb_pathf(path, sizeof(path), "%s/%s", dir, de->d_name) == 0 && unlink(path) == 0)
+		if (gb_pathf(path, sizeof(path), "%s/%s", dir, de->d_name) == 0 &&
+		    unlink(path) == 0)
 			removed = 1;
 	}
 	closedir(d);
@@ -142,8 +144,8 @@ int prof_sweep(const char *data_dir, size_t *n_purged, char *err, size_t errlen)
 		prof_remove_blobs(data_dir, all[i].tenant, all[i].id, -1);
 		if (prof_db_delete(db, all[i].id, err, errlen) == 0) {
 			purged++;
-			GB_LOGI("profiles", "purged expired profile %s (tenant %s, user %s)", all[i].id,
-			        all[i].tenant, all[i].user);
+			GB_LOGI("profiles", "purged expired profile %s (tenant %s, user %s)",
+			        all[i].id, all[i].tenant, all[i].user);
 		}
 	}
 	if (n_purged)
@@ -170,7 +172,8 @@ int prof_create(const char *data_dir, const char *tenant, const char *user, cons
 	if (rc < 0)
 		goto out;
 	if (ttl_s < 0 || ttl_s > 100LL * 365 * 86400) {
-		gb_set_error(err, errlen, "the time to live must be 0 (never expires) or a number of "
+		gb_set_error(err, errlen,
+		             "the time to live must be 0 (never expires) or a number of "
 		             "seconds up to 100 years");
 		rc = -PROF_EINVAL;
 		goto out;
@@ -220,8 +223,8 @@ int prof_get(const char *data_dir, const char *tenant, const char *user, const c
 	return rc;
 }
 
-int prof_list(const char *data_dir, const char *tenant, const char *user, json_t **out,
-              char *err, size_t errlen)
+int prof_list(const char *data_dir, const char *tenant, const char *user, json_t **out, char *err,
+              size_t errlen)
 {
 	struct prof_db *db = NULL;
 	struct prof_info *v = NULL;
@@ -258,9 +261,10 @@ int prof_delete(const char *data_dir, const char *tenant, const char *user, cons
 	if (rc == 0)
 		rc = prof_db_get(db, tenant, user, name, &p, NULL, NULL, err, errlen);
 	if (rc == 0 && p.held_pid > 0 && prof_db_holder_alive(db, p.id)) {
-		gb_set_error(err, errlen, "profile %s of user %s is in use by %s (pid %lld): close "
-		             "that session before deleting it", name, user, p.held_by,
-		             (long long)p.held_pid);
+		gb_set_error(err, errlen,
+		             "profile %s of user %s is in use by %s (pid %lld): close "
+		             "that session before deleting it",
+		             name, user, p.held_by, (long long)p.held_pid);
 		rc = -PROF_EBUSY;
 	}
 	if (rc == 0) {

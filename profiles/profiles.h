@@ -52,7 +52,7 @@ enum {
 	PROF_EBADMSG,    /* the sealed state does not open: altered, truncated, misplaced */
 	PROF_EIO,        /* the disk or the database failed */
 	PROF_ENOMEM,
-	PROF_EKEY,       /* the key hierarchy failed (see err) */
+	PROF_EKEY, /* the key hierarchy failed (see err) */
 };
 
 /* Largest state a profile may hold once unpacked (bytes). */
@@ -64,14 +64,14 @@ struct prof_info {
 	char tenant[65];
 	char user[65];
 	char name[65];
-	int64_t version;       /* 0: never sealed (empty profile) */
-	int64_t created_ms;    /* wall clock, ms since the epoch */
-	int64_t last_used_ms;  /* last open or save; 0 never */
-	int64_t expires_ms;    /* 0: never */
+	int64_t version;      /* 0: never sealed (empty profile) */
+	int64_t created_ms;   /* wall clock, ms since the epoch */
+	int64_t last_used_ms; /* last open or save; 0 never */
+	int64_t expires_ms;   /* 0: never */
 	int revoked;
 	int64_t revoked_ms;
-	int64_t size_bytes;    /* of the newest sealed blob */
-	char held_by[128];     /* "" when free */
+	int64_t size_bytes; /* of the newest sealed blob */
+	char held_by[128];  /* "" when free */
 	int64_t held_pid;
 	int64_t held_since_ms;
 };
@@ -94,8 +94,8 @@ int prof_get(const char *data_dir, const char *tenant, const char *user, const c
 
 /* tenant's profiles (of user, or of every user when user is NULL), as a
  * new JSON array of prof_info_json() objects, oldest first. */
-int prof_list(const char *data_dir, const char *tenant, const char *user, json_t **out,
-              char *err, size_t errlen);
+int prof_list(const char *data_dir, const char *tenant, const char *user, json_t **out, char *err,
+              size_t errlen);
 
 /* Deletes the profile: its sealed blobs and its metadata. Refused with
  * -PROF_EBUSY while a live session holds it. */
@@ -117,12 +117,12 @@ int prof_sweep(const char *data_dir, size_t *n_purged, char *err, size_t errlen)
 struct prof_lease;
 
 struct prof_open_opts {
-	const char *tenant;   /* required */
-	const char *user;     /* required */
-	const char *name;     /* required */
-	int readonly;         /* a copy that is never sealed back; holds nothing */
-	int create;           /* create the profile when it does not exist */
-	const char *holder;   /* who holds it, for "in use by ..." (e.g. session id) */
+	const char *tenant; /* required */
+	const char *user;   /* required */
+	const char *name;   /* required */
+	int readonly;       /* a copy that is never sealed back; holds nothing */
+	int create;         /* create the profile when it does not exist */
+	const char *holder; /* who holds it, for "in use by ..." (e.g. session id) */
 };
 
 /*
@@ -132,8 +132,8 @@ struct prof_open_opts {
  * names the holder and since when). A blob that does not open gives
  * -PROF_EBADMSG and leaves the profile as it is. Returns 0 with *out.
  */
-int prof_lease_open(const char *data_dir, const struct prof_open_opts *o,
-                    struct prof_lease **out, char *err, size_t errlen);
+int prof_lease_open(const char *data_dir, const struct prof_open_opts *o, struct prof_lease **out,
+                    char *err, size_t errlen);
 
 /* The unsealed dir (Chromium's user-data-dir). */
 const char *prof_lease_dir(const struct prof_lease *l);

@@ -54,8 +54,8 @@ static void wipe_free(void *p, size_t n)
 	free(p);
 }
 
-void prof_blob_ad(const char *tenant, const char *user, const char *id, int64_t version,
-                  char *ad, size_t adlen)
+void prof_blob_ad(const char *tenant, const char *user, const char *id, int64_t version, char *ad,
+                  size_t adlen)
 {
 	snprintf(ad, adlen, "glassbox profile|v1|%s|%s|%s|%lld", tenant, user, id,
 	         (long long)version);

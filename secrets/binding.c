@@ -12,8 +12,8 @@
 #include <strings.h>
 
 /* The kinds a secret accepts when it names none. */
-static const char *const default_fields[] = {"password", "username", "email", "one-time-code",
-                                             NULL};
+static const char *const default_fields[] = { "password", "username", "email", "one-time-code",
+	                                      NULL };
 
 int secret_host_allowed(const struct secret_meta *meta, const char *url)
 {
@@ -58,8 +58,8 @@ static int field_is(const struct secret_field *f, const char *kind)
 	if (!strcmp(kind, "any"))
 		return 1;
 	if (!strcmp(kind, "password"))
-		return (input && !strcasecmp(type, "password")) || has_token(ac, "current-password") ||
-		       has_token(ac, "new-password");
+		return (input && !strcasecmp(type, "password")) ||
+		       has_token(ac, "current-password") || has_token(ac, "new-password");
 	if (!strcmp(kind, "username"))
 		return has_token(ac, "username");
 	if (!strcmp(kind, "email"))
@@ -92,7 +92,10 @@ int secret_field_allowed(const struct secret_meta *meta, const struct secret_fie
 			return 1;
 	for (i = 0; allowed[i]; i++) {
 		int n = snprintf(list + used, sizeof(list) - used, "%s%s",
-		                 i == 0 ? "" : allowed[i + 1] ? ", " : " or ", allowed[i]);
+		                 i == 0           ? ""
+		                 : allowed[i + 1] ? ", "
+		                                  : " or ",
+		                 allowed[i]);
 
 		if (n < 0 || (size_t)n >= sizeof(list) - used)
 			break;
@@ -100,7 +103,8 @@ int secret_field_allowed(const struct secret_meta *meta, const struct secret_fie
 	}
 	if (why && whylen)
 		snprintf(why, whylen, "the field (<%.20s%s%.20s%s%s%.80s%s>) is not a %s field",
-		         field->tag ? field->tag : "?", field->type && field->type[0] ? " type=" : "",
+		         field->tag ? field->tag : "?",
+		         field->type && field->type[0] ? " type=" : "",
 		         field->type ? field->type : "",
 		         field->autocomplete && field->autocomplete[0] ? " autocomplete=\"" : "",
 		         "", field->autocomplete ? field->autocomplete : "",

@@ -20,23 +20,23 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define SECRET_NAME_MAX 64          /* bytes of a name: [A-Za-z0-9_-], starts with a letter */
-#define SECRET_VALUE_MAX 4096       /* bytes of a value */
+#define SECRET_NAME_MAX 64    /* bytes of a name: [A-Za-z0-9_-], starts with a letter */
+#define SECRET_VALUE_MAX 4096 /* bytes of a value */
 #define SECRET_MAX_HOSTS 16
-#define SECRET_HOST_MAX 280         /* one host pattern, as written */
+#define SECRET_HOST_MAX 280 /* one host pattern, as written */
 #define SECRET_MAX_FIELDS 8
 #define SECRET_FIELD_MAX 24
 
 /* What a secret says about itself: never the value. */
 struct secret_meta {
 	char name[SECRET_NAME_MAX + 1];
-	unsigned version;           /* 1 for the first set, + 1 for each later one */
+	unsigned version; /* 1 for the first set, + 1 for each later one */
 	char hosts[SECRET_MAX_HOSTS][SECRET_HOST_MAX + 1];
 	size_t n_hosts;
 	char fields[SECRET_MAX_FIELDS][SECRET_FIELD_MAX + 1]; /* field kinds; 0 = the default */
 	size_t n_fields;
 	int64_t created_ms;
-	char created[40];           /* ISO 8601, UTC */
+	char created[40]; /* ISO 8601, UTC */
 };
 
 /* 1 when name is a valid secret name: 1..SECRET_NAME_MAX of [A-Za-z0-9_-],
@@ -56,16 +56,15 @@ const char *const *secret_field_kinds(void);
  * (may be NULL) filled, or a negative errno with what is wrong in err (the
  * value never appears in it).
  */
-int secret_set(const char *data_dir, const char *tenant, const char *name,
-               const char *const *hosts, size_t n_hosts, const char *const *fields,
-               size_t n_fields, const unsigned char *value, size_t len,
-               struct secret_meta *meta, char *err, size_t errlen);
+int secret_set(const char *data_dir, const char *tenant, const char *name, const char *const *hosts,
+               size_t n_hosts, const char *const *fields, size_t n_fields,
+               const unsigned char *value, size_t len, struct secret_meta *meta, char *err,
+               size_t errlen);
 
 /* tenant's secrets, by name: *out a new array of {name, version, hosts,
  * fields, created} (no values). A file that cannot be read is listed as
  * {name, error}. Returns 0 or a negative errno with err. */
-int secret_list(const char *data_dir, const char *tenant, json_t **out, char *err,
-                size_t errlen);
+int secret_list(const char *data_dir, const char *tenant, json_t **out, char *err, size_t errlen);
 
 /* Deletes tenant's secret name. Returns 0, -ENOENT (no such secret) or
  * another negative errno, with err. */

@@ -35,8 +35,8 @@
 #define SECRET_FILE_MAX_BYTES (64u << 10)
 #define SECRET_SUFFIX ".secret"
 
-static const char *const field_kinds[] = {"password", "username", "email", "one-time-code",
-                                          "text",     "textarea", "any",   NULL};
+static const char *const field_kinds[] = { "password", "username", "email", "one-time-code",
+	                                   "text",     "textarea", "any",   NULL };
 
 const char *const *secret_field_kinds(void)
 {
@@ -77,8 +77,10 @@ static int secrets_dir(const char *data_dir, const char *tenant, char *buf, size
                        char *err, size_t errlen)
 {
 	if (!data_dir || !tenant || !gb_fs_name_is_safe(tenant)) {
-		gb_set_error(err, errlen, "tenant \"%.64s\" is not a valid tenant name: use letters, "
-		             "digits, '.', '_' and '-'", tenant ? tenant : "");
+		gb_set_error(err, errlen,
+		             "tenant \"%.64s\" is not a valid tenant name: use letters, "
+		             "digits, '.', '_' and '-'",
+		             tenant ? tenant : "");
 		return -EINVAL;
 	}
 	if (gb_pathf(buf, buflen, "%s/tenants/%s/secrets", data_dir, tenant) < 0) {
@@ -96,7 +98,8 @@ static int secret_path(const char *data_dir, const char *tenant, const char *nam
 	int rc;
 
 	if (!secret_name_is_valid(name)) {
-		gb_set_error(err, errlen, "\"%.64s\" is not a valid secret name: 1 to %d letters, "
+		gb_set_error(err, errlen,
+		             "\"%.64s\" is not a valid secret name: 1 to %d letters, "
 		             "digits, '_' or '-', starting with a letter (e.g. SHOP_PASSWORD)",
 		             name ? name : "", SECRET_NAME_MAX);
 		return -EINVAL;
@@ -141,8 +144,10 @@ static int parse_meta(json_t *j, const char *path, struct secret_meta *m, const 
 	    !json_is_array(hosts) || json_array_size(hosts) < 1 ||
 	    json_array_size(hosts) > SECRET_MAX_HOSTS ||
 	    (fields && (!json_is_array(fields) || json_array_size(fields) > SECRET_MAX_FIELDS))) {
-		gb_set_error(err, errlen, "%s is not a secret file (name, version or hosts missing "
-		             "or invalid): delete it and set the secret again", path);
+		gb_set_error(err, errlen,
+		             "%s is not a secret file (name, version or hosts missing "
+		             "or invalid): delete it and set the secret again",
+		             path);
 		return -EBADMSG;
 	}
 	snprintf(m->name, sizeof(m->name), "%s", name);
@@ -172,8 +177,8 @@ static int parse_meta(json_t *j, const char *path, struct secret_meta *m, const 
 	         gb_or(json_string_value(json_object_get(j, "created")), ""));
 	*sealed = json_string_value(json_object_get(j, "sealed"));
 	if (!*sealed) {
-		gb_set_error(err, errlen, "%s has no sealed value: delete it and set the secret again",
-		             path);
+		gb_set_error(err, errlen,
+		             "%s has no sealed value: delete it and set the secret again", path);
 		return -EBADMSG;
 	}
 	return 0;
@@ -194,8 +199,10 @@ static int read_meta(const char *path, json_t **j, struct secret_meta *m, const 
 		goto out;
 	*j = json_loadb((const char *)data, len, JSON_REJECT_DUPLICATES, &jerr);
 	if (!*j) {
-		gb_set_error(err, errlen, "%s is not valid JSON (%s): delete it and set the secret "
-		             "again", path, jerr.text);
+		gb_set_error(err, errlen,
+		             "%s is not valid JSON (%s): delete it and set the secret "
+		             "again",
+		             path, jerr.text);
 		rc = -EBADMSG;
 		goto out;
 	}
@@ -240,19 +247,24 @@ static int fill_binding(struct secret_meta *m, const char *const *hosts, size_t 
 	size_t i, k;
 
 	if (n_hosts < 1 || n_hosts > SECRET_MAX_HOSTS) {
-		gb_set_error(err, errlen, "a secret needs 1 to %d hosts it may be typed on (--hosts "
-		             "shop.test,*.example.com)", SECRET_MAX_HOSTS);
+		gb_set_error(err, errlen,
+		             "a secret needs 1 to %d hosts it may be typed on (--hosts "
+		             "shop.test,*.example.com)",
+		             SECRET_MAX_HOSTS);
 		return -EINVAL;
 	}
 	for (i = 0; i < n_hosts; i++) {
 		if (!hosts[i] || strlen(hosts[i]) > SECRET_HOST_MAX ||
 		    policy_host_pattern_check(hosts[i], why, sizeof(why)) < 0) {
-			gb_set_error(err, errlen, "host \"%.100s\" is not a host pattern: %s", 
-			             hosts[i] ? hosts[i] : "", hosts[i] && strlen(hosts[i]) <= SECRET_HOST_MAX ? why : "too long");
+			gb_set_error(err, errlen, "host \"%.100s\" is not a host pattern: %s",
+			             hosts[i] ? hosts[i] : "",
+			             hosts[i] && strlen(hosts[i]) <= SECRET_HOST_MAX ? why
+			                                                             : "too long");
 			return -EINVAL;
 		}
 		if (!strcmp(hosts[i], "*")) {
-			gb_set_error(err, errlen, "host \"*\" would let any page receive the secret: name "
+			gb_set_error(err, errlen,
+			             "host \"*\" would let any page receive the secret: name "
 			             "the hosts it belongs to");
 			return -EINVAL;
 		}
@@ -281,10 +293,10 @@ static int fill_binding(struct secret_meta *m, const char *const *hosts, size_t 
 	return 0;
 }
 
-int secret_set(const char *data_dir, const char *tenant, const char *name,
-               const char *const *hosts, size_t n_hosts, const char *const *fields,
-               size_t n_fields, const unsigned char *value, size_t len,
-               struct secret_meta *meta, char *err, size_t errlen)
+int secret_set(const char *data_dir, const char *tenant, const char *name, const char *const *hosts,
+               size_t n_hosts, const char *const *fields, size_t n_fields,
+               const unsigned char *value, size_t len, struct secret_meta *meta, char *err,
+               size_t errlen)
 {
 	unsigned char key[PROF_KEY_BYTES];
 	struct secret_meta m, old;
@@ -307,8 +319,10 @@ int secret_set(const char *data_dir, const char *tenant, const char *name,
 	if (rc < 0)
 		goto out;
 	if (!value || len < 1 || len > SECRET_VALUE_MAX || !value_is_text(value, len)) {
-		gb_set_error(err, errlen, "the value of %s must be 1 to %d bytes of text (UTF-8, no "
-		             "NUL or control characters)", name, SECRET_VALUE_MAX);
+		gb_set_error(err, errlen,
+		             "the value of %s must be 1 to %d bytes of text (UTF-8, no "
+		             "NUL or control characters)",
+		             name, SECRET_VALUE_MAX);
 		rc = -EINVAL;
 		goto out;
 	}
@@ -401,16 +415,19 @@ int secret_open(const char *data_dir, const char *tenant, const char *name,
 		goto out;
 	rc = read_meta(path, &j, meta, &sealed, err, errlen);
 	if (rc == -ENOENT) {
-		gb_set_error(err, errlen, "tenant %s has no secret %s: set it with `glassbox secret "
-		             "set %s --hosts HOST --tenant %s` (value on stdin)", tenant, name, name,
-		             tenant);
+		gb_set_error(err, errlen,
+		             "tenant %s has no secret %s: set it with `glassbox secret "
+		             "set %s --hosts HOST --tenant %s` (value on stdin)",
+		             tenant, name, name, tenant);
 		goto out;
 	}
 	if (rc < 0)
 		goto out;
 	if (strcmp(meta->name, name) != 0) {
-		gb_set_error(err, errlen, "secret %s of tenant %s does not open: its file names "
-		             "another secret (copied or altered); set it again", name, tenant);
+		gb_set_error(err, errlen,
+		             "secret %s of tenant %s does not open: its file names "
+		             "another secret (copied or altered); set it again",
+		             name, tenant);
 		rc = -EBADMSG;
 		goto out;
 	}
@@ -422,8 +439,10 @@ int secret_open(const char *data_dir, const char *tenant, const char *name,
 	}
 	if (sodium_base642bin(bin, b64len + 1, sealed, b64len, NULL, &binlen, NULL,
 	                      sodium_base64_VARIANT_ORIGINAL) != 0) {
-		gb_set_error(err, errlen, "secret %s of tenant %s does not open: its sealed value is "
-		             "not base64 (altered); set it again", name, tenant);
+		gb_set_error(err, errlen,
+		             "secret %s of tenant %s does not open: its sealed value is "
+		             "not base64 (altered); set it again",
+		             name, tenant);
 		rc = -EBADMSG;
 		goto out;
 	}
@@ -434,9 +453,12 @@ int secret_open(const char *data_dir, const char *tenant, const char *name,
 	rc = prof_open_small(key, ad.data ? ad.data : "", bin, binlen, value, len);
 	sodium_memzero(key, sizeof(key));
 	if (rc == -EBADMSG)
-		gb_set_error(err, errlen, "secret %s of tenant %s does not open: it was altered, "
-		             "copied from another name or tenant, or sealed under another key; set it "
-		             "again with `glassbox secret set`", name, tenant);
+		gb_set_error(
+		    err, errlen,
+		    "secret %s of tenant %s does not open: it was altered, "
+		    "copied from another name or tenant, or sealed under another key; set it "
+		    "again with `glassbox secret set`",
+		    name, tenant);
 	else if (rc < 0)
 		gb_set_error(err, errlen, "cannot open secret %s: out of memory", name);
 out:
@@ -470,8 +492,10 @@ int secret_delete(const char *data_dir, const char *tenant, const char *name, ch
 	if (unlink(path) != 0) {
 		rc = -errno;
 		if (rc == -ENOENT)
-			gb_set_error(err, errlen, "tenant %s has no secret %s (see `glassbox secret "
-			             "list --tenant %s`)", tenant, name, tenant);
+			gb_set_error(err, errlen,
+			             "tenant %s has no secret %s (see `glassbox secret "
+			             "list --tenant %s`)",
+			             tenant, name, tenant);
 		else
 			gb_set_io_error(err, errlen, "delete", path, errno);
 		return rc;
@@ -487,8 +511,7 @@ static int by_name(const void *a, const void *b)
 	              json_string_value(json_object_get(*(json_t *const *)b, "name")));
 }
 
-int secret_list(const char *data_dir, const char *tenant, json_t **out, char *err,
-                size_t errlen)
+int secret_list(const char *data_dir, const char *tenant, json_t **out, char *err, size_t errlen)
 {
 	char dir[PATH_MAX], path[PATH_MAX], name[SECRET_NAME_MAX + 1];
 	json_t **items = NULL;
@@ -520,7 +543,8 @@ int secret_list(const char *data_dir, const char *tenant, json_t **out, char *er
 		json_t *j = NULL, *item;
 		char ferr[512];
 
-		if (l <= sl || l - sl > SECRET_NAME_MAX || strcmp(de->d_name + l - sl, SECRET_SUFFIX))
+		if (l <= sl || l - sl > SECRET_NAME_MAX ||
+		    strcmp(de->d_name + l - sl, SECRET_SUFFIX))
 			continue;
 		memcpy(name, de->d_name, l - sl);
 		name[l - sl] = '\0';

@@ -46,14 +46,16 @@ int sess_adopt(struct sess *s, const struct sess_adopt_options *o, char *err, si
 		json_object_set_new(params, "proxyBypassList",
 		                    json_string(o->proxy_bypass_list ? o->proxy_bypass_list : ""));
 	}
-	if (cdp_call(s->cdp, NULL, "Target.createBrowserContext", params, timeout_ms, &res,
-	             &cerr) < 0) {
-		snprintf(err, errlen, "cannot create the session's browser context: %s", cerr.message);
+	if (cdp_call(s->cdp, NULL, "Target.createBrowserContext", params, timeout_ms, &res, &cerr) <
+	    0) {
+		snprintf(err, errlen, "cannot create the session's browser context: %s",
+		         cerr.message);
 		goto out;
 	}
 	ctx = json_string_value(json_object_get(res, "browserContextId"));
 	if (!ctx || strlen(ctx) >= sizeof(s->context_id)) {
-		snprintf(err, errlen, "cannot create the session's browser context: Chromium returned "
+		snprintf(err, errlen,
+		         "cannot create the session's browser context: Chromium returned "
 		         "no usable id");
 		goto out;
 	}
@@ -64,9 +66,10 @@ int sess_adopt(struct sess *s, const struct sess_adopt_options *o, char *err, si
 	if (sess_open_page(s, timeout_ms, err, errlen) < 0)
 		goto out;
 	for (i = 0; i < n_old; i++)
-		if (cdp_call(s->cdp, NULL, "Target.closeTarget", json_pack("{s:s}", "targetId", old[i]),
-		             timeout_ms, NULL, &cerr) < 0) {
-			snprintf(err, errlen, "cannot close the pre-launched browser's blank tab: %s",
+		if (cdp_call(s->cdp, NULL, "Target.closeTarget",
+		             json_pack("{s:s}", "targetId", old[i]), timeout_ms, NULL, &cerr) < 0) {
+			snprintf(err, errlen,
+			         "cannot close the pre-launched browser's blank tab: %s",
 			         cerr.message);
 			goto out;
 		}

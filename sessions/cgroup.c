@@ -95,14 +95,18 @@ UNITTEST int sess_cgroup_prepare(const char *root, char *base, size_t baselen, c
 		return -1;
 	}
 	if (!has_word(list, "memory") || !has_word(list, "cpu")) {
-		snprintf(why, whylen, "the memory and cpu controllers are not available in %.300s "
-		         "(it offers: %.100s)", root, list[0] ? list : "none");
+		snprintf(why, whylen,
+		         "the memory and cpu controllers are not available in %.300s "
+		         "(it offers: %.100s)",
+		         root, list[0] ? list : "none");
 		return -1;
 	}
 	rc = write_file(root, "cgroup.subtree_control", "+memory +cpu");
 	if (rc < 0) {
-		snprintf(why, whylen, "cannot enable memory and cpu under %.300s: %s (set GLASSBOX_CGROUP "
-		         "to a cgroup delegated to glassbox)", root, strerror(-rc));
+		snprintf(why, whylen,
+		         "cannot enable memory and cpu under %.300s: %s (set GLASSBOX_CGROUP "
+		         "to a cgroup delegated to glassbox)",
+		         root, strerror(-rc));
 		return -1;
 	}
 	snprintf(base, baselen, "%s/glassbox", root);
@@ -112,7 +116,8 @@ UNITTEST int sess_cgroup_prepare(const char *root, char *base, size_t baselen, c
 	}
 	rc = write_file(base, "cgroup.subtree_control", "+memory +cpu");
 	if (rc < 0) {
-		snprintf(why, whylen, "cannot enable memory and cpu under %.300s: %s", base, strerror(-rc));
+		snprintf(why, whylen, "cannot enable memory and cpu under %.300s: %s", base,
+		         strerror(-rc));
 		return -1;
 	}
 	return 0;
@@ -121,7 +126,7 @@ UNITTEST int sess_cgroup_prepare(const char *root, char *base, size_t baselen, c
 /* The cgroup2 mount point, or NULL. */
 static const char *cgroup2_mount(void)
 {
-	static const char *const candidates[] = {"/sys/fs/cgroup", "/sys/fs/cgroup/unified"};
+	static const char *const candidates[] = { "/sys/fs/cgroup", "/sys/fs/cgroup/unified" };
 	char path[256];
 	size_t i;
 
@@ -219,7 +224,7 @@ static int move_one(void *user, pid_t pid)
 int sess_cgroup_enter(const char *base, const char *id, pid_t pgid, uint64_t memory_max_bytes,
                       unsigned cpu_percent, char *path, size_t pathlen, char *err, size_t errlen)
 {
-	struct move_ctx m = {.path = path, .pgid = pgid};
+	struct move_ctx m = { .path = path, .pgid = pgid };
 	char text[64];
 	int rc;
 
@@ -232,7 +237,8 @@ int sess_cgroup_enter(const char *base, const char *id, pid_t pgid, uint64_t mem
 		snprintf(text, sizeof(text), "%llu", (unsigned long long)memory_max_bytes);
 		rc = write_file(path, "memory.max", text);
 		if (rc < 0) {
-			snprintf(err, errlen, "cannot set memory.max in %.300s: %s", path, strerror(-rc));
+			snprintf(err, errlen, "cannot set memory.max in %.300s: %s", path,
+			         strerror(-rc));
 			goto fail;
 		}
 	}
@@ -241,14 +247,17 @@ int sess_cgroup_enter(const char *base, const char *id, pid_t pgid, uint64_t mem
 		snprintf(text, sizeof(text), "%u 100000", cpu_percent * 1000u);
 		rc = write_file(path, "cpu.max", text);
 		if (rc < 0) {
-			snprintf(err, errlen, "cannot set cpu.max in %.300s: %s", path, strerror(-rc));
+			snprintf(err, errlen, "cannot set cpu.max in %.300s: %s", path,
+			         strerror(-rc));
 			goto fail;
 		}
 	}
 	sess_proc_foreach(move_one, &m);
 	if (m.failed || !m.moved) {
-		snprintf(err, errlen, "cannot move the browser's processes into %.300s (%d moved, %d "
-		         "failed)", path, m.moved, m.failed);
+		snprintf(err, errlen,
+		         "cannot move the browser's processes into %.300s (%d moved, %d "
+		         "failed)",
+		         path, m.moved, m.failed);
 		goto fail;
 	}
 	return 0;

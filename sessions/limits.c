@@ -44,16 +44,16 @@ struct cpu_sample {
 
 struct sess_watch {
 	char id[SESS_ID_LEN];
-	pid_t pgid;                 /* {wd.lock} 0 once detached */
+	pid_t pgid; /* {wd.lock} 0 once detached */
 	struct sess_limits lim;
-	char cgroup[1200];          /* its cgroup dir, or "" */
+	char cgroup[1200];                /* its cgroup dir, or "" */
 	struct cpu_sample ring[CPU_RING]; /* {wd.lock} */
-	size_t ring_len;            /* {wd.lock} */
-	size_t ring_head;           /* {wd.lock} next slot */
-	uint64_t sample_pss;        /* {wd.lock} sums of the current sample */
-	uint64_t sample_ticks;      /* {wd.lock} */
-	char verdict[256];          /* {wd.lock} set once, when closed over a limit */
-	struct sess_watch *next;    /* {wd.lock} */
+	size_t ring_len;                  /* {wd.lock} */
+	size_t ring_head;                 /* {wd.lock} next slot */
+	uint64_t sample_pss;              /* {wd.lock} sums of the current sample */
+	uint64_t sample_ticks;            /* {wd.lock} */
+	char verdict[256];                /* {wd.lock} set once, when closed over a limit */
+	struct sess_watch *next;          /* {wd.lock} */
 };
 
 static struct {
@@ -62,7 +62,7 @@ static struct {
 	pthread_t thread;
 	int started;
 	struct sess_watch *head; /* {lock} */
-} wd = {.lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER};
+} wd = { .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER };
 
 /* /proc walk callback: adds pid to the entry watching its group. */
 static int add_process_locked(void *user, pid_t pid)
@@ -126,33 +126,35 @@ static void judge_locked(struct sess_watch *w, int64_t now)
 
 	if (!w->pgid || w->verdict[0])
 		return;
-	w->ring[w->ring_head] = (struct cpu_sample){.at_ms = now, .ticks = w->sample_ticks};
+	w->ring[w->ring_head] = (struct cpu_sample){ .at_ms = now, .ticks = w->sample_ticks };
 	w->ring_head = (w->ring_head + 1) % CPU_RING;
 	if (w->ring_len < CPU_RING)
 		w->ring_len++;
 	if (w->lim.memory_bytes && w->sample_pss > w->lim.memory_bytes) {
 		snprintf(w->verdict, sizeof(w->verdict),
 		         "the browser used %.0f MiB, over this session's limit of %.0f MiB; it was "
-		         "closed", (double)w->sample_pss / MIB, (double)w->lim.memory_bytes / MIB);
+		         "closed",
+		         (double)w->sample_pss / MIB, (double)w->lim.memory_bytes / MIB);
 		goto close;
 	}
 	ooms = sess_cgroup_oom_kills(w->cgroup);
 	if (w->lim.memory_bytes && ooms) {
 		snprintf(w->verdict, sizeof(w->verdict),
 		         "the browser reached this session's memory limit of %.0f MiB (the kernel "
-		         "ended %u of its processes); it was closed", (double)w->lim.memory_bytes / MIB,
-		         ooms);
+		         "ended %u of its processes); it was closed",
+		         (double)w->lim.memory_bytes / MIB, ooms);
 		goto close;
 	}
 	cpu = w->lim.cpu_percent ? cpu_percent_locked(w, now) : -1;
 	/* under cpu.max the kernel holds it at the limit: at 95% of it for a
 	 * whole window, it is spinning against the ceiling */
 	if (cpu >= 0 && cpu >= (w->cgroup[0] ? 0.95 : 1.0) * w->lim.cpu_percent) {
-		snprintf(w->verdict, sizeof(w->verdict),
-		         "the browser used %.0f%% of a CPU core for %d s, over this session's limit "
-		         "of %u%%; it was closed", cpu,
-		         (w->lim.cpu_window_ms > 0 ? w->lim.cpu_window_ms : 5000) / 1000,
-		         w->lim.cpu_percent);
+		snprintf(
+		    w->verdict, sizeof(w->verdict),
+		    "the browser used %.0f%% of a CPU core for %d s, over this session's limit "
+		    "of %u%%; it was closed",
+		    cpu, (w->lim.cpu_window_ms > 0 ? w->lim.cpu_window_ms : 5000) / 1000,
+		    w->lim.cpu_percent);
 		goto close;
 	}
 	return;
@@ -212,11 +214,10 @@ int sess_apply_limits(struct sess *s, const struct sess_limits *lim, char *err, 
 	w->pgid = s->pgid;
 	w->lim = *lim;
 	base = sess_cgroup_base(why, sizeof(why));
-	if (base[0] &&
-	    sess_cgroup_enter(base, s->id, s->pgid,
-	                      lim->memory_bytes ? lim->memory_bytes + lim->memory_bytes / 4 : 0,
-	                      lim->cpu_percent, w->cgroup, sizeof(w->cgroup), cerr,
-	                      sizeof(cerr)) < 0)
+	if (base[0] && sess_cgroup_enter(
+	                   base, s->id, s->pgid,
+	                   lim->memory_bytes ? lim->memory_bytes + lim->memory_bytes / 4 : 0,
+	                   lim->cpu_percent, w->cgroup, sizeof(w->cgroup), cerr, sizeof(cerr)) < 0)
 		GB_LOGW("sessions", "session %s: the watchdog alone keeps its limits: %s", s->id,
 		        cerr);
 	pthread_mutex_lock(&wd.lock);

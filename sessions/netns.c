@@ -53,7 +53,7 @@ static void *in_netns_main(void *p)
  * start or enter the namespace. */
 static int run_in_netns(int netns_fd, int (*fn)(void *), void *arg, int *why)
 {
-	struct in_netns in = {.netns_fd = netns_fd, .fn = fn, .arg = arg, .rc = -1};
+	struct in_netns in = { .netns_fd = netns_fd, .fn = fn, .arg = arg, .rc = -1 };
 	pthread_t t;
 	int rc;
 
@@ -89,7 +89,7 @@ static int spawn_job_run(void *p)
 int sess_spawn_in_netns(int netns_fd, pid_t *pid, const char *const *args,
                         const posix_spawn_file_actions_t *fa, const posix_spawnattr_t *attr)
 {
-	struct spawn_job j = {.pid = pid, .args = args, .fa = fa, .attr = attr};
+	struct spawn_job j = { .pid = pid, .args = args, .fa = fa, .attr = attr };
 	int why;
 	int rc = run_in_netns(netns_fd, spawn_job_run, &j, &why);
 
@@ -114,7 +114,7 @@ static int connect_job_run(void *p)
 int sess_cdp_connect_in_netns(int netns_fd, const char *ws_url, const struct cdp_options *opts,
                               struct cdp_conn **out, struct cdp_error *err)
 {
-	struct connect_job j = {.url = ws_url, .opts = opts, .out = out, .err = err};
+	struct connect_job j = { .url = ws_url, .opts = opts, .out = out, .err = err };
 	int why;
 	int rc = run_in_netns(netns_fd, connect_job_run, &j, &why);
 

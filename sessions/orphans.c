@@ -131,10 +131,10 @@ static int owner_alive(const struct owner *o)
 }
 
 struct browser_scan {
-	char needle[1500];  /* --user-data-dir=<profile> */
-	pid_t groups[64];   /* distinct process groups seen */
+	char needle[1500]; /* --user-data-dir=<profile> */
+	pid_t groups[64];  /* distinct process groups seen */
 	size_t n_groups;
-	size_t n_procs;     /* live processes with the needle */
+	size_t n_procs; /* live processes with the needle */
 };
 
 static int scan_browser(void *user, pid_t pid)
@@ -185,8 +185,8 @@ static unsigned kill_browser(const char *profile)
 				kill(-b.groups[i], SIGKILL);
 	}
 	if (b.n_procs)
-		GB_LOGW("sessions", "%zu process(es) of the orphaned browser %s would not end", b.n_procs,
-		        profile);
+		GB_LOGW("sessions", "%zu process(es) of the orphaned browser %s would not end",
+		        b.n_procs, profile);
 	return killed;
 }
 
@@ -206,7 +206,7 @@ static void remove_cgroup(const char *id)
 
 int sess_reap_orphans(const char *data_dir, struct sess_reap_report *rep)
 {
-	struct sess_reap_report local = {0};
+	struct sess_reap_report local = { 0 };
 	char run_dir[1024];
 	struct dirent *e;
 	DIR *d;
@@ -255,8 +255,9 @@ int sess_reap_orphans(const char *data_dir, struct sess_reap_report *rep)
 	}
 	closedir(d);
 	if (rep->browsers_killed || rep->dirs_removed)
-		GB_LOGI("sessions", "removed what a previous glassbox left: %u browser(s) ended, %u "
-		        "dir(s) removed (%u in use by a running glassbox kept)", rep->browsers_killed,
-		        rep->dirs_removed, rep->live_skipped);
+		GB_LOGI("sessions",
+		        "removed what a previous glassbox left: %u browser(s) ended, %u "
+		        "dir(s) removed (%u in use by a running glassbox kept)",
+		        rep->browsers_killed, rep->dirs_removed, rep->live_skipped);
 	return 0;
 }

@@ -35,20 +35,20 @@ struct sess_pool {
 	pthread_t thread;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
-	struct sess_options opt;   /* immutable after start */
+	struct sess_options opt; /* immutable after start */
 	char *run_dir;
 	char *chromium_path;
 	char *host_resolver_rules;
 	char *proxy_server;
-	char **extra_args;         /* NULL-terminated copy */
-	struct sess **ready;       /* {lock} */
-	size_t n_ready;            /* {lock} */
+	char **extra_args;   /* NULL-terminated copy */
+	struct sess **ready; /* {lock} */
+	size_t n_ready;      /* {lock} */
 	size_t size;
-	unsigned max_launches;     /* 0: refill forever */
-	int stopping;              /* {lock} */
-	volatile int cancel;       /* raised on stop to abort a launch */
-	unsigned launched;         /* {lock} */
-	unsigned failures;         /* {lock} consecutive launch failures */
+	unsigned max_launches;       /* 0: refill forever */
+	int stopping;                /* {lock} */
+	volatile int cancel;         /* raised on stop to abort a launch */
+	unsigned launched;           /* {lock} */
+	unsigned failures;           /* {lock} consecutive launch failures */
 	sess_netns_new_fn netns_new; /* immutable; NULL: browsers launch in our namespace */
 	void *netns_user;
 };

@@ -36,14 +36,18 @@ static json_t *load_prefs(const char *path, char *err, size_t errlen)
 		goto out;
 	}
 	if (st.st_size > (off_t)PREFS_MAX_BYTES) {
-		snprintf(err, errlen, "the profile's preferences %s are larger than %u bytes: remove the "
-		         "file or use a fresh profile", path, PREFS_MAX_BYTES);
+		snprintf(err, errlen,
+		         "the profile's preferences %s are larger than %u bytes: remove the "
+		         "file or use a fresh profile",
+		         path, PREFS_MAX_BYTES);
 		goto out;
 	}
 	prefs = json_load_file(path, 0, &jerr);
 	if (!prefs || !json_is_object(prefs)) {
-		snprintf(err, errlen, "the profile's preferences %s are not a JSON object (%s): remove "
-		         "the file or use a fresh profile", path, prefs ? "not an object" : jerr.text);
+		snprintf(err, errlen,
+		         "the profile's preferences %s are not a JSON object (%s): remove "
+		         "the file or use a fresh profile",
+		         path, prefs ? "not an object" : jerr.text);
 		json_decref(prefs);
 		prefs = NULL;
 	}

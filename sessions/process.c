@@ -55,7 +55,8 @@ static const char *const base_flags[] = {
 	"--disable-field-trial-config",
 	"--disable-search-engine-choice-screen",
 	("--disable-features=Translate,MediaRouter,OptimizationHints,AutofillServerCommunication,"
-	 "CertificateTransparencyComponentUpdater,DialMediaRouteProvider,InterestFeedContentSuggestions"),
+	 "CertificateTransparencyComponentUpdater,DialMediaRouteProvider,"
+	 "InterestFeedContentSuggestions"),
 	"--metrics-recording-only",
 	"--password-store=basic",
 	"--use-mock-keychain",
@@ -149,8 +150,10 @@ int sess_spawn(struct sess *s, const struct sess_options *opt, char *err, size_t
 	posix_spawn_file_actions_destroy(&fa);
 	posix_spawnattr_destroy(&attr);
 	if (rc != 0) {
-		snprintf(err, errlen, "cannot start Chromium at %s: %s (install it with "
-		         "'apt-get install chromium' or pass --chromium PATH)", args[0], strerror(rc));
+		snprintf(err, errlen,
+		         "cannot start Chromium at %s: %s (install it with "
+		         "'apt-get install chromium' or pass --chromium PATH)",
+		         args[0], strerror(rc));
 		return -1;
 	}
 	s->pid = pid;
@@ -232,7 +235,7 @@ int sess_wait_devtools(struct sess *s, int timeout_ms, const volatile int *cance
 	if (ifd >= 0)
 		inotify_add_watch(ifd, s->profile_dir, IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE);
 	for (;;) {
-		struct pollfd pfd = {.fd = ifd, .events = POLLIN};
+		struct pollfd pfd = { .fd = ifd, .events = POLLIN };
 		char evbuf[4096];
 		int64_t left;
 
@@ -241,8 +244,10 @@ int sess_wait_devtools(struct sess *s, int timeout_ms, const volatile int *cance
 			goto out;
 		}
 		if (sess_process_exited(s, why, sizeof(why))) {
-			snprintf(err, errlen, "Chromium exited (%s) before DevTools was ready; its "
-			         "output is in %s/chromium.log", why, s->dir);
+			snprintf(err, errlen,
+			         "Chromium exited (%s) before DevTools was ready; its "
+			         "output is in %s/chromium.log",
+			         why, s->dir);
 			goto out;
 		}
 		if (cancel && *cancel) {
@@ -251,7 +256,8 @@ int sess_wait_devtools(struct sess *s, int timeout_ms, const volatile int *cance
 		}
 		left = deadline - gb_now_ms();
 		if (left <= 0) {
-			snprintf(err, errlen, "Chromium did not open DevTools within %d ms", timeout_ms);
+			snprintf(err, errlen, "Chromium did not open DevTools within %d ms",
+			         timeout_ms);
 			goto out;
 		}
 		/* inotify wakes us on the file; the 20 ms cap notices a dead child. */

@@ -59,9 +59,10 @@ UNITTEST int sess_parse_proc_stat(const char *text, struct sess_proc_stat *st)
 	/* state ppid pgrp session tty_nr tpgid flags minflt cminflt majflt
 	 * cmajflt utime stime cutime cstime priority nice num_threads
 	 * itrealvalue starttime */
-	if (sscanf(p + 2,
-	           "%c %d %d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %*d %*d %*d %*d %*d %*d %llu",
-	           &state, &ppid, &pgrp, &utime, &stime, &start) != 6)
+	if (sscanf(
+	        p + 2,
+	        "%c %d %d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %*d %*d %*d %*d %*d %*d %llu",
+	        &state, &ppid, &pgrp, &utime, &stime, &start) != 6)
 		return -1;
 	st->state = state;
 	st->ppid = (pid_t)ppid;

@@ -28,7 +28,7 @@ struct residue_note {
 
 static pthread_mutex_t notes_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct residue_note notes[MAX_NOTES]; /* {notes_lock} */
-static size_t n_notes;                        /* {notes_lock} */
+static size_t n_notes;                       /* {notes_lock} */
 
 struct count_ctx {
 	pid_t pgid;
@@ -48,7 +48,7 @@ static int count_member(void *user, pid_t pid)
 /* Processes of group pgid plus 1 if dir still exists. */
 static size_t left_behind(pid_t pgid, const char *dir)
 {
-	struct count_ctx c = {.pgid = pgid};
+	struct count_ctx c = { .pgid = pgid };
 	struct stat st;
 
 	if (pgid > 0 && (kill(-pgid, 0) == 0 || errno == EPERM))

@@ -28,7 +28,8 @@ static int make_private_dirs(struct sess *s, const char *run_dir, const char *us
                              char *err, size_t errlen)
 {
 	if (strlen(run_dir) > 900) {
-		snprintf(err, errlen, "the run dir path is too long (%zu bytes): use a shorter data dir",
+		snprintf(err, errlen,
+		         "the run dir path is too long (%zu bytes): use a shorter data dir",
 		         strlen(run_dir));
 		return -1;
 	}
@@ -47,7 +48,8 @@ static int make_private_dirs(struct sess *s, const char *run_dir, const char *us
 	else
 		snprintf(s->profile_dir, sizeof(s->profile_dir), "%s/profile", s->dir);
 	if (mkdir(s->dir, 0700) != 0 || (!user_data_dir && mkdir(s->profile_dir, 0700) != 0)) {
-		snprintf(err, errlen, "cannot create the session dir %s: %s", s->dir, strerror(errno));
+		snprintf(err, errlen, "cannot create the session dir %s: %s", s->dir,
+		         strerror(errno));
 		return -1;
 	}
 	return 0;
@@ -67,7 +69,7 @@ static void read_version(struct sess *s, int timeout_ms)
 int sess_launch(const struct sess_options *opt, struct sess **out, char *err, size_t errlen)
 {
 	int timeout_ms = opt->ready_timeout_ms > 0 ? opt->ready_timeout_ms : 20000;
-	struct cdp_options copt = {.cancel_flag = opt->cancel_flag};
+	struct cdp_options copt = { .cancel_flag = opt->cancel_flag };
 	struct cdp_error cerr;
 	char url[700];
 	struct sess *s;
@@ -92,7 +94,8 @@ int sess_launch(const struct sess_options *opt, struct sess **out, char *err, si
 	if (sess_spawn(s, opt, err, errlen) < 0)
 		goto out;
 	if (sess_write_owner(s->dir, s->pgid, s->profile_dir) < 0)
-		GB_LOGW("sessions", "cannot write the owner file in %s: a crash of this process "
+		GB_LOGW("sessions",
+		        "cannot write the owner file in %s: a crash of this process "
 		        "would leave the browser for the next start to find only after a minute",
 		        s->dir);
 	s->state = SESS_STARTED;
@@ -101,8 +104,9 @@ int sess_launch(const struct sess_options *opt, struct sess **out, char *err, si
 	if (sscanf(url, "ws://127.0.0.1:%d/", &s->devtools_port) != 1)
 		s->devtools_port = 0;
 	copt.connect_timeout_ms = timeout_ms;
-	if ((opt->netns_fd > 0 ? sess_cdp_connect_in_netns(opt->netns_fd, url, &copt, &s->cdp, &cerr)
-	                       : cdp_connect(url, &copt, &s->cdp, &cerr)) < 0) {
+	if ((opt->netns_fd > 0
+	         ? sess_cdp_connect_in_netns(opt->netns_fd, url, &copt, &s->cdp, &cerr)
+	         : cdp_connect(url, &copt, &s->cdp, &cerr)) < 0) {
 		snprintf(err, errlen, "cannot connect to Chromium's DevTools at %s: %s", url,
 		         cerr.message);
 		goto out;
@@ -115,7 +119,8 @@ int sess_launch(const struct sess_options *opt, struct sess **out, char *err, si
 		goto out;
 	read_version(s, timeout_ms);
 	s->time_to_ready_ms = gb_now_ms() - s->started_ms;
-	gb_metrics_observe("glassbox_session_time_to_ready_seconds", NULL, (double)s->time_to_ready_ms / 1000.0);
+	gb_metrics_observe("glassbox_session_time_to_ready_seconds", NULL,
+	                   (double)s->time_to_ready_ms / 1000.0);
 	s->state = SESS_READY;
 	GB_LOGI("sessions", "session %s ready in %lld ms (%s)", s->id,
 	        (long long)s->time_to_ready_ms, s->browser_version);
@@ -127,7 +132,8 @@ out:
 
 		if (sess_process_exited(s, why, sizeof(why))) {
 			snprintf(detail, sizeof(detail), "%s", err);
-			snprintf(err, errlen, "the browser crashed while starting (Chromium exited, %s): %s",
+			snprintf(err, errlen,
+			         "the browser crashed while starting (Chromium exited, %s): %s",
 			         why, detail);
 		}
 	}
@@ -204,8 +210,8 @@ void sess_set_busy(struct sess *s, int busy)
 
 const char *sess_state_name(enum sess_state st)
 {
-	static const char *const names[] = {"provisioning", "started", "ready", "busy",
-	                                    "closing",      "closed",  "failed"};
+	static const char *const names[] = { "provisioning", "started", "ready", "busy",
+		                             "closing",      "closed",  "failed" };
 
 	return (unsigned)st < sizeof(names) / sizeof(names[0]) ? names[st] : "unknown";
 }

@@ -46,8 +46,8 @@ struct sess {
 	int exited;
 	int exit_status;
 	struct cdp_conn *cdp;
-	int devtools_port;      /* Chromium's DevTools port on 127.0.0.1 */
-	struct json_t *flags;   /* the launch flags, for the environment manifest */
+	int devtools_port;    /* Chromium's DevTools port on 127.0.0.1 */
+	struct json_t *flags; /* the launch flags, for the environment manifest */
 	int64_t started_ms;
 	int64_t time_to_ready_ms;
 	sess_target_setup_fn on_target;
@@ -59,10 +59,10 @@ struct sess {
 	unsigned pages_opened;
 	struct sess_child children[SESS_MAX_FRAMES];
 	size_t n_children;
-	int close_grace_ms;     /* Browser.close to exit, before SIGKILL */
-	struct sess_watch *watch; /* limits.c: the watchdog's entry, or NULL */
+	int close_grace_ms;           /* Browser.close to exit, before SIGKILL */
+	struct sess_watch *watch;     /* limits.c: the watchdog's entry, or NULL */
 	char context_id[SESS_ID_LEN]; /* adopt.c: the session's browser context, or "" */
-	int netns_fd;           /* pool.c: the network namespace the pool launched the browser
+	int netns_fd;                 /* pool.c: the network namespace the pool launched the browser
 	                         * in (owned until sess_take_netns), 0 when none */
 };
 
@@ -98,10 +98,10 @@ int sess_cdp_connect_in_netns(int netns_fd, const char *ws_url, const struct cdp
 int sess_write_preferences(const char *profile_dir, char *err, size_t errlen);
 /* procfs.c */
 struct sess_proc_stat {
-	char state;          /* R, S, Z, ... */
+	char state; /* R, S, Z, ... */
 	pid_t ppid;
 	pid_t pgid;
-	uint64_t cpu_ticks;  /* utime + stime, in clock ticks */
+	uint64_t cpu_ticks;   /* utime + stime, in clock ticks */
 	uint64_t start_ticks; /* since boot: with the pid, names one process */
 };
 int sess_proc_stat(pid_t pid, struct sess_proc_stat *st);

@@ -46,11 +46,11 @@ typedef void (*sess_target_setup_fn)(void *user, struct sess *s, const char *ses
  * compared by actions/warm_pool.c (pool_fits), or a session may adopt a
  * pre-launched browser that lacks it. */
 struct sess_options {
-	const char *chromium_path;       /* NULL: /usr/lib/chromium/chromium, else /usr/bin/chromium */
-	const char *run_dir;             /* parent of the session's private dir; required */
-	int headed;                      /* 0: headless (default) */
-	int viewport_width;              /* 0 = 1280 */
-	int viewport_height;             /* 0 = 720 */
+	const char *chromium_path; /* NULL: /usr/lib/chromium/chromium, else /usr/bin/chromium */
+	const char *run_dir;       /* parent of the session's private dir; required */
+	int headed;                /* 0: headless (default) */
+	int viewport_width;        /* 0 = 1280 */
+	int viewport_height;       /* 0 = 720 */
 	const char *host_resolver_rules; /* --host-resolver-rules, or NULL */
 	const char *proxy_server;        /* --proxy-server, or NULL */
 	const char *const *extra_args;   /* NULL-terminated, or NULL */
@@ -58,19 +58,19 @@ struct sess_options {
 	const volatile int *cancel_flag; /* aborts waits; borrowed */
 	sess_target_setup_fn on_target;  /* may be NULL */
 	void *on_target_user;
-	int netns_fd;                    /* > 0: Chromium is started, and its DevTools port
+	int netns_fd; /* > 0: Chromium is started, and its DevTools port
 	                                  * connected to, inside this network namespace
 	                                  * (egress layer 4; borrowed, see policy_netns_create) */
 	/* Chromium's user-data-dir: an existing private (0700) dir the caller
 	 * owns, e.g. an unsealed profile; it is left in place on close. NULL:
 	 * a fresh one inside the session's private dir, removed on close. */
 	const char *user_data_dir;
-	int close_grace_ms;              /* how long Browser.close may take; 0 = 2000 */
+	int close_grace_ms; /* how long Browser.close may take; 0 = 2000 */
 };
 
 /* A JS dialog waiting on a page. */
 struct sess_dialog {
-	char type[16];       /* alert, confirm, prompt, beforeunload */
+	char type[16]; /* alert, confirm, prompt, beforeunload */
 	char *message;
 	char *default_prompt;
 };
@@ -184,11 +184,11 @@ struct sess *sess_pool_take(struct sess_pool *p, const volatile int *cancel_flag
 size_t sess_pool_ready(struct sess_pool *p);
 
 struct sess_adopt_options {
-	const char *proxy_server;      /* the session's own proxy for its context, or NULL */
-	const char *proxy_bypass_list; /* e.g. "<-loopback>", or NULL */
+	const char *proxy_server;       /* the session's own proxy for its context, or NULL */
+	const char *proxy_bypass_list;  /* e.g. "<-loopback>", or NULL */
 	sess_target_setup_fn on_target; /* may be NULL */
 	void *on_target_user;
-	int timeout_ms;                /* 0 = 10000 */
+	int timeout_ms; /* 0 = 10000 */
 };
 
 /*
@@ -218,9 +218,9 @@ void sess_pool_stop(struct sess_pool *p);
  * writable), each limited browser also gets its own cgroup with memory.max
  * and cpu.max, so the kernel holds the line between two samples. */
 struct sess_limits {
-	uint64_t memory_bytes;   /* PSS of the browser's tree; 0 = no limit */
-	unsigned cpu_percent;    /* of one core, averaged over the window; 0 = no limit */
-	int cpu_window_ms;       /* 0 = 5000 */
+	uint64_t memory_bytes; /* PSS of the browser's tree; 0 = no limit */
+	unsigned cpu_percent;  /* of one core, averaged over the window; 0 = no limit */
+	int cpu_window_ms;     /* 0 = 5000 */
 };
 
 /* Puts s's browser under lim (copied) from now on; a session can be

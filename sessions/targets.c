@@ -86,7 +86,8 @@ static void setup_page(struct sess *s, const char *sid, const char *target_id, c
 
 	if (s->n_pages >= SESS_MAX_PAGES) {
 		GB_LOGW("sessions", "more than %d tabs: closing the new one", SESS_MAX_PAGES);
-		send_forget(s, NULL, "Target.closeTarget", json_pack("{s:s}", "targetId", target_id));
+		send_forget(s, NULL, "Target.closeTarget",
+		            json_pack("{s:s}", "targetId", target_id));
 		return;
 	}
 	p = calloc(1, sizeof(*p));
@@ -267,7 +268,7 @@ static int page_attached(void *user)
 int sess_open_page(struct sess *s, int timeout_ms, char *err, size_t errlen)
 {
 	struct cdp_error cerr;
-	struct wait_page w = {.s = s};
+	struct wait_page w = { .s = s };
 	struct sess_page *p;
 	json_t *res = NULL;
 	json_t *params;
@@ -296,8 +297,8 @@ int sess_open_page(struct sess *s, int timeout_ms, char *err, size_t errlen)
 		goto out;
 	}
 	/* Commands run in order per session: this reply means setup is done. */
-	rc = cdp_call(s->cdp, p->session_id, "Runtime.evaluate", json_pack("{s:s}", "expression", "0"),
-	              timeout_ms, NULL, &cerr);
+	rc = cdp_call(s->cdp, p->session_id, "Runtime.evaluate",
+	              json_pack("{s:s}", "expression", "0"), timeout_ms, NULL, &cerr);
 	if (rc < 0) {
 		snprintf(err, errlen, "the new tab could not be set up: %s", cerr.message);
 		goto out;

@@ -29,11 +29,11 @@
 #define SWEEP_BATCH 200
 
 #define APPROVAL_COLS                                                                          \
-	"id, tenant, session, operation, tool, rule, fingerprint, summary, state, created_at,"   \
-	" expires_at, ttl_ms, decided_at, decided_by, channel, decided_uid, reason, used_at,"     \
+	"id, tenant, session, operation, tool, rule, fingerprint, summary, state, created_at," \
+	" expires_at, ttl_ms, decided_at, decided_by, channel, decided_uid, reason, used_at,"  \
 	" used_by_operation"
 
-static const char *const state_names[] = {"pending", "approved", "denied", "used", "expired"};
+static const char *const state_names[] = { "pending", "approved", "denied", "used", "expired" };
 
 const char *store_approval_state_name(enum store_approval_state s)
 {
@@ -141,7 +141,8 @@ static void read_row(sqlite3_stmt *s, struct store_approval *a)
 	a->decided_ms = sqlite3_column_int64(s, 12);
 	store_copy_col(s, 13, a->decided_by, sizeof(a->decided_by));
 	store_copy_col(s, 14, a->channel, sizeof(a->channel));
-	a->decided_uid = sqlite3_column_type(s, 15) == SQLITE_NULL ? -1 : sqlite3_column_int64(s, 15);
+	a->decided_uid =
+	    sqlite3_column_type(s, 15) == SQLITE_NULL ? -1 : sqlite3_column_int64(s, 15);
 	store_copy_col(s, 16, a->reason, sizeof(a->reason));
 	a->used_ms = sqlite3_column_int64(s, 17);
 	store_copy_col(s, 18, a->used_by_operation, sizeof(a->used_by_operation));
@@ -167,8 +168,10 @@ static int read_approval_locked(struct store *st, const char *tenant, const char
 	if (step == SQLITE_ROW) {
 		read_row(s, a);
 	} else if (step == SQLITE_DONE) {
-		store_set_error(err, errlen, "there is no approval %.80s%s: list them with `glassbox "
-		                "approvals list`", id, tenant ? " for this tenant" : "");
+		store_set_error(err, errlen,
+		                "there is no approval %.80s%s: list them with `glassbox "
+		                "approvals list`",
+		                id, tenant ? " for this tenant" : "");
 		rc = -STORE_ENOTFOUND;
 	} else {
 		rc = store_db_error_locked(st, "read an approval", err, errlen);
@@ -180,14 +183,14 @@ out:
 
 /* Records one event of approval a (as it is after the event) and, when a
  * hook is set, gathers it for firing. Lock held, inside a transaction. */
-static int record_event_locked(struct store *st, const struct store_approval *a,
-                               const char *event, const char *by, const char *channel,
-                               const char *reason, const char *operation, int64_t now,
-                               struct fire_list *fl, char *err, size_t errlen)
+static int record_event_locked(struct store *st, const struct store_approval *a, const char *event,
+                               const char *by, const char *channel, const char *reason,
+                               const char *operation, int64_t now, struct fire_list *fl, char *err,
+                               size_t errlen)
 {
 	static const char sql[] =
-		"INSERT INTO approval_events (approval_id, tenant, time, event, actor, channel,"
-		" reason, operation) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)";
+	    "INSERT INTO approval_events (approval_id, tenant, time, event, actor, channel,"
+	    " reason, operation) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)";
 	sqlite3_stmt *s = NULL;
 	struct fired *f;
 	int bad = 0;
@@ -216,8 +219,8 @@ static int record_event_locked(struct store *st, const struct store_approval *a,
 		struct fired *grown = realloc(fl->v, cap * sizeof(*grown));
 
 		if (!grown) {
-			GB_LOGW("store", "out of memory: the approval hook misses event %s of %s", event,
-			        a->id);
+			GB_LOGW("store", "out of memory: the approval hook misses event %s of %s",
+			        event, a->id);
 			goto out;
 		}
 		fl->v = grown;
@@ -245,11 +248,11 @@ static int sweep_locked(struct store *st, int64_t now, size_t *count, struct fir
                         char *err, size_t errlen)
 {
 	static const char select_sql[] =
-		"SELECT " APPROVAL_COLS " FROM approvals WHERE state IN ('pending', 'approved')"
-		" AND expires_at <= ?1 LIMIT " STORE_STR(SWEEP_BATCH);
+	    "SELECT " APPROVAL_COLS " FROM approvals WHERE state IN ('pending', 'approved')"
+	    " AND expires_at <= ?1 LIMIT " STORE_STR(SWEEP_BATCH);
 	static const char update_sql[] =
-		"UPDATE approvals SET state = 'expired' WHERE id = ?1"
-		" AND state IN ('pending', 'approved') AND expires_at <= ?2";
+	    "UPDATE approvals SET state = 'expired' WHERE id = ?1"
+	    " AND state IN ('pending', 'approved') AND expires_at <= ?2";
 	struct store_approval *batch = NULL;
 	sqlite3_stmt *s = NULL;
 	size_t n;
@@ -283,8 +286,8 @@ static int sweep_locked(struct store *st, int64_t now, size_t *count, struct fir
 			sqlite3_finalize(s);
 			s = NULL;
 			batch[i].state = STORE_APPROVAL_EXPIRED;
-			rc = record_event_locked(st, &batch[i], "expired", NULL, NULL, NULL, NULL, now, fl,
-			                         err, errlen);
+			rc = record_event_locked(st, &batch[i], "expired", NULL, NULL, NULL, NULL,
+			                         now, fl, err, errlen);
 			if (rc < 0)
 				goto out;
 			if (count)
@@ -303,8 +306,8 @@ out:
 static int begin_locked(struct store *st, int64_t now, struct fire_list *fl, char *err,
                         size_t errlen)
 {
-	int rc = store_exec_locked(st, "BEGIN IMMEDIATE", "start an approvals transaction", err,
-	                           errlen);
+	int rc =
+	    store_exec_locked(st, "BEGIN IMMEDIATE", "start an approvals transaction", err, errlen);
 
 	if (rc < 0)
 		return rc;
@@ -316,8 +319,7 @@ static int begin_locked(struct store *st, int64_t now, struct fire_list *fl, cha
 
 /* COMMIT when commit, else ROLLBACK (and drop gathered events). Lock
  * held. Returns 0 or -STORE_EIO. */
-static int end_locked(struct store *st, int commit, struct fire_list *fl, char *err,
-                      size_t errlen)
+static int end_locked(struct store *st, int commit, struct fire_list *fl, char *err, size_t errlen)
 {
 	if (commit && sqlite3_exec(st->db, "COMMIT", NULL, NULL, NULL) == SQLITE_OK) {
 		pthread_cond_broadcast(&st->changed);
@@ -353,10 +355,10 @@ int store_approval_create(struct store *st, const struct store_approval_request 
                           struct store_approval *out, char *err, size_t errlen)
 {
 	static const char sql[] =
-		"INSERT INTO approvals (id, tenant, session, operation, tool, rule, fingerprint,"
-		" summary, state, created_at, expires_at, ttl_ms)"
-		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'pending', ?9, ?10, ?11)";
-	struct fire_list fl = {0};
+	    "INSERT INTO approvals (id, tenant, session, operation, tool, rule, fingerprint,"
+	    " summary, state, created_at, expires_at, ttl_ms)"
+	    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'pending', ?9, ?10, ?11)";
+	struct fire_list fl = { 0 };
 	struct store_approval a;
 	sqlite3_stmt *s = NULL;
 	int64_t now;
@@ -381,10 +383,12 @@ int store_approval_create(struct store *st, const struct store_approval_request 
 	if (rc == 0)
 		rc = store_check_text("rule", req->rule, STORE_RULE_MAX, 0, err, errlen);
 	if (rc == 0 && !is_sha256_hex(req->fingerprint))
-		rc = store_set_error(err, errlen, "the fingerprint must be 64 lowercase hex digits "
+		rc = store_set_error(err, errlen,
+		                     "the fingerprint must be 64 lowercase hex digits "
 		                     "(policy_fingerprint)");
 	if (rc == 0 && (req->ttl_ms < 0 || req->ttl_ms > STORE_APPROVAL_TTL_MAX_MS))
-		rc = store_set_error(err, errlen, "an approval's lifetime must be from 1 ms to 24 h");
+		rc = store_set_error(err, errlen,
+		                     "an approval's lifetime must be from 1 ms to 24 h");
 	if (rc < 0)
 		goto out;
 	memset(&a, 0, sizeof(a));
@@ -466,7 +470,7 @@ static int get_locked(struct store *st, const char *tenant, const char *id,
 int store_approval_get(struct store *st, const char *tenant, const char *id,
                        struct store_approval *out, char *err, size_t errlen)
 {
-	struct fire_list fl = {0};
+	struct fire_list fl = { 0 };
 	int rc;
 
 	if (!st || !out)
@@ -485,10 +489,10 @@ int store_approval_list(struct store *st, const struct store_approval_query *q,
                         store_approval_cb cb, void *user, char *err, size_t errlen)
 {
 	static const char sql[] =
-		"SELECT " APPROVAL_COLS " FROM approvals WHERE (?1 IS NULL OR tenant = ?1)"
-		" AND (?2 IS NULL OR session = ?2) AND (?3 = 0 OR state = 'pending')"
-		" ORDER BY created_at DESC, rowid DESC LIMIT ?4";
-	struct fire_list fl = {0};
+	    "SELECT " APPROVAL_COLS " FROM approvals WHERE (?1 IS NULL OR tenant = ?1)"
+	    " AND (?2 IS NULL OR session = ?2) AND (?3 = 0 OR state = 'pending')"
+	    " ORDER BY created_at DESC, rowid DESC LIMIT ?4";
+	struct fire_list fl = { 0 };
 	struct store_approval *rows = NULL;
 	sqlite3_stmt *s = NULL;
 	size_t limit;
@@ -550,29 +554,32 @@ static int cannot_decide(const struct store_approval *a, char *err, size_t errle
 
 	if (a->state == STORE_APPROVAL_EXPIRED) {
 		store_time_iso8601(a->expires_ms, when, sizeof(when));
-		store_set_error(err, errlen, "approval %s expired at %s before anyone decided: the "
-		                "agent has to ask again", a->id, when);
+		store_set_error(err, errlen,
+		                "approval %s expired at %s before anyone decided: the "
+		                "agent has to ask again",
+		                a->id, when);
 	} else {
 		store_time_iso8601(a->decided_ms, when, sizeof(when));
-		store_set_error(err, errlen, "approval %s was already %s by %s at %s: a decision cannot "
-		                "be changed", a->id, a->state == STORE_APPROVAL_DENIED ? "denied"
-		                                                                       : "approved",
+		store_set_error(err, errlen,
+		                "approval %s was already %s by %s at %s: a decision cannot "
+		                "be changed",
+		                a->id, a->state == STORE_APPROVAL_DENIED ? "denied" : "approved",
 		                a->decided_by[0] ? a->decided_by : "someone", when);
 	}
 	return -STORE_ESTATE;
 }
 
 int store_approval_decide(struct store *st, const char *tenant, const char *id, int approve,
-                          const struct store_decider *who, struct store_approval *out,
-                          char *err, size_t errlen)
+                          const struct store_decider *who, struct store_approval *out, char *err,
+                          size_t errlen)
 {
 	static const char sql[] =
-		"UPDATE approvals SET state = ?1, decided_at = ?2, decided_by = ?3, channel = ?4,"
-		" decided_uid = ?5, reason = ?6,"
-		" expires_at = CASE WHEN ?1 = 'approved' THEN ?2 + ttl_ms ELSE expires_at END"
-		" WHERE id = ?7 AND (?8 IS NULL OR tenant = ?8) AND state = 'pending'"
-		" AND expires_at > ?2";
-	struct fire_list fl = {0};
+	    "UPDATE approvals SET state = ?1, decided_at = ?2, decided_by = ?3, channel = ?4,"
+	    " decided_uid = ?5, reason = ?6,"
+	    " expires_at = CASE WHEN ?1 = 'approved' THEN ?2 + ttl_ms ELSE expires_at END"
+	    " WHERE id = ?7 AND (?8 IS NULL OR tenant = ?8) AND state = 'pending'"
+	    " AND expires_at > ?2";
+	struct fire_list fl = { 0 };
 	struct store_approval a;
 	sqlite3_stmt *s = NULL;
 	int64_t now;
@@ -586,7 +593,8 @@ int store_approval_decide(struct store *st, const char *tenant, const char *id, 
 	if (rc == 0)
 		rc = store_check_text("the decider's name", who->by, STORE_BY_MAX, 1, err, errlen);
 	if (rc == 0)
-		rc = store_check_text("the channel", who->channel, STORE_CHANNEL_MAX, 1, err, errlen);
+		rc = store_check_text("the channel", who->channel, STORE_CHANNEL_MAX, 1, err,
+		                      errlen);
 	if (rc == 0)
 		rc = store_check_text("the reason", who->reason, STORE_REASON_MAX, 0, err, errlen);
 	if (rc < 0)
@@ -616,7 +624,8 @@ int store_approval_decide(struct store *st, const char *tenant, const char *id, 
 		rc = read_approval_locked(st, tenant, id, &a, err, errlen);
 		if (rc == 0)
 			rc = record_event_locked(st, &a, approve ? "approved" : "denied", who->by,
-			                         who->channel, who->reason, NULL, now, &fl, err, errlen);
+			                         who->channel, who->reason, NULL, now, &fl, err,
+			                         errlen);
 		commit = rc == 0;
 		goto end;
 	}
@@ -648,39 +657,52 @@ static enum store_refusal refusal_of(const struct store_approval *a, int64_t now
 
 	switch (a->state) {
 	case STORE_APPROVAL_PENDING:
-		store_set_error(err, errlen, "approval %s has not been decided yet: a person must "
-		                "approve it first (`glassbox approvals approve %s`); repeat this call "
-		                "once it is approved", a->id, a->id);
+		store_set_error(
+		    err, errlen,
+		    "approval %s has not been decided yet: a person must "
+		    "approve it first (`glassbox approvals approve %s`); repeat this call "
+		    "once it is approved",
+		    a->id, a->id);
 		return STORE_REFUSE_PENDING;
 	case STORE_APPROVAL_DENIED:
-		store_set_error(err, errlen, "approval %s was denied by %s%s%.200s: do not repeat this "
-		                "action", a->id, a->decided_by[0] ? a->decided_by : "a person",
+		store_set_error(err, errlen,
+		                "approval %s was denied by %s%s%.200s: do not repeat this "
+		                "action",
+		                a->id, a->decided_by[0] ? a->decided_by : "a person",
 		                a->reason[0] ? ": " : "", a->reason);
 		return STORE_REFUSE_DENIED;
 	case STORE_APPROVAL_USED:
 		store_time_iso8601(a->used_ms, when, sizeof(when));
-		store_set_error(err, errlen, "approval %s was already used (operation %s at %s): an "
+		store_set_error(err, errlen,
+		                "approval %s was already used (operation %s at %s): an "
 		                "approval authorizes one action once; call the tool without "
-		                "\"approval\" to ask for a new one", a->id,
-		                a->used_by_operation[0] ? a->used_by_operation : "?", when);
+		                "\"approval\" to ask for a new one",
+		                a->id, a->used_by_operation[0] ? a->used_by_operation : "?", when);
 		return STORE_REFUSE_USED;
 	case STORE_APPROVAL_EXPIRED:
-		store_set_error(err, errlen, "approval %s has expired: call the tool without "
-		                "\"approval\" to ask for a new one", a->id);
+		store_set_error(err, errlen,
+		                "approval %s has expired: call the tool without "
+		                "\"approval\" to ask for a new one",
+		                a->id);
 		return STORE_REFUSE_EXPIRED;
 	case STORE_APPROVAL_APPROVED:
 	default:
 		break;
 	}
 	if (a->expires_ms <= now) {
-		store_set_error(err, errlen, "approval %s has expired: call the tool without "
-		                "\"approval\" to ask for a new one", a->id);
+		store_set_error(err, errlen,
+		                "approval %s has expired: call the tool without "
+		                "\"approval\" to ask for a new one",
+		                a->id);
 		return STORE_REFUSE_EXPIRED;
 	}
-	store_set_error(err, errlen, "approval %s was granted for another action (%.300s); this "
-	                "call is not that action: the page, the target or the value changed. The "
-	                "approval was not used; call the tool without \"approval\" to ask for a new "
-	                "one", a->id, a->summary);
+	store_set_error(
+	    err, errlen,
+	    "approval %s was granted for another action (%.300s); this "
+	    "call is not that action: the page, the target or the value changed. The "
+	    "approval was not used; call the tool without \"approval\" to ask for a new "
+	    "one",
+	    a->id, a->summary);
 	return STORE_REFUSE_MISMATCH;
 }
 
@@ -690,10 +712,10 @@ int store_approval_consume(struct store *st, const char *tenant, const char *id,
                            size_t errlen)
 {
 	static const char sql[] =
-		"UPDATE approvals SET state = 'used', used_at = ?1, used_by_operation = ?2"
-		" WHERE id = ?3 AND tenant = ?4 AND state = 'approved' AND expires_at > ?1"
-		" AND fingerprint = ?5";
-	struct fire_list fl = {0};
+	    "UPDATE approvals SET state = 'used', used_at = ?1, used_by_operation = ?2"
+	    " WHERE id = ?3 AND tenant = ?4 AND state = 'approved' AND expires_at > ?1"
+	    " AND fingerprint = ?5";
+	struct fire_list fl = { 0 };
 	struct store_approval a;
 	enum store_refusal r = STORE_REFUSE_NONE;
 	sqlite3_stmt *s = NULL;
@@ -734,8 +756,8 @@ int store_approval_consume(struct store *st, const char *tenant, const char *id,
 	if (sqlite3_changes(st->db) == 1) {
 		rc = read_approval_locked(st, tenant, id, &a, err, errlen);
 		if (rc == 0)
-			rc = record_event_locked(st, &a, "used", NULL, NULL, NULL, operation_id, now, &fl,
-			                         err, errlen);
+			rc = record_event_locked(st, &a, "used", NULL, NULL, NULL, operation_id,
+			                         now, &fl, err, errlen);
 		commit = rc == 0;
 		goto end;
 	}
@@ -744,18 +766,22 @@ int store_approval_consume(struct store *st, const char *tenant, const char *id,
 	rc = read_approval_locked(st, tenant, id, &a, err, errlen);
 	if (rc == -STORE_ENOTFOUND) {
 		r = STORE_REFUSE_NOT_FOUND;
-		store_set_error(err, errlen, "there is no approval %.80s for this tenant: call the tool "
-		                "without \"approval\" to ask for one", id);
+		store_set_error(err, errlen,
+		                "there is no approval %.80s for this tenant: call the tool "
+		                "without \"approval\" to ask for one",
+		                id);
 		rc = -STORE_EREFUSED;
-		GB_LOGW("store", "tenant %s tried to use approval %s, which is not theirs or does not "
-		        "exist", tenant, id);
+		GB_LOGW("store",
+		        "tenant %s tried to use approval %s, which is not theirs or does not "
+		        "exist",
+		        tenant, id);
 		goto end;
 	}
 	if (rc < 0)
 		goto end;
 	r = refusal_of(&a, now, err, errlen);
-	rc = record_event_locked(st, &a, "refused", NULL, NULL, store_refusal_name(r),
-	                         operation_id, now, &fl, err, errlen);
+	rc = record_event_locked(st, &a, "refused", NULL, NULL, store_refusal_name(r), operation_id,
+	                         now, &fl, err, errlen);
 	if (rc == 0)
 		rc = -STORE_EREFUSED;
 end:
@@ -776,7 +802,7 @@ unlock:
 
 int store_approval_expire(struct store *st, size_t *expired, char *err, size_t errlen)
 {
-	struct fire_list fl = {0};
+	struct fire_list fl = { 0 };
 	size_t n = 0;
 	int rc;
 
@@ -801,7 +827,7 @@ int store_approval_expire(struct store *st, size_t *expired, char *err, size_t e
 int store_approval_wait(struct store *st, const char *tenant, const char *id, int timeout_ms,
                         struct store_approval *out, char *err, size_t errlen)
 {
-	struct fire_list fl = {0};
+	struct fire_list fl = { 0 };
 	int64_t deadline = gb_now_ms() + (timeout_ms > 0 ? timeout_ms : 0);
 	int rc;
 
@@ -841,12 +867,12 @@ struct history_row {
 	char operation[STORE_ID_MAX + 1];
 };
 
-int store_approval_history(struct store *st, const char *id, store_approval_event_cb cb,
-                           void *user, char *err, size_t errlen)
+int store_approval_history(struct store *st, const char *id, store_approval_event_cb cb, void *user,
+                           char *err, size_t errlen)
 {
 	static const char sql[] =
-		"SELECT seq, time, approval_id, tenant, event, actor, channel, reason, operation"
-		" FROM approval_events WHERE approval_id = ?1 ORDER BY seq LIMIT " STORE_STR(LIST_MAX);
+	    "SELECT seq, time, approval_id, tenant, event, actor, channel, reason, operation"
+	    " FROM approval_events WHERE approval_id = ?1 ORDER BY seq LIMIT " STORE_STR(LIST_MAX);
 	struct history_row *rows = NULL;
 	sqlite3_stmt *s = NULL;
 	size_t n = 0;

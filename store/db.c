@@ -104,8 +104,9 @@ int store_db_error_locked(struct store *st, const char *doing, char *err, size_t
 	else if (code == SQLITE_BUSY || code == SQLITE_LOCKED)
 		advice = "another process holds the database too long: try again";
 	else if (code == SQLITE_CORRUPT || code == SQLITE_NOTADB)
-		advice = "the database is damaged: stop glassbox, move glassbox.db aside and restore "
-		         "it from a backup";
+		advice =
+		    "the database is damaged: stop glassbox, move glassbox.db aside and restore "
+		    "it from a backup";
 	store_set_error(err, errlen, "cannot %s in %s: %s; %s", doing, st->path,
 	                st->db ? sqlite3_errmsg(st->db) : "cannot open", advice);
 	return -STORE_EIO;
@@ -162,12 +163,13 @@ int store_check_id(const char *what, const char *s, char *err, size_t errlen)
 	for (i = 0; s[i]; i++) {
 		char c = s[i];
 
-		if (i >= STORE_ID_MAX || !((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-		                           (c >= '0' && c <= '9') || c == '.' || c == '_' || c == ':' ||
-		                           c == '-'))
-			return store_set_error(err, errlen, "%s \"%.80s\" is not valid: use 1 to %d "
-			                       "letters, digits, '.', '_', ':' or '-'", what, s,
-			                       STORE_ID_MAX);
+		if (i >= STORE_ID_MAX ||
+		    !((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		      c == '.' || c == '_' || c == ':' || c == '-'))
+			return store_set_error(err, errlen,
+			                       "%s \"%.80s\" is not valid: use 1 to %d "
+			                       "letters, digits, '.', '_', ':' or '-'",
+			                       what, s, STORE_ID_MAX);
 	}
 	return 0;
 }
@@ -254,8 +256,9 @@ static int make_private_dir(const char *dir, char *err, size_t errlen)
 	}
 	return 0;
 fail:
-	store_set_error(err, errlen, "cannot create %s: %s; make the data dir writable by this user",
-	                dir, strerror(errno));
+	store_set_error(err, errlen,
+	                "cannot create %s: %s; make the data dir writable by this user", dir,
+	                strerror(errno));
 	return -STORE_EIO;
 }
 
@@ -279,8 +282,10 @@ static int take_instance_lock(struct store *st, const char *data_dir, char *err,
 	snprintf(path, sizeof(path), "%s/%s.lock", st->lock_dir, st->instance);
 	st->instance_fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (st->instance_fd < 0 || flock(st->instance_fd, LOCK_EX | LOCK_NB) != 0) {
-		store_set_error(err, errlen, "cannot create and lock %s: %s; make the data dir "
-		                "writable by this user", path, strerror(errno));
+		store_set_error(err, errlen,
+		                "cannot create and lock %s: %s; make the data dir "
+		                "writable by this user",
+		                path, strerror(errno));
 		return -STORE_EIO;
 	}
 	return 0;
@@ -313,18 +318,18 @@ static int owner_is_dead(struct store *st, const char *owner)
 int store_recover_owner_locked(struct store *st, const char *owner, char *err, size_t errlen)
 {
 	static const char unknown_sql[] =
-		"UPDATE operations SET state = 'unknown', finished_at = ?2, note = ?3"
-		" WHERE owner = ?1 AND state = 'running'";
+	    "UPDATE operations SET state = 'unknown', finished_at = ?2, note = ?3"
+	    " WHERE owner = ?1 AND state = 'running'";
 	static const char abandoned_sql[] =
-		"UPDATE operations SET state = 'failed', finished_at = ?2, note = ?3"
-		" WHERE owner = ?1 AND state = 'pending'";
+	    "UPDATE operations SET state = 'failed', finished_at = ?2, note = ?3"
+	    " WHERE owner = ?1 AND state = 'pending'";
 	static const char unknown_note[] =
-		"the service stopped while this operation was acting on the page: whether it took "
-		"effect is unknown; look at the page before deciding to repeat it (with a new "
-		"operation_id)";
+	    "the service stopped while this operation was acting on the page: whether it took "
+	    "effect is unknown; look at the page before deciding to repeat it (with a new "
+	    "operation_id)";
 	static const char abandoned_note[] =
-		"the service stopped before this operation acted; nothing was done, and it may be "
-		"repeated";
+	    "the service stopped before this operation acted; nothing was done, and it may be "
+	    "repeated";
 	sqlite3_stmt *s = NULL;
 	int64_t now = store_now_ms(st);
 	int in_tx = 0;
@@ -368,9 +373,9 @@ out:
 static int recover_all_locked(struct store *st, char *err, size_t errlen)
 {
 	static const char owners_sql[] =
-		"SELECT DISTINCT owner FROM operations WHERE state IN ('pending', 'running')"
-		" AND owner IS NOT NULL LIMIT 1000";
-	char (*owners)[STORE_INSTANCE_BYTES] = NULL;
+	    "SELECT DISTINCT owner FROM operations WHERE state IN ('pending', 'running')"
+	    " AND owner IS NOT NULL LIMIT 1000";
+	char(*owners)[STORE_INSTANCE_BYTES] = NULL;
 	sqlite3_stmt *s = NULL;
 	size_t n = 0;
 	size_t i;
@@ -419,8 +424,10 @@ static int migrate_locked(struct store *st, char *err, size_t errlen)
 	if (rc < 0)
 		goto out;
 	in_tx = 1;
-	rc = store_exec_locked(st, "CREATE TABLE IF NOT EXISTS store_schema (version INTEGER NOT "
-	                       "NULL)", "create the schema version table", err, errlen);
+	rc = store_exec_locked(st,
+	                       "CREATE TABLE IF NOT EXISTS store_schema (version INTEGER NOT "
+	                       "NULL)",
+	                       "create the schema version table", err, errlen);
 	if (rc < 0)
 		goto out;
 	if (sqlite3_prepare_v2(st->db, "SELECT version FROM store_schema LIMIT 1", -1, &s, NULL) !=
@@ -443,9 +450,11 @@ static int migrate_locked(struct store *st, char *err, size_t errlen)
 	sqlite3_finalize(s);
 	s = NULL;
 	if (version > SCHEMA_VERSION) {
-		rc = store_set_error(err, errlen, "%s has schema version %d, newer than this glassbox "
+		rc = store_set_error(err, errlen,
+		                     "%s has schema version %d, newer than this glassbox "
 		                     "knows (%d): run the newer glassbox, or restore a backup made "
-		                     "for this version", st->path, version, SCHEMA_VERSION);
+		                     "for this version",
+		                     st->path, version, SCHEMA_VERSION);
 		rc = -STORE_EIO;
 		goto out;
 	}
@@ -507,19 +516,21 @@ int store_open(const char *data_dir, struct store **out, char *err, size_t errle
 	 * database this process has open through SQLite (the artifact index)
 	 * drops SQLite's POSIX locks on it, and another process may then
 	 * corrupt it. */
-	fd = access(st->path, F_OK) == 0 ? -2
-	                                 : open(st->path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC,
-	                                        0600);
+	fd = access(st->path, F_OK) == 0
+	         ? -2
+	         : open(st->path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd == -1) {
-		store_set_error(err, errlen, "cannot open %s: %s; make the data dir writable by this "
-		                "user, or choose a writable one", st->path, strerror(errno));
+		store_set_error(err, errlen,
+		                "cannot open %s: %s; make the data dir writable by this "
+		                "user, or choose a writable one",
+		                st->path, strerror(errno));
 		rc = -STORE_EIO;
 		goto out;
 	}
 	if (fd >= 0)
 		close(fd);
-	if (sqlite3_open_v2(st->path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX,
-	                    NULL) != SQLITE_OK) {
+	if (sqlite3_open_v2(st->path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) !=
+	    SQLITE_OK) {
 		rc = store_db_error_locked(st, "open the store", err, errlen);
 		goto out;
 	}
@@ -538,9 +549,10 @@ int store_open(const char *data_dir, struct store **out, char *err, size_t errle
 	if (rc < 0)
 		goto out;
 	if (st->recovered_unknown || st->recovered_abandoned)
-		GB_LOGW("store", "%zu operation(s) left running by a stopped service are now "
-		        "'unknown', %zu left pending are 'failed'", st->recovered_unknown,
-		        st->recovered_abandoned);
+		GB_LOGW("store",
+		        "%zu operation(s) left running by a stopped service are now "
+		        "'unknown', %zu left pending are 'failed'",
+		        st->recovered_unknown, st->recovered_abandoned);
 	*out = st;
 	st = NULL;
 out:

@@ -24,14 +24,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define OP_COLS                                                                                \
-	"tenant, id, session, tool, args_hash, state, acted, attempts, created_at, started_at,"  \
+#define OP_COLS                                                                                 \
+	"tenant, id, session, tool, args_hash, state, acted, attempts, created_at, started_at," \
 	" finished_at, result, note, owner"
 
 /* How often a waiter re-reads the row, ms. */
 #define POLL_MS 100
 
-static const char *const op_state_names[] = {"pending", "running", "done", "failed", "unknown"};
+static const char *const op_state_names[] = { "pending", "running", "done", "failed", "unknown" };
 
 const char *store_op_state_name(enum store_op_state s)
 {
@@ -84,8 +84,10 @@ static void read_op_row(sqlite3_stmt *s, struct store_op *op, char *owner, size_
 
 		op->result = json_loads(result, JSON_DECODE_ANY, &jerr);
 		if (!op->result)
-			snprintf(op->note, sizeof(op->note), "the recorded result could not be read back "
-			         "(%s)", jerr.text);
+			snprintf(op->note, sizeof(op->note),
+			         "the recorded result could not be read back "
+			         "(%s)",
+			         jerr.text);
 	}
 	if (!op->note[0])
 		store_copy_col(s, 12, op->note, sizeof(op->note));
@@ -95,11 +97,11 @@ static void read_op_row(sqlite3_stmt *s, struct store_op *op, char *owner, size_
 
 /* Reads one operation. Lock held. Returns 0, -STORE_ENOTFOUND (err set),
  * -STORE_EIO. */
-static int read_op_locked(struct store *st, const char *tenant, const char *id,
-                          struct store_op *op, char *owner, size_t ownerlen, char *err,
-                          size_t errlen)
+static int read_op_locked(struct store *st, const char *tenant, const char *id, struct store_op *op,
+                          char *owner, size_t ownerlen, char *err, size_t errlen)
 {
-	static const char sql[] = "SELECT " OP_COLS " FROM operations WHERE tenant = ?1 AND id = ?2";
+	static const char sql[] =
+	    "SELECT " OP_COLS " FROM operations WHERE tenant = ?1 AND id = ?2";
 	sqlite3_stmt *s = NULL;
 	int step;
 	int rc = 0;
@@ -127,8 +129,8 @@ out:
  * as strings (NULL binds NULL) and returns the number of rows changed in
  * *changes. Lock held. */
 static int run_locked(struct store *st, const char *sql, const char *doing, int *changes,
-                      const char *const *texts, size_t ntexts, const int64_t *ints,
-                      size_t nints, char *err, size_t errlen)
+                      const char *const *texts, size_t ntexts, const int64_t *ints, size_t nints,
+                      char *err, size_t errlen)
 {
 	sqlite3_stmt *s = NULL;
 	size_t i;
@@ -168,17 +170,16 @@ static int is_hash(const char *s)
 }
 
 int store_op_begin(struct store *st, const struct store_op_request *req, int wait_ms,
-                   enum store_op_outcome *outcome, struct store_op *op, char *err,
-                   size_t errlen)
+                   enum store_op_outcome *outcome, struct store_op *op, char *err, size_t errlen)
 {
 	static const char insert_sql[] =
-		"INSERT OR IGNORE INTO operations (tenant, id, session, tool, args_hash, state,"
-		" acted, attempts, owner, created_at) VALUES (?1, ?2, ?3, ?4, ?5, 'pending', 0, 1, ?6,"
-		" ?7)";
+	    "INSERT OR IGNORE INTO operations (tenant, id, session, tool, args_hash, state,"
+	    " acted, attempts, owner, created_at) VALUES (?1, ?2, ?3, ?4, ?5, 'pending', 0, 1, ?6,"
+	    " ?7)";
 	static const char rerun_sql[] =
-		"UPDATE operations SET state = 'pending', owner = ?3, attempts = attempts + 1,"
-		" result = NULL, note = NULL, started_at = NULL, finished_at = NULL, session = ?4"
-		" WHERE tenant = ?1 AND id = ?2 AND state = 'failed' AND acted = 0";
+	    "UPDATE operations SET state = 'pending', owner = ?3, attempts = attempts + 1,"
+	    " result = NULL, note = NULL, started_at = NULL, finished_at = NULL, session = ?4"
+	    " WHERE tenant = ?1 AND id = ?2 AND state = 'failed' AND acted = 0";
 	char id[STORE_ID_MAX + 1];
 	char owner[STORE_INSTANCE_BYTES + 8];
 	int64_t deadline = gb_now_ms() + (wait_ms > 0 ? wait_ms : 0);
@@ -198,7 +199,8 @@ int store_op_begin(struct store *st, const struct store_op_request *req, int wai
 	if (rc == 0 && req->operation_id)
 		rc = store_check_id("operation_id", req->operation_id, err, errlen);
 	if (rc == 0 && !is_hash(req->args_hash))
-		rc = store_set_error(err, errlen, "args_hash must be 64 lowercase hex digits "
+		rc = store_set_error(err, errlen,
+		                     "args_hash must be 64 lowercase hex digits "
 		                     "(store_args_hash)");
 	if (rc < 0)
 		return rc;
@@ -216,11 +218,12 @@ int store_op_begin(struct store *st, const struct store_op_request *req, int wai
 
 		rc = read_op_locked(st, req->tenant, id, op, owner, sizeof(owner), err, errlen);
 		if (rc == -STORE_ENOTFOUND) {
-			const char *texts[] = {req->tenant, id, req->session, req->tool, req->args_hash,
-			                       st->instance};
+			const char *texts[] = { req->tenant,    id,
+				                req->session,   req->tool,
+				                req->args_hash, st->instance };
 
-			rc = run_locked(st, insert_sql, "record an operation", &changes, texts, 6, &now, 1,
-			                err, errlen);
+			rc = run_locked(st, insert_sql, "record an operation", &changes, texts, 6,
+			                &now, 1, err, errlen);
 			if (rc < 0)
 				break;
 			if (changes == 1) {
@@ -232,10 +235,14 @@ int store_op_begin(struct store *st, const struct store_op_request *req, int wai
 		}
 		if (rc < 0)
 			break;
-		if (strcmp(op->tool, req->tool) != 0 || strcmp(op->args_hash, req->args_hash) != 0) {
-			store_set_error(err, errlen, "operation_id %s was already used for a different "
-			                "call (%s with other arguments): use a new operation_id for a new "
-			                "call", id, op->tool);
+		if (strcmp(op->tool, req->tool) != 0 ||
+		    strcmp(op->args_hash, req->args_hash) != 0) {
+			store_set_error(
+			    err, errlen,
+			    "operation_id %s was already used for a different "
+			    "call (%s with other arguments): use a new operation_id for a new "
+			    "call",
+			    id, op->tool);
 			rc = -STORE_ECONFLICT;
 			break;
 		}
@@ -246,10 +253,10 @@ int store_op_begin(struct store *st, const struct store_op_request *req, int wai
 		}
 		if (op->state == STORE_OP_FAILED) {
 			/* failed before it acted: it may run again under the same id */
-			const char *texts[] = {req->tenant, id, st->instance, req->session};
+			const char *texts[] = { req->tenant, id, st->instance, req->session };
 
-			rc = run_locked(st, rerun_sql, "restart an operation", &changes, texts, 4, NULL, 0,
-			                err, errlen);
+			rc = run_locked(st, rerun_sql, "restart an operation", &changes, texts, 4,
+			                NULL, 0, err, errlen);
 			if (rc < 0)
 				break;
 			if (changes == 1) {
@@ -284,9 +291,9 @@ int store_op_mark_running(struct store *st, const char *tenant, const char *id, 
                           size_t errlen)
 {
 	static const char sql[] =
-		"UPDATE operations SET state = 'running', acted = 1, started_at = ?4"
-		" WHERE tenant = ?1 AND id = ?2 AND owner = ?3 AND state = 'pending'";
-	struct store_op op = {0};
+	    "UPDATE operations SET state = 'running', acted = 1, started_at = ?4"
+	    " WHERE tenant = ?1 AND id = ?2 AND owner = ?3 AND state = 'pending'";
+	struct store_op op = { 0 };
 	int changes = 0;
 	int64_t now;
 	int rc;
@@ -301,16 +308,18 @@ int store_op_mark_running(struct store *st, const char *tenant, const char *id, 
 	pthread_mutex_lock(&st->lock);
 	now = store_now_ms(st);
 	{
-		const char *texts[] = {tenant, id, st->instance};
+		const char *texts[] = { tenant, id, st->instance };
 
-		rc = run_locked(st, sql, "mark an operation running", &changes, texts, 3, &now, 1, err,
-		                errlen);
+		rc = run_locked(st, sql, "mark an operation running", &changes, texts, 3, &now, 1,
+		                err, errlen);
 	}
 	if (rc == 0 && changes != 1) {
 		rc = read_op_locked(st, tenant, id, &op, NULL, 0, err, errlen);
 		if (rc == 0) {
-			store_set_error(err, errlen, "operation %s is %s, not pending in this process: it "
-			                "cannot start acting", id, store_op_state_name(op.state));
+			store_set_error(err, errlen,
+			                "operation %s is %s, not pending in this process: it "
+			                "cannot start acting",
+			                id, store_op_state_name(op.state));
 			rc = -STORE_ESTATE;
 		}
 	}
@@ -319,14 +328,13 @@ int store_op_mark_running(struct store *st, const char *tenant, const char *id, 
 	return rc;
 }
 
-int store_op_finish(struct store *st, const char *tenant, const char *id,
-                    enum store_op_state state, const json_t *result, char *err,
-                    size_t errlen)
+int store_op_finish(struct store *st, const char *tenant, const char *id, enum store_op_state state,
+                    const json_t *result, char *err, size_t errlen)
 {
 	static const char sql[] =
-		"UPDATE operations SET state = ?3, result = ?4, note = ?5, finished_at = ?6"
-		" WHERE tenant = ?1 AND id = ?2 AND state IN ('pending', 'running')";
-	struct store_op op = {0};
+	    "UPDATE operations SET state = ?3, result = ?4, note = ?5, finished_at = ?6"
+	    " WHERE tenant = ?1 AND id = ?2 AND state IN ('pending', 'running')";
+	struct store_op op = { 0 };
 	char note[STORE_NOTE_MAX + 1] = "";
 	char *text = NULL;
 	int changes = 0;
@@ -336,8 +344,10 @@ int store_op_finish(struct store *st, const char *tenant, const char *id,
 	if (!st)
 		return store_set_error(err, errlen, "store_op_finish: missing argument");
 	if (state != STORE_OP_DONE && state != STORE_OP_FAILED && state != STORE_OP_UNKNOWN)
-		return store_set_error(err, errlen, "an operation finishes as done, failed or unknown, "
-		                       "not %s", store_op_state_name(state));
+		return store_set_error(err, errlen,
+		                       "an operation finishes as done, failed or unknown, "
+		                       "not %s",
+		                       store_op_state_name(state));
 	rc = store_check_text("tenant", tenant, STORE_TENANT_MAX, 1, err, errlen);
 	if (rc == 0)
 		rc = store_check_id("operation_id", id, err, errlen);
@@ -346,10 +356,13 @@ int store_op_finish(struct store *st, const char *tenant, const char *id,
 	if (result) {
 		text = json_dumps(result, JSON_COMPACT | JSON_ENCODE_ANY);
 		if (!text) {
-			snprintf(note, sizeof(note), "the result could not be serialised and was not kept");
+			snprintf(note, sizeof(note),
+			         "the result could not be serialised and was not kept");
 		} else if (strlen(text) > STORE_RESULT_MAX_BYTES) {
-			snprintf(note, sizeof(note), "the result (%zu bytes) was larger than %u bytes and "
-			         "was not kept", strlen(text), STORE_RESULT_MAX_BYTES);
+			snprintf(note, sizeof(note),
+			         "the result (%zu bytes) was larger than %u bytes and "
+			         "was not kept",
+			         strlen(text), STORE_RESULT_MAX_BYTES);
 			free(text);
 			text = NULL;
 		}
@@ -357,11 +370,11 @@ int store_op_finish(struct store *st, const char *tenant, const char *id,
 	pthread_mutex_lock(&st->lock);
 	now = store_now_ms(st);
 	{
-		const char *texts[] = {tenant, id, store_op_state_name(state), text,
-		                       note[0] ? note : NULL};
+		const char *texts[] = { tenant, id, store_op_state_name(state), text,
+			                note[0] ? note : NULL };
 
-		rc = run_locked(st, sql, "record an operation's result", &changes, texts, 5, &now, 1,
-		                err, errlen);
+		rc = run_locked(st, sql, "record an operation's result", &changes, texts, 5, &now,
+		                1, err, errlen);
 	}
 	if (rc == 0 && changes == 1) {
 		pthread_cond_broadcast(&st->changed);
@@ -400,8 +413,7 @@ int store_op_get(struct store *st, const char *tenant, const char *id, struct st
 	return rc;
 }
 
-int store_op_purge(struct store *st, int64_t before_ms, size_t *removed, char *err,
-                   size_t errlen)
+int store_op_purge(struct store *st, int64_t before_ms, size_t *removed, char *err, size_t errlen)
 {
 	static const char sql[] = "DELETE FROM operations WHERE state IN ('done', 'failed', "
 	                          "'unknown') AND finished_at < ?1";
@@ -441,7 +453,8 @@ int store_args_hash(const json_t *args, char out[STORE_HASH_MAX + 1])
 		json_object_del(copy, "operation_id");
 		json_object_del(copy, "approval");
 	}
-	text = json_dumps(copy, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENSURE_ASCII | JSON_ENCODE_ANY);
+	text =
+	    json_dumps(copy, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENSURE_ASCII | JSON_ENCODE_ANY);
 	if (!text) {
 		rc = -STORE_ENOMEM;
 		goto out;

@@ -28,13 +28,13 @@ struct store {
 	/* broadcast after every committed change an operation or approval
 	 * waiter may be waiting for; waited on with lock */
 	pthread_cond_t changed;
-	sqlite3 *db; /* {st->lock} */
-	char path[STORE_PATH_BYTES];     /* DATA/glassbox.db */
-	char lock_dir[STORE_PATH_BYTES]; /* DATA/locks */
+	sqlite3 *db;                         /* {st->lock} */
+	char path[STORE_PATH_BYTES];         /* DATA/glassbox.db */
+	char lock_dir[STORE_PATH_BYTES];     /* DATA/locks */
 	char instance[STORE_INSTANCE_BYTES]; /* owner of the operations this handle begins */
-	int instance_fd;                 /* holds the flock on lock_dir/<instance>.lock */
-	store_clock_fn clock_ms;         /* set before sharing; never changed after */
-	store_approval_hook hook;        /* set before sharing */
+	int instance_fd;                     /* holds the flock on lock_dir/<instance>.lock */
+	store_clock_fn clock_ms;             /* set before sharing; never changed after */
+	store_approval_hook hook;            /* set before sharing */
 	void *hook_user;
 	size_t recovered_unknown;
 	size_t recovered_abandoned;

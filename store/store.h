@@ -33,23 +33,23 @@ struct store;
 enum {
 	STORE_EINVAL = 1, /* a bad argument: see err */
 	STORE_ENOMEM,
-	STORE_EIO,        /* the database failed: see err for what to do */
-	STORE_ENOTFOUND,  /* no such approval or operation (for this tenant) */
-	STORE_ESTATE,     /* not in a state that allows this (already decided, expired) */
-	STORE_EREFUSED,   /* an approval cannot be used: see the refusal */
-	STORE_ECONFLICT,  /* an operation id reused for a different call */
+	STORE_EIO,       /* the database failed: see err for what to do */
+	STORE_ENOTFOUND, /* no such approval or operation (for this tenant) */
+	STORE_ESTATE,    /* not in a state that allows this (already decided, expired) */
+	STORE_EREFUSED,  /* an approval cannot be used: see the refusal */
+	STORE_ECONFLICT, /* an operation id reused for a different call */
 };
 
 /* Ceilings, bytes without the NUL. */
 #define STORE_TENANT_MAX 64
-#define STORE_ID_MAX 64        /* approval and operation ids */
+#define STORE_ID_MAX 64 /* approval and operation ids */
 #define STORE_SESSION_MAX 128
 #define STORE_TOOL_MAX 64
 #define STORE_RULE_MAX 64
-#define STORE_HASH_MAX 64      /* hex SHA-256: fingerprints, args hashes */
+#define STORE_HASH_MAX 64 /* hex SHA-256: fingerprints, args hashes */
 #define STORE_SUMMARY_MAX 2048
-#define STORE_BY_MAX 128       /* who decided */
-#define STORE_CHANNEL_MAX 32   /* how: "admin-socket", "cli-direct", "mcp-elicitation" */
+#define STORE_BY_MAX 128     /* who decided */
+#define STORE_CHANNEL_MAX 32 /* how: "admin-socket", "cli-direct", "mcp-elicitation" */
 #define STORE_REASON_MAX 512
 #define STORE_NOTE_MAX 512
 #define STORE_RESULT_MAX_BYTES (8u * 1024u * 1024u) /* one operation's recorded result */
@@ -103,14 +103,14 @@ enum store_approval_state {
 };
 
 struct store_approval {
-	char id[STORE_ID_MAX + 1];                 /* "apr-" + 20 hex digits */
+	char id[STORE_ID_MAX + 1]; /* "apr-" + 20 hex digits */
 	char tenant[STORE_TENANT_MAX + 1];
 	char session[STORE_SESSION_MAX + 1];
-	char operation_id[STORE_ID_MAX + 1];       /* the call that asked */
+	char operation_id[STORE_ID_MAX + 1]; /* the call that asked */
 	char tool[STORE_TOOL_MAX + 1];
-	char rule[STORE_RULE_MAX + 1];             /* the risk rule that asked for it */
+	char rule[STORE_RULE_MAX + 1]; /* the risk rule that asked for it */
 	char fingerprint[STORE_HASH_MAX + 1];
-	char summary[STORE_SUMMARY_MAX + 1];       /* what exactly would happen */
+	char summary[STORE_SUMMARY_MAX + 1]; /* what exactly would happen */
 	enum store_approval_state state;
 	int64_t created_ms;
 	int64_t expires_ms;
@@ -118,8 +118,8 @@ struct store_approval {
 	int64_t decided_ms;
 	char decided_by[STORE_BY_MAX + 1];
 	char channel[STORE_CHANNEL_MAX + 1];
-	int64_t decided_uid;                       /* the deciding process's uid; -1 unknown */
-	char reason[STORE_REASON_MAX + 1];         /* given with the decision, may be "" */
+	int64_t decided_uid;               /* the deciding process's uid; -1 unknown */
+	char reason[STORE_REASON_MAX + 1]; /* given with the decision, may be "" */
 	int64_t used_ms;
 	char used_by_operation[STORE_ID_MAX + 1];
 };
@@ -182,8 +182,8 @@ struct store_decider {
  * "approved" or "denied".
  */
 int store_approval_decide(struct store *st, const char *tenant, const char *id, int approve,
-                          const struct store_decider *who, struct store_approval *out,
-                          char *err, size_t errlen);
+                          const struct store_decider *who, struct store_approval *out, char *err,
+                          size_t errlen);
 
 /* Why an approval could not be used. */
 enum store_refusal {
@@ -191,9 +191,9 @@ enum store_refusal {
 	STORE_REFUSE_NOT_FOUND, /* no such approval for this tenant */
 	STORE_REFUSE_PENDING,   /* nobody has decided yet */
 	STORE_REFUSE_DENIED,
-	STORE_REFUSE_USED,      /* spent by an earlier call */
+	STORE_REFUSE_USED, /* spent by an earlier call */
 	STORE_REFUSE_EXPIRED,
-	STORE_REFUSE_MISMATCH,  /* approved for another action (fingerprint differs) */
+	STORE_REFUSE_MISMATCH, /* approved for another action (fingerprint differs) */
 };
 
 /* "not_found", "pending", "denied", "used", "expired", "mismatch". */
@@ -248,8 +248,8 @@ struct store_approval_event {
 typedef int (*store_approval_event_cb)(const struct store_approval_event *ev, void *user);
 
 /* Calls cb for each event of approval id (any tenant), oldest first. */
-int store_approval_history(struct store *st, const char *id, store_approval_event_cb cb,
-                           void *user, char *err, size_t errlen);
+int store_approval_history(struct store *st, const char *id, store_approval_event_cb cb, void *user,
+                           char *err, size_t errlen);
 
 /*
  * Calls hook after each approval event this handle records (not those of
@@ -315,12 +315,12 @@ struct store_op {
 	char tool[STORE_TOOL_MAX + 1];
 	char args_hash[STORE_HASH_MAX + 1];
 	enum store_op_state state;
-	int acted;          /* it was marked running: input may have reached the page */
-	int attempts;       /* runs under this id (re-runs after failing before acting) */
+	int acted;    /* it was marked running: input may have reached the page */
+	int attempts; /* runs under this id (re-runs after failing before acting) */
 	int64_t created_ms;
 	int64_t started_ms; /* marked running */
 	int64_t finished_ms;
-	json_t *result;     /* the recorded result (owned: store_op_clear), NULL if none */
+	json_t *result; /* the recorded result (owned: store_op_clear), NULL if none */
 	char note[STORE_NOTE_MAX + 1]; /* why it ended without a result of its own, e.g.
 	                                * "the service stopped while this operation was
 	                                * acting: ..." for operations recovered on open */
@@ -358,8 +358,7 @@ enum store_op_outcome {
  * -STORE_EINVAL; -STORE_EIO.
  */
 int store_op_begin(struct store *st, const struct store_op_request *req, int wait_ms,
-                   enum store_op_outcome *outcome, struct store_op *op, char *err,
-                   size_t errlen);
+                   enum store_op_outcome *outcome, struct store_op *op, char *err, size_t errlen);
 
 /* pending -> running: call right before acting. Returns 0, -STORE_ENOTFOUND,
  * -STORE_ESTATE (not pending), -STORE_EIO. */
@@ -374,9 +373,8 @@ int store_op_mark_running(struct store *st, const char *tenant, const char *id, 
  * waiting in store_op_begin. Returns 0, -STORE_ENOTFOUND, -STORE_ESTATE
  * (already finished), -STORE_EINVAL, -STORE_EIO.
  */
-int store_op_finish(struct store *st, const char *tenant, const char *id,
-                    enum store_op_state state, const json_t *result, char *err,
-                    size_t errlen);
+int store_op_finish(struct store *st, const char *tenant, const char *id, enum store_op_state state,
+                    const json_t *result, char *err, size_t errlen);
 
 /* Reads one operation (store_op_clear it). Returns 0, -STORE_ENOTFOUND,
  * -STORE_EIO. */
@@ -385,8 +383,7 @@ int store_op_get(struct store *st, const char *tenant, const char *id, struct st
 
 /* Deletes finished operations that finished before before_ms (Unix ms).
  * *removed may be NULL. */
-int store_op_purge(struct store *st, int64_t before_ms, size_t *removed, char *err,
-                   size_t errlen);
+int store_op_purge(struct store *st, int64_t before_ms, size_t *removed, char *err, size_t errlen);
 
 /*
  * The hash that decides whether two calls are "the same call": hex

@@ -80,8 +80,7 @@ static json_t *describe_response(const struct verify_response *r)
 }
 
 /* The response check: which response matches, and what to show. */
-static int check_response(json_t *verdicts, json_t *expect_response,
-                          const struct verify_state *st)
+static int check_response(json_t *verdicts, json_t *expect_response, const struct verify_state *st)
 {
 	const char *want_url = json_string_value(json_object_get(expect_response, "url"));
 	json_t *status = json_object_get(expect_response, "status");
@@ -144,8 +143,8 @@ static int check_text(json_t *verdicts, json_t *expect, const char *key, const c
 		goto out;
 	present = body && strstr(body, json_string_value(want)) != NULL;
 	observed = body ? json_string(present ? "present" : "absent") : json_null();
-	rc = add_verdict(verdicts, key, json_incref(want), observed, body && present == want_present,
-	                 NULL);
+	rc = add_verdict(verdicts, key, json_incref(want), observed,
+	                 body && present == want_present, NULL);
 out:
 	return rc;
 }
@@ -209,9 +208,7 @@ int verify_expect_check(json_t *expect, const struct verify_state *st, json_t **
 	}
 done:
 	*all_ok = 1;
-	json_array_foreach(verdicts, i, v)
-		if (!json_is_true(json_object_get(v, "ok")))
-			*all_ok = 0;
+	json_array_foreach(verdicts, i, v) if (!json_is_true(json_object_get(v, "ok"))) *all_ok = 0;
 	*verdicts_out = verdicts;
 	verdicts = NULL;
 out:

@@ -82,22 +82,27 @@ static int check_response(json_t *response, char *err, size_t errlen)
 	int rc = 0;
 
 	if (!json_is_object(response)) {
-		set_error(err, errlen, "expect.response must be an object like {\"url\": \"/api/save\", "
+		set_error(err, errlen,
+		          "expect.response must be an object like {\"url\": \"/api/save\", "
 		          "\"status\": 200}");
 		rc = -1;
 		goto out;
 	}
-	json_object_foreach(response, key, value) {
+	json_object_foreach(response, key, value)
+	{
 		if (strcmp(key, "url") != 0 && strcmp(key, "status") != 0) {
-			set_error(err, errlen, "expect.response has an unknown key '%.64s' (allowed: url, "
-			          "status)", key);
+			set_error(err, errlen,
+			          "expect.response has an unknown key '%.64s' (allowed: url, "
+			          "status)",
+			          key);
 			rc = -1;
 			goto out;
 		}
 	}
 	value = json_object_get(response, "url");
 	if (!value) {
-		set_error(err, errlen, "expect.response.url is required: a part of the response's URL");
+		set_error(err, errlen,
+		          "expect.response.url is required: a part of the response's URL");
 		rc = -1;
 		goto out;
 	}
@@ -114,8 +119,10 @@ static int check_response(json_t *response, char *err, size_t errlen)
 	}
 	status = json_integer_value(value);
 	if (status < 100 || status > 599) {
-		set_error(err, errlen, "expect.response.status must be an HTTP status (100 to 599), "
-		          "not %lld", (long long)status);
+		set_error(err, errlen,
+		          "expect.response.status must be an HTTP status (100 to 599), "
+		          "not %lld",
+		          (long long)status);
 		rc = -1;
 		goto out;
 	}
@@ -125,8 +132,8 @@ out:
 
 int verify_expect_validate(json_t *expect, char *err, size_t errlen)
 {
-	static const char *const string_keys[] = {"url", "urlContains", "title", "value"};
-	static const char *const text_keys[] = {"text", "textGone", "target"};
+	static const char *const string_keys[] = { "url", "urlContains", "title", "value" };
+	static const char *const text_keys[] = { "text", "textGone", "target" };
 	const char *key;
 	json_t *value;
 	size_t i;
@@ -140,7 +147,8 @@ int verify_expect_validate(json_t *expect, char *err, size_t errlen)
 		rc = -1;
 		goto out;
 	}
-	json_object_foreach(expect, key, value) {
+	json_object_foreach(expect, key, value)
+	{
 		known = 0;
 		for (i = 0; i < sizeof(string_keys) / sizeof(string_keys[0]); i++) {
 			if (!strcmp(key, string_keys[i])) {
@@ -159,15 +167,16 @@ int verify_expect_validate(json_t *expect, char *err, size_t errlen)
 			known = 1;
 		}
 		if (!known) {
-			set_error(err, errlen, "expect has an unknown key '%.64s' (allowed: %s)", key,
-			          ALLOWED_KEYS);
+			set_error(err, errlen, "expect has an unknown key '%.64s' (allowed: %s)",
+			          key, ALLOWED_KEYS);
 			rc = -1;
 		}
 		if (rc != 0)
 			goto out;
 	}
 	if (json_object_get(expect, "target") && !json_object_get(expect, "value")) {
-		set_error(err, errlen, "expect.target names the element whose value to check: give "
+		set_error(err, errlen,
+		          "expect.target names the element whose value to check: give "
 		          "expect.value too");
 		rc = -1;
 		goto out;
@@ -183,7 +192,8 @@ const char *verify_expect_target(json_t *expect)
 
 int verify_expect_needs_text(json_t *expect)
 {
-	return json_object_get(expect, "text") != NULL || json_object_get(expect, "textGone") != NULL;
+	return json_object_get(expect, "text") != NULL ||
+	       json_object_get(expect, "textGone") != NULL;
 }
 
 int verify_expect_needs_value(json_t *expect)

@@ -97,8 +97,7 @@ static void explain_response(struct gb_buf *b, json_t *expected, json_t *observe
 	append_value(b, url);
 	if (json_is_integer(status))
 		gb_buf_appendf(b, " with status %lld", (long long)json_integer_value(status));
-	if (json_is_string(observed) &&
-	    !strcmp(json_string_value(observed), "no response matched"))
+	if (json_is_string(observed) && !strcmp(json_string_value(observed), "no response matched"))
 		gb_buf_appendf(b, " but no response matched");
 	else
 		append_saw(b, observed, "no response was recorded");
@@ -170,7 +169,8 @@ char *verify_explain_failures(json_t *verdicts)
 	gb_buf_init(&b, EXPLAIN_MAX_BYTES);
 	if (!json_is_array(verdicts))
 		goto out;
-	json_array_foreach(verdicts, i, v) {
+	json_array_foreach(verdicts, i, v)
+	{
 		if (!json_is_false(json_object_get(v, "ok")))
 			continue;
 		if (failed++)

@@ -22,23 +22,22 @@ struct fuzz_state {
 	struct cdp_conn *c;
 };
 
-static void fuzz_listener(void *user, const char *session_id, const char *method,
-                          json_t *params)
+static void fuzz_listener(void *user, const char *session_id, const char *method, json_t *params)
 {
 	struct fuzz_state *st = user;
 	uint64_t id;
 
 	st->events++;
 	/* what a listener may do: send (bounded by CDP_MAX_CALLS) */
-	if (session_id[0] && json_object_size(params) > 2 && !cdp_send(st->c, session_id, method,
-	                                                              NULL, &id))
+	if (session_id[0] && json_object_size(params) > 2 &&
+	    !cdp_send(st->c, session_id, method, NULL, &id))
 		cdp_forget(st->c, id);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct fuzz_state st = {0};
-	struct cdp_options opts = {0};
+	struct fuzz_state st = { 0 };
+	struct cdp_options opts = { 0 };
 	struct cdp_waiter *w_any = NULL;
 	struct cdp_waiter *w_load = NULL;
 	struct cdp_error err;
@@ -46,7 +45,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const char *end;
 	const char *nl;
 	json_t *result = NULL;
-	uint64_t ids[3] = {0};
+	uint64_t ids[3] = { 0 };
 	size_t chunk;
 	size_t len;
 	size_t off;

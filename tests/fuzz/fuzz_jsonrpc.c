@@ -99,8 +99,7 @@ void act_session_free(struct act_session *s)
 }
 
 int act_session_read_artifact(struct act_session *s, const char *uri, unsigned char **data,
-                              size_t *len, char *mime, size_t mime_len, char *err,
-                              size_t errlen)
+                              size_t *len, char *mime, size_t mime_len, char *err, size_t errlen)
 {
 	static const char text[] = "{\"a\":1}";
 
@@ -143,7 +142,8 @@ static int fuzz_emit(void *user, json_t *msg, json_t *related)
 	if (json_object_get(back, "method")) {
 		/* the server's only request: a question to the client */
 		if (json_object_get(back, "id") &&
-		    (strcmp(json_string_value(json_object_get(back, "method")), "elicitation/create") ||
+		    (strcmp(json_string_value(json_object_get(back, "method")),
+		            "elicitation/create") ||
 		     !json_is_string(json_object_get(back, "id"))))
 			abort();
 	} else {
@@ -167,9 +167,8 @@ static void on_line(void *user, const char *line, size_t len)
 	struct mcp_msg msg;
 	enum mcp_msg_kind kind = mcp_jsonrpc_parse(line, len, &msg);
 
-	if (kind == MCP_MSG_RESPONSE &&
-	    (msg.method || (msg.result && msg.rpc_error) ||
-	     ((msg.result || msg.rpc_error) && !msg.id)))
+	if (kind == MCP_MSG_RESPONSE && (msg.method || (msg.result && msg.rpc_error) ||
+	                                 ((msg.result || msg.rpc_error) && !msg.id)))
 		abort();
 	if (kind != MCP_MSG_RESPONSE && (msg.result || msg.rpc_error))
 		abort();
@@ -196,7 +195,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static const char init[] = "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\","
 	                           "\"params\":{\"protocolVersion\":\"2025-06-18\","
 	                           "\"capabilities\":{\"elicitation\":{}}}}\n";
-	static const struct act_config cfg = {.data_dir = "/nonexistent", .tenant = "fuzz"};
+	static const struct act_config cfg = { .data_dir = "/nonexistent", .tenant = "fuzz" };
 	struct mcp_line_reader reader;
 	struct mcp_server *srv;
 

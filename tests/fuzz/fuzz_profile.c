@@ -103,7 +103,9 @@ static void entries_to_tar(const char *text, size_t len, struct mem *out)
 			archive_entry_set_pathname(e, line + 2);
 			archive_entry_set_perm(e, 0644);
 			switch (line[0]) {
-			case 'd': archive_entry_set_filetype(e, AE_IFDIR); break;
+			case 'd':
+				archive_entry_set_filetype(e, AE_IFDIR);
+				break;
 			case 'l':
 				archive_entry_set_filetype(e, AE_IFLNK);
 				archive_entry_set_symlink(e, "/");
@@ -112,7 +114,9 @@ static void entries_to_tar(const char *text, size_t len, struct mem *out)
 				archive_entry_set_filetype(e, AE_IFREG);
 				archive_entry_set_hardlink(e, prev);
 				break;
-			case 'p': archive_entry_set_filetype(e, AE_IFIFO); break;
+			case 'p':
+				archive_entry_set_filetype(e, AE_IFIFO);
+				break;
 			default:
 				archive_entry_set_filetype(e, AE_IFREG);
 				archive_entry_set_size(e, (la_int64_t)(n - 2));
@@ -130,12 +134,12 @@ static void entries_to_tar(const char *text, size_t len, struct mem *out)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct mem tar = {0};
-	static const unsigned char key[PROF_KEY_BYTES] = {1, 2, 3, 4, 5, 6, 7, 8};
+	struct mem tar = { 0 };
+	static const unsigned char key[PROF_KEY_BYTES] = { 1, 2, 3, 4, 5, 6, 7, 8 };
 	static const char ad[] = "glassbox profile|v1|fuzz|user|id|1";
 	struct prof_unsealer *u = NULL;
 	struct prof_sealer *s = NULL;
-	struct mem m = {0};
+	struct mem m = { 0 };
 	char dir[] = "/tmp/gb-fuzz-profile-XXXXXX";
 	char err[512];
 	uint8_t buf[4096];

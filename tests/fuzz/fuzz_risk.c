@@ -36,7 +36,8 @@ static void check_summary(const char *s)
 			fprintf(stderr, "control character in summary: %s\n", s);
 			abort();
 		}
-		if (c == 0xC2 && (unsigned char)s[i + 1] >= 0x80 && (unsigned char)s[i + 1] <= 0x9F) {
+		if (c == 0xC2 && (unsigned char)s[i + 1] >= 0x80 &&
+		    (unsigned char)s[i + 1] <= 0x9F) {
 			fprintf(stderr, "C1 control character in summary: %s\n", s);
 			abort();
 		}
@@ -47,7 +48,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const uint8_t *nul = memchr(data, 0, size);
 	size_t cfg_len = nul ? (size_t)(nul - data) : size;
-	char *fields[NFIELDS] = {0};
+	char *fields[NFIELDS] = { 0 };
 	char *copy = NULL;
 	struct policy_risk *rules = NULL;
 	struct policy_risk *shipped = NULL;

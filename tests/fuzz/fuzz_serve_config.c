@@ -43,7 +43,7 @@ static void fuzz_config(const uint8_t *data, size_t size)
 
 static void fuzz_headers(const uint8_t *data, size_t size)
 {
-	static const char allowed[1][128] = {"https://app.example"};
+	static const char allowed[1][128] = { "https://app.example" };
 	char *copy = malloc(size + 1);
 	const char *v;
 	size_t off = 0;
@@ -62,7 +62,8 @@ static void fuzz_headers(const uint8_t *data, size_t size)
 		(void)mcp_http_accept_ok(v, 0);
 		(void)mcp_http_content_type_ok(v);
 		(void)mcp_http_protocol_version_ok(v);
-		(void)mcp_auth_bearer_matches(v, (const unsigned char *)"0123456789abcdef0123456789abcdef");
+		(void)mcp_auth_bearer_matches(
+		    v, (const unsigned char *)"0123456789abcdef0123456789abcdef");
 		off += strlen(v) + 1;
 	}
 	free(copy);

@@ -61,9 +61,10 @@ int cdp_send(struct cdp_conn *c, const char *session_id, const char *method, jso
 	else if (!strcmp(method, "DOMSnapshot.captureSnapshot"))
 		res = json_object_get(F.in, "dom");
 	else if (!strcmp(method, "DOM.describeNode") && json_array_size(desc))
-		res = json_pack("{s:O}", "node", json_array_get(desc,
-		                (size_t)json_integer_value(json_object_get(params, "backendNodeId")) %
-		                    json_array_size(desc)));
+		res = json_pack("{s:O}", "node",
+		                json_array_get(desc, (size_t)json_integer_value(
+		                                         json_object_get(params, "backendNodeId")) %
+		                                         json_array_size(desc)));
 	else
 		res = NULL;
 	if (res && strcmp(method, "DOM.describeNode"))
@@ -125,8 +126,8 @@ static const char *fuzz_frame_session(void *user, const char *frame_id)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct snap_refmap map = {0};
-	struct snap_options opt = {0};
+	struct snap_refmap map = { 0 };
+	struct snap_options opt = { 0 };
 	struct snap_ref root;
 	struct snap_masked masked;
 	char err[256];
@@ -145,7 +146,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	opt.timeout_ms = 1000;
 	opt.max_chars = max > 0 ? (size_t)max : 0;
 	opt.frame_session = fuzz_frame_session;
-	opt.hidden = (enum snap_hidden_mode)(json_integer_value(json_object_get(F.in, "hidden")) & 3) % 3;
+	opt.hidden =
+	    (enum snap_hidden_mode)(json_integer_value(json_object_get(F.in, "hidden")) & 3) % 3;
 	masked.backend_node_id = (int)json_integer_value(json_object_get(F.in, "masked"));
 	snprintf(masked.session_id, sizeof(masked.session_id), "S");
 	opt.masked = &masked;

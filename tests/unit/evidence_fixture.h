@@ -259,8 +259,7 @@ static FX_UNUSED void fx_build_trail(struct fx *f, const char *tenant, const cha
 /* ---- the day file, line by line ---------------------------------------------- */
 
 /* Path of the tenant's day file for today (UTC). */
-static FX_UNUSED void fx_day_file(const struct fx *f, const char *tenant, char *buf,
-                                  size_t buflen)
+static FX_UNUSED void fx_day_file(const struct fx *f, const char *tenant, char *buf, size_t buflen)
 {
 	char day[16];
 

@@ -38,13 +38,14 @@ static void test_scrub_typed_secrets(void **state)
 	assert_string_equal(out, "Result: \"[secret SHOP_PASSWORD]\"");
 	free(out);
 	assert_null(act_secrets_scrub_text(&s, "p@ss w/rd"));
-	j = json_pack("{s:[s, {s:s}], s:i}", "a", "x p@ss w/rd&\"1", "k", "p@ss w/rd&\"1p@ss w/rd&\"1",
-	              "n", 3);
+	j = json_pack("{s:[s, {s:s}], s:i}", "a", "x p@ss w/rd&\"1", "k",
+	              "p@ss w/rd&\"1p@ss w/rd&\"1", "n", 3);
 	act_secrets_scrub_json(&s, j);
 	assert_string_equal(json_string_value(json_array_get(json_object_get(j, "a"), 0)),
 	                    "x [secret SHOP_PASSWORD]");
-	assert_string_equal(json_string_value(json_object_get(json_array_get(json_object_get(j, "a"), 1), "k")),
-	                    "[secret SHOP_PASSWORD][secret SHOP_PASSWORD]");
+	assert_string_equal(
+	    json_string_value(json_object_get(json_array_get(json_object_get(j, "a"), 1), "k")),
+	    "[secret SHOP_PASSWORD][secret SHOP_PASSWORD]");
 	json_decref(j);
 	act_secrets_stop(&s);
 	assert_int_equal(s.n_typed_secrets, 0);
@@ -74,7 +75,6 @@ static void test_page_content_policy(void **state)
 	json_decref(p);
 }
 
-
 static void test_refs_and_selectors(void **state)
 {
 	(void)state;
@@ -101,7 +101,8 @@ static void test_locators(void **state)
 
 	(void)state;
 	assert_int_equal(act_parse_locator("role=button[name=\"Place \\\"order\\\"\"]", &kind,
-	                                   &what, &name, err, sizeof(err)), 1);
+	                                   &what, &name, err, sizeof(err)),
+	                 1);
 	assert_string_equal(kind, "role");
 	assert_string_equal(what, "button");
 	assert_string_equal(name, "Place \"order\"");
@@ -111,32 +112,38 @@ static void test_locators(void **state)
 	assert_string_equal(what, "link");
 	assert_null(name);
 	free(what);
-	assert_int_equal(act_parse_locator("text=\"Add to cart\"", &kind, &what, &name, err,
-	                                   sizeof(err)), 1);
+	assert_int_equal(
+	    act_parse_locator("text=\"Add to cart\"", &kind, &what, &name, err, sizeof(err)), 1);
 	assert_string_equal(kind, "text");
 	assert_string_equal(what, "Add to cart");
 	free(what);
-	assert_int_equal(act_parse_locator("text=Checkout", &kind, &what, &name, err, sizeof(err)), 1);
+	assert_int_equal(act_parse_locator("text=Checkout", &kind, &what, &name, err, sizeof(err)),
+	                 1);
 	assert_string_equal(what, "Checkout");
 	free(what);
-	assert_int_equal(act_parse_locator("css=#pay > b", &kind, &what, &name, err, sizeof(err)), 1);
+	assert_int_equal(act_parse_locator("css=#pay > b", &kind, &what, &name, err, sizeof(err)),
+	                 1);
 	assert_string_equal(kind, "css");
 	assert_string_equal(what, "#pay > b");
 	free(what);
 	/* plain CSS is not a locator */
 	assert_int_equal(act_parse_locator("#save", &kind, &what, &name, err, sizeof(err)), 0);
-	assert_int_equal(act_parse_locator("button.role", &kind, &what, &name, err, sizeof(err)), 0);
+	assert_int_equal(act_parse_locator("button.role", &kind, &what, &name, err, sizeof(err)),
+	                 0);
 	/* malformed ones say what to write */
-	assert_int_equal(act_parse_locator("role=Button", &kind, &what, &name, err, sizeof(err)), -1);
+	assert_int_equal(act_parse_locator("role=Button", &kind, &what, &name, err, sizeof(err)),
+	                 -1);
 	assert_non_null(strstr(err, "lowercase letters"));
-	assert_int_equal(act_parse_locator("role=button[label=\"x\"]", &kind, &what, &name, err,
-	                                   sizeof(err)), -1);
+	assert_int_equal(
+	    act_parse_locator("role=button[label=\"x\"]", &kind, &what, &name, err, sizeof(err)),
+	    -1);
 	assert_non_null(strstr(err, "role=button[name=\"Save\"]"));
-	assert_int_equal(act_parse_locator("role=button[name=Save]", &kind, &what, &name, err,
-	                                   sizeof(err)), -1);
+	assert_int_equal(
+	    act_parse_locator("role=button[name=Save]", &kind, &what, &name, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "JSON string"));
 	assert_int_equal(act_parse_locator("text=", &kind, &what, &name, err, sizeof(err)), -1);
-	assert_int_equal(act_parse_locator("text=\"open", &kind, &what, &name, err, sizeof(err)), -1);
+	assert_int_equal(act_parse_locator("text=\"open", &kind, &what, &name, err, sizeof(err)),
+	                 -1);
 	assert_null(what);
 	assert_null(name);
 }

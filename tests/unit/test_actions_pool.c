@@ -56,7 +56,8 @@ static void *site_main(void *arg)
 		(void)n;
 		snprintf(head, sizeof(head),
 		         "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: %zu\r\n"
-		         "Connection: close\r\n\r\n", sizeof(page) - 1);
+		         "Connection: close\r\n\r\n",
+		         sizeof(page) - 1);
 		if (write(c, head, strlen(head)) < 0 || write(c, page, sizeof(page) - 1) < 0)
 			(void)0;
 		close(c);
@@ -66,7 +67,7 @@ static void *site_main(void *arg)
 
 static int setup(void **state)
 {
-	struct sockaddr_in a = {.sin_family = AF_INET};
+	struct sockaddr_in a = { .sin_family = AF_INET };
 	socklen_t len = sizeof(a);
 
 	(void)state;
@@ -233,8 +234,8 @@ static size_t browser_namespaces(void)
 			continue; /* ended since */
 		n_procs++;
 		if (!strcmp(ns, mine))
-			fail_msg("browser process %d is in this process's network namespace %s", (int)pid,
-			         ns);
+			fail_msg("browser process %d is in this process's network namespace %s",
+			         (int)pid, ns);
 		for (i = 0; i < n_seen && strcmp(seen[i], ns); i++)
 			;
 		if (i == n_seen && n_seen < 16)
@@ -291,10 +292,10 @@ static void assert_page(json_t *sc, const char *browser)
 
 static void test_sessions_take_pre_launched_browsers(void **state)
 {
-	json_t *policy = json_pack("{s:{s:[s], s:[s], s:{s:s, s:s}}, s:{s:s}}", "egress",
-	                           "allow_private", "127.0.0.1", "deny", "blocked.test", "hosts",
-	                           "pooled.test", "127.0.0.1", "blocked.test", "127.0.0.1", "risk",
-	                           "evaluate", "allow");
+	json_t *policy =
+	    json_pack("{s:{s:[s], s:[s], s:{s:s, s:s}}, s:{s:s}}", "egress", "allow_private",
+	              "127.0.0.1", "deny", "blocked.test", "hosts", "pooled.test", "127.0.0.1",
+	              "blocked.test", "127.0.0.1", "risk", "evaluate", "allow");
 	char js[256];
 	json_t *blocked;
 	/* without its proxy a browser in a namespace of its own reaches
@@ -303,7 +304,7 @@ static void test_sessions_take_pre_launched_browsers(void **state)
 	                             "127.0.0.1", "egress_layers", "proxy", 0, "netns", 0);
 	json_t *no_netns = json_pack("{s:{s:[s]}, s:{s:b}}", "egress", "allow_private", "127.0.0.1",
 	                             "egress_layers", "netns", 0);
-	struct act_config cfg = {.data_dir = data_dir, .headless = 1};
+	struct act_config cfg = { .data_dir = data_dir, .headless = 1 };
 	struct act_session **a = &sessions[0], **b = &sessions[1], **c = &sessions[2];
 	struct act_session **d = &sessions[3], **e = &sessions[4];
 	char pooled_ns[64];
@@ -412,7 +413,7 @@ static void test_sessions_take_pre_launched_browsers(void **state)
 
 static void test_pool_of_size_zero_is_none(void **state)
 {
-	struct act_config cfg = {.data_dir = data_dir, .headless = 1};
+	struct act_config cfg = { .data_dir = data_dir, .headless = 1 };
 	struct act_pool *pool = (struct act_pool *)&cfg;
 	char err[512];
 

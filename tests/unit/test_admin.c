@@ -45,7 +45,7 @@ static int rm_entry(const char *path, const struct stat *sb, int flag, struct FT
 static int setup(void **state)
 {
 	struct fixture *fx = calloc(1, sizeof(*fx));
-	struct policy_admin_options o = {0};
+	struct policy_admin_options o = { 0 };
 	char err[512] = "";
 
 	snprintf(fx->dir, sizeof(fx->dir), "/tmp/gb-admin-XXXXXX");
@@ -137,7 +137,7 @@ static int run_cli(const char *data_dir, char *out, size_t outlen, ...)
 static void raw_exchange(const char *sock, const char *send_text, size_t send_len, char *reply,
                          size_t replylen)
 {
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
 	size_t len = 0;
 
@@ -145,7 +145,7 @@ static void raw_exchange(const char *sock, const char *send_text, size_t send_le
 	assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
 	assert_int_equal(send(fd, send_text, send_len, MSG_NOSIGNAL), (ssize_t)send_len);
 	for (;;) {
-		struct pollfd p = {fd, POLLIN, 0};
+		struct pollfd p = { fd, POLLIN, 0 };
 		ssize_t n;
 
 		if (poll(&p, 1, 5000) <= 0)
@@ -168,7 +168,7 @@ static void test_socket_is_private(void **state)
 {
 	struct fixture *fx = *state;
 	struct policy_admin *second = NULL;
-	struct policy_admin_options o = {.data_dir = fx->dir};
+	struct policy_admin_options o = { .data_dir = fx->dir };
 	struct stat sb;
 	char run[128];
 	char err[512] = "";
@@ -190,7 +190,7 @@ static void test_socket_is_private(void **state)
 static void test_other_users_are_refused(void **state)
 {
 	struct fixture *fx = *state;
-	struct policy_admin_options o = {0};
+	struct policy_admin_options o = { 0 };
 	struct policy_admin *open_admin = NULL;
 	char pub[128];
 	char sock[160];
@@ -227,8 +227,9 @@ static void test_other_users_are_refused(void **state)
 		if (policy_admin_request(sock, req, 5000, &resp, err, sizeof(err)) != 0)
 			_exit(11);
 		code = json_string_value(json_object_get(json_object_get(resp, "error"), "code"));
-		_exit(code && !strcmp(code, "forbidden") && !json_object_get(resp, "approvals") ? 0
-		                                                                                 : 12);
+		_exit(code && !strcmp(code, "forbidden") && !json_object_get(resp, "approvals")
+		          ? 0
+		          : 12);
 	}
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	assert_true(WIFEXITED(status));
@@ -263,13 +264,14 @@ static void test_protocol(void **state)
 
 	req = json_pack("{s:s, s:s, s:s}", "op", "approve", "id", a.id, "by", "bob");
 	assert_int_equal(policy_admin_request(fx->sock, req, 5000, &resp, err, sizeof(err)), 0);
-	assert_string_equal(json_string_value(json_object_get(json_object_get(resp, "approval"),
-	                                                      "state")), "approved");
+	assert_string_equal(
+	    json_string_value(json_object_get(json_object_get(resp, "approval"), "state")),
+	    "approved");
 	json_decref(resp);
 	/* twice: a conflict */
 	assert_int_equal(policy_admin_request(fx->sock, req, 5000, &resp, err, sizeof(err)), 0);
-	assert_string_equal(json_string_value(json_object_get(json_object_get(resp, "error"),
-	                                                      "code")), "conflict");
+	assert_string_equal(
+	    json_string_value(json_object_get(json_object_get(resp, "error"), "code")), "conflict");
 	json_decref(req);
 	json_decref(resp);
 
@@ -280,8 +282,8 @@ static void test_protocol(void **state)
 	assert_non_null(strstr(reply, "unknown member"));
 	raw_exchange(fx->sock, "{\"op\": \"reboot\"}\n", 17, reply, sizeof(reply));
 	assert_non_null(strstr(reply, "unknown op"));
-	raw_exchange(fx->sock, "{\"op\": \"approve\", \"id\": \"x\", \"by\": \"a\\u001b[2J\"}\n", 49,
-	             reply, sizeof(reply));
+	raw_exchange(fx->sock, "{\"op\": \"approve\", \"id\": \"x\", \"by\": \"a\\u001b[2J\"}\n",
+	             49, reply, sizeof(reply));
 	assert_non_null(strstr(reply, "\"bad_request\""));
 	/* a line over the ceiling is refused, not buffered without end */
 	big = malloc(POLICY_ADMIN_LINE_MAX + 10);
@@ -310,7 +312,8 @@ static void test_cli_round_trip(void **state)
 	assert_non_null(strstr(out, "tenant acme"));
 	/* approve */
 	assert_int_equal(run_cli(fx->dir, out, sizeof(out), "approve", a.id, "--by", "carol",
-	                         "--reason", "ticket 42", NULL), 0);
+	                         "--reason", "ticket 42", NULL),
+	                 0);
 	assert_non_null(strstr(out, "Approved"));
 	assert_non_null(strstr(out, "once"));
 	assert_int_equal(store_approval_get(fx->st, NULL, a.id, &now, err, sizeof(err)), 0);
@@ -377,7 +380,9 @@ static void test_cli_output_is_safe(void **state)
 	size_t i;
 
 	/* a summary that someone managed to fill with terminal escapes */
-	create(fx->st, "click button \"\x1b[2J\x1b]0;owned\x07Save\" \xC2\x9B" "31m\xE2\x80\xAE" "x");
+	create(fx->st, "click button \"\x1b[2J\x1b]0;owned\x07Save\" \xC2\x9B"
+	               "31m\xE2\x80\xAE"
+	               "x");
 	assert_int_equal(run_cli(fx->dir, out, sizeof(out), "list", NULL), 0);
 	for (i = 0; out[i]; i++) {
 		unsigned char c = (unsigned char)out[i];

@@ -16,9 +16,9 @@
 
 #include "evidence_fixture.h"
 
-static const unsigned char box_rgb[3] = {EVID_ANNOT_BOX_RGB};
-static const unsigned char point_rgb[3] = {EVID_ANNOT_POINT_RGB};
-static const unsigned char white[3] = {0xff, 0xff, 0xff};
+static const unsigned char box_rgb[3] = { EVID_ANNOT_BOX_RGB };
+static const unsigned char point_rgb[3] = { EVID_ANNOT_POINT_RGB };
+static const unsigned char white[3] = { 0xff, 0xff, 0xff };
 
 /* The colour the drawing gives (x, y), or NULL when it leaves it alone;
  * an independent statement of the rules in evidence.h for scale s. */
@@ -29,7 +29,8 @@ static const unsigned char *expected_paint(long x, long y, const struct evid_ann
 	long arm = lround(EVID_ANNOT_POINT_ARM_PX * s);
 	long th = lround(EVID_ANNOT_POINT_PX * s);
 	long x0 = lround(a->box_x * s), y0 = lround(a->box_y * s);
-	long x1 = lround((a->box_x + a->box_width) * s), y1 = lround((a->box_y + a->box_height) * s);
+	long x1 = lround((a->box_x + a->box_width) * s),
+	     y1 = lround((a->box_y + a->box_height) * s);
 	long px = (long)floor(a->point_x * s), py = (long)floor(a->point_y * s);
 	long half = th / 2;
 	const unsigned char *c = NULL;
@@ -85,12 +86,15 @@ static void check_annotation(const unsigned char *png, size_t len, const struct 
 			q = before + ((size_t)y * w0 + (size_t)x) * 4;
 			want = expected_paint(x, y, a, s);
 			if (want) {
-				if (p[0] != want[0] || p[1] != want[1] || p[2] != want[2] || p[3] != 0xff)
-					fail_msg("pixel (%ld, %ld) is %02x%02x%02x, expected %02x%02x%02x", x, y,
-					         p[0], p[1], p[2], want[0], want[1], want[2]);
+				if (p[0] != want[0] || p[1] != want[1] || p[2] != want[2] ||
+				    p[3] != 0xff)
+					fail_msg("pixel (%ld, %ld) is %02x%02x%02x, expected "
+					         "%02x%02x%02x",
+					         x, y, p[0], p[1], p[2], want[0], want[1], want[2]);
 				(*painted)++;
 			} else if (memcmp(p, q, 4) != 0) {
-				fail_msg("pixel (%ld, %ld) changed but is outside the drawing", x, y);
+				fail_msg("pixel (%ld, %ld) changed but is outside the drawing", x,
+				         y);
 			}
 		}
 	}
@@ -101,7 +105,7 @@ static void check_annotation(const unsigned char *png, size_t len, const struct 
 
 static void test_box_and_point(void **state)
 {
-	struct evid_annotation a = {0};
+	struct evid_annotation a = { 0 };
 	unsigned char *png;
 	size_t len;
 	size_t painted;
@@ -125,7 +129,7 @@ static void test_box_and_point(void **state)
 
 static void test_known_pixels(void **state)
 {
-	struct evid_annotation a = {0};
+	struct evid_annotation a = { 0 };
 	unsigned char *png;
 	unsigned char *out = NULL;
 	unsigned char *px;
@@ -147,16 +151,16 @@ static void test_known_pixels(void **state)
 	a.point_y = 50;
 	assert_int_equal(evid_png_annotate(png, len, &a, &out, &outlen, err, sizeof(err)), 0);
 	px = fx_rgba(out, outlen, &w, &h);
-#define AT(x, y) (px + ((size_t)(y) * w + (x)) * 4)
-	assert_memory_equal(AT(19, 10), box_rgb, 3);   /* just left of the box */
-	assert_memory_equal(AT(17, 7), box_rgb, 3);    /* outer corner */
-	assert_memory_equal(AT(50, 29), box_rgb, 3);   /* just right of the box */
-	assert_memory_equal(AT(35, 30), box_rgb, 3);   /* just below */
+#define AT(x, y) (px + ((size_t)(y)*w + (x)) * 4)
+	assert_memory_equal(AT(19, 10), box_rgb, 3);     /* just left of the box */
+	assert_memory_equal(AT(17, 7), box_rgb, 3);      /* outer corner */
+	assert_memory_equal(AT(50, 29), box_rgb, 3);     /* just right of the box */
+	assert_memory_equal(AT(35, 30), box_rgb, 3);     /* just below */
 	assert_memory_not_equal(AT(20, 10), box_rgb, 3); /* the element itself is untouched */
 	assert_memory_not_equal(AT(16, 10), box_rgb, 3); /* beyond the outline */
-	assert_memory_equal(AT(70, 50), white, 3);     /* the click point */
-	assert_memory_equal(AT(58, 50), point_rgb, 3); /* end of the left arm */
-	assert_memory_equal(AT(70, 62), point_rgb, 3); /* end of the lower arm */
+	assert_memory_equal(AT(70, 50), white, 3);       /* the click point */
+	assert_memory_equal(AT(58, 50), point_rgb, 3);   /* end of the left arm */
+	assert_memory_equal(AT(70, 62), point_rgb, 3);   /* end of the lower arm */
 	assert_memory_not_equal(AT(57, 50), point_rgb, 3);
 #undef AT
 	free(px);
@@ -166,7 +170,7 @@ static void test_known_pixels(void **state)
 
 static void test_clipping(void **state)
 {
-	struct evid_annotation a = {0};
+	struct evid_annotation a = { 0 };
 	unsigned char *png;
 	size_t len;
 	size_t painted;
@@ -206,7 +210,7 @@ static void test_clipping(void **state)
 
 static void test_scale(void **state)
 {
-	struct evid_annotation a = {0};
+	struct evid_annotation a = { 0 };
 	unsigned char *png;
 	size_t len;
 	size_t painted;
@@ -255,9 +259,9 @@ static void other_format(png_uint_32 format, unsigned w, unsigned h, unsigned ch
 
 static void test_other_formats(void **state)
 {
-	static const png_uint_32 formats[] = {PNG_FORMAT_GRAY, PNG_FORMAT_GA, PNG_FORMAT_RGBA,
-	                                      PNG_FORMAT_BGR};
-	struct evid_annotation a = {0};
+	static const png_uint_32 formats[] = { PNG_FORMAT_GRAY, PNG_FORMAT_GA, PNG_FORMAT_RGBA,
+		                               PNG_FORMAT_BGR };
+	struct evid_annotation a = { 0 };
 	unsigned char *png;
 	size_t len;
 	size_t painted;
@@ -303,10 +307,9 @@ static void membuf_flush(png_structp png)
 
 /* A 16-bit RGB interlaced PNG, or a 4-bit palette one, written with the
  * low-level API (the simplified one writes neither). */
-static void write_lowlevel(int palette, unsigned w, unsigned h, unsigned char **out,
-                           size_t *len)
+static void write_lowlevel(int palette, unsigned w, unsigned h, unsigned char **out, size_t *len)
 {
-	struct membuf b = {0};
+	struct membuf b = { 0 };
 	png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, NULL, NULL, NULL);
 	png_infop info = png_create_info_struct(png);
 	png_color colors[16];
@@ -323,8 +326,8 @@ static void write_lowlevel(int palette, unsigned w, unsigned h, unsigned char **
 	png_set_write_fn(png, &b, membuf_write, membuf_flush);
 	png_set_IHDR(png, info, w, h, palette ? 4 : 16,
 	             palette ? PNG_COLOR_TYPE_PALETTE : PNG_COLOR_TYPE_RGB,
-	             palette ? PNG_INTERLACE_NONE : PNG_INTERLACE_ADAM7, PNG_COMPRESSION_TYPE_DEFAULT,
-	             PNG_FILTER_TYPE_DEFAULT);
+	             palette ? PNG_INTERLACE_NONE : PNG_INTERLACE_ADAM7,
+	             PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
 	if (palette) {
 		for (i = 0; i < 16; i++) {
 			colors[i].red = (png_byte)(i * 16);
@@ -350,7 +353,7 @@ static void write_lowlevel(int palette, unsigned w, unsigned h, unsigned char **
 
 static void test_interlaced_16bit_and_palette(void **state)
 {
-	struct evid_annotation a = {0};
+	struct evid_annotation a = { 0 };
 	struct evid_png_info info;
 	unsigned char *png;
 	unsigned char *out = NULL;
@@ -374,7 +377,8 @@ static void test_interlaced_16bit_and_palette(void **state)
 	for (palette = 0; palette < 2; palette++) {
 		write_lowlevel(palette, 47, 41, &png, &len);
 		assert_int_equal(evid_png_check(png, len, NULL, err, sizeof(err)), 0);
-		assert_int_equal(evid_png_annotate(png, len, &a, &out, &outlen, err, sizeof(err)), 0);
+		assert_int_equal(evid_png_annotate(png, len, &a, &out, &outlen, err, sizeof(err)),
+		                 0);
 		assert_int_equal(evid_png_check(out, outlen, &info, err, sizeof(err)), 0);
 		assert_int_equal(info.width, 47);
 		assert_int_equal(info.height, 41);
@@ -390,7 +394,7 @@ static void test_interlaced_16bit_and_palette(void **state)
 
 static void test_refuses_bad_input(void **state)
 {
-	struct evid_annotation a = {0};
+	struct evid_annotation a = { 0 };
 	unsigned char *png;
 	unsigned char *out = (unsigned char *)"x";
 	size_t len;
@@ -419,8 +423,8 @@ static void test_refuses_bad_input(void **state)
  * every other pixel untouched; bad rects refused. */
 static void test_mask(void **state)
 {
-	struct evid_rect rects[2] = {{10.5, 5, 20, 10}, {100, 80, 50, 50}};
-	struct evid_rect bad = {NAN, 0, 1, 1};
+	struct evid_rect rects[2] = { { 10.5, 5, 20, 10 }, { 100, 80, 50, 50 } };
+	struct evid_rect bad = { NAN, 0, 1, 1 };
 	unsigned char *png, *out = NULL, *before, *after;
 	size_t len, outlen = 0;
 	unsigned w, h;

@@ -106,8 +106,10 @@ static struct store_approval create(struct store *st, const char *fp, int64_t tt
 
 static int decide(struct store *st, const char *id, int approve, char *err, size_t errlen)
 {
-	struct store_decider who = {.by = "alice", .channel = "admin-socket",
-	                            .reason = approve ? NULL : "not today", .uid = 1000};
+	struct store_decider who = { .by = "alice",
+		                     .channel = "admin-socket",
+		                     .reason = approve ? NULL : "not today",
+		                     .uid = 1000 };
 
 	return store_approval_decide(st, NULL, id, approve, &who, NULL, err, errlen);
 }
@@ -145,8 +147,9 @@ static void test_create_and_read(void **state)
 static void test_bad_requests(void **state)
 {
 	struct fixture *fx = *state;
-	struct store_approval_request req = {.tenant = "acme", .fingerprint = "xyz",
-	                                     .summary = "s"};
+	struct store_approval_request req = { .tenant = "acme",
+		                              .fingerprint = "xyz",
+		                              .summary = "s" };
 	struct store_approval a;
 	char longsum[STORE_SUMMARY_MAX + 10];
 	char err[512];
@@ -177,7 +180,8 @@ static void test_approve_then_use_once(void **state)
 
 	assert_int_equal(decide(fx->st, a.id, 1, err, sizeof(err)), 0);
 	assert_int_equal(store_approval_consume(fx->st, "acme", a.id, FP_A, "op-run", &used, &why,
-	                                        err, sizeof(err)), 0);
+	                                        err, sizeof(err)),
+	                 0);
 	assert_int_equal(why, STORE_REFUSE_NONE);
 	assert_int_equal(used.state, STORE_APPROVAL_USED);
 	assert_string_equal(used.decided_by, "alice");
@@ -310,22 +314,25 @@ static void test_list(void **state)
 {
 	struct fixture *fx = *state;
 	struct store_approval a = create(fx->st, FP_A, 0);
-	struct store_approval_query q = {.pending_only = 1};
-	struct collected c = {0};
+	struct store_approval_query q = { .pending_only = 1 };
+	struct collected c = { 0 };
 	char err[512];
 
 	create(fx->st, FP_B, 0);
 	assert_int_equal(decide(fx->st, a.id, 1, err, sizeof(err)), 0);
-	assert_int_equal(store_approval_list(fx->st, &q, collect_approval, &c, err, sizeof(err)), 0);
+	assert_int_equal(store_approval_list(fx->st, &q, collect_approval, &c, err, sizeof(err)),
+	                 0);
 	assert_int_equal(c.n, 1);
 	assert_string_equal(c.lines[0], "acme|pending");
 	memset(&c, 0, sizeof(c));
 	q.pending_only = 0;
-	assert_int_equal(store_approval_list(fx->st, &q, collect_approval, &c, err, sizeof(err)), 0);
+	assert_int_equal(store_approval_list(fx->st, &q, collect_approval, &c, err, sizeof(err)),
+	                 0);
 	assert_int_equal(c.n, 2);
 	memset(&c, 0, sizeof(c));
 	q.tenant = "other";
-	assert_int_equal(store_approval_list(fx->st, &q, collect_approval, &c, err, sizeof(err)), 0);
+	assert_int_equal(store_approval_list(fx->st, &q, collect_approval, &c, err, sizeof(err)),
+	                 0);
 	assert_int_equal(c.n, 0);
 }
 
@@ -333,7 +340,7 @@ static void test_survives_reopen_with_history(void **state)
 {
 	struct fixture *fx = *state;
 	struct store_approval a = create(fx->st, FP_A, 0);
-	struct collected c = {0};
+	struct collected c = { 0 };
 	enum store_refusal why;
 	char err[512];
 
@@ -398,7 +405,7 @@ static void hook(void *user, const struct store_approval_event *ev)
 static void test_hook(void **state)
 {
 	struct fixture *fx = *state;
-	struct collected c = {0};
+	struct collected c = { 0 };
 	struct store_approval a;
 	enum store_refusal why;
 	char err[512];
@@ -544,7 +551,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_newer_schema_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hook, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_wait_for_decision, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_concurrent_consume_one_winner, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_concurrent_consume_one_winner, setup,
+		                                teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -89,7 +89,7 @@ static void test_trail_verifies(void **state)
 	struct fx *f = *state;
 	struct evid_verify_report rep;
 	char path[512];
-	char *lines[FX_MAX_RECORDS] = {0};
+	char *lines[FX_MAX_RECORDS] = { 0 };
 	char *text;
 	size_t n;
 	struct stat st;
@@ -114,12 +114,13 @@ static void test_trail_verifies(void **state)
 
 		assert_non_null(rec);
 		assert_string_equal(canon, lines[i]);
-		assert_int_equal(json_integer_value(json_object_get(rec, "seq")), (json_int_t)i + 1);
+		assert_int_equal(json_integer_value(json_object_get(rec, "seq")),
+		                 (json_int_t)i + 1);
 		assert_non_null(json_object_get(rec, "prev_hash"));
 		assert_non_null(json_object_get(rec, "sig"));
-		assert_string_equal(json_string_value(json_object_get(json_object_get(rec, "actor"),
-		                                                      "user")),
-		                    "agent@example.com");
+		assert_string_equal(
+		    json_string_value(json_object_get(json_object_get(rec, "actor"), "user")),
+		    "agent@example.com");
 		free(canon);
 		json_decref(rec);
 	}
@@ -144,7 +145,7 @@ static void test_drill_edit_one_byte(void **state)
 {
 	struct fx *f = *state;
 	char path[512];
-	char *lines[FX_MAX_RECORDS] = {0};
+	char *lines[FX_MAX_RECORDS] = { 0 };
 	char *text;
 	char *p;
 	size_t n;
@@ -163,7 +164,7 @@ static void test_drill_edit_breaks_json(void **state)
 {
 	struct fx *f = *state;
 	char path[512];
-	char *lines[FX_MAX_RECORDS] = {0};
+	char *lines[FX_MAX_RECORDS] = { 0 };
 	char *text;
 	size_t n;
 
@@ -179,7 +180,7 @@ static void test_drill_edit_signature(void **state)
 {
 	struct fx *f = *state;
 	char path[512];
-	char *lines[FX_MAX_RECORDS] = {0};
+	char *lines[FX_MAX_RECORDS] = { 0 };
 	char *text;
 	char *p;
 	size_t n;
@@ -198,7 +199,7 @@ static void test_drill_delete_record(void **state)
 {
 	struct fx *f = *state;
 	char path[512];
-	char *lines[FX_MAX_RECORDS] = {0};
+	char *lines[FX_MAX_RECORDS] = { 0 };
 	char *text;
 	size_t n;
 
@@ -214,7 +215,7 @@ static void test_drill_swap_records(void **state)
 {
 	struct fx *f = *state;
 	char path[512];
-	char *lines[FX_MAX_RECORDS] = {0};
+	char *lines[FX_MAX_RECORDS] = { 0 };
 	char *text;
 	char *tmp;
 	size_t n;
@@ -275,7 +276,7 @@ static void test_drill_truncate_whole_records(void **state)
 {
 	struct fx *f = *state;
 	char path[512];
-	char *lines[FX_MAX_RECORDS] = {0};
+	char *lines[FX_MAX_RECORDS] = { 0 };
 	char *text;
 	size_t n;
 
@@ -290,7 +291,7 @@ static void test_drill_prefix_removed_without_purge(void **state)
 {
 	struct fx *f = *state;
 	char path[512];
-	char *lines[FX_MAX_RECORDS] = {0};
+	char *lines[FX_MAX_RECORDS] = { 0 };
 	char *text;
 	size_t n;
 
@@ -356,7 +357,8 @@ static void *append_many(void *arg)
 
 	for (i = 0; i < ap->n; i++) {
 		snprintf(op, sizeof(op), "t%d-%d", ap->id, i);
-		body = json_pack("{s:s, s:i, s:i}", "tool", "browser_type", "thread", ap->id, "i", i);
+		body =
+		    json_pack("{s:s, s:i, s:i}", "tool", "browser_type", "thread", ap->id, "i", i);
 		memset(&e, 0, sizeof(e));
 		e.tenant = TENANT;
 		e.kind = EVID_AUDIT_TOOL_CALL;
@@ -472,7 +474,7 @@ static void test_restart_refuses_cut_log(void **state)
 	struct fx *f = *state;
 	struct evid_audit_entry e;
 	char path[512];
-	char *lines[FX_MAX_RECORDS] = {0};
+	char *lines[FX_MAX_RECORDS] = { 0 };
 	char *text;
 	char err[1024] = "";
 	size_t n;
@@ -553,9 +555,8 @@ static int index_rows(struct fx *f, const char *sha)
 	memset(&q, 0, sizeof(q));
 	q.tenant = TENANT;
 	q.sha256 = sha;
-	assert_int_equal(evid_index_find(evid_store_index(f->store), &q, count_rows, &n, err,
-	                                 sizeof(err)),
-	                 0);
+	assert_int_equal(
+	    evid_index_find(evid_store_index(f->store), &q, count_rows, &n, err, sizeof(err)), 0);
 	return n;
 }
 
@@ -575,16 +576,16 @@ static void test_purge_then_verify(void **state)
 	evid_audit_set_clock(f->audit, fake_clock);
 	fake_now = now - 100 * DAY;
 	fx_append(f, TENANT, EVID_AUDIT_SESSION_OPENED, SESSION, NULL, NULL, NULL); /* 1 */
-	fx_tool_call(f, TENANT, SESSION, 1, "https://app.example/a", "Old");         /* 2 */
+	fx_tool_call(f, TENANT, SESSION, 1, "https://app.example/a", "Old");        /* 2 */
 	fake_now = now - 99 * DAY;
-	seq = fx_tool_call(f, TENANT, SESSION, 2, "https://app.example/b", "Old");   /* 3 */
+	seq = fx_tool_call(f, TENANT, SESSION, 2, "https://app.example/b", "Old"); /* 3 */
 	memcpy(old_shot, f->shot_sha[seq], 65);
 	snprintf(dir, sizeof(dir), "%s/tenants/%s/artifacts", f->data, TENANT);
 	age_tree(dir, now - 99 * DAY);
 	fake_now = now;
-	seq = fx_tool_call(f, TENANT, SESSION, 3, "https://app.example/c", "New");   /* 4 */
+	seq = fx_tool_call(f, TENANT, SESSION, 3, "https://app.example/c", "New"); /* 4 */
 	memcpy(new_shot, f->shot_sha[seq], 65);
-	fx_append(f, TENANT, EVID_AUDIT_SESSION_CLOSED, SESSION, NULL, NULL, NULL);  /* 5 */
+	fx_append(f, TENANT, EVID_AUDIT_SESSION_CLOSED, SESSION, NULL, NULL, NULL); /* 5 */
 	assert_true(verify(f, TENANT).ok);
 	assert_int_equal(index_rows(f, old_shot), 1);
 
@@ -670,10 +671,10 @@ static void test_redaction(void **state)
 	size_t len;
 	json_t *body;
 
-	body = json_pack("{s:s, s:{s:s, s:s}, s:{s:s, s:s}, s:s}", "tool", "browser_type",
-	                 "arguments", "ref", "e7", "text", "hunter2-typed", "headers",
-	                 "Authorization", "Bearer sekrit-token", "Accept", "text/html", "password",
-	                 "pw-in-body");
+	body =
+	    json_pack("{s:s, s:{s:s, s:s}, s:{s:s, s:s}, s:s}", "tool", "browser_type", "arguments",
+	              "ref", "e7", "text", "hunter2-typed", "headers", "Authorization",
+	              "Bearer sekrit-token", "Accept", "text/html", "password", "pw-in-body");
 	memset(&e, 0, sizeof(e));
 	e.tenant = TENANT;
 	e.kind = EVID_AUDIT_TOOL_CALL;
@@ -760,16 +761,16 @@ static void test_index_records_artifacts(void **state)
 	memset(&q, 0, sizeof(q));
 	q.tenant = TENANT;
 	q.operation_id = "op-1";
-	assert_int_equal(evid_index_find(evid_store_index(f->store), &q, collect_kinds, kinds, err,
-	                                 sizeof(err)),
-	                 0);
+	assert_int_equal(
+	    evid_index_find(evid_store_index(f->store), &q, collect_kinds, kinds, err, sizeof(err)),
+	    0);
 	assert_int_equal(json_array_size(kinds), 4);
 	json_array_clear(kinds);
 	q.operation_id = NULL;
 	q.kind = EVID_KIND_ANNOTATED;
-	assert_int_equal(evid_index_find(evid_store_index(f->store), &q, collect_kinds, kinds, err,
-	                                 sizeof(err)),
-	                 0);
+	assert_int_equal(
+	    evid_index_find(evid_store_index(f->store), &q, collect_kinds, kinds, err, sizeof(err)),
+	    0);
 	assert_int_equal(json_array_size(kinds), 2);
 
 	/* the index is derived: a new database is rebuilt from the records */
@@ -860,7 +861,8 @@ static void test_store_read_only_mid_session(void **state)
 	fx_build_trail(f, TENANT, SESSION, 1); /* the session is under way */
 	how = make_read_only(f->data);
 	if (!how) {
-		print_message("    cannot make the store read-only here (no mount namespace): skipped\n");
+		print_message(
+		    "    cannot make the store read-only here (no mount namespace): skipped\n");
 		skip();
 	}
 	why = how == 1 ? strerror(EROFS) : strerror(EACCES);
@@ -932,14 +934,15 @@ static void test_cli(void **state)
 	struct fx *f = *state;
 	char key[512];
 	char path[512];
-	char *lines[FX_MAX_RECORDS] = {0};
+	char *lines[FX_MAX_RECORDS] = { 0 };
 	char *text;
 	size_t n;
 
 	fx_build_trail(f, TENANT, SESSION, 2);
 	fx_build_trail(f, "beta", "s-9", 1);
 	snprintf(key, sizeof(key), "%s/audit.pub", f->root);
-	assert_int_equal(run_cli(evid_cli_audit, f->data, "audit", "export-key", "-o", key, NULL), 0);
+	assert_int_equal(run_cli(evid_cli_audit, f->data, "audit", "export-key", "-o", key, NULL),
+	                 0);
 	assert_int_equal(run_cli(evid_cli_audit, f->data, "audit", "verify", NULL), 0);
 	assert_int_equal(run_cli(evid_cli_audit, f->data, "audit", "verify", "--tenant", TENANT,
 	                         "--pubkey", key, "--json", NULL),
@@ -950,15 +953,12 @@ static void test_cli(void **state)
 	free(text);
 	assert_int_equal(run_cli(evid_cli_audit, f->data, "audit", "verify", "--pubkey", key, NULL),
 	                 1);
-	assert_int_equal(run_cli(evid_cli_audit, f->data, "audit", "verify", "--tenant", "beta",
-	                         NULL),
-	                 0);
-	assert_int_equal(run_cli(evid_cli_audit, f->data, "audit", "verify", "--tenant", "nobody",
-	                         NULL),
-	                 3);
-	assert_int_equal(run_cli(evid_cli_audit, f->data, "audit", "purge", "--tenant", TENANT,
-	                         NULL),
-	                 2);
+	assert_int_equal(
+	    run_cli(evid_cli_audit, f->data, "audit", "verify", "--tenant", "beta", NULL), 0);
+	assert_int_equal(
+	    run_cli(evid_cli_audit, f->data, "audit", "verify", "--tenant", "nobody", NULL), 3);
+	assert_int_equal(
+	    run_cli(evid_cli_audit, f->data, "audit", "purge", "--tenant", TENANT, NULL), 2);
 	assert_int_equal(run_cli(evid_cli_audit, f->data, "audit", "purge", "--tenant", "beta",
 	                         "--days", "30", NULL),
 	                 0);
@@ -987,8 +987,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_restart_refuses_cut_log, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_damaged_head, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_purge_then_verify, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_purge_everything_starts_with_purge_record, setup,
-		                                teardown),
+		cmocka_unit_test_setup_teardown(test_purge_everything_starts_with_purge_record,
+		                                setup, teardown),
 		cmocka_unit_test_setup_teardown(test_purge_record_is_required, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_redaction, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_invalid_screenshot_is_kept, setup, teardown),

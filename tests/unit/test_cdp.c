@@ -44,14 +44,14 @@ struct peer {
 	pthread_t thread;
 	int port;
 	volatile int stop;
-	json_t *steps;  /* the transcript, all files in turn */
-	size_t next;    /* next step to run */
-	json_t *ids;    /* name -> id remembered by expect steps */
+	json_t *steps; /* the transcript, all files in turn */
+	size_t next;   /* next step to run */
+	json_t *ids;   /* name -> id remembered by expect steps */
 	struct lws *wsi;
 	struct peer_frame *out_head;
 	struct peer_frame *out_tail;
 	struct gb_buf rx;
-	int failures;   /* read after the thread is joined */
+	int failures; /* read after the thread is joined */
 	char failure[256];
 };
 
@@ -95,7 +95,8 @@ static void peer_inflate(json_t *v, const char *blob)
 	size_t i;
 
 	if (json_is_object(v)) {
-		json_object_foreach(v, key, child) {
+		json_object_foreach(v, key, child)
+		{
 			if (json_is_string(child) && !strcmp(json_string_value(child), "$blob"))
 				json_object_set_new(v, key, json_string(blob));
 			else
@@ -231,8 +232,8 @@ static int peer_write(struct peer *p, struct lws *wsi)
 	return 0;
 }
 
-static int peer_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user,
-                         void *in, size_t len)
+static int peer_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
+                         size_t len)
 {
 	struct peer *p = lws_context_user(lws_get_context(wsi));
 
@@ -262,8 +263,8 @@ static int peer_callback(struct lws *wsi, enum lws_callback_reasons reason, void
 }
 
 static const struct lws_protocols peer_protocols[] = {
-	{.name = "peer", .callback = peer_callback, .rx_buffer_size = 65536},
-	{.name = NULL, .callback = NULL},
+	{ .name = "peer", .callback = peer_callback, .rx_buffer_size = 65536 },
+	{ .name = NULL, .callback = NULL },
 };
 
 /* Appends the steps of fixtures/cdp/<name> to steps. */
@@ -360,7 +361,7 @@ static size_t peer_stop(struct peer *p)
 
 static struct cdp_conn *connect_to(struct peer *p, const struct cdp_options *opts)
 {
-	struct cdp_error err = {0};
+	struct cdp_error err = { 0 };
 	struct cdp_conn *c = NULL;
 	char url[128];
 	int rc;
@@ -378,7 +379,7 @@ static struct cdp_conn *connect_to(struct peer *p, const struct cdp_options *opt
 static int call_ok(struct cdp_conn *c, const char *sid, const char *method, json_t *params,
                    json_t **result)
 {
-	struct cdp_error err = {0};
+	struct cdp_error err = { 0 };
 	int rc = cdp_call(c, sid, method, params, WAIT_MS, result, &err);
 
 	if (rc)
@@ -431,10 +432,11 @@ static void test_events_routed_and_armed_wait(void **state)
 {
 	struct peer *p = peer_start("attach.jsonl", "navigate.jsonl", "evaluate.jsonl", NULL);
 	struct cdp_conn *c = connect_to(p, NULL);
-	struct seen attached = {0}, started = {0}, browser_only = {0}, other = {0}, any = {0};
+	struct seen attached = { 0 }, started = { 0 }, browser_only = { 0 }, other = { 0 },
+	            any = { 0 };
 	struct cdp_waiter *load = NULL;
 	struct cdp_waiter *never = NULL;
-	struct cdp_error err = {0};
+	struct cdp_error err = { 0 };
 	json_t *result = NULL;
 	json_t *params = NULL;
 	char *sid;
@@ -460,9 +462,8 @@ static void test_events_routed_and_armed_wait(void **state)
 	json_decref(result);
 	/* by the time this reply is read, every navigation event has been */
 	call_ok(c, sid, "Runtime.evaluate", json_pack("{s:s}", "expression", "6 * 7"), &result);
-	assert_int_equal(json_integer_value(json_object_get(json_object_get(result, "result"),
-	                                                    "value")),
-	                 42);
+	assert_int_equal(
+	    json_integer_value(json_object_get(json_object_get(result, "result"), "value")), 42);
 	json_decref(result);
 
 	/* timeout 0: no waiting at all, the event is already there */
@@ -490,7 +491,7 @@ static void test_out_of_order_replies(void **state)
 {
 	struct peer *p = peer_start("pipeline.jsonl", NULL);
 	struct cdp_conn *c = connect_to(p, NULL);
-	struct cdp_error err = {0};
+	struct cdp_error err = { 0 };
 	uint64_t a, b, d;
 	json_t *result = NULL;
 
@@ -523,7 +524,7 @@ static void test_protocol_error(void **state)
 {
 	struct peer *p = peer_start("attach.jsonl", "error.jsonl", NULL);
 	struct cdp_conn *c = connect_to(p, NULL);
-	struct cdp_error err = {0};
+	struct cdp_error err = { 0 };
 	json_t *result = NULL;
 	char *sid;
 	int rc;
@@ -554,7 +555,7 @@ static void test_deadline(void **state)
 	struct peer *p = peer_start("noreply.jsonl", NULL);
 	struct cdp_conn *c = connect_to(p, NULL);
 	struct cdp_waiter *w = NULL;
-	struct cdp_error err = {0};
+	struct cdp_error err = { 0 };
 	json_t *result = NULL;
 
 	(void)state;
@@ -599,10 +600,10 @@ static void test_cancel_from_other_thread(void **state)
 {
 	static volatile int cancel;
 	struct peer *p = peer_start("noreply.jsonl", NULL);
-	struct cdp_options opts = {.cancel_flag = &cancel};
+	struct cdp_options opts = { .cancel_flag = &cancel };
 	struct cdp_conn *c;
 	struct canceller k;
-	struct cdp_error err = {0};
+	struct cdp_error err = { 0 };
 	pthread_t thread;
 	int rc;
 
@@ -633,7 +634,7 @@ static void test_peer_closes(void **state)
 	struct peer *p = peer_start("close.jsonl", NULL);
 	struct cdp_conn *c = connect_to(p, NULL);
 	struct cdp_waiter *w = NULL;
-	struct cdp_error err = {0};
+	struct cdp_error err = { 0 };
 	uint64_t a, b, d, e;
 	json_t *result = NULL;
 
@@ -650,9 +651,8 @@ static void test_peer_closes(void **state)
 	/* timeout 0: these were failed by the close itself */
 	assert_int_equal(cdp_await(c, d, 0, &result, &err), -CDP_ECLOSED);
 	assert_int_equal(cdp_await(c, b, 0, &result, &err), 0);
-	assert_int_equal(json_integer_value(json_object_get(json_object_get(result, "root"),
-	                                                    "nodeId")),
-	                 1);
+	assert_int_equal(
+	    json_integer_value(json_object_get(json_object_get(result, "root"), "nodeId")), 1);
 	json_decref(result);
 	assert_int_equal(cdp_wait_event(c, w, WAIT_MS, NULL, &err), -CDP_ECLOSED);
 
@@ -671,9 +671,9 @@ static void test_peer_closes(void **state)
 static void test_oversized_screenshot(void **state)
 {
 	struct peer *p = peer_start("attach.jsonl", "screenshot.jsonl", "evaluate.jsonl", NULL);
-	struct cdp_options opts = {.max_frame_bytes = 1024};
+	struct cdp_options opts = { .max_frame_bytes = 1024 };
 	struct cdp_conn *c = connect_to(p, &opts);
-	struct cdp_error err = {0};
+	struct cdp_error err = { 0 };
 	json_t *result = NULL;
 	char *sid;
 
@@ -686,9 +686,8 @@ static void test_oversized_screenshot(void **state)
 	assert_non_null(strstr(err.message, "1024-byte ceiling"));
 	assert_true(cdp_is_open(c));
 	call_ok(c, sid, "Runtime.evaluate", NULL, &result);
-	assert_int_equal(json_integer_value(json_object_get(json_object_get(result, "result"),
-	                                                    "value")),
-	                 42);
+	assert_int_equal(
+	    json_integer_value(json_object_get(json_object_get(result, "result"), "value")), 42);
 	json_decref(result);
 
 	cdp_close(c);
@@ -703,12 +702,12 @@ static void test_oversized_screenshot(void **state)
 static void test_oversized_fragments(void **state)
 {
 	struct peer *p = peer_start("oversize.jsonl", NULL);
-	struct cdp_options opts = {.max_frame_bytes = 1 << 20};
+	struct cdp_options opts = { .max_frame_bytes = 1 << 20 };
 	struct cdp_conn *c = connect_to(p, &opts);
-	struct seen frames = {0};
+	struct seen frames = { 0 };
 	struct cdp_waiter *s1 = NULL;
 	struct cdp_waiter *s2 = NULL;
-	struct cdp_error err = {0};
+	struct cdp_error err = { 0 };
 	json_t *result = NULL;
 
 	(void)state;
@@ -726,9 +725,8 @@ static void test_oversized_fragments(void **state)
 	assert_true(cdp_is_open(c));
 
 	call_ok(c, NULL, "Runtime.evaluate", NULL, &result);
-	assert_int_equal(json_integer_value(json_object_get(json_object_get(result, "result"),
-	                                                    "value")),
-	                 42);
+	assert_int_equal(
+	    json_integer_value(json_object_get(json_object_get(result, "result"), "value")), 42);
 	json_decref(result);
 
 	assert_int_equal(cdp_wait_event(c, s1, 0, NULL, &err), -CDP_ETOOBIG);
@@ -746,15 +744,14 @@ static void test_malformed_ignored(void **state)
 {
 	struct peer *p = peer_start("malformed.jsonl", NULL);
 	struct cdp_conn *c = connect_to(p, NULL);
-	struct seen any = {0};
+	struct seen any = { 0 };
 	json_t *result = NULL;
 
 	(void)state;
 	assert_true(cdp_on(c, NULL, NULL, on_event, &any) > 0);
 	call_ok(c, NULL, "Runtime.evaluate", NULL, &result);
-	assert_int_equal(json_integer_value(json_object_get(json_object_get(result, "result"),
-	                                                    "value")),
-	                 42);
+	assert_int_equal(
+	    json_integer_value(json_object_get(json_object_get(result, "result"), "value")), 42);
 	json_decref(result);
 	assert_int_equal(any.count, 0);
 	assert_true(cdp_is_open(c));
@@ -773,7 +770,7 @@ static void test_service_until_done(void **state)
 {
 	struct peer *p = peer_start("attach.jsonl", "navigate.jsonl", NULL);
 	struct cdp_conn *c = connect_to(p, NULL);
-	struct seen load = {0};
+	struct seen load = { 0 };
 	char *sid;
 
 	(void)state;
@@ -797,7 +794,7 @@ static void test_connect_failures(void **state)
 {
 	struct sockaddr_in sa;
 	socklen_t sl = sizeof(sa);
-	struct cdp_error err = {0};
+	struct cdp_error err = { 0 };
 	struct cdp_conn *c = (struct cdp_conn *)1;
 	char url[128];
 	int fd;
@@ -826,7 +823,7 @@ static void test_connect_failures(void **state)
 
 static struct cdp_conn *detached(size_t max_frame_bytes)
 {
-	struct cdp_options opts = {.max_frame_bytes = max_frame_bytes};
+	struct cdp_options opts = { .max_frame_bytes = max_frame_bytes };
 	struct cdp_conn *c = NULL;
 
 	assert_int_equal(cdp_conn_new(&opts, &c), 0);
@@ -843,35 +840,35 @@ static int handle(struct cdp_conn *c, const char *text)
 static void test_handler_types(void **state)
 {
 	static const char *const bad[] = {
-	    "",
-	    "{",
-	    "null",
-	    "\"str\"",
-	    "[]",
-	    "{}",
-	    "{\"id\":\"1\",\"result\":{}}",
-	    "{\"id\":1.0,\"result\":{}}",
-	    "{\"id\":-3,\"result\":{}}",
-	    "{\"id\":99999999999999999999999,\"result\":{}}",
-	    "{\"id\":1}",
-	    "{\"id\":1,\"result\":[]}",
-	    "{\"id\":1,\"result\":{},\"error\":{\"code\":1,\"message\":\"m\"}}",
-	    "{\"id\":1,\"error\":{\"code\":1}}",
-	    "{\"id\":1,\"error\":{\"code\":1.5,\"message\":\"m\"}}",
-	    "{\"id\":1,\"error\":{\"code\":1,\"message\":\"m\",\"data\":3}}",
-	    "{\"id\":1,\"error\":\"boom\"}",
-	    "{\"id\":1,\"result\":{},\"sessionId\":5}",
-	    "{\"id\":1,\"method\":\"A.b\",\"result\":{}}",
-	    "{\"method\":null}",
-	    "{\"method\":\"\"}",
-	    "{\"method\":\"A.b\",\"params\":\"x\"}",
-	    "{\"method\":\"A.b\",\"sessionId\":null}",
-	    "{\"method\":\"A.b\",\"method\":\"A.c\"}",
-	    "{\"method\":\"A.b\"} {}",
-	    "{\"method\":\"A.\\u0000b\"}",
+		"",
+		"{",
+		"null",
+		"\"str\"",
+		"[]",
+		"{}",
+		"{\"id\":\"1\",\"result\":{}}",
+		"{\"id\":1.0,\"result\":{}}",
+		"{\"id\":-3,\"result\":{}}",
+		"{\"id\":99999999999999999999999,\"result\":{}}",
+		"{\"id\":1}",
+		"{\"id\":1,\"result\":[]}",
+		"{\"id\":1,\"result\":{},\"error\":{\"code\":1,\"message\":\"m\"}}",
+		"{\"id\":1,\"error\":{\"code\":1}}",
+		"{\"id\":1,\"error\":{\"code\":1.5,\"message\":\"m\"}}",
+		"{\"id\":1,\"error\":{\"code\":1,\"message\":\"m\",\"data\":3}}",
+		"{\"id\":1,\"error\":\"boom\"}",
+		"{\"id\":1,\"result\":{},\"sessionId\":5}",
+		"{\"id\":1,\"method\":\"A.b\",\"result\":{}}",
+		"{\"method\":null}",
+		"{\"method\":\"\"}",
+		"{\"method\":\"A.b\",\"params\":\"x\"}",
+		"{\"method\":\"A.b\",\"sessionId\":null}",
+		"{\"method\":\"A.b\",\"method\":\"A.c\"}",
+		"{\"method\":\"A.b\"} {}",
+		"{\"method\":\"A.\\u0000b\"}",
 	};
 	struct cdp_conn *c = detached(0);
-	struct seen any = {0};
+	struct seen any = { 0 };
 	size_t i;
 
 	(void)state;
@@ -895,7 +892,7 @@ static void test_handler_types(void **state)
 static void test_handler_correlation(void **state)
 {
 	struct cdp_conn *c = detached(0);
-	struct cdp_error err = {0};
+	struct cdp_error err = { 0 };
 	json_t *result = NULL;
 	uint64_t a, b;
 	char text[128];
@@ -951,7 +948,7 @@ static void off_self(void *user, const char *session_id, const char *method, jso
 static void test_listener_off_during_dispatch(void **state)
 {
 	struct cdp_conn *c = detached(0);
-	struct seen rest = {0};
+	struct seen rest = { 0 };
 	int h;
 
 	(void)state;
@@ -974,7 +971,7 @@ static void test_listener_off_during_dispatch(void **state)
 static void test_rx_ceiling(void **state)
 {
 	struct cdp_conn *c = detached(64);
-	struct cdp_error err = {0};
+	struct cdp_error err = { 0 };
 	json_t *result = NULL;
 	uint64_t a, b;
 	char big[256];
@@ -1000,8 +997,9 @@ static void test_rx_ceiling(void **state)
 
 	/* outgoing messages have the same ceiling */
 	assert_int_equal(cdp_send(c, NULL, "A.out",
-	                          json_pack("{s:s}", "x", "0123456789012345678901234567890123456789"
-	                                                  "0123456789012345678901234567890123456789"),
+	                          json_pack("{s:s}", "x",
+	                                    "0123456789012345678901234567890123456789"
+	                                    "0123456789012345678901234567890123456789"),
 	                          &a),
 	                 -CDP_ETOOBIG);
 	cdp_close(c);
@@ -1060,22 +1058,22 @@ static void test_skim(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_handler_types),
-	    cmocka_unit_test(test_handler_correlation),
-	    cmocka_unit_test(test_listener_off_during_dispatch),
-	    cmocka_unit_test(test_rx_ceiling),
-	    cmocka_unit_test(test_skim),
-	    cmocka_unit_test(test_connect_failures),
-	    cmocka_unit_test(test_events_routed_and_armed_wait),
-	    cmocka_unit_test(test_out_of_order_replies),
-	    cmocka_unit_test(test_protocol_error),
-	    cmocka_unit_test(test_deadline),
-	    cmocka_unit_test(test_cancel_from_other_thread),
-	    cmocka_unit_test(test_peer_closes),
-	    cmocka_unit_test(test_oversized_screenshot),
-	    cmocka_unit_test(test_oversized_fragments),
-	    cmocka_unit_test(test_malformed_ignored),
-	    cmocka_unit_test(test_service_until_done),
+		cmocka_unit_test(test_handler_types),
+		cmocka_unit_test(test_handler_correlation),
+		cmocka_unit_test(test_listener_off_during_dispatch),
+		cmocka_unit_test(test_rx_ceiling),
+		cmocka_unit_test(test_skim),
+		cmocka_unit_test(test_connect_failures),
+		cmocka_unit_test(test_events_routed_and_armed_wait),
+		cmocka_unit_test(test_out_of_order_replies),
+		cmocka_unit_test(test_protocol_error),
+		cmocka_unit_test(test_deadline),
+		cmocka_unit_test(test_cancel_from_other_thread),
+		cmocka_unit_test(test_peer_closes),
+		cmocka_unit_test(test_oversized_screenshot),
+		cmocka_unit_test(test_oversized_fragments),
+		cmocka_unit_test(test_malformed_ignored),
+		cmocka_unit_test(test_service_until_done),
 	};
 
 	lws_set_log_level(LLL_ERR, NULL);

@@ -83,7 +83,7 @@ static int read_active_port(struct browser *b)
  * DevTools endpoint. */
 static void browser_start(struct browser *b)
 {
-	struct timespec tick = {0, 20 * 1000 * 1000};
+	struct timespec tick = { 0, 20 * 1000 * 1000 };
 	char user_data[96];
 	int64_t deadline;
 	int status;
@@ -101,10 +101,10 @@ static void browser_start(struct browser *b)
 		dup2(fd, 0);
 		dup2(fd, 1);
 		dup2(fd, 2);
-		execl(chromium_path(), chromium_path(), "--headless", "--no-sandbox", "--disable-gpu",
-		      "--remote-debugging-port=0", user_data, "--disable-background-networking",
-		      "--disable-component-update", "--no-first-run", "--disable-sync", "about:blank",
-		      (char *)NULL);
+		execl(chromium_path(), chromium_path(), "--headless", "--no-sandbox",
+		      "--disable-gpu", "--remote-debugging-port=0", user_data,
+		      "--disable-background-networking", "--disable-component-update",
+		      "--no-first-run", "--disable-sync", "about:blank", (char *)NULL);
 		_exit(127);
 	}
 	setpgid(b->pid, b->pid);
@@ -162,7 +162,7 @@ static void test_real_chromium(void **state)
 {
 	struct browser *b = *state;
 	struct cdp_conn *c = NULL;
-	struct cdp_error err = {0};
+	struct cdp_error err = { 0 };
 	struct cdp_waiter *load = NULL;
 	json_t *result = NULL;
 	json_t *info;
@@ -210,10 +210,11 @@ static void test_real_chromium(void **state)
 	                 0);
 	assert_int_equal(cdp_wait_event(c, load, WAIT_MS, NULL, &err), 0);
 
-	assert_int_equal(cdp_call(c, sid, "Runtime.evaluate",
-	                          json_pack("{s:s, s:b}", "expression", "6 * 7", "returnByValue", 1),
-	                          WAIT_MS, &result, &err),
-	                 0);
+	assert_int_equal(
+	    cdp_call(c, sid, "Runtime.evaluate",
+	             json_pack("{s:s, s:b}", "expression", "6 * 7", "returnByValue", 1), WAIT_MS,
+	             &result, &err),
+	    0);
 	assert_int_equal(int_at(result, "result", "value"), 42);
 	json_decref(result);
 
@@ -242,7 +243,7 @@ static void test_real_chromium(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test_setup_teardown(test_real_chromium, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_real_chromium, setup, teardown),
 	};
 
 	lws_set_log_level(LLL_ERR, NULL);

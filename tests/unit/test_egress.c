@@ -128,7 +128,8 @@ static void test_patterns(void **state)
 	assert_false(policy_pattern_match(&pat, POLICY_SCHEME_HTTP, "badexample.com", 80));
 
 	/* a scheme without a port means that scheme's default port */
-	assert_int_equal(policy_pattern_parse("HTTPS://api.example.org", &pat, why, sizeof(why)), 0);
+	assert_int_equal(policy_pattern_parse("HTTPS://api.example.org", &pat, why, sizeof(why)),
+	                 0);
 	assert_string_equal(pat.text, "https://api.example.org:443");
 	assert_true(policy_pattern_match(&pat, POLICY_SCHEME_HTTPS, "api.example.org", 443));
 	assert_false(policy_pattern_match(&pat, POLICY_SCHEME_HTTP, "api.example.org", 443));
@@ -262,7 +263,10 @@ static void test_hostile_urls(void **state)
 	assert_url_refused(p, "", "url-invalid");
 	assert_url_refused(p, NULL, "url-invalid");
 #ifndef GB_HAVE_IDN2
-	assert_url_refused(p, "http://b\xc3\xbc" "cher.test/", "url-invalid");
+	assert_url_refused(p,
+	                   "http://b\xc3\xbc"
+	                   "cher.test/",
+	                   "url-invalid");
 #endif
 	policy_egress_free(p);
 }
@@ -315,8 +319,8 @@ static void test_numeric_hosts(void **state)
 		if (policy_egress_check_url(p, metadata[i], &d) == 0)
 			fail_msg("%s was allowed", metadata[i]);
 		if (strcmp(d.rule, "addr-metadata") && strcmp(d.rule, "addr-link-local"))
-			fail_msg("%s refused by %s, expected a metadata/link-local rule", metadata[i],
-			         d.rule);
+			fail_msg("%s refused by %s, expected a metadata/link-local rule",
+			         metadata[i], d.rule);
 	}
 	assert_url_refused(p, "http://0/", "addr-unspecified");
 	assert_url_refused(p, "http://0.0.0.0:8080/", "addr-unspecified");
@@ -345,9 +349,12 @@ static void test_numeric_hosts(void **state)
 	{
 		struct policy_decision d;
 
-		assert_int_equal(policy_egress_check_url(p,
-		                 "http://\xef\xbc\x91\xef\xbc\x96\xef\xbc\x99\xe3\x80\x82"
-		                 "254.169.254/", &d), -POLICY_EREFUSED);
+		assert_int_equal(policy_egress_check_url(
+		                     p,
+		                     "http://\xef\xbc\x91\xef\xbc\x96\xef\xbc\x99\xe3\x80\x82"
+		                     "254.169.254/",
+		                     &d),
+		                 -POLICY_EREFUSED);
 	}
 #endif
 	policy_egress_free(p);

@@ -60,7 +60,7 @@ static void membuf_flush(png_structp png)
 static void make_png_ex(unsigned w, unsigned h, int interlace, int grey1, unsigned char **out,
                         size_t *len)
 {
-	struct membuf b = {0};
+	struct membuf b = { 0 };
 	png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, NULL, NULL, NULL);
 	png_infop info = png_create_info_struct(png);
 	size_t rowbytes = grey1 ? (w + 7) / 8 : (size_t)w * 3;
@@ -76,9 +76,10 @@ static void make_png_ex(unsigned w, unsigned h, int interlace, int grey1, unsign
 	if (setjmp(png_jmpbuf(png)))
 		fail_msg("libpng could not encode the test image");
 	png_set_write_fn(png, &b, membuf_write, membuf_flush);
-	png_set_IHDR(png, info, w, h, grey1 ? 1 : 8, grey1 ? PNG_COLOR_TYPE_GRAY : PNG_COLOR_TYPE_RGB,
-	             interlace ? PNG_INTERLACE_ADAM7 : PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT,
-	             PNG_FILTER_TYPE_DEFAULT);
+	png_set_IHDR(png, info, w, h, grey1 ? 1 : 8,
+	             grey1 ? PNG_COLOR_TYPE_GRAY : PNG_COLOR_TYPE_RGB,
+	             interlace ? PNG_INTERLACE_ADAM7 : PNG_INTERLACE_NONE,
+	             PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
 	png_write_info(png, info);
 	passes = png_set_interlace_handling(png);
 	for (pass = 0; pass < passes; pass++) {
@@ -211,7 +212,7 @@ static json_t *load_json(const char *fmt, ...)
 
 static void test_png_valid(void **state)
 {
-	struct evid_png_info info = {0};
+	struct evid_png_info info = { 0 };
 	unsigned char *png;
 	size_t len;
 	char err[256] = "";
@@ -320,8 +321,8 @@ static void test_png_bad_crc_in_ancillary_chunk(void **state)
 	size_t len;
 	size_t ihdr_end;
 	/* a tEXt chunk "a\0b" with a wrong CRC, inserted after IHDR */
-	static const unsigned char chunk[] = {0, 0, 0, 3, 't', 'E', 'X', 't', 'a', 0, 'b',
-	                                      0xde, 0xad, 0xbe, 0xef};
+	static const unsigned char chunk[] = { 0,   0, 0,   3,    't',  'E',  'X', 't',
+		                               'a', 0, 'b', 0xde, 0xad, 0xbe, 0xef };
 	char err[256] = "";
 
 	(void)state;
@@ -343,7 +344,7 @@ static void test_png_bad_crc_in_ancillary_chunk(void **state)
 
 static void test_base64(void **state)
 {
-	static const unsigned char bytes[] = {0x89, 'P', 'N', 'G', 0, 0xff, 0x10};
+	static const unsigned char bytes[] = { 0x89, 'P', 'N', 'G', 0, 0xff, 0x10 };
 	char b64[64];
 	unsigned char *out = NULL;
 	size_t outlen = 0;
@@ -373,8 +374,9 @@ static void test_base64(void **state)
 	assert_int_equal(evid_base64_decode("QUJD\nRA==", 9, &out, &outlen), -EVID_EBADB64);
 	assert_int_equal(evid_base64_decode("QUJD-_==", 8, &out, &outlen), -EVID_EBADB64);
 	assert_int_equal(evid_base64_decode(NULL, 4, &out, &outlen), -EVID_EBADB64);
-	assert_int_equal(evid_base64_decode("QUJD", (size_t)EVID_MAX_BASE64_BYTES + 4, &out, &outlen),
-	                 -EVID_EBADB64);
+	assert_int_equal(
+	    evid_base64_decode("QUJD", (size_t)EVID_MAX_BASE64_BYTES + 4, &out, &outlen),
+	    -EVID_EBADB64);
 }
 
 /* ---- store -------------------------------------------------------------- */
@@ -414,8 +416,8 @@ static void test_store_round_trip(void **state)
 	snprintf(path, sizeof(path), "%s/tenants/acme/artifacts/%.2s", f->data, expect);
 	assert_int_equal(count_entries(path, ".tmp."), 0);
 
-	assert_int_equal(evid_store_get(f->store, "acme", expect, &back, &backlen, mime, sizeof(mime)),
-	                 0);
+	assert_int_equal(
+	    evid_store_get(f->store, "acme", expect, &back, &backlen, mime, sizeof(mime)), 0);
 	assert_int_equal(backlen, len);
 	assert_memory_equal(back, png, len);
 	assert_string_equal(mime, "image/png");
@@ -444,9 +446,8 @@ static void test_store_non_png_kind(void **state)
 	                                err, sizeof(err)),
 	                 0);
 	/* mime_out is cut to its size */
-	assert_int_equal(evid_store_get(f->store, "acme", ref.sha256, &back, &backlen, mime,
-	                                sizeof(mime)),
-	                 0);
+	assert_int_equal(
+	    evid_store_get(f->store, "acme", ref.sha256, &back, &backlen, mime, sizeof(mime)), 0);
 	assert_string_equal(mime, "text/ht");
 	assert_memory_equal(back, "<p>hi</p>", 9);
 	free(back);
@@ -577,8 +578,8 @@ static void test_store_tampered_artifact(void **state)
 	assert_int_equal(evid_store_get(f->store, "acme", ref.sha256, &back, &backlen, NULL, 0),
 	                 -EVID_EIO);
 	assert_null(back);
-	assert_int_equal(evid_store_read(f->store, "acme", ref.sha256, &back, &backlen, NULL, 0, err,
-	                                 sizeof(err)),
+	assert_int_equal(evid_store_read(f->store, "acme", ref.sha256, &back, &backlen, NULL, 0,
+	                                 err, sizeof(err)),
 	                 -EVID_EIO);
 	assert_non_null(strstr(err, "was altered"));
 	assert_non_null(strstr(err, ref.path));
@@ -604,17 +605,18 @@ static void test_store_get_errors(void **state)
 	char err[512] = "";
 	const char *absent = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
 
-	assert_int_equal(evid_store_read(f->store, "acme", absent, &back, &backlen, NULL, 0, err,
-	                                 sizeof(err)),
-	                 -EVID_ENOENT);
+	assert_int_equal(
+	    evid_store_read(f->store, "acme", absent, &back, &backlen, NULL, 0, err, sizeof(err)),
+	    -EVID_ENOENT);
 	assert_non_null(strstr(err, "no artifact 0123"));
-	assert_int_equal(evid_store_get(f->store, "acme", "../../etc/passwd", &back, &backlen, NULL,
-	                                0),
-	                 -EVID_EINVAL);
-	assert_int_equal(evid_store_get(f->store, "acme",
-	                                "0123456789ABCDEF0123456789abcdef0123456789abcdef0123456789abcdef",
-	                                &back, &backlen, NULL, 0),
-	                 -EVID_EINVAL);
+	assert_int_equal(
+	    evid_store_get(f->store, "acme", "../../etc/passwd", &back, &backlen, NULL, 0),
+	    -EVID_EINVAL);
+	assert_int_equal(
+	    evid_store_get(f->store, "acme",
+	                   "0123456789ABCDEF0123456789abcdef0123456789abcdef0123456789abcdef",
+	                   &back, &backlen, NULL, 0),
+	    -EVID_EINVAL);
 	assert_int_equal(evid_store_get(f->store, "acme", "abc", &back, &backlen, NULL, 0),
 	                 -EVID_EINVAL);
 	assert_int_equal(evid_store_get(f->store, "../acme", absent, &back, &backlen, NULL, 0),
@@ -690,18 +692,31 @@ static void test_store_put_invalid(void **state)
 	                    "invalid PNG: IDAT: CRC error");
 	json_decref(rec);
 	/* a reason is required */
-	assert_int_equal(evid_store_put_invalid(f->store, &m, junk, 3, NULL, &ref, err, sizeof(err)),
-	                 -EVID_EINVAL);
+	assert_int_equal(
+	    evid_store_put_invalid(f->store, &m, junk, 3, NULL, &ref, err, sizeof(err)),
+	    -EVID_EINVAL);
 }
 
 static void test_store_bad_tenant(void **state)
 {
 	struct fixture *f = *state;
-	static const char *const bad[] = {"", "..", ".", "../x", "a/b", "a..b", ".hidden", "a b",
-	                                  "tenant\n", "t\xc3\xa9",
-	                                  "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"};
-	static const char *const good[] = {"acme", "local", "a.b", "A_B-9", "x.",
-	                                   "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"};
+	static const char *const bad[] = {
+		"",
+		"..",
+		".",
+		"../x",
+		"a/b",
+		"a..b",
+		".hidden",
+		"a b",
+		"tenant\n",
+		"t\xc3\xa9",
+		"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+	};
+	static const char *const good[] = {
+		"acme",  "local", "a.b",
+		"A_B-9", "x.",    "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+	};
 	struct evid_meta m;
 	struct evid_ref ref;
 	char err[512] = "";
@@ -711,24 +726,24 @@ static void test_store_bad_tenant(void **state)
 		m = screenshot_meta(bad[i], "op");
 		m.mime = "text/plain";
 		err[0] = '\0';
-		assert_int_equal(evid_store_put(f->store, &m, (const unsigned char *)"x", 1, &ref, err,
-		                                sizeof(err)),
+		assert_int_equal(evid_store_put(f->store, &m, (const unsigned char *)"x", 1, &ref,
+		                                err, sizeof(err)),
 		                 -EVID_EINVAL);
 		assert_non_null(strstr(err, "tenant name"));
 		assert_false(gb_fs_name_is_safe(bad[i]));
 	}
 	m = screenshot_meta(NULL, "op");
-	assert_int_equal(evid_store_put(f->store, &m, (const unsigned char *)"x", 1, &ref, err,
-	                                sizeof(err)),
-	                 -EVID_EINVAL);
+	assert_int_equal(
+	    evid_store_put(f->store, &m, (const unsigned char *)"x", 1, &ref, err, sizeof(err)),
+	    -EVID_EINVAL);
 	for (i = 0; i < sizeof(good) / sizeof(good[0]); i++)
 		assert_true(gb_fs_name_is_safe(good[i]));
 	/* kind and mime are required */
 	m = screenshot_meta("acme", "op");
 	m.kind = NULL;
-	assert_int_equal(evid_store_put(f->store, &m, (const unsigned char *)"x", 1, &ref, err,
-	                                sizeof(err)),
-	                 -EVID_EINVAL);
+	assert_int_equal(
+	    evid_store_put(f->store, &m, (const unsigned char *)"x", 1, &ref, err, sizeof(err)),
+	    -EVID_EINVAL);
 	/* nothing escaped the data dir */
 	assert_int_equal(count_entries(f->root, ""), 3); /* ., .., data */
 }
@@ -866,8 +881,8 @@ static void test_store_concurrent_same_bytes(void **state)
 	snprintf(dir, sizeof(dir), "%s/tenants/acme/artifacts/%.2s", f->data, r[0].ref.sha256);
 	assert_int_equal(count_entries(dir, r[0].ref.sha256), 1 + N);
 	assert_int_equal(count_entries(dir, ".tmp."), 0);
-	assert_int_equal(evid_store_get(f->store, "acme", r[0].ref.sha256, &back, &backlen, NULL, 0),
-	                 0);
+	assert_int_equal(
+	    evid_store_get(f->store, "acme", r[0].ref.sha256, &back, &backlen, NULL, 0), 0);
 	assert_memory_equal(back, png, len);
 	free(back);
 	free(png);

@@ -40,17 +40,19 @@ static int parse_text(const char *text, const struct flow_vars *vars, struct flo
 
 static void test_good_flow(void **state)
 {
-	const char *text =
-	    "{\"name\": \"checkout\", \"vars\": {\"BASE\": \"http://shop.test\"},"
-	    " \"secrets\": [\"PW\"], \"steps\": ["
-	    " {\"navigate\": \"${BASE}/shop/\", \"expect\": {\"title\": \"Shop\"}},"
-	    " {\"click\": {\"role\": \"button\", \"name\": \"Add \\\"deluxe\\\" to cart\"}, \"retries\": 2},"
-	    " {\"type\": {\"css\": \"#pw\"}, \"text\": \"${PW}\", \"expect\": {\"value\": \"${PW}\"}},"
-	    " {\"select\": {\"text\": \"Shipping\"}, \"values\": \"express\"},"
-	    " {\"press\": \"Enter\", \"name\": \"submit\"},"
-	    " {\"wait\": {\"text\": \"Thanks $${not a var}\"}},"
-	    " {\"evaluate\": \"() => 1\", \"target\": \"#total\", \"expect\": {\"target\": {\"role\": \"textbox\"}, \"value\": \"1\"}}"
-	    "]}";
+	const char *text = "{\"name\": \"checkout\", \"vars\": {\"BASE\": \"http://shop.test\"},"
+	                   " \"secrets\": [\"PW\"], \"steps\": ["
+	                   " {\"navigate\": \"${BASE}/shop/\", \"expect\": {\"title\": \"Shop\"}},"
+	                   " {\"click\": {\"role\": \"button\", \"name\": \"Add \\\"deluxe\\\" to "
+	                   "cart\"}, \"retries\": 2},"
+	                   " {\"type\": {\"css\": \"#pw\"}, \"text\": \"${PW}\", \"expect\": "
+	                   "{\"value\": \"${PW}\"}},"
+	                   " {\"select\": {\"text\": \"Shipping\"}, \"values\": \"express\"},"
+	                   " {\"press\": \"Enter\", \"name\": \"submit\"},"
+	                   " {\"wait\": {\"text\": \"Thanks $${not a var}\"}},"
+	                   " {\"evaluate\": \"() => 1\", \"target\": \"#total\", \"expect\": "
+	                   "{\"target\": {\"role\": \"textbox\"}, \"value\": \"1\"}}"
+	                   "]}";
 	struct flow *f = NULL;
 	char err[1024] = "";
 	json_t *a;
@@ -77,12 +79,14 @@ static void test_good_flow(void **state)
 	assert_string_equal(json_string_value(json_object_get(a, "target")), "text=\"Shipping\"");
 	assert_string_equal(json_string_value(json_array_get(json_object_get(a, "values"), 0)),
 	                    "express");
-	assert_string_equal(json_string_value(json_object_get(flow_step_args(f, 4), "key")), "Enter");
+	assert_string_equal(json_string_value(json_object_get(flow_step_args(f, 4), "key")),
+	                    "Enter");
 	assert_string_equal(json_string_value(json_object_get(flow_step_args(f, 5), "text")),
 	                    "Thanks ${not a var}");
 	a = flow_step_args(f, 6);
-	assert_string_equal(json_string_value(json_object_get(json_object_get(a, "expect"), "target")),
-	                    "role=textbox");
+	assert_string_equal(
+	    json_string_value(json_object_get(json_object_get(a, "expect"), "target")),
+	    "role=textbox");
 	{
 		char *r = flow_redact(f, "typed hunter2-secret, twice: hunter2-secret.");
 
@@ -100,52 +104,67 @@ static void test_bad_flows(void **state)
 		const char *text;
 		const char *want;
 	} cases[] = {
-	    {"[]", "t.json: a flow is a JSON object"},
-	    {"{\"steps\": [{\"navigate\": \"http://a.test/\"}]}", "t.json: field \"name\": must be 1 to 100"},
-	    {"{\"name\": \"x\", \"stpes\": []}", "t.json: field \"stpes\": is not a flow field"},
-	    {"{\"name\": \"x\", \"steps\": []}", "field \"steps\": must be an array of 1 to 500 steps"},
-	    {"{\"name\": \"x\", \"steps\": [{\"navigate\": \"http://a.test/\"}, {\"clik\": \"#a\"}]}",
-	     "t.json: step 2: names no action: give one of navigate, click"},
-	    {"{\"name\": \"x\", \"steps\": [{\"click\": \"#a\", \"press\": \"Enter\"}]}",
-	     "step 1: has both \"click\" and \"press\": one action per step"},
-	    {"{\"name\": \"x\", \"steps\": [{\"click\": {\"role\": \"button\", \"label\": \"Save\"}}]}",
-	     "step 1 (click): field \"click\": a target is {\"role\": \"button\""},
-	    {"{\"name\": \"x\", \"steps\": [{\"click\": {\"role\": \"Button\"}}]}",
-	     "step 1 (click): field \"click\": \"role\" must be an ARIA role in lowercase"},
-	    {"{\"name\": \"x\", \"steps\": [{\"click\": \"#a\", \"text\": \"hi\"}]}",
-	     "step 1 (click): field \"text\": is not a field of a click step"},
-	    {"{\"name\": \"x\", \"steps\": [{\"type\": \"#a\"}]}",
-	     "step 1 (type): field \"text\": a type step needs \"text\""},
-	    {"{\"name\": \"x\", \"steps\": [{\"type\": \"#a\", \"text\": \"a\", \"secret\": \"PW\"}]}",
-	     "step 1 (type): field \"secret\": a type step takes \"text\" or \"secret\", not both"},
-	    {"{\"name\": \"x\", \"steps\": [{\"type\": \"#a\", \"secret\": 7}]}",
-	     "step 1 (type): field \"secret\": \"secret\" must be a string"},
-	    {"{\"name\": \"x\", \"steps\": [{\"click\": \"#a\", \"retries\": 11}]}",
-	     "step 1 (click): field \"retries\": must be an integer from 0 to 10"},
-	    {"{\"name\": \"x\", \"steps\": [{\"click\": \"#a\", \"expect\": {\"titel\": \"A\"}}]}",
-	     "step 1 (click): field \"expect\": "},
-	    {"{\"name\": \"x\", \"steps\": [{\"wait\": {\"text\": \"A\"}, \"expect\": {\"title\": \"A\"}}]}",
-	     "step 1 (wait): field \"expect\": a wait step checks what it waits for"},
-	    {"{\"name\": \"x\", \"steps\": [{\"wait\": {\"txt\": \"A\"}}]}",
-	     "step 1 (wait): field \"wait\": unknown key \"txt\""},
-	    {"{\"name\": \"x\", \"steps\": [{\"navigate\": \"${NOPE_NOT_SET}/a\"}]}",
-	     "step 1 (navigate): field \"navigate\": variable ${NOPE_NOT_SET} is not set: export it"},
-	    {"{\"name\": \"x\", \"steps\": [{\"navigate\": \"${1X}\"}]}",
-	     "field \"navigate\": \"${1X}\" is not a variable"},
-	    {"{\"name\": \"x\", \"secrets\": [\"TOKEN\"], \"steps\": [{\"navigate\": \"http://a.test/?t=${TOKEN}\"}]}",
-	     "step 1 (navigate): field \"navigate\": secret ${TOKEN} may only be used in the text of a type step"},
-	    {"{\"name\": \"x\", \"secrets\": [\"TOKEN\"], \"vars\": {\"TOKEN\": \"abc\"}, \"steps\": [{\"press\": \"a\"}]}",
-	     "field \"secrets\": ${TOKEN} is a secret and has a default"},
-	    {"{\"name\": \"x\", \"steps\": [{\"select\": \"#s\"}]}",
-	     "step 1 (select): field \"values\": a select step needs \"values\""},
-	    {"{\"name\": \"x\", \"steps\": [{\"press\": \"\"}]}",
-	     "step 1 (press): field \"press\": must be a non-empty string"},
-	    {"{\"name\": \"x\", \"steps\": [{\"click\": \"#a\", \"expect\": {\"value\": \"1\", \"target\": {\"css\": \"\"}}}]}",
-	     "step 1 (click): field \"expect\": \"css\" must be a non-empty CSS selector"},
-	    {"{\"name\": \"x\", \"steps\": [{\"click\": \"#a\", \"submit\": true}]}",
-	     "step 1 (click): field \"submit\": is not a field of a click step"},
-	    {"{\"name\": \"x\", \"steps\": [{\"navigate\": \"http://a.test/\", \"expect\": {\"response\": {\"status\": 200}}}]}",
-	     "step 1 (navigate): field \"expect\": "},
+		{ "[]", "t.json: a flow is a JSON object" },
+		{ "{\"steps\": [{\"navigate\": \"http://a.test/\"}]}",
+		  "t.json: field \"name\": must be 1 to 100" },
+		{ "{\"name\": \"x\", \"stpes\": []}",
+		  "t.json: field \"stpes\": is not a flow field" },
+		{ "{\"name\": \"x\", \"steps\": []}",
+		  "field \"steps\": must be an array of 1 to 500 steps" },
+		{ "{\"name\": \"x\", \"steps\": [{\"navigate\": \"http://a.test/\"}, {\"clik\": "
+		  "\"#a\"}]}",
+		  "t.json: step 2: names no action: give one of navigate, click" },
+		{ "{\"name\": \"x\", \"steps\": [{\"click\": \"#a\", \"press\": \"Enter\"}]}",
+		  "step 1: has both \"click\" and \"press\": one action per step" },
+		{ "{\"name\": \"x\", \"steps\": [{\"click\": {\"role\": \"button\", \"label\": "
+		  "\"Save\"}}]}",
+		  "step 1 (click): field \"click\": a target is {\"role\": \"button\"" },
+		{ "{\"name\": \"x\", \"steps\": [{\"click\": {\"role\": \"Button\"}}]}",
+		  "step 1 (click): field \"click\": \"role\" must be an ARIA role in lowercase" },
+		{ "{\"name\": \"x\", \"steps\": [{\"click\": \"#a\", \"text\": \"hi\"}]}",
+		  "step 1 (click): field \"text\": is not a field of a click step" },
+		{ "{\"name\": \"x\", \"steps\": [{\"type\": \"#a\"}]}",
+		  "step 1 (type): field \"text\": a type step needs \"text\"" },
+		{ "{\"name\": \"x\", \"steps\": [{\"type\": \"#a\", \"text\": \"a\", \"secret\": "
+		  "\"PW\"}]}",
+		  "step 1 (type): field \"secret\": a type step takes \"text\" or \"secret\", not "
+		  "both" },
+		{ "{\"name\": \"x\", \"steps\": [{\"type\": \"#a\", \"secret\": 7}]}",
+		  "step 1 (type): field \"secret\": \"secret\" must be a string" },
+		{ "{\"name\": \"x\", \"steps\": [{\"click\": \"#a\", \"retries\": 11}]}",
+		  "step 1 (click): field \"retries\": must be an integer from 0 to 10" },
+		{ "{\"name\": \"x\", \"steps\": [{\"click\": \"#a\", \"expect\": {\"titel\": "
+		  "\"A\"}}]}",
+		  "step 1 (click): field \"expect\": " },
+		{ "{\"name\": \"x\", \"steps\": [{\"wait\": {\"text\": \"A\"}, \"expect\": "
+		  "{\"title\": \"A\"}}]}",
+		  "step 1 (wait): field \"expect\": a wait step checks what it waits for" },
+		{ "{\"name\": \"x\", \"steps\": [{\"wait\": {\"txt\": \"A\"}}]}",
+		  "step 1 (wait): field \"wait\": unknown key \"txt\"" },
+		{ "{\"name\": \"x\", \"steps\": [{\"navigate\": \"${NOPE_NOT_SET}/a\"}]}",
+		  "step 1 (navigate): field \"navigate\": variable ${NOPE_NOT_SET} is not set: "
+		  "export it" },
+		{ "{\"name\": \"x\", \"steps\": [{\"navigate\": \"${1X}\"}]}",
+		  "field \"navigate\": \"${1X}\" is not a variable" },
+		{ "{\"name\": \"x\", \"secrets\": [\"TOKEN\"], \"steps\": [{\"navigate\": "
+		  "\"http://a.test/?t=${TOKEN}\"}]}",
+		  "step 1 (navigate): field \"navigate\": secret ${TOKEN} may only be used in the "
+		  "text of a type step" },
+		{ "{\"name\": \"x\", \"secrets\": [\"TOKEN\"], \"vars\": {\"TOKEN\": \"abc\"}, "
+		  "\"steps\": [{\"press\": \"a\"}]}",
+		  "field \"secrets\": ${TOKEN} is a secret and has a default" },
+		{ "{\"name\": \"x\", \"steps\": [{\"select\": \"#s\"}]}",
+		  "step 1 (select): field \"values\": a select step needs \"values\"" },
+		{ "{\"name\": \"x\", \"steps\": [{\"press\": \"\"}]}",
+		  "step 1 (press): field \"press\": must be a non-empty string" },
+		{ "{\"name\": \"x\", \"steps\": [{\"click\": \"#a\", \"expect\": {\"value\": "
+		  "\"1\", \"target\": {\"css\": \"\"}}}]}",
+		  "step 1 (click): field \"expect\": \"css\" must be a non-empty CSS selector" },
+		{ "{\"name\": \"x\", \"steps\": [{\"click\": \"#a\", \"submit\": true}]}",
+		  "step 1 (click): field \"submit\": is not a field of a click step" },
+		{ "{\"name\": \"x\", \"steps\": [{\"navigate\": \"http://a.test/\", \"expect\": "
+		  "{\"response\": {\"status\": 200}}}]}",
+		  "step 1 (navigate): field \"expect\": " },
 	};
 	size_t i;
 
@@ -212,8 +231,8 @@ static void test_vars_file(void **state)
 
 static void test_fixture_flows_parse(void **state)
 {
-	static const char *const names[] = {"checkout.json", "expect-fails.json", "blocked.json",
-	                                    "approval.json"};
+	static const char *const names[] = { "checkout.json", "expect-fails.json", "blocked.json",
+		                             "approval.json" };
 	size_t i;
 
 	(void)state;
@@ -370,11 +389,9 @@ static void test_junit(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_good_flow),
-	    cmocka_unit_test(test_bad_flows),
-	    cmocka_unit_test(test_vars_file),
-	    cmocka_unit_test(test_fixture_flows_parse),
-	    cmocka_unit_test(test_junit),
+		cmocka_unit_test(test_good_flow), cmocka_unit_test(test_bad_flows),
+		cmocka_unit_test(test_vars_file), cmocka_unit_test(test_fixture_flows_parse),
+		cmocka_unit_test(test_junit),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

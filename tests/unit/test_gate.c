@@ -36,7 +36,8 @@ static int setup(void **state)
 	struct fixture *fx = calloc(1, sizeof(*fx));
 	json_t *cfg = json_loads("{\"approval_ttl_seconds\": 120, \"rules\": [{\"name\": "
 	                         "\"no-uploads\", \"decision\": \"forbid\", \"when\": {\"kind\": "
-	                         "\"upload\"}}]}", 0, NULL);
+	                         "\"upload\"}}]}",
+	                         0, NULL);
 	char err[512] = "";
 
 	snprintf(fx->dir, sizeof(fx->dir), "/tmp/gb-gate-XXXXXX");
@@ -87,8 +88,10 @@ static struct policy_action_facts delete_button(void)
 static struct policy_gate_result gate(struct fixture *fx, const struct policy_action_facts *f,
                                       const char *op, const char *approval)
 {
-	struct policy_gate_request req = {.tenant = "acme", .operation_id = op,
-	                                  .tool = "browser_click", .approval_id = approval};
+	struct policy_gate_request req = { .tenant = "acme",
+		                           .operation_id = op,
+		                           .tool = "browser_click",
+		                           .approval_id = approval };
 	struct policy_gate_result res;
 	char err[512] = "";
 
@@ -99,7 +102,7 @@ static struct policy_gate_result gate(struct fixture *fx, const struct policy_ac
 
 static void approve(struct fixture *fx, const char *id)
 {
-	struct store_decider who = {.by = "alice", .channel = "admin-socket", .uid = 0};
+	struct store_decider who = { .by = "alice", .channel = "admin-socket", .uid = 0 };
 	char err[512] = "";
 
 	if (store_approval_decide(fx->st, NULL, id, 1, &who, NULL, err, sizeof(err)) != 0)
@@ -115,7 +118,7 @@ static int count_cb(const struct store_approval *a, void *user)
 
 static int count_approvals(struct fixture *fx)
 {
-	struct store_approval_query q = {0};
+	struct store_approval_query q = { 0 };
 	char err[256];
 	int n = 0;
 
@@ -162,9 +165,10 @@ static void test_approval_flow(void **state)
 	j = policy_gate_result_json(&res);
 	assert_string_equal(json_string_value(json_object_get(j, "status")), "approval_required");
 	assert_string_equal(json_string_value(json_object_get(j, "approval_id")), id);
-	assert_string_equal(json_string_value(json_object_get(j, "summary")),
-	                    "click button \"Delete all orders\" on http://shop.test/orders, submits "
-	                    "POST /orders/delete");
+	assert_string_equal(
+	    json_string_value(json_object_get(j, "summary")),
+	    "click button \"Delete all orders\" on http://shop.test/orders, submits "
+	    "POST /orders/delete");
 	assert_string_equal(json_string_value(json_object_get(j, "fingerprint")), res.fingerprint);
 	assert_non_null(json_string_value(json_object_get(j, "expires_at")));
 	assert_string_equal(json_string_value(json_object_get(j, "rule")), "destructive-click");
@@ -306,9 +310,11 @@ static void test_allowed_leaves_an_approval_unspent(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_allowed_proceeds_without_asking, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_allowed_proceeds_without_asking, setup,
+		                                teardown),
 		cmocka_unit_test_setup_teardown(test_approval_flow, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_approval_is_for_one_action_only, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_approval_is_for_one_action_only, setup,
+		                                teardown),
 		cmocka_unit_test_setup_teardown(test_typed_value_is_bound, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_forbidden_cannot_be_approved, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_allowed_leaves_an_approval_unspent, setup,

@@ -215,9 +215,8 @@ static void test_seal_small_binds_ad(void **state)
 
 	(void)state;
 	randombytes_buf(key, sizeof(key));
-	assert_int_equal(prof_seal_small(key, "a|1", (const unsigned char *)"hunter2", 7, &sealed,
-	                                 &slen),
-	                 0);
+	assert_int_equal(
+	    prof_seal_small(key, "a|1", (const unsigned char *)"hunter2", 7, &sealed, &slen), 0);
 	assert_int_equal(slen, 7 + PROF_SEAL_OVERHEAD_BYTES);
 	assert_int_equal(prof_open_small(key, "a|2", sealed, slen, &plain, &plen), -EBADMSG);
 	assert_int_equal(prof_open_small(key, "a|1", sealed, slen - 1, &plain, &plen), -EBADMSG);
@@ -233,12 +232,14 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_master_created_private_and_stable, setup,
 		                                teardown),
-		cmocka_unit_test_setup_teardown(test_tenant_keys_distinct_and_stable, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_tenant_keys_distinct_and_stable, setup,
+		                                teardown),
 		cmocka_unit_test_setup_teardown(test_copied_or_altered_tenant_key_refused, setup,
 		                                teardown),
 		cmocka_unit_test_setup_teardown(test_rotation_rewraps_and_keeps_tenant_keys, setup,
 		                                teardown),
-		cmocka_unit_test_setup_teardown(test_rotation_cut_short_still_opens, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rotation_cut_short_still_opens, setup,
+		                                teardown),
 		cmocka_unit_test_setup_teardown(test_master_from_env_file, setup, teardown),
 		cmocka_unit_test(test_seal_small_binds_ad),
 	};

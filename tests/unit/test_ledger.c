@@ -72,8 +72,11 @@ static int teardown(void **state)
 
 static struct store_op_request request(struct fixture *fx, const char *id)
 {
-	struct store_op_request r = {.tenant = "acme", .operation_id = id, .session = "s-1",
-	                             .tool = "browser_click", .args_hash = fx->hash};
+	struct store_op_request r = { .tenant = "acme",
+		                      .operation_id = id,
+		                      .session = "s-1",
+		                      .tool = "browser_click",
+		                      .args_hash = fx->hash };
 
 	return r;
 }
@@ -118,8 +121,10 @@ static void test_args_hash(void **state)
 	char a[STORE_HASH_MAX + 1];
 	char b[STORE_HASH_MAX + 1];
 	json_t *x = json_loads("{\"target\": \"e1\", \"text\": \"hi\"}", 0, NULL);
-	json_t *y = json_loads("{\"text\": \"hi\", \"operation_id\": \"k\", \"approval\": \"apr-1\","
-	                       " \"target\": \"e1\"}", 0, NULL);
+	json_t *y =
+	    json_loads("{\"text\": \"hi\", \"operation_id\": \"k\", \"approval\": \"apr-1\","
+	               " \"target\": \"e1\"}",
+	               0, NULL);
 	json_t *z = json_loads("{\"text\": \"hj\", \"target\": \"e1\"}", 0, NULL);
 
 	(void)state;
@@ -141,8 +146,8 @@ static void test_replay_finished_returns_recorded_result(void **state)
 	struct fixture *fx = *state;
 	struct store_op_request r = request(fx, "client-key-1");
 	json_t *result = json_pack("{s:[{s:s, s:s}], s:{s:b, s:s}}", "content", "type", "text",
-	                           "text", "Clicked button \"Delete\"", "structuredContent", "ok", 1,
-	                           "url", "http://shop.test/orders");
+	                           "text", "Clicked button \"Delete\"", "structuredContent", "ok",
+	                           1, "url", "http://shop.test/orders");
 	struct store_op op;
 
 	op = begin(fx->st, &r, 0, STORE_OP_NEW);
@@ -256,11 +261,13 @@ static void test_state_rules(void **state)
 	char err[512];
 
 	store_op_clear(&op);
-	assert_int_equal(store_op_finish(fx->st, "acme", "k4", STORE_OP_RUNNING, NULL, err,
-	                                 sizeof(err)), -STORE_EINVAL);
+	assert_int_equal(
+	    store_op_finish(fx->st, "acme", "k4", STORE_OP_RUNNING, NULL, err, sizeof(err)),
+	    -STORE_EINVAL);
 	finish(fx->st, "k4", STORE_OP_DONE, NULL);
-	assert_int_equal(store_op_finish(fx->st, "acme", "k4", STORE_OP_DONE, NULL, err,
-	                                 sizeof(err)), -STORE_ESTATE);
+	assert_int_equal(
+	    store_op_finish(fx->st, "acme", "k4", STORE_OP_DONE, NULL, err, sizeof(err)),
+	    -STORE_ESTATE);
 	assert_int_equal(store_op_mark_running(fx->st, "acme", "k4", err, sizeof(err)),
 	                 -STORE_ESTATE);
 	assert_int_equal(store_op_mark_running(fx->st, "acme", "nope", err, sizeof(err)),
@@ -290,7 +297,7 @@ static void test_running_waits(void **state)
 {
 	struct fixture *fx = *state;
 	struct store_op_request r = request(fx, "k5");
-	struct runner run = {fx, 0};
+	struct runner run = { fx, 0 };
 	struct store_op op = begin(fx->st, &r, 0, STORE_OP_NEW);
 	pthread_t t;
 
@@ -314,8 +321,9 @@ static void test_running_waits(void **state)
  * "crash-pending", then dies without closing anything. */
 static void crash_child(const char *dir, const char *hash)
 {
-	struct store_op_request r = {.tenant = "acme", .session = "s-1", .tool = "browser_click",
-	                             .args_hash = hash};
+	struct store_op_request r = {
+		.tenant = "acme", .session = "s-1", .tool = "browser_click", .args_hash = hash
+	};
 	enum store_op_outcome got;
 	struct store_op op;
 	struct store *st = NULL;

@@ -34,9 +34,10 @@
 
 /* ---- the act_session test double --------------------------------------- */
 
-#define ARTIFACT_OK "glassbox://artifact/" \
+#define ARTIFACT_OK            \
+	"glassbox://artifact/" \
 	"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
-static const unsigned char fake_png[] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n', 0, 1, 2};
+static const unsigned char fake_png[] = { 0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n', 0, 1, 2 };
 
 struct act_session {
 	pthread_t worker;
@@ -57,7 +58,7 @@ static struct {
 	int fail_new;
 	char cancelled_tools[256];
 	char last_operation_id[64];
-} fake = {.lock = PTHREAD_MUTEX_INITIALIZER};
+} fake = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 static void fake_reset(void)
 {
@@ -93,9 +94,9 @@ static json_t *ok_result(struct act_call *call, const char *text)
 static json_t *elicit_result(struct act_call *call)
 {
 	const char *key = json_string_value(json_object_get(call->args, "key"));
-	json_t *schema = json_pack("{s:s, s:{s:{s:s, s:s}}, s:[s]}", "type", "object",
-	                           "properties", "approve", "type", "boolean", "title",
-	                           "Approve this action?", "required", "approve");
+	json_t *schema =
+	    json_pack("{s:s, s:{s:{s:s, s:s}}, s:[s]}", "type", "object", "properties", "approve",
+	              "type", "boolean", "title", "Approve this action?", "required", "approve");
 	json_t *answer = NULL;
 	json_t *approve;
 	char text[128];
@@ -110,7 +111,8 @@ static json_t *elicit_result(struct act_call *call)
 		approve = json_object_get(json_object_get(answer, "content"), "approve");
 		snprintf(text, sizeof(text), "action=%s approve=%s by=%s",
 		         json_string_value(json_object_get(answer, "action")),
-		         json_is_boolean(approve) ? (json_is_true(approve) ? "true" : "false") : "-",
+		         json_is_boolean(approve) ? (json_is_true(approve) ? "true" : "false")
+		                                  : "-",
 		         call->client_name ? call->client_name : "?");
 	}
 	json_decref(schema);
@@ -137,7 +139,8 @@ static void fake_run(struct act_session *s, struct act_call *call)
 	} else if (!strcmp(tool, "browser_navigate")) {
 		if (call->on_progress) {
 			call->on_progress(call, 1, 2, "loading");
-			call->on_progress(call, 1, 2, "loading again"); /* not increasing: dropped */
+			call->on_progress(call, 1, 2,
+			                  "loading again"); /* not increasing: dropped */
 			call->on_progress(call, 2, 2, NULL);
 		}
 		result = ok_result(call, "navigated");
@@ -281,8 +284,7 @@ void act_session_free(struct act_session *s)
 }
 
 int act_session_read_artifact(struct act_session *s, const char *uri, unsigned char **data,
-                              size_t *len, char *mime, size_t mime_len, char *err,
-                              size_t errlen)
+                              size_t *len, char *mime, size_t mime_len, char *err, size_t errlen)
 {
 	if (strcmp(uri, ARTIFACT_OK) != 0) {
 		snprintf(err, errlen, "no artifact with that sha256 in this tenant's store");
@@ -297,8 +299,9 @@ int act_session_read_artifact(struct act_session *s, const char *uri, unsigned c
 
 /* ---- a client on a pipe pair -------------------------------------------- */
 
-static const struct act_config test_cfg = {.data_dir = "/nonexistent/test-data",
-                                           .tenant = "local", .headless = 1};
+static const struct act_config test_cfg = { .data_dir = "/nonexistent/test-data",
+	                                    .tenant = "local",
+	                                    .headless = 1 };
 
 struct conn {
 	int to_srv;   /* we write requests here */
@@ -361,7 +364,7 @@ static void conn_send(struct conn *c, const char *line)
 /* The next message from the server, or NULL after timeout_ms or at EOF. */
 static json_t *conn_recv_ms(struct conn *c, int timeout_ms)
 {
-	struct pollfd pfd = {.fd = c->from_srv, .events = POLLIN};
+	struct pollfd pfd = { .fd = c->from_srv, .events = POLLIN };
 	json_error_t jerr;
 	json_t *msg = NULL;
 	char *nl;
@@ -533,9 +536,9 @@ static void test_jsonrpc_classify(void **state)
 	assert_null(m.params);
 	mcp_msg_clear(&m);
 
-	assert_int_equal(parse("{\"jsonrpc\":\"2.0\",\"id\":\"a\",\"method\":\"x\",\"params\":{}}",
-	                       &m),
-	                 MCP_MSG_REQUEST);
+	assert_int_equal(
+	    parse("{\"jsonrpc\":\"2.0\",\"id\":\"a\",\"method\":\"x\",\"params\":{}}", &m),
+	    MCP_MSG_REQUEST);
 	assert_string_equal(json_string_value(m.id), "a");
 	assert_true(json_is_object(m.params));
 	mcp_msg_clear(&m);
@@ -553,7 +556,8 @@ static void test_jsonrpc_classify(void **state)
 	assert_null(m.method);
 	mcp_msg_clear(&m);
 	assert_int_equal(parse("{\"jsonrpc\":\"2.0\",\"id\":\"elicit-1\",\"error\":"
-	                       "{\"code\":-1,\"message\":\"no\"}}", &m),
+	                       "{\"code\":-1,\"message\":\"no\"}}",
+	                       &m),
 	                 MCP_MSG_RESPONSE);
 	assert_string_equal(json_string_value(m.id), "elicit-1");
 	assert_null(m.result);
@@ -617,15 +621,14 @@ static void test_jsonrpc_classify(void **state)
 	assert_int_equal(parse("{\"jsonrpc\":\"2.0\",\"id\":1.5,\"method\":\"ping\"}", &m),
 	                 MCP_MSG_INVALID);
 	mcp_msg_clear(&m);
-	assert_int_equal(parse("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":7}", &m),
-	                 MCP_MSG_INVALID);
+	assert_int_equal(parse("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":7}", &m), MCP_MSG_INVALID);
 	assert_int_equal(m.error_code, MCP_ERR_INVALID_REQUEST);
 	mcp_msg_clear(&m);
 	assert_int_equal(parse("{\"jsonrpc\":\"2.0\",\"id\":1}", &m), MCP_MSG_INVALID);
 	mcp_msg_clear(&m);
-	assert_int_equal(parse("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x\",\"params\":[1]}",
-	                       &m),
-	                 MCP_MSG_INVALID);
+	assert_int_equal(
+	    parse("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x\",\"params\":[1]}", &m),
+	    MCP_MSG_INVALID);
 	assert_int_equal(m.error_code, MCP_ERR_INVALID_PARAMS);
 	mcp_msg_clear(&m);
 }
@@ -739,10 +742,10 @@ static void test_line_reader(void **state)
 
 static void test_initialize_versions(void **state)
 {
-	static const char *const asked[] = {"2025-11-25", "2025-06-18", "2025-03-26",
-	                                    "2024-11-05", "1999-01-01"};
-	static const char *const answered[] = {"2025-11-25", "2025-06-18", "2025-03-26",
-	                                       "2025-11-25", "2025-11-25"};
+	static const char *const asked[] = { "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05",
+		                             "1999-01-01" };
+	static const char *const answered[] = { "2025-11-25", "2025-06-18", "2025-03-26",
+		                                "2025-11-25", "2025-11-25" };
 	struct conn *c;
 	json_t *res;
 	json_t *caps;
@@ -754,15 +757,15 @@ static void test_initialize_versions(void **state)
 		res = initialize(c, asked[i]);
 		assert_string_equal(json_string_value(json_object_get(res, "protocolVersion")),
 		                    answered[i]);
-		assert_string_equal(json_string_value(json_object_get(
-		                        json_object_get(res, "serverInfo"), "name")),
-		                    "glassbox");
+		assert_string_equal(
+		    json_string_value(json_object_get(json_object_get(res, "serverInfo"), "name")),
+		    "glassbox");
 		assert_string_equal(json_string_value(json_object_get(
 		                        json_object_get(res, "serverInfo"), "version")),
 		                    GLASSBOX_VERSION);
 		caps = json_object_get(res, "capabilities");
-		assert_true(json_is_false(
-		    json_object_get(json_object_get(caps, "tools"), "listChanged")));
+		assert_true(
+		    json_is_false(json_object_get(json_object_get(caps, "tools"), "listChanged")));
 		assert_true(json_is_object(json_object_get(caps, "resources")));
 		assert_true(json_is_object(json_object_get(caps, "logging")));
 		assert_null(json_object_get(caps, "prompts"));
@@ -821,7 +824,8 @@ static json_t *find_tool(json_t *tools, const char *name)
 	json_t *t;
 	size_t i;
 
-	json_array_foreach(tools, i, t) {
+	json_array_foreach(tools, i, t)
+	{
 		if (!strcmp(json_string_value(json_object_get(t, "name")), name))
 			return t;
 	}
@@ -844,7 +848,8 @@ static void test_tools_list_shapes(void **state)
 
 	(void)state;
 	assert_int_equal(json_array_size(tools), act_tool_count());
-	json_array_foreach(tools, i, t) {
+	json_array_foreach(tools, i, t)
+	{
 		name = json_string_value(json_object_get(t, "name"));
 		assert_string_equal(name, act_tool_at(i)->name);
 		assert_non_null(json_string_value(json_object_get(t, "title")));
@@ -857,8 +862,8 @@ static void test_tools_list_shapes(void **state)
 		assert_string_equal(json_string_value(json_object_get(out, "type")), "object");
 		assert_int_equal(json_array_size(json_object_get(out, "required")), 3);
 		ann = json_object_get(t, "annotations");
-		ro = !strcmp(name, "browser_snapshot") || !strcmp(name, "browser_take_screenshot") ||
-		     !strcmp(name, "browser_wait_for");
+		ro = !strcmp(name, "browser_snapshot") ||
+		     !strcmp(name, "browser_take_screenshot") || !strcmp(name, "browser_wait_for");
 		assert_int_equal(json_is_true(json_object_get(ann, "readOnlyHint")), ro);
 		assert_int_equal(json_is_true(json_object_get(ann, "destructiveHint")), !ro);
 		assert_true(json_is_false(json_object_get(ann, "idempotentHint")));
@@ -873,25 +878,23 @@ static void test_tools_list_shapes(void **state)
 	props = json_object_get(in, "properties");
 	assert_int_equal(json_array_size(json_object_get(json_object_get(props, "button"), "enum")),
 	                 3);
-	assert_string_equal(json_string_value(json_object_get(
-	                        json_object_get(json_object_get(props, "modifiers"), "items"),
-	                        "type")),
-	                    "string");
-	assert_int_equal(json_array_size(json_object_get(
-	                     json_object_get(json_object_get(props, "modifiers"), "items"),
-	                     "enum")),
-	                 5);
+	assert_string_equal(
+	    json_string_value(json_object_get(
+	        json_object_get(json_object_get(props, "modifiers"), "items"), "type")),
+	    "string");
+	assert_int_equal(
+	    json_array_size(json_object_get(
+	        json_object_get(json_object_get(props, "modifiers"), "items"), "enum")),
+	    5);
 	assert_string_equal(
 	    json_string_value(json_object_get(json_object_get(props, "expect"), "type")), "object");
 
 	props = json_object_get(
 	    json_object_get(find_tool(tools, "browser_wait_for"), "inputSchema"), "properties");
-	assert_int_equal(json_integer_value(json_object_get(json_object_get(props, "time"),
-	                                                    "minimum")),
-	                 0);
-	assert_int_equal(json_integer_value(json_object_get(json_object_get(props, "time"),
-	                                                    "maximum")),
-	                 30);
+	assert_int_equal(
+	    json_integer_value(json_object_get(json_object_get(props, "time"), "minimum")), 0);
+	assert_int_equal(
+	    json_integer_value(json_object_get(json_object_get(props, "time"), "maximum")), 30);
 	in = json_object_get(find_tool(tools, "browser_close"), "inputSchema");
 	assert_null(json_object_get(in, "required"));
 	json_decref(tools);
@@ -900,7 +903,8 @@ static void test_tools_list_shapes(void **state)
 	/* 2025-03-26 had no outputSchema or Tool.title */
 	c = conn_ready("2025-03-26");
 	tools = tools_list(c);
-	json_array_foreach(tools, i, t) {
+	json_array_foreach(tools, i, t)
+	{
 		assert_null(json_object_get(t, "outputSchema"));
 		assert_null(json_object_get(t, "title"));
 		assert_non_null(json_object_get(json_object_get(t, "annotations"), "title"));
@@ -924,10 +928,9 @@ static void test_bad_arguments_are_tool_errors(void **state)
 	assert_int_equal(msg_id(msg), 5);
 	res = json_object_get(msg, "result");
 	assert_true(json_is_true(json_object_get(res, "isError")));
-	assert_string_equal(
-	    json_string_value(json_object_get(json_array_get(json_object_get(res, "content"), 0),
-	                                      "text")),
-	    "argument 'button' must be one of left, right, middle");
+	assert_string_equal(json_string_value(json_object_get(
+	                        json_array_get(json_object_get(res, "content"), 0), "text")),
+	                    "argument 'button' must be one of left, right, middle");
 	sc = json_object_get(res, "structuredContent");
 	assert_true(json_is_false(json_object_get(sc, "ok")));
 	assert_string_equal(json_string_value(json_object_get(sc, "tool")), "browser_click");
@@ -942,10 +945,9 @@ static void test_bad_arguments_are_tool_errors(void **state)
 	msg = conn_recv(c);
 	res = json_object_get(msg, "result");
 	assert_true(json_is_true(json_object_get(res, "isError")));
-	assert_non_null(strstr(
-	    json_string_value(json_object_get(json_array_get(json_object_get(res, "content"), 0),
-	                                      "text")),
-	    "argument 'target' is required: pass a ref from browser_snapshot"));
+	assert_non_null(strstr(json_string_value(json_object_get(
+	                           json_array_get(json_object_get(res, "content"), 0), "text")),
+	                       "argument 'target' is required: pass a ref from browser_snapshot"));
 	/* a generated operation id still meets the output schema */
 	assert_non_null(json_string_value(
 	    json_object_get(json_object_get(res, "structuredContent"), "operation_id")));
@@ -983,23 +985,26 @@ static void test_protocol_errors(void **state)
 		int code;
 		int id; /* -1: null */
 	} cases[] = {
-		{"{not json", MCP_ERR_PARSE, -1},
-		{"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"", MCP_ERR_PARSE, -1},
-		{"[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}]", MCP_ERR_INVALID_REQUEST, -1},
-		{"[]", MCP_ERR_INVALID_REQUEST, -1},
-		{"42", MCP_ERR_INVALID_REQUEST, -1},
-		{"{\"jsonrpc\":\"1.0\",\"id\":3,\"method\":\"ping\"}", MCP_ERR_INVALID_REQUEST, 3},
-		{"{\"id\":3,\"method\":\"ping\"}", MCP_ERR_INVALID_REQUEST, 3},
-		{"{\"jsonrpc\":\"2.0\",\"id\":null,\"method\":\"ping\"}", MCP_ERR_INVALID_REQUEST, -1},
-		{"{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"prompts/list\"}", MCP_ERR_METHOD_NOT_FOUND,
-		 4},
-		{"{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"ping\",\"params\":[]}",
-		 MCP_ERR_INVALID_PARAMS, 5},
-		{"{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"logging/setLevel\",\"params\":"
-		 "{\"level\":\"loud\"}}",
-		 MCP_ERR_INVALID_PARAMS, 6},
-		{"{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"resources/read\",\"params\":{}}",
-		 MCP_ERR_INVALID_PARAMS, 7},
+		{ "{not json", MCP_ERR_PARSE, -1 },
+		{ "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"", MCP_ERR_PARSE, -1 },
+		{ "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}]", MCP_ERR_INVALID_REQUEST,
+		  -1 },
+		{ "[]", MCP_ERR_INVALID_REQUEST, -1 },
+		{ "42", MCP_ERR_INVALID_REQUEST, -1 },
+		{ "{\"jsonrpc\":\"1.0\",\"id\":3,\"method\":\"ping\"}", MCP_ERR_INVALID_REQUEST,
+		  3 },
+		{ "{\"id\":3,\"method\":\"ping\"}", MCP_ERR_INVALID_REQUEST, 3 },
+		{ "{\"jsonrpc\":\"2.0\",\"id\":null,\"method\":\"ping\"}", MCP_ERR_INVALID_REQUEST,
+		  -1 },
+		{ "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"prompts/list\"}",
+		  MCP_ERR_METHOD_NOT_FOUND, 4 },
+		{ "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"ping\",\"params\":[]}",
+		  MCP_ERR_INVALID_PARAMS, 5 },
+		{ "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"logging/setLevel\",\"params\":"
+		  "{\"level\":\"loud\"}}",
+		  MCP_ERR_INVALID_PARAMS, 6 },
+		{ "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"resources/read\",\"params\":{}}",
+		  MCP_ERR_INVALID_PARAMS, 7 },
 	};
 	struct conn *c = conn_ready("2025-11-25");
 	json_t *msg;
@@ -1088,9 +1093,10 @@ static void test_call_progress_and_result(void **state)
 	json_t *sc;
 
 	(void)state;
-	conn_send(c, "{\"jsonrpc\":\"2.0\",\"id\":20,\"method\":\"tools/call\",\"params\":"
-	             "{\"name\":\"browser_navigate\",\"arguments\":{\"url\":\"https://example.com/\","
-	             "\"operation_id\":\"nav-1\"},\"_meta\":{\"progressToken\":\"tok-1\"}}}");
+	conn_send(c,
+	          "{\"jsonrpc\":\"2.0\",\"id\":20,\"method\":\"tools/call\",\"params\":"
+	          "{\"name\":\"browser_navigate\",\"arguments\":{\"url\":\"https://example.com/\","
+	          "\"operation_id\":\"nav-1\"},\"_meta\":{\"progressToken\":\"tok-1\"}}}");
 	msg = conn_recv(c);
 	assert_string_equal(json_string_value(json_object_get(msg, "method")),
 	                    "notifications/progress");
@@ -1119,8 +1125,9 @@ static void test_call_progress_and_result(void **state)
 	pthread_mutex_unlock(&fake.lock);
 
 	/* no progressToken: no progress notifications; integer tokens work */
-	conn_send(c, "{\"jsonrpc\":\"2.0\",\"id\":21,\"method\":\"tools/call\",\"params\":"
-	             "{\"name\":\"browser_navigate\",\"arguments\":{\"url\":\"https://a.test/\"}}}");
+	conn_send(c,
+	          "{\"jsonrpc\":\"2.0\",\"id\":21,\"method\":\"tools/call\",\"params\":"
+	          "{\"name\":\"browser_navigate\",\"arguments\":{\"url\":\"https://a.test/\"}}}");
 	msg = conn_recv(c);
 	assert_int_equal(msg_id(msg), 21);
 	assert_non_null(json_object_get(msg, "result"));
@@ -1129,9 +1136,9 @@ static void test_call_progress_and_result(void **state)
 	             "{\"name\":\"browser_navigate\",\"arguments\":{\"url\":\"https://a.test/\"},"
 	             "\"_meta\":{\"progressToken\":7}}}");
 	msg = conn_recv(c);
-	assert_int_equal(json_integer_value(json_object_get(json_object_get(msg, "params"),
-	                                                    "progressToken")),
-	                 7);
+	assert_int_equal(
+	    json_integer_value(json_object_get(json_object_get(msg, "params"), "progressToken")),
+	    7);
 	json_decref(msg);
 	json_decref(conn_recv(c));
 	msg = conn_recv(c);
@@ -1217,11 +1224,13 @@ static json_t *call_and_expect_question(struct conn *c, int id, const char *key)
 	params = json_object_get(req, "params");
 	assert_string_equal(json_string_value(json_object_get(params, "message")),
 	                    "Approve: click button \"Delete\"?");
-	assert_string_equal(json_string_value(json_object_get(json_object_get(
-	                        json_object_get(json_object_get(params, "requestedSchema"),
-	                                        "properties"),
-	                        "approve"), "type")),
-	                    "boolean");
+	assert_string_equal(
+	    json_string_value(json_object_get(
+	        json_object_get(
+	            json_object_get(json_object_get(params, "requestedSchema"), "properties"),
+	            "approve"),
+	        "type")),
+	    "boolean");
 	return req;
 }
 
@@ -1259,7 +1268,8 @@ static void test_elicitation_round_trip(void **state)
 	conn_send(c, "{\"jsonrpc\":\"2.0\",\"id\":\"elicit-999\",\"result\":"
 	             "{\"action\":\"accept\",\"content\":{\"approve\":true}}}");
 	conn_send(c, "{\"jsonrpc\":\"2.0\",\"id\":60,\"result\":{\"action\":\"accept\"}}");
-	conn_send(c, "{\"jsonrpc\":\"2.0\",\"id\":12345,\"error\":{\"code\":-1,\"message\":\"x\"}}");
+	conn_send(c,
+	          "{\"jsonrpc\":\"2.0\",\"id\":12345,\"error\":{\"code\":-1,\"message\":\"x\"}}");
 	expect_ping_next(c, 61);
 
 	answer(c, req, "\"result\":{\"action\":\"accept\",\"content\":{\"approve\":true}}");
@@ -1285,12 +1295,12 @@ static void test_elicitation_needs_the_capability(void **state)
 		const char *caps;
 		int asks;
 	} cases[] = {
-		{"2025-11-25", "{}", 0},
-		{"2025-11-25", "{\"elicitation\":{\"url\":{}}}", 0}, /* URL mode only */
-		{"2025-11-25", "{\"elicitation\":true}", 0},
-		{"2025-03-26", "{\"elicitation\":{}}", 0}, /* before elicitation existed */
-		{"2025-11-25", "{\"elicitation\":{\"form\":{},\"url\":{}}}", 1},
-		{"2025-06-18", "{\"elicitation\":{}}", 1},
+		{ "2025-11-25", "{}", 0 },
+		{ "2025-11-25", "{\"elicitation\":{\"url\":{}}}", 0 }, /* URL mode only */
+		{ "2025-11-25", "{\"elicitation\":true}", 0 },
+		{ "2025-03-26", "{\"elicitation\":{}}", 0 }, /* before elicitation existed */
+		{ "2025-11-25", "{\"elicitation\":{\"form\":{},\"url\":{}}}", 1 },
+		{ "2025-06-18", "{\"elicitation\":{}}", 1 },
 	};
 	struct conn *c;
 	json_t *req;
@@ -1300,8 +1310,10 @@ static void test_elicitation_needs_the_capability(void **state)
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		c = conn_ready_caps(cases[i].version, cases[i].caps);
 		if (!cases[i].asks) {
-			conn_send(c, "{\"jsonrpc\":\"2.0\",\"id\":70,\"method\":\"tools/call\",\"params\":"
-			             "{\"name\":\"browser_press_key\",\"arguments\":{\"key\":\"Enter\"}}}");
+			conn_send(
+			    c,
+			    "{\"jsonrpc\":\"2.0\",\"id\":70,\"method\":\"tools/call\",\"params\":"
+			    "{\"name\":\"browser_press_key\",\"arguments\":{\"key\":\"Enter\"}}}");
 			expect_result_text(c, 70, "cannot ask");
 		} else {
 			req = call_and_expect_question(c, 70, "Enter");
@@ -1413,7 +1425,8 @@ static void test_old_client_result_shape(void **state)
 	msg = conn_recv(c);
 	assert_null(json_object_get(json_object_get(msg, "result"), "structuredContent"));
 	content = json_object_get(json_object_get(msg, "result"), "content");
-	json_array_foreach(content, i, item) {
+	json_array_foreach(content, i, item)
+	{
 		const char *type = json_string_value(json_object_get(item, "type"));
 		const char *text = json_string_value(json_object_get(item, "text"));
 
@@ -1461,8 +1474,8 @@ static void test_resources(void **state)
 	assert_string_equal(json_string_value(json_object_get(item, "mimeType")), "image/png");
 	b64 = json_string_value(json_object_get(item, "blob"));
 	assert_non_null(b64);
-	assert_int_equal(sodium_base642bin(bin, sizeof(bin), b64, strlen(b64), NULL, &bin_len,
-	                                   NULL, sodium_base64_VARIANT_ORIGINAL),
+	assert_int_equal(sodium_base642bin(bin, sizeof(bin), b64, strlen(b64), NULL, &bin_len, NULL,
+	                                   sodium_base64_VARIANT_ORIGINAL),
 	                 0);
 	assert_int_equal(bin_len, sizeof(fake_png));
 	assert_memory_equal(bin, fake_png, sizeof(fake_png));
@@ -1487,13 +1500,12 @@ static void test_resources(void **state)
 
 	conn_send(c, "{\"jsonrpc\":\"2.0\",\"id\":63,\"method\":\"resources/list\"}");
 	msg = conn_recv(c);
-	assert_true(json_is_array(
-	    json_object_get(json_object_get(msg, "result"), "resources")));
+	assert_true(json_is_array(json_object_get(json_object_get(msg, "result"), "resources")));
 	json_decref(msg);
 	conn_send(c, "{\"jsonrpc\":\"2.0\",\"id\":64,\"method\":\"resources/templates/list\"}");
 	msg = conn_recv(c);
-	item = json_array_get(
-	    json_object_get(json_object_get(msg, "result"), "resourceTemplates"), 0);
+	item =
+	    json_array_get(json_object_get(json_object_get(msg, "result"), "resourceTemplates"), 0);
 	assert_string_equal(json_string_value(json_object_get(item, "uriTemplate")),
 	                    "glassbox://artifact/{sha256}");
 	json_decref(msg);
@@ -1515,11 +1527,11 @@ static void test_session_failure_is_a_tool_error(void **state)
 	msg = conn_recv(c);
 	res = json_object_get(msg, "result");
 	assert_true(json_is_true(json_object_get(res, "isError")));
-	assert_non_null(strstr(
-	    json_string_value(json_object_get(json_array_get(json_object_get(res, "content"), 0),
-	                                      "text")),
-	    "could not start the browser session: data dir /nonexistent/test-data is not "
-	    "writable"));
+	assert_non_null(
+	    strstr(json_string_value(
+	               json_object_get(json_array_get(json_object_get(res, "content"), 0), "text")),
+	           "could not start the browser session: data dir /nonexistent/test-data is not "
+	           "writable"));
 	json_decref(msg);
 
 	/* the next call tries again */

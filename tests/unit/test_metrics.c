@@ -95,12 +95,18 @@ static void test_histogram(void **state)
 	gb_metrics_observe("glassbox_tool_latency_seconds", "browser_click", 0.5);
 	gb_metrics_observe("glassbox_tool_latency_seconds", "browser_click", 99);
 	page = render();
-	assert_has(page, "glassbox_tool_latency_seconds_bucket{tool=\"browser_click\",le=\"0.01\"} 0\n");
-	assert_has(page, "glassbox_tool_latency_seconds_bucket{tool=\"browser_click\",le=\"0.025\"} 1\n");
-	assert_has(page, "glassbox_tool_latency_seconds_bucket{tool=\"browser_click\",le=\"0.25\"} 1\n");
-	assert_has(page, "glassbox_tool_latency_seconds_bucket{tool=\"browser_click\",le=\"0.5\"} 3\n");
-	assert_has(page, "glassbox_tool_latency_seconds_bucket{tool=\"browser_click\",le=\"30\"} 3\n");
-	assert_has(page, "glassbox_tool_latency_seconds_bucket{tool=\"browser_click\",le=\"+Inf\"} 4\n");
+	assert_has(page,
+	           "glassbox_tool_latency_seconds_bucket{tool=\"browser_click\",le=\"0.01\"} 0\n");
+	assert_has(page,
+	           "glassbox_tool_latency_seconds_bucket{tool=\"browser_click\",le=\"0.025\"} 1\n");
+	assert_has(page,
+	           "glassbox_tool_latency_seconds_bucket{tool=\"browser_click\",le=\"0.25\"} 1\n");
+	assert_has(page,
+	           "glassbox_tool_latency_seconds_bucket{tool=\"browser_click\",le=\"0.5\"} 3\n");
+	assert_has(page,
+	           "glassbox_tool_latency_seconds_bucket{tool=\"browser_click\",le=\"30\"} 3\n");
+	assert_has(page,
+	           "glassbox_tool_latency_seconds_bucket{tool=\"browser_click\",le=\"+Inf\"} 4\n");
 	assert_has(page, "glassbox_tool_latency_seconds_sum{tool=\"browser_click\"} 99.820000\n");
 	assert_has(page, "glassbox_tool_latency_seconds_count{tool=\"browser_click\"} 4\n");
 	gb_metrics_observe("glassbox_session_time_to_ready_seconds", NULL, 1.5);

@@ -154,8 +154,8 @@ static void seal_bytes(const unsigned char *key, const char *ad, const unsigned 
 	assert_int_equal(prof_sealer_new(key, ad, mem_write, out, &s), 0);
 	/* odd write sizes cross chunk boundaries */
 	for (size_t off = 0; off < len; off += 9999)
-		assert_int_equal(prof_sealer_write(s, plain + off, len - off < 9999 ? len - off : 9999),
-		                 0);
+		assert_int_equal(
+		    prof_sealer_write(s, plain + off, len - off < 9999 ? len - off : 9999), 0);
 	assert_int_equal(prof_sealer_finish(s), 0);
 }
 
@@ -167,8 +167,8 @@ static void test_seal_round_trip_and_tampering(void **state)
 	const char *ad = "glassbox profile|v1|acme|alice|id1|3";
 	size_t len = 3 * PROF_CHUNK_BYTES + 1234;
 	unsigned char *plain = malloc(len);
-	struct mem sealed = {0}, out = {0}, copy = {0};
-	size_t cuts[] = {0, 5, 8, 31, 32, 35, 36 + 100, 0};
+	struct mem sealed = { 0 }, out = { 0 }, copy = { 0 };
+	size_t cuts[] = { 0, 5, 8, 31, 32, 35, 36 + 100, 0 };
 	size_t i;
 
 	(void)state;
@@ -237,7 +237,7 @@ static void test_archive_round_trip_skips_caches_and_links(void **state)
 	char src[] = "/tmp/gb-prof-src-XXXXXX";
 	char dst[] = "/tmp/gb-prof-dst-XXXXXX";
 	char path[512], err[512] = "";
-	struct mem tar = {0};
+	struct mem tar = { 0 };
 	uint64_t bytes = 0;
 	struct stat st;
 
@@ -327,17 +327,17 @@ static void test_extract_refuses_hostile_entries(void **state)
 		int type;
 		const char *link;
 	} cases[] = {
-		{"../escape", AE_IFREG, NULL},
-		{"a/../../escape", AE_IFREG, NULL},
-		{"/tmp/gb-absolute-escape", AE_IFREG, NULL},
-		{"link", AE_IFLNK, "/etc/passwd"},
-		{"hard", AE_IFREG, "/etc/passwd"},
-		{"fifo", AE_IFIFO, NULL},
-		{"a//b", AE_IFREG, NULL},
-		{".", AE_IFDIR, NULL},
+		{ "../escape", AE_IFREG, NULL },
+		{ "a/../../escape", AE_IFREG, NULL },
+		{ "/tmp/gb-absolute-escape", AE_IFREG, NULL },
+		{ "link", AE_IFLNK, "/etc/passwd" },
+		{ "hard", AE_IFREG, "/etc/passwd" },
+		{ "fifo", AE_IFIFO, NULL },
+		{ "a//b", AE_IFREG, NULL },
+		{ ".", AE_IFDIR, NULL },
 	};
 	char dst[64], err[512];
-	struct mem tar = {0};
+	struct mem tar = { 0 };
 	struct stat st;
 	size_t i;
 
@@ -392,8 +392,11 @@ static int teardown(void **state)
 
 static struct prof_open_opts opts(const char *tenant, const char *name, int readonly)
 {
-	struct prof_open_opts o = {.tenant = tenant, .user = "alice", .name = name,
-	                           .readonly = readonly, .holder = "test"};
+	struct prof_open_opts o = { .tenant = tenant,
+		                    .user = "alice",
+		                    .name = name,
+		                    .readonly = readonly,
+		                    .holder = "test" };
 	return o;
 }
 
@@ -586,7 +589,8 @@ static void test_one_writer_read_only_copies_and_stale_holds(void **state)
 	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
 	snprintf(sql, sizeof(sql),
 	         "UPDATE prof_profiles SET held_by = 'crashed', held_pid = %d, held_since_ms = 5 "
-	         "WHERE id = '%s'", (int)child, info.id);
+	         "WHERE id = '%s'",
+	         (int)child, info.id);
 	assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
 	sqlite3_close(db);
 	o.readonly = 0;
@@ -656,8 +660,8 @@ int main(void)
 		                                setup, teardown),
 		cmocka_unit_test_setup_teardown(test_private_dir_and_orphan_of_an_uncommitted_save,
 		                                setup, teardown),
-		cmocka_unit_test_setup_teardown(test_blob_misplaced_or_tampered_does_not_open, setup,
-		                                teardown),
+		cmocka_unit_test_setup_teardown(test_blob_misplaced_or_tampered_does_not_open,
+		                                setup, teardown),
 		cmocka_unit_test_setup_teardown(test_one_writer_read_only_copies_and_stale_holds,
 		                                setup, teardown),
 		cmocka_unit_test_setup_teardown(test_revoke_and_expiry, setup, teardown),

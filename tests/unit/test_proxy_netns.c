@@ -33,7 +33,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
-static int in_netns;           /* 1 once this process is in its own namespace, configured */
+static int in_netns; /* 1 once this process is in its own namespace, configured */
 static char skip_reason[256];
 
 /* Writes text to path; returns 0 or -1. */
@@ -105,10 +105,11 @@ static int run_ip(const char *const *args)
  * the drill's addresses to it. Sets skip_reason on any failure. */
 static void enter_netns(void)
 {
-	static const char *const add_meta[] = {"ip", "addr", "add", "169.254.169.254/32", "dev",
-	                                       "lo", NULL};
-	static const char *const add_ten[] = {"ip", "addr", "add", "10.0.0.1/32", "dev", "lo",
-	                                      NULL};
+	static const char *const add_meta[] = { "ip",  "addr", "add", "169.254.169.254/32",
+		                                "dev", "lo",   NULL };
+	static const char *const add_ten[] = {
+		"ip", "addr", "add", "10.0.0.1/32", "dev", "lo", NULL
+	};
 	ino_t before = netns_inode();
 	char map[64];
 	uid_t uid = getuid();
@@ -128,29 +129,31 @@ static void enter_netns(void)
 		write_file("/proc/self/gid_map", map);
 	}
 	if (before == 0 || netns_inode() == before) {
-		snprintf(skip_reason, sizeof(skip_reason), "could not tell that a new network "
+		snprintf(skip_reason, sizeof(skip_reason),
+		         "could not tell that a new network "
 		         "namespace was entered: not touching the network");
 		return;
 	}
 	if (lo_up() < 0) {
-		snprintf(skip_reason, sizeof(skip_reason), "cannot bring lo up in the namespace: %s",
-		         strerror(errno));
+		snprintf(skip_reason, sizeof(skip_reason),
+		         "cannot bring lo up in the namespace: %s", strerror(errno));
 		return;
 	}
 	if (run_ip(add_meta) != 0 || run_ip(add_ten) != 0) {
-		snprintf(skip_reason, sizeof(skip_reason), "cannot add addresses to lo with ip(8) "
+		snprintf(skip_reason, sizeof(skip_reason),
+		         "cannot add addresses to lo with ip(8) "
 		         "(iproute2) in the namespace");
 		return;
 	}
 	in_netns = 1;
 }
 
-#define SKIP_UNLESS_NETNS()                                                       \
-	do {                                                                      \
-		if (!in_netns) {                                                  \
-			print_message("skipped: %s\n", skip_reason);             \
-			skip();                                                   \
-		}                                                                 \
+#define SKIP_UNLESS_NETNS()                                          \
+	do {                                                         \
+		if (!in_netns) {                                     \
+			print_message("skipped: %s\n", skip_reason); \
+			skip();                                      \
+		}                                                    \
 	} while (0)
 
 /* Counts refusals. */
@@ -249,11 +252,11 @@ static void test_overridden_names_to_metadata_and_private_are_refused(void **sta
 	                 " \"internal.test\": \"10.0.0.1\","
 	                 " \"mixed.test\": [\"10.0.0.1\", \"169.254.169.254\"]}}",
 	                 &p, &refusals, 0);
-#define REQ(...)                                                  \
-	do {                                                      \
-		snprintf(bufs[n], sizeof(bufs[n]), __VA_ARGS__);  \
-		reqs[n] = bufs[n];                                \
-		n++;                                              \
+#define REQ(...)                                                 \
+	do {                                                     \
+		snprintf(bufs[n], sizeof(bufs[n]), __VA_ARGS__); \
+		reqs[n] = bufs[n];                               \
+		n++;                                             \
 	} while (0)
 	REQ("GET http://meta.test:%d/latest/meta-data/ HTTP/1.1\r\nHost: meta.test\r\n\r\n",
 	    meta.port);
@@ -283,9 +286,12 @@ static void test_overridden_names_to_metadata_and_private_are_refused(void **sta
 
 	/* control: once the policy names 10.0.0.1, the same request arrives */
 	px = start_proxy("{\"allow\": [\"internal.test\"], \"allow_private\": [\"10.0.0.1\"],"
-	                 " \"hosts\": {\"internal.test\": \"10.0.0.1\"}}", &p, &refusals, 0);
-	snprintf(req, sizeof(req), "GET http://internal.test:%d/ok HTTP/1.1\r\n"
-	         "Connection: close\r\n\r\n", ten.port);
+	                 " \"hosts\": {\"internal.test\": \"10.0.0.1\"}}",
+	                 &p, &refusals, 0);
+	snprintf(req, sizeof(req),
+	         "GET http://internal.test:%d/ok HTTP/1.1\r\n"
+	         "Connection: close\r\n\r\n",
+	         ten.port);
 	via_proxy(policy_proxy_port(px), req, resp, sizeof(resp));
 	assert_non_null(strstr(resp, "HTTP/1.1 200 OK"));
 	assert_int_equal(atomic_load(&ten.hits), 1);
@@ -335,7 +341,7 @@ static void *connect_in_ns(void *arg)
 
 static int ns_connect(int ns_fd, const char *addr, int port, int *err)
 {
-	struct ns_connect c = {ns_fd, addr, port, -1, 0};
+	struct ns_connect c = { ns_fd, addr, port, -1, 0 };
 	pthread_t t;
 
 	pthread_create(&t, NULL, connect_in_ns, &c);
@@ -349,7 +355,7 @@ static int ns_connect(int ns_fd, const char *addr, int port, int *err)
 static void test_browser_namespace_reaches_only_the_proxy(void **state)
 {
 	struct test_server ten;
-	struct browser_ns b = {-1};
+	struct browser_ns b = { -1 };
 	struct policy_egress *p = NULL;
 	struct policy_proxy *px;
 	atomic_int refusals = 0;
@@ -378,17 +384,20 @@ static void test_browser_namespace_reaches_only_the_proxy(void **state)
 	fd = ns_connect(b.ns_fd, "10.0.0.1", ten.port, &e);
 	assert_int_equal(fd, -1);
 
-	assert_int_equal(policy_proxy_listen_in_netns(b.ns_fd, "127.0.0.1", 0, &lfd, err,
-	                                              sizeof(err)), 0);
+	assert_int_equal(
+	    policy_proxy_listen_in_netns(b.ns_fd, "127.0.0.1", 0, &lfd, err, sizeof(err)), 0);
 	px = start_proxy("{\"allow\": [\"internal.test\", \"meta.test\"],"
 	                 " \"allow_private\": [\"10.0.0.1\"],"
 	                 " \"hosts\": {\"internal.test\": \"10.0.0.1\","
-	                 " \"meta.test\": \"169.254.169.254\"}}", &p, &refusals, lfd);
+	                 " \"meta.test\": \"169.254.169.254\"}}",
+	                 &p, &refusals, lfd);
 	/* ... but through the proxy it can, and only as the policy says */
 	fd = ns_connect(b.ns_fd, "127.0.0.1", policy_proxy_port(px), &e);
 	assert_true(fd >= 0);
-	snprintf(req, sizeof(req), "GET http://internal.test:%d/from-browser HTTP/1.1\r\n"
-	         "Connection: close\r\n\r\n", ten.port);
+	snprintf(req, sizeof(req),
+	         "GET http://internal.test:%d/from-browser HTTP/1.1\r\n"
+	         "Connection: close\r\n\r\n",
+	         ten.port);
 	ts_send_str(fd, req);
 	tc_read_all(fd, resp, sizeof(resp));
 	close(fd);
@@ -448,10 +457,11 @@ static void test_names_resolved_by_the_proxy(void **state)
 	assert_int_equal(count_dir("/proc/self/task"), threads0);
 
 	/* named: the resolved address is used */
-	px = start_proxy("{\"allow\": [\"localhost\"], \"allow_private\": [\"127.0.0.1\", \"::1\"]}",
-	                 &p, &refusals, 0);
-	snprintf(req, sizeof(req), "GET http://localhost:%d/named HTTP/1.1\r\nConnection: close\r\n\r\n",
-	         lo.port);
+	px =
+	    start_proxy("{\"allow\": [\"localhost\"], \"allow_private\": [\"127.0.0.1\", \"::1\"]}",
+	                &p, &refusals, 0);
+	snprintf(req, sizeof(req),
+	         "GET http://localhost:%d/named HTTP/1.1\r\nConnection: close\r\n\r\n", lo.port);
 	via_proxy(policy_proxy_port(px), req, resp, sizeof(resp));
 	assert_non_null(strstr(resp, "HTTP/1.1 200 OK"));
 	assert_int_equal(atomic_load(&lo.hits), 1);

@@ -67,7 +67,7 @@ static inline int ts_send_str(int fd, const char *s)
 /* Sets a receive timeout on fd. */
 static inline void ts_timeout(int fd, int ms)
 {
-	struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
+	struct timeval tv = { ms / 1000, (ms % 1000) * 1000 };
 
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 }
@@ -133,8 +133,10 @@ static inline void ts_http(struct test_server *s, int fd)
 		}
 		close_after = strcasestr(buf, "\r\nconnection: close") &&
 		              strcasestr(buf, "\r\nconnection: close") < end;
-		snprintf(body, sizeof(body), "hello from upstream: %s (body %zu bytes)", path, body_len);
-		snprintf(resp, sizeof(resp), "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n"
+		snprintf(body, sizeof(body), "hello from upstream: %s (body %zu bytes)", path,
+		         body_len);
+		snprintf(resp, sizeof(resp),
+		         "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n"
 		         "Content-Length: %zu\r\nConnection: %s\r\nX-Upstream: yes\r\n\r\n%s",
 		         strlen(body), close_after ? "close" : "keep-alive", body);
 		if (ts_send_str(fd, resp) < 0 || close_after)
@@ -165,7 +167,7 @@ static inline void *ts_accept_main(void *arg)
 	struct test_server *s = arg;
 
 	for (;;) {
-		struct pollfd p[2] = {{s->lfd, POLLIN, 0}, {s->stop[0], POLLIN, 0}};
+		struct pollfd p[2] = { { s->lfd, POLLIN, 0 }, { s->stop[0], POLLIN, 0 } };
 		struct ts_conn *c;
 		int fd;
 

@@ -14,11 +14,10 @@
 #include "actions/actions.h"
 
 static const char *const expected_names[] = {
-	"browser_navigate",      "browser_navigate_back",   "browser_snapshot",
-	"browser_click",         "browser_type",            "browser_press_key",
-	"browser_select_option", "browser_hover",           "browser_evaluate",
-	"browser_take_screenshot", "browser_handle_dialog", "browser_wait_for",
-	"browser_tabs",          "browser_close",           "browser_session",
+	"browser_navigate", "browser_navigate_back",   "browser_snapshot",      "browser_click",
+	"browser_type",     "browser_press_key",       "browser_select_option", "browser_hover",
+	"browser_evaluate", "browser_take_screenshot", "browser_handle_dialog", "browser_wait_for",
+	"browser_tabs",     "browser_close",           "browser_session",
 };
 #define N_EXPECTED (sizeof(expected_names) / sizeof(expected_names[0]))
 
@@ -115,10 +114,11 @@ static void test_table_playwright_parameters(void **state)
 	p = param(click, "target");
 	assert_non_null(p);
 	assert_true(p->required);
-	assert_string_equal(p->description,
-	                    "Exact target element reference from the page snapshot, or a unique "
-	                    "element selector: CSS, or a locator such as role=button[name=\"Save\"] "
-	                    "or text=\"Save\" (searched in the page and its frames)");
+	assert_string_equal(
+	    p->description,
+	    "Exact target element reference from the page snapshot, or a unique "
+	    "element selector: CSS, or a locator such as role=button[name=\"Save\"] "
+	    "or text=\"Save\" (searched in the page and its frames)");
 	assert_false(param(click, "element")->required);
 	assert_string_equal(param(click, "button")->enum_values[2], "middle");
 	assert_null(param(click, "button")->enum_values[3]);
@@ -141,8 +141,7 @@ static void test_table_playwright_parameters(void **state)
 	assert_false(param(act_tool_find("browser_evaluate"), "target")->required);
 	assert_true(param(act_tool_find("browser_handle_dialog"), "accept")->required);
 	assert_int_equal(param(act_tool_find("browser_wait_for"), "time")->type, ACT_T_NUMBER);
-	assert_int_equal(param(act_tool_find("browser_snapshot"), "maxChars")->type,
-	                 ACT_T_INTEGER);
+	assert_int_equal(param(act_tool_find("browser_snapshot"), "maxChars")->type, ACT_T_INTEGER);
 	/* expect, operation_id and approval */
 	assert_int_equal(act_tool_find("browser_navigate_back")->n_params, 3);
 	assert_int_equal(param(act_tool_find("browser_click"), "approval")->type, ACT_T_STRING);
@@ -154,27 +153,26 @@ static void test_check_accepts_valid_arguments(void **state)
 
 	(void)state;
 	assert_int_equal(check("browser_click", "{\"target\":\"e5\"}", err, sizeof(err)), 0);
-	assert_int_equal(check("browser_click",
-	                       "{\"target\":\"e5\",\"element\":\"Save button\",\"doubleClick\":true,"
-	                       "\"button\":\"right\",\"modifiers\":[\"Shift\",\"ControlOrMeta\"],"
-	                       "\"expect\":{\"urlContains\":\"/saved\"},\"operation_id\":\"op-1\"}",
-	                       err, sizeof(err)),
-	                 0);
+	assert_int_equal(
+	    check("browser_click",
+	          "{\"target\":\"e5\",\"element\":\"Save button\",\"doubleClick\":true,"
+	          "\"button\":\"right\",\"modifiers\":[\"Shift\",\"ControlOrMeta\"],"
+	          "\"expect\":{\"urlContains\":\"/saved\"},\"operation_id\":\"op-1\"}",
+	          err, sizeof(err)),
+	    0);
 	assert_int_equal(check("browser_navigate_back", NULL, err, sizeof(err)), 0);
 	assert_int_equal(check("browser_close", "{}", err, sizeof(err)), 0);
-	assert_int_equal(check("browser_type", "{\"target\":\"#q\",\"text\":\"\"}", err,
-	                       sizeof(err)),
-	                 0);
-	assert_int_equal(check("browser_select_option", "{\"target\":\"e3\",\"values\":[]}", err,
-	                       sizeof(err)),
-	                 0);
+	assert_int_equal(
+	    check("browser_type", "{\"target\":\"#q\",\"text\":\"\"}", err, sizeof(err)), 0);
+	assert_int_equal(
+	    check("browser_select_option", "{\"target\":\"e3\",\"values\":[]}", err, sizeof(err)),
+	    0);
 	assert_int_equal(check("browser_wait_for", "{\"time\":2.5}", err, sizeof(err)), 0);
 	assert_int_equal(check("browser_wait_for", "{\"time\":0}", err, sizeof(err)), 0);
 	assert_int_equal(check("browser_wait_for", "{\"time\":30}", err, sizeof(err)), 0);
 	/* JSON Schema counts 2.0 as an integer */
-	assert_int_equal(check("browser_tabs", "{\"action\":\"select\",\"index\":2.0}", err,
-	                       sizeof(err)),
-	                 0);
+	assert_int_equal(
+	    check("browser_tabs", "{\"action\":\"select\",\"index\":2.0}", err, sizeof(err)), 0);
 	assert_int_equal(check("browser_snapshot", "{\"maxChars\":5000}", err, sizeof(err)), 0);
 }
 
@@ -192,12 +190,15 @@ static void test_check_required(void **state)
 	assert_non_null(strstr(err, "argument 'url' is required"));
 	assert_int_equal(check("browser_type", "{\"target\":\"e1\"}", err, sizeof(err)), -1);
 	assert_string_equal(err, "browser_type takes exactly one of 'text' or 'secret' (got none)");
-	assert_int_equal(check("browser_type", "{\"target\":\"e1\",\"text\":\"a\",\"secret\":\"S\"}",
-	                       err, sizeof(err)), -1);
+	assert_int_equal(check("browser_type",
+	                       "{\"target\":\"e1\",\"text\":\"a\",\"secret\":\"S\"}", err,
+	                       sizeof(err)),
+	                 -1);
 	assert_string_equal(err, "browser_type takes exactly one of 'text' or 'secret' (got more "
 	                         "than one)");
 	assert_int_equal(check("browser_type", "{\"target\":\"e1\",\"secret\":\"SHOP_PASSWORD\"}",
-	                       err, sizeof(err)), 0);
+	                       err, sizeof(err)),
+	                 0);
 	assert_int_equal(check("browser_tabs", "{\"index\":1}", err, sizeof(err)), -1);
 	assert_string_equal(err,
 	                    "argument 'action' is required: pass one of list, new, select, close");
@@ -212,18 +213,17 @@ static void test_check_types(void **state)
 	assert_string_equal(err, "argument 'target' must be a string (got integer)");
 	assert_int_equal(check("browser_click", "{\"target\":null}", err, sizeof(err)), -1);
 	assert_string_equal(err, "argument 'target' must be a string (got null)");
-	assert_int_equal(check("browser_click", "{\"target\":\"e1\",\"doubleClick\":\"yes\"}", err,
-	                       sizeof(err)),
-	                 -1);
+	assert_int_equal(
+	    check("browser_click", "{\"target\":\"e1\",\"doubleClick\":\"yes\"}", err, sizeof(err)),
+	    -1);
 	assert_string_equal(err, "argument 'doubleClick' must be a boolean (true or false) "
 	                         "(got string)");
 	assert_int_equal(check("browser_wait_for", "{\"time\":\"5\"}", err, sizeof(err)), -1);
 	assert_string_equal(err, "argument 'time' must be a number (got string)");
 	assert_int_equal(check("browser_snapshot", "{\"maxChars\":1000.5}", err, sizeof(err)), -1);
 	assert_string_equal(err, "argument 'maxChars' must be an integer (got 1000.5)");
-	assert_int_equal(check("browser_click", "{\"target\":\"e1\",\"expect\":[]}", err,
-	                       sizeof(err)),
-	                 -1);
+	assert_int_equal(
+	    check("browser_click", "{\"target\":\"e1\",\"expect\":[]}", err, sizeof(err)), -1);
 	assert_string_equal(err, "argument 'expect' must be an object (got array)");
 	assert_int_equal(check("browser_select_option", "{\"target\":\"e1\",\"values\":\"red\"}",
 	                       err, sizeof(err)),
@@ -241,9 +241,9 @@ static void test_check_enums(void **state)
 	char err[256];
 
 	(void)state;
-	assert_int_equal(check("browser_click", "{\"target\":\"e1\",\"button\":\"center\"}", err,
-	                       sizeof(err)),
-	                 -1);
+	assert_int_equal(
+	    check("browser_click", "{\"target\":\"e1\",\"button\":\"center\"}", err, sizeof(err)),
+	    -1);
 	assert_string_equal(err, "argument 'button' must be one of left, right, middle");
 	assert_int_equal(check("browser_click",
 	                       "{\"target\":\"e1\",\"modifiers\":[\"Shift\",\"Ctrl\"]}", err,
@@ -266,9 +266,8 @@ static void test_check_ranges(void **state)
 	assert_int_equal(check("browser_wait_for", "{\"time\":45}", err, sizeof(err)), -1);
 	assert_string_equal(err, "argument 'time' must be between 0 and 30 (got 45)");
 	assert_int_equal(check("browser_wait_for", "{\"time\":-1}", err, sizeof(err)), -1);
-	assert_int_equal(check("browser_tabs", "{\"action\":\"close\",\"index\":-1}", err,
-	                       sizeof(err)),
-	                 -1);
+	assert_int_equal(
+	    check("browser_tabs", "{\"action\":\"close\",\"index\":-1}", err, sizeof(err)), -1);
 	assert_string_equal(err, "argument 'index' must be between 0 and 1000 (got -1)");
 	assert_int_equal(check("browser_snapshot", "{\"maxChars\":10}", err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "argument 'maxChars' must be between 100 and"));
@@ -281,9 +280,8 @@ static void test_check_unknown_and_shape(void **state)
 	json_t *arr;
 
 	(void)state;
-	assert_int_equal(check("browser_click", "{\"target\":\"e1\",\"ref\":\"e1\"}", err,
-	                       sizeof(err)),
-	                 -1);
+	assert_int_equal(
+	    check("browser_click", "{\"target\":\"e1\",\"ref\":\"e1\"}", err, sizeof(err)), -1);
 	assert_string_equal(err, "unknown argument 'ref': browser_click accepts target, element, "
 	                         "doubleClick, button, modifiers, expect, operation_id, approval");
 	/* read-only tools take no idempotency key */
@@ -310,10 +308,30 @@ static void test_output_schema(void **state)
 	json_t *props;
 	json_t *req;
 	static const char *const fields[] = {
-		"operation_id", "tool", "ok", "error", "url_before", "url", "title", "navigated",
-		"status", "responses", "failed_requests", "dialogs", "dialog_open", "console_errors",
-		"dom_changed", "value", "result", "tabs", "verdicts", "evidence", "duration_ms",
-		"profile", "profile_closed", "profiles",
+		"operation_id",
+		"tool",
+		"ok",
+		"error",
+		"url_before",
+		"url",
+		"title",
+		"navigated",
+		"status",
+		"responses",
+		"failed_requests",
+		"dialogs",
+		"dialog_open",
+		"console_errors",
+		"dom_changed",
+		"value",
+		"result",
+		"tabs",
+		"verdicts",
+		"evidence",
+		"duration_ms",
+		"profile",
+		"profile_closed",
+		"profiles",
 	};
 	size_t i;
 
@@ -333,16 +351,16 @@ static void test_output_schema(void **state)
 	assert_string_equal(
 	    json_string_value(json_object_get(json_object_get(props, "status"), "type")),
 	    "integer");
-	assert_string_equal(json_string_value(json_object_get(
-	                        json_object_get(json_object_get(props, "console_errors"), "items"),
-	                        "type")),
-	                    "string");
 	assert_string_equal(
 	    json_string_value(json_object_get(
-	        json_object_get(json_object_get(json_object_get(json_object_get(props, "evidence"),
-	                                                        "items"),
-	                                        "properties"),
-	                        "size"),
+	        json_object_get(json_object_get(props, "console_errors"), "items"), "type")),
+	    "string");
+	assert_string_equal(
+	    json_string_value(json_object_get(
+	        json_object_get(
+	            json_object_get(json_object_get(json_object_get(props, "evidence"), "items"),
+	                            "properties"),
+	            "size"),
 	        "type")),
 	    "integer");
 	json_decref(schema);

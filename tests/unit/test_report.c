@@ -54,17 +54,17 @@ static void build(struct fx *f)
 	fx_build_trail(f, TENANT, "s-1", 2); /* 1 opened, 2-3 calls, 4 closed */
 	fx_append(f, TENANT, EVID_AUDIT_SESSION_OPENED, "s-2", NULL,
 	          json_pack("{s:{s:s}}", "manifest", "chromium_version", "Chrome/156.0.8078.108"),
-	          NULL);                                                       /* 5 */
+	          NULL); /* 5 */
 	fx_append(f, TENANT, EVID_AUDIT_APPROVAL_GRANTED, "s-2", "op-7",
 	          json_pack("{s:s, s:s, s:s, s:s}", "approval_id", "ap-1", "tool", "browser_click",
 	                    "by", "alice@example.com", "at", "2026-03-01T10:00:00Z"),
-	          NULL);                                                       /* 6 */
-	fx_tool_call(f, TENANT, "s-2", 7, HOSTILE_URL, HOSTILE_NAME);         /* 7 */
+	          NULL);                                              /* 6 */
+	fx_tool_call(f, TENANT, "s-2", 7, HOSTILE_URL, HOSTILE_NAME); /* 7 */
 	fx_append(f, TENANT, EVID_AUDIT_POLICY_REFUSAL, "s-2", "op-8",
 	          json_pack("{s:s, s:s, s:s, s:s}", "tool", "browser_navigate", "rule",
 	                    "egress.deny", "reason", "</dd><script>alert(3)</script>", "url",
 	                    "http://169.254.169.254/latest/meta-data"),
-	          NULL);                                                       /* 8 */
+	          NULL); /* 8 */
 }
 
 static char *report(struct fx *f, const char *session, const char *since, int *chain_ok)
@@ -124,7 +124,8 @@ static void test_report_contents(void **state)
 	assert_non_null(strstr(html, "Network log"));
 	assert_non_null(strstr(html, "agent@example.com"));
 	/* screenshots inlined once each, opened by their thumbnails */
-	assert_int_equal(count(html, "data:image/png;base64,"), 6); /* 3 calls x (shot, annotated) */
+	assert_int_equal(count(html, "data:image/png;base64,"),
+	                 6); /* 3 calls x (shot, annotated) */
 	snprintf(rule, sizeof(rule), ".i%s{background-image", f->shot_sha[2]);
 	assert_int_equal(count(html, rule), 1);
 	assert_non_null(strstr(html, "href=\"#v2-0\""));
@@ -143,7 +144,7 @@ static void test_report_says_chain_failed(void **state)
 {
 	struct fx *f = *state;
 	char path[512];
-	char *lines[FX_MAX_RECORDS] = {0};
+	char *lines[FX_MAX_RECORDS] = { 0 };
 	char *text;
 	char *p;
 	size_t len;
@@ -191,12 +192,14 @@ static void test_report_filters(void **state)
 	/* unknown session: a clear error */
 	memset(&o, 0, sizeof(o));
 	o.session_id = "s-404";
-	assert_int_equal(evid_report_html(f->data, &o, &html, &len, err, sizeof(err)), -EVID_ENOENT);
+	assert_int_equal(evid_report_html(f->data, &o, &html, &len, err, sizeof(err)),
+	                 -EVID_ENOENT);
 	assert_null(html);
 	assert_non_null(strstr(err, "s-404"));
 	o.session_id = "s-404";
 	o.tenant = TENANT;
-	assert_int_equal(evid_report_html(f->data, &o, &html, &len, err, sizeof(err)), -EVID_ENOENT);
+	assert_int_equal(evid_report_html(f->data, &o, &html, &len, err, sizeof(err)),
+	                 -EVID_ENOENT);
 	assert_non_null(strstr(err, "no records of session s-404"));
 }
 
@@ -211,15 +214,16 @@ static void test_html_escape(void **state)
 	assert_int_equal(evid_html_escape(&b, bad, sizeof(bad) - 1), 0);
 	s = gb_buf_steal(&b);
 	/* control char, a stray byte and a UTF-16 surrogate become U+FFFD; é stays */
-	assert_string_equal(s, "a\xEF\xBF\xBD&lt;b&gt;\xEF\xBF\xBD\xc3\xa9&amp;\xEF\xBF\xBD\xEF\xBF\xBD"
-	                       "\xEF\xBF\xBDz");
+	assert_string_equal(
+	    s, "a\xEF\xBF\xBD&lt;b&gt;\xEF\xBF\xBD\xc3\xa9&amp;\xEF\xBF\xBD\xEF\xBF\xBD"
+	       "\xEF\xBF\xBDz");
 	free(s);
 }
 
 static int run_report_cli(const char *data, const char *a1, const char *a2, const char *a3,
                           const char *a4)
 {
-	char *argv[8] = {(char *)"report", (char *)a1, (char *)a2, (char *)a3, (char *)a4, NULL};
+	char *argv[8] = { (char *)"report", (char *)a1, (char *)a2, (char *)a3, (char *)a4, NULL };
 	int argc = 1;
 
 	while (argc < 5 && argv[argc])
@@ -251,8 +255,8 @@ static void test_report_cli(void **state)
 /* The Chromium to use, or NULL. */
 static const char *find_chromium(void)
 {
-	static const char *const candidates[] = {"/usr/bin/chromium", "/usr/bin/chromium-browser",
-	                                         "/usr/bin/google-chrome", NULL};
+	static const char *const candidates[] = { "/usr/bin/chromium", "/usr/bin/chromium-browser",
+		                                  "/usr/bin/google-chrome", NULL };
 	const char *env = getenv("CHROMIUM");
 	size_t i;
 
@@ -271,12 +275,13 @@ static int chromium(const struct fx *f, const char *bin, const char *mode, const
 {
 	char cmd[4096];
 
-	snprintf(cmd, sizeof(cmd),
-	         "timeout 120 '%s' --headless=new --no-sandbox --disable-gpu --disable-dev-shm-usage "
-	         "--no-first-run --no-default-browser-check --disable-extensions "
-	         "--disable-background-networking --hide-scrollbars --user-data-dir='%s/chrome' "
-	         "--window-size=1280,1400 %s '%s' > '%s' 2>'%s/chrome.log'",
-	         bin, f->root, mode, url, out, f->root);
+	snprintf(
+	    cmd, sizeof(cmd),
+	    "timeout 120 '%s' --headless=new --no-sandbox --disable-gpu --disable-dev-shm-usage "
+	    "--no-first-run --no-default-browser-check --disable-extensions "
+	    "--disable-background-networking --hide-scrollbars --user-data-dir='%s/chrome' "
+	    "--window-size=1280,1400 %s '%s' > '%s' 2>'%s/chrome.log'",
+	    bin, f->root, mode, url, out, f->root);
 	return system(cmd);
 }
 

@@ -102,10 +102,24 @@ static void test_defaults_parse(void **state)
 static void test_default_destructive_clicks(void **state)
 {
 	static const char *const texts[] = {
-		"Delete",        "Delete all orders", "Remove item", "Pay",       "Pay now",
-		"Buy now",       "Purchase",          "Place order", "Order",     "Transfer funds",
-		"Send",          "Send money",        "Publish",     "Deploy to production",
-		"Unsubscribe",   "Destroy",           "Erase",       "Submit payment",
+		"Delete",
+		"Delete all orders",
+		"Remove item",
+		"Pay",
+		"Pay now",
+		"Buy now",
+		"Purchase",
+		"Place order",
+		"Order",
+		"Transfer funds",
+		"Send",
+		"Send money",
+		"Publish",
+		"Deploy to production",
+		"Unsubscribe",
+		"Destroy",
+		"Erase",
+		"Submit payment",
 		"Cancel subscription",
 	};
 	struct policy_risk *r = rules_from(NULL);
@@ -123,8 +137,9 @@ static void test_default_destructive_clicks(void **state)
 static void test_default_words_are_whole_words(void **state)
 {
 	static const char *const allowed[] = {
-		"Save", "Next page", "Undelete", "Payment methods", "Sender settings", "Orders",
-		"Buyer guide", "Publisher info", "Removal policy", "Cancel", "", NULL,
+		"Save",   "Next page",   "Undelete",       "Payment methods", "Sender settings",
+		"Orders", "Buyer guide", "Publisher info", "Removal policy",  "Cancel",
+		"",       NULL,
 	};
 	struct policy_risk *r = rules_from(NULL);
 	size_t i;
@@ -356,7 +371,7 @@ static void test_aria_label_cannot_hide_visible_text(void **state)
 	assert_string_equal(d.rule, "destructive-click");
 	/* the person sees both */
 	assert_string_equal(d.summary, "click button \"Delete account\" (accessible name "
-	                    "\"Cancel\") on http://shop.test/orders");
+	                               "\"Cancel\") on http://shop.test/orders");
 	/* the other way round: a harmless text, a destructive accessible name */
 	f = click_on("button", "OK");
 	f.aria_label = "Delete repository";
@@ -373,11 +388,15 @@ static void test_aria_label_cannot_hide_visible_text(void **state)
 static void test_hidden_characters_do_not_split_words(void **state)
 {
 	static const char *const texts[] = {
-		"Del\xE2\x80\x8B" "ete",          /* zero-width space */
-		"De\xC2\xAD" "lete",              /* soft hyphen */
-		"\xEF\xBC\xA4\xEF\xBC\xA5\xEF\xBC\xAC\xEF\xBC\xA5\xEF\xBC\xB4\xEF\xBC\xA5", /* fullwidth */
-		"Pay\xC2\xA0now",                 /* no-break space */
-		"\xE2\x80\xAE" "Delete",          /* right-to-left override */
+		"Del\xE2\x80\x8B"
+		"ete", /* zero-width space */
+		"De\xC2\xAD"
+		"lete", /* soft hyphen */
+		"\xEF\xBC\xA4\xEF\xBC\xA5\xEF\xBC\xAC\xEF\xBC\xA5\xEF\xBC\xB4\xEF\xBC"
+		"\xA5",           /* fullwidth */
+		"Pay\xC2\xA0now", /* no-break space */
+		"\xE2\x80\xAE"
+		"Delete", /* right-to-left override */
 		"DELETE!!!",
 		"delete-all",
 	};
@@ -456,18 +475,19 @@ static void test_tenant_rule_conditions(void **state)
 
 	(void)state;
 	r = rules_from(
-		"{\"rules\": ["
-		" {\"name\": \"no-uploads\", \"decision\": \"forbid\", \"when\": {\"kind\": \"upload\"}},"
-		" {\"name\": \"gate-passwords\", \"decision\": \"approve\","
-		"  \"when\": {\"kind\": \"type\", \"input_type\": \"password\"}},"
-		" {\"name\": \"gate-otp\", \"decision\": \"approve\","
-		"  \"when\": {\"kind\": \"type\", \"autocomplete\": \"one-time-code\"}},"
-		" {\"name\": \"offsite\", \"decision\": \"approve\","
-		"  \"when\": {\"kind\": [\"navigate\", \"click\"], \"cross_site\": true}},"
-		" {\"name\": \"downloads\", \"decision\": \"approve\", \"when\": {\"download\": true}},"
-		" {\"name\": \"admin-links\", \"decision\": \"forbid\","
-		"  \"when\": {\"role\": \"link\", \"tag\": \"a\", \"text_matches\": \"admin*\"}}"
-		"]}");
+	    "{\"rules\": ["
+	    " {\"name\": \"no-uploads\", \"decision\": \"forbid\", \"when\": {\"kind\": "
+	    "\"upload\"}},"
+	    " {\"name\": \"gate-passwords\", \"decision\": \"approve\","
+	    "  \"when\": {\"kind\": \"type\", \"input_type\": \"password\"}},"
+	    " {\"name\": \"gate-otp\", \"decision\": \"approve\","
+	    "  \"when\": {\"kind\": \"type\", \"autocomplete\": \"one-time-code\"}},"
+	    " {\"name\": \"offsite\", \"decision\": \"approve\","
+	    "  \"when\": {\"kind\": [\"navigate\", \"click\"], \"cross_site\": true}},"
+	    " {\"name\": \"downloads\", \"decision\": \"approve\", \"when\": {\"download\": true}},"
+	    " {\"name\": \"admin-links\", \"decision\": \"forbid\","
+	    "  \"when\": {\"role\": \"link\", \"tag\": \"a\", \"text_matches\": \"admin*\"}}"
+	    "]}");
 	memset(&f, 0, sizeof(f));
 	f.kind = POLICY_ACT_UPLOAD;
 	f.file_count = 2;
@@ -514,28 +534,34 @@ static void test_config_errors(void **state)
 	parse_error("{\"rule\": []}", err, sizeof(err));
 	assert_non_null(strstr(err, "risk.rule: unknown key"));
 	parse_error("{\"rules\": [{\"name\": \"x\", \"decision\": \"approve\", \"when\": "
-	            "{\"kind\": \"clik\"}}]}", err, sizeof(err));
+	            "{\"kind\": \"clik\"}}]}",
+	            err, sizeof(err));
 	assert_non_null(strstr(err, "risk.rules[0].when.kind: \"clik\" is not an action kind"));
 	parse_error("{\"rules\": [{\"name\": \"x\", \"decision\": \"maybe\", \"when\": "
-	            "{\"kind\": \"click\"}}]}", err, sizeof(err));
+	            "{\"kind\": \"click\"}}]}",
+	            err, sizeof(err));
 	assert_non_null(strstr(err, "risk.rules[0].decision: \"maybe\" is not a decision"));
 	parse_error("{\"rules\": [{\"name\": \"x\", \"decision\": \"allow\", \"when\": {}}]}", err,
 	            sizeof(err));
 	assert_non_null(strstr(err, "at least one condition"));
 	parse_error("{\"rules\": [{\"name\": \"x\", \"decision\": \"allow\", \"when\": "
-	            "{\"text_matches\": []}}]}", err, sizeof(err));
+	            "{\"text_matches\": []}}]}",
+	            err, sizeof(err));
 	assert_non_null(strstr(err, "text_matches: must list 1 to"));
 	parse_error("{\"rules\": [{\"name\": \"x\", \"decision\": \"allow\", \"when\": "
-	            "{\"text_matches\": [\"--\"]}}]}", err, sizeof(err));
+	            "{\"text_matches\": [\"--\"]}}]}",
+	            err, sizeof(err));
 	assert_non_null(strstr(err, "has no letters or digits"));
 	parse_error("{\"rules\": [{\"name\": \"x\", \"decision\": \"allow\", \"when\": "
-	            "{\"colour\": \"red\"}}]}", err, sizeof(err));
+	            "{\"colour\": \"red\"}}]}",
+	            err, sizeof(err));
 	assert_non_null(strstr(err, "when.colour: unknown condition"));
 	parse_error("{\"rules\": [{\"decision\": \"allow\", \"when\": {\"kind\": \"click\"}}]}",
 	            err, sizeof(err));
 	assert_non_null(strstr(err, "needs \"name\""));
 	parse_error("{\"rules\": [{\"name\": \"x\", \"decision\": \"allow\", \"when\": "
-	            "{\"page_host\": \"*shop.test\"}}]}", err, sizeof(err));
+	            "{\"page_host\": \"*shop.test\"}}]}",
+	            err, sizeof(err));
 	assert_non_null(strstr(err, "is not a host pattern"));
 	parse_error("{\"approval_ttl_seconds\": 5}", err, sizeof(err));
 	assert_non_null(strstr(err, "from 10 to 86400"));
@@ -557,17 +583,17 @@ static void test_summaries(void **state)
 	f.form_action = "http://shop.test/orders/delete";
 	policy_risk_summary(&f, s, sizeof(s));
 	assert_string_equal(s, "click button \"Delete all orders\" on http://shop.test/orders, "
-	                    "submits POST /orders/delete");
+	                       "submits POST /orders/delete");
 
 	f.form_action = "https://evil.example/collect";
 	policy_risk_summary(&f, s, sizeof(s));
 	assert_string_equal(s, "click button \"Delete all orders\" on http://shop.test/orders, "
-	                    "submits POST https://evil.example/collect");
+	                       "submits POST https://evil.example/collect");
 
 	f = type_into("Card number", "cc-number", "text");
 	policy_risk_summary(&f, s, sizeof(s));
 	assert_string_equal(s, "type 16 characters into textbox \"Card number\" (autocomplete "
-	                    "\"cc-number\") on https://shop.test/checkout");
+	                       "\"cc-number\") on https://shop.test/checkout");
 	assert_null(strstr(s, "4111"));
 
 	memset(&f, 0, sizeof(f));
@@ -576,7 +602,7 @@ static void test_summaries(void **state)
 	f.dest_url = "https://pay.example/checkout";
 	policy_risk_summary(&f, s, sizeof(s));
 	assert_string_equal(s, "navigate from https://shop.test/cart to "
-	                    "https://pay.example/checkout (another site: pay.example)");
+	                       "https://pay.example/checkout (another site: pay.example)");
 
 	memset(&f, 0, sizeof(f));
 	f.kind = POLICY_ACT_EVALUATE;
@@ -590,7 +616,7 @@ static void test_summaries(void **state)
 	f.frame_url = "https://pay.example/widget";
 	policy_risk_summary(&f, s, sizeof(s));
 	assert_string_equal(s, "click button \"Pay\" on http://shop.test/orders in frame "
-	                    "https://pay.example/widget");
+	                       "https://pay.example/widget");
 
 	memset(&f, 0, sizeof(f));
 	f.kind = POLICY_ACT_DIALOG;
@@ -610,7 +636,8 @@ static void test_summary_is_safe_to_print(void **state)
 
 	(void)state;
 	/* terminal escapes, newlines, C1 controls and bidi overrides in page text */
-	f = click_on("button", "Save\x1b[2J\x1b[1;1H\r\nDelete \xC2\x9B" "31m\xE2\x80\xAEsredro");
+	f = click_on("button", "Save\x1b[2J\x1b[1;1H\r\nDelete \xC2\x9B"
+	                       "31m\xE2\x80\xAEsredro");
 	f.name = NULL;
 	policy_risk_summary(&f, s, sizeof(s));
 	for (i = 0; s[i]; i++) {
@@ -618,7 +645,8 @@ static void test_summary_is_safe_to_print(void **state)
 
 		assert_true(c >= 0x20 && c != 0x7F);
 		if (c == 0xC2)
-			assert_false((unsigned char)s[i + 1] >= 0x80 && (unsigned char)s[i + 1] <= 0x9F);
+			assert_false((unsigned char)s[i + 1] >= 0x80 &&
+			             (unsigned char)s[i + 1] <= 0x9F);
 	}
 	assert_null(strstr(s, "\xE2\x80\xAE"));
 	/* URLs stay one token, in ASCII */
@@ -655,17 +683,17 @@ static void test_summary_is_safe_to_print(void **state)
 static void test_registrable_domain(void **state)
 {
 	static const char *const cases[][2] = {
-		{"shop.test", "shop.test"},
-		{"www.shop.test", "shop.test"},
-		{"A.B.Shop.Test.", "shop.test"},
-		{"shop.example.co.uk", "example.co.uk"},
-		{"example.co.uk", "example.co.uk"},
-		{"alice.github.io", "alice.github.io"},
-		{"x.alice.github.io", "alice.github.io"},
-		{"localhost", "localhost"},
-		{"127.0.0.1", "127.0.0.1"},
-		{"::1", "::1"},
-		{"", ""},
+		{ "shop.test", "shop.test" },
+		{ "www.shop.test", "shop.test" },
+		{ "A.B.Shop.Test.", "shop.test" },
+		{ "shop.example.co.uk", "example.co.uk" },
+		{ "example.co.uk", "example.co.uk" },
+		{ "alice.github.io", "alice.github.io" },
+		{ "x.alice.github.io", "alice.github.io" },
+		{ "localhost", "localhost" },
+		{ "127.0.0.1", "127.0.0.1" },
+		{ "::1", "::1" },
+		{ "", "" },
 	};
 	char out[256];
 	size_t i;
@@ -696,7 +724,9 @@ static void test_normalize(void **state)
 	assert_string_equal(out, " ");
 	policy_risk_normalize("Café au lait", 100, out, sizeof(out));
 	assert_string_equal(out, " café au lait ");
-	policy_risk_normalize("bad\xFF" "byte", 100, out, sizeof(out));
+	policy_risk_normalize("bad\xFF"
+	                      "byte",
+	                      100, out, sizeof(out));
 	assert_string_equal(out, " bad byte ");
 }
 
@@ -746,12 +776,12 @@ static void test_fingerprint(void **state)
 	fp(&g, b);
 	assert_string_equal(a, b);
 	/* each bound fact does */
-#define CHANGES(field, v)                                                                      \
-	do {                                                                                       \
-		g = f;                                                                                 \
-		g.field = v;                                                                           \
-		fp(&g, b);                                                                             \
-		assert_string_not_equal(a, b);                                                         \
+#define CHANGES(field, v)                      \
+	do {                                   \
+		g = f;                         \
+		g.field = v;                   \
+		fp(&g, b);                     \
+		assert_string_not_equal(a, b); \
 	} while (0)
 	CHANGES(session_id, "s-2");
 	CHANGES(page_url, "http://shop.test/orders?x=1");

@@ -53,7 +53,7 @@ static int teardown(void **state)
 /* Stores VALUE as tenant's name, bound to shop.test. */
 static void set_one(const char *dir, const char *tenant, const char *name)
 {
-	const char *hosts[] = {"shop.test", "*.shop.test"};
+	const char *hosts[] = { "shop.test", "*.shop.test" };
 	char err[512] = "";
 
 	assert_int_equal(secret_set(dir, tenant, name, hosts, 2, NULL, 0,
@@ -251,10 +251,10 @@ static void test_list_and_delete(void **state)
 static void test_bad_input_refused(void **state)
 {
 	const char *dir = *state;
-	const char *hosts[] = {"shop.test"};
-	const char *any[] = {"*"};
-	const char *bad_host[] = {"shop.test/login"};
-	const char *bad_field[] = {"search"};
+	const char *hosts[] = { "shop.test" };
+	const char *any[] = { "*" };
+	const char *bad_host[] = { "shop.test/login" };
+	const char *bad_field[] = { "search" };
 	struct secret_meta m;
 	unsigned char *v = NULL;
 	char err[512] = "";
@@ -264,8 +264,8 @@ static void test_bad_input_refused(void **state)
 	                            (const unsigned char *)"x", 1, NULL, err, sizeof(err)),
 	                 -EINVAL);
 	assert_non_null(strstr(err, "not a valid secret name"));
-	assert_int_equal(secret_set(dir, "../x", "A", hosts, 1, NULL, 0,
-	                            (const unsigned char *)"x", 1, NULL, err, sizeof(err)),
+	assert_int_equal(secret_set(dir, "../x", "A", hosts, 1, NULL, 0, (const unsigned char *)"x",
+	                            1, NULL, err, sizeof(err)),
 	                 -EINVAL);
 	assert_int_equal(secret_set(dir, "acme", "A", NULL, 0, NULL, 0, (const unsigned char *)"x",
 	                            1, NULL, err, sizeof(err)),
@@ -306,8 +306,8 @@ static void test_host_binding(void **state)
 	assert_true(secret_host_allowed(&m, "https://SHOP.test./"));
 	assert_true(secret_host_allowed(&m, "https://a.b.example.com/x"));
 	assert_true(secret_host_allowed(&m, "https://bank.test/"));
-	assert_false(secret_host_allowed(&m, "http://bank.test/"));      /* scheme bound */
-	assert_false(secret_host_allowed(&m, "https://example.com/"));   /* strict subdomains */
+	assert_false(secret_host_allowed(&m, "http://bank.test/"));    /* scheme bound */
+	assert_false(secret_host_allowed(&m, "https://example.com/")); /* strict subdomains */
 	assert_false(secret_host_allowed(&m, "http://evil.test/?shop.test"));
 	assert_false(secret_host_allowed(&m, "http://shop.test.evil.test/"));
 	assert_false(secret_host_allowed(&m, "http://user@evil.test/shop.test"));
@@ -324,33 +324,33 @@ static void test_field_kinds(void **state)
 	(void)state;
 	memset(&m, 0, sizeof(m));
 	/* the default: password, username, email, one-time-code */
-	assert_true(secret_field_allowed(&m, &(struct secret_field){"input", "password", ""}, why,
+	assert_true(secret_field_allowed(&m, &(struct secret_field){ "input", "password", "" }, why,
 	                                 sizeof(why)));
-	assert_true(secret_field_allowed(&m, &(struct secret_field){"input", "email", NULL}, why,
+	assert_true(secret_field_allowed(&m, &(struct secret_field){ "input", "email", NULL }, why,
 	                                 sizeof(why)));
-	assert_true(secret_field_allowed(&m, &(struct secret_field){"input", "text", "section-a USERNAME"},
-	                                 why, sizeof(why)));
-	assert_true(secret_field_allowed(&m, &(struct secret_field){"input", "text", "one-time-code"},
-	                                 why, sizeof(why)));
-	assert_true(secret_field_allowed(&m, &(struct secret_field){"input", "text", "current-password"},
-	                                 why, sizeof(why)));
-	assert_false(secret_field_allowed(&m, &(struct secret_field){"input", "search", ""}, why,
+	assert_true(secret_field_allowed(
+	    &m, &(struct secret_field){ "input", "text", "section-a USERNAME" }, why, sizeof(why)));
+	assert_true(secret_field_allowed(
+	    &m, &(struct secret_field){ "input", "text", "one-time-code" }, why, sizeof(why)));
+	assert_true(secret_field_allowed(
+	    &m, &(struct secret_field){ "input", "text", "current-password" }, why, sizeof(why)));
+	assert_false(secret_field_allowed(&m, &(struct secret_field){ "input", "search", "" }, why,
 	                                  sizeof(why)));
 	assert_non_null(strstr(why, "type=search"));
 	assert_non_null(strstr(why, "password"));
-	assert_false(secret_field_allowed(&m, &(struct secret_field){"input", "text", "usernames"},
-	                                  why, sizeof(why)));
-	assert_false(secret_field_allowed(&m, &(struct secret_field){"textarea", "", ""}, why,
+	assert_false(secret_field_allowed(
+	    &m, &(struct secret_field){ "input", "text", "usernames" }, why, sizeof(why)));
+	assert_false(secret_field_allowed(&m, &(struct secret_field){ "textarea", "", "" }, why,
 	                                  sizeof(why)));
 	/* a secret that names its kinds: only those */
 	snprintf(m.fields[0], sizeof(m.fields[0]), "text");
 	m.n_fields = 1;
-	assert_true(secret_field_allowed(&m, &(struct secret_field){"input", "search", ""}, why,
+	assert_true(secret_field_allowed(&m, &(struct secret_field){ "input", "search", "" }, why,
 	                                 sizeof(why)));
-	assert_false(secret_field_allowed(&m, &(struct secret_field){"textarea", "", ""}, why,
+	assert_false(secret_field_allowed(&m, &(struct secret_field){ "textarea", "", "" }, why,
 	                                  sizeof(why)));
 	snprintf(m.fields[0], sizeof(m.fields[0]), "password");
-	assert_false(secret_field_allowed(&m, &(struct secret_field){"input", "email", ""}, why,
+	assert_false(secret_field_allowed(&m, &(struct secret_field){ "input", "email", "" }, why,
 	                                  sizeof(why)));
 }
 

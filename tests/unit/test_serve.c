@@ -47,18 +47,20 @@ static void test_config_full(void **state)
 	char text[2048], err[512];
 
 	(void)state;
-	snprintf(text, sizeof(text),
-	         "{\"listen\": {\"host\": \"0.0.0.0\", \"port\": 9000, \"allowed_origins\": "
-	         "[\"https://app.example\"]},"
-	         " \"admin\": {\"port\": 9001, \"token_sha256\": \"%s\"},"
-	         " \"limits\": {\"max_sessions\": 10, \"max_sessions_per_tenant\": 3, "
-	         "\"idle_ttl_s\": 60, \"hard_ttl_s\": 600, \"tool_calls_per_session\": 100, "
-	         "\"action_timeout_ms\": 5000, \"max_body_bytes\": 2048, \"shutdown_grace_s\": 5, "
-	         "\"retry_after_s\": 7},"
-	         " \"prelaunch\": false,"
-	         " \"tenants\": {\"alpha\": {\"token_sha256\": \"%s\", \"policy\": {\"egress\": {}}},"
-	         " \"beta\": {\"token_sha256\": \"%s\", \"max_sessions\": 1, \"tool_calls_per_session\": 0}}}",
-	         beta_hash, alpha_hash, beta_hash);
+	snprintf(
+	    text, sizeof(text),
+	    "{\"listen\": {\"host\": \"0.0.0.0\", \"port\": 9000, \"allowed_origins\": "
+	    "[\"https://app.example\"]},"
+	    " \"admin\": {\"port\": 9001, \"token_sha256\": \"%s\"},"
+	    " \"limits\": {\"max_sessions\": 10, \"max_sessions_per_tenant\": 3, "
+	    "\"idle_ttl_s\": 60, \"hard_ttl_s\": 600, \"tool_calls_per_session\": 100, "
+	    "\"action_timeout_ms\": 5000, \"max_body_bytes\": 2048, \"shutdown_grace_s\": 5, "
+	    "\"retry_after_s\": 7},"
+	    " \"prelaunch\": false,"
+	    " \"tenants\": {\"alpha\": {\"token_sha256\": \"%s\", \"policy\": {\"egress\": {}}},"
+	    " \"beta\": {\"token_sha256\": \"%s\", \"max_sessions\": 1, "
+	    "\"tool_calls_per_session\": 0}}}",
+	    beta_hash, alpha_hash, beta_hash);
 	/* the admin token may not equal a tenant's? it may; tenants may not share */
 	assert_int_equal(parse(text, &c, err, sizeof(err)), 0);
 	assert_string_equal(c->host, "0.0.0.0");
@@ -93,7 +95,8 @@ static void test_config_defaults(void **state)
 	char text[512], err[512];
 
 	(void)state;
-	snprintf(text, sizeof(text), "{\"tenants\": {\"t\": {\"token_sha256\": \"%s\"}}}", alpha_hash);
+	snprintf(text, sizeof(text), "{\"tenants\": {\"t\": {\"token_sha256\": \"%s\"}}}",
+	         alpha_hash);
 	assert_int_equal(parse(text, &c, err, sizeof(err)), 0);
 	assert_string_equal(c->host, "127.0.0.1"); /* loopback unless configured */
 	assert_int_equal(c->port, 8931);
@@ -111,24 +114,31 @@ static void test_config_errors(void **state)
 		const char *json;   /* %s: alpha's hash, %s: beta's */
 		const char *expect; /* in the message */
 	} cases[] = {
-		{"[]", "JSON object"},
-		{"{\"tenants\": {}}", "at least one tenant"},
-		{"{\"tenant\": {}}", "unknown key \"tenant\""},
-		{"{\"tenants\": {\"a\": {\"token_sha256\": \"abc\"}}}", "tenants.a.token_sha256 must be"},
-		{"{\"tenants\": {\"a\": {\"token\": \"%s\"}}}", "unknown key \"token\""},
-		{"{\"tenants\": {\"a\": {\"token_sha256\": \"%s\"}, \"b\": {\"token_sha256\": \"%s\"}}}",
-		 "the same token"},
-		{"{\"tenants\": {\"../x\": {\"token_sha256\": \"%s\"}}}", "tenant name"},
-		{"{\"tenants\": {\"a\": {\"token_sha256\": \"%s\", \"policy\": 3}}}", "policy must be"},
-		{"{\"limits\": {\"max_sessions\": 0}, \"tenants\": {\"a\": {\"token_sha256\": \"%s\"}}}",
-		 "limits.max_sessions must be an integer from 1"},
-		{"{\"limits\": {\"idle_ttl\": 5}, \"tenants\": {\"a\": {\"token_sha256\": \"%s\"}}}",
-		 "unknown key \"idle_ttl\""},
-		{"{\"listen\": {\"port\": 70000}, \"tenants\": {\"a\": {\"token_sha256\": \"%s\"}}}",
-		 "listen.port"},
-		{"{\"admin\": {\"port\": 1}, \"tenants\": {\"a\": {\"token_sha256\": \"%s\"}}}",
-		 "admin.token_sha256"},
-		{"{\"prelaunch\": 1, \"tenants\": {\"a\": {\"token_sha256\": \"%s\"}}}", "prelaunch"},
+		{ "[]", "JSON object" },
+		{ "{\"tenants\": {}}", "at least one tenant" },
+		{ "{\"tenant\": {}}", "unknown key \"tenant\"" },
+		{ "{\"tenants\": {\"a\": {\"token_sha256\": \"abc\"}}}",
+		  "tenants.a.token_sha256 must be" },
+		{ "{\"tenants\": {\"a\": {\"token\": \"%s\"}}}", "unknown key \"token\"" },
+		{ "{\"tenants\": {\"a\": {\"token_sha256\": \"%s\"}, \"b\": {\"token_sha256\": "
+		  "\"%s\"}}}",
+		  "the same token" },
+		{ "{\"tenants\": {\"../x\": {\"token_sha256\": \"%s\"}}}", "tenant name" },
+		{ "{\"tenants\": {\"a\": {\"token_sha256\": \"%s\", \"policy\": 3}}}",
+		  "policy must be" },
+		{ "{\"limits\": {\"max_sessions\": 0}, \"tenants\": {\"a\": {\"token_sha256\": "
+		  "\"%s\"}}}",
+		  "limits.max_sessions must be an integer from 1" },
+		{ "{\"limits\": {\"idle_ttl\": 5}, \"tenants\": {\"a\": {\"token_sha256\": "
+		  "\"%s\"}}}",
+		  "unknown key \"idle_ttl\"" },
+		{ "{\"listen\": {\"port\": 70000}, \"tenants\": {\"a\": {\"token_sha256\": "
+		  "\"%s\"}}}",
+		  "listen.port" },
+		{ "{\"admin\": {\"port\": 1}, \"tenants\": {\"a\": {\"token_sha256\": \"%s\"}}}",
+		  "admin.token_sha256" },
+		{ "{\"prelaunch\": 1, \"tenants\": {\"a\": {\"token_sha256\": \"%s\"}}}",
+		  "prelaunch" },
 	};
 	struct mcp_serve_config *c;
 	char text[1024], err[512];
@@ -159,10 +169,11 @@ static void test_tokens(void **state)
 	size_t i;
 
 	(void)state;
-	snprintf(text, sizeof(text),
-	         "{\"tenants\": {\"alpha\": {\"token_sha256\": \"%s\"}, \"beta\": {\"token_sha256\": "
-	         "\"%s\"}}}",
-	         alpha_hash, beta_hash);
+	snprintf(
+	    text, sizeof(text),
+	    "{\"tenants\": {\"alpha\": {\"token_sha256\": \"%s\"}, \"beta\": {\"token_sha256\": "
+	    "\"%s\"}}}",
+	    alpha_hash, beta_hash);
 	assert_int_equal(parse(text, &c, err, sizeof(err)), 0);
 	assert_ptr_equal(mcp_auth_tenant(c, "Bearer alpha-token"), &c->tenants[0]);
 	assert_ptr_equal(mcp_auth_tenant(c, "bearer beta-token"), &c->tenants[1]);
@@ -202,7 +213,7 @@ static void test_routes(void **state)
 
 static void test_origin_and_host(void **state)
 {
-	static const char allowed[2][128] = {"https://app.example", "http://10.0.0.5:8080"};
+	static const char allowed[2][128] = { "https://app.example", "http://10.0.0.5:8080" };
 
 	(void)state;
 	assert_true(mcp_http_origin_ok(NULL, allowed, 2));

@@ -21,7 +21,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-
 static char run_dir[256];
 
 static int setup(void **state)
@@ -90,8 +89,8 @@ static void test_parse_devtools_port(void **state)
 	char url[256];
 
 	(void)state;
-	assert_int_equal(sess_parse_devtools_port("41234\n/devtools/browser/abc-123\n", url,
-	                                          sizeof(url)), 0);
+	assert_int_equal(
+	    sess_parse_devtools_port("41234\n/devtools/browser/abc-123\n", url, sizeof(url)), 0);
 	assert_string_equal(url, "ws://127.0.0.1:41234/devtools/browser/abc-123");
 	assert_int_equal(sess_parse_devtools_port("0\n/devtools/browser/x", url, sizeof(url)), -1);
 	assert_int_equal(sess_parse_devtools_port("99999\n/devtools/browser/x", url, sizeof(url)),
@@ -102,8 +101,10 @@ static void test_parse_devtools_port(void **state)
 
 static void test_argv(void **state)
 {
-	struct sess_options opt = {.run_dir = "/tmp", .viewport_width = 800, .viewport_height = 600,
-	                           .host_resolver_rules = "MAP shop.test 127.0.0.1"};
+	struct sess_options opt = { .run_dir = "/tmp",
+		                    .viewport_width = 800,
+		                    .viewport_height = 600,
+		                    .host_resolver_rules = "MAP shop.test 127.0.0.1" };
 	const char *args[64];
 	char store[4][2048];
 	int n, i, headless = 0, udd = 0, size = 0, rules = 0, bg = 0;
@@ -124,7 +125,7 @@ static void test_argv(void **state)
 
 static void test_launch_ready_close_leaves_nothing(void **state)
 {
-	struct sess_options opt = {.run_dir = run_dir};
+	struct sess_options opt = { .run_dir = run_dir };
 	struct sess *s = NULL;
 	char err[512] = "";
 	char dir[4096];
@@ -158,7 +159,7 @@ static void test_launch_ready_close_leaves_nothing(void **state)
 
 static void test_killed_browser_fails_with_reason(void **state)
 {
-	struct sess_options opt = {.run_dir = run_dir};
+	struct sess_options opt = { .run_dir = run_dir };
 	struct cdp_error cerr;
 	struct sess *s = NULL;
 	char err[512] = "";
@@ -181,7 +182,7 @@ static void test_killed_browser_fails_with_reason(void **state)
 
 static void test_bad_chromium_path_is_a_clear_error(void **state)
 {
-	struct sess_options opt = {.run_dir = run_dir, .chromium_path = "/nonexistent/chromium"};
+	struct sess_options opt = { .run_dir = run_dir, .chromium_path = "/nonexistent/chromium" };
 	struct sess *s = NULL;
 	char err[512] = "";
 
@@ -194,7 +195,7 @@ static void test_bad_chromium_path_is_a_clear_error(void **state)
 
 static void test_warm_pool_hands_over_a_ready_browser(void **state)
 {
-	struct sess_options opt = {.run_dir = run_dir};
+	struct sess_options opt = { .run_dir = run_dir };
 	struct sess_pool *pool = NULL;
 	volatile int cancel = 0;
 	struct sess *s;
@@ -218,7 +219,7 @@ static void test_warm_pool_hands_over_a_ready_browser(void **state)
 
 static void test_warm_pool_stop_closes_what_it_holds(void **state)
 {
-	struct sess_options opt = {.run_dir = run_dir};
+	struct sess_options opt = { .run_dir = run_dir };
 	struct sess_pool *pool = NULL;
 	int i;
 
@@ -257,8 +258,8 @@ static int make_netns(void *user, int *fd_out, char *err, size_t errlen)
 
 static void test_warm_pool_hands_over_a_browser_with_its_namespace(void **state)
 {
-	struct sess_options opt = {.run_dir = run_dir};
-	struct netns_maker m = {0};
+	struct sess_options opt = { .run_dir = run_dir };
+	struct netns_maker m = { 0 };
 	struct sess_pool *pool = NULL;
 	volatile int cancel = 0;
 	struct sess *s;
@@ -295,8 +296,8 @@ static void test_warm_pool_hands_over_a_browser_with_its_namespace(void **state)
 
 static void test_warm_pool_without_a_namespace_launches_nothing(void **state)
 {
-	struct sess_options opt = {.run_dir = run_dir};
-	struct netns_maker m = {.fail = 1};
+	struct sess_options opt = { .run_dir = run_dir };
+	struct netns_maker m = { .fail = 1 };
 	struct sess_pool *pool = NULL;
 	volatile int cancel = 0;
 

@@ -102,10 +102,11 @@ static void test_parse_proc_stat(void **state)
 
 	(void)state;
 	/* a comm with spaces and a ')' must not shift the fields */
-	assert_int_equal(sess_parse_proc_stat("1234 (we) ird (name) S 1 1200 1200 0 -1 4194560 10 0 "
-	                                      "0 0 150 25 0 0 20 0 3 0 987654 1000 100",
-	                                      &st),
-	                 0);
+	assert_int_equal(
+	    sess_parse_proc_stat("1234 (we) ird (name) S 1 1200 1200 0 -1 4194560 10 0 "
+	                         "0 0 150 25 0 0 20 0 3 0 987654 1000 100",
+	                         &st),
+	    0);
 	assert_int_equal(st.state, 'S');
 	assert_int_equal(st.ppid, 1);
 	assert_int_equal(st.pgid, 1200);
@@ -138,13 +139,14 @@ static void test_cmdline_match(void **state)
 	                            "--user-data-dir=/d/run/ab/profile --lang=en-US";
 
 	(void)state;
-	assert_true(sess_cmdline_text_has(args, sizeof(args) - 1, "--user-data-dir=/d/run/ab/profile"));
-	assert_true(sess_cmdline_text_has(title, sizeof(title) - 1,
-	                                  "--user-data-dir=/d/run/ab/profile"));
+	assert_true(
+	    sess_cmdline_text_has(args, sizeof(args) - 1, "--user-data-dir=/d/run/ab/profile"));
+	assert_true(
+	    sess_cmdline_text_has(title, sizeof(title) - 1, "--user-data-dir=/d/run/ab/profile"));
 	/* a longer path that starts the same is another browser */
 	assert_false(sess_cmdline_text_has(args, sizeof(args) - 1, "--user-data-dir=/d/run/a"));
-	assert_false(sess_cmdline_text_has(args, sizeof(args) - 1,
-	                                   "--user-data-dir=/d/run/ab/profile2"));
+	assert_false(
+	    sess_cmdline_text_has(args, sizeof(args) - 1, "--user-data-dir=/d/run/ab/profile2"));
 	assert_false(sess_cmdline_text_has(args, sizeof(args) - 1, ""));
 }
 
@@ -154,7 +156,8 @@ static void test_parse_owner(void **state)
 
 	(void)state;
 	assert_int_equal(sess_parse_owner("glassbox-owner 1\npid 42\nstart 777\npgid 50\n"
-	                                  "profile /d/run/ab/profile\n", &o),
+	                                  "profile /d/run/ab/profile\n",
+	                                  &o),
 	                 0);
 	assert_int_equal(o.pid, 42);
 	assert_int_equal(o.start, 777);
@@ -250,8 +253,9 @@ static pid_t make_session_dir(const char *data, const char *name, pid_t owner, u
 		b = start_fake_browser(profile);
 	if (owner_file) {
 		snprintf(path, sizeof(path), "%s/owner", dir);
-		snprintf(text, sizeof(text), "glassbox-owner 1\npid %d\nstart %llu\npgid %d\nprofile %s\n",
-		         (int)owner, (unsigned long long)start, (int)b, profile);
+		snprintf(text, sizeof(text),
+		         "glassbox-owner 1\npid %d\nstart %llu\npgid %d\nprofile %s\n", (int)owner,
+		         (unsigned long long)start, (int)b, profile);
 		write_text(path, text);
 	}
 	return b;
@@ -348,9 +352,9 @@ static int wait_over_limit(struct sess *s, int ms)
 
 static void test_watchdog_closes_what_goes_over(void **state)
 {
-	struct sess cpu = {.id = "cpu-hog"}, mem = {.id = "mem-hog"}, calm = {.id = "calm"};
-	struct sess_limits cpu_lim = {.cpu_percent = 2, .cpu_window_ms = 1000};
-	struct sess_limits mem_lim = {.memory_bytes = 64u << 20};
+	struct sess cpu = { .id = "cpu-hog" }, mem = { .id = "mem-hog" }, calm = { .id = "calm" };
+	struct sess_limits cpu_lim = { .cpu_percent = 2, .cpu_window_ms = 1000 };
+	struct sess_limits mem_lim = { .memory_bytes = 64u << 20 };
 	char verdict[256], err[256];
 	int status;
 
@@ -370,7 +374,7 @@ static void test_watchdog_closes_what_goes_over(void **state)
 	assert_true(wait_over_limit(&cpu, 15000));
 	assert_true(sess_watch_verdict(&cpu, verdict, sizeof(verdict)));
 	assert_non_null(strstr(verdict, "of a CPU core for 1 s, over this session's limit of 2%; "
-	                                 "it was closed"));
+	                                "it was closed"));
 	assert_int_equal(waitpid(cpu.pid, &status, 0), cpu.pid);
 	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
 

@@ -68,15 +68,17 @@ static void test_existing_preferences_are_kept(void **state)
 	snprintf(path, sizeof(path), "%s/Default/Preferences", dir);
 	f = fopen(path, "w");
 	assert_non_null(f);
-	fputs("{\"intl\": {\"accept_languages\": \"fr\"}, \"net\": {\"network_prediction_options\": 0, "
-	      "\"other\": true}}", f);
+	fputs("{\"intl\": {\"accept_languages\": \"fr\"}, \"net\": "
+	      "{\"network_prediction_options\": 0, "
+	      "\"other\": true}}",
+	      f);
 	fclose(f);
 	assert_int_equal(sess_write_preferences(dir, err, sizeof(err)), 0);
 	p = read_prefs(dir);
 	assert_non_null(p);
-	assert_string_equal(json_string_value(json_object_get(json_object_get(p, "intl"),
-	                                                      "accept_languages")),
-	                    "fr");
+	assert_string_equal(
+	    json_string_value(json_object_get(json_object_get(p, "intl"), "accept_languages")),
+	    "fr");
 	assert_true(json_is_true(json_object_get(json_object_get(p, "net"), "other")));
 	assert_int_equal(json_integer_value(json_object_get(json_object_get(p, "net"),
 	                                                    "network_prediction_options")),

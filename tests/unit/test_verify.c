@@ -41,9 +41,9 @@ static const char *validate(const char *text)
 }
 
 static const struct verify_response responses[] = {
-	{.url = "https://app.test/api/items?page=1", .method = "GET", .status = 200},
-	{.url = "https://app.test/api/save", .method = "POST", .status = 500},
-	{.url = "https://app.test/api/save", .method = "POST", .status = 201},
+	{ .url = "https://app.test/api/items?page=1", .method = "GET", .status = 200 },
+	{ .url = "https://app.test/api/save", .method = "POST", .status = 500 },
+	{ .url = "https://app.test/api/save", .method = "POST", .status = 201 },
 };
 
 static struct verify_state page_state(void)
@@ -102,11 +102,12 @@ static void test_validate_accepts(void **state)
 {
 	(void)state;
 	assert_string_equal(validate("{}"), "");
-	assert_string_equal(validate("{\"url\": \"https://a.test/\", \"urlContains\": \"/a\", "
-	                             "\"title\": \"\", \"text\": \"Saved\", \"textGone\": \"Saving\", "
-	                             "\"value\": \"\", \"target\": \"e12\", "
-	                             "\"response\": {\"url\": \"/api\", \"status\": 200}}"),
-	                    "");
+	assert_string_equal(
+	    validate("{\"url\": \"https://a.test/\", \"urlContains\": \"/a\", "
+	             "\"title\": \"\", \"text\": \"Saved\", \"textGone\": \"Saving\", "
+	             "\"value\": \"\", \"target\": \"e12\", "
+	             "\"response\": {\"url\": \"/api\", \"status\": 200}}"),
+	    "");
 	assert_string_equal(validate("{\"response\": {\"url\": \"\"}}"), "");
 	assert_int_equal(verify_expect_validate(NULL, NULL, 0), 0);
 }
@@ -114,7 +115,8 @@ static void test_validate_accepts(void **state)
 static void test_validate_rejects(void **state)
 {
 	(void)state;
-	assert_string_equal(validate("[]"), "expect must be an object such as {\"title\": \"Saved\"}");
+	assert_string_equal(validate("[]"),
+	                    "expect must be an object such as {\"title\": \"Saved\"}");
 	assert_string_equal(validate("{\"title\": 3}"), "expect.title must be a string");
 	assert_string_equal(validate("{\"url\": null}"), "expect.url must be a string");
 	assert_string_equal(validate("{\"urlContains\": [\"a\"]}"),
@@ -384,8 +386,8 @@ static void test_check_order_and_all_ok(void **state)
 	struct verify_state st = page_state();
 	json_t *verdicts;
 	int ok;
-	static const char *const order[] = {"url", "urlContains", "title", "text",
-	                                    "textGone", "value", "response"};
+	static const char *const order[] = { "url",      "urlContains", "title",   "text",
+		                             "textGone", "value",       "response" };
 	size_t i;
 
 	(void)state;
@@ -411,7 +413,7 @@ static void test_check_order_and_all_ok(void **state)
 
 static void test_check_state_not_gathered(void **state)
 {
-	struct verify_state st = {0};
+	struct verify_state st = { 0 };
 	json_t *verdicts;
 	size_t i;
 	int ok;
@@ -504,7 +506,7 @@ static char *explain(const char *expect_text, const struct verify_state *st)
 static void test_explain(void **state)
 {
 	struct verify_state st = page_state();
-	struct verify_state none = {0};
+	struct verify_state none = { 0 };
 	char *text;
 
 	(void)state;
@@ -517,14 +519,14 @@ static void test_explain(void **state)
 	               "\"textGone\": \"Widget\", \"value\": \"Gadget\", \"target\": \"e7\", "
 	               "\"response\": {\"url\": \"/api/items\", \"status\": 204}}",
 	               &st);
-	assert_string_equal(text,
-	                    "expected URL \"https://app.test/\" but saw \"https://app.test/items/42\"; "
-	                    "expected the URL to contain \"/orders\" but saw "
-	                    "\"https://app.test/items/42\"; "
-	                    "expected text \"Widget\" to be gone from the page but it is still there; "
-	                    "expected the value of \"e7\" to be \"Gadget\" but saw \"Widget\"; "
-	                    "expected a response whose URL contains \"/api/items\" with status 204 "
-	                    "but saw \"GET https://app.test/api/items?page=1 200\"");
+	assert_string_equal(
+	    text, "expected URL \"https://app.test/\" but saw \"https://app.test/items/42\"; "
+	          "expected the URL to contain \"/orders\" but saw "
+	          "\"https://app.test/items/42\"; "
+	          "expected text \"Widget\" to be gone from the page but it is still there; "
+	          "expected the value of \"e7\" to be \"Gadget\" but saw \"Widget\"; "
+	          "expected a response whose URL contains \"/api/items\" with status 204 "
+	          "but saw \"GET https://app.test/api/items?page=1 200\"");
 	free(text);
 
 	text = explain("{\"response\": {\"url\": \"/x\"}, \"value\": \"v\"}", &st);
@@ -557,9 +559,10 @@ static void test_explain_quotes_and_other_checks(void **state)
 	                 " {\"check\": \"dialog\", \"expected\": null, \"observed\": null, "
 	                 "\"ok\": true}]");
 	text = verify_explain_failures(verdicts);
-	assert_string_equal(text, "expected title \"Say \\\"hi\\\"\" but saw \"line1\\nline2\\\\\"; "
-	                          "check \"no_console_errors\" failed: expected 0 but saw "
-	                          "[\"TypeError: x\"]");
+	assert_string_equal(text,
+	                    "expected title \"Say \\\"hi\\\"\" but saw \"line1\\nline2\\\\\"; "
+	                    "check \"no_console_errors\" failed: expected 0 but saw "
+	                    "[\"TypeError: x\"]");
 	assert_null(strchr(text, '\n'));
 	free(text);
 	json_decref(verdicts);
