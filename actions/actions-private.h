@@ -46,6 +46,10 @@ struct act_session {
 
 	/* egress (egress.c) */
 	struct policy_egress *egress;
+	/* policies replaced by a narrowing, kept until the session ends (the
+	 * proxy may still be checking with one); worker thread only */
+	struct policy_egress *egress_retired[POLICY_MAX_LAYERS];
+	size_t n_egress_retired;
 	struct policy_proxy *proxy;
 	struct policy_chromium_flags proxy_flags;
 	const char *extra_args[9];
@@ -302,6 +306,10 @@ int act_gate_check(struct act_ctx *ctx);
 /* egress.c */
 int act_egress_start(struct act_session *s, json_t *policy, char *err, size_t errlen);
 void act_egress_stop(struct act_session *s);
+/* browser_session "narrow": narrows the session's egress policy with
+ * args.egress for every layer at once (tools, Fetch, the proxy's new
+ * requests). */
+int act_egress_narrow_call(struct act_ctx *ctx);
 /* Fills the launch options: proxy, resolver rules, flags, target setup. */
 void act_egress_launch_options(struct act_session *s, struct sess_options *opt);
 /* Starts handling paused requests on the freshly launched browser. */

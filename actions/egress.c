@@ -190,8 +190,35 @@ void act_egress_stop(struct act_session *s)
 	s->netns_fd = 0;
 	policy_egress_free(s->egress);
 	s->egress = NULL;
+	while (s->n_egress_retired > 0)
+		policy_egress_free(s->egress_retired[--s->n_egress_retired]);
 	json_decref(s->refusals);
 	s->refusals = NULL;
+}
+
+int act_egress_narrow_call(struct act_ctx *ctx)
+{
+	struct act_session *s = ctx->as;
+	json_t *egress = json_object_get(ctx->args, "egress");
+	struct policy_egress *narrowed = NULL;
+	char perr[512];
+
+	if (!json_is_object(egress))
+		return act_fail(ctx, "bad_arguments",
+		                "narrow needs \"egress\": {\"allow\"?: [...], \"deny\"?: [...]}");
+	/* at most POLICY_MAX_LAYERS - 1 narrowings succeed: egress_retired holds them */
+	if (policy_egress_narrow(s->egress, egress, &narrowed, perr, sizeof(perr)) < 0)
+		return act_fail(ctx, "bad_arguments", "the narrowing is not valid: %s", perr);
+	/* the proxy's thread may be checking a request with the current policy
+	 * right now: it is kept until the session ends */
+	s->egress_retired[s->n_egress_retired++] = s->egress;
+	s->egress = narrowed;
+	if (s->proxy)
+		policy_proxy_set_policy(s->proxy, narrowed);
+	json_object_set(ctx->out, "egress_narrowed", egress);
+	gb_buf_appendf(&ctx->text, "This session's egress is narrowed: from now on a request must "
+	                           "pass the tenant's policy and this one");
+	return 0;
 }
 
 /* Layer 2: every target gets Fetch interception before it runs. Called

@@ -410,6 +410,8 @@ static int session_run(struct act_ctx *ctx)
 		return session_close(ctx);
 	if (!strcmp(action, "list"))
 		return session_list(ctx);
+	if (!strcmp(action, "narrow"))
+		return act_egress_narrow_call(ctx);
 	return session_status(ctx);
 }
 

@@ -257,7 +257,8 @@ static const struct act_param close_params[] = {
 	P_OPERATION_ID,
 };
 
-static const char *const session_action_values[] = { "open", "close", "status", "list", NULL };
+static const char *const session_action_values[] = { "open", "close",  "status",
+	                                             "list", "narrow", NULL };
 
 static const struct act_param session_params[] = {
 	{ .name = "action",
@@ -266,8 +267,15 @@ static const struct act_param session_params[] = {
 	  .description = "open: start the browser on a profile; close: close the browser and seal "
 	                 "the profile's state as a new version (or discard it with save: false); "
 	                 "status: the open profile and how the last one was closed; list: this "
-	                 "tenant's profiles",
+	                 "tenant's profiles; narrow: restrict where this session's browser may go "
+	                 "(egress)",
 	  .enum_values = session_action_values },
+	{ .name = "egress",
+	  .type = ACT_T_OBJECT,
+	  .description =
+	      "narrow: {\"allow\"?: [host patterns], \"deny\"?: [host patterns], "
+	      "\"allow_private\"?: [addresses]}; from now on a request must pass the "
+	      "tenant's policy and this too, so it can only take away (docs/egress.md)" },
 	{ .name = "profile",
 	  .type = ACT_T_STRING,
 	  .description = "The profile's name (open): letters, digits, '.', '_', '-'" },
@@ -439,7 +447,9 @@ static const struct act_def tools[] = {
 	      "closes the browser and seals the profile's state, encrypted, as a new version "
 	      "(save: false discards the changes); `status` and `list` report. One session at a "
 	      "time may write a profile: a second one is refused unless it asks for a read-only "
-	      "copy. A browser that crashes is never sealed: the last good version stays.",
+	      "copy. A browser that crashes is never sealed: the last good version stays. "
+	      "`narrow` restricts where this session's browser may go, on top of the tenant's "
+	      "policy.",
 	  PARAMS(session_params),
 	  .read_only = 0,
 	  .changes_state = 0 },
@@ -462,7 +472,7 @@ static const struct {
 	{ "function", "pass a function such as \"() => document.title\"" },
 	{ "accept", "pass true to accept the dialog or false to dismiss it" },
 	{ "action", "pass one of list, new, select, close" },
-	{ "browser_session.action", "pass one of open, close, status, list" },
+	{ "browser_session.action", "pass one of open, close, status, list, narrow" },
 };
 
 /* ---- lookups ------------------------------------------------------------ */

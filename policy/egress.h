@@ -90,6 +90,10 @@ int policy_egress_parse(const json_t *json, struct policy_egress **out, char *er
  * afterwards. Errors as policy_egress_parse ("egress.hosts: resolver
  * overrides belong in the tenant's policy, not a session's").
  */
+/* A policy's layers: the tenant's and at most POLICY_MAX_LAYERS - 1
+ * narrowings. */
+#define POLICY_MAX_LAYERS 4
+
 int policy_egress_narrow(const struct policy_egress *base, const json_t *json,
                          struct policy_egress **out, char *err, size_t errlen);
 
@@ -207,6 +211,13 @@ int policy_proxy_start(const struct policy_egress *p, const struct policy_proxy_
  * not be called from on_refusal.
  */
 void policy_proxy_stop(struct policy_proxy *px);
+
+/* Makes p (borrowed; it must outlive the proxy or the next call) the
+ * policy the proxy checks new requests against, e.g. a session's
+ * narrowing. Thread-safe: a check under way finishes with the policy it
+ * started with, so the caller keeps the previous one until the proxy
+ * stops. */
+void policy_proxy_set_policy(struct policy_proxy *px, const struct policy_egress *p);
 
 /* The port the proxy listens on. */
 int policy_proxy_port(const struct policy_proxy *px);

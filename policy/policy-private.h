@@ -19,7 +19,6 @@
 #define POLICY_MAX_RANGES 256    /* allow_private entries */
 #define POLICY_MAX_HOSTS 256     /* resolver overrides */
 #define POLICY_MAX_HOST_ADDRS 8  /* addresses per override */
-#define POLICY_MAX_LAYERS 4      /* tenant + narrowings */
 #define POLICY_HOST_MAX 254      /* a DNS name, or the text of an address */
 #define POLICY_URL_MAX 8192      /* longest URL checked */
 

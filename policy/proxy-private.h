@@ -216,6 +216,12 @@ void proxy_shown_copy(const char *s, size_t len, char *out, size_t outlen);
 /* Sets the connection's state and the time it began. */
 void proxy_set_state(struct proxy_conn *c, enum conn_state st);
 /* Reports a refusal through the callback. */
+/* The policy new requests are checked against (policy_proxy_set_policy). */
+static inline const struct policy_egress *proxy_policy(struct policy_proxy *px)
+{
+	return __atomic_load_n(&px->policy, __ATOMIC_ACQUIRE);
+}
+
 void proxy_report(struct policy_proxy *px, const char *method, const char *url, const char *host,
                   const char *addr, const char *rule, const char *message);
 /* Queues a complete error response for the client and moves to CLOSING.

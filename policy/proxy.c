@@ -197,6 +197,11 @@ out:
 	return rc;
 }
 
+void policy_proxy_set_policy(struct policy_proxy *px, const struct policy_egress *p)
+{
+	__atomic_store_n(&px->policy, p, __ATOMIC_RELEASE);
+}
+
 void policy_proxy_stop(struct policy_proxy *px)
 {
 	char one = 1;

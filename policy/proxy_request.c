@@ -40,8 +40,8 @@ static void handle_connect(struct policy_proxy *px, struct proxy_conn *c,
 		snprintf(msg, sizeof(msg), "CONNECT needs host:port: %s",
 		         why[0] ? why : "the port is missing");
 		proxy_reply_error(c, 400, "Bad Request", NULL, msg);
-	} else if (policy_egress_check_target(px->policy, POLICY_SCHEME_ANY, c->host, is_ip, &ip,
-	                                      c->port, c->url, &d) < 0) {
+	} else if (policy_egress_check_target(proxy_policy(px), POLICY_SCHEME_ANY, c->host, is_ip,
+	                                      &ip, c->port, c->url, &d) < 0) {
 		proxy_refuse(px, c, &d);
 	} else {
 		proxy_start_resolve(px, c, is_ip, &ip);
@@ -86,7 +86,7 @@ static void handle_forward(struct policy_proxy *px, struct proxy_conn *c,
 	}
 	snprintf(c->host, sizeof(c->host), "%s", u.host);
 	c->port = u.port;
-	if (policy_egress_check_url(px->policy, target, &d) < 0) {
+	if (policy_egress_check_url(proxy_policy(px), target, &d) < 0) {
 		proxy_refuse(px, c, &d);
 		goto out;
 	}

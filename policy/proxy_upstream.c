@@ -104,7 +104,7 @@ static void have_addresses(struct policy_proxy *px, struct proxy_conn *c)
 			proxy_refuse(px, c, &d);
 			goto out;
 		}
-		if (policy_egress_check_ip(px->policy, c->host, &c->addrs[i], &d) < 0) {
+		if (policy_egress_check_ip(proxy_policy(px), c->host, &c->addrs[i], &d) < 0) {
 			proxy_refuse(px, c, &d);
 			goto out;
 		}
@@ -142,7 +142,7 @@ out:
 void proxy_start_resolve(struct policy_proxy *px, struct proxy_conn *c, int is_ip,
                          const struct policy_ip *ip)
 {
-	const struct policy_host_override *o = policy_egress_override(px->policy, c->host);
+	const struct policy_host_override *o = policy_egress_override(proxy_policy(px), c->host);
 	char msg[400];
 
 	if (is_ip) {
