@@ -273,7 +273,7 @@ int act_profile_export(const struct act_config *cfg, const char *user, const cha
 	json_t *res = NULL;
 	json_t *cookies = json_array();
 	json_t *out_origins = json_array();
-	json_t *todo = NULL;
+	json_t *origins_to_read = NULL;
 	json_t *items = NULL;
 	json_t *c;
 	size_t i;
@@ -287,7 +287,7 @@ int act_profile_export(const struct act_config *cfg, const char *user, const cha
 	o.readonly = 1;
 	if (prof_lease_open(cfg->data_dir, &o, &b.lease, err, errlen) < 0)
 		goto out;
-	todo = act_profile_known_origins(prof_lease_dir(b.lease));
+	origins_to_read = act_profile_known_origins(prof_lease_dir(b.lease));
 	for (i = 0; origins && origins[i]; i++) {
 		if (!is_origin(origins[i])) {
 			snprintf(err, errlen,
@@ -296,7 +296,7 @@ int act_profile_export(const struct act_config *cfg, const char *user, const cha
 			         origins[i]);
 			goto out;
 		}
-		json_array_append_new(todo, json_string(origins[i]));
+		json_array_append_new(origins_to_read, json_string(origins[i]));
 	}
 	if (start_browser(cfg, &b, err, errlen) < 0)
 		goto out;
@@ -306,7 +306,7 @@ int act_profile_export(const struct act_config *cfg, const char *user, const cha
 	}
 	json_array_foreach(json_object_get(res, "cookies"), i, c)
 	    json_array_append_new(cookies, cookie_to_playwright(c));
-	json_array_foreach(todo, i, c)
+	json_array_foreach(origins_to_read, i, c)
 	{
 		const char *origin = json_string_value(c);
 		size_t j;
@@ -315,8 +315,9 @@ int act_profile_export(const struct act_config *cfg, const char *user, const cha
 		if (!is_origin(origin) || i >= MAX_ORIGINS)
 			continue;
 		for (j = 0; j < i; j++)
-			dup |=
-			    !strcmp(origin, gb_or(json_string_value(json_array_get(todo, j)), ""));
+			dup |= !strcmp(
+			    origin,
+			    gb_or(json_string_value(json_array_get(origins_to_read, j)), ""));
 		if (dup)
 			continue;
 		if (visit_origin(&b, origin, err, errlen) < 0 ||
@@ -334,7 +335,7 @@ out:
 	stop_browser(&b);
 	prof_lease_close(b.lease);
 	json_decref(items);
-	json_decref(todo);
+	json_decref(origins_to_read);
 	json_decref(res);
 	json_decref(cookies);
 	json_decref(out_origins);

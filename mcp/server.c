@@ -1126,28 +1126,28 @@ void mcp_server_drain(struct mcp_server *srv)
  * the lock (so it gets no response), then cancelled in the session. */
 void mcp_server_cancel_all(struct mcp_server *srv)
 {
-	struct inflight *todo[64];
+	struct inflight *to_cancel[64];
 	struct inflight *inf;
 	size_t n, i;
 
 	do {
 		n = 0;
 		pthread_mutex_lock(&srv->lock);
-		for (inf = srv->inflight; inf && n < sizeof(todo) / sizeof(todo[0]);
+		for (inf = srv->inflight; inf && n < sizeof(to_cancel) / sizeof(to_cancel[0]);
 		     inf = inf->next) {
 			if (inf->done || inf->cancelled)
 				continue;
 			inf->cancelled = 1;
 			inf->refs++;
-			todo[n++] = inf;
+			to_cancel[n++] = inf;
 		}
 		pthread_cond_broadcast(&srv->answered);
 		pthread_mutex_unlock(&srv->lock);
 		for (i = 0; i < n; i++) {
-			act_session_cancel(srv->session, &todo[i]->call);
-			inflight_unref(todo[i]);
+			act_session_cancel(srv->session, &to_cancel[i]->call);
+			inflight_unref(to_cancel[i]);
 		}
-	} while (n == sizeof(todo) / sizeof(todo[0]));
+	} while (n == sizeof(to_cancel) / sizeof(to_cancel[0]));
 }
 
 /* See mcp-private.h. */
