@@ -244,16 +244,13 @@ int act_snap_needs_quotes(const char *s)
 	return q;
 }
 
-/* Appends s as a YAML value: plain, or double-quoted with escapes. */
-int act_snap_yaml_value(struct gb_buf *b, const char *s)
+/* Appends s double-quoted with backslash escapes: JSON's \u00XX for other
+ * control characters, or YAML's \xXX for them and for C1 controls. */
+static int append_quoted(struct gb_buf *b, const char *s, int json)
 {
 	const unsigned char *p = (const unsigned char *)s;
 	int rc = 0;
 
-	if (!act_snap_needs_quotes(s)) {
-		rc = gb_buf_append(b, s, strlen(s));
-		goto out;
-	}
 	rc |= gb_buf_append(b, "\"", 1);
 	for (; *p && !rc; p++) {
 		switch (*p) {
@@ -279,9 +276,11 @@ int act_snap_yaml_value(struct gb_buf *b, const char *s)
 			rc |= gb_buf_append(b, "\\t", 2);
 			break;
 		default:
-			if (*p < 0x20 || *p == 0x7f) {
+			if (json && *p < 0x20) {
+				rc |= gb_buf_appendf(b, "\\u%04x", *p);
+			} else if (!json && (*p < 0x20 || *p == 0x7f)) {
 				rc |= gb_buf_appendf(b, "\\x%02x", *p);
-			} else if (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) {
+			} else if (!json && *p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) {
 				rc |= gb_buf_appendf(b, "\\x%02x", p[1]);
 				p++;
 			} else {
@@ -290,8 +289,15 @@ int act_snap_yaml_value(struct gb_buf *b, const char *s)
 		}
 	}
 	rc |= gb_buf_append(b, "\"", 1);
-out:
 	return rc ? -1 : 0;
+}
+
+/* Appends s as a YAML value: plain, or double-quoted with escapes. */
+int act_snap_yaml_value(struct gb_buf *b, const char *s)
+{
+	if (!act_snap_needs_quotes(s))
+		return gb_buf_append(b, s, strlen(s)) < 0 ? -1 : 0;
+	return append_quoted(b, s, 0);
 }
 
 /* Appends s as a YAML key: plain, or single-quoted with '' for '. */
@@ -315,40 +321,5 @@ out:
 /* Appends s as a JSON string (JSON.stringify). */
 int act_snap_json_quote(struct gb_buf *b, const char *s)
 {
-	const unsigned char *p = (const unsigned char *)s;
-	int rc = 0;
-
-	rc |= gb_buf_append(b, "\"", 1);
-	for (; *p && !rc; p++) {
-		switch (*p) {
-		case '\\':
-			rc |= gb_buf_append(b, "\\\\", 2);
-			break;
-		case '"':
-			rc |= gb_buf_append(b, "\\\"", 2);
-			break;
-		case '\b':
-			rc |= gb_buf_append(b, "\\b", 2);
-			break;
-		case '\f':
-			rc |= gb_buf_append(b, "\\f", 2);
-			break;
-		case '\n':
-			rc |= gb_buf_append(b, "\\n", 2);
-			break;
-		case '\r':
-			rc |= gb_buf_append(b, "\\r", 2);
-			break;
-		case '\t':
-			rc |= gb_buf_append(b, "\\t", 2);
-			break;
-		default:
-			if (*p < 0x20)
-				rc |= gb_buf_appendf(b, "\\u%04x", *p);
-			else
-				rc |= gb_buf_append(b, (const char *)p, 1);
-		}
-	}
-	rc |= gb_buf_append(b, "\"", 1);
-	return rc ? -1 : 0;
+	return append_quoted(b, s, 1);
 }
