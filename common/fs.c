@@ -432,3 +432,16 @@ int gb_fs_name_is_safe(const char *name)
 	}
 	return 1;
 }
+
+int gb_fs_create_db_file(const char *path)
+{
+	int fd;
+
+	if (access(path, F_OK) == 0)
+		return 0;
+	fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	return 0;
+}

@@ -57,6 +57,14 @@ int gb_fs_publish_new(const char *tmp, const char *final, const char *dir, char 
  * removed). Returns 0 or -EIO. */
 int gb_fs_sync_dir(const char *dir, char *err, size_t errlen);
 
+/* Creates the database file path, empty and 0600 (SQLite gives its -wal
+ * and -shm files the database's mode), only when it does not exist: a
+ * file that exists is never opened, since closing a descriptor of a
+ * database this process has open through SQLite drops SQLite's POSIX
+ * locks on it and another process could then corrupt it. Returns 0 or a
+ * negated errno. */
+int gb_fs_create_db_file(const char *path);
+
 /* Reads a whole regular file (no symlink) of at most max_bytes into a
  * malloc'd buffer (NUL-terminated one byte past *len). Returns 0,
  * -ENOENT, -EIO (with reason), or -ENOMEM. */

@@ -77,7 +77,7 @@ static int db_error_locked(struct evid_index *ix, const char *doing, char *err, 
 int evid_index_open(const char *data_dir, struct evid_index **out, char *err, size_t errlen)
 {
 	struct evid_index *ix = NULL;
-	int fd;
+	int made;
 	int n;
 	int rc = 0;
 
@@ -95,20 +95,12 @@ int evid_index_open(const char *data_dir, struct evid_index **out, char *err, si
 		rc = -EVID_EINVAL;
 		goto out;
 	}
-	/* create it 0600 ourselves: SQLite gives its -wal and -shm files the
-	 * database file's mode. Only when missing: closing a descriptor of a
-	 * database this process has open through SQLite (the store) drops
-	 * SQLite's POSIX locks on it, and another process may then corrupt it. */
-	fd = access(ix->path, F_OK) == 0
-	         ? -2
-	         : open(ix->path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd == -1) {
-		gb_set_io_error(err, errlen, "open the artifact index", ix->path, errno);
+	made = gb_fs_create_db_file(ix->path);
+	if (made < 0) {
+		gb_set_io_error(err, errlen, "open the artifact index", ix->path, -made);
 		rc = -EVID_EIO;
 		goto out;
 	}
-	if (fd >= 0)
-		close(fd);
 	if (sqlite3_open_v2(ix->path, &ix->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) !=
 	    SQLITE_OK) {
 		rc = db_error_locked(ix, "open the artifact index", err, errlen);

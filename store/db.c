@@ -27,6 +27,8 @@
  */
 #include "store/store-private.h"
 
+#include "common/fs.h"
+
 #include "common/log.h"
 #include "common/util.h"
 
@@ -484,7 +486,7 @@ int store_open(const char *data_dir, struct store **out, char *err, size_t errle
 {
 	struct store *st = NULL;
 	pthread_condattr_t ca;
-	int fd;
+	int made;
 	int n;
 	int rc = 0;
 
@@ -511,24 +513,15 @@ int store_open(const char *data_dir, struct store **out, char *err, size_t errle
 		goto out;
 	}
 	snprintf(st->lock_dir, sizeof(st->lock_dir), "%s/locks", data_dir);
-	/* create it 0600 ourselves: SQLite gives its -wal and -shm files the
-	 * database file's mode. Only when missing: closing a descriptor of a
-	 * database this process has open through SQLite (the artifact index)
-	 * drops SQLite's POSIX locks on it, and another process may then
-	 * corrupt it. */
-	fd = access(st->path, F_OK) == 0
-	         ? -2
-	         : open(st->path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd == -1) {
+	made = gb_fs_create_db_file(st->path);
+	if (made < 0) {
 		store_set_error(err, errlen,
 		                "cannot open %s: %s; make the data dir writable by this "
 		                "user, or choose a writable one",
-		                st->path, strerror(errno));
+		                st->path, strerror(-made));
 		rc = -STORE_EIO;
 		goto out;
 	}
-	if (fd >= 0)
-		close(fd);
 	if (sqlite3_open_v2(st->path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) !=
 	    SQLITE_OK) {
 		rc = store_db_error_locked(st, "open the store", err, errlen);
