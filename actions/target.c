@@ -439,6 +439,71 @@ static const char actionable_js[] =
     " return { ok: true, desc: desc(el), tag, type, password: type === 'password',"
     "  autocomplete: el.getAttribute('autocomplete') || '' }; }";
 
+/* The frame the target lives in and its backend node id: from its ref,
+ * else from DOM.describeNode. Returns 0, or -1 with the action failed. */
+static int target_frame(struct act_ctx *ctx, const struct snap_ref *ref, char *frame,
+                        size_t framelen, int *backend, const char *doing)
+{
+	const char *sid = ctx->target.session_id;
+	const char *found = NULL;
+	json_t *node = NULL;
+
+	*backend = ctx->target.backend_node_id;
+	if (!*backend) {
+		if (act_cdp(ctx, sid, "DOM.describeNode",
+		            json_pack("{s:s}", "objectId", ctx->target.object_id), &node,
+		            doing) < 0)
+			return -1;
+		*backend = (int)json_integer_value(
+		    json_object_get(json_object_get(node, "node"), "backendNodeId"));
+	}
+	found = ref && ref->frame_id[0]   ? ref->frame_id
+	        : !strcmp(sid, ctx->psid) ? sess_page_main_frame_id(ctx->page)
+	                                  : NULL;
+	snprintf(frame, framelen, "%s", gb_or(found, ""));
+	json_decref(node);
+	return 0;
+}
+
+/* The node as an object of glassbox's isolated world in frame: the world
+ * made once per document (sessions/worlds.c), or made now when none lives
+ * or the one known died meanwhile. Returns 0 with *obj (new reference),
+ * -1 with the action failed. */
+static int resolve_in_world(struct act_ctx *ctx, const char *frame, int backend, json_t **obj,
+                            const char *doing)
+{
+	const char *sid = ctx->target.session_id;
+	struct cdp_error err;
+	json_t *world = NULL;
+	long long context;
+	int rc;
+
+	*obj = NULL;
+	/* events already received first: a context reported dead is not used */
+	cdp_service(ctx->cdp, 0, NULL, NULL);
+	context = sess_world_find(ctx->sess, sid, frame);
+	if (context && cdp_call(ctx->cdp, sid, "DOM.resolveNode",
+	                        json_pack("{s:i, s:I}", "backendNodeId", backend,
+	                                  "executionContextId", (json_int_t)context),
+	                        act_left_ms(ctx), obj, &err) == 0)
+		return 0;
+	if (context)
+		sess_world_forget(ctx->sess, sid, context);
+	if (act_cdp(ctx, sid, "Page.createIsolatedWorld",
+	            json_pack("{s:s, s:s}", "frameId", frame, "worldName", "glassbox"), &world,
+	            doing) < 0)
+		return -1;
+	context = (long long)json_integer_value(json_object_get(world, "executionContextId"));
+	json_decref(world);
+	rc = act_cdp(ctx, sid, "DOM.resolveNode",
+	             json_pack("{s:i, s:I}", "backendNodeId", backend, "executionContextId",
+	                       (json_int_t)context),
+	             obj, doing);
+	if (rc == 0)
+		sess_world_remember(ctx->sess, sid, frame, context);
+	return rc;
+}
+
 /*
  * Runs function on the target in an isolated world of its frame: the
  * page's scripts cannot redefine what it calls there (innerText,
@@ -451,37 +516,20 @@ int act_call_in_isolated_world(struct act_ctx *ctx, const char *function, json_t
 	const struct snap_ref *ref =
 	    ctx->target.ref[0] ? act_snapshot_find(&ctx->as->refs, ctx->target.ref) : NULL;
 	const char *sid = ctx->target.session_id;
-	json_t *node = NULL, *world = NULL, *obj = NULL, *res = NULL, *exc;
-	const char *frame;
+	json_t *obj = NULL, *res = NULL, *exc;
+	char frame[64];
 	const char *oid;
-	int backend = ctx->target.backend_node_id;
+	int backend;
 	int rc = -1;
 
 	*value = NULL;
-	/* the node's frame, and its backend id for selector targets */
-	if (act_cdp(ctx, sid, "DOM.describeNode",
-	            json_pack("{s:s}", "objectId", ctx->target.object_id), &node, doing) < 0)
+	if (target_frame(ctx, ref, frame, sizeof(frame), &backend, doing) < 0)
 		goto out;
-	frame = json_string_value(json_object_get(json_object_get(node, "node"), "frameId"));
-	if (!frame)
-		frame = ref && ref->frame_id[0]   ? ref->frame_id
-		        : !strcmp(sid, ctx->psid) ? sess_page_main_frame_id(ctx->page)
-		                                  : NULL;
-	if (!backend)
-		backend = (int)json_integer_value(
-		    json_object_get(json_object_get(node, "node"), "backendNodeId"));
-	if (!frame || !backend) {
+	if (!frame[0] || !backend) {
 		rc = act_call_on_target(ctx, function, NULL, value, doing);
 		goto out;
 	}
-	if (act_cdp(ctx, sid, "Page.createIsolatedWorld",
-	            json_pack("{s:s, s:s}", "frameId", frame, "worldName", "glassbox"), &world,
-	            doing) < 0)
-		goto out;
-	if (act_cdp(ctx, sid, "DOM.resolveNode",
-	            json_pack("{s:i, s:O}", "backendNodeId", backend, "executionContextId",
-	                      json_object_get(world, "executionContextId")),
-	            &obj, doing) < 0)
+	if (resolve_in_world(ctx, frame, backend, &obj, doing) < 0)
 		goto out;
 	oid = json_string_value(json_object_get(json_object_get(obj, "object"), "objectId"));
 	if (!oid) {
@@ -504,8 +552,6 @@ int act_call_in_isolated_world(struct act_ctx *ctx, const char *function, json_t
 	*value = *value ? json_incref(*value) : json_null();
 	rc = 0;
 out:
-	json_decref(node);
-	json_decref(world);
 	json_decref(obj);
 	json_decref(res);
 	return rc;

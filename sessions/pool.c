@@ -20,15 +20,22 @@
  * owns that fd (closed with it) until sess_take_netns() hands it to the
  * session that takes the browser. sessions/ only holds the fd: making a
  * namespace is policy/'s job, reached through the callback.
+ *
+ * A replacement is launched only after a quiet moment (POOL_REFILL_QUIET_MS
+ * since the last take), unless a taker is waiting: on a small machine a
+ * launch takes much of the CPU the session that just took a browser needs
+ * for its first navigation.
  */
 #include "sessions/sessions-private.h"
 
 #include "cdp/cdp.h"
 #include "common/log.h"
+#include "common/util.h"
 
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 struct sess_pool {
@@ -49,6 +56,8 @@ struct sess_pool {
 	volatile int cancel;         /* raised on stop to abort a launch */
 	unsigned launched;           /* {lock} */
 	unsigned failures;           /* {lock} consecutive launch failures */
+	int64_t last_take_ms;        /* {lock} when a browser was last taken */
+	unsigned waiters;            /* {lock} takers waiting for a launch */
 	sess_netns_new_fn netns_new; /* immutable; NULL: browsers launch in our namespace */
 	void *netns_user;
 };
@@ -74,6 +83,37 @@ static int pool_launch(struct sess_pool *p, struct sess **out, char *err, size_t
 	return rc;
 }
 
+#define POOL_REFILL_QUIET_MS 1500
+
+/* The CLOCK_REALTIME time ms from now, for pthread_cond_timedwait. */
+static struct timespec deadline_in(int ms)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_REALTIME, &t);
+	t.tv_sec += ms / 1000;
+	t.tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (t.tv_nsec >= 1000000000L) {
+		t.tv_sec++;
+		t.tv_nsec -= 1000000000L;
+	}
+	return t;
+}
+
+/* Waits, lock held, until POOL_REFILL_QUIET_MS passed since the last take,
+ * a taker waits, or the pool stops. */
+static void wait_quiet(struct sess_pool *p)
+{
+	int64_t left;
+
+	while (!p->stopping && !p->waiters &&
+	       (left = p->last_take_ms + POOL_REFILL_QUIET_MS - gb_now_ms()) > 0) {
+		struct timespec until = deadline_in((int)left);
+
+		pthread_cond_timedwait(&p->cond, &p->lock, &until);
+	}
+}
+
 static void *pool_main(void *arg)
 {
 	struct sess_pool *p = arg;
@@ -87,6 +127,7 @@ static void *pool_main(void *arg)
 		while (!p->stopping && (p->n_ready >= p->size ||
 		                        (p->max_launches && p->launched >= p->max_launches)))
 			pthread_cond_wait(&p->cond, &p->lock);
+		wait_quiet(p);
 		if (p->stopping)
 			break;
 		pthread_mutex_unlock(&p->lock);
@@ -220,16 +261,11 @@ struct sess *sess_pool_take(struct sess_pool *p, const volatile int *cancel_flag
 {
 	struct sess *s = NULL;
 	struct timespec until;
+	int rc;
 
 	if (!p)
 		return NULL;
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += wait_ms / 1000;
-	until.tv_nsec += (long)(wait_ms % 1000) * 1000000L;
-	if (until.tv_nsec >= 1000000000L) {
-		until.tv_sec++;
-		until.tv_nsec -= 1000000000L;
-	}
+	until = deadline_in(wait_ms > 0 ? wait_ms : 0);
 	pthread_mutex_lock(&p->lock);
 	for (;;) {
 		while (p->n_ready > 0 && !s) {
@@ -243,10 +279,17 @@ struct sess *sess_pool_take(struct sess_pool *p, const volatile int *cancel_flag
 		}
 		/* a launch in progress finishes sooner than a new one */
 		if (s || wait_ms <= 0 || p->stopping || p->failures >= 3 ||
-		    (p->max_launches && p->launched >= p->max_launches && !p->n_ready) ||
-		    pthread_cond_timedwait(&p->cond, &p->lock, &until) != 0)
+		    (p->max_launches && p->launched >= p->max_launches && !p->n_ready))
+			break;
+		p->waiters++;
+		pthread_cond_broadcast(&p->cond); /* the pool thread skips its quiet wait */
+		rc = pthread_cond_timedwait(&p->cond, &p->lock, &until);
+		p->waiters--;
+		if (rc != 0)
 			break;
 	}
+	if (s)
+		p->last_take_ms = gb_now_ms();
 	pthread_cond_broadcast(&p->cond);
 	pthread_mutex_unlock(&p->lock);
 	if (s)

@@ -56,7 +56,7 @@ static const char *const base_flags[] = {
 	"--disable-search-engine-choice-screen",
 	("--disable-features=Translate,MediaRouter,OptimizationHints,AutofillServerCommunication,"
 	 "CertificateTransparencyComponentUpdater,DialMediaRouteProvider,"
-	 "InterestFeedContentSuggestions"),
+	 "InterestFeedContentSuggestions,SpareRendererForSitePerProcess"),
 	"--metrics-recording-only",
 	"--password-store=basic",
 	"--use-mock-keychain",

@@ -8,6 +8,7 @@
 #include "common/unittest.h"
 #include "sessions/sessions.h"
 
+#include <jansson.h>
 #include <spawn.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -15,6 +16,7 @@
 #define SESS_MAX_PAGES 32
 #define SESS_MAX_FRAMES 64
 #define SESS_ID_LEN 64
+#define SESS_MAX_WORLDS 64
 
 struct sess_page {
 	char target_id[SESS_ID_LEN];
@@ -25,6 +27,13 @@ struct sess_page {
 	int dialog_open;
 	struct sess_dialog dialog;
 	unsigned dialogs_seen;
+};
+
+/* An isolated world glassbox made in a frame (worlds.c). */
+struct sess_world {
+	char session_id[SESS_ID_LEN];
+	char frame_id[SESS_ID_LEN];
+	long long context_id;
 };
 
 /* An out-of-process iframe or a worker attached under a page. */
@@ -59,6 +68,8 @@ struct sess {
 	unsigned pages_opened;
 	struct sess_child children[SESS_MAX_FRAMES];
 	size_t n_children;
+	struct sess_world worlds[SESS_MAX_WORLDS];
+	size_t n_worlds;
 	int close_grace_ms;           /* Browser.close to exit, before SIGKILL */
 	struct sess_watch *watch;     /* limits.c: the watchdog's entry, or NULL */
 	char context_id[SESS_ID_LEN]; /* adopt.c: the session's browser context, or "" */
@@ -161,6 +172,9 @@ void sess_note_residue(pid_t pgid, const char *dir);
 
 /* targets.c */
 int sess_targets_start(struct sess *s);
+/* Forgets worlds whose contexts Runtime reports destroyed or cleared. */
+void sess_worlds_on_event(struct sess *s, const char *session_id, const char *method,
+                          json_t *params);
 void sess_targets_stop(struct sess *s);
 struct sess_page *sess_page_by_target(struct sess *s, const char *target_id);
 int sess_open_page(struct sess *s, int timeout_ms, char *err, size_t errlen);

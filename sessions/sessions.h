@@ -140,6 +140,15 @@ const struct sess_dialog *sess_page_dialog(const struct sess_page *p);
 /* Dialogs that opened since the counter was last reset (for results). */
 unsigned sess_page_dialogs_seen(const struct sess_page *p);
 
+/* The execution context of the isolated world glassbox made in frame
+ * frame_id of CDP session session_id, or 0 when none lives (worlds.c). */
+long long sess_world_find(const struct sess *s, const char *session_id, const char *frame_id);
+/* Remembers the world Page.createIsolatedWorld made in that frame. */
+void sess_world_remember(struct sess *s, const char *session_id, const char *frame_id,
+                         long long context_id);
+/* Forgets the world with context_id in session_id (0: every world of it). */
+void sess_world_forget(struct sess *s, const char *session_id, long long context_id);
+
 /* The CDP session of an out-of-process iframe whose frame id is frame_id,
  * or NULL when the frame lives in its page's own session. */
 const char *sess_frame_session(struct sess *s, const char *frame_id);

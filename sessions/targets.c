@@ -160,6 +160,7 @@ static void on_detached(struct sess *s, json_t *params)
 	for (i = 0; i < s->n_pages; i++) {
 		if (strcmp(s->pages[i]->session_id, sid))
 			continue;
+		sess_world_forget(s, sid, 0);
 		free_page(s->pages[i]);
 		memmove(&s->pages[i], &s->pages[i + 1], (s->n_pages - i - 1) * sizeof(s->pages[0]));
 		s->n_pages--;
@@ -170,6 +171,7 @@ static void on_detached(struct sess *s, json_t *params)
 	for (i = 0; i < s->n_children; i++) {
 		if (strcmp(s->children[i].session_id, sid))
 			continue;
+		sess_world_forget(s, sid, 0);
 		memmove(&s->children[i], &s->children[i + 1],
 		        (s->n_children - i - 1) * sizeof(s->children[0]));
 		s->n_children--;
@@ -223,6 +225,8 @@ static void on_event(void *user, const char *session_id, const char *method, jso
 		on_attached(s, params);
 	else if (!strcmp(method, "Target.detachedFromTarget"))
 		on_detached(s, params);
+	else if (!strncmp(method, "Runtime.executionContext", 24))
+		sess_worlds_on_event(s, session_id, method, params);
 	else if (!strncmp(method, "Page.", 5) || !strncmp(method, "Inspector.", 10)) {
 		p = page_by_session(s, session_id);
 		if (p)
@@ -250,6 +254,7 @@ void sess_targets_stop(struct sess *s)
 		free_page(s->pages[i]);
 	s->n_pages = 0;
 	s->n_children = 0;
+	s->n_worlds = 0;
 }
 
 /* cdp_service() predicate: the page with the awaited target id exists. */

@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include "cdp/cdp.h"
+#include "common/util.h"
 #include "sessions/sessions-private.h"
 
 #include <dirent.h>
@@ -217,6 +218,38 @@ static void test_warm_pool_hands_over_a_ready_browser(void **state)
 	assert_true(dir_is_empty(run_dir));
 }
 
+/* A replacement waits for a quiet moment after a take (it would take the
+ * CPU the new session needs), but not when a taker waits for it. */
+static void test_warm_pool_refills_after_a_quiet_moment(void **state)
+{
+	struct sess_options opt = { .run_dir = run_dir };
+	struct sess_pool *pool = NULL;
+	volatile int cancel = 0;
+	struct sess *a, *b;
+	int64_t taken;
+	int i;
+
+	(void)state;
+	assert_int_equal(sess_pool_start(&opt, 1, 0, &pool), 0);
+	a = sess_pool_take(pool, &cancel, 20000);
+	assert_non_null(a);
+	taken = gb_now_ms();
+	for (i = 0; i < 400 && sess_pool_ready(pool) == 0; i++)
+		usleep(50000);
+	assert_int_equal(sess_pool_ready(pool), 1);
+	assert_true(gb_now_ms() - taken >= 1500);
+	/* now empty again: a taker that waits gets the next launch */
+	b = sess_pool_take(pool, &cancel, 0);
+	assert_non_null(b);
+	sess_close(b);
+	b = sess_pool_take(pool, &cancel, 20000);
+	assert_non_null(b);
+	sess_close(b);
+	sess_close(a);
+	sess_pool_stop(pool);
+	assert_int_equal(count_processes_with(run_dir), 0);
+}
+
 static void test_warm_pool_stop_closes_what_it_holds(void **state)
 {
 	struct sess_options opt = { .run_dir = run_dir };
@@ -321,6 +354,7 @@ int main(void)
 		cmocka_unit_test(test_killed_browser_fails_with_reason),
 		cmocka_unit_test(test_bad_chromium_path_is_a_clear_error),
 		cmocka_unit_test(test_warm_pool_hands_over_a_ready_browser),
+		cmocka_unit_test(test_warm_pool_refills_after_a_quiet_moment),
 		cmocka_unit_test(test_warm_pool_stop_closes_what_it_holds),
 		cmocka_unit_test(test_warm_pool_hands_over_a_browser_with_its_namespace),
 		cmocka_unit_test(test_warm_pool_without_a_namespace_launches_nothing),
