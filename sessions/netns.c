@@ -24,7 +24,7 @@
 #include <stdio.h>
 #include <string.h>
 
-extern char **environ;
+
 
 struct in_netns {
 	int netns_fd;
@@ -74,6 +74,7 @@ static int run_in_netns(int netns_fd, int (*fn)(void *), void *arg, int *why)
 struct spawn_job {
 	pid_t *pid;
 	const char *const *args;
+	char *const *envp;
 	const posix_spawn_file_actions_t *fa;
 	const posix_spawnattr_t *attr;
 };
@@ -83,13 +84,13 @@ static int spawn_job_run(void *p)
 {
 	struct spawn_job *j = p;
 
-	return posix_spawn(j->pid, j->args[0], j->fa, j->attr, (char *const *)j->args, environ);
+	return posix_spawn(j->pid, j->args[0], j->fa, j->attr, (char *const *)j->args, j->envp);
 }
 
-int sess_spawn_in_netns(int netns_fd, pid_t *pid, const char *const *args,
+int sess_spawn_in_netns(int netns_fd, pid_t *pid, const char *const *args, char *const *envp,
                         const posix_spawn_file_actions_t *fa, const posix_spawnattr_t *attr)
 {
-	struct spawn_job j = { .pid = pid, .args = args, .fa = fa, .attr = attr };
+	struct spawn_job j = { .pid = pid, .args = args, .envp = envp, .fa = fa, .attr = attr };
 	int why;
 	int rc = run_in_netns(netns_fd, spawn_job_run, &j, &why);
 

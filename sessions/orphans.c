@@ -223,6 +223,7 @@ int sess_reap_orphans(const char *data_dir, struct sess_reap_report *rep)
 	while ((e = readdir(d)) != NULL) {
 		char dir[1400];
 		char profile[1420];
+		char home[1024];
 		struct owner o;
 		struct stat st;
 
@@ -247,6 +248,8 @@ int sess_reap_orphans(const char *data_dir, struct sess_reap_report *rep)
 		if (o.profile[0] && strcmp(o.profile, profile) != 0)
 			rep->browsers_killed += kill_browser(o.profile);
 		sess_remove_tree(dir);
+		if (sess_browser_home_path(run_dir, e->d_name, home, sizeof(home)) == 0)
+			sess_remove_tree(home);
 		remove_cgroup(e->d_name);
 		if (lstat(dir, &st) != 0)
 			rep->dirs_removed++;

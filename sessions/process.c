@@ -80,7 +80,7 @@ UNITTEST const char *sess_default_chromium(void)
 /* Builds argv into args (at most MAX_ARGS); strings that need formatting
  * are written into store (each 2048 bytes). Returns the count. */
 UNITTEST int sess_build_argv(const struct sess_options *opt, const char *profile_dir,
-                             const char **args, char store[][2048], int nstore)
+                             int sandboxed, const char **args, char store[][2048], int nstore)
 {
 	int n = 0;
 	int k = 0;
@@ -91,7 +91,7 @@ UNITTEST int sess_build_argv(const struct sess_options *opt, const char *profile
 		args[n++] = base_flags[i];
 	if (!opt->headed)
 		args[n++] = "--headless";
-	if (geteuid() == 0)
+	if (!sandboxed && geteuid() == 0)
 		args[n++] = "--no-sandbox";
 	snprintf(store[k], 2048, "--user-data-dir=%s", profile_dir);
 	args[n++] = store[k++];
@@ -113,10 +113,60 @@ UNITTEST int sess_build_argv(const struct sess_options *opt, const char *profile
 	return n;
 }
 
+/* The environment of a browser with a user and home of its own: ours,
+ * with HOME and TMPDIR in its home (environ itself otherwise). The
+ * strings live in store; env holds at most max pointers. */
+static char *const *browser_env(const struct sess *s, const char **env, size_t max,
+                                char store[][1100])
+{
+	size_t n = 0, i;
+
+	if (!s->browser_uid)
+		return environ;
+	snprintf(store[0], 1100, "HOME=%s", s->home);
+	snprintf(store[1], 1100, "TMPDIR=%s", s->home);
+	env[n++] = store[0];
+	env[n++] = store[1];
+	for (i = 0; environ[i] && n < max - 1; i++)
+		if (strncmp(environ[i], "HOME=", 5) != 0 && strncmp(environ[i], "TMPDIR=", 7) != 0 &&
+		    strncmp(environ[i], "XDG_", 4) != 0)
+			env[n++] = environ[i];
+	env[n] = NULL;
+	return (char *const *)env;
+}
+
+/* Prefixes args with setpriv(1) switching to the browser's own user, when
+ * it has one: into full (at most MAX_ARGS + 8). Returns the argv to run. */
+static const char **as_browser_user(const struct sess *s, const char **args, const char **full,
+                                    char store[][32])
+{
+	size_t n = 0, i;
+
+	if (!s->browser_uid)
+		return args;
+	snprintf(store[0], 32, "--reuid=%u", (unsigned)s->browser_uid);
+	snprintf(store[1], 32, "--regid=%u", (unsigned)s->browser_uid);
+	full[n++] = "/usr/bin/setpriv";
+	full[n++] = store[0];
+	full[n++] = store[1];
+	full[n++] = "--clear-groups";
+	full[n++] = "--";
+	for (i = 0; args[i]; i++)
+		full[n++] = args[i];
+	full[n] = NULL;
+	return full;
+}
+
 int sess_spawn(struct sess *s, const struct sess_options *opt, char *err, size_t errlen)
 {
 	char store[4][2048];
 	const char *args[MAX_ARGS];
+	const char *full[MAX_ARGS + 8];
+	char ids[2][32];
+	const char *env[256];
+	char env_store[2][1100];
+	const char **argv;
+	char *const *envp;
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t attr;
 	char log_path[1100];
@@ -125,7 +175,7 @@ int sess_spawn(struct sess *s, const struct sess_options *opt, char *err, size_t
 
 	/* Orphaned Chromium helpers are re-parented to us so we can reap them. */
 	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
-	n = sess_build_argv(opt, s->profile_dir, args, store, 4);
+	n = sess_build_argv(opt, s->profile_dir, s->browser_uid != 0, args, store, 4);
 	s->flags = json_array();
 	for (i = 1; i < n; i++)
 		json_array_append_new(s->flags, json_string(args[i]));
@@ -143,10 +193,22 @@ int sess_spawn(struct sess *s, const struct sess_options *opt, char *err, size_t
 		sigemptyset(&none);
 		posix_spawnattr_setsigmask(&attr, &none);
 	}
+	if (s->browser_uid && access(args[0], X_OK) != 0) {
+		/* setpriv would start, then fail to run it: say so now */
+		snprintf(err, errlen,
+		         "cannot start Chromium at %s: %s (install it with "
+		         "'apt-get install chromium' or pass --chromium PATH)",
+		         args[0], strerror(errno));
+		posix_spawn_file_actions_destroy(&fa);
+		posix_spawnattr_destroy(&attr);
+		return -1;
+	}
+	argv = as_browser_user(s, args, full, ids);
+	envp = browser_env(s, env, sizeof(env) / sizeof(env[0]), env_store);
 	if (opt->netns_fd > 0)
-		rc = sess_spawn_in_netns(opt->netns_fd, &pid, args, &fa, &attr);
+		rc = sess_spawn_in_netns(opt->netns_fd, &pid, argv, envp, &fa, &attr);
 	else
-		rc = posix_spawn(&pid, args[0], &fa, &attr, (char *const *)args, environ);
+		rc = posix_spawn(&pid, argv[0], &fa, &attr, (char *const *)argv, envp);
 	posix_spawn_file_actions_destroy(&fa);
 	posix_spawnattr_destroy(&attr);
 	if (rc != 0) {

@@ -12,6 +12,7 @@
 #include "sessions/sessions-private.h"
 
 #include "cdp/cdp.h"
+#include "common/fs.h"
 #include "common/log.h"
 #include "common/metrics.h"
 #include "common/util.h"
@@ -55,6 +56,50 @@ static int make_private_dirs(struct sess *s, const char *run_dir, const char *us
 	return 0;
 }
 
+/* Gives the browser a user of its own and a home, when browsers run that
+ * way (browser_user.c); a fresh profile then lives in that home, where
+ * the user can reach it. Otherwise the browser runs as we do. Returns 0,
+ * or -1 with err. */
+static int give_browser_a_user(struct sess *s, const char *run_dir, int fresh_profile, char *err,
+                               size_t errlen)
+{
+	static int told;
+	char why[256];
+
+	if (!sess_browser_user_check(why, sizeof(why))) {
+		if (geteuid() == 0 && !told++)
+			GB_LOGW("sessions", "Chromium runs as root without its sandbox: %s", why);
+		return 0;
+	}
+	if (!fresh_profile && !sess_reachable_by_others(s->profile_dir)) {
+		GB_LOGW("sessions",
+		        "Chromium runs as root without its sandbox for session %s: a dir above its "
+		        "profile (%s) does not let other users pass",
+		        s->id, s->profile_dir);
+		return 0;
+	}
+	s->browser_uid = sess_browser_uid_pick();
+	if (!s->browser_uid) {
+		snprintf(err, errlen, "no free uid for the browser's user above %u",
+		         SESS_BROWSER_UID_BASE);
+		return -1;
+	}
+	if (sess_browser_home_make(run_dir, s->id, s->browser_uid, s->home, sizeof(s->home), err,
+	                           errlen) < 0) {
+		s->home[0] = '\0';
+		return -1;
+	}
+	if (fresh_profile) {
+		rmdir(s->profile_dir);
+		if (gb_pathf(s->profile_dir, sizeof(s->profile_dir), "%s/profile", s->home) < 0 ||
+		    mkdir(s->profile_dir, 0700) != 0) {
+			gb_set_io_error(err, errlen, "create", s->profile_dir, errno);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 static void read_version(struct sess *s, int timeout_ms)
 {
 	struct cdp_error cerr;
@@ -89,8 +134,14 @@ int sess_launch(const struct sess_options *opt, struct sess **out, char *err, si
 	s->close_grace_ms = opt->close_grace_ms > 0 ? opt->close_grace_ms : 2000;
 	if (make_private_dirs(s, opt->run_dir, opt->user_data_dir, err, errlen) < 0)
 		goto out;
+	if (give_browser_a_user(s, opt->run_dir, opt->user_data_dir == NULL, err, errlen) < 0)
+		goto out;
 	if (sess_write_preferences(s->profile_dir, err, errlen) < 0)
 		goto out;
+	if (s->browser_uid && sess_hand_over_tree(s->profile_dir, s->browser_uid) < 0) {
+		gb_set_io_error(err, errlen, "hand over the profile dir", s->profile_dir, errno);
+		goto out;
+	}
 	if (sess_spawn(s, opt, err, errlen) < 0)
 		goto out;
 	if (sess_write_owner(s->dir, s->pgid, s->profile_dir) < 0)
@@ -161,6 +212,8 @@ void sess_close(struct sess *s)
 	sess_kill_group(s, s->close_grace_ms);
 	sess_watch_release(s);
 	sess_remove_tree(s->dir);
+	if (s->home[0])
+		sess_remove_tree(s->home);
 	sess_note_residue(pgid, s->dir);
 	s->state = SESS_CLOSED;
 	if (s->netns_fd > 0)

@@ -17,6 +17,10 @@
 #define SESS_MAX_FRAMES 64
 #define SESS_ID_LEN 64
 #define SESS_MAX_WORLDS 64
+#define SESS_BROWSER_UID_BASE 1900000000u
+/* short: Chromium's singleton socket, TMPDIR/org.chromium.Chromium.XXXXXX/
+ * SingletonSocket, must fit a unix socket path (107 bytes) */
+#define SESS_BROWSER_HOME_BASE "/tmp/gb-browsers"
 
 struct sess_page {
 	char target_id[SESS_ID_LEN];
@@ -47,6 +51,8 @@ struct sess {
 	char id[33];
 	char dir[1024];         /* private 0700 run dir */
 	char profile_dir[1040]; /* user-data-dir inside it */
+	uid_t browser_uid;      /* browser_user.c: its own user, 0: runs as we do */
+	char home[1024];        /* that user's home, "" when none */
 	char browser_version[64];
 	enum sess_state state;
 	char failure[256];
@@ -87,8 +93,8 @@ void sess_remove_tree(const char *dir);
 
 #ifdef GB_UNITTEST_BUILD
 const char *sess_default_chromium(void);
-int sess_build_argv(const struct sess_options *opt, const char *profile_dir, const char **args,
-                    char store[][2048], int nstore);
+int sess_build_argv(const struct sess_options *opt, const char *profile_dir, int sandboxed,
+                    const char **args, char store[][2048], int nstore);
 int sess_parse_devtools_port(const char *text, char *url, size_t urllen);
 #endif
 
@@ -96,7 +102,7 @@ int sess_parse_devtools_port(const char *text, char *url, size_t urllen);
  * thread inside the network namespace netns_fd (borrowed), so that Chromium
  * and the DevTools socket live there. sess_spawn_in_netns returns 0 or an
  * errno like posix_spawn. */
-int sess_spawn_in_netns(int netns_fd, pid_t *pid, const char *const *args,
+int sess_spawn_in_netns(int netns_fd, pid_t *pid, const char *const *args, char *const *envp,
                         const posix_spawn_file_actions_t *fa, const posix_spawnattr_t *attr);
 struct cdp_options;
 struct cdp_error;
@@ -171,6 +177,22 @@ int sess_parse_owner(const char *text, struct owner *o);
 void sess_note_residue(pid_t pgid, const char *dir);
 
 /* targets.c */
+/* browser_user.c. 1 when browsers are to run as users of their own with
+ * their sandbox, else 0; why says which and why. */
+int sess_browser_user_check(char *why, size_t whylen);
+/* A uid no process uses, for one browser; 0 when none was found. */
+uid_t sess_browser_uid_pick(void);
+/* The home path of the browser user of session_id under run_dir.
+ * Returns 0, or -1 (too long, or run_dir's tag cannot be made). */
+int sess_browser_home_path(const char *run_dir, const char *session_id, char *home, size_t len);
+/* Makes that home (0700, owned by uid). Returns 0 or -1 with err. */
+int sess_browser_home_make(const char *run_dir, const char *session_id, uid_t uid, char *home,
+                           size_t len, char *err, size_t errlen);
+/* Hands dir and everything in it to uid. Returns 0 or -1. */
+int sess_hand_over_tree(const char *dir, uid_t uid);
+/* 1 when every dir above path lets others pass (o+x). */
+int sess_reachable_by_others(const char *path);
+
 int sess_targets_start(struct sess *s);
 /* Forgets worlds whose contexts Runtime reports destroyed or cleared. */
 void sess_worlds_on_event(struct sess *s, const char *session_id, const char *method,

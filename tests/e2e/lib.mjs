@@ -300,12 +300,29 @@ export function resourceLinksOf(result) {
 /* ---- processes and files ----------------------------------------------- */
 
 /*
- * Pids of the Chromium processes whose command line mentions dir (their
- * user-data-dir lives under the data dir's run/). Reads /proc; skips this
- * process and glassbox itself (whose command line does not name the dir).
+ * What the command lines of the Chromium processes of data dir dir contain:
+ * dir itself (a user-data-dir under its run/), or, for browsers that run
+ * as users of their own, their homes' prefix, named by run/.browsers-tag.
+ */
+export function browserNeedles(dir) {
+  const needles = [dir];
+  for (const tagFile of [path.join(dir, 'run', '.browsers-tag'), path.join(dir, '.browsers-tag')]) {
+    try {
+      const tag = fs.readFileSync(tagFile, 'latin1').trim();
+      if (/^[0-9a-f]{8}$/.test(tag)) needles.push(`/tmp/gb-browsers/${tag}-`);
+    } catch { /* none */ }
+  }
+  return needles;
+}
+
+/*
+ * Pids of the Chromium processes of data dir dir (see browserNeedles).
+ * Reads /proc; skips this process and glassbox itself (whose command line
+ * names neither).
  */
 export function chromiumPids(dir) {
   const pids = [];
+  const needles = browserNeedles(dir);
   for (const ent of fs.readdirSync('/proc')) {
     if (!/^\d+$/.test(ent) || Number(ent) === process.pid) continue;
     let cmd;
@@ -317,7 +334,7 @@ export function chromiumPids(dir) {
     if (!cmd) continue;
     const args = cmd.split('\0');
     if (!/chrom/i.test(path.basename(args[0] || ''))) continue;
-    if (!cmd.includes(dir)) continue;
+    if (!needles.some((n) => cmd.includes(n))) continue;
     let st = '';
     try {
       st = fs.readFileSync(`/proc/${ent}/stat`, 'latin1');

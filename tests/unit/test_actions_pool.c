@@ -197,6 +197,26 @@ static int cmdline_mentions(pid_t pid, const char *needle)
 	return 0;
 }
 
+/* 1 when pid's cmdline names dir, or the homes of its browsers'
+ * users (named by DATA/run/.browsers-tag). */
+static int of_data_dir(pid_t pid, const char *dir)
+{
+	char path[4200], tag[16] = "", needle[64];
+	FILE *f;
+
+	if (cmdline_mentions(pid, dir))
+		return 1;
+	snprintf(path, sizeof(path), "%s/run/.browsers-tag", dir);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	if (fscanf(f, "%8s", tag) != 1)
+		tag[0] = '\0';
+	fclose(f);
+	snprintf(needle, sizeof(needle), "/tmp/gb-browsers/%s-", tag);
+	return tag[0] && cmdline_mentions(pid, needle);
+}
+
 /* The network namespace of pid ("net:[4026531840]"), or "" when gone. */
 static void netns_of(const char *pid, char *out, size_t len)
 {
@@ -211,7 +231,8 @@ static void netns_of(const char *pid, char *out, size_t len)
 /* Checks every process of this test's browsers (each browser's process
  * group, found by its leader's --user-data-dir under data_dir): none is
  * in this process's network namespace. Returns the number of distinct
- * namespaces they are in. */
+ * namespaces the browsers (the groups' leaders) are in: the processes
+ * Chromium's own sandbox starts are in further, empty ones. */
 static size_t browser_namespaces(void)
 {
 	char seen[16][64], mine[64], ns[64];
@@ -227,7 +248,7 @@ static size_t browser_namespaces(void)
 		pid_t pgid = pid > 0 ? getpgid(pid) : -1;
 
 		if (pid <= 0 || pgid <= 0 ||
-		    (!cmdline_mentions(pid, data_dir) && !cmdline_mentions(pgid, data_dir)))
+		    (!of_data_dir(pid, data_dir) && !of_data_dir(pgid, data_dir)))
 			continue;
 		netns_of(e->d_name, ns, sizeof(ns));
 		if (!ns[0])
@@ -236,6 +257,8 @@ static size_t browser_namespaces(void)
 		if (!strcmp(ns, mine))
 			fail_msg("browser process %d is in this process's network namespace %s",
 			         (int)pid, ns);
+		if (pid != pgid)
+			continue;
 		for (i = 0; i < n_seen && strcmp(seen[i], ns); i++)
 			;
 		if (i == n_seen && n_seen < 16)
@@ -259,7 +282,7 @@ static pid_t browser_leader(const char *ns)
 	while (!found && (e = readdir(d)) != NULL) {
 		pid_t pid = (pid_t)atoi(e->d_name);
 
-		if (pid <= 0 || getpgid(pid) != pid || !cmdline_mentions(pid, data_dir))
+		if (pid <= 0 || getpgid(pid) != pid || !of_data_dir(pid, data_dir))
 			continue;
 		netns_of(e->d_name, its, sizeof(its));
 		if (!ns || !strcmp(its, ns))

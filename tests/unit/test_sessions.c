@@ -71,6 +71,7 @@ static int count_processes_with(const char *needle)
 	return count;
 }
 
+/* 1 when dir holds nothing but the run dir's .browsers-tag. */
 static int dir_is_empty(const char *dir)
 {
 	DIR *d = opendir(dir);
@@ -78,7 +79,8 @@ static int dir_is_empty(const char *dir)
 	int empty = 1;
 
 	while (d && (e = readdir(d)))
-		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") &&
+		    strcmp(e->d_name, ".browsers-tag"))
 			empty = 0;
 	if (d)
 		closedir(d);
@@ -111,7 +113,7 @@ static void test_argv(void **state)
 	int n, i, headless = 0, udd = 0, size = 0, rules = 0, bg = 0;
 
 	(void)state;
-	n = sess_build_argv(&opt, "/tmp/p", args, store, 4);
+	n = sess_build_argv(&opt, "/tmp/p", 0, args, store, 4);
 	assert_true(n > 10);
 	assert_null(args[n]);
 	for (i = 0; i < n; i++) {
@@ -141,7 +143,8 @@ static void test_launch_ready_close_leaves_nothing(void **state)
 	assert_string_equal(sess_page_url(sess_current_page(s)), "about:blank");
 	assert_non_null(strstr(sess_browser_version(s), "Chrome"));
 	assert_int_equal(sess_check_alive(s), 0);
-	snprintf(dir, sizeof(dir), "%s", sess_dir(s));
+	/* the session id names its dir, and its browser user's home */
+	snprintf(dir, sizeof(dir), "%s", strrchr(sess_dir(s), '/') + 1);
 	assert_true(count_processes_with(dir) > 0);
 
 	/* a second tab, then select and close it */
@@ -169,7 +172,7 @@ static void test_killed_browser_fails_with_reason(void **state)
 
 	(void)state;
 	assert_int_equal(sess_launch(&opt, &s, err, sizeof(err)), 0);
-	snprintf(dir, sizeof(dir), "%s", sess_dir(s));
+	snprintf(dir, sizeof(dir), "%s", strrchr(sess_dir(s), '/') + 1);
 	kill(sess_pid(s), SIGKILL);
 	rc = cdp_call(sess_cdp(s), NULL, "Browser.getVersion", NULL, 5000, NULL, &cerr);
 	assert_int_equal(rc, -CDP_ECLOSED);
@@ -178,6 +181,80 @@ static void test_killed_browser_fails_with_reason(void **state)
 	assert_non_null(strstr(sess_failure(s), "Chromium exited (killed by signal 9)"));
 	sess_close(s);
 	assert_int_equal(count_processes_with(dir), 0);
+	assert_true(dir_is_empty(run_dir));
+}
+
+/* The real uid /proc reports for pid, or -1. */
+static long uid_of(pid_t pid)
+{
+	char path[64], line[256];
+	unsigned long uid;
+	long found = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "r");
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "Uid: %lu", &uid) == 1)
+			found = (long)uid;
+	if (f)
+		fclose(f);
+	return found;
+}
+
+/* 1 when an argument of pid's command line contains needle. */
+static int pid_cmdline_has(pid_t pid, const char *needle)
+{
+	char path[64], cmd[16384];
+	size_t n, at;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	n = fread(cmd, 1, sizeof(cmd) - 1, f);
+	fclose(f);
+	cmd[n] = 0;
+	for (at = 0; at < n; at += strlen(cmd + at) + 1)
+		if (strstr(cmd + at, needle))
+			return 1;
+	return 0;
+}
+
+/* As root, each browser runs as a user of its own, with Chromium's sandbox
+ * on, and its home goes with it. */
+static void test_browsers_run_as_users_of_their_own(void **state)
+{
+	struct sess_options opt = { .run_dir = run_dir };
+	struct sess *a = NULL, *b = NULL;
+	char why[256], err[512] = "", home[1024];
+	struct stat st;
+
+	(void)state;
+	if (!sess_browser_user_check(why, sizeof(why))) {
+		assert_true(why[0] != 0);
+		skip();
+	}
+	assert_int_equal(sess_launch(&opt, &a, err, sizeof(err)), 0);
+	assert_int_equal(sess_launch(&opt, &b, err, sizeof(err)), 0);
+	assert_true(a->browser_uid >= SESS_BROWSER_UID_BASE);
+	assert_true(b->browser_uid >= SESS_BROWSER_UID_BASE);
+	assert_true(a->browser_uid != b->browser_uid);
+	assert_int_equal(uid_of(a->pid), (long)a->browser_uid);
+	assert_int_equal(uid_of(b->pid), (long)b->browser_uid);
+	/* sandboxed: no --no-sandbox */
+	assert_true(pid_cmdline_has(a->pid, "--user-data-dir="));
+	assert_false(pid_cmdline_has(a->pid, "--no-sandbox"));
+	/* its home (and the profile in it) is its own, unreadable to others */
+	assert_int_equal(stat(a->home, &st), 0);
+	assert_int_equal(st.st_uid, a->browser_uid);
+	assert_int_equal(st.st_mode & 0777, 0700);
+	assert_non_null(strstr(a->profile_dir, a->home));
+	snprintf(home, sizeof(home), "%s", a->home);
+	sess_close(a);
+	sess_close(b);
+	assert_int_not_equal(stat(home, &st), 0);
 	assert_true(dir_is_empty(run_dir));
 }
 
@@ -352,6 +429,7 @@ int main(void)
 		cmocka_unit_test(test_argv),
 		cmocka_unit_test(test_launch_ready_close_leaves_nothing),
 		cmocka_unit_test(test_killed_browser_fails_with_reason),
+		cmocka_unit_test(test_browsers_run_as_users_of_their_own),
 		cmocka_unit_test(test_bad_chromium_path_is_a_clear_error),
 		cmocka_unit_test(test_warm_pool_hands_over_a_ready_browser),
 		cmocka_unit_test(test_warm_pool_refills_after_a_quiet_moment),
