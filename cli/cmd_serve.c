@@ -120,15 +120,19 @@ static json_t *list_approvals(void *user)
 	return list;
 }
 
-/* mcp_serve_hooks.status: the egress layers and the warm pool, for
+/* mcp_serve_hooks.status: the egress layers, the browsers' sandbox and the warm pool, for
  * /healthz; refreshes the pool's gauge. */
 static json_t *serve_status(void *user)
 {
 	struct serve_state *st = user;
 	size_t ready = act_pool_ready(st->pool);
 
+	char why[256];
+	int sandboxed = sess_browser_sandboxed(why, sizeof(why));
+
 	gb_metrics_gauge_set("glassbox_warm_pool_ready", NULL, (double)ready);
-	return json_pack("{s:O, s:{s:I, s:I}, s:I}", "egress_layers", st->egress_layers,
+	return json_pack("{s:O, s:{s:b, s:s}, s:{s:I, s:I}, s:I}", "egress_layers",
+	                 st->egress_layers, "browser_sandbox", "on", sandboxed, "why", why,
 	                 "warm_pool", "size", (json_int_t)act_pool_size(st->pool), "ready",
 	                 (json_int_t)ready, "residual_processes",
 	                 (json_int_t)sess_residual_count());

@@ -274,6 +274,13 @@ static int cmd_init(const struct cli_opts *o)
 		       off ? json_string_value(off) : "");
 		json_decref(layers);
 	}
+	{
+		char why[256];
+		int on = sess_browser_sandboxed(why, sizeof(why));
+
+		printf("Chromium's sandbox: %s%s\n",
+		       on ? "on: " : "off, the browser runs as root: ", why);
+	}
 	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	self[n > 0 ? n : 0] = '\0';
 	printf("glassbox %s: data dir %s (tenant \"local\", default policy)\n\n"

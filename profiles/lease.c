@@ -42,16 +42,20 @@ struct prof_lease {
 
 /* ---- the private dir ------------------------------------------------------ */
 
-/* A parent dir private to this user: 0 when dir is (or was made) a 0700
- * dir owned by us and not a link. */
+/* A parent dir of leases: 0 when dir is (or was made) a dir owned by us,
+ * not a link, that others may pass but not list or change (0711): a
+ * browser running as a user of its own reaches its lease's 0700 dir, and
+ * nothing else, through it. */
 static int private_parent(const char *dir)
 {
 	struct stat st;
 
-	if (mkdir(dir, 0700) != 0 && errno != EEXIST)
+	if (mkdir(dir, 0711) != 0 && errno != EEXIST)
 		return -1;
 	if (lstat(dir, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
-	    (st.st_mode & 077))
+	    (st.st_mode & 066))
+		return -1;
+	if ((st.st_mode & 0777) != 0711 && chmod(dir, 0711) != 0)
 		return -1;
 	return 0;
 }

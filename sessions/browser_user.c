@@ -59,7 +59,7 @@ int sess_browser_user_check(char *why, size_t whylen)
 	long v;
 
 	if (geteuid() != 0) {
-		snprintf(why, whylen, "glassbox is not root: Chromium runs as its user, sandboxed");
+		snprintf(why, whylen, "Chromium runs as glassbox's own user, sandboxed");
 		return 0;
 	}
 	if (env && !strcmp(env, "root")) {
@@ -85,6 +85,11 @@ int sess_browser_user_check(char *why, size_t whylen)
 	}
 	snprintf(why, whylen, "each browser runs as a user of its own, sandboxed");
 	return 1;
+}
+
+int sess_browser_sandboxed(char *why, size_t whylen)
+{
+	return geteuid() != 0 || sess_browser_user_check(why, whylen);
 }
 
 /* 1 when some process runs as uid (real, effective, saved or fs). */
@@ -242,6 +247,14 @@ int sess_hand_over_tree(const char *dir, uid_t uid)
 	rc = nftw(dir, chown_entry, 16, FTW_PHYS);
 	pthread_mutex_unlock(&lock);
 	return rc;
+}
+
+int sess_runnable_by_others(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & S_IXOTH) &&
+	       sess_reachable_by_others(path);
 }
 
 int sess_reachable_by_others(const char *path)

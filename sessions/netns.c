@@ -24,8 +24,6 @@
 #include <stdio.h>
 #include <string.h>
 
-
-
 struct in_netns {
 	int netns_fd;
 	int (*fn)(void *arg);

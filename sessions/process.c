@@ -70,7 +70,7 @@ static const char *const base_flags[] = {
 	"--remote-debugging-address=127.0.0.1",
 };
 
-UNITTEST const char *sess_default_chromium(void)
+const char *sess_default_chromium(void)
 {
 	if (access("/usr/lib/chromium/chromium", X_OK) == 0)
 		return "/usr/lib/chromium/chromium";
@@ -79,8 +79,8 @@ UNITTEST const char *sess_default_chromium(void)
 
 /* Builds argv into args (at most MAX_ARGS); strings that need formatting
  * are written into store (each 2048 bytes). Returns the count. */
-UNITTEST int sess_build_argv(const struct sess_options *opt, const char *profile_dir,
-                             int sandboxed, const char **args, char store[][2048], int nstore)
+UNITTEST int sess_build_argv(const struct sess_options *opt, const char *profile_dir, int sandboxed,
+                             const char **args, char store[][2048], int nstore)
 {
 	int n = 0;
 	int k = 0;
@@ -128,8 +128,8 @@ static char *const *browser_env(const struct sess *s, const char **env, size_t m
 	env[n++] = store[0];
 	env[n++] = store[1];
 	for (i = 0; environ[i] && n < max - 1; i++)
-		if (strncmp(environ[i], "HOME=", 5) != 0 && strncmp(environ[i], "TMPDIR=", 7) != 0 &&
-		    strncmp(environ[i], "XDG_", 4) != 0)
+		if (strncmp(environ[i], "HOME=", 5) != 0 &&
+		    strncmp(environ[i], "TMPDIR=", 7) != 0 && strncmp(environ[i], "XDG_", 4) != 0)
 			env[n++] = environ[i];
 	env[n] = NULL;
 	return (char *const *)env;

@@ -60,15 +60,24 @@ static int make_private_dirs(struct sess *s, const char *run_dir, const char *us
  * way (browser_user.c); a fresh profile then lives in that home, where
  * the user can reach it. Otherwise the browser runs as we do. Returns 0,
  * or -1 with err. */
-static int give_browser_a_user(struct sess *s, const char *run_dir, int fresh_profile, char *err,
+static int give_browser_a_user(struct sess *s, const struct sess_options *opt, char *err,
                                size_t errlen)
 {
+	const char *chromium = opt->chromium_path ? opt->chromium_path : sess_default_chromium();
+	int fresh_profile = opt->user_data_dir == NULL;
 	static int told;
 	char why[256];
 
 	if (!sess_browser_user_check(why, sizeof(why))) {
 		if (geteuid() == 0 && !told++)
 			GB_LOGW("sessions", "Chromium runs as root without its sandbox: %s", why);
+		return 0;
+	}
+	if (!sess_runnable_by_others(chromium)) {
+		GB_LOGW("sessions",
+		        "Chromium runs as root without its sandbox for session %s: other users may "
+		        "not run %s (or reach it)",
+		        s->id, chromium);
 		return 0;
 	}
 	if (!fresh_profile && !sess_reachable_by_others(s->profile_dir)) {
@@ -84,8 +93,8 @@ static int give_browser_a_user(struct sess *s, const char *run_dir, int fresh_pr
 		         SESS_BROWSER_UID_BASE);
 		return -1;
 	}
-	if (sess_browser_home_make(run_dir, s->id, s->browser_uid, s->home, sizeof(s->home), err,
-	                           errlen) < 0) {
+	if (sess_browser_home_make(opt->run_dir, s->id, s->browser_uid, s->home, sizeof(s->home),
+	                           err, errlen) < 0) {
 		s->home[0] = '\0';
 		return -1;
 	}
@@ -134,7 +143,7 @@ int sess_launch(const struct sess_options *opt, struct sess **out, char *err, si
 	s->close_grace_ms = opt->close_grace_ms > 0 ? opt->close_grace_ms : 2000;
 	if (make_private_dirs(s, opt->run_dir, opt->user_data_dir, err, errlen) < 0)
 		goto out;
-	if (give_browser_a_user(s, opt->run_dir, opt->user_data_dir == NULL, err, errlen) < 0)
+	if (give_browser_a_user(s, opt, err, errlen) < 0)
 		goto out;
 	if (sess_write_preferences(s->profile_dir, err, errlen) < 0)
 		goto out;

@@ -91,8 +91,11 @@ int sess_process_exited(struct sess *s, char *why, size_t whylen);
 void sess_kill_group(struct sess *s, int grace_ms);
 void sess_remove_tree(const char *dir);
 
-#ifdef GB_UNITTEST_BUILD
+/* Chromium's path when none is given: /usr/lib/chromium/chromium, else
+ * /usr/bin/chromium. */
 const char *sess_default_chromium(void);
+
+#ifdef GB_UNITTEST_BUILD
 int sess_build_argv(const struct sess_options *opt, const char *profile_dir, int sandboxed,
                     const char **args, char store[][2048], int nstore);
 int sess_parse_devtools_port(const char *text, char *url, size_t urllen);
@@ -192,6 +195,8 @@ int sess_browser_home_make(const char *run_dir, const char *session_id, uid_t ui
 int sess_hand_over_tree(const char *dir, uid_t uid);
 /* 1 when every dir above path lets others pass (o+x). */
 int sess_reachable_by_others(const char *path);
+/* 1 when others may run the program at path (and reach it). */
+int sess_runnable_by_others(const char *path);
 
 int sess_targets_start(struct sess *s);
 /* Forgets worlds whose contexts Runtime reports destroyed or cleared. */

@@ -75,6 +75,11 @@ struct sess_dialog {
 	char *default_prompt;
 };
 
+/* 1 when browsers run with Chromium's sandbox on (as root: each as a user
+ * of its own), 0 when they run as root without it; why says how, or why
+ * not and what to do (browser_user.c). */
+int sess_browser_sandboxed(char *why, size_t whylen);
+
 /*
  * Launches Chromium and waits until READY (the first page attached and set
  * up). Measures time_to_ready. On failure returns -1 with a reason in err

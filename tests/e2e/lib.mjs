@@ -300,19 +300,48 @@ export function resourceLinksOf(result) {
 /* ---- processes and files ----------------------------------------------- */
 
 /*
- * What the command lines of the Chromium processes of data dir dir contain:
- * dir itself (a user-data-dir under its run/), or, for browsers that run
- * as users of their own, their homes' prefix, named by run/.browsers-tag.
+ * What the command lines of the Chromium processes of dir (a data dir, or
+ * one session's dir under its run/) contain: dir itself (a user-data-dir
+ * under it), or, for browsers that run as users of their own, their homes'
+ * names: /tmp/gb-browsers/TAG-SESSION, TAG read from run/.browsers-tag.
  */
 export function browserNeedles(dir) {
   const needles = [dir];
-  for (const tagFile of [path.join(dir, 'run', '.browsers-tag'), path.join(dir, '.browsers-tag')]) {
+  const tagIn = (file) => {
     try {
-      const tag = fs.readFileSync(tagFile, 'latin1').trim();
-      if (/^[0-9a-f]{8}$/.test(tag)) needles.push(`/tmp/gb-browsers/${tag}-`);
-    } catch { /* none */ }
-  }
+      const tag = fs.readFileSync(file, 'latin1').trim();
+      return /^[0-9a-f]{8}$/.test(tag) ? tag : null;
+    } catch {
+      return null;
+    }
+  };
+  const ofData = tagIn(path.join(dir, 'run', '.browsers-tag'));
+  if (ofData) needles.push(`/tmp/gb-browsers/${ofData}-`);
+  const ofSession = tagIn(path.join(path.dirname(dir), '.browsers-tag'));
+  if (ofSession) needles.push(`/tmp/gb-browsers/${ofSession}-${path.basename(dir)}/`);
   return needles;
+}
+
+/* The entries of a run dir that are sessions' (its .browsers-tag is not). */
+export function runEntries(run) {
+  return fs.existsSync(run) ? fs.readdirSync(run).filter((n) => !n.startsWith('.')) : [];
+}
+
+/*
+ * The user-data-dirs of the sessions running under data dir dataDir: in
+ * each session's run dir, or in its browser user's home (named by
+ * run/.browsers-tag and the session id).
+ */
+export function profileDirs(dataDir) {
+  const run = path.join(dataDir, 'run');
+  let tag = '';
+  try { tag = fs.readFileSync(path.join(run, '.browsers-tag'), 'latin1').trim(); } catch { /* none */ }
+  const out = [];
+  for (const id of fs.readdirSync(run)) {
+    for (const dir of [path.join(run, id, 'profile'), `/tmp/gb-browsers/${tag}-${id}/profile`])
+      if (fs.existsSync(dir)) out.push(dir);
+  }
+  return out;
 }
 
 /*

@@ -5,19 +5,18 @@
  * every port (fixtures/policy/egress-devtools.json). Glassbox refuses
  * loopback destinations on that port whatever the policy says (rule
  * "devtools-port"): in the Fetch layer and in the proxy, each alone. The
- * port and the browser's id come from DATA/run/<id>/profile/DevToolsActivePort.
+ * port and the browser's id come from its profile's DevToolsActivePort (profileDirs).
  */
 import { describe, test } from 'node:test';
 import fs from 'node:fs';
 import path from 'node:path';
-import { assert, sc, dump } from '../e2e/lib.mjs';
+import { assert, sc, dump, profileDirs } from '../e2e/lib.mjs';
 import { useDrill, drillLog, runProbe, refusalsFor, knownLeak, LAYER_SETS } from './egress-drills.mjs';
 
 /* {port, path} of the session's browser, from its profile dir. */
 function devtoolsOf(dataDir) {
-  const run = path.join(dataDir, 'run');
-  for (const id of fs.readdirSync(run)) {
-    const f = path.join(run, id, 'profile', 'DevToolsActivePort');
+  for (const dir of profileDirs(dataDir)) {
+    const f = path.join(dir, 'DevToolsActivePort');
     if (fs.existsSync(f)) {
       const [port, p] = fs.readFileSync(f, 'utf8').split('\n');
       return { port: Number(port), path: p };

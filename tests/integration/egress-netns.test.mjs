@@ -21,7 +21,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import { execFileSync } from 'node:child_process';
-import { assert, sc, dump, chromiumPids, pollUntil } from '../e2e/lib.mjs';
+import { assert, sc, dump, chromiumPids, pollUntil, profileDirs } from '../e2e/lib.mjs';
 import { useDrill, drillLog, runProbe, refusalsFor } from './egress-drills.mjs';
 
 function netnsSkipReason() {
@@ -182,9 +182,8 @@ describe('layer 4 with every layer on: the DevTools port', { skip: SKIP }, () =>
     assert.ok(!r.isError, dump(r));
     assert.ok(run.allowed.hits().paths['/egress/links.html'] >= 1, JSON.stringify(run.allowed.hits()));
     for (const pid of browserPids(run)) assert.notEqual(nsOf(pid), nsOf(process.pid));
-    const f = fs
-      .readdirSync(`${run.gb.dataDir}/run`)
-      .map((id) => `${run.gb.dataDir}/run/${id}/profile/DevToolsActivePort`)
+    const f = profileDirs(run.gb.dataDir)
+      .map((dir) => `${dir}/DevToolsActivePort`)
       .find((p) => fs.existsSync(p));
     const [port, p] = fs.readFileSync(f, 'utf8').split('\n');
     dt = { port: Number(port), path: p };

@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import {
   assert, startFixtureServer, openGlassbox, newDataDir, ok, sc, chromiumPids, pollUntil,
+  runEntries,
 } from '../e2e/lib.mjs';
 
 let fixture;
@@ -100,7 +101,7 @@ test('the next start removes what a killed glassbox left, not what a live one us
   await closeGently(next);
   assert.ok(await pollUntil(() => chromiumPids(dataDir).length === 0), 'nothing left at the end');
   const run = path.join(dataDir, 'run');
-  const left = () => (fs.existsSync(run) ? fs.readdirSync(run) : []);
+  const left = () => runEntries(run);
   await pollUntil(() => left().length === 0); // glassbox may still be finishing its exit
   assert.deepEqual(left(), []);
 });

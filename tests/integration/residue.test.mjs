@@ -7,7 +7,16 @@ import fs from 'node:fs';
 import path from 'node:path';
 import {
   assert, startFixtureServer, openGlassbox, ok, snapshot, findRef, chromiumPids, pollUntil, listFiles,
+  runEntries,
 } from '../e2e/lib.mjs';
+
+/* The homes of the browser users of dataDir's sessions (/tmp/gb-browsers). */
+function browserHomes(dataDir) {
+  let tag = '';
+  try { tag = fs.readFileSync(path.join(dataDir, 'run', '.browsers-tag'), 'latin1').trim(); } catch { return []; }
+  const base = '/tmp/gb-browsers';
+  return fs.existsSync(base) ? fs.readdirSync(base).filter((n) => n.startsWith(`${tag}-`)).map((n) => path.join(base, n)) : [];
+}
 
 let fixture;
 let gb;
@@ -28,7 +37,9 @@ test('after the client closes, nothing of the browser is left', async () => {
   assert.ok(chromiumPids(dataDir).length > 0, 'a browser ran under the data dir');
   const runDir = path.join(dataDir, 'run');
   assert.ok(fs.existsSync(runDir), 'run/ exists while a session runs');
-  assert.ok(fs.readdirSync(runDir).length > 0, 'the session has its dir under run/');
+  assert.ok(runEntries(runDir).length > 0, 'the session has its dir under run/');
+  const homes = browserHomes(dataDir);
+  if (process.geteuid() === 0) assert.equal(homes.length, 1, 'as root, the browser runs as a user of its own with a home');
 
   const serverPid = gb.pid;
   assert.ok(serverPid > 0);
@@ -36,8 +47,9 @@ test('after the client closes, nothing of the browser is left', async () => {
 
   const noChromium = await pollUntil(() => chromiumPids(dataDir).length === 0);
   assert.ok(noChromium, `Chromium processes left: ${chromiumPids(dataDir).join(', ')}`);
-  const left = fs.existsSync(runDir) ? fs.readdirSync(runDir) : [];
+  const left = runEntries(runDir);
   assert.deepEqual(left, [], 'run/ is empty');
+  for (const home of homes) assert.ok(!fs.existsSync(home), `${home} is removed`);
   const serverGone = await pollUntil(() => {
     try {
       process.kill(serverPid, 0);
