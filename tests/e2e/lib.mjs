@@ -362,7 +362,8 @@ export function chromiumPids(dir) {
     }
     if (!cmd) continue;
     const args = cmd.split('\0');
-    if (!/chrom/i.test(path.basename(args[0] || ''))) continue;
+    // Chromium's helpers rewrite their title: one string, arguments joined by spaces
+    if (!/chrom/i.test(path.basename((args[0] || '').split(' ')[0]))) continue;
     if (!needles.some((n) => cmd.includes(n))) continue;
     let st = '';
     try {
