@@ -18,6 +18,20 @@ int64_t gb_now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+struct timespec gb_deadline_in(clockid_t clock, int ms)
+{
+	struct timespec t;
+
+	clock_gettime(clock, &t);
+	t.tv_sec += ms / 1000;
+	t.tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (t.tv_nsec >= 1000000000L) {
+		t.tv_sec++;
+		t.tv_nsec -= 1000000000L;
+	}
+	return t;
+}
+
 void gb_utc_iso8601(char *buf, size_t buflen)
 {
 	struct timespec ts;

@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 /* s, or fallback when s is NULL. */
 static inline const char *gb_or(const char *s, const char *fallback)
@@ -16,6 +17,9 @@ static inline const char *gb_or(const char *s, const char *fallback)
 
 /* Milliseconds on the monotonic clock; for deadlines and durations. */
 int64_t gb_now_ms(void);
+/* The time ms (>= 0) from now on clock (CLOCK_MONOTONIC, CLOCK_REALTIME),
+ * as pthread_cond_timedwait takes it for a condition on that clock. */
+struct timespec gb_deadline_in(clockid_t clock, int ms);
 
 /* Writes the current UTC time as "2026-11-29T18:20:01.123Z" into buf
  * (at least 32 bytes). */

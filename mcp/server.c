@@ -390,21 +390,6 @@ static void on_call_progress(struct act_call *call, double progress, double tota
 	emit_msg(srv, inf->id, mcp_jsonrpc_notification("notifications/progress", params));
 }
 
-/* The monotonic time timeout_ms from now, for srv->answered. */
-static struct timespec deadline_after(int timeout_ms)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	ts.tv_sec += timeout_ms / 1000;
-	ts.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-	if (ts.tv_nsec >= 1000000000L) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000L;
-	}
-	return ts;
-}
-
 /* Whether result (borrowed, from the client) is an ElicitResult we can
  * use: an object whose action is accept, decline or cancel, and whose
  * content, when present and not null, is an object. */
@@ -460,7 +445,7 @@ static int elicit_call(struct act_call *call, const char *message, json_t *reque
 	text = NULL; /* stolen by json_pack, even when it fails */
 	if (!params)
 		goto out;
-	deadline = deadline_after(timeout_ms);
+	deadline = gb_deadline_in(CLOCK_MONOTONIC, timeout_ms);
 
 	pthread_mutex_lock(&srv->lock);
 	if (srv->input_closed || inf->cancelled || inf->elicit_id) {

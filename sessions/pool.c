@@ -85,21 +85,6 @@ static int pool_launch(struct sess_pool *p, struct sess **out, char *err, size_t
 
 #define POOL_REFILL_QUIET_MS 1500
 
-/* The CLOCK_REALTIME time ms from now, for pthread_cond_timedwait. */
-static struct timespec deadline_in(int ms)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_REALTIME, &t);
-	t.tv_sec += ms / 1000;
-	t.tv_nsec += (long)(ms % 1000) * 1000000L;
-	if (t.tv_nsec >= 1000000000L) {
-		t.tv_sec++;
-		t.tv_nsec -= 1000000000L;
-	}
-	return t;
-}
-
 /* Waits, lock held, until POOL_REFILL_QUIET_MS passed since the last take,
  * a taker waits, or the pool stops. */
 static void wait_quiet(struct sess_pool *p)
@@ -108,7 +93,7 @@ static void wait_quiet(struct sess_pool *p)
 
 	while (!p->stopping && !p->waiters &&
 	       (left = p->last_take_ms + POOL_REFILL_QUIET_MS - gb_now_ms()) > 0) {
-		struct timespec until = deadline_in((int)left);
+		struct timespec until = gb_deadline_in(CLOCK_REALTIME, (int)left);
 
 		pthread_cond_timedwait(&p->cond, &p->lock, &until);
 	}
@@ -265,7 +250,7 @@ struct sess *sess_pool_take(struct sess_pool *p, const volatile int *cancel_flag
 
 	if (!p)
 		return NULL;
-	until = deadline_in(wait_ms > 0 ? wait_ms : 0);
+	until = gb_deadline_in(CLOCK_REALTIME, wait_ms > 0 ? wait_ms : 0);
 	pthread_mutex_lock(&p->lock);
 	for (;;) {
 		while (p->n_ready > 0 && !s) {

@@ -201,15 +201,8 @@ void store_set_clock(struct store *st, store_clock_fn fn)
  * released while waiting. Spurious wake-ups are the caller's to handle. */
 void store_wait_changed_locked(struct store *st, int wait_ms)
 {
-	struct timespec ts;
+	struct timespec ts = gb_deadline_in(CLOCK_MONOTONIC, wait_ms);
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	ts.tv_sec += wait_ms / 1000;
-	ts.tv_nsec += (long)(wait_ms % 1000) * 1000000L;
-	if (ts.tv_nsec >= 1000000000L) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000L;
-	}
 	pthread_cond_timedwait(&st->changed, &st->lock, &ts);
 }
 

@@ -20,6 +20,7 @@
 #include "actions/actions.h"
 #include "common/util.h"
 #include "sessions/sessions.h"
+#include "proc_fixture.h"
 
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -177,26 +178,6 @@ static size_t run_dirs(void)
 	return n;
 }
 
-/* 1 when the NUL-separated cmdline of pid has an argument containing needle. */
-static int cmdline_mentions(pid_t pid, const char *needle)
-{
-	char path[64], buf[16384];
-	size_t n, at;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
-	f = fopen(path, "r");
-	if (!f)
-		return 0;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	for (at = 0; at < n; at += strlen(buf + at) + 1)
-		if (strstr(buf + at, needle))
-			return 1;
-	return 0;
-}
-
 /* 1 when pid's cmdline names dir, or the homes of its browsers'
  * users (named by DATA/run/.browsers-tag). */
 static int of_data_dir(pid_t pid, const char *dir)
@@ -204,7 +185,7 @@ static int of_data_dir(pid_t pid, const char *dir)
 	char path[4200], tag[16] = "", needle[64];
 	FILE *f;
 
-	if (cmdline_mentions(pid, dir))
+	if (proc_cmdline_has(pid, dir))
 		return 1;
 	snprintf(path, sizeof(path), "%s/run/.browsers-tag", dir);
 	f = fopen(path, "r");
@@ -214,7 +195,7 @@ static int of_data_dir(pid_t pid, const char *dir)
 		tag[0] = '\0';
 	fclose(f);
 	snprintf(needle, sizeof(needle), "/tmp/gb-browsers/%s-", tag);
-	return tag[0] && cmdline_mentions(pid, needle);
+	return tag[0] && proc_cmdline_has(pid, needle);
 }
 
 /* The network namespace of pid ("net:[4026531840]"), or "" when gone. */

@@ -11,6 +11,7 @@
 #include "cdp/cdp.h"
 #include "common/util.h"
 #include "sessions/sessions-private.h"
+#include "proc_fixture.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -202,26 +203,6 @@ static long uid_of(pid_t pid)
 	return found;
 }
 
-/* 1 when an argument of pid's command line contains needle. */
-static int pid_cmdline_has(pid_t pid, const char *needle)
-{
-	char path[64], cmd[16384];
-	size_t n, at;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
-	f = fopen(path, "r");
-	if (!f)
-		return 0;
-	n = fread(cmd, 1, sizeof(cmd) - 1, f);
-	fclose(f);
-	cmd[n] = 0;
-	for (at = 0; at < n; at += strlen(cmd + at) + 1)
-		if (strstr(cmd + at, needle))
-			return 1;
-	return 0;
-}
-
 /* As root, each browser runs as a user of its own, with Chromium's sandbox
  * on, and its home goes with it. */
 static void test_browsers_run_as_users_of_their_own(void **state)
@@ -244,8 +225,8 @@ static void test_browsers_run_as_users_of_their_own(void **state)
 	assert_int_equal(uid_of(a->pid), (long)a->browser_uid);
 	assert_int_equal(uid_of(b->pid), (long)b->browser_uid);
 	/* sandboxed: no --no-sandbox */
-	assert_true(pid_cmdline_has(a->pid, "--user-data-dir="));
-	assert_false(pid_cmdline_has(a->pid, "--no-sandbox"));
+	assert_true(proc_cmdline_has(a->pid, "--user-data-dir="));
+	assert_false(proc_cmdline_has(a->pid, "--no-sandbox"));
 	/* its home (and the profile in it) is its own, unreadable to others */
 	assert_int_equal(stat(a->home, &st), 0);
 	assert_int_equal(st.st_uid, a->browser_uid);
