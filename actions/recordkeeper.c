@@ -19,9 +19,12 @@
 #include "evidence/audit.h"
 #include "evidence/evidence.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 struct keeper_job {
 	struct keeper_job *next;
@@ -151,11 +154,19 @@ static void keep_one(struct act_keeper *k, struct keeper_job *j)
 	json_decref(artifacts);
 }
 
+/* Evidence is kept off the critical path: its PNG work (checking, the
+ * annotated copy) must not take the CPU the browser needs for the next
+ * action, so this thread runs at a lower priority (nice KEEPER_NICE; the
+ * thread's own, Linux). It still gets its share when the CPU is busy. */
+#define KEEPER_NICE 10
+
 static void *keeper_main(void *arg)
 {
 	struct act_keeper *k = arg;
 	struct keeper_job *j;
 
+	if (setpriority(PRIO_PROCESS, (id_t)gettid(), KEEPER_NICE) != 0)
+		GB_LOGD("actions", "the evidence thread keeps its priority: %s", strerror(errno));
 	pthread_mutex_lock(&k->lock);
 	for (;;) {
 		while (!k->head && !k->stopping)

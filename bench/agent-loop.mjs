@@ -17,9 +17,9 @@ import { summary, percentile, ratio, round } from './lib/stats.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const REPO = path.resolve(HERE, '..');
-const ALL = ['floor', 'glassbox', 'noegress', 'playwright', 'devtools'];
+const ALL = ['floor', 'floor-shots', 'glassbox', 'noegress', 'playwright', 'devtools'];
 // noegress (glassbox with every egress layer off) runs only when asked for: --egress-cost, or --only.
-const DEFAULT_ONLY = ['floor', 'glassbox', 'playwright', 'devtools'];
+const DEFAULT_ONLY = ['floor', 'floor-shots', 'glassbox', 'playwright', 'devtools'];
 const PEERS = ['playwright', 'devtools'];
 
 function usage(code) {
@@ -109,8 +109,9 @@ function withTimeout(promise, ms, what) {
 }
 
 async function newDriver(name, ctx) {
-  const d = name === 'floor'
-    ? new FloorDriver({ chromium: opts.chromium, flags: floorFlags(), tmpBase: ctx.tmpBase })
+  // floor-shots: the floor plus the screenshot glassbox keeps after each state-changing step
+  const d = name.startsWith('floor')
+    ? new FloorDriver({ name, chromium: opts.chromium, flags: floorFlags(), tmpBase: ctx.tmpBase, evidence: name === 'floor-shots' })
     : await makeMcpDriver(name, ctx);
   active.add(d);
   return d;
@@ -310,6 +311,12 @@ function printTable(results, ratios, conc) {
       out.push(`  vs ${peer.padEnd(11)} loop ${fmt(v.loop, 5, 2)}   cold start ${fmt(v.cold_start, 5, 2)}   total PSS ${fmt(v.total_pss, 5, 2)}`);
     }
   }
+  const fs = ratios.glassbox_vs_floor_shots;
+  if (fs) {
+    out.push('');
+    out.push('glassbox / floor-shots (raw CDP with a PNG screenshot after each state-changing step, as glassbox keeps for evidence)');
+    out.push(`  loop ${fmt(fs.loop, 5, 2)}   (floor-shots / floor: ${fmt(fs.shots_over_floor, 5, 2)})`);
+  }
   const ec = ratios.egress_cost;
   if (ec) {
     out.push('');
@@ -356,6 +363,13 @@ function computeRatios(results) {
       };
     }
   }
+  // what evidence costs at the floor, and glassbox over that
+  const glassbox_vs_floor_shots = by.glassbox && by['floor-shots']
+    ? {
+      loop: ratio(by.glassbox.loop?.median, by['floor-shots'].loop?.median),
+      shots_over_floor: floor ? ratio(by['floor-shots'].loop?.median, floor.loop?.median) : null,
+    }
+    : null;
   // glassbox with every egress layer on / off (below 1.10: within the 10% budget)
   const egress_cost = by.glassbox && by.noegress
     ? {
@@ -365,7 +379,7 @@ function computeRatios(results) {
       total_pss: ratio(by.glassbox.memory?.total_pss_mb, by.noegress.memory?.total_pss_mb),
     }
     : null;
-  return { vs_floor, glassbox_vs_peer, egress_cost };
+  return { vs_floor, glassbox_vs_peer, glassbox_vs_floor_shots, egress_cost };
 }
 
 async function versions() {

@@ -48,18 +48,24 @@ static void note(struct bundle *b, int rc, const char *what, const char *why)
 	}
 }
 
-/* Stores one part; on success appends its entry to the list. */
+/* Stores one part; on success appends its entry to the list. Why it
+ * failed goes to err (NULL: only noted). */
 static int put_part(struct bundle *b, const char *kind, const char *mime, const unsigned char *data,
-                    size_t len)
+                    size_t len, char *err, size_t errlen)
 {
 	struct evid_meta meta = *b->base;
 	struct evid_ref ref;
-	char err[1024] = "";
+	char own[1024];
 	int rc;
 
+	if (!err) {
+		err = own;
+		errlen = sizeof(own);
+	}
 	meta.kind = kind;
 	meta.mime = mime;
-	rc = evid_store_put(b->store, &meta, data, len, &ref, err, sizeof(err));
+	err[0] = '\0';
+	rc = evid_store_put(b->store, &meta, data, len, &ref, err, errlen);
 	if (rc == 0 && json_array_append_new(b->list, evid_artifact_json(kind, mime, &ref, 1)) != 0)
 		rc = -EVID_ENOMEM;
 	if (rc != -EVID_EBADPNG)
@@ -117,12 +123,12 @@ static void keep_screenshot(struct bundle *b, const struct evid_action_evidence 
 	}
 	if (!png)
 		goto out;
-	rc = evid_png_check(png, len, NULL, why, sizeof(why));
+	/* the store checks a PNG before it keeps it: one full decode */
+	rc = put_part(b, EVID_KIND_SCREENSHOT, MIME_PNG, png, len, why, sizeof(why));
 	if (rc == -EVID_EBADPNG) {
 		put_invalid(b, EVID_KIND_SCREENSHOT, png, len, why);
 		goto out;
 	}
-	rc = put_part(b, EVID_KIND_SCREENSHOT, MIME_PNG, png, len);
 	if (rc != 0 || (!ev->annotation.has_box && !ev->annotation.has_point))
 		goto out;
 	rc = evid_png_annotate(png, len, &ev->annotation, &annotated, &annotated_len, why,
@@ -131,7 +137,7 @@ static void keep_screenshot(struct bundle *b, const struct evid_action_evidence 
 		note(b, rc == -EVID_EBADPNG ? -EVID_EINVAL : rc, EVID_KIND_ANNOTATED, why);
 		goto out;
 	}
-	put_part(b, EVID_KIND_ANNOTATED, MIME_PNG, annotated, annotated_len);
+	put_part(b, EVID_KIND_ANNOTATED, MIME_PNG, annotated, annotated_len, NULL, 0);
 out:
 	free(decoded);
 	free(annotated);
@@ -161,12 +167,13 @@ int evid_keep_action_evidence(struct evid_store *s, const struct evid_action_evi
 	keep_screenshot(&b, ev);
 	if (ev->snapshot_text)
 		put_part(&b, EVID_KIND_SNAPSHOT, MIME_TEXT,
-		         (const unsigned char *)ev->snapshot_text, strlen(ev->snapshot_text));
+		         (const unsigned char *)ev->snapshot_text, strlen(ev->snapshot_text), NULL,
+		         0);
 	if (ev->network_log) {
 		log_text = evid_json_canonical(ev->network_log);
 		if (log_text)
 			put_part(&b, EVID_KIND_NETWORK_LOG, MIME_JSON,
-			         (const unsigned char *)log_text, strlen(log_text));
+			         (const unsigned char *)log_text, strlen(log_text), NULL, 0);
 		else
 			note(&b, -EVID_ENOMEM, EVID_KIND_NETWORK_LOG, "out of memory");
 	}

@@ -1,4 +1,6 @@
 // The floor: the same loop over raw CDP against a Chromium the bench starts itself, no MCP server.
+// With evidence (floor-shots), it also takes the PNG screenshot glassbox keeps after each
+// state-changing step (navigate, type, both clicks): what evidence costs with nothing in between.
 import { spawn } from 'node:child_process';
 import { readFile, mkdtemp, rm } from 'node:fs/promises';
 import path from 'node:path';
@@ -10,8 +12,9 @@ import { confirmFunction, TITLE_FUNCTION } from './loop.mjs';
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 export class FloorDriver {
-  constructor({ chromium, flags, tmpBase }) {
-    this.name = 'floor';
+  constructor({ name = 'floor', chromium, flags, tmpBase, evidence = false }) {
+    this.name = name;
+    this.evidence = evidence;
     this.chromium = chromium;
     this.flags = flags;
     this.tmpBase = tmpBase;
@@ -72,11 +75,19 @@ export class FloorDriver {
     return this.cdp.send(method, params, this.session);
   }
 
+  // The evidence screenshot, with glassbox's parameters, when this floor keeps evidence.
+  async evidenceShot() {
+    if (!this.evidence) return;
+    const { data } = await this.send('Page.captureScreenshot', { format: 'png', optimizeForSpeed: true });
+    if (!data?.startsWith('iVBORw0KGgo')) throw new Error('evidence screenshot: not a PNG');
+  }
+
   async navigate(url) {
     const load = this.cdp.waitFor('Page.loadEventFired', this.session);
     const res = await this.send('Page.navigate', { url });
     if (res.errorText) { load.cancel(); throw new Error(`navigate: ${res.errorText}`); }
     await load;
+    await this.evidenceShot();
   }
 
   async snapshot() {
@@ -93,6 +104,7 @@ export class FloorDriver {
   async type(text) {
     await this.send('DOM.focus', { backendNodeId: this.targets.textbox });
     await this.send('Input.insertText', { text });
+    await this.evidenceShot();
   }
 
   async #clickNode(backendNodeId) {
@@ -108,6 +120,7 @@ export class FloorDriver {
 
   async clickSave() {
     await this.#clickNode(this.targets.save);
+    await this.evidenceShot();
   }
 
   async confirm(text) {
@@ -127,6 +140,7 @@ export class FloorDriver {
       throw err;
     }
     await load;
+    await this.evidenceShot();
   }
 
   async title() {
