@@ -30,6 +30,7 @@ function usage(code) {
   --egress-cost           the cost of glassbox's egress layers: runs glassbox and noegress only
                           (no concurrency run unless --concurrency is given) and reports on/off
   --iterations N          measured loop iterations per server, after one warm-up (default 10)
+  --cold-runs N           cold starts per server, each on a fresh server; the median is reported (default 5)
   --concurrency K         clients at once for the concurrency run, 0 to skip (default 8)
   --concurrency-on LIST   servers that get the concurrency run (default: floor,glassbox)
   --chromium PATH         browser for every server and the floor (default /usr/bin/chromium)
@@ -42,7 +43,7 @@ function usage(code) {
 
 function parseArgs(argv) {
   const o = {
-    only: DEFAULT_ONLY, iterations: 10, concurrency: 8, concurrencyOn: ['floor', 'glassbox'],
+    only: DEFAULT_ONLY, iterations: 10, coldRuns: 5, concurrency: 8, concurrencyOn: ['floor', 'glassbox'],
     chromium: '/usr/bin/chromium',
     glassbox: process.env.GLASSBOX_BIN ? path.resolve(REPO, process.env.GLASSBOX_BIN) : path.join(REPO, 'build', 'glassbox'),
     glassboxArgs: (process.env.GLASSBOX_ARGS || '').split(' ').filter(Boolean),
@@ -70,6 +71,7 @@ function parseArgs(argv) {
       case '--only': o.only = list(next()); break;
       case '--egress-cost': o.only = ['glassbox', 'noegress']; egressCost = true; break;
       case '--iterations': o.iterations = int(next(), 1); break;
+      case '--cold-runs': o.coldRuns = int(next(), 1); break;
       case '--concurrency': o.concurrency = int(next(), 0); concurrencyGiven = true; break;
       case '--concurrency-on': o.concurrencyOn = list(next()); break;
       case '--chromium': o.chromium = next(); break;
@@ -132,10 +134,26 @@ function errInfo(err) {
 
 // ---- one server: cold start, warm-up, N measured iterations, memory --------------------------------
 
+// One more cold start (spawn -> first navigate result) on a server of its own, then stopped.
+async function extraColdStart(name, ctx) {
+  const d = await newDriver(name, ctx);
+  try {
+    const t0 = performance.now();
+    await d.start();
+    await d.navigate(site.formUrl);
+    return performance.now() - t0;
+  } finally {
+    await stopDriver(d);
+  }
+}
+
 async function runServer(name, ctx) {
   const rec = { server: name, ok: false, iterations: [], errors: [], notes: [] };
   let d;
   const body = async () => {
+    // a cold start is one sample: take several, each on a fresh server, and report the median
+    const colds = [];
+    for (let i = 1; i < opts.coldRuns; i++) colds.push(await extraColdStart(name, ctx));
     d = await newDriver(name, ctx);
     const t0 = performance.now();
     try {
@@ -151,8 +169,10 @@ async function runServer(name, ctx) {
       err.step = 'first navigate';
       throw err;
     }
-    rec.cold_start_ms = round(performance.now() - t0);
-    log(`${name}: cold start ${rec.cold_start_ms} ms`);
+    colds.push(performance.now() - t0);
+    rec.cold_start_samples_ms = colds.map((v) => round(v));
+    rec.cold_start_ms = round(summary(colds).median);
+    log(`${name}: cold start ${rec.cold_start_ms} ms (median of ${colds.length})`);
     await runIteration(d, site.formUrl, `warmup-${rnd()}`);
     for (let i = 0; i < opts.iterations && !aborted; i++) {
       try {
@@ -273,7 +293,7 @@ function printTable(results, ratios, conc) {
   const out = [];
   const short = { navigate: 'nav', snapshot: 'snap', type: 'type', click_save: 'save', confirm: 'confirm', click_link: 'link', title: 'title', screenshot: 'shot' };
   out.push('');
-  out.push(`Agent loop, ${opts.iterations} iterations after 1 warm-up; medians in ms (per step and loop total), cold start = spawn -> first navigate result`);
+  out.push(`Agent loop, ${opts.iterations} iterations after 1 warm-up; medians in ms (per step and loop total), cold start = spawn -> first navigate result (median of ${opts.coldRuns} fresh servers)`);
   let head = 'server'.padEnd(11) + 'cold'.padStart(8);
   for (const s of STEPS) head += short[s].padStart(8);
   head += 'loop'.padStart(9) + 'p95'.padStart(8) + '  x floor (loop/cold)';
@@ -447,7 +467,7 @@ async function main() {
   const report = {
     date: new Date().toISOString(),
     host: { cores: os.cpus().length, mem_gb: round(os.totalmem() / 2 ** 30, 1), kernel: os.release() },
-    options: { only: opts.only, iterations: opts.iterations, concurrency: opts.concurrency, concurrency_on: opts.concurrencyOn, chromium: opts.chromium },
+    options: { only: opts.only, iterations: opts.iterations, cold_runs: opts.coldRuns, concurrency: opts.concurrency, concurrency_on: opts.concurrencyOn, chromium: opts.chromium },
     versions: await versions(),
     site: { origin: site.origin, requests: site.stats.requests, saves: site.stats.saves },
     results,
