@@ -125,7 +125,8 @@ async function stopDriver(d) {
 }
 
 function floorFlags() {
-  return ['--headless', '--no-sandbox', '--disable-gpu', '--hide-scrollbars', '--mute-audio', ...QUIET_FLAGS];
+  // glassbox's window size: the floor paints and captures the same pixels (its default is smaller)
+  return ['--headless', '--no-sandbox', '--disable-gpu', '--hide-scrollbars', '--mute-audio', '--window-size=1280,720', ...QUIET_FLAGS];
 }
 
 function errInfo(err) {
