@@ -65,11 +65,11 @@ static int give_browser_a_user(struct sess *s, const struct sess_options *opt, c
 {
 	const char *chromium = opt->chromium_path ? opt->chromium_path : sess_default_chromium();
 	int fresh_profile = opt->user_data_dir == NULL;
-	static int told;
+	static int told; /* said once per process; sessions start on several threads */
 	char why[256];
 
 	if (!sess_browser_user_check(why, sizeof(why))) {
-		if (geteuid() == 0 && !told++)
+		if (geteuid() == 0 && !__atomic_exchange_n(&told, 1, __ATOMIC_RELAXED))
 			GB_LOGW("sessions", "Chromium runs as root without its sandbox: %s", why);
 		return 0;
 	}
