@@ -165,8 +165,9 @@ int act_session_new(const struct act_config *cfg, struct act_session **out, char
 	snprintf(s->run_dir, sizeof(s->run_dir), "%s/run", s->data_dir);
 	snprintf(tenant_dir, sizeof(tenant_dir), "%s/tenants", s->data_dir);
 	mkdir(tenant_dir, 0700);
-	if (evid_store_open(s->data_dir, &s->store) < 0) {
-		snprintf(err, errlen, "cannot open the evidence store under %s", s->data_dir);
+	if (evid_store_open_err(s->data_dir, &s->store, aerr, sizeof(aerr)) < 0) {
+		snprintf(err, errlen, "cannot open the evidence store under %s: %s", s->data_dir,
+		         aerr);
 		goto out;
 	}
 	if (evid_audit_open(s->data_dir, &s->audit, aerr, sizeof(aerr)) < 0) {

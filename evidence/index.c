@@ -13,6 +13,8 @@
 #include "evidence/evidence-private.h"
 #include "evidence/evidence.h"
 
+#include "common/db.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -107,9 +109,9 @@ int evid_index_open(const char *data_dir, struct evid_index **out, char *err, si
 		goto out;
 	}
 	sqlite3_busy_timeout(ix->db, BUSY_TIMEOUT_MS);
-	if (sqlite3_exec(ix->db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;", NULL, NULL,
-	                 NULL) != SQLITE_OK ||
-	    sqlite3_exec(ix->db, schema_sql, NULL, NULL, NULL) != SQLITE_OK) {
+	if (gb_db_exec_when_free(ix->db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+	                         BUSY_TIMEOUT_MS) != SQLITE_OK ||
+	    gb_db_exec_when_free(ix->db, schema_sql, BUSY_TIMEOUT_MS) != SQLITE_OK) {
 		rc = db_error_locked(ix, "create the artifact index", err, errlen);
 		goto out;
 	}

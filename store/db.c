@@ -30,6 +30,7 @@
 #include "common/fs.h"
 
 #include "common/log.h"
+#include "common/db.h"
 #include "common/util.h"
 
 #include <errno.h>
@@ -521,10 +522,11 @@ int store_open(const char *data_dir, struct store **out, char *err, size_t errle
 		goto out;
 	}
 	sqlite3_busy_timeout(st->db, BUSY_TIMEOUT_MS);
-	rc = store_exec_locked(st, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
-	                       "switch the store to WAL mode", err, errlen);
-	if (rc < 0)
+	if (gb_db_exec_when_free(st->db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+	                         BUSY_TIMEOUT_MS) != SQLITE_OK) {
+		rc = store_db_error_locked(st, "switch the store to WAL mode", err, errlen);
 		goto out;
+	}
 	rc = migrate_locked(st, err, errlen);
 	if (rc < 0)
 		goto out;
