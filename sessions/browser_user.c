@@ -37,8 +37,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define SETPRIV "/usr/bin/setpriv"
-
 /* Reads a small number from a /proc file; -1 when it cannot. */
 static long read_proc_number(const char *path)
 {
@@ -66,8 +64,8 @@ int sess_browser_user_check(char *why, size_t whylen)
 		snprintf(why, whylen, "GLASSBOX_BROWSER_USER=root");
 		return 0;
 	}
-	if (access(SETPRIV, X_OK) != 0) {
-		snprintf(why, whylen, "%s is missing (apt-get install util-linux)", SETPRIV);
+	if (access(SESS_SETPRIV, X_OK) != 0) {
+		snprintf(why, whylen, "%s is missing (apt-get install util-linux)", SESS_SETPRIV);
 		return 0;
 	}
 	v = read_proc_number("/proc/sys/kernel/unprivileged_userns_clone");

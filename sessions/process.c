@@ -146,7 +146,7 @@ static const char **as_browser_user(const struct sess *s, const char **args, con
 		return args;
 	snprintf(store[0], 32, "--reuid=%u", (unsigned)s->browser_uid);
 	snprintf(store[1], 32, "--regid=%u", (unsigned)s->browser_uid);
-	full[n++] = "/usr/bin/setpriv";
+	full[n++] = SESS_SETPRIV;
 	full[n++] = store[0];
 	full[n++] = store[1];
 	full[n++] = "--clear-groups";

@@ -18,6 +18,7 @@
 #define SESS_ID_LEN 64
 #define SESS_MAX_WORLDS 64
 #define SESS_BROWSER_UID_BASE 1900000000u
+#define SESS_SETPRIV "/usr/bin/setpriv" /* starts a browser as its own user */
 /* short: Chromium's singleton socket, TMPDIR/org.chromium.Chromium.XXXXXX/
  * SingletonSocket, must fit a unix socket path (107 bytes) */
 #define SESS_BROWSER_HOME_BASE "/tmp/gb-browsers"
