@@ -213,6 +213,9 @@ test('admin: sessions listed and killed, approvals, metrics; its own token', asy
   assert.equal(status.egress_layers.proxy, true, health.text);
   assert.equal(typeof status.egress_layers.netns, 'boolean', health.text);
   assert.deepEqual(status.warm_pool, { size: 0, ready: 0 });
+  // Chromium's sandbox: on here (as root, each browser runs as a user of its own), and why
+  assert.equal(status.browser_sandbox.on, true, health.text);
+  assert.ok(status.browser_sandbox.why.length > 0, health.text);
   assert.equal((await svc.admin('GET', '/readyz', { token: null })).status, 200);
   assert.equal((await svc.admin('GET', '/sessions', { token: null })).status, 401);
   assert.equal((await svc.admin('GET', '/sessions', { token: svc.tokens.alpha })).status, 401, 'a tenant token is not the admin token');
