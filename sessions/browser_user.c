@@ -14,7 +14,8 @@
  * caller (an unsealed profile) is handed over to the user instead, when
  * the user can reach it.
  *
- * Where that cannot be had (no user namespaces, no setpriv, a profile dir
+ * Where that cannot be had (no user namespaces for an unprivileged user,
+ * tried once, no setpriv, a profile dir
  * the browser user could not reach, or GLASSBOX_BROWSER_USER=root), the
  * browser runs as root without its sandbox, and sess_browser_user_check()
  * says why.
@@ -33,8 +34,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 /* Reads a small number from a /proc file; -1 when it cannot. */
@@ -49,6 +52,31 @@ static long read_proc_number(const char *path)
 		v = -1;
 	fclose(f);
 	return v;
+}
+
+/* Whether an unprivileged user may make a user namespace here, as
+ * Chromium's sandbox does: tried once, in a child that drops to an unused
+ * uid and calls unshare(CLONE_NEWUSER) (a kernel or a security module may
+ * refuse it whatever the sysctls say). 0 when it may, else the errno. */
+static int userns_probe_errno = -1;
+static pthread_once_t userns_probe_once = PTHREAD_ONCE_INIT;
+
+static void userns_probe(void)
+{
+	uid_t uid = (uid_t)(SESS_BROWSER_UID_BASE + 0xffffffu);
+	int status = 0;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		/* only async-signal-safe calls in the child of a threaded process */
+		if (setresgid(uid, uid, uid) != 0 || setresuid(uid, uid, uid) != 0)
+			_exit(errno & 0x7f);
+		_exit(unshare(CLONE_NEWUSER) == 0 ? 0 : (errno & 0x7f));
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		userns_probe_errno = pid < 0 ? errno : ECHILD;
+	else
+		userns_probe_errno = WEXITSTATUS(status);
 }
 
 int sess_browser_user_check(char *why, size_t whylen)
@@ -79,6 +107,14 @@ int sess_browser_user_check(char *why, size_t whylen)
 	if (v == 0) {
 		snprintf(why, whylen,
 		         "user namespaces are off (sysctl user.max_user_namespaces is 0)");
+		return 0;
+	}
+	pthread_once(&userns_probe_once, userns_probe);
+	if (userns_probe_errno != 0) {
+		snprintf(why, whylen,
+		         "an unprivileged user cannot make a user namespace here (%s), which "
+		         "Chromium's sandbox needs",
+		         strerror(userns_probe_errno));
 		return 0;
 	}
 	snprintf(why, whylen, "each browser runs as a user of its own, sandboxed");
