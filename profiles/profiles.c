@@ -209,16 +209,28 @@ out:
 	return rc;
 }
 
+/* Checks the names, opens the profile database (*db, closed by the
+ * caller even on failure) and finds the profile in it. 0 or -PROF_*. */
+static int open_profile(const char *data_dir, const char *tenant, const char *user,
+                        const char *name, struct prof_db **db, struct prof_info *p, char *err,
+                        size_t errlen)
+{
+	int rc = check_names(tenant, user, name, err, errlen);
+
+	*db = NULL;
+	if (rc == 0)
+		rc = prof_db_open(data_dir, db, err, errlen);
+	if (rc == 0)
+		rc = prof_db_get(*db, tenant, user, name, p, NULL, NULL, err, errlen);
+	return rc;
+}
+
 int prof_get(const char *data_dir, const char *tenant, const char *user, const char *name,
              struct prof_info *out, char *err, size_t errlen)
 {
-	struct prof_db *db = NULL;
-	int rc = check_names(tenant, user, name, err, errlen);
+	struct prof_db *db;
+	int rc = open_profile(data_dir, tenant, user, name, &db, out, err, errlen);
 
-	if (rc == 0)
-		rc = prof_db_open(data_dir, &db, err, errlen);
-	if (rc == 0)
-		rc = prof_db_get(db, tenant, user, name, out, NULL, NULL, err, errlen);
 	prof_db_close(db);
 	return rc;
 }
@@ -252,14 +264,10 @@ int prof_list(const char *data_dir, const char *tenant, const char *user, json_t
 int prof_delete(const char *data_dir, const char *tenant, const char *user, const char *name,
                 char *err, size_t errlen)
 {
-	struct prof_db *db = NULL;
+	struct prof_db *db;
 	struct prof_info p;
-	int rc = check_names(tenant, user, name, err, errlen);
+	int rc = open_profile(data_dir, tenant, user, name, &db, &p, err, errlen);
 
-	if (rc == 0)
-		rc = prof_db_open(data_dir, &db, err, errlen);
-	if (rc == 0)
-		rc = prof_db_get(db, tenant, user, name, &p, NULL, NULL, err, errlen);
 	if (rc == 0 && p.held_pid > 0 && prof_db_holder_alive(db, p.id)) {
 		gb_set_error(err, errlen,
 		             "profile %s of user %s is in use by %s (pid %lld): close "
@@ -278,14 +286,10 @@ int prof_delete(const char *data_dir, const char *tenant, const char *user, cons
 int prof_revoke(const char *data_dir, const char *tenant, const char *user, const char *name,
                 char *err, size_t errlen)
 {
-	struct prof_db *db = NULL;
+	struct prof_db *db;
 	struct prof_info p;
-	int rc = check_names(tenant, user, name, err, errlen);
+	int rc = open_profile(data_dir, tenant, user, name, &db, &p, err, errlen);
 
-	if (rc == 0)
-		rc = prof_db_open(data_dir, &db, err, errlen);
-	if (rc == 0)
-		rc = prof_db_get(db, tenant, user, name, &p, NULL, NULL, err, errlen);
 	if (rc == 0)
 		rc = prof_db_revoke(db, p.id, prof_now_ms(), err, errlen);
 	prof_db_close(db);

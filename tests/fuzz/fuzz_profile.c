@@ -27,39 +27,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../unit/mem_stream.h"
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-struct mem {
-	uint8_t *data;
-	size_t len;
-	size_t cap;
-	size_t pos;
-};
-
-static int mem_write(void *user, const void *buf, size_t n)
-{
-	struct mem *m = user;
-
-	if (m->len + n > m->cap) {
-		m->cap = (m->len + n) * 2;
-		m->data = realloc(m->data, m->cap);
-	}
-	memcpy(m->data + m->len, buf, n);
-	m->len += n;
-	return 0;
-}
-
-static ssize_t mem_read(void *user, void *buf, size_t n)
-{
-	struct mem *m = user;
-	size_t left = m->len - m->pos;
-
-	if (n > left)
-		n = left;
-	memcpy(buf, m->data + m->pos, n);
-	m->pos += n;
-	return (ssize_t)n;
-}
 
 static ssize_t unsealer_read(void *user, void *buf, size_t n)
 {

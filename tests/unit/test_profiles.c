@@ -28,39 +28,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "mem_stream.h"
+
 /* ---- helpers ---------------------------------------------------------------- */
-
-struct mem {
-	unsigned char *data;
-	size_t len;
-	size_t cap;
-	size_t pos;
-};
-
-static int mem_write(void *user, const void *buf, size_t n)
-{
-	struct mem *m = user;
-
-	if (m->len + n > m->cap) {
-		m->cap = (m->len + n) * 2;
-		m->data = realloc(m->data, m->cap);
-	}
-	memcpy(m->data + m->len, buf, n);
-	m->len += n;
-	return 0;
-}
-
-static ssize_t mem_read(void *user, void *buf, size_t n)
-{
-	struct mem *m = user;
-	size_t left = m->len - m->pos;
-
-	if (n > left)
-		n = left;
-	memcpy(buf, m->data + m->pos, n);
-	m->pos += n;
-	return (ssize_t)n;
-}
 
 static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
 {
