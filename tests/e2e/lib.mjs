@@ -408,6 +408,15 @@ export function listFiles(dir) {
   return out;
 }
 
+/* The text of a tenant's audit logs (DATA/tenants/T/audit/*.jsonl), not
+ * of a writer's temporary file, which may vanish while it is listed. */
+export function auditText(dataDir, tenant) {
+  return listFiles(path.join(dataDir, 'tenants', tenant, 'audit'))
+    .filter((f) => f.endsWith('.jsonl'))
+    .map((f) => fs.readFileSync(f, 'utf8'))
+    .join('');
+}
+
 /* Files under dir whose bytes contain needle (as UTF-8, and as UTF-16LE). */
 export function filesContaining(dir, needle) {
   const forms = [Buffer.from(needle, 'utf8'), Buffer.from(needle, 'utf16le')];

@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import crypto from 'node:crypto';
 import {
-  assert, openGlassbox, startFixtureServer, ok, callTool, sc, dump, newDataDir, evaluate, listFiles,
+  assert, openGlassbox, startFixtureServer, ok, callTool, sc, dump, newDataDir, evaluate, auditText,
 } from '../e2e/lib.mjs';
 
 let fixture;
@@ -73,8 +73,7 @@ test('after a narrowing, every layer refuses the host it took away, and a narrow
   r = await callTool(gb.client, 'browser_session', { action: 'narrow', egress: { hosts: { 'x.test': '127.0.0.1' } } });
   assert.equal(r.isError, true, dump(r));
   assert.match(JSON.stringify(sc(r)), /resolver overrides belong in the tenant/);
-  const audit = listFiles(path.join(dir, 'tenants', 'local', 'audit')).map((f) => fs.readFileSync(f, 'utf8')).join('');
-  assert.match(audit, /"narrow"/);
+  assert.match(auditText(dir, 'local'), /"narrow"/);
 });
 
 test('the proxy alone (tools and Fetch off) also refuses what a narrowing took away', async () => {
