@@ -56,6 +56,7 @@ for (const [name, layers] of Object.entries(LAYER_SETS)) {
 
       for (const c of CHANNELS) {
         test(`[${layerName}] ${c} to ${host}:<devtools> is refused (rule devtools-port)`, { todo: knownLeak(run, c) }, () => {
+          assert.ok(seen[host], `the probe of ${host} above ran to its end`);
           const { log, res, dt } = seen[host];
           const got = refusalsFor(log, c === 'websocket' ? { pathPart: dt.path, tunnel: `${host}:${dt.port}` } : { pathPart: `:${dt.port}/json/version` });
           assert.ok(got.length > 0, `${c}: refused: ${log.dump()}`);
