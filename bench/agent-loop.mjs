@@ -125,8 +125,12 @@ async function stopDriver(d) {
 }
 
 function floorFlags() {
-  // glassbox's window size: the floor paints and captures the same pixels (its default is smaller)
-  return ['--headless', '--no-sandbox', '--disable-gpu', '--hide-scrollbars', '--mute-audio', '--window-size=1280,720', ...QUIET_FLAGS];
+  // glassbox's window size: the floor paints and captures the same pixels (its default is smaller);
+  // and, like glassbox, no omnibox popup WebUI (a renderer of its own that headless never shows)
+  return [
+    '--headless', '--no-sandbox', '--disable-gpu', '--hide-scrollbars', '--mute-audio', '--window-size=1280,720',
+    '--disable-features=WebUIOmniboxPopup,WebUIOmniboxAimPopup', ...QUIET_FLAGS,
+  ];
 }
 
 function errInfo(err) {

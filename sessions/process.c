@@ -56,7 +56,8 @@ static const char *const base_flags[] = {
 	"--disable-search-engine-choice-screen",
 	("--disable-features=Translate,MediaRouter,OptimizationHints,AutofillServerCommunication,"
 	 "CertificateTransparencyComponentUpdater,DialMediaRouteProvider,"
-	 "InterestFeedContentSuggestions,SpareRendererForSitePerProcess"),
+	 "InterestFeedContentSuggestions,SpareRendererForSitePerProcess,"
+	 "WebUIOmniboxPopup,WebUIOmniboxAimPopup"),
 	"--metrics-recording-only",
 	"--password-store=basic",
 	"--use-mock-keychain",
