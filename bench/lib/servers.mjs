@@ -48,6 +48,8 @@ export async function glassboxAdapter({ repoRoot, glassboxBin, glassboxArgs = []
       ...baseEnv(tmp),
       GLASSBOX_DATA_DIR: dataDir,
       GLASSBOX_CONFIG: config,
+      // GLASSBOX_BROWSER_USER=root runs the browser without its sandbox: an A/B of the sandbox's cost
+      ...(process.env.GLASSBOX_BROWSER_USER ? { GLASSBOX_BROWSER_USER: process.env.GLASSBOX_BROWSER_USER } : {}),
     },
     cwd: tmp,
     navigate: (url) => ['browser_navigate', { url }],
