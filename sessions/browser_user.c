@@ -25,7 +25,6 @@
 #include "common/fs.h"
 #include "common/util.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -126,35 +125,43 @@ int sess_browser_sandboxed(char *why, size_t whylen)
 	return geteuid() != 0 || sess_browser_user_check(why, whylen);
 }
 
-/* 1 when some process runs as uid (real, effective, saved or fs). */
+struct uid_search {
+	uid_t uid;
+	int used; /* set when a process runs as uid */
+};
+
+/* sess_proc_foreach callback: stops at a process that runs as the uid
+ * searched for (real, effective, saved or fs uid, from /proc/PID/status). */
+static int runs_as(void *user, pid_t pid)
+{
+	struct uid_search *q = user;
+	char path[64], line[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long u[4];
+
+		if (sscanf(line, "Uid: %lu %lu %lu %lu", &u[0], &u[1], &u[2], &u[3]) == 4) {
+			q->used =
+			    u[0] == q->uid || u[1] == q->uid || u[2] == q->uid || u[3] == q->uid;
+			break;
+		}
+	}
+	fclose(f);
+	return q->used;
+}
+
+/* 1 when some process runs as uid. */
 static int uid_in_use(uid_t uid)
 {
-	DIR *d = opendir("/proc");
-	struct dirent *e;
-	char path[300], line[256];
-	int used = 0;
+	struct uid_search q = { .uid = uid, .used = 0 };
 
-	if (!d)
-		return 0;
-	while (!used && (e = readdir(d))) {
-		unsigned long u[4];
-		FILE *f;
-
-		if (e->d_name[0] < '0' || e->d_name[0] > '9')
-			continue;
-		snprintf(path, sizeof(path), "/proc/%s/status", e->d_name);
-		f = fopen(path, "r");
-		if (!f)
-			continue;
-		while (fgets(line, sizeof(line), f))
-			if (sscanf(line, "Uid: %lu %lu %lu %lu", &u[0], &u[1], &u[2], &u[3]) == 4) {
-				used = u[0] == uid || u[1] == uid || u[2] == uid || u[3] == uid;
-				break;
-			}
-		fclose(f);
-	}
-	closedir(d);
-	return used;
+	sess_proc_foreach(runs_as, &q);
+	return q.used;
 }
 
 uid_t sess_browser_uid_pick(void)
