@@ -13,7 +13,7 @@ FUZZ_SECONDS ?= 20
 FUZZERS := cdp/fuzz_cdp mcp/fuzz_jsonrpc mcp/fuzz_serve_config actions/fuzz_snapshot store/fuzz_risk \
 	store/fuzz_admin flows/fuzz_flow profiles/fuzz_profile
 
-DEBIAN_PACKAGES := build-essential pkg-config meson ninja-build libwebsockets-dev \
+DEBIAN_PACKAGES := build-essential pkg-config meson ninja-build libwebsockets-dev libmicrohttpd-dev \
 	libjansson-dev libpng-dev libsodium-dev libxml2-dev libxml2-utils libsqlite3-dev libcmocka-dev \
 	libidn2-dev libarchive-dev chromium clang clang-format libclang-rt-14-dev nodejs npm procps \
 	iproute2 util-linux

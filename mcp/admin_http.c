@@ -6,7 +6,6 @@
  */
 #include "mcp/http-private.h"
 
-#include <libwebsockets.h>
 #include <sodium.h>
 #include <string.h>
 
@@ -28,29 +27,28 @@ void mcp_admin_update_gauges(struct serve *s)
 }
 
 /* A small JSON {"error": message}. */
-static void respond_error(struct lws *wsi, struct pss *pss, int status, const char *message)
+static void respond_error(struct http_req *req, int status, const char *message)
 {
-	mcp_http_respond_json(wsi, pss, status, json_pack("{s:s}", "error", message));
+	mcp_http_respond_json(req, status, json_pack("{s:s}", "error", message));
 }
 
 /* GET /approvals: the pending ones (also sets the gauge). */
-static void get_approvals(struct serve *s, struct lws *wsi, struct pss *pss)
+static void get_approvals(struct serve *s, struct http_req *req)
 {
 	json_t *list = s->hooks && s->hooks->list_approvals
 	                   ? s->hooks->list_approvals(s->hooks->user)
 	                   : json_array();
 
 	if (!list) {
-		respond_error(wsi, pss, 500,
-		              "the approvals could not be read: see the service log");
+		respond_error(req, 500, "the approvals could not be read: see the service log");
 		return;
 	}
 	gb_metrics_gauge_set("glassbox_approvals_pending", NULL, (double)json_array_size(list));
-	mcp_http_respond_json(wsi, pss, 200, json_pack("{s:o}", "approvals", list));
+	mcp_http_respond_json(req, 200, json_pack("{s:o}", "approvals", list));
 }
 
 /* GET /metrics. */
-static void get_metrics(struct serve *s, struct lws *wsi, struct pss *pss)
+static void get_metrics(struct serve *s, struct http_req *req)
 {
 	json_t *pending =
 	    s->hooks && s->hooks->list_approvals ? s->hooks->list_approvals(s->hooks->user) : NULL;
@@ -65,20 +63,18 @@ static void get_metrics(struct serve *s, struct lws *wsi, struct pss *pss)
 	mcp_admin_update_gauges(s);
 	gb_buf_init(&out, METRICS_MAX_BYTES);
 	if (gb_metrics_render(&out) < 0)
-		respond_error(wsi, pss, 500, "the metrics page grew past its ceiling");
+		respond_error(req, 500, "the metrics page grew past its ceiling");
 	else
-		mcp_http_respond(wsi, pss, 200, "text/plain; version=0.0.4; charset=utf-8",
-		                 out.data, out.len);
+		mcp_http_respond(req, 200, "text/plain; version=0.0.4; charset=utf-8", out.data,
+		                 out.len);
 	gb_buf_free(&out);
 }
 
 /* See http-private.h. */
-int mcp_admin_handle(struct serve *s, struct lws *wsi, struct pss *pss, const char *method,
-                     const char *path)
+void mcp_admin_handle(struct serve *s, struct http_req *req, const char *method, const char *path)
 {
 	char auth[600];
 	struct http_session *hs;
-	int n;
 
 	if (!strcmp(path, "/healthz")) {
 		json_t *status =
@@ -87,49 +83,48 @@ int mcp_admin_handle(struct serve *s, struct lws *wsi, struct pss *pss, const ch
 		if (!status)
 			status = json_object();
 		json_object_set_new(status, "status", json_string("ok"));
-		mcp_http_respond_json(wsi, pss, 200, status);
+		mcp_http_respond_json(req, 200, status);
 		goto out;
 	}
 	if (!strcmp(path, "/readyz")) {
 		if (s->stopping)
-			mcp_http_respond(wsi, pss, 503, "text/plain", "stopping\n", 9);
+			mcp_http_respond(req, 503, "text/plain", "stopping\n", 9);
 		else
-			mcp_http_respond(wsi, pss, 200, "text/plain", "ready\n", 6);
+			mcp_http_respond(req, 200, "text/plain", "ready\n", 6);
 		goto out;
 	}
-	n = lws_hdr_copy(wsi, auth, sizeof(auth), WSI_TOKEN_HTTP_AUTHORIZATION);
-	if (n <= 0 || !mcp_auth_bearer_matches(auth, s->cfg->admin_token_sha256)) {
+	if (!mcp_http_header(req, "Authorization", auth, sizeof(auth)) ||
+	    !mcp_auth_bearer_matches(auth, s->cfg->admin_token_sha256)) {
 		sodium_memzero(auth, sizeof(auth));
 		gb_metrics_counter_add("glassbox_auth_failures_total", NULL, 1);
-		snprintf(pss->resp.www_authenticate, sizeof(pss->resp.www_authenticate),
+		snprintf(req->resp.www_authenticate, sizeof(req->resp.www_authenticate),
 		         "Bearer realm=\"glassbox-admin\"");
-		respond_error(wsi, pss, 401,
-		              "send the admin token as Authorization: Bearer <token>");
+		respond_error(req, 401, "send the admin token as Authorization: Bearer <token>");
 		goto out;
 	}
 	sodium_memzero(auth, sizeof(auth));
 	if (!strcmp(method, "GET") && !strcmp(path, "/sessions")) {
-		mcp_http_respond_json(wsi, pss, 200,
+		mcp_http_respond_json(req, 200,
 		                      json_pack("{s:o}", "sessions", hs_table_list(&s->table)));
 	} else if (!strcmp(method, "DELETE") &&
 	           !strncmp(path, SESSIONS_PREFIX, strlen(SESSIONS_PREFIX))) {
 		hs = hs_find(&s->table, path + strlen(SESSIONS_PREFIX), NULL);
 		if (!hs) {
-			respond_error(wsi, pss, 404, "no such session (it may have ended already)");
+			respond_error(req, 404, "no such session (it may have ended already)");
 			goto out;
 		}
 		hs_close(hs, "killed");
-		mcp_http_respond_json(wsi, pss, 200, json_pack("{s:s}", "closed", hs->id));
+		mcp_http_respond_json(req, 200, json_pack("{s:s}", "closed", hs->id));
 		hs_unref(hs);
 	} else if (!strcmp(method, "GET") && !strcmp(path, "/approvals")) {
-		get_approvals(s, wsi, pss);
+		get_approvals(s, req);
 	} else if (!strcmp(method, "GET") && !strcmp(path, "/metrics")) {
-		get_metrics(s, wsi, pss);
+		get_metrics(s, req);
 	} else {
-		respond_error(wsi, pss, 404,
+		respond_error(req, 404,
 		              "not found: /healthz, /readyz, GET /sessions, DELETE "
 		              "/sessions/<id>, GET /approvals, GET /metrics");
 	}
 out:
-	return 0;
+	return;
 }

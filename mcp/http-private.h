@@ -14,8 +14,9 @@
 #include "common/util.h"
 #include "mcp/serve.h"
 
-struct lws;
-struct lws_context;
+struct MHD_Connection;
+struct MHD_Daemon;
+struct http_req;
 struct mcp_server;
 
 /* One outgoing message, encoded. */
@@ -28,13 +29,13 @@ struct hs_msg {
 /* The answer to one POSTed request: the messages that belong to it, the
  * last being its response. */
 struct hs_stream {
-	json_t *id;          /* owned: the request's id */
-	struct lws *wsi;     /* {hs->lock} the connection waiting, NULL once gone */
-	struct hs_msg *head; /* {hs->lock} queued, not yet written */
-	struct hs_msg *tail; /* {hs->lock} */
-	int done;            /* {hs->lock} the response (or the end) is queued */
-	int ended_empty;     /* {hs->lock} ended without a response (cancelled) */
-	int response_error;  /* {hs->lock} the response is a JSON-RPC error */
+	json_t *id;           /* owned: the request's id */
+	struct http_req *req; /* {hs->lock} the request waiting, NULL once gone */
+	struct hs_msg *head;  /* {hs->lock} queued, not yet written */
+	struct hs_msg *tail;  /* {hs->lock} */
+	int done;             /* {hs->lock} the response (or the end) is queued */
+	int ended_empty;      /* {hs->lock} ended without a response (cancelled) */
+	int response_error;   /* {hs->lock} the response is a JSON-RPC error */
 	/* front thread only */
 	int headers_sent;
 	int sse;
@@ -61,6 +62,7 @@ struct http_session {
 	int64_t created_ms;
 	int64_t last_active_ms;
 	unsigned long calls;       /* tools/call accepted */
+	int64_t last_call_ms;      /* the last tools/call accepted, or 0 */
 	struct http_session *next; /* in the table */
 	int cut_off;               /* closed by hard TTL or a kill: its profile is not
 	                                  sealed (set before the closer thread sees it) */
@@ -70,7 +72,7 @@ struct http_session {
 struct hs_table {
 	const struct mcp_serve_config *cfg;
 	const struct act_config *base;
-	struct lws_context *ctx; /* woken when a worker queues output */
+	int wake_fd; /* eventfd: a worker queued output (any thread writes) */
 	struct http_session *head;
 	size_t count;
 	/* the closer thread: frees sessions off the front */
@@ -80,6 +82,7 @@ struct hs_table {
 	pthread_cond_t close_cond;
 	struct http_session *close_queue; /* {close_lock} linked by next */
 	size_t closing;                   /* {close_lock} queued or being freed */
+	struct http_session *freeing;     /* {close_lock} the one being freed */
 	int closer_stop;                  /* {close_lock} */
 };
 
@@ -90,7 +93,20 @@ void hs_table_shutdown(struct hs_table *t);
 
 /* Why a new session is refused: 0 (it may start), or the limit reached. */
 enum hs_refusal { HS_OK, HS_LIMIT_TOTAL, HS_LIMIT_TENANT };
-enum hs_refusal hs_admission(struct hs_table *t, const struct mcp_tenant *tenant);
+
+/* What holds the capacity a refusal names (hs_admission fills it). */
+struct hs_capacity {
+	size_t open;           /* the sessions that count: the tenant's, or all */
+	size_t idle;           /* of those, open with no call running */
+	size_t closing;        /* of those, closed but their browser not yet gone */
+	int64_t next_expiry_s; /* seconds until the first idle one expires, or -1 */
+};
+
+/* Whether tenant may open one more session. A closing session counts
+ * against its own tenant and the service until its browser is gone. cap
+ * (may be NULL) says what holds the limit that refused. */
+enum hs_refusal hs_admission(struct hs_table *t, const struct mcp_tenant *tenant,
+                             struct hs_capacity *cap);
 
 /* A new session for tenant, in the table; returns a counted reference
  * (the caller's), or NULL. */
@@ -112,13 +128,13 @@ void hs_unref(struct http_session *hs);
  * browser). reason: a metrics label. Idempotent. Front thread. */
 void hs_close(struct http_session *hs, const char *reason);
 
-/* Idle and hard TTLs: closes expired sessions. Front thread. */
+/* Idle, unused and hard TTLs: closes expired sessions. Front thread. */
 void hs_expire(struct hs_table *t, int64_t now_ms);
 
-/* A new stream for request id (borrowed, copied) on hs, waiting on wsi.
+/* A new stream for request id (borrowed, copied) on hs, answered on req.
  * Returns NULL when out of memory or when a stream for an equal id is
  * still waiting (the caller answers 409-style). */
-struct hs_stream *hs_stream_open(struct http_session *hs, json_t *id, struct lws *wsi);
+struct hs_stream *hs_stream_open(struct http_session *hs, json_t *id, struct http_req *req);
 
 /* Ends the stream of request id without a response (the client cancelled
  * it). Front thread. */
@@ -137,8 +153,8 @@ void hs_stream_release(struct http_session *hs, struct hs_stream *st);
 /* Frees a list of messages. */
 void hs_msgs_free(struct hs_msg *m);
 
-/* Asks for a writable callback on every connection that has output
- * queued. Front thread (on LWS_CALLBACK_EVENT_WAIT_CANCELLED). */
+/* Wakes every request that has output queued (mcp_http_wake). Front
+ * thread, after the wake fd fired. */
 void hs_table_flush(struct hs_table *t);
 
 /* Counts for metrics and the admin: open sessions busy / idle, closing. */
@@ -147,28 +163,31 @@ void hs_table_counts(struct hs_table *t, size_t *busy, size_t *idle, size_t *clo
 /* GET /sessions on the admin listener: a new JSON array. */
 json_t *hs_table_list(struct hs_table *t);
 
-/* ---- http.c / admin_http.c ---------------------------------------------- */
+/* ---- http.c, http_mcp.c, admin_http.c ---------------------------------- */
 
 /* The whole service: one per mcp_http_serve(). Front thread only. */
 struct serve {
 	const struct mcp_serve_config *cfg;
 	const struct mcp_serve_hooks *hooks;
 	struct hs_table table;
-	struct lws_context *ctx;
+	struct MHD_Daemon *mcp;   /* the /mcp listener */
+	struct MHD_Daemon *admin; /* the admin listener, or NULL */
+	struct http_req *reqs;    /* every request alive, linked by next */
 	int loopback_only;        /* listening on loopback: Host is checked */
 	int stopping;             /* SIGTERM: no new requests */
+	int tearing_down;         /* the loop is over: nothing waits any more */
 	int64_t stop_deadline_ms; /* calls in flight are cancelled after */
 	int64_t closed_at_ms;     /* every session closed: exit soon after */
 	int finished;             /* leave the service loop */
 	volatile sig_atomic_t *stop;
 };
 
-/* A fixed response (an error, an admin answer), written on the next
- * writable callback. */
+/* A fixed response (an error, an admin answer), queued once the request
+ * is read. */
 struct fixed_resp {
 	int status; /* 0: none pending */
 	char ctype[64];
-	char *body; /* owned, LWS_PRE bytes of headroom, or NULL */
+	char *body; /* owned, or NULL */
 	size_t len;
 	char session_id[65];        /* Mcp-Session-Id to send, or "" */
 	int retry_after_s;          /* Retry-After, or 0 */
@@ -177,30 +196,66 @@ struct fixed_resp {
 	int close_after;            /* close the connection once written */
 };
 
-/* Per-connection state; reset between keep-alive requests. */
-struct pss {
-	int route; /* enum mcp_http_route, or admin's */
+/* One HTTP request, from its headers until its connection is done with
+ * it (keep-alive gets a new one per request). Front thread only. */
+struct http_req {
+	struct serve *s;
+	struct MHD_Connection *conn;
+	int admin;      /* on the admin listener */
+	int dispatched; /* the body is in and was handled */
+	int suspended;  /* waiting for output (mcp_http_wake resumes it) */
+	int route;      /* enum mcp_http_route */
 	const struct mcp_tenant *tenant;
 	char session_id[80];
 	struct gb_buf body;
 	int body_on;
 	int too_large;
+	size_t discarded;        /* body bytes read and dropped (a refused request) */
 	struct http_session *hs; /* counted reference, or NULL */
-	struct hs_stream *st;    /* the answer this connection waits for */
+	struct hs_stream *st;    /* the answer this request waits for */
 	struct fixed_resp resp;
+	/* an SSE answer being written */
+	struct gb_buf sse;
+	size_t sse_off;
+	int sse_end;
+	struct http_req *next, *prev; /* in s->reqs */
 };
 
-/* Queues a fixed response on wsi: body (borrowed, copied) of len bytes. */
-void mcp_http_respond(struct lws *wsi, struct pss *pss, int status, const char *ctype,
-                      const char *body, size_t len);
+/* Sets req's fixed response: body (borrowed, copied) of len bytes. */
+void mcp_http_respond(struct http_req *req, int status, const char *ctype, const char *body,
+                      size_t len);
 
 /* A JSON response: value stolen. */
-void mcp_http_respond_json(struct lws *wsi, struct pss *pss, int status, json_t *value);
+void mcp_http_respond_json(struct http_req *req, int status, json_t *value);
 
-/* Handles a request on the admin listener (headers complete). Returns 0,
- * or -1 to close the connection. */
-int mcp_admin_handle(struct serve *s, struct lws *wsi, struct pss *pss, const char *method,
-                     const char *path);
+/* An HTTP error on /mcp: the body is a JSON-RPC error (id null) whose
+ * message (borrowed) says what to do; counted by status. */
+void mcp_http_respond_rpc_error(struct http_req *req, int status, int code, const char *message);
+
+/* Copies request header name ("Host") into buf; NULL when absent or
+ * longer than len - 1. */
+const char *mcp_http_header(struct http_req *req, const char *name, char *buf, size_t len);
+
+/* How many times the request carries header name. */
+int mcp_http_header_count(struct http_req *req, const char *name);
+
+/* Resumes req if it is suspended waiting for output. Front thread. */
+void mcp_http_wake(struct http_req *req);
+
+/* Wakes the front from any thread (a worker queued output). */
+void mcp_http_wake_front(struct hs_table *t);
+
+/* Everything /mcp needs from the headers (http_mcp.c): sets req's
+ * response when the request is refused, else prepares it for its body. */
+void mcp_http_mcp_headers(struct serve *s, struct http_req *req, const char *method,
+                          const char *path);
+
+/* The whole body of a POST to /mcp is in: parse it and route it. */
+void mcp_http_mcp_body(struct serve *s, struct http_req *req);
+
+/* Handles a request on the admin listener (headers complete): sets req's
+ * response. */
+void mcp_admin_handle(struct serve *s, struct http_req *req, const char *method, const char *path);
 
 /* Sets the gauges that are counted rather than updated (sessions by
  * state, approvals pending). */

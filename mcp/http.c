@@ -1,47 +1,59 @@
 /*
- * http.c - MCP Streamable HTTP (2025-11-25) for `glassbox serve`: the
- * front thread, a libwebsockets HTTP server with two listeners (/mcp and
- * the admin one).
+ * http.c - the front of `glassbox serve`: MCP Streamable HTTP (2025-11-25)
+ * and the admin listener, two libmicrohttpd daemons run by one thread.
  *
  * Design note
  * - Threads: everything here runs on the front (the thread in
- *   mcp_http_serve), which never waits on a browser. Workers hand output
- *   over through http_session.c's queues and lws_cancel_service(); the
- *   front then asks for writable callbacks and writes.
+ *   mcp_http_serve), which never waits on a browser. It polls both
+ *   daemons' epoll fds and an eventfd; workers queue output through
+ *   http_session.c and write the eventfd (mcp_http_wake_front), and the
+ *   front then resumes the requests that have output. No libmicrohttpd call
+ *   is made from any other thread.
+ * - The HTTP/1.1 parsing, chunked bodies, pipelining, Expect, timeouts and
+ *   connection limits (total and per peer) are libmicrohttpd's; a request
+ *   line or headers past CONN_MEMORY_BYTES are refused by it (414/431).
+ *   On top: one Content-Length at most, never both Content-Length and
+ *   Transfer-Encoding (400: the shapes of request smuggling), and a body
+ *   ceiling (413).
  * - A POST carries one JSON-RPC message. Notifications and responses get
  *   202. A request's answer is application/json when its response is the
  *   only message, otherwise an SSE stream (progress, elicitation requests,
- *   then the response), sent with chunked encoding so the connection can
- *   be kept alive. GET gets 405 (no server-initiated stream); DELETE ends
- *   the session.
- * - Checks, in order: route (404/405), shutting down (503), Host and
- *   Origin (403), bearer token (401), MCP-Protocol-Version (400), Accept
- *   (406), Content-Type (415), body size (413), session (400/404),
- *   session limits (429). A tenant only ever finds its own sessions.
- * - A housekeeping timer (every HOUSEKEEPING_MS) expires sessions, sets
+ *   then the response). While the answer is not there the request is
+ *   suspended: it costs no CPU, and its connection does not time out.
+ * - Every refusal is a status with a short body that says what to do; a
+ *   refusal made before the body was read closes the connection after it.
+ * - A housekeeping pass (every HOUSEKEEPING_MS) expires sessions, sets
  *   gauges and drives the graceful stop.
  */
 #include "mcp/http-private.h"
 
 #include <errno.h>
-#include <libwebsockets.h>
-#include <sodium.h>
+#include <microhttpd.h>
+#include <netdb.h>
+#include <poll.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 #include "common/log.h"
 #include "common/metrics.h"
-#include "mcp/http-headers.h"
 #include "mcp/mcp-private.h"
 
 #define MOD "serve"
 #define HOUSEKEEPING_MS 250
 /* After the last session closed, time for the last answers to go out. */
 #define LAST_WRITES_MS 300
-
-static lws_sorted_usec_list_t housekeeping_sul;
-static struct serve *the_serve; /* the timer's; one service per process */
+/* A connection's memory for its request line and headers. */
+#define CONN_MEMORY_BYTES ((size_t)64 << 10)
+/* The events of an SSE answer taken at once (one screenshot is a few MB). */
+#define SSE_MAX_BYTES ((size_t)256 << 20)
+/* A refused request's body is read and dropped up to this much more than
+ * the body ceiling; past it the connection is closed. */
+#define DISCARD_SLACK_BYTES ((size_t)1 << 20)
 
 /* ---- responses ---------------------------------------------------------- */
 
@@ -52,25 +64,11 @@ static void resp_clear(struct fixed_resp *r)
 	memset(r, 0, sizeof(*r));
 }
 
-/* Resets the per-request state (keep-alive reuses it). */
-static void pss_reset(struct pss *pss)
-{
-	if (pss->st && pss->hs)
-		hs_stream_release(pss->hs, pss->st);
-	pss->st = NULL;
-	hs_unref(pss->hs);
-	pss->hs = NULL;
-	if (pss->body_on)
-		gb_buf_free(&pss->body);
-	resp_clear(&pss->resp);
-	memset(pss, 0, sizeof(*pss));
-}
-
 /* See http-private.h. */
-void mcp_http_respond(struct lws *wsi, struct pss *pss, int status, const char *ctype,
-                      const char *body, size_t len)
+void mcp_http_respond(struct http_req *req, int status, const char *ctype, const char *body,
+                      size_t len)
 {
-	struct fixed_resp *r = &pss->resp;
+	struct fixed_resp *r = &req->resp;
 
 	free(r->body);
 	r->body = NULL;
@@ -78,118 +76,191 @@ void mcp_http_respond(struct lws *wsi, struct pss *pss, int status, const char *
 	snprintf(r->ctype, sizeof(r->ctype), "%s", ctype ? ctype : "");
 	r->len = 0;
 	if (body && len) {
-		r->body = malloc(LWS_PRE + len);
+		r->body = malloc(len);
 		if (r->body) {
-			memcpy(r->body + LWS_PRE, body, len);
+			memcpy(r->body, body, len);
 			r->len = len;
 		}
 	}
-	lws_callback_on_writable(wsi);
 }
 
 /* See http-private.h. */
-void mcp_http_respond_json(struct lws *wsi, struct pss *pss, int status, json_t *value)
+void mcp_http_respond_json(struct http_req *req, int status, json_t *value)
 {
 	char *text = value ? json_dumps(value, JSON_COMPACT) : NULL;
 
-	mcp_http_respond(wsi, pss, status, "application/json", text ? text : "{}",
+	mcp_http_respond(req, status, "application/json", text ? text : "{}",
 	                 text ? strlen(text) : 2);
 	free(text);
 	json_decref(value);
 }
 
-/* An HTTP error on /mcp: the body is a JSON-RPC error (id null) whose
- * message says what to do. */
-static void respond_rpc_error(struct lws *wsi, struct pss *pss, int status, int code,
-                              const char *message)
+/* The metrics label of an HTTP status glassbox answers with. */
+static const char *status_label(int status)
 {
-	gb_metrics_counter_add("glassbox_http_requests_total",
-	                       status == 400   ? "400"
-	                       : status == 401 ? "401"
-	                       : status == 403 ? "403"
-	                       : status == 404 ? "404"
-	                       : status == 405 ? "405"
-	                       : status == 406 ? "406"
-	                       : status == 413 ? "413"
-	                       : status == 415 ? "415"
-	                       : status == 429 ? "429"
-	                       : status == 503 ? "503"
-	                                       : "other",
-	                       1);
-	mcp_http_respond_json(wsi, pss, status, mcp_jsonrpc_error(NULL, code, message, NULL));
+	static const int known[] = { 400, 401, 403, 404, 405, 406, 413, 415, 429, 500, 503 };
+	static const char *const labels[] = { "400", "401", "403", "404", "405", "406",
+		                              "413", "415", "429", "500", "503" };
+	size_t i;
+
+	for (i = 0; i < sizeof(known) / sizeof(known[0]); i++) {
+		if (known[i] == status)
+			return labels[i];
+	}
+	return "other";
 }
 
-/* Adds a header by name ("name:") unless value is empty. */
-static int add_header(struct lws *wsi, const char *name, const char *value, unsigned char **p,
-                      unsigned char *end)
+/* See http-private.h. */
+void mcp_http_respond_rpc_error(struct http_req *req, int status, int code, const char *message)
 {
-	if (!value || !value[0])
-		return 0;
-	return lws_add_http_header_by_name(wsi, (const unsigned char *)name,
-	                                   (const unsigned char *)value, (int)strlen(value), p,
-	                                   end);
+	gb_metrics_counter_add("glassbox_http_requests_total", status_label(status), 1);
+	mcp_http_respond_json(req, status, mcp_jsonrpc_error(NULL, code, message, NULL));
 }
 
-/* Writes the status line and headers. content_len < 0: none (chunked). */
-static int write_headers(struct lws *wsi, int status, const char *ctype, long long content_len,
-                         const struct fixed_resp *extra)
+/* Adds name: value to resp unless value is empty. */
+static void add_header(struct MHD_Response *resp, const char *name, const char *value)
 {
-	unsigned char buf[LWS_PRE + 1024];
-	unsigned char *start = buf + LWS_PRE, *p = start, *end = buf + sizeof(buf) - 1;
+	if (value && value[0])
+		MHD_add_response_header(resp, name, value);
+}
+
+/* The headers a response may carry besides its type. */
+static void add_extra_headers(struct MHD_Response *resp, const struct fixed_resp *extra)
+{
 	char retry[16];
 
-	if (lws_add_http_header_status(wsi, (unsigned int)status, &p, end))
-		return -1;
-	if (ctype && add_header(wsi, "content-type:", ctype, &p, end))
-		return -1;
-	if (content_len >= 0 &&
-	    lws_add_http_header_content_length(wsi, (lws_filepos_t)content_len, &p, end))
-		return -1;
-	if (content_len < 0 && (add_header(wsi, "transfer-encoding:", "chunked", &p, end) ||
-	                        add_header(wsi, "cache-control:", "no-cache", &p, end)))
-		return -1;
-	if (extra) {
+	add_header(resp, "Mcp-Session-Id", extra->session_id);
+	if (extra->retry_after_s > 0) {
 		snprintf(retry, sizeof(retry), "%d", extra->retry_after_s);
-		if (add_header(wsi, "mcp-session-id:", extra->session_id, &p, end) ||
-		    (extra->retry_after_s > 0 && add_header(wsi, "retry-after:", retry, &p, end)) ||
-		    add_header(wsi, "www-authenticate:", extra->www_authenticate, &p, end) ||
-		    add_header(wsi, "allow:", extra->allow, &p, end))
-			return -1;
+		add_header(resp, "Retry-After", retry);
 	}
-	if (lws_finalize_http_header(wsi, &p, end))
-		return -1;
-	return lws_write(wsi, start, (size_t)(p - start), LWS_WRITE_HTTP_HEADERS) < 0 ? -1 : 0;
+	add_header(resp, "WWW-Authenticate", extra->www_authenticate);
+	add_header(resp, "Allow", extra->allow);
+	if (extra->close_after)
+		add_header(resp, "Connection", "close");
 }
 
-/* Writes the fixed response; returns what the callback should return. */
-static int write_fixed(struct lws *wsi, struct pss *pss)
+/* Queues resp (destroyed here) with status on req's connection. */
+static enum MHD_Result queue(struct http_req *req, int status, struct MHD_Response *resp)
 {
-	struct fixed_resp *r = &pss->resp;
-	int close_after = r->close_after;
+	enum MHD_Result rc;
 
-	if (write_headers(wsi, r->status, r->ctype[0] ? r->ctype : NULL, (long long)r->len, r) < 0)
-		return -1;
-	if (r->len &&
-	    lws_write(wsi, (unsigned char *)r->body + LWS_PRE, r->len, LWS_WRITE_HTTP_FINAL) < 0)
-		return -1;
-	pss_reset(pss);
-	if (close_after)
-		return -1;
-	return lws_http_transaction_completed(wsi) ? -1 : 0;
+	if (!resp)
+		return MHD_NO;
+	rc = MHD_queue_response(req->conn, (unsigned int)status, resp);
+	MHD_destroy_response(resp);
+	return rc;
 }
 
-/* Writes what the stream of pss has queued: the first time, headers (JSON
- * when the response is the only message, else SSE); then events; the end
- * completes the transaction. */
-static int write_stream(struct lws *wsi, struct pss *pss)
+/* Queues req's fixed response. */
+static enum MHD_Result queue_fixed(struct http_req *req)
 {
-	struct hs_stream *st = pss->st;
-	struct http_session *hs = pss->hs;
-	struct hs_msg *msgs, *m;
-	struct gb_buf out;
+	struct fixed_resp *r = &req->resp;
+	struct MHD_Response *resp;
+	int status = r->status;
+
+	resp = MHD_create_response_from_buffer(r->len, r->body ? r->body : (void *)"",
+	                                       MHD_RESPMEM_MUST_COPY);
+	if (resp) {
+		add_header(resp, "Content-Type", r->ctype);
+		add_extra_headers(resp, r);
+	}
+	resp_clear(r);
+	return queue(req, status, resp);
+}
+
+/* ---- requests waiting for their answer ---------------------------------- */
+
+/* Takes req off the event loop until mcp_http_wake. */
+static void req_suspend(struct http_req *req)
+{
+	if (!req->suspended) {
+		req->suspended = 1;
+		MHD_suspend_connection(req->conn);
+	}
+}
+
+/* See http-private.h. */
+void mcp_http_wake(struct http_req *req)
+{
+	if (req->suspended) {
+		req->suspended = 0;
+		MHD_resume_connection(req->conn);
+	}
+}
+
+/* See http-private.h. */
+void mcp_http_wake_front(struct hs_table *t)
+{
+	uint64_t one = 1;
+	ssize_t n;
+
+	do
+		n = write(t->wake_fd, &one, sizeof(one));
+	while (n < 0 && errno == EINTR);
+	/* EAGAIN: the counter is full, so the front is awake already */
+}
+
+/* Appends msgs as SSE events to req's buffer. */
+static void sse_append(struct http_req *req, const struct hs_msg *msgs)
+{
+	const struct hs_msg *m;
+
+	for (m = msgs; m; m = m->next) {
+		if (gb_buf_append(&req->sse, "event: message\ndata: ", 21) < 0 ||
+		    gb_buf_append(&req->sse, m->text, m->len) < 0 ||
+		    gb_buf_append(&req->sse, "\n\n", 2) < 0)
+			GB_LOGW(MOD, "an SSE answer grew past its ceiling: the client gets it cut");
+	}
+}
+
+/* MHD_ContentReaderCallback of an SSE answer: the events queued so far;
+ * suspends the request while there are none and more are to come. */
+static ssize_t sse_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	struct http_req *req = cls;
+	struct hs_msg *msgs;
+	int done, error, empty;
+	size_t n;
+
+	(void)pos;
+	if (req->sse_off >= req->sse.len && !req->sse_end) {
+		gb_buf_free(&req->sse);
+		req->sse_off = 0;
+		msgs = req->st ? hs_stream_take(req->hs, req->st, &done, &error, &empty) : NULL;
+		if (!req->st)
+			done = 1;
+		sse_append(req, msgs);
+		hs_msgs_free(msgs);
+		req->sse_end = done;
+	}
+	if (req->sse_off >= req->sse.len) {
+		if (req->sse_end)
+			return MHD_CONTENT_READER_END_OF_STREAM;
+		if (req->s->tearing_down)
+			return MHD_CONTENT_READER_END_WITH_ERROR;
+		req_suspend(req);
+		return 0;
+	}
+	n = req->sse.len - req->sse_off;
+	if (n > max)
+		n = max;
+	memcpy(buf, req->sse.data + req->sse_off, n);
+	req->sse_off += n;
+	return (ssize_t)n;
+}
+
+/* Answers the request of req->st once something is queued: 202 when it
+ * ended without a response, JSON when the response is the only message,
+ * otherwise an SSE stream; suspends it while nothing is queued. */
+static enum MHD_Result answer_stream(struct http_req *req)
+{
+	struct hs_stream *st = req->st;
+	struct http_session *hs = req->hs;
+	struct MHD_Response *resp = NULL;
+	struct hs_msg *msgs;
 	struct fixed_resp extra;
-	int done, error, empty, rc = 0;
-	char *data;
+	int done, error, empty, status = 200;
 
 	msgs = hs_stream_take(hs, st, &done, &error, &empty);
 	memset(&extra, 0, sizeof(extra));
@@ -197,421 +268,258 @@ static int write_stream(struct lws *wsi, struct pss *pss)
 		snprintf(extra.session_id, sizeof(extra.session_id), "%s", hs->id);
 	if (st->is_initialize && done && error)
 		hs_close(hs, "init_failed");
-	if (!st->headers_sent) {
-		if (!msgs && !done)
-			goto out;
-		if (done && (!msgs || empty)) {
-			/* ended without a response (cancelled by the client) */
-			hs_msgs_free(msgs);
-			msgs = NULL;
-			if (write_headers(wsi, 202, NULL, 0, NULL) < 0)
-				rc = -1;
-			goto finish;
+	if (!msgs && !done) {
+		if (req->s->tearing_down) {
+			mcp_http_respond_rpc_error(req, 503, -32000,
+			                           "the service stopped before this request "
+			                           "finished; its outcome is unknown");
+			return queue_fixed(req);
 		}
-		if (done && !msgs->next) {
-			data = malloc(LWS_PRE + msgs->len);
-			if (!data || write_headers(wsi, 200, "application/json",
-			                           (long long)msgs->len, &extra) < 0) {
-				free(data);
-				rc = -1;
-				goto out;
-			}
-			memcpy(data + LWS_PRE, msgs->text, msgs->len);
-			if (lws_write(wsi, (unsigned char *)data + LWS_PRE, msgs->len,
-			              LWS_WRITE_HTTP_FINAL) < 0)
-				rc = -1;
-			free(data);
-			goto finish;
-		}
-		if (write_headers(wsi, 200, "text/event-stream", -1, &extra) < 0) {
-			rc = -1;
-			goto out;
-		}
+		req_suspend(req);
+		return MHD_YES;
+	}
+	if (done && (!msgs || empty)) {
+		/* ended without a response (cancelled by the client) */
+		status = 202;
+		resp = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+	} else if (done && !msgs->next) {
+		resp =
+		    MHD_create_response_from_buffer(msgs->len, msgs->text, MHD_RESPMEM_MUST_COPY);
+		if (resp)
+			add_header(resp, "Content-Type", "application/json");
+	} else {
 		st->headers_sent = 1;
 		st->sse = 1;
+		gb_buf_init(&req->sse, SSE_MAX_BYTES);
+		sse_append(req, msgs);
+		req->sse_end = done;
+		resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16 << 10, sse_read, req,
+		                                         NULL);
+		if (resp) {
+			add_header(resp, "Content-Type", "text/event-stream");
+			add_header(resp, "Cache-Control", "no-cache");
+		}
 	}
-	/* SSE events, each one HTTP chunk */
-	gb_buf_init(&out, (size_t)1 << 30);
-	gb_buf_appendf(&out, "%*s", LWS_PRE, ""); /* lws_write's headroom */
-	for (m = msgs; m; m = m->next) {
-		gb_buf_appendf(&out, "%zx\r\nevent: message\ndata: ", m->len + 23);
-		gb_buf_append(&out, m->text, m->len);
-		gb_buf_append(&out, "\n\n\r\n", 4);
-	}
-	if (done)
-		gb_buf_append(&out, "0\r\n\r\n", 5);
-	if (out.len > LWS_PRE && lws_write(wsi, (unsigned char *)out.data + LWS_PRE,
-	                                   out.len - LWS_PRE, LWS_WRITE_HTTP) < 0)
-		rc = -1;
-	gb_buf_free(&out);
-	if (!done || rc < 0)
-		goto out;
-finish:
+	if (resp)
+		add_extra_headers(resp, &extra);
 	hs_msgs_free(msgs);
-	msgs = NULL;
-	pss_reset(pss);
-	if (rc == 0)
-		rc = lws_http_transaction_completed(wsi) ? -1 : 0;
-	return rc;
-out:
-	hs_msgs_free(msgs);
-	return rc;
+	return queue(req, status, resp);
 }
 
-/* ---- requests on /mcp --------------------------------------------------- */
+/* ---- the request's life ------------------------------------------------- */
 
-/* Copies header tok (or custom header name, "x-y:") into buf; NULL when
- * absent or too long. */
-static const char *header(struct lws *wsi, enum lws_token_indexes tok, const char *custom,
-                          char *buf, size_t len)
+/* A new request of s on conn, linked in s->reqs; NULL when out of memory. */
+static struct http_req *req_new(struct serve *s, struct MHD_Connection *conn, int admin)
 {
-	int n;
+	struct http_req *req = calloc(1, sizeof(*req));
 
-	if (custom) {
-		n = lws_hdr_custom_length(wsi, custom, (int)strlen(custom));
-		if (n <= 0 || (size_t)n >= len)
-			return NULL;
-		if (lws_hdr_custom_copy(wsi, buf, (int)len, custom, (int)strlen(custom)) < 0)
-			return NULL;
-		return buf;
-	}
-	n = lws_hdr_total_length(wsi, tok);
-	if (n <= 0 || (size_t)n >= len)
+	if (!req)
 		return NULL;
-	if (lws_hdr_copy(wsi, buf, (int)len, tok) < 0)
+	req->s = s;
+	req->conn = conn;
+	req->admin = admin;
+	req->next = s->reqs;
+	if (s->reqs)
+		s->reqs->prev = req;
+	s->reqs = req;
+	return req;
+}
+
+/* Unlinks and frees req: its stream is released, its session dropped. */
+static void req_free(struct http_req *req)
+{
+	struct serve *s = req->s;
+
+	if (req->prev)
+		req->prev->next = req->next;
+	else
+		s->reqs = req->next;
+	if (req->next)
+		req->next->prev = req->prev;
+	if (req->st && req->hs)
+		hs_stream_release(req->hs, req->st);
+	hs_unref(req->hs);
+	if (req->body_on)
+		gb_buf_free(&req->body);
+	gb_buf_free(&req->sse);
+	resp_clear(&req->resp);
+	free(req);
+}
+
+/* What count_header counts. */
+struct header_count {
+	const char *name;
+	int n;
+};
+
+/* MHD_KeyValueIterator: counts the headers named cls->name. */
+static enum MHD_Result count_header(void *cls, enum MHD_ValueKind kind, const char *key,
+                                    const char *value)
+{
+	struct header_count *c = cls;
+
+	(void)kind;
+	(void)value;
+	if (key && !strcasecmp(key, c->name))
+		c->n++;
+	return MHD_YES;
+}
+
+/* See http-private.h. */
+int mcp_http_header_count(struct http_req *req, const char *name)
+{
+	struct header_count c = { name, 0 };
+
+	MHD_get_connection_values(req->conn, MHD_HEADER_KIND, count_header, &c);
+	return c.n;
+}
+
+/* See http-private.h. */
+const char *mcp_http_header(struct http_req *req, const char *name, char *buf, size_t len)
+{
+	const char *v = MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, name);
+
+	if (!v || strlen(v) >= len)
 		return NULL;
+	memcpy(buf, v, strlen(v) + 1);
 	return buf;
 }
 
-/* The request's method, from the URI token lws filled in. */
-static const char *method_of(struct lws *wsi)
+/* The framing checks of every request: one Content-Length at most, never
+ * both it and Transfer-Encoding, and no transfer coding but chunked.
+ * Sets a 400 (the connection closes) and returns 1 when refused. */
+static int framing_refused(struct http_req *req)
 {
-	if (lws_hdr_total_length(wsi, WSI_TOKEN_POST_URI))
-		return "POST";
-	if (lws_hdr_total_length(wsi, WSI_TOKEN_GET_URI))
-		return "GET";
-	if (lws_hdr_total_length(wsi, WSI_TOKEN_DELETE_URI))
-		return "DELETE";
-	if (lws_hdr_total_length(wsi, WSI_TOKEN_OPTIONS_URI))
-		return "OPTIONS";
-	if (lws_hdr_total_length(wsi, WSI_TOKEN_PUT_URI))
-		return "PUT";
-	if (lws_hdr_total_length(wsi, WSI_TOKEN_PATCH_URI))
-		return "PATCH";
-	return "OTHER";
+	const char *te = MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND,
+	                                             MHD_HTTP_HEADER_TRANSFER_ENCODING);
+	int n_cl = mcp_http_header_count(req, MHD_HTTP_HEADER_CONTENT_LENGTH);
+	const char *why = NULL;
+
+	if (n_cl > 1)
+		why = "the request carries Content-Length more than once: send exactly one";
+	else if (te && n_cl)
+		why = "the request carries both Content-Length and Transfer-Encoding: send one "
+		      "of them";
+	else if (te && strcasecmp(te, "chunked") != 0)
+		why = "the only Transfer-Encoding accepted is chunked";
+	if (!why)
+		return 0;
+	req->resp.close_after = 1;
+	if (req->admin)
+		mcp_http_respond_json(req, 400, json_pack("{s:s}", "error", why));
+	else
+		mcp_http_respond_rpc_error(req, 400, -32600, why);
+	return 1;
 }
 
-/* Everything that needs only the headers. Returns 0 (go on: a POST then
- * reads its body) after maybe queuing a response, or -1 to close. */
-static int mcp_headers(struct serve *s, struct lws *wsi, struct pss *pss, const char *path)
+/* The request's body bytes: kept for a POST to /mcp, else read and
+ * dropped up to a ceiling. Returns MHD_NO to close the connection. */
+static enum MHD_Result take_body(struct http_req *req, const char *data, size_t len)
 {
-	const char *method = method_of(wsi);
-	char host[256], origin[256], auth[600], version[40], accept[256], ctype[128], clen[32];
-	const char *v;
-	struct http_session *hs;
+	size_t ceiling = req->s->cfg->max_body_bytes + DISCARD_SLACK_BYTES;
 
-	pss->route = (int)mcp_http_route(method, path);
-	if (pss->route == MCP_ROUTE_NOT_FOUND) {
-		respond_rpc_error(wsi, pss, 404, -32000, "not found: MCP is served on /mcp");
-		goto out;
+	if (req->body_on && !req->resp.status && !req->too_large &&
+	    gb_buf_append(&req->body, data, len) == 0)
+		return MHD_YES;
+	if (req->body_on && !req->too_large) {
+		req->too_large = 1;
+		req->discarded = req->body.len;
 	}
-	if (pss->route == MCP_ROUTE_METHOD_NOT_ALLOWED || pss->route == MCP_ROUTE_GET) {
-		snprintf(pss->resp.allow, sizeof(pss->resp.allow), "POST, DELETE");
-		respond_rpc_error(
-		    wsi, pss, 405, -32000,
-		    "method not allowed: POST JSON-RPC messages to /mcp; glassbox sends "
-		    "no server-initiated stream, so GET is not offered");
-		goto out;
-	}
-	if (s->stopping || *s->stop) {
-		respond_rpc_error(wsi, pss, 503, -32000,
-		                  "the service is shutting down: try again "
-		                  "later or elsewhere");
-		goto out;
-	}
-	if (!mcp_http_host_ok(header(wsi, WSI_TOKEN_HOST, NULL, host, sizeof(host)),
-	                      s->loopback_only) ||
-	    !mcp_http_origin_ok(header(wsi, WSI_TOKEN_ORIGIN, NULL, origin, sizeof(origin)),
-	                        (const char(*)[128])s->cfg->origins, s->cfg->n_origins)) {
-		respond_rpc_error(wsi, pss, 403, -32000,
-		                  "forbidden: this Host or Origin is not allowed (DNS rebinding "
-		                  "protection); add the origin to listen.allowed_origins");
-		goto out;
-	}
-	pss->tenant = mcp_auth_tenant(
-	    s->cfg, header(wsi, WSI_TOKEN_HTTP_AUTHORIZATION, NULL, auth, sizeof(auth)));
-	sodium_memzero(auth, sizeof(auth));
-	if (!pss->tenant) {
-		gb_metrics_counter_add("glassbox_auth_failures_total", NULL, 1);
-		snprintf(pss->resp.www_authenticate, sizeof(pss->resp.www_authenticate),
-		         "Bearer realm=\"glassbox\", error=\"invalid_token\"");
-		respond_rpc_error(wsi, pss, 401, -32001,
-		                  "unauthorized: send your tenant's token as Authorization: Bearer "
-		                  "<token>");
-		goto out;
-	}
-	if (!mcp_http_protocol_version_ok(
-	        header(wsi, WSI_TOKEN_COUNT, "mcp-protocol-version:", version, sizeof(version)))) {
-		respond_rpc_error(wsi, pss, 400, -32600,
-		                  "unsupported MCP-Protocol-Version: glassbox speaks 2025-11-25, "
-		                  "2025-06-18 and 2025-03-26");
-		goto out;
-	}
-	v = header(wsi, WSI_TOKEN_COUNT, "mcp-session-id:", pss->session_id,
-	           sizeof(pss->session_id));
-	if (pss->route == MCP_ROUTE_DELETE) {
-		hs = v ? hs_find(&s->table, v, pss->tenant) : NULL;
-		if (!v)
-			respond_rpc_error(wsi, pss, 400, -32000,
-			                  "DELETE needs the Mcp-Session-Id header");
-		else if (!hs)
-			respond_rpc_error(wsi, pss, 404, -32001,
-			                  "session not found: it ended or never "
-			                  "existed; start a new one with initialize");
-		else {
-			hs_close(hs, "deleted");
-			mcp_http_respond(wsi, pss, 200, NULL, NULL, 0);
+	req->discarded += len;
+	return req->discarded > ceiling ? MHD_NO : MHD_YES;
+}
+
+/* MHD_AccessHandlerCallback of both listeners: called once the headers
+ * are in, then with each piece of the body, then once more (and again
+ * each time a suspended request is resumed). */
+static enum MHD_Result on_request(struct serve *s, int admin, struct MHD_Connection *conn,
+                                  const char *url, const char *method, const char *upload_data,
+                                  size_t *upload_data_size, void **req_cls)
+{
+	struct http_req *req = *req_cls;
+
+	if (!req) {
+		req = req_new(s, conn, admin);
+		if (!req)
+			return MHD_NO;
+		*req_cls = req;
+		if (!framing_refused(req)) {
+			if (admin)
+				mcp_admin_handle(s, req, method, url ? url : "");
+			else
+				mcp_http_mcp_headers(s, req, method, url ? url : "");
 		}
-		hs_unref(hs);
-		goto out;
+		/* refused before the body: answer now, the connection closes after */
+		if (req->resp.status && req->resp.close_after)
+			return queue_fixed(req);
+		return MHD_YES;
 	}
-	/* POST */
-	if (!mcp_http_accept_ok(header(wsi, WSI_TOKEN_HTTP_ACCEPT, NULL, accept, sizeof(accept)),
-	                        1)) {
-		respond_rpc_error(wsi, pss, 406, -32000,
-		                  "not acceptable: Accept must list "
-		                  "application/json and text/event-stream");
-		goto out;
+	if (*upload_data_size) {
+		enum MHD_Result rc = take_body(req, upload_data, *upload_data_size);
+
+		*upload_data_size = 0;
+		return rc;
 	}
-	if (!mcp_http_content_type_ok(
-	        header(wsi, WSI_TOKEN_HTTP_CONTENT_TYPE, NULL, ctype, sizeof(ctype)))) {
-		respond_rpc_error(wsi, pss, 415, -32000,
-		                  "unsupported media type: POST one JSON-RPC "
-		                  "message as Content-Type: application/json");
-		goto out;
+	if (!req->dispatched) {
+		req->dispatched = 1;
+		if (!req->resp.status && req->body_on)
+			mcp_http_mcp_body(s, req);
 	}
-	if (header(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH, NULL, clen, sizeof(clen)) &&
-	    strtoull(clen, NULL, 10) > s->cfg->max_body_bytes) {
-		pss->resp.close_after = 1;
-		respond_rpc_error(wsi, pss, 413, -32600,
-		                  "the message is larger than this service "
-		                  "accepts (limits.max_body_bytes); send a smaller one");
-		goto out;
-	}
-	if (v) {
-		pss->hs = hs_find(&s->table, v, pss->tenant);
-		if (!pss->hs) {
-			respond_rpc_error(wsi, pss, 404, -32001,
-			                  "session not found: it ended or never "
-			                  "existed; start a new one with initialize");
-			goto out;
-		}
-	}
-	gb_buf_init(&pss->body, s->cfg->max_body_bytes);
-	pss->body_on = 1;
-out:
-	return 0;
+	if (req->resp.status)
+		return queue_fixed(req);
+	if (req->st)
+		return answer_stream(req);
+	mcp_http_respond_rpc_error(req, 500, -32603, "the request got no answer: try again");
+	return queue_fixed(req);
 }
 
-/* A request without a session: only initialize opens one. */
-static void post_new_session(struct serve *s, struct lws *wsi, struct pss *pss, struct mcp_msg *msg)
+/* on_request of the /mcp listener. */
+static enum MHD_Result on_mcp_request(void *cls, struct MHD_Connection *conn, const char *url,
+                                      const char *method, const char *version,
+                                      const char *upload_data, size_t *upload_data_size,
+                                      void **req_cls)
 {
-	enum hs_refusal why;
-	char text[200];
-
-	if (msg->kind != MCP_MSG_REQUEST || strcmp(msg->method, "initialize") != 0) {
-		respond_rpc_error(
-		    wsi, pss, 400, -32000,
-		    "the Mcp-Session-Id header is required: "
-		    "start a session with initialize and send its id with every request");
-		return;
-	}
-	why = hs_admission(&s->table, pss->tenant);
-	if (why != HS_OK) {
-		gb_metrics_counter_add("glassbox_sessions_refused_total",
-		                       why == HS_LIMIT_TOTAL ? "limit_total" : "limit_tenant", 1);
-		pss->resp.retry_after_s = s->cfg->retry_after_s;
-		snprintf(text, sizeof(text),
-		         "too many sessions: %s; close one (DELETE) or retry "
-		         "after %d s",
-		         why == HS_LIMIT_TOTAL ? "the service is at its limit"
-		                               : "your tenant is at its limit",
-		         s->cfg->retry_after_s);
-		respond_rpc_error(wsi, pss, 429, -32000, text);
-		return;
-	}
-	pss->hs = hs_create(&s->table, pss->tenant);
-	if (pss->hs)
-		pss->st = hs_stream_open(pss->hs, msg->id, wsi);
-	if (!pss->st) {
-		respond_rpc_error(wsi, pss, 500, -32603,
-		                  "the session could not be created (out of "
-		                  "memory?); try again later");
-		return;
-	}
-	pss->st->is_initialize = 1;
-	mcp_server_handle_line(pss->hs->srv, pss->body.data, pss->body.len);
-	lws_callback_on_writable(wsi);
+	(void)version;
+	return on_request(cls, 0, conn, url, method, upload_data, upload_data_size, req_cls);
 }
 
-/* A message for an existing session. */
-static void post_in_session(struct serve *s, struct lws *wsi, struct pss *pss, struct mcp_msg *msg)
+/* on_request of the admin listener. */
+static enum MHD_Result on_admin_request(void *cls, struct MHD_Connection *conn, const char *url,
+                                        const char *method, const char *version,
+                                        const char *upload_data, size_t *upload_data_size,
+                                        void **req_cls)
 {
-	struct http_session *hs = pss->hs;
-	int budget = hs->tenant->tool_calls_per_session;
-	char text[200];
-	json_t *err;
-
-	if (hs->state != HS_OPEN) {
-		respond_rpc_error(wsi, pss, 404, -32001,
-		                  "session not found: it ended; start a new "
-		                  "one with initialize");
-		return;
-	}
-	hs->last_active_ms = gb_now_ms();
-	if (msg->kind != MCP_MSG_REQUEST) {
-		mcp_server_handle_line(hs->srv, pss->body.data, pss->body.len);
-		if (msg->kind == MCP_MSG_NOTIFICATION &&
-		    !strcmp(msg->method, "notifications/cancelled"))
-			hs_stream_cancel(hs, json_object_get(msg->params, "requestId"));
-		gb_metrics_counter_add("glassbox_http_requests_total", "202", 1);
-		mcp_http_respond(wsi, pss, 202, NULL, NULL, 0);
-		return;
-	}
-	if (!strcmp(msg->method, "tools/call")) {
-		if (budget > 0 && hs->calls >= (unsigned long)budget) {
-			gb_metrics_counter_add("glassbox_tool_budget_exceeded_total", NULL, 1);
-			snprintf(text, sizeof(text),
-			         "tool call budget exhausted: this session may make "
-			         "%d tool calls and has made them all; start a new session",
-			         budget);
-			err = mcp_jsonrpc_error(msg->id, -32000, text,
-			                        json_pack("{s:s, s:i}", "reason",
-			                                  "budget_exhausted", "budget", budget));
-			mcp_http_respond_json(wsi, pss, 200, err);
-			return;
-		}
-		hs->calls++;
-	}
-	pss->st = hs_stream_open(hs, msg->id, wsi);
-	if (!pss->st) {
-		mcp_http_respond_json(
-		    wsi, pss, 200,
-		    mcp_jsonrpc_error(msg->id, -32600,
-		                      "this request id is already used by a request "
-		                      "in progress: give each request a new id",
-		                      NULL));
-		return;
-	}
-	mcp_server_handle_line(hs->srv, pss->body.data, pss->body.len);
-	lws_callback_on_writable(wsi);
+	(void)version;
+	return on_request(cls, 1, conn, url, method, upload_data, upload_data_size, req_cls);
 }
 
-/* The whole body is in: parse it and route the message. */
-static void mcp_body_done(struct serve *s, struct lws *wsi, struct pss *pss)
+/* MHD_RequestCompletedCallback: the request is answered, or its
+ * connection went away. */
+static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
+                         enum MHD_RequestTerminationCode toe)
 {
-	struct mcp_msg msg;
-
-	if (pss->too_large) {
-		pss->resp.close_after = 1;
-		respond_rpc_error(wsi, pss, 413, -32600,
-		                  "the message is larger than this service "
-		                  "accepts (limits.max_body_bytes); send a smaller one");
-		return;
-	}
-	switch (mcp_jsonrpc_parse(pss->body.data, pss->body.len, &msg)) {
-	case MCP_MSG_EMPTY:
-	case MCP_MSG_INVALID:
-		respond_rpc_error(
-		    wsi, pss, 400,
-		    msg.kind == MCP_MSG_EMPTY ? MCP_ERR_INVALID_REQUEST : msg.error_code,
-		    msg.kind == MCP_MSG_EMPTY ? "the body is empty: POST one JSON-RPC message"
-		                              : msg.error);
-		break;
-	default:
-		if (pss->hs)
-			post_in_session(s, wsi, pss, &msg);
-		else
-			post_new_session(s, wsi, pss, &msg);
-		if (pss->st) /* the answer may take as long as its call */
-			lws_set_timeout(wsi, NO_PENDING_TIMEOUT, 0);
-	}
-	mcp_msg_clear(&msg);
+	(void)cls;
+	(void)conn;
+	if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK)
+		GB_LOGD(MOD, "a request ended before its answer was written (%d)", (int)toe);
+	if (*req_cls)
+		req_free(*req_cls);
+	*req_cls = NULL;
 }
 
-/* ---- the callbacks ------------------------------------------------------ */
-
-/* lws callback of the /mcp listener. Front thread. */
-static int callback_mcp(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
-                        size_t len)
+/* libmicrohttpd's own messages (malformed requests, limits): debug. */
+__attribute__((format(printf, 2, 0))) static void mhd_log(void *cls, const char *fmt, va_list ap)
 {
-	struct serve *s = the_serve;
-	struct pss *pss = user;
+	char line[512];
+	size_t n;
 
-	switch (reason) {
-	case LWS_CALLBACK_HTTP:
-		pss_reset(pss);
-		return mcp_headers(s, wsi, pss, in ? (const char *)in : "");
-	case LWS_CALLBACK_HTTP_BODY:
-		if (pss->resp.status || !pss->body_on)
-			return 0;
-		if (gb_buf_append(&pss->body, in, len) < 0)
-			pss->too_large = 1;
-		return 0;
-	case LWS_CALLBACK_HTTP_BODY_COMPLETION:
-		if (!pss->resp.status && pss->body_on)
-			mcp_body_done(s, wsi, pss);
-		return 0;
-	case LWS_CALLBACK_HTTP_WRITEABLE:
-		if (pss->resp.status)
-			return write_fixed(wsi, pss);
-		if (pss->st)
-			return write_stream(wsi, pss);
-		return 0;
-	case LWS_CALLBACK_CLOSED_HTTP:
-		pss_reset(pss);
-		return 0;
-	case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
-		if (s)
-			hs_table_flush(&s->table);
-		return 0;
-	default:
-		break;
-	}
-	return lws_callback_http_dummy(wsi, reason, user, in, len);
+	(void)cls;
+	vsnprintf(line, sizeof(line), fmt, ap);
+	n = strlen(line);
+	if (n && line[n - 1] == '\n')
+		line[n - 1] = '\0';
+	GB_LOGD(MOD, "http: %s", line);
 }
-
-/* lws callback of the admin listener. Front thread. */
-static int callback_admin(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
-                          size_t len)
-{
-	struct pss *pss = user;
-
-	switch (reason) {
-	case LWS_CALLBACK_HTTP:
-		pss_reset(pss);
-		return mcp_admin_handle(the_serve, wsi, pss, method_of(wsi),
-		                        in ? (const char *)in : "");
-	case LWS_CALLBACK_HTTP_WRITEABLE:
-		return pss->resp.status ? write_fixed(wsi, pss) : 0;
-	case LWS_CALLBACK_CLOSED_HTTP:
-		pss_reset(pss);
-		return 0;
-	default:
-		break;
-	}
-	return lws_callback_http_dummy(wsi, reason, user, in, len);
-}
-
-static const struct lws_protocols mcp_protocols[] = {
-	{ "http", callback_mcp, sizeof(struct pss), 0, 0, NULL, 0 },
-	{ NULL, NULL, 0, 0, 0, NULL, 0 },
-};
-
-static const struct lws_protocols admin_protocols[] = {
-	{ "http", callback_admin, sizeof(struct pss), 0, 0, NULL, 0 },
-	{ NULL, NULL, 0, 0, 0, NULL, 0 },
-};
 
 /* ---- housekeeping and the stop ------------------------------------------ */
 
@@ -628,9 +536,8 @@ static int any_busy(struct serve *s)
  * SIGTERM, waits for calls in flight (up to the grace period), closes every
  * session, and ends the loop once the closer is done and the last answers
  * had time to go out. */
-static void housekeeping(lws_sorted_usec_list_t *sul)
+static void housekeeping(struct serve *s)
 {
-	struct serve *s = the_serve;
 	int64_t now = gb_now_ms();
 	size_t busy, idle, closing;
 
@@ -659,10 +566,86 @@ static void housekeeping(lws_sorted_usec_list_t *sul)
 		hs_expire(&s->table, now);
 	}
 	mcp_admin_update_gauges(s);
-	if (!s->finished)
-		lws_sul_schedule(s->ctx, 0, sul, housekeeping, HOUSEKEEPING_MS * LWS_US_PER_MS);
-	else
-		lws_cancel_service(s->ctx);
+}
+
+/* Waits up to timeout_ms for either listener or the wake fd, then runs
+ * both listeners. */
+static void wait_and_run(struct serve *s, int64_t timeout_ms)
+{
+	struct MHD_Daemon *daemons[2] = { s->mcp, s->admin };
+	const union MHD_DaemonInfo *info;
+	struct pollfd fds[3];
+	MHD_UNSIGNED_LONG_LONG t;
+	nfds_t n = 0, i;
+	uint64_t count;
+
+	for (i = 0; i < 2; i++) {
+		if (!daemons[i])
+			continue;
+		info = MHD_get_daemon_info(daemons[i], MHD_DAEMON_INFO_EPOLL_FD);
+		fds[n].fd = info ? info->epoll_fd : -1;
+		fds[n].events = POLLIN;
+		fds[n++].revents = 0;
+		if (MHD_get_timeout(daemons[i], &t) == MHD_YES && (int64_t)t < timeout_ms)
+			timeout_ms = (int64_t)t;
+	}
+	fds[n].fd = s->table.wake_fd;
+	fds[n].events = POLLIN;
+	fds[n].revents = 0;
+	if (poll(fds, n + 1, (int)(timeout_ms < 0 ? 0 : timeout_ms)) > 0 &&
+	    (fds[n].revents & POLLIN)) {
+		if (read(s->table.wake_fd, &count, sizeof(count)) < 0 && errno != EAGAIN)
+			GB_LOGW(MOD, "the wake-up fd could not be read: %s", strerror(errno));
+		hs_table_flush(&s->table);
+	}
+	for (i = 0; i < 2; i++) {
+		if (daemons[i])
+			MHD_run(daemons[i]);
+	}
+}
+
+/* A listener on host:port answering with handler; NULL when it cannot
+ * bind (logged). *bound: the port it got. */
+static struct MHD_Daemon *listen_on(struct serve *s, const char *host, int port,
+                                    MHD_AccessHandlerCallback handler, int *bound)
+{
+	const struct mcp_serve_config *cfg = s->cfg;
+	struct addrinfo hints, *ai = NULL;
+	const union MHD_DaemonInfo *info;
+	struct MHD_Daemon *d = NULL;
+	unsigned int flags;
+	char service[16];
+	int err;
+
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = strchr(host, ':') ? AF_INET6 : AF_INET;
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+	snprintf(service, sizeof(service), "%d", port);
+	err = getaddrinfo(host, service, &hints, &ai);
+	if (err != 0 || !ai) {
+		GB_LOGE(MOD, "cannot listen on %s: %s", host, gai_strerror(err));
+		goto out;
+	}
+	flags = MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
+	if (ai->ai_family == AF_INET6)
+		flags |= MHD_USE_IPv6;
+	d = MHD_start_daemon(
+	    flags, (uint16_t)port, NULL, NULL, handler, s, MHD_OPTION_SOCK_ADDR, ai->ai_addr,
+	    MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned int)1, MHD_OPTION_CONNECTION_TIMEOUT,
+	    (unsigned int)cfg->http_timeout_s, MHD_OPTION_CONNECTION_LIMIT,
+	    (unsigned int)cfg->max_connections, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+	    (unsigned int)cfg->max_connections_per_peer, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+	    CONN_MEMORY_BYTES, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
+	    MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_END);
+	if (!d)
+		goto out;
+	info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
+	*bound = info ? (int)info->port : port;
+out:
+	if (ai)
+		freeaddrinfo(ai);
+	return d;
 }
 
 /* Whether host is a loopback address or name. */
@@ -672,31 +655,36 @@ static int is_loopback(const char *host)
 	       !strncmp(host, "127.", 4);
 }
 
-/* A listener on host:port with protocols; NULL when it cannot bind. */
-static struct lws_vhost *listen_on(struct lws_context *ctx, const char *name, const char *host,
-                                   int port, const struct lws_protocols *protocols)
+/* After the loop: every request still waiting is resumed and ended, then
+ * the listeners stop. */
+static void stop_listeners(struct serve *s)
 {
-	struct lws_context_creation_info info;
+	struct http_req *req;
+	int round;
 
-	memset(&info, 0, sizeof(info));
-	info.vhost_name = name;
-	info.iface = host;
-	info.port = port; /* 0: a free port, printed at start */
-	info.protocols = protocols;
-	if (!strchr(host, ':'))
-		info.options = LWS_SERVER_OPTION_DISABLE_IPV6;
-	info.keepalive_timeout = 60;
-	return lws_create_vhost(ctx, &info);
+	s->tearing_down = 1;
+	for (round = 0; round < 3 && s->reqs; round++) {
+		for (req = s->reqs; req; req = req->next)
+			mcp_http_wake(req);
+		if (s->mcp)
+			MHD_run(s->mcp);
+		if (s->admin)
+			MHD_run(s->admin);
+	}
+	if (s->admin)
+		MHD_stop_daemon(s->admin);
+	if (s->mcp)
+		MHD_stop_daemon(s->mcp);
+	s->admin = s->mcp = NULL;
 }
 
 /* See serve.h. */
 int mcp_http_serve(const struct mcp_serve_config *cfg, const struct act_config *base,
                    const struct mcp_serve_hooks *hooks, volatile sig_atomic_t *stop)
 {
-	struct lws_context_creation_info info;
-	struct lws_vhost *vh, *admin = NULL;
 	struct serve s;
-	int rc = -1;
+	int64_t next_housekeeping;
+	int rc = -1, port = 0, admin_port = 0;
 
 	memset(&s, 0, sizeof(s));
 	s.cfg = cfg;
@@ -704,52 +692,46 @@ int mcp_http_serve(const struct mcp_serve_config *cfg, const struct act_config *
 	s.stop = stop;
 	s.loopback_only = is_loopback(cfg->host);
 	hs_table_init(&s.table, cfg, base);
-	the_serve = &s;
-
-	lws_set_log_level(LLL_ERR, NULL);
-	memset(&info, 0, sizeof(info));
-	info.options = LWS_SERVER_OPTION_EXPLICIT_VHOSTS | LWS_SERVER_OPTION_DISABLE_IPV6;
-	info.count_threads = 1;
-	s.ctx = lws_create_context(&info);
-	if (!s.ctx) {
-		GB_LOGE(MOD, "could not create the HTTP service");
+	s.table.wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (s.table.wake_fd < 0) {
+		GB_LOGE(MOD, "could not create the HTTP service: eventfd: %s", strerror(errno));
 		goto out;
 	}
-	s.table.ctx = s.ctx;
-	vh = listen_on(s.ctx, "mcp", cfg->host, cfg->port, mcp_protocols);
-	if (!vh) {
+	s.mcp = listen_on(&s, cfg->host, cfg->port, on_mcp_request, &port);
+	if (!s.mcp) {
 		GB_LOGE(MOD, "cannot listen on %s:%d: is the port in use? set listen.port",
 		        cfg->host, cfg->port);
 		goto out;
 	}
 	if (cfg->admin_enabled) {
-		admin =
-		    listen_on(s.ctx, "admin", cfg->admin_host, cfg->admin_port, admin_protocols);
-		if (!admin) {
+		s.admin =
+		    listen_on(&s, cfg->admin_host, cfg->admin_port, on_admin_request, &admin_port);
+		if (!s.admin) {
 			GB_LOGE(MOD, "cannot listen on %s:%d for the admin: set admin.port",
 			        cfg->admin_host, cfg->admin_port);
 			goto out;
 		}
 	}
 	/* the lines tests and operators look for */
-	fprintf(stderr, "glassbox serve: MCP on http://%s:%d/mcp\n", cfg->host,
-	        lws_get_vhost_listen_port(vh));
-	if (admin)
+	fprintf(stderr, "glassbox serve: MCP on http://%s:%d/mcp\n", cfg->host, port);
+	if (s.admin)
 		fprintf(stderr, "glassbox serve: admin on http://%s:%d/\n", cfg->admin_host,
-		        lws_get_vhost_listen_port(admin));
+		        admin_port);
 	fflush(stderr);
-	lws_sul_schedule(s.ctx, 0, &housekeeping_sul, housekeeping,
-	                 HOUSEKEEPING_MS * LWS_US_PER_MS);
+	next_housekeeping = gb_now_ms() + HOUSEKEEPING_MS;
 	while (!s.finished) {
-		if (lws_service(s.ctx, 0) < 0)
-			break;
+		wait_and_run(&s, next_housekeeping - gb_now_ms());
+		if (gb_now_ms() >= next_housekeeping) {
+			housekeeping(&s);
+			next_housekeeping = gb_now_ms() + HOUSEKEEPING_MS;
+		}
 	}
-	rc = s.finished ? 0 : -1;
+	rc = 0;
 	GB_LOGI(MOD, "every session is closed: exiting");
 out:
 	hs_table_shutdown(&s.table);
-	if (s.ctx)
-		lws_context_destroy(s.ctx);
-	the_serve = NULL;
+	stop_listeners(&s);
+	if (s.table.wake_fd >= 0)
+		close(s.table.wake_fd);
 	return rc;
 }

@@ -8,8 +8,8 @@
  * - Threads: the front creates, finds, expires and closes sessions. The
  *   server's emit (hs_emit) runs on the front and on session workers: it
  *   queues the encoded message on the stream of the request it belongs to
- *   under hs->lock and wakes the front with lws_cancel_service(), which
- *   then asks for writable callbacks (hs_table_flush). The closer thread
+ *   under hs->lock and wakes the front (mcp_http_wake_front), which then
+ *   resumes the requests that have output (hs_table_flush). The closer thread
  *   frees closed sessions (mcp_server_free waits for the calls and closes
  *   the browser), so the front never waits on a browser.
  * - Invariants: a session in the table is HS_OPEN; a closed one is never
@@ -20,7 +20,6 @@
 
 #include <errno.h>
 #include <signal.h>
-#include <libwebsockets.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -90,7 +89,7 @@ static int hs_emit(void *user, json_t *msg, json_t *related)
 			break;
 	}
 	if (related && st) {
-		if (st->wsi) {
+		if (st->req) {
 			stream_push_locked(st, msg);
 			rc = 0;
 		}
@@ -101,7 +100,7 @@ static int hs_emit(void *user, json_t *msg, json_t *related)
 	}
 	pthread_mutex_unlock(&hs->lock);
 	if (rc == 0)
-		lws_cancel_service(hs->table->ctx);
+		mcp_http_wake_front(hs->table);
 	else
 		GB_LOGD(MOD, "session %.8s: a message for no waiting request was dropped", hs->id);
 	return rc;
@@ -133,6 +132,7 @@ static void *closer_main(void *arg)
 			break;
 		hs = t->close_queue;
 		t->close_queue = hs->next;
+		t->freeing = hs;
 		pthread_mutex_unlock(&t->close_lock);
 		/* a session cut off does not seal its profile; a clean end does */
 		mcp_server_set_profile_end(hs->srv, !hs->cut_off);
@@ -141,6 +141,7 @@ static void *closer_main(void *arg)
 		GB_LOGI(MOD, "session %.8s of tenant %s closed", hs->id, hs->tenant->name);
 		hs_unref(hs);
 		pthread_mutex_lock(&t->close_lock);
+		t->freeing = NULL;
 		t->closing--;
 		pthread_cond_broadcast(&t->close_cond);
 	}
@@ -148,23 +149,84 @@ static void *closer_main(void *arg)
 	return NULL;
 }
 
-/* See http-private.h. */
-enum hs_refusal hs_admission(struct hs_table *t, const struct mcp_tenant *tenant)
+/* Seconds until hs, open and idle, reaches its idle or unused TTL. */
+static int64_t seconds_to_expiry(const struct hs_table *t, const struct http_session *hs,
+                                 int64_t now_ms)
+{
+	int64_t at = hs->last_active_ms + (int64_t)t->cfg->idle_ttl_s * 1000;
+	int64_t unused_at = hs->created_ms + (int64_t)t->cfg->unused_ttl_s * 1000;
+
+	if (!hs->calls && unused_at < at)
+		at = unused_at;
+	return at > now_ms ? (at - now_ms + 999) / 1000 : 0;
+}
+
+/* Adds the open sessions of tenant (NULL: every tenant) to cap. */
+static void count_open(struct hs_table *t, const struct mcp_tenant *tenant, int64_t now_ms,
+                       struct hs_capacity *cap)
 {
 	struct http_session *hs;
-	size_t mine = 0, closing;
+	int64_t left;
 
-	for (hs = t->head; hs; hs = hs->next)
-		mine += hs->tenant == tenant;
+	for (hs = t->head; hs; hs = hs->next) {
+		if (tenant && hs->tenant != tenant)
+			continue;
+		cap->open++;
+		if (mcp_server_busy(hs->srv))
+			continue;
+		cap->idle++;
+		left = seconds_to_expiry(t, hs, now_ms);
+		if (cap->next_expiry_s < 0 || left < cap->next_expiry_s)
+			cap->next_expiry_s = left;
+	}
+}
+
+/* Adds the closing sessions of tenant (NULL: every tenant) to cap. */
+static void count_closing(struct hs_table *t, const struct mcp_tenant *tenant,
+                          struct hs_capacity *cap)
+{
+	struct http_session *hs;
+
 	pthread_mutex_lock(&t->close_lock);
-	closing = t->closing;
+	if (!tenant) {
+		cap->closing = t->closing;
+	} else {
+		for (hs = t->close_queue; hs; hs = hs->next)
+			cap->closing += hs->tenant == tenant;
+		if (t->freeing && t->freeing->tenant == tenant)
+			cap->closing++;
+	}
 	pthread_mutex_unlock(&t->close_lock);
-	/* a closing session still has its browser: it counts until it is gone */
-	if (t->count + closing >= (size_t)t->cfg->max_sessions)
-		return HS_LIMIT_TOTAL;
-	if (mine >= (size_t)tenant->max_sessions)
-		return HS_LIMIT_TENANT;
-	return HS_OK;
+	cap->open += cap->closing;
+}
+
+/* See http-private.h. */
+enum hs_refusal hs_admission(struct hs_table *t, const struct mcp_tenant *tenant,
+                             struct hs_capacity *cap)
+{
+	struct hs_capacity all = { 0, 0, 0, -1 }, mine = { 0, 0, 0, -1 };
+	int64_t now = gb_now_ms();
+	enum hs_refusal why = HS_OK;
+
+	/* a closing session still has its browser: it counts, against its own
+	 * tenant too, until it is gone */
+	count_open(t, tenant, now, &mine);
+	count_closing(t, tenant, &mine);
+	if (mine.open >= (size_t)tenant->max_sessions) {
+		why = HS_LIMIT_TENANT;
+		if (cap)
+			*cap = mine;
+		goto out;
+	}
+	count_open(t, NULL, now, &all);
+	count_closing(t, NULL, &all);
+	if (all.open >= (size_t)t->cfg->max_sessions) {
+		why = HS_LIMIT_TOTAL;
+		if (cap)
+			*cap = all;
+	}
+out:
+	return why;
 }
 
 /* See http-private.h. */
@@ -281,7 +343,7 @@ void hs_close(struct http_session *hs, const char *reason)
 		                        "the session was closed by the server before this request "
 		                        "finished; its outcome is unknown: open a new session",
 		                        json_pack("{s:s}", "reason", reason));
-		if (st->wsi && err)
+		if (st->req && err)
 			stream_push_locked(st, err);
 		json_decref(err);
 		st->done = 1;
@@ -315,6 +377,9 @@ void hs_expire(struct hs_table *t, int64_t now_ms)
 			hs->last_active_ms = now_ms; /* a running call keeps it alive */
 		} else if (now_ms - hs->last_active_ms >= (int64_t)t->cfg->idle_ttl_s * 1000) {
 			hs_close(hs, "idle_ttl");
+		} else if (!hs->calls &&
+		           now_ms - hs->created_ms >= (int64_t)t->cfg->unused_ttl_s * 1000) {
+			hs_close(hs, "unused_ttl"); /* initialized, then never used */
 		}
 	}
 }
@@ -336,7 +401,7 @@ void hs_table_shutdown(struct hs_table *t)
 }
 
 /* See http-private.h. */
-struct hs_stream *hs_stream_open(struct http_session *hs, json_t *id, struct lws *wsi)
+struct hs_stream *hs_stream_open(struct http_session *hs, json_t *id, struct http_req *req)
 {
 	struct hs_stream *st;
 
@@ -350,7 +415,7 @@ struct hs_stream *hs_stream_open(struct http_session *hs, json_t *id, struct lws
 	st = calloc(1, sizeof(*st));
 	if (st) {
 		st->id = json_deep_copy(id);
-		st->wsi = wsi;
+		st->req = req;
 		st->next = hs->streams;
 		hs->streams = st;
 	}
@@ -411,7 +476,7 @@ void hs_stream_release(struct http_session *hs, struct hs_stream *st)
 	int free_it;
 
 	pthread_mutex_lock(&hs->lock);
-	st->wsi = NULL;
+	st->req = NULL;
 	free_it = st->done;
 	if (free_it)
 		stream_unlink_locked(hs, st);
@@ -429,9 +494,9 @@ static void flush_session(struct http_session *hs)
 	pthread_mutex_lock(&hs->lock);
 	for (st = hs->streams; st; st = next) {
 		next = st->next;
-		if (st->wsi && (st->head || st->done)) {
-			lws_callback_on_writable(st->wsi);
-		} else if (!st->wsi && st->done) {
+		if (st->req && (st->head || st->done)) {
+			mcp_http_wake(st->req);
+		} else if (!st->req && st->done) {
 			stream_unlink_locked(hs, st);
 			st->next = dead;
 			dead = st;

@@ -5,8 +5,9 @@
  *   serve_config.c  the service's config file: listeners, limits, tenants
  *                   with hashed bearer tokens and their policies
  *   auth.c          bearer tokens: hashing and constant-time checks
- *   http.c          the front: libwebsockets HTTP server on one thread,
- *                   /mcp routing, headers, bodies, SSE
+ *   http.c          the front: libmicrohttpd listeners run by one thread,
+ *                   requests, responses, SSE, the wake-up from workers
+ *   http_mcp.c      /mcp: the checks on headers, bodies, sessions
  *   http_session.c  the table of MCP sessions: ids, tenants, queues of
  *                   outgoing messages, limits, TTLs, closing off the front
  *   admin_http.c    the admin listener: health, sessions, approvals, metrics
@@ -42,18 +43,24 @@ struct mcp_serve_config {
 	char admin_host[64];
 	int admin_port;
 	unsigned char admin_token_sha256[32];
-	int max_sessions;           /* at once, all tenants */
-	size_t max_body_bytes;      /* one POST body */
-	int idle_ttl_s;             /* closed after this long without a request
+	int max_sessions;             /* at once, all tenants */
+	size_t max_body_bytes;        /* one POST body */
+	int idle_ttl_s;               /* closed after this long without a request
 	                                     or a running call */
-	int hard_ttl_s;             /* closed this long after it started */
-	int shutdown_grace_s;       /* SIGTERM: calls in flight may finish this long */
-	int retry_after_s;          /* Retry-After of a 429 */
-	int prelaunch;              /* start a session's browser at initialize
+	int hard_ttl_s;               /* closed this long after it started */
+	int unused_ttl_s;             /* closed this long after it started when it
+	                                     has made no tool call */
+	int http_timeout_s;           /* a connection idle this long is closed
+	                                     (a call in progress is not idle) */
+	int max_connections;          /* HTTP connections at once, per listener */
+	int max_connections_per_peer; /* of those, from one address */
+	int shutdown_grace_s;         /* SIGTERM: calls in flight may finish this long */
+	int retry_after_s;            /* Retry-After of a 429 */
+	int prelaunch;                /* start a session's browser at initialize
 	                                     (default), not at its first tool call */
-	int warm_pool;              /* browsers kept launched for new sessions
+	int warm_pool;                /* browsers kept launched for new sessions
 	                                     (0 = none) */
-	struct mcp_tenant *tenants; /* owned */
+	struct mcp_tenant *tenants;   /* owned */
 	size_t n_tenants;
 };
 

@@ -183,11 +183,20 @@ static int parse_admin(json_t *v, struct mcp_serve_config *c, char *err, size_t 
 static int parse_limits(json_t *v, struct mcp_serve_config *c, struct mcp_tenant *defaults,
                         char *err, size_t errlen)
 {
-	static const char *const keys[] = { "max_sessions",      "max_sessions_per_tenant",
-		                            "max_body_bytes",    "idle_ttl_s",
-		                            "hard_ttl_s",        "tool_calls_per_session",
-		                            "action_timeout_ms", "shutdown_grace_s",
-		                            "retry_after_s",     NULL };
+	static const char *const keys[] = { "max_sessions",
+		                            "max_sessions_per_tenant",
+		                            "max_body_bytes",
+		                            "idle_ttl_s",
+		                            "hard_ttl_s",
+		                            "tool_calls_per_session",
+		                            "action_timeout_ms",
+		                            "shutdown_grace_s",
+		                            "retry_after_s",
+		                            "unused_ttl_s",
+		                            "http_timeout_s",
+		                            "max_connections",
+		                            "max_connections_per_peer",
+		                            NULL };
 	int body = (int)c->max_body_bytes;
 
 	if (!v)
@@ -207,7 +216,13 @@ static int parse_limits(json_t *v, struct mcp_serve_config *c, struct mcp_tenant
 	            err, errlen) < 0 ||
 	    get_int(v, "limits", "shutdown_grace_s", 0, 3600, &c->shutdown_grace_s, err, errlen) <
 	        0 ||
-	    get_int(v, "limits", "retry_after_s", 1, 3600, &c->retry_after_s, err, errlen) < 0)
+	    get_int(v, "limits", "retry_after_s", 1, 3600, &c->retry_after_s, err, errlen) < 0 ||
+	    get_int(v, "limits", "unused_ttl_s", 1, 7 * 86400, &c->unused_ttl_s, err, errlen) < 0 ||
+	    get_int(v, "limits", "http_timeout_s", 1, 3600, &c->http_timeout_s, err, errlen) < 0 ||
+	    get_int(v, "limits", "max_connections", 1, 100000, &c->max_connections, err, errlen) <
+	        0 ||
+	    get_int(v, "limits", "max_connections_per_peer", 1, 100000,
+	            &c->max_connections_per_peer, err, errlen) < 0)
 		return -1;
 	c->max_body_bytes = (size_t)body;
 	return 0;
@@ -278,6 +293,10 @@ int mcp_serve_config_parse(json_t *root, struct mcp_serve_config **out, char *er
 	c->hard_ttl_s = 4 * 3600;
 	c->shutdown_grace_s = 20;
 	c->retry_after_s = 5;
+	c->unused_ttl_s = 60;
+	c->http_timeout_s = 30;
+	c->max_connections = 1000;
+	c->max_connections_per_peer = 64;
 	c->prelaunch = 1;
 	if (!json_is_object(root)) {
 		fail(err, errlen,

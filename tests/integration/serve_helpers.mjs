@@ -75,16 +75,30 @@ export async function startServe({ tenants, limits = {}, admin = false, prelaunc
     adminUrl: adminPort ? `http://127.0.0.1:${adminPort}` : undefined,
     stderr: () => stderr,
     exited,
-    /* An SDK client of tenant name, connected (initialize done). */
+    /* An SDK client of tenant name, connected (initialize done). A
+     * session that is still closing counts against its tenant until its
+     * browser is gone: a 429 that names closing sessions is retried. */
     async connect(name, { capabilities = {}, setupClient } = {}) {
-      const transport = new StreamableHTTPClientTransport(new URL(url), {
-        requestInit: { headers: { Authorization: `Bearer ${tokens[name]}` } },
-      });
-      const client = new Client({ name: `serve-test-${name}`, version: '1.0.0' }, { capabilities });
-      if (setupClient) setupClient(client);
-      await client.connect(transport);
-      clients.push(client);
-      return { client, transport, sessionId: transport.sessionId };
+      const deadline = Date.now() + 30000;
+      for (;;) {
+        const transport = new StreamableHTTPClientTransport(new URL(url), {
+          requestInit: { headers: { Authorization: `Bearer ${tokens[name]}` } },
+        });
+        const client = new Client({ name: `serve-test-${name}`, version: '1.0.0' }, { capabilities });
+        if (setupClient) setupClient(client);
+        try {
+          await client.connect(transport);
+        } catch (err) {
+          const closing = /(\d+) still closing/.exec(String(err.message));
+          if (err.code === 429 && closing && Number(closing[1]) > 0 && Date.now() < deadline) {
+            await new Promise((res) => setTimeout(res, 200));
+            continue;
+          }
+          throw err;
+        }
+        clients.push(client);
+        return { client, transport, sessionId: transport.sessionId };
+      }
     },
     /* POST body (an object or a string) to /mcp as tenant name (null: no token). */
     async rawPost(name, body, headers = {}) {
