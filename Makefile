@@ -18,7 +18,7 @@ DEBIAN_PACKAGES := build-essential pkg-config meson ninja-build libwebsockets-de
 	libidn2-dev libarchive-dev chromium clang clang-format libclang-rt-14-dev nodejs npm procps \
 	iproute2 util-linux
 
-.PHONY: all deps build run test test-unit test-asan test-fuzz test-node test-conformance bench format \
+.PHONY: all deps build run test test-unit test-asan test-fuzz test-http-fuzz test-node test-conformance bench format \
 	format-check clean
 
 all: build
@@ -50,7 +50,7 @@ run: build
 	@exec $(BUILD)/glassbox serve $(if $(CONFIG),--config $(CONFIG))
 
 test: build
-	$(MAKE) format-check test-unit test-asan test-fuzz test-node test-conformance
+	$(MAKE) format-check test-unit test-asan test-fuzz test-http-fuzz test-node test-conformance
 
 test-unit:
 	meson test -C $(BUILD) --print-errorlogs
@@ -74,6 +74,15 @@ test-fuzz: $(FUZZ_BUILD)/build.ninja
 			> $(FUZZ_BUILD)/$$(basename $$f).log 2>&1 || { tail -n 40 $(FUZZ_BUILD)/$$(basename $$f).log; exit 1; }; \
 		tail -n 3 $(FUZZ_BUILD)/$$(basename $$f).log; \
 	done
+
+# Bounded random clients against the listeners of the ASan-built
+# glassbox serve (tests/fuzz/http_clients.test.mjs).
+test-http-fuzz: $(ASAN_BUILD)/build.ninja
+	ninja -C $(ASAN_BUILD) glassbox
+	@[ -d tests/e2e/node_modules/@modelcontextprotocol/sdk ] || \
+		(cd tests/e2e && npm ci --no-audit --no-fund --loglevel=error)
+	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+		GLASSBOX_BIN=$(ASAN_BUILD)/glassbox node --test --test-reporter=spec tests/fuzz/http_clients.test.mjs
 
 test-node: build
 	GLASSBOX_BIN=$(BUILD)/glassbox tests/run-node-tests.sh

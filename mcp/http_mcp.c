@@ -146,7 +146,7 @@ out:
 static void refuse_capacity(struct serve *s, struct http_req *req, enum hs_refusal why,
                             const struct hs_capacity *cap)
 {
-	char text[512], expiry[96] = "";
+	char text[600], expiry[96] = "", whose[160];
 
 	gb_metrics_counter_add("glassbox_sessions_refused_total",
 	                       why == HS_LIMIT_TOTAL ? "limit_total" : "limit_tenant", 1);
@@ -154,13 +154,17 @@ static void refuse_capacity(struct serve *s, struct http_req *req, enum hs_refus
 	if (cap->next_expiry_s >= 0)
 		snprintf(expiry, sizeof(expiry), "; the first idle one expires in %lld s",
 		         (long long)cap->next_expiry_s);
+	if (why == HS_LIMIT_TOTAL)
+		snprintf(whose, sizeof(whose), "the service is at its limit (limits.max_sessions)");
+	else
+		snprintf(whose, sizeof(whose), "your tenant (%s) is at its limit (max_sessions %d)",
+		         req->tenant->name, req->tenant->max_sessions);
 	snprintf(text, sizeof(text),
 	         "too many sessions: %s (%zu open, %zu of them idle, %zu still closing%s); "
 	         "end the ones you no longer use with DELETE /mcp and their Mcp-Session-Id, "
 	         "or retry after %d s",
-	         why == HS_LIMIT_TOTAL ? "the service is at its limit (limits.max_sessions)"
-	                               : "your tenant is at its limit (max_sessions)",
-	         cap->open - cap->closing, cap->idle, cap->closing, expiry, s->cfg->retry_after_s);
+	         whose, cap->open - cap->closing, cap->idle, cap->closing, expiry,
+	         s->cfg->retry_after_s);
 	mcp_http_respond_rpc_error(req, 429, -32000, text);
 }
 

@@ -42,7 +42,7 @@ test('tenant B churning initialize/DELETE from 3 clients for 20 s never takes te
       } else {
         assert.equal(r.status, 429, r.text);
         seen.b429++;
-        assert.match(r.json.error.message, /your tenant is at its limit/, 'B is held by its own limit, not the service\'s');
+        assert.match(r.json.error.message, /your tenant \(\w+\) is at its limit/, 'B is held by its own limit, not the service\'s');
         await new Promise((res) => setTimeout(res, 50));
       }
     }
@@ -74,7 +74,7 @@ test('tenant B churning initialize/DELETE from 3 clients for 20 s never takes te
   await Promise.all([churn(), churn(), churn(), tenantA()]);
   assert.ok(seen.b200 >= 3, `B's churn ran (${JSON.stringify(seen)})`);
   assert.ok(seen.a200 >= 3, `A was served (${JSON.stringify(seen)})`);
-  assert.deepEqual(seen.a429.filter((m) => !/your tenant is at its limit/.test(m)), [],
+  assert.deepEqual(seen.a429.filter((m) => !/your tenant \(\w+\) is at its limit/.test(m)), [],
     'A is never refused for the service\'s limit while B churns');
 });
 
@@ -94,7 +94,7 @@ test('a session that never makes a tool call ends after unused_ttl_s; one in use
 
   const full = await svc.rawPost('a', INIT);
   assert.equal(full.status, 429);
-  assert.match(full.json.error.message, /your tenant is at its limit \(max_sessions\) \(2 open, 2 of them idle, 0 still closing; the first idle one expires in \d+ s\)/);
+  assert.match(full.json.error.message, /your tenant \(a\) is at its limit \(max_sessions 2\) \(2 open, 2 of them idle, 0 still closing; the first idle one expires in \d+ s\)/);
   assert.match(full.json.error.message, /DELETE \/mcp/);
 
   const gone = await pollUntil(async () => {
