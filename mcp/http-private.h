@@ -10,6 +10,8 @@
 #include <signal.h>
 #include <stdint.h>
 
+#include <microhttpd.h>
+
 #include "actions/actions.h"
 #include "common/util.h"
 #include "mcp/serve.h"
@@ -17,6 +19,7 @@
 struct MHD_Connection;
 struct MHD_Daemon;
 struct http_req;
+struct http_peer;
 struct mcp_server;
 
 /* One outgoing message, encoded. */
@@ -173,6 +176,7 @@ struct serve {
 	struct MHD_Daemon *mcp;   /* the /mcp listener */
 	struct MHD_Daemon *admin; /* the admin listener, or NULL */
 	struct http_req *reqs;    /* every request alive, linked by next */
+	struct http_peer *peers;  /* client addresses with connections open */
 	int loopback_only;        /* listening on loopback: Host is checked */
 	int stopping;             /* SIGTERM: no new requests */
 	int tearing_down;         /* the loop is over: nothing waits any more */
@@ -244,6 +248,15 @@ void mcp_http_wake(struct http_req *req);
 
 /* Wakes the front from any thread (a worker queued output). */
 void mcp_http_wake_front(struct hs_table *t);
+
+/* MHD_NotifyConnectionCallback of both listeners (http_peers.c): counts
+ * each connection of its client address in and out. cls: the serve. */
+void mcp_http_peer_notify(void *cls, struct MHD_Connection *conn, void **socket_context,
+                          enum MHD_ConnectionNotificationCode code);
+
+/* Whether req's client address has more connections open than
+ * limits.max_connections_per_peer; its text into name when so. */
+int mcp_http_peer_over_limit(struct http_req *req, char *name, size_t len);
 
 /* Everything /mcp needs from the headers (http_mcp.c): sets req's
  * response when the request is refused, else prepares it for its body. */

@@ -12,7 +12,8 @@
  * - The HTTP/1.1 parsing, chunked bodies, pipelining, Expect, timeouts and
  *   connection limits (total and per peer) are libmicrohttpd's; a request
  *   line or headers past CONN_MEMORY_BYTES are refused by it (414/431).
- *   On top: one Content-Length at most, never both Content-Length and
+ *   On top: a 429 past limits.max_connections_per_peer (http_peers.c; twice
+ *   that is refused at accept), one Content-Length at most, never both Content-Length and
  *   Transfer-Encoding (400: the shapes of request smuggling), and a body
  *   ceiling (413).
  * - A POST carries one JSON-RPC message. Notifications and responses get
@@ -412,6 +413,28 @@ static int framing_refused(struct http_req *req)
 	return 1;
 }
 
+/* More connections from req's address than limits.max_connections_per_peer:
+ * sets a 429 (the connection closes) and returns 1. */
+static int peer_refused(struct http_req *req)
+{
+	char peer[64], why[240];
+
+	if (!mcp_http_peer_over_limit(req, peer, sizeof(peer)))
+		return 0;
+	snprintf(why, sizeof(why),
+	         "too many connections from %s at once (limits.max_connections_per_peer %d): "
+	         "reuse an open connection or close some",
+	         peer, req->s->cfg->max_connections_per_peer);
+	gb_metrics_counter_add("glassbox_http_connections_refused_total", NULL, 1);
+	req->resp.close_after = 1;
+	req->resp.retry_after_s = req->s->cfg->retry_after_s;
+	if (req->admin)
+		mcp_http_respond_json(req, 429, json_pack("{s:s}", "error", why));
+	else
+		mcp_http_respond_rpc_error(req, 429, -32000, why);
+	return 1;
+}
+
 /* The request's body bytes: kept for a POST to /mcp, else read and
  * dropped up to a ceiling. Returns MHD_NO to close the connection. */
 static enum MHD_Result take_body(struct http_req *req, const char *data, size_t len)
@@ -443,7 +466,7 @@ static enum MHD_Result on_request(struct serve *s, int admin, struct MHD_Connect
 		if (!req)
 			return MHD_NO;
 		*req_cls = req;
-		if (!framing_refused(req)) {
+		if (!framing_refused(req) && !peer_refused(req)) {
 			if (admin)
 				mcp_admin_handle(s, req, method, url ? url : "");
 			else
@@ -635,9 +658,10 @@ static struct MHD_Daemon *listen_on(struct serve *s, const char *host, int port,
 	    MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned int)1, MHD_OPTION_CONNECTION_TIMEOUT,
 	    (unsigned int)cfg->http_timeout_s, MHD_OPTION_CONNECTION_LIMIT,
 	    (unsigned int)cfg->max_connections, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
-	    (unsigned int)cfg->max_connections_per_peer, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+	    (unsigned int)cfg->max_connections_per_peer * 2, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
 	    CONN_MEMORY_BYTES, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
-	    MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_END);
+	    MHD_OPTION_NOTIFY_CONNECTION, mcp_http_peer_notify, s, MHD_OPTION_EXTERNAL_LOGGER,
+	    mhd_log, NULL, MHD_OPTION_END);
 	if (!d)
 		goto out;
 	info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);

@@ -55,7 +55,8 @@ static void test_config_full(void **state)
 	    " \"limits\": {\"max_sessions\": 10, \"max_sessions_per_tenant\": 3, "
 	    "\"idle_ttl_s\": 60, \"hard_ttl_s\": 600, \"tool_calls_per_session\": 100, "
 	    "\"action_timeout_ms\": 5000, \"max_body_bytes\": 2048, \"shutdown_grace_s\": 5, "
-	    "\"retry_after_s\": 7},"
+	    "\"retry_after_s\": 7, \"unused_ttl_s\": 30, \"http_timeout_s\": 9, "
+	    "\"max_connections\": 200, \"max_connections_per_peer\": 20},"
 	    " \"prelaunch\": false,"
 	    " \"tenants\": {\"alpha\": {\"token_sha256\": \"%s\", \"policy\": {\"egress\": {}}},"
 	    " \"beta\": {\"token_sha256\": \"%s\", \"max_sessions\": 1, "
@@ -76,6 +77,10 @@ static void test_config_full(void **state)
 	assert_int_equal(c->max_body_bytes, 2048);
 	assert_int_equal(c->shutdown_grace_s, 5);
 	assert_int_equal(c->retry_after_s, 7);
+	assert_int_equal(c->unused_ttl_s, 30);
+	assert_int_equal(c->http_timeout_s, 9);
+	assert_int_equal(c->max_connections, 200);
+	assert_int_equal(c->max_connections_per_peer, 20);
 	assert_int_equal(c->prelaunch, 0);
 	assert_int_equal(c->n_tenants, 2);
 	assert_string_equal(c->tenants[0].name, "alpha");
@@ -104,6 +109,11 @@ static void test_config_defaults(void **state)
 	assert_int_equal(c->prelaunch, 1);
 	assert_true(c->max_sessions > 0 && c->idle_ttl_s > 0 && c->hard_ttl_s > 0);
 	assert_true(c->max_body_bytes >= 1024);
+	/* a session never used, an idle connection, one peer: each bounded */
+	assert_int_equal(c->unused_ttl_s, 60);
+	assert_int_equal(c->http_timeout_s, 30);
+	assert_int_equal(c->max_connections, 1000);
+	assert_int_equal(c->max_connections_per_peer, 64);
 	assert_int_equal(c->tenants[0].tool_calls_per_session, 0);
 	mcp_serve_config_free(c);
 }
@@ -132,6 +142,12 @@ static void test_config_errors(void **state)
 		{ "{\"limits\": {\"idle_ttl\": 5}, \"tenants\": {\"a\": {\"token_sha256\": "
 		  "\"%s\"}}}",
 		  "unknown key \"idle_ttl\"" },
+		{ "{\"limits\": {\"max_connections_per_peer\": 0}, \"tenants\": {\"a\": "
+		  "{\"token_sha256\": \"%s\"}}}",
+		  "limits.max_connections_per_peer must be an integer from 1" },
+		{ "{\"limits\": {\"http_timeout_s\": \"9\"}, \"tenants\": {\"a\": "
+		  "{\"token_sha256\": \"%s\"}}}",
+		  "limits.http_timeout_s" },
 		{ "{\"listen\": {\"port\": 70000}, \"tenants\": {\"a\": {\"token_sha256\": "
 		  "\"%s\"}}}",
 		  "listen.port" },
