@@ -230,6 +230,7 @@ struct tail_view {
 	size_t len;
 	size_t torn_at; /* offset in the buffer where a torn last line starts */
 	int torn;       /* the file does not end with '\n' */
+	int too_long;   /* the last complete line starts before the buffer */
 };
 
 /* Finds the last complete line in buf[0..len) (the end of a file). */
@@ -251,8 +252,10 @@ static void find_last_line(const char *buf, size_t len, int at_file_start, struc
 	start = end;
 	while (start > 0 && buf[start - 1] != '\n')
 		start--;
-	if (start == 0 && !at_file_start)
-		return; /* the line is longer than the buffer */
+	if (start == 0 && !at_file_start) {
+		v->too_long = 1; /* the line is longer than the buffer */
+		return;
+	}
 	v->line = buf + start;
 	v->len = end - start;
 }
@@ -308,6 +311,17 @@ static int read_file_tail(struct tenant_log *log, const char *name, const struct
 		find_last_line(buf, want, from == 0, &v);
 		if (v.line || from == 0 || want > TAIL_FIRST_READ_BYTES)
 			break;
+	}
+	if (v.too_long) {
+		/* no record is that long: the file is damaged, not empty */
+		gb_set_error(err, errlen,
+		             "the last line of %s is longer than %u bytes, more than any record "
+		             "may be (the log is damaged): appending is refused; run `glassbox "
+		             "audit verify --tenant %s` and move the damaged log aside after "
+		             "investigating",
+		             path, EVID_AUDIT_MAX_RECORD_BYTES * 2u + 1u, log->tenant);
+		rc = -EVID_EIO;
+		goto out;
 	}
 	if (v.line && evid_record_parse(v.line, v.len, &r, why, sizeof(why)) != 0) {
 		gb_set_error(

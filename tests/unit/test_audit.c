@@ -495,6 +495,56 @@ static void test_restart_refuses_cut_log(void **state)
 	expect_failure(f, EVID_VERIFY_REMOVED, 4);
 }
 
+/* A day file whose last line is longer than the tail is ever read (over
+ * 2 MiB: no record is that long) is damaged, not empty: appending is
+ * refused and names the file, even when head.json was moved aside and
+ * cannot tell that records came before. */
+static void test_restart_refuses_an_overlong_last_line(void **state)
+{
+	struct fx *f = *state;
+	struct evid_audit_entry e;
+	size_t big = 3u * 1024u * 1024u;
+	char path[512];
+	char head[600];
+	char err[1024] = "";
+	char *junk = malloc(big + 1);
+	FILE *fp;
+	int i;
+
+	assert_non_null(junk);
+	fx_build_trail(f, TENANT, SESSION, 1); /* records 1..3 */
+	evid_audit_close(f->audit);
+	f->audit = NULL;
+	fx_day_file(f, TENANT, path, sizeof(path));
+	memset(junk, 'x', big);
+	junk[big] = '\n';
+	fp = fopen(path, "a");
+	assert_non_null(fp);
+	assert_int_equal(fwrite(junk, 1, big + 1, fp), big + 1);
+	fclose(fp);
+	free(junk);
+	for (i = 0; i < 2; i++) { /* with its head, then with the head moved aside */
+		if (i == 1) {
+			snprintf(head, sizeof(head), "%s/tenants/%s/audit/head.json", f->data,
+			         TENANT);
+			assert_int_equal(unlink(head), 0);
+		}
+		assert_int_equal(evid_audit_open(f->data, &f->audit, err, sizeof(err)), 0);
+		memset(&e, 0, sizeof(e));
+		e.tenant = TENANT;
+		e.kind = EVID_AUDIT_SESSION_CLOSED;
+		err[0] = '\0';
+		assert_int_equal(evid_audit_append(f->audit, &e, NULL, err, sizeof(err)),
+		                 -EVID_EIO);
+		assert_non_null(strstr(err, "longer than"));
+		assert_non_null(strstr(err, "glassbox audit verify"));
+		evid_audit_close(f->audit);
+		f->audit = NULL;
+	}
+	assert_int_equal(evid_audit_open(f->data, &f->audit, err, sizeof(err)), 0);
+	assert_false(verify(f, TENANT).ok);
+}
+
 static void test_damaged_head(void **state)
 {
 	struct fx *f = *state;
@@ -986,6 +1036,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_restart_continues_chain, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_restart_refuses_cut_log, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_damaged_head, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_restart_refuses_an_overlong_last_line, setup,
+		                                teardown),
 		cmocka_unit_test_setup_teardown(test_purge_then_verify, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_purge_everything_starts_with_purge_record,
 		                                setup, teardown),
