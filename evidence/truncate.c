@@ -73,9 +73,9 @@ static int cut_long_strings(json_t *j, int *cut)
 		json_object_foreach_safe(j, tmp, key, v)
 		{
 			if (json_is_string(v) && json_string_length(v) > TRUNCATE_STRING_BYTES) {
-				m = marker(json_string_value(v), json_string_length(v),
-				           utf8_prefix(json_string_value(v),
-				                       EVID_TRUNCATE_HEAD_BYTES));
+				m = marker(
+				    json_string_value(v), json_string_length(v),
+				    utf8_prefix(json_string_value(v), EVID_TRUNCATE_HEAD_BYTES));
 				if (!m || json_object_set_new(j, key, m) != 0)
 					return -1;
 				*cut = 1;
@@ -87,9 +87,9 @@ static int cut_long_strings(json_t *j, int *cut)
 		json_array_foreach(j, i, v)
 		{
 			if (json_is_string(v) && json_string_length(v) > TRUNCATE_STRING_BYTES) {
-				m = marker(json_string_value(v), json_string_length(v),
-				           utf8_prefix(json_string_value(v),
-				                       EVID_TRUNCATE_HEAD_BYTES));
+				m = marker(
+				    json_string_value(v), json_string_length(v),
+				    utf8_prefix(json_string_value(v), EVID_TRUNCATE_HEAD_BYTES));
 				if (!m || json_array_set_new(j, i, m) != 0)
 					return -1;
 				*cut = 1;
