@@ -70,6 +70,7 @@ struct act_session {
 	struct act_call *head;     /* {lock} queued calls */
 	struct act_call *tail;     /* {lock} */
 	struct act_call *running;  /* {lock} */
+	size_t queued;             /* {lock} calls in head..tail, at most ACT_SESSION_MAX_QUEUED */
 	int stopping;              /* {lock} */
 	volatile int cancel_flag;  /* raised for the running call; read by cdp waits */
 	struct cdp_conn *wake_cdp; /* {lock} the running browser's connection, for cdp_wake */
@@ -245,8 +246,15 @@ int act_keeper_start(struct evid_store *store, struct evid_audit *audit, const c
 /* Queues an audit record (body taken) of kind for the session. */
 void act_keeper_record(struct act_keeper *k, const char *kind, const char *session_id,
                        const char *operation_id, json_t *body, int secret_text);
-/* Queues a tool call's evidence and its audit record. */
-void act_keeper_record_action(struct act_keeper *k, const struct act_keeper_action *a);
+/* Queues a tool call's evidence and its audit record (everything in a
+ * taken, also on failure), waiting for room when the queue is full.
+ * Returns 0 with *ticket, or -1 with err when it could not be queued:
+ * nothing of it will be kept. */
+int act_keeper_record_action(struct act_keeper *k, const struct act_keeper_action *a,
+                             uint64_t *ticket, char *err, size_t errlen);
+/* Waits until the job of ticket is written; 1 with err (then not
+ * reported again) when it could not be kept, 0 otherwise. */
+int act_keeper_wait(struct act_keeper *k, uint64_t ticket, char *err, size_t errlen);
 /* Queues the purge of the tenant's trail older than days. */
 void act_keeper_purge(struct act_keeper *k, unsigned days);
 /* Waits until everything queued is written. */
@@ -390,6 +398,10 @@ int act_type_text(struct act_ctx *ctx, const char *text, int slowly);
 int act_modifiers_from_json(json_t *arr);
 
 #ifdef GB_UNITTEST_BUILD
+/* The record keeper's ceiling and longest wait for room; a paused
+ * keeper writes nothing until resumed (or stopped). */
+void act_keeper_set_limits(struct act_keeper *k, size_t max_jobs, size_t max_bytes, int wait_ms);
+void act_keeper_pause(struct act_keeper *k, int paused);
 void act_secrets_remember(struct act_session *s, const char *name, const unsigned char *value,
                           size_t len);
 int act_is_ref(const char *t);

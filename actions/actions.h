@@ -189,7 +189,15 @@ struct act_call {
 int act_session_new(const struct act_config *cfg, struct act_session **out, char *err,
                     size_t errlen);
 
-/* Queues call; returns at once. The call runs after those queued before. */
+/* Calls a session holds queued (not counting the one running): the
+ * mailbox's ceiling. */
+#define ACT_SESSION_MAX_QUEUED 64
+
+/* Queues call; returns at once. The call runs after those queued before.
+ * Returns 0; -EBUSY when ACT_SESSION_MAX_QUEUED calls are already queued
+ * (the call was not queued: the caller says so and the client may call
+ * again once earlier calls finished); -ESHUTDOWN when the session is
+ * stopping. */
 int act_session_submit(struct act_session *s, struct act_call *call);
 
 /* Thread-safe: asks a queued or running call to stop. A queued call

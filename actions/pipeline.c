@@ -443,10 +443,14 @@ static int check_evidence_writable(struct act_ctx *ctx)
 }
 
 /* The audit record of the call: what was asked (redacted), what was
- * acted on, what was observed; with its evidence, to the record keeper. */
+ * acted on, what was observed; with its evidence, to the record keeper.
+ * When it cannot be queued, or (a tenant that requires evidence, a call
+ * that changes the page) cannot be written, the call's result says so. */
 static void keep_record(struct act_ctx *ctx)
 {
 	struct act_keeper_action a = { 0 };
+	uint64_t ticket = 0;
+	char err[512] = "";
 	json_t *body = json_deep_copy(ctx->out);
 	json_t *element = NULL;
 	char *dump;
@@ -492,7 +496,13 @@ static void keep_record(struct act_ctx *ctx)
 		    "{s:O, s:O}", "responses", gb_or_json(json_object_get(ctx->out, "responses")),
 		    "failed_requests", gb_or_json(json_object_get(ctx->out, "failed_requests")));
 	}
-	act_keeper_record_action(ctx->as->keeper, &a);
+	if (act_keeper_record_action(ctx->as->keeper, &a, &ticket, err, sizeof(err)) == 0 &&
+	    !(ctx->as->require_evidence && ctx->def->changes_state &&
+	      act_keeper_wait(ctx->as->keeper, ticket, err, sizeof(err))))
+		return;
+	json_object_set_new(ctx->out, "evidence_error", json_string(err));
+	json_object_set_new(ctx->out, "recorded", json_false());
+	gb_buf_appendf(&ctx->text, "\nNote: %s", err);
 }
 
 /* Assembles the CallToolResult and hands it to the transport. */

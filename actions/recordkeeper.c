@@ -11,7 +11,15 @@
  * the audit chain follows the calls. A reader of an artifact waits for
  * the queue to drain first (act_keeper_flush). A failure to keep evidence
  * is recorded in the audit log and reported in the next call's result;
- * tenants that require evidence check the store before acting instead.
+ * tenants that require evidence check the store before acting, and their
+ * calls wait for their own record (act_keeper_wait), so that the same
+ * result says when it could not be kept.
+ *
+ * The queue has a ceiling (KEEPER_MAX_JOBS jobs, KEEPER_MAX_BYTES of
+ * screenshots and text): a worker that queues faster than the disk takes
+ * waits for room (back-pressure, at most KEEPER_WAIT_MS), and a job that
+ * still finds none is refused with an error the call's result carries. A
+ * job always fits an empty queue, whatever its size.
  */
 #include "actions/actions-private.h"
 
@@ -24,10 +32,20 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
+
+/* The queue's ceiling, per agent session. */
+#define KEEPER_MAX_JOBS 128
+#define KEEPER_MAX_BYTES (96u * 1024u * 1024u)
+#define KEEPER_WAIT_MS 30000
+/* What a job costs beside its screenshots, text and JSON strings. */
+#define JOB_OVERHEAD_BYTES 4096u
 
 struct keeper_job {
 	struct keeper_job *next;
+	uint64_t ticket; /* its place in the queue, from 1 */
+	size_t bytes;    /* what it holds, as the ceiling counts it */
 	/* audit record */
 	char kind[32];
 	char session_id[40];
@@ -55,8 +73,18 @@ struct act_keeper {
 	pthread_cond_t drained;
 	struct keeper_job *head;  /* {lock} */
 	struct keeper_job *tail;  /* {lock} */
+	pthread_cond_t room;      /* broadcast when a job leaves the queue */
 	int busy;                 /* {lock} a job is being written */
 	int stopping;             /* {lock} */
+	int paused;               /* {lock} tests: the thread takes no job */
+	size_t queued_jobs;       /* {lock} jobs in head..tail */
+	size_t queued_bytes;      /* {lock} their bytes */
+	size_t max_jobs;          /* {lock} the ceiling */
+	size_t max_bytes;         /* {lock} */
+	int wait_ms;              /* {lock} longest wait for room */
+	uint64_t next_ticket;     /* {lock} the last ticket handed out */
+	uint64_t done_ticket;     /* {lock} the last job written */
+	uint64_t failed_ticket;   /* {lock} the last job that failed, 0: none */
 	char last_error[512];     /* {lock} not yet reported to the agent */
 	struct evid_store *store; /* borrowed */
 	struct evid_audit *audit; /* borrowed; may be NULL */
@@ -75,8 +103,36 @@ static void job_free(struct keeper_job *j)
 	free(j);
 }
 
-/* Writes one job: the evidence first, then the audit record naming it. */
-static void keep_one(struct act_keeper *k, struct keeper_job *j)
+/* Bytes of the strings in j and a little per value: what a queued copy
+ * of it holds, roughly. */
+static size_t json_bytes(json_t *j)
+{
+	const char *key;
+	json_t *v;
+	size_t i;
+	size_t n = 16;
+
+	if (json_is_string(j))
+		return n + json_string_length(j);
+	if (json_is_object(j)) {
+		json_object_foreach(j, key, v) n += strlen(key) + json_bytes(v);
+	} else if (json_is_array(j)) {
+		json_array_foreach(j, i, v) n += json_bytes(v);
+	}
+	return n;
+}
+
+/* What job j counts for against the ceiling. */
+static size_t job_bytes(const struct keeper_job *j)
+{
+	return JOB_OVERHEAD_BYTES + j->png_len + j->before_len +
+	       (j->snapshot_text ? strlen(j->snapshot_text) : 0) + json_bytes(j->body) +
+	       json_bytes(j->arguments) + json_bytes(j->network_log);
+}
+
+/* Writes one job: the evidence first, then the audit record naming it.
+ * Returns 0, or -1 when something of it could not be kept. */
+static int keep_one(struct act_keeper *k, struct keeper_job *j)
 {
 	struct evid_audit_entry e = { 0 };
 	json_t *artifacts = NULL;
@@ -90,7 +146,7 @@ static void keep_one(struct act_keeper *k, struct keeper_job *j)
 		if (k->audit && evid_audit_purge(k->audit, k->tenant, j->purge_days, &rep, err,
 		                                 sizeof(err)) < 0)
 			GB_LOGW("actions", "the retention purge failed: %s", err);
-		return;
+		return 0;
 	}
 	if (j->png) {
 		struct evid_meta meta = { .tenant = k->tenant,
@@ -152,6 +208,7 @@ static void keep_one(struct act_keeper *k, struct keeper_job *j)
 		pthread_mutex_unlock(&k->lock);
 	}
 	json_decref(artifacts);
+	return rc < 0 ? -1 : 0;
 }
 
 /* Evidence is kept off the critical path: its PNG work (checking, the
@@ -167,9 +224,12 @@ static void *keeper_main(void *arg)
 
 	if (setpriority(PRIO_PROCESS, (id_t)gettid(), KEEPER_NICE) != 0)
 		GB_LOGD("actions", "the evidence thread keeps its priority: %s", strerror(errno));
+	uint64_t ticket;
+	int failed;
+
 	pthread_mutex_lock(&k->lock);
 	for (;;) {
-		while (!k->head && !k->stopping)
+		while ((!k->head || k->paused) && !k->stopping)
 			pthread_cond_wait(&k->cond, &k->lock);
 		j = k->head;
 		if (!j)
@@ -177,14 +237,20 @@ static void *keeper_main(void *arg)
 		k->head = j->next;
 		if (!k->head)
 			k->tail = NULL;
+		k->queued_jobs--;
+		k->queued_bytes -= j->bytes;
+		pthread_cond_broadcast(&k->room);
 		k->busy = 1;
+		ticket = j->ticket;
 		pthread_mutex_unlock(&k->lock);
-		keep_one(k, j);
+		failed = keep_one(k, j) < 0;
 		job_free(j);
 		pthread_mutex_lock(&k->lock);
 		k->busy = 0;
-		if (!k->head)
-			pthread_cond_broadcast(&k->drained);
+		k->done_ticket = ticket;
+		if (failed)
+			k->failed_ticket = ticket;
+		pthread_cond_broadcast(&k->drained);
 	}
 	pthread_cond_broadcast(&k->drained);
 	pthread_mutex_unlock(&k->lock);
@@ -203,9 +269,13 @@ int act_keeper_start(struct evid_store *store, struct evid_audit *audit, const c
 	k->audit = audit;
 	snprintf(k->tenant, sizeof(k->tenant), "%s", tenant);
 	snprintf(k->user, sizeof(k->user), "%s", user ? user : "");
+	k->max_jobs = KEEPER_MAX_JOBS;
+	k->max_bytes = KEEPER_MAX_BYTES;
+	k->wait_ms = KEEPER_WAIT_MS;
 	pthread_mutex_init(&k->lock, NULL);
 	pthread_cond_init(&k->cond, NULL);
 	pthread_cond_init(&k->drained, NULL);
+	pthread_cond_init(&k->room, NULL);
 	if (pthread_create(&k->thread, NULL, keeper_main, k) != 0) {
 		free(k);
 		return -1;
@@ -214,10 +284,57 @@ int act_keeper_start(struct evid_store *store, struct evid_audit *audit, const c
 	return 0;
 }
 
-/* Queues a job; takes ownership of everything in it. */
-static void submit(struct act_keeper *k, struct keeper_job *j)
+/* 1 when job j fits in the queue now. */
+static int has_room_locked(const struct act_keeper *k, const struct keeper_job *j)
 {
+	return k->queued_jobs == 0 ||
+	       (k->queued_jobs < k->max_jobs && k->queued_bytes + j->bytes <= k->max_bytes);
+}
+
+/* Queues a job, waiting (bounded) for room; takes ownership of
+ * everything in it. Returns 0 with *ticket (may be NULL), or -1 with the
+ * reason in err when the queue stayed full: the job is dropped. */
+static int submit(struct act_keeper *k, struct keeper_job *j, uint64_t *ticket, char *err,
+                  size_t errlen)
+{
+	struct timespec until;
+	size_t jobs;
+	size_t bytes;
+	int rc = 0;
+
+	j->bytes = job_bytes(j);
+	clock_gettime(CLOCK_REALTIME, &until);
 	pthread_mutex_lock(&k->lock);
+	until.tv_sec += k->wait_ms / 1000;
+	until.tv_nsec += (long)(k->wait_ms % 1000) * 1000000L;
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	/* back-pressure: the worker waits while the disk catches up */
+	while (!has_room_locked(k, j) && !k->stopping)
+		if (pthread_cond_timedwait(&k->room, &k->lock, &until) == ETIMEDOUT)
+			break;
+	if (!has_room_locked(k, j)) {
+		jobs = k->queued_jobs;
+		bytes = k->queued_bytes;
+		pthread_mutex_unlock(&k->lock);
+		snprintf(err, errlen,
+		         "the %s record of %s was not kept: the evidence writer is behind (%zu "
+		         "records, %zu MiB waiting for the disk); check the disk of the data "
+		         "dir, and wait for calls to finish before sending more",
+		         j->kind, j->operation_id[0] ? j->operation_id : "the session", jobs,
+		         bytes >> 20);
+		GB_LOGW("actions", "%s", err);
+		job_free(j);
+		rc = -1;
+		goto out;
+	}
+	j->ticket = ++k->next_ticket;
+	if (ticket)
+		*ticket = j->ticket;
+	k->queued_jobs++;
+	k->queued_bytes += j->bytes;
 	if (k->tail)
 		k->tail->next = j;
 	else
@@ -225,12 +342,24 @@ static void submit(struct act_keeper *k, struct keeper_job *j)
 	k->tail = j;
 	pthread_cond_signal(&k->cond);
 	pthread_mutex_unlock(&k->lock);
+out:
+	return rc;
+}
+
+/* A job refused for a record that no call waits for: reported with the
+ * next call's result. */
+static void note_refused(struct act_keeper *k, const char *why)
+{
+	pthread_mutex_lock(&k->lock);
+	snprintf(k->last_error, sizeof(k->last_error), "%s", why);
+	pthread_mutex_unlock(&k->lock);
 }
 
 void act_keeper_record(struct act_keeper *k, const char *kind, const char *session_id,
                        const char *operation_id, json_t *body, int secret_text)
 {
 	struct keeper_job *j;
+	char err[512];
 
 	if (!k) {
 		json_decref(body);
@@ -246,18 +375,27 @@ void act_keeper_record(struct act_keeper *k, const char *kind, const char *sessi
 	snprintf(j->operation_id, sizeof(j->operation_id), "%s", operation_id ? operation_id : "");
 	j->body = body;
 	j->secret_text = secret_text;
-	submit(k, j);
+	if (submit(k, j, NULL, err, sizeof(err)) < 0)
+		note_refused(k, err);
 }
 
-void act_keeper_record_action(struct act_keeper *k, const struct act_keeper_action *a)
+int act_keeper_record_action(struct act_keeper *k, const struct act_keeper_action *a,
+                             uint64_t *ticket, char *err, size_t errlen)
 {
-	struct keeper_job *j;
+	struct keeper_job *j = NULL;
 
-	if (!k)
+	*ticket = 0;
+	if (!k) {
+		snprintf(err, errlen, "no evidence writer: the record of %s was not kept",
+		         a->operation_id);
 		goto drop;
+	}
 	j = calloc(1, sizeof(*j));
-	if (!j)
+	if (!j) {
+		snprintf(err, errlen, "out of memory: the record of %s was not kept",
+		         a->operation_id);
 		goto drop;
+	}
 	snprintf(j->kind, sizeof(j->kind), "%s", EVID_AUDIT_TOOL_CALL);
 	snprintf(j->session_id, sizeof(j->session_id), "%s", a->session_id ? a->session_id : "");
 	snprintf(j->operation_id, sizeof(j->operation_id), "%s", a->operation_id);
@@ -273,24 +411,66 @@ void act_keeper_record_action(struct act_keeper *k, const struct act_keeper_acti
 	j->annotation = a->annotation;
 	j->snapshot_text = a->snapshot_text ? strdup(a->snapshot_text) : NULL;
 	j->network_log = a->network_log;
-	submit(k, j);
-	return;
+	return submit(k, j, ticket, err, errlen);
 drop:
 	json_decref(a->body);
 	json_decref(a->arguments);
 	json_decref(a->network_log);
 	free(a->png);
 	free(a->before_png);
+	return -1;
 }
+
+int act_keeper_wait(struct act_keeper *k, uint64_t ticket, char *err, size_t errlen)
+{
+	int failed = 0;
+
+	if (!k || !ticket)
+		return 0;
+	pthread_mutex_lock(&k->lock);
+	while (k->done_ticket < ticket)
+		pthread_cond_wait(&k->drained, &k->lock);
+	if (k->failed_ticket == ticket && k->last_error[0]) {
+		snprintf(err, errlen, "%s", k->last_error);
+		k->last_error[0] = '\0'; /* reported here, not again with the next call */
+		failed = 1;
+	}
+	pthread_mutex_unlock(&k->lock);
+	return failed;
+}
+
+#ifdef GB_UNITTEST_BUILD
+void act_keeper_set_limits(struct act_keeper *k, size_t max_jobs, size_t max_bytes, int wait_ms)
+{
+	pthread_mutex_lock(&k->lock);
+	k->max_jobs = max_jobs;
+	k->max_bytes = max_bytes;
+	k->wait_ms = wait_ms;
+	pthread_cond_broadcast(&k->room);
+	pthread_mutex_unlock(&k->lock);
+}
+
+void act_keeper_pause(struct act_keeper *k, int paused)
+{
+	pthread_mutex_lock(&k->lock);
+	k->paused = paused;
+	pthread_cond_broadcast(&k->cond);
+	pthread_mutex_unlock(&k->lock);
+}
+#endif
 
 void act_keeper_purge(struct act_keeper *k, unsigned days)
 {
 	struct keeper_job *j = k ? calloc(1, sizeof(*j)) : NULL;
 
+	char err[512];
+
 	if (!j)
 		return;
 	j->purge_days = days;
-	submit(k, j);
+	snprintf(j->kind, sizeof(j->kind), "%s", EVID_AUDIT_PURGE);
+	if (submit(k, j, NULL, err, sizeof(err)) < 0)
+		note_refused(k, err);
 }
 
 void act_keeper_flush(struct act_keeper *k)
@@ -330,5 +510,6 @@ void act_keeper_stop(struct act_keeper *k)
 	pthread_mutex_destroy(&k->lock);
 	pthread_cond_destroy(&k->cond);
 	pthread_cond_destroy(&k->drained);
+	pthread_cond_destroy(&k->room);
 	free(k);
 }

@@ -85,6 +85,7 @@ static void *worker_main(void *arg)
 		s->head = call->next;
 		if (!s->head)
 			s->tail = NULL;
+		s->queued--;
 		s->running = call;
 		s->cancel_flag = call->cancelled;
 		pthread_mutex_unlock(&s->lock);
@@ -224,8 +225,11 @@ int act_session_submit(struct act_session *s, struct act_call *call)
 	call->next = NULL;
 	pthread_mutex_lock(&s->lock);
 	if (s->stopping) {
-		rc = -1;
+		rc = -ESHUTDOWN;
+	} else if (s->queued >= ACT_SESSION_MAX_QUEUED) {
+		rc = -EBUSY; /* a client that does not wait for its calls cannot grow it */
 	} else {
+		s->queued++;
 		if (s->tail)
 			s->tail->next = call;
 		else

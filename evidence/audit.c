@@ -230,6 +230,7 @@ struct tail_view {
 	size_t len;
 	size_t torn_at; /* offset in the buffer where a torn last line starts */
 	int torn;       /* the file does not end with '\n' */
+	int too_long;   /* the last complete line starts before the buffer */
 };
 
 /* Finds the last complete line in buf[0..len) (the end of a file). */
@@ -251,8 +252,10 @@ static void find_last_line(const char *buf, size_t len, int at_file_start, struc
 	start = end;
 	while (start > 0 && buf[start - 1] != '\n')
 		start--;
-	if (start == 0 && !at_file_start)
-		return; /* the line is longer than the buffer */
+	if (start == 0 && !at_file_start) {
+		v->too_long = 1; /* the line is longer than the buffer */
+		return;
+	}
 	v->line = buf + start;
 	v->len = end - start;
 }
@@ -308,6 +311,17 @@ static int read_file_tail(struct tenant_log *log, const char *name, const struct
 		find_last_line(buf, want, from == 0, &v);
 		if (v.line || from == 0 || want > TAIL_FIRST_READ_BYTES)
 			break;
+	}
+	if (v.too_long) {
+		/* no record is that long: the file is damaged, not empty */
+		gb_set_error(err, errlen,
+		             "the last line of %s is longer than %u bytes, more than any record "
+		             "may be (the log is damaged): appending is refused; run `glassbox "
+		             "audit verify --tenant %s` and move the damaged log aside after "
+		             "investigating",
+		             path, EVID_AUDIT_MAX_RECORD_BYTES * 2u + 1u, log->tenant);
+		rc = -EVID_EIO;
+		goto out;
 	}
 	if (v.line && evid_record_parse(v.line, v.len, &r, why, sizeof(why)) != 0) {
 		gb_set_error(
@@ -634,12 +648,12 @@ static json_t *str_or_null(const char *s)
 	return s ? json_string(s) : json_null();
 }
 
-/* Builds the record without hash and sig (new reference or NULL). */
+/* Builds the record without hash and sig (new reference or NULL); body
+ * is taken (NULL: out of memory, the record is not built). */
 static json_t *build_record(const struct evid_audit *a, const struct tenant_log *log,
-                            const struct evid_audit_entry *e)
+                            const struct evid_audit_entry *e, json_t *body)
 {
 	char now[40];
-	json_t *body = recorded_body(e);
 	json_t *artifacts = e->artifacts ? json_deep_copy(e->artifacts) : json_array();
 	json_t *actor;
 
@@ -650,9 +664,8 @@ static json_t *build_record(const struct evid_audit *a, const struct tenant_log 
 	                 "seq", (json_int_t)(log->last_seq + 1), "time", now, "tenant", e->tenant,
 	                 "kind", e->kind, "actor", actor ? actor : json_null(), "session",
 	                 str_or_null(e->session_id), "operation", str_or_null(e->operation_id),
-	                 "body", body ? body : json_null(), "artifacts",
-	                 artifacts ? artifacts : json_null(), "prev_hash", log->last_hash, "key_id",
-	                 a->kp.key_id);
+	                 "body", body, "artifacts", artifacts ? artifacts : json_null(),
+	                 "prev_hash", log->last_hash, "key_id", a->kp.key_id);
 }
 
 /* Writes line to the day file as one append, cut back on failure, and
@@ -709,30 +722,20 @@ out:
 	return rc;
 }
 
-int evid_audit_append_locked(struct evid_audit *a, const struct evid_audit_entry *e,
-                             int allow_purge, struct evid_audit_receipt *receipt, char *err,
-                             size_t errlen)
+/* The signed line of the record of e with body (borrowed) as its body,
+ * without its '\n', into *line (malloc'd; *len bytes) and its hash. */
+static int sign_line(struct evid_audit *a, const struct tenant_log *log,
+                     const struct evid_audit_entry *e, json_t *body, char **line, size_t *len,
+                     char hash[65], char *err, size_t errlen)
 {
-	struct tenant_log *log = NULL;
-	struct stat after;
-	char name[EVID_DAY_NAME_BYTES];
-	char hash[65];
 	char sig[SIG_B64_BYTES];
-	char herr[512];
 	char *signed_text = NULL;
-	char *line = NULL;
-	json_t *rec = NULL;
-	size_t len;
-	int rc;
+	json_t *rec;
+	int rc = 0;
 
-	rc = check_entry(e, allow_purge, err, errlen);
-	if (rc != 0)
-		goto out;
-	log = get_log(a, e->tenant, err, errlen);
-	rc = -EVID_ENOMEM;
-	if (!log)
-		goto out;
-	rec = build_record(a, log, e);
+	*line = NULL;
+	json_incref(body);
+	rec = build_record(a, log, e, body);
 	if (!rec) {
 		gb_set_error(err, errlen,
 		             "cannot build the audit record: a member is not valid "
@@ -746,14 +749,71 @@ int evid_audit_append_locked(struct evid_audit *a, const struct evid_audit_entry
 	if (json_object_set_new(rec, "hash", json_string(hash)) != 0 ||
 	    json_object_set_new(rec, "sig", json_string(sig)) != 0)
 		goto oom;
-	line = evid_json_canonical(rec);
-	if (!line)
+	*line = evid_json_canonical(rec);
+	if (!*line)
 		goto oom;
-	len = strlen(line);
+	*len = strlen(*line);
+	goto out;
+oom:
+	gb_set_error(err, errlen, "out of memory writing an audit record");
+	rc = -EVID_ENOMEM;
+out:
+	free(signed_text);
+	json_decref(rec);
+	return rc;
+}
+
+/* Room the rest of a record takes beside its body, at most: a bound for
+ * fitting the body (the record is checked whole after). */
+#define RECORD_FRAME_BYTES (64u * 1024u)
+
+int evid_audit_append_locked(struct evid_audit *a, const struct evid_audit_entry *e,
+                             int allow_purge, struct evid_audit_receipt *receipt, char *err,
+                             size_t errlen)
+{
+	struct tenant_log *log = NULL;
+	struct stat after;
+	char name[EVID_DAY_NAME_BYTES];
+	char hash[65];
+	char herr[512];
+	char *line = NULL;
+	json_t *body = NULL;
+	json_t *fitted = NULL;
+	size_t len = 0;
+	int truncated = 0;
+	int rc;
+
+	rc = check_entry(e, allow_purge, err, errlen);
+	if (rc != 0)
+		goto out;
+	log = get_log(a, e->tenant, err, errlen);
+	rc = -EVID_ENOMEM;
+	if (!log)
+		goto out;
+	body = recorded_body(e);
+	if (!body)
+		goto oom;
+	rc = sign_line(a, log, e, body, &line, &len, hash, err, errlen);
+	if (rc != 0)
+		goto out;
+	if (len > EVID_AUDIT_MAX_RECORD_BYTES) {
+		/* too large to keep whole (a long text typed, a large argument):
+		 * kept with the large values cut, marked, hashed and measured,
+		 * rather than not kept at all */
+		free(line);
+		line = NULL;
+		fitted = evid_json_fit(body, EVID_AUDIT_MAX_RECORD_BYTES - RECORD_FRAME_BYTES,
+		                       &truncated);
+		if (!fitted || json_object_set_new(fitted, "truncated", json_true()) != 0)
+			goto oom;
+		rc = sign_line(a, log, e, fitted, &line, &len, hash, err, errlen);
+		if (rc != 0)
+			goto out;
+	}
 	if (len > EVID_AUDIT_MAX_RECORD_BYTES) {
 		gb_set_error(err, errlen,
-		             "the %s record is %zu bytes, more than the %u allowed: "
-		             "leave large page content out of its body",
+		             "the %s record is %zu bytes, more than the %u allowed, even with its "
+		             "body cut: it names too many artifacts",
 		             e->kind, len, EVID_AUDIT_MAX_RECORD_BYTES);
 		rc = -EVID_EINVAL;
 		goto out;
@@ -783,8 +843,8 @@ oom:
 	rc = -EVID_ENOMEM;
 out:
 	free(line);
-	free(signed_text);
-	json_decref(rec);
+	json_decref(body);
+	json_decref(fitted);
 	return rc;
 }
 

@@ -327,7 +327,76 @@ static const char *artifact_kind(json_t *a)
 	return kind ? kind : "artifact";
 }
 
-/* Checks that every artifact r references exists and matches its hash. */
+/* 1 when name can be the metadata record of artifact sha: "<sha>.json" or
+ * "<sha>.<tag>[.<random>].json", one path component. */
+static int meta_name_is_valid(const char *name, const char *sha)
+{
+	size_t n = name ? strlen(name) : 0;
+
+	return n >= 69 && n < 256 && !strncmp(name, sha, 64) && name[64] == '.' &&
+	       !strcmp(name + n - 5, ".json") && !strchr(name, '/') && !strstr(name, "..");
+}
+
+/* Checks the metadata record an artifact entry vouches for (meta,
+ * meta_sha256: entries written before they were recorded have neither):
+ * it exists and still hashes to what the record says. */
+static int check_meta(struct vstate *v, const struct evid_record *r, unsigned long lineno,
+                      json_t *a, const char *sha, int valid)
+{
+	const char *name = json_string_value(json_object_get(a, "meta"));
+	const char *want = json_string_value(json_object_get(a, "meta_sha256"));
+	char path[4600];
+	char actual[65];
+	char err[1024] = "";
+	unsigned char *text = NULL;
+	size_t len = 0;
+	int rc = 0;
+
+	if (!json_object_get(a, "meta") && !json_object_get(a, "meta_sha256"))
+		goto out;
+	if (!meta_name_is_valid(name, sha) || !evid_sha256_hex_is_valid(want)) {
+		rc = fail(v, EVID_VERIFY_EDITED, r->seq, lineno,
+		          "record %llu names a metadata record for %s %s that is not valid",
+		          (unsigned long long)r->seq, artifact_kind(a), sha);
+		goto out;
+	}
+	if (evid_artifact_path(v->data_dir, v->tenant, valid, sha, path, sizeof(path)) != 0 ||
+	    strlen(path) + strlen(name) - 64 >= sizeof(path)) {
+		rc = fail(v, EVID_VERIFY_UNREADABLE, r->seq, lineno,
+		          "record %llu: the path of the metadata record of %s is too long",
+		          (unsigned long long)r->seq, sha);
+		goto out;
+	}
+	/* the record sits beside the artifact: .../<aa>/<name> */
+	snprintf(path + strlen(path) - 64, sizeof(path) - (strlen(path) - 64), "%s", name);
+	rc = gb_fs_read_file(path, EVID_MAX_META_BYTES, &text, &len, err, sizeof(err));
+	if (rc == -EVID_ENOENT) {
+		rc = fail(v, EVID_VERIFY_ARTIFACT_MISSING, r->seq, lineno,
+		          "record %llu references the metadata record %s of %s %s, which is "
+		          "missing",
+		          (unsigned long long)r->seq, path, artifact_kind(a), sha);
+		goto out;
+	}
+	if (rc != 0) {
+		rc = fail(v, EVID_VERIFY_UNREADABLE, r->seq, lineno,
+		          "record %llu references the metadata record %s, which cannot be read: "
+		          "%s",
+		          (unsigned long long)r->seq, path, err);
+		goto out;
+	}
+	evid_sha256_hex(text, len, actual);
+	if (strcmp(actual, want) != 0)
+		rc = fail(v, EVID_VERIFY_ARTIFACT_CHANGED, r->seq, lineno,
+		          "record %llu references the metadata record %s of %s %s, which was "
+		          "changed: it now hashes to %s",
+		          (unsigned long long)r->seq, path, artifact_kind(a), sha, actual);
+out:
+	free(text);
+	return rc;
+}
+
+/* Checks that every artifact r references exists and matches its hash,
+ * and so does the metadata record written for it. */
 static int check_artifacts(struct vstate *v, const struct evid_record *r, unsigned long lineno)
 {
 	char key[66];
@@ -350,6 +419,9 @@ static int check_artifacts(struct vstate *v, const struct evid_record *r, unsign
 			            "record %llu references an "
 			            "artifact without a valid sha256",
 			            (unsigned long long)r->seq);
+		rc = check_meta(v, r, lineno, a, sha, valid);
+		if (rc != 0)
+			return rc;
 		snprintf(key, sizeof(key), "%c%s", valid ? 'v' : 'i', sha);
 		rc = evid_keyset_add(&v->checked, key);
 		if (rc < 0) {

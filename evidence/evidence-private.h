@@ -24,6 +24,21 @@ int evid_sha256_hex_is_valid(const char *hex);
 /* sha256 of data[0..len) as 64 lowercase hex digits + NUL into hex[65]. */
 void evid_sha256_hex(const unsigned char *data, size_t len, char hex[65]);
 
+/* ---- fitting a record under its ceiling (truncate.c) -------------------- */
+
+/* Bytes of a cut string kept in clear, as its "head". */
+#define EVID_TRUNCATE_HEAD_BYTES 256u
+
+/*
+ * A copy of j (borrowed) whose canonical JSON is at most max_bytes: j
+ * itself when it fits (*truncated 0); otherwise (*truncated 1) with
+ * values replaced by markers {"truncated": true, "sha256", "length"} (and
+ * "head" for a string): first every string over 4 KiB, then the largest
+ * members of a top-level object, then, if need be, j as a whole. New
+ * reference, or NULL when out of memory.
+ */
+json_t *evid_json_fit(const json_t *j, size_t max_bytes, int *truncated);
+
 /* ---- canonical JSON and the Ed25519 key pair (audit_record.c, keys.c) ---- */
 
 struct evid_index;

@@ -98,11 +98,15 @@ struct evid_meta {
 	json_t *arguments; /* already redacted tool arguments; borrowed; may be NULL */
 };
 
-/* Result of storing: sha256 in hex, path of the artifact file, size. */
+/* Result of storing: sha256 in hex, path of the artifact file, size, and
+ * the metadata record written for it: its file name (beside the artifact)
+ * and the sha256 of its bytes, so that an audit record can vouch for it. */
 struct evid_ref {
 	char sha256[65];
 	char path[4096];
 	size_t size_bytes;
+	char meta_name[256]; /* "" when none was written */
+	char meta_sha256[65];
 };
 
 /* Stores bytes content-addressed (sha256) with a metadata record
@@ -178,8 +182,10 @@ const char *evid_strerror(int err);
  * file system; remount it read-write ..."). */
 int evid_store_check_writable(struct evid_store *s, const char *tenant, char *err, size_t errlen);
 
-/* {kind, sha256, mime, size, valid} for an audit record's artifacts
- * (new reference; NULL when out of memory). kind, mime borrowed. */
+/* {kind, sha256, mime, size, valid, meta?, meta_sha256?} for an audit
+ * record's artifacts (new reference; NULL when out of memory): meta names
+ * the artifact's metadata record and meta_sha256 hashes it, so that `audit
+ * verify` notices an edited one. kind, mime borrowed. */
 json_t *evid_artifact_json(const char *kind, const char *mime, const struct evid_ref *ref,
                            int valid);
 

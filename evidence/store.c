@@ -431,6 +431,7 @@ static int put_in(struct evid_store *s, enum area area, const struct evid_meta *
 	char sha256[65];
 	char record_path[PATH_BYTES];
 	json_t *rec = NULL;
+	json_t *fitted = NULL;
 	char *text = NULL;
 	int rc;
 
@@ -455,10 +456,39 @@ static int put_in(struct evid_store *s, enum area area, const struct evid_meta *
 		rc = -EVID_ENOMEM;
 		goto out;
 	}
+	if (strlen(text) > EVID_MAX_META_BYTES && meta->arguments) {
+		/* arguments too large to keep whole: kept cut, marked, hashed and
+		 * measured (evid_json_fit), rather than no record at all */
+		struct evid_meta cut = *meta;
+		int truncated;
+
+		free(text);
+		text = NULL;
+		json_decref(rec);
+		rec = NULL;
+		fitted = evid_json_fit(meta->arguments, EVID_MAX_META_BYTES / 2, &truncated);
+		if (!fitted) {
+			gb_set_error(err, errlen, "out of memory writing the metadata record");
+			rc = -EVID_ENOMEM;
+			goto out;
+		}
+		cut.arguments = fitted;
+		rec = build_record(&cut, sha256, len, reason, original_size, err, errlen);
+		if (!rec || json_object_set_new(rec, "arguments_truncated", json_true()) != 0) {
+			rc = -EVID_EINVAL;
+			goto out;
+		}
+		text = json_dumps(rec, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+		if (!text) {
+			gb_set_error(err, errlen, "out of memory writing the metadata record");
+			rc = -EVID_ENOMEM;
+			goto out;
+		}
+	}
 	if (strlen(text) > EVID_MAX_META_BYTES) {
 		gb_set_error(err, errlen,
 		             "the metadata record is %zu bytes, more than the %u "
-		             "allowed: the tool arguments are too large",
+		             "allowed: its URL or names are too large",
 		             strlen(text), EVID_MAX_META_BYTES);
 		rc = -EVID_EINVAL;
 		goto out;
@@ -468,13 +498,19 @@ static int put_in(struct evid_store *s, enum area area, const struct evid_meta *
 		goto out;
 	index_record(s, meta, rec, record_path);
 	if (ref) {
+		const char *base = strrchr(record_path, '/');
+
 		memcpy(ref->sha256, sha256, sizeof(ref->sha256));
 		snprintf(ref->path, sizeof(ref->path), "%s", p.file);
 		ref->size_bytes = len;
+		snprintf(ref->meta_name, sizeof(ref->meta_name), "%s",
+		         base ? base + 1 : record_path);
+		evid_sha256_hex((const unsigned char *)text, strlen(text), ref->meta_sha256);
 	}
 out:
 	free(text);
 	json_decref(rec);
+	json_decref(fitted);
 	return rc;
 }
 
@@ -671,6 +707,14 @@ out:
 json_t *evid_artifact_json(const char *kind, const char *mime, const struct evid_ref *ref,
                            int valid)
 {
-	return json_pack("{s:s, s:s, s:s, s:I, s:b}", "kind", kind, "sha256", ref->sha256, "mime",
-	                 mime, "size", (json_int_t)ref->size_bytes, "valid", valid);
+	json_t *a = json_pack("{s:s, s:s, s:s, s:I, s:b}", "kind", kind, "sha256", ref->sha256,
+	                      "mime", mime, "size", (json_int_t)ref->size_bytes, "valid", valid);
+
+	if (a && ref->meta_name[0] &&
+	    (json_object_set_new(a, "meta", json_string(ref->meta_name)) != 0 ||
+	     json_object_set_new(a, "meta_sha256", json_string(ref->meta_sha256)) != 0)) {
+		json_decref(a);
+		a = NULL;
+	}
+	return a;
 }

@@ -86,13 +86,16 @@ static int substitute(struct parse *p, const char *s, int allow_secret, int *use
 		size_t n;
 
 		if (q[0] == '$' && q[1] == '$' && q[2] == '{') {
-			gb_buf_append(&b, "${", 2);
+			if (gb_buf_append(&b, "${", 2) < 0)
+				goto too_long;
 			q += 3;
 			continue;
 		}
 		if (q[0] != '$' || q[1] != '{') {
-			gb_buf_append(&b, q, 1);
-			q++;
+			n = strcspn(q + 1, "$") + 1; /* up to the next '$' */
+			if (gb_buf_append(&b, q, n) < 0)
+				goto too_long;
+			q += n;
 			continue;
 		}
 		end = strchr(q + 2, '}');
@@ -136,17 +139,20 @@ static int substitute(struct parse *p, const char *s, int allow_secret, int *use
 			     is_secret_name(p, name) ? "" : ", or give it a default in \"vars\"");
 			goto out;
 		}
-		if (gb_buf_append(&b, value, strlen(value)) < 0) {
-			perr(p, "the text is longer than %u bytes once variables are substituted",
-			     FLOW_MAX_FILE_BYTES);
-			goto out;
-		}
+		if (gb_buf_append(&b, value, strlen(value)) < 0)
+			goto too_long;
 		q = end + 1;
 	}
 	*out = gb_buf_steal(&b);
 	if (!*out)
 		*out = strdup("");
 	rc = *out ? 0 : perr(p, "out of memory");
+	goto out;
+too_long:
+	/* every append is checked: a cut text is never taken for the whole */
+	perr(p,
+	     "the text is longer than %u bytes once variables are substituted (or memory ran out)",
+	     FLOW_MAX_FILE_BYTES);
 out:
 	gb_buf_free(&b);
 	return rc;

@@ -728,11 +728,16 @@ static void handle_tools_call(struct mcp_server *srv, struct mcp_msg *msg)
 		inf->done = 1;
 		unlink_inflight_locked(srv, inf);
 		pthread_mutex_unlock(&srv->lock);
-		reply_result(srv, msg->id,
-		             tool_error_result(def, args, "not_queued",
-		                               "the browser session did not accept the call (it is "
-		                               "shutting down or out of memory); nothing was done: "
-		                               "call again"));
+		if (rc == -EBUSY)
+			snprintf(text, sizeof(text),
+			         "the browser session already has %d calls queued: nothing was "
+			         "done; wait for earlier calls to finish, then call again",
+			         ACT_SESSION_MAX_QUEUED);
+		else
+			snprintf(text, sizeof(text),
+			         "the browser session did not accept the call (it is shutting "
+			         "down); nothing was done: call again");
+		reply_result(srv, msg->id, tool_error_result(def, args, "not_queued", text));
 		inflight_unref(inf); /* the list's */
 	}
 	inflight_unref(inf); /* ours: on_call_done may already have run */

@@ -14,6 +14,7 @@
  */
 #include "profiles/profiles-private.h"
 
+#include "common/db.h"
 #include "common/fs.h"
 
 #include <errno.h>
@@ -149,11 +150,13 @@ int prof_db_open(const char *data_dir, struct prof_db **out, char *err, size_t e
 		goto out;
 	}
 	sqlite3_busy_timeout(db->db, BUSY_TIMEOUT_MS);
-	if (sqlite3_exec(
+	/* retried like the store's: the switch to WAL fails at once, without
+	 * the busy handler, while another connection writes the new file */
+	if (gb_db_exec_when_free(
 	        db->db,
-	        "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA secure_delete=ON;", NULL,
-	        NULL, NULL) != SQLITE_OK ||
-	    sqlite3_exec(db->db, schema, NULL, NULL, NULL) != SQLITE_OK) {
+	        "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA secure_delete=ON;",
+	        BUSY_TIMEOUT_MS) != SQLITE_OK ||
+	    gb_db_exec_when_free(db->db, schema, BUSY_TIMEOUT_MS) != SQLITE_OK) {
 		rc = db_error(db, "be set up", err, errlen);
 		goto out;
 	}

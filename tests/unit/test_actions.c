@@ -10,9 +10,15 @@
 #include <cmocka.h>
 
 #include "actions/actions-private.h"
+#include "evidence/audit.h"
+#include "evidence/evidence.h"
 
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static void test_scrub_typed_secrets(void **state)
 {
@@ -182,6 +188,230 @@ static void test_character_keys(void **state)
 	assert_string_equal(k.text, "é");
 }
 
+/* ---- queues that grow from outside have a ceiling ---------------------- */
+
+/* A fresh data dir under /tmp (path at least 64 bytes). */
+static void make_data_dir(char *path, size_t len)
+{
+	snprintf(path, len, "/tmp/gb-actions-XXXXXX");
+	assert_non_null(mkdtemp(path));
+}
+
+static void remove_data_dir(const char *path)
+{
+	char cmd[256];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", path);
+	assert_int_equal(system(cmd), 0);
+}
+
+/* Lines in the tenant's audit day files. */
+static size_t audit_lines(const char *data_dir, const char *tenant)
+{
+	char cmd[512];
+	char out[64] = "";
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "cat '%s'/tenants/%s/audit/*.jsonl 2>/dev/null | wc -l",
+	         data_dir, tenant);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	assert_non_null(fgets(out, sizeof(out), p));
+	pclose(p);
+	return (size_t)strtoul(out, NULL, 10);
+}
+
+/* One tool call's record, with a screenshot of png_len bytes (not a PNG:
+ * kept as invalid evidence) when png_len > 0. */
+static int queue_action(struct act_keeper *k, const char *op, size_t png_len, uint64_t *ticket,
+                        char *err, size_t errlen)
+{
+	struct act_keeper_action a = { 0 };
+
+	a.operation_id = op;
+	a.tool = "browser_click";
+	a.body = json_pack("{s:s}", "tool", "browser_click");
+	a.arguments = json_pack("{s:s}", "target", "e1");
+	if (png_len) {
+		a.png = calloc(1, png_len);
+		assert_non_null(a.png);
+		a.png_len = png_len;
+	}
+	return act_keeper_record_action(k, &a, ticket, err, errlen);
+}
+
+struct resume_later {
+	struct act_keeper *k;
+};
+
+static void *resume_keeper(void *arg)
+{
+	struct resume_later *r = arg;
+
+	usleep(200 * 1000);
+	act_keeper_pause(r->k, 0);
+	return NULL;
+}
+
+/* The record keeper's queue (it holds screenshots) never grows past its
+ * ceiling: while the disk is behind, a worker waits for room; a job that
+ * finds none in time is refused with an error that says so, and nothing
+ * already queued is lost. */
+static void test_keeper_queue_has_a_ceiling(void **state)
+{
+	struct evid_store *store = NULL;
+	struct evid_audit *audit = NULL;
+	struct act_keeper *k = NULL;
+	struct resume_later r;
+	char data[64];
+	char err[512];
+	char op[32];
+	uint64_t ticket = 0;
+	pthread_t t;
+	int i;
+
+	(void)state;
+	make_data_dir(data, sizeof(data));
+	assert_int_equal(evid_store_open_err(data, &store, err, sizeof(err)), 0);
+	assert_int_equal(evid_audit_open(data, &audit, err, sizeof(err)), 0);
+	assert_int_equal(act_keeper_start(store, audit, "acme", "u", &k), 0);
+	act_keeper_pause(k, 1); /* the disk is stuck */
+	act_keeper_set_limits(k, 3, 1024 * 1024, 0);
+	for (i = 0; i < 3; i++) {
+		snprintf(op, sizeof(op), "op-%d", i);
+		assert_int_equal(queue_action(k, op, 0, &ticket, err, sizeof(err)), 0);
+		assert_int_equal(ticket, (uint64_t)i + 1);
+	}
+	/* a fourth job: refused, and the error says why and what to do */
+	err[0] = '\0';
+	assert_int_equal(queue_action(k, "op-3", 0, &ticket, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "op-3"));
+	assert_non_null(strstr(err, "behind (3 records"));
+	assert_non_null(strstr(err, "check the disk"));
+	/* a screenshot that would take the bytes past the ceiling: refused too */
+	act_keeper_set_limits(k, 100, 1024 * 1024, 0);
+	assert_int_equal(queue_action(k, "op-big", 2 * 1024 * 1024, &ticket, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "op-big"));
+	/* other records (session events) are refused the same way, and reported */
+	act_keeper_set_limits(k, 3, 1024 * 1024, 0);
+	act_keeper_record(k, EVID_AUDIT_SESSION_OPENED, NULL, NULL, json_object(), 0);
+	assert_int_equal(act_keeper_take_error(k, err, sizeof(err)), 1);
+	assert_non_null(strstr(err, "session_opened record"));
+	/* back-pressure: with room to wait for, the worker waits until the
+	 * disk catches up, and its job is kept */
+	act_keeper_set_limits(k, 3, 1024 * 1024, 60000);
+	r.k = k;
+	assert_int_equal(pthread_create(&t, NULL, resume_keeper, &r), 0);
+	assert_int_equal(queue_action(k, "op-4", 0, &ticket, err, sizeof(err)), 0);
+	pthread_join(t, NULL);
+	assert_int_equal(act_keeper_wait(k, ticket, err, sizeof(err)), 0);
+	act_keeper_flush(k);
+	assert_int_equal(audit_lines(data, "acme"), 4); /* op-0..2 and op-4 */
+	/* a job always fits an empty queue, however large */
+	act_keeper_set_limits(k, 1, 1024, 0);
+	assert_int_equal(queue_action(k, "op-5", 64 * 1024, &ticket, err, sizeof(err)), 0);
+	act_keeper_flush(k);
+	assert_int_equal(audit_lines(data, "acme"), 5);
+	act_keeper_stop(k);
+	evid_audit_close(audit);
+	evid_store_close(store);
+	remove_data_dir(data);
+}
+
+/* Calls that wait in a session's mailbox, and the one that holds it up. */
+struct mailbox {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	int blocker_running; /* the first call's completion is on the worker */
+	int release;         /* let it return */
+	int done;            /* completions */
+};
+
+static struct mailbox box;
+
+static void blocker_done(struct act_call *call, json_t *result)
+{
+	(void)call;
+	json_decref(result);
+	pthread_mutex_lock(&box.lock);
+	box.blocker_running = 1;
+	box.done++;
+	pthread_cond_broadcast(&box.cond);
+	while (!box.release)
+		pthread_cond_wait(&box.cond, &box.lock);
+	pthread_mutex_unlock(&box.lock);
+}
+
+static void queued_done(struct act_call *call, json_t *result)
+{
+	(void)call;
+	json_decref(result);
+	pthread_mutex_lock(&box.lock);
+	box.done++;
+	pthread_cond_broadcast(&box.cond);
+	pthread_mutex_unlock(&box.lock);
+}
+
+/* A session's mailbox holds at most ACT_SESSION_MAX_QUEUED calls: one
+ * more is refused (-EBUSY) without being queued, and once the worker
+ * catches up calls are taken again. No browser is needed: the calls are
+ * cancelled before they start, and the first one's completion holds the
+ * worker. */
+static void test_session_mailbox_has_a_ceiling(void **state)
+{
+	static struct act_call calls[ACT_SESSION_MAX_QUEUED + 3];
+	struct act_config cfg = { 0 };
+	struct act_session *s = NULL;
+	json_t *args = json_object();
+	char data[64];
+	char err[512] = "";
+	size_t i;
+
+	(void)state;
+	make_data_dir(data, sizeof(data));
+	memset(&box, 0, sizeof(box));
+	pthread_mutex_init(&box.lock, NULL);
+	pthread_cond_init(&box.cond, NULL);
+	cfg.data_dir = data;
+	cfg.tenant = "acme";
+	cfg.headless = 1;
+	if (act_session_new(&cfg, &s, err, sizeof(err)) != 0)
+		fail_msg("session: %s", err);
+	for (i = 0; i < sizeof(calls) / sizeof(calls[0]); i++) {
+		calls[i].def = act_tool_find("browser_click");
+		calls[i].args = args;
+		calls[i].cancelled = 1;
+		calls[i].on_done = i == 0 ? blocker_done : queued_done;
+	}
+	assert_int_equal(act_session_submit(s, &calls[0]), 0);
+	pthread_mutex_lock(&box.lock);
+	while (!box.blocker_running)
+		pthread_cond_wait(&box.cond, &box.lock);
+	pthread_mutex_unlock(&box.lock);
+	/* the worker is held: the mailbox fills to its ceiling, then refuses */
+	for (i = 1; i <= ACT_SESSION_MAX_QUEUED; i++)
+		assert_int_equal(act_session_submit(s, &calls[i]), 0);
+	assert_int_equal(act_session_submit(s, &calls[i]), -EBUSY);
+	/* released, the worker drains it; the refused call was never run */
+	pthread_mutex_lock(&box.lock);
+	box.release = 1;
+	pthread_cond_broadcast(&box.cond);
+	while (box.done < ACT_SESSION_MAX_QUEUED + 1)
+		pthread_cond_wait(&box.cond, &box.lock);
+	pthread_mutex_unlock(&box.lock);
+	assert_int_equal(act_session_submit(s, &calls[i + 1]), 0);
+	pthread_mutex_lock(&box.lock);
+	while (box.done < ACT_SESSION_MAX_QUEUED + 2)
+		pthread_cond_wait(&box.cond, &box.lock);
+	pthread_mutex_unlock(&box.lock);
+	act_session_free(s);
+	assert_int_equal(box.done, ACT_SESSION_MAX_QUEUED + 2);
+	json_decref(args);
+	pthread_mutex_destroy(&box.lock);
+	pthread_cond_destroy(&box.cond);
+	remove_data_dir(data);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -191,6 +421,8 @@ int main(void)
 		cmocka_unit_test(test_page_content_policy),
 		cmocka_unit_test(test_named_keys),
 		cmocka_unit_test(test_character_keys),
+		cmocka_unit_test(test_keeper_queue_has_a_ceiling),
+		cmocka_unit_test(test_session_mailbox_has_a_ceiling),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -259,6 +259,126 @@ static void test_drill_remove_artifact(void **state)
 	expect_failure(f, EVID_VERIFY_ARTIFACT_MISSING, 5);
 }
 
+/* The metadata record beside an artifact (its URL, tool, arguments, time)
+ * is vouched for by the audit record: editing or removing it is named. */
+static void test_drill_edit_artifact_metadata(void **state)
+{
+	struct fx *f = *state;
+	char path[4200];
+	json_t *meta;
+
+	fx_build_trail(f, TENANT, SESSION, 5);
+	assert_true(verify(f, TENANT).ok);
+	assert_int_equal(evid_artifact_path(f->data, TENANT, 1, f->shot_sha[3], path, sizeof(path)),
+	                 0);
+	strcat(path, ".json");
+	meta = json_load_file(path, JSON_PRESERVE_ORDER, NULL);
+	assert_non_null(meta);
+	assert_string_equal(json_string_value(json_object_get(meta, "url")),
+	                    "https://app.example/saved");
+	json_object_set_new(meta, "url", json_string("https://elsewhere.example/saved"));
+	assert_int_equal(json_dump_file(meta, path, JSON_INDENT(2) | JSON_PRESERVE_ORDER), 0);
+	json_decref(meta);
+	expect_failure(f, EVID_VERIFY_ARTIFACT_CHANGED, 3);
+	assert_non_null(strstr(verify(f, TENANT).reason, "metadata record"));
+	assert_int_equal(unlink(path), 0);
+	expect_failure(f, EVID_VERIFY_ARTIFACT_MISSING, 3);
+}
+
+/* A call whose arguments are larger than a record may be (a 2 MiB text)
+ * still leaves its audit record and its artifact's metadata record: the
+ * text is cut, marked truncated, with its sha256 and length, and nothing
+ * of it beyond its head is kept in clear; the chain verifies. */
+static void test_large_arguments_leave_a_truncated_record(void **state)
+{
+	struct fx *f = *state;
+	size_t big = 2u * 1024u * 1024u;
+	struct evid_meta meta;
+	struct evid_action_evidence ev;
+	unsigned char *png = NULL;
+	size_t len = 0;
+	size_t i;
+	char hex[65];
+	char path[4200];
+	char err[1024] = "";
+	char *textarg = malloc(big + 1);
+	char *line;
+	char *tail;
+	json_t *args;
+	json_t *artifacts = NULL;
+	json_t *rec;
+	json_t *m;
+	uint64_t seq;
+
+	assert_non_null(textarg);
+	for (i = 0; i < big; i++) /* no 64-byte run of it repeats: each is findable */
+		textarg[i] = (char)('a' + (i * 7 + i / 26 + i / 677) % 26);
+	textarg[big] = '\0';
+	evid_sha256_hex((const unsigned char *)textarg, big, hex);
+	args = json_pack("{s:s, s:s}", "target", "e4", "text", textarg);
+	fx_png(64, 48, 7, &png, &len);
+	memset(&meta, 0, sizeof(meta));
+	meta.tenant = TENANT;
+	meta.session_id = SESSION;
+	meta.operation_id = "op-big";
+	meta.tool = "browser_type";
+	meta.url = "https://app.example/form";
+	meta.arguments = args;
+	memset(&ev, 0, sizeof(ev));
+	ev.meta = &meta;
+	ev.screenshot = png;
+	ev.screenshot_len = len;
+	assert_int_equal(evid_keep_action_evidence(f->store, &ev, &artifacts, err, sizeof(err)), 0);
+	seq = fx_append(
+	    f, TENANT, EVID_AUDIT_TOOL_CALL, SESSION, "op-big",
+	    json_pack("{s:s, s:O, s:b}", "tool", "browser_type", "arguments", args, "ok", 1),
+	    artifacts);
+	assert_int_equal(seq, 1);
+	assert_true(verify(f, TENANT).ok);
+
+	/* the audit record */
+	fx_day_file(f, TENANT, path, sizeof(path));
+	line = fx_read(path, &len);
+	rec = json_loads(line, 0, NULL);
+	assert_non_null(rec);
+	assert_true(json_is_true(json_object_get(json_object_get(rec, "body"), "truncated")));
+	m = json_object_get(json_object_get(json_object_get(rec, "body"), "arguments"), "text");
+	assert_true(json_is_true(json_object_get(m, "truncated")));
+	assert_string_equal(json_string_value(json_object_get(m, "sha256")), hex);
+	assert_int_equal(json_integer_value(json_object_get(m, "length")), big);
+	assert_string_equal(
+	    json_string_value(json_object_get(
+	        json_object_get(json_object_get(rec, "body"), "arguments"), "target")),
+	    "e4");
+	tail = strndup(textarg + EVID_TRUNCATE_HEAD_BYTES, 64);
+	assert_null(strstr(line, tail));
+	json_decref(rec);
+	free(line);
+
+	/* the screenshot's metadata record */
+	assert_int_equal(evid_artifact_path(f->data, TENANT, 1,
+	                                    json_string_value(json_object_get(
+	                                        json_array_get(artifacts, 0), "sha256")),
+	                                    path, sizeof(path)),
+	                 0);
+	strcat(path, ".json");
+	line = fx_read(path, &len);
+	rec = json_loads(line, 0, NULL);
+	assert_non_null(rec);
+	assert_true(json_is_true(json_object_get(rec, "arguments_truncated")));
+	m = json_object_get(json_object_get(rec, "arguments"), "text");
+	assert_string_equal(json_string_value(json_object_get(m, "sha256")), hex);
+	assert_int_equal(json_integer_value(json_object_get(m, "length")), big);
+	assert_null(strstr(line, tail));
+	json_decref(rec);
+	free(line);
+	free(tail);
+	json_decref(artifacts);
+	json_decref(args);
+	free(png);
+	free(textarg);
+}
+
 static void test_drill_truncate_log(void **state)
 {
 	struct fx *f = *state;
@@ -493,6 +613,56 @@ static void test_restart_refuses_cut_log(void **state)
 	assert_non_null(strstr(err, "removed from its end"));
 	assert_non_null(strstr(err, "glassbox audit verify"));
 	expect_failure(f, EVID_VERIFY_REMOVED, 4);
+}
+
+/* A day file whose last line is longer than the tail is ever read (over
+ * 2 MiB: no record is that long) is damaged, not empty: appending is
+ * refused and names the file, even when head.json was moved aside and
+ * cannot tell that records came before. */
+static void test_restart_refuses_an_overlong_last_line(void **state)
+{
+	struct fx *f = *state;
+	struct evid_audit_entry e;
+	size_t big = 3u * 1024u * 1024u;
+	char path[512];
+	char head[600];
+	char err[1024] = "";
+	char *junk = malloc(big + 1);
+	FILE *fp;
+	int i;
+
+	assert_non_null(junk);
+	fx_build_trail(f, TENANT, SESSION, 1); /* records 1..3 */
+	evid_audit_close(f->audit);
+	f->audit = NULL;
+	fx_day_file(f, TENANT, path, sizeof(path));
+	memset(junk, 'x', big);
+	junk[big] = '\n';
+	fp = fopen(path, "a");
+	assert_non_null(fp);
+	assert_int_equal(fwrite(junk, 1, big + 1, fp), big + 1);
+	fclose(fp);
+	free(junk);
+	for (i = 0; i < 2; i++) { /* with its head, then with the head moved aside */
+		if (i == 1) {
+			snprintf(head, sizeof(head), "%s/tenants/%s/audit/head.json", f->data,
+			         TENANT);
+			assert_int_equal(unlink(head), 0);
+		}
+		assert_int_equal(evid_audit_open(f->data, &f->audit, err, sizeof(err)), 0);
+		memset(&e, 0, sizeof(e));
+		e.tenant = TENANT;
+		e.kind = EVID_AUDIT_SESSION_CLOSED;
+		err[0] = '\0';
+		assert_int_equal(evid_audit_append(f->audit, &e, NULL, err, sizeof(err)),
+		                 -EVID_EIO);
+		assert_non_null(strstr(err, "longer than"));
+		assert_non_null(strstr(err, "glassbox audit verify"));
+		evid_audit_close(f->audit);
+		f->audit = NULL;
+	}
+	assert_int_equal(evid_audit_open(f->data, &f->audit, err, sizeof(err)), 0);
+	assert_false(verify(f, TENANT).ok);
 }
 
 static void test_damaged_head(void **state)
@@ -986,6 +1156,11 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_restart_continues_chain, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_restart_refuses_cut_log, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_damaged_head, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_drill_edit_artifact_metadata, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_large_arguments_leave_a_truncated_record,
+		                                setup, teardown),
+		cmocka_unit_test_setup_teardown(test_restart_refuses_an_overlong_last_line, setup,
+		                                teardown),
 		cmocka_unit_test_setup_teardown(test_purge_then_verify, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_purge_everything_starts_with_purge_record,
 		                                setup, teardown),

@@ -229,6 +229,49 @@ static void test_vars_file(void **state)
 	free(val);
 }
 
+/* A text that grows past the ceiling once a variable is substituted is
+ * refused, whichever part of it crosses the ceiling: never a cut string
+ * handed on as if whole. */
+static void test_substitution_past_the_ceiling_is_refused(void **state)
+{
+	size_t big = FLOW_MAX_FILE_BYTES - 10;
+	const char *tails[] = { "0123456789abcdefghij", "01234$${0123456789" };
+	struct flow *f = NULL;
+	char err[1024];
+	char *value = malloc(big + 1);
+	json_t *doc;
+	size_t i;
+
+	(void)state;
+	assert_non_null(value);
+	memset(value, 'v', big);
+	value[big] = '\0';
+	for (i = 0; i < sizeof(tails) / sizeof(tails[0]); i++) {
+		char text[64];
+
+		snprintf(text, sizeof(text), "${BIG}%s", tails[i]);
+		doc = json_pack("{s:s, s:{s:s}, s:[{s:s, s:s}]}", "name", "big", "vars", "BIG",
+		                value, "steps", "type", "#q", "text", text);
+		assert_non_null(doc);
+		err[0] = '\0';
+		f = NULL;
+		assert_int_equal(flow_parse("t.json", doc, NULL, &f, err, sizeof(err)), -1);
+		assert_null(f);
+		assert_non_null(strstr(err, "longer than"));
+		json_decref(doc);
+	}
+	/* just under the ceiling is whole */
+	value[big - 20] = '\0';
+	doc = json_pack("{s:s, s:{s:s}, s:[{s:s, s:s}]}", "name", "big", "vars", "BIG", value,
+	                "steps", "type", "#q", "text", "${BIG}0123456789abcdefghij");
+	assert_int_equal(flow_parse("t.json", doc, NULL, &f, err, sizeof(err)), 0);
+	assert_int_equal(strlen(json_string_value(json_object_get(flow_step_args(f, 0), "text"))),
+	                 big);
+	flow_free(f);
+	json_decref(doc);
+	free(value);
+}
+
 static void test_fixture_flows_parse(void **state)
 {
 	static const char *const names[] = { "checkout.json", "expect-fails.json", "blocked.json",
@@ -389,9 +432,12 @@ static void test_junit(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_good_flow), cmocka_unit_test(test_bad_flows),
-		cmocka_unit_test(test_vars_file), cmocka_unit_test(test_fixture_flows_parse),
+		cmocka_unit_test(test_good_flow),
+		cmocka_unit_test(test_bad_flows),
+		cmocka_unit_test(test_vars_file),
+		cmocka_unit_test(test_fixture_flows_parse),
 		cmocka_unit_test(test_junit),
+		cmocka_unit_test(test_substitution_past_the_ceiling_is_refused),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <pthread.h>
 #include <sodium.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -620,6 +621,51 @@ static void test_revoke_and_expiry(void **state)
 	                 -PROF_EINVAL);
 }
 
+/* ---- the metadata DB ------------------------------------------------------- */
+
+struct held_lock {
+	sqlite3 *db;
+	int release_after_ms;
+};
+
+static void *release_lock_later(void *arg)
+{
+	struct held_lock *h = arg;
+
+	usleep((useconds_t)h->release_after_ms * 1000u);
+	sqlite3_exec(h->db, "COMMIT", NULL, NULL, NULL);
+	return NULL;
+}
+
+/* Another connection (a second process opening the same new data dir)
+ * is writing to the database, still in rollback mode, while this one
+ * opens it: the switch to WAL, which SQLite fails at once without its
+ * busy handler in that state, is retried the way the store retries it,
+ * and the open succeeds once the other write is committed. */
+static void test_db_open_waits_for_a_lock_held_by_another_connection(void **state)
+{
+	struct fx *f = *state;
+	struct held_lock h = { NULL, 300 };
+	struct prof_db *db = NULL;
+	char path[4200];
+	char err[512] = "";
+	pthread_t t;
+
+	snprintf(path, sizeof(path), "%s/glassbox.db", f->dir);
+	assert_int_equal(sqlite3_open(path, &h.db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(h.db,
+	                              "CREATE TABLE other (x); BEGIN IMMEDIATE; "
+	                              "INSERT INTO other VALUES (1)",
+	                              NULL, NULL, NULL),
+	                 SQLITE_OK);
+	assert_int_equal(pthread_create(&t, NULL, release_lock_later, &h), 0);
+	assert_int_equal(prof_db_open(f->dir, &db, err, sizeof(err)), 0);
+	assert_non_null(db);
+	pthread_join(t, NULL);
+	prof_db_close(db);
+	sqlite3_close(h.db);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -635,6 +681,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_one_writer_read_only_copies_and_stale_holds,
 		                                setup, teardown),
 		cmocka_unit_test_setup_teardown(test_revoke_and_expiry, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_db_open_waits_for_a_lock_held_by_another_connection, setup, teardown),
 	};
 
 	if (sodium_init() < 0)
