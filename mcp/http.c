@@ -323,7 +323,7 @@ static int mcp_headers(struct serve *s, struct lws *wsi, struct pss *pss, const 
 		    "no server-initiated stream, so GET is not offered");
 		goto out;
 	}
-	if (s->stopping || *s->stop) {
+	if (s->stopping || atomic_load(s->stop)) {
 		respond_rpc_error(wsi, pss, 503, -32000,
 		                  "the service is shutting down: try again "
 		                  "later or elsewhere");
@@ -569,7 +569,10 @@ static int callback_mcp(struct lws *wsi, enum lws_callback_reasons reason, void 
 			return write_stream(wsi, pss);
 		return 0;
 	case LWS_CALLBACK_CLOSED_HTTP:
-		pss_reset(pss);
+		/* lws closes connections that never got per-session data too
+		 * (at lws_context_destroy(), for one) */
+		if (pss)
+			pss_reset(pss);
 		return 0;
 	case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
 		if (s)
@@ -595,7 +598,10 @@ static int callback_admin(struct lws *wsi, enum lws_callback_reasons reason, voi
 	case LWS_CALLBACK_HTTP_WRITEABLE:
 		return pss->resp.status ? write_fixed(wsi, pss) : 0;
 	case LWS_CALLBACK_CLOSED_HTTP:
-		pss_reset(pss);
+		/* lws closes connections that never got per-session data too
+		 * (at lws_context_destroy(), for one) */
+		if (pss)
+			pss_reset(pss);
 		return 0;
 	default:
 		break;
@@ -634,7 +640,7 @@ static void housekeeping(lws_sorted_usec_list_t *sul)
 	int64_t now = gb_now_ms();
 	size_t busy, idle, closing;
 
-	if (*s->stop && !s->stopping) {
+	if (atomic_load(s->stop) && !s->stopping) {
 		s->stopping = 1;
 		s->stop_deadline_ms = now + (int64_t)s->cfg->shutdown_grace_s * 1000;
 		GB_LOGI(MOD, "stopping: no new requests; calls in flight have %d s to finish",
@@ -691,7 +697,7 @@ static struct lws_vhost *listen_on(struct lws_context *ctx, const char *name, co
 
 /* See serve.h. */
 int mcp_http_serve(const struct mcp_serve_config *cfg, const struct act_config *base,
-                   const struct mcp_serve_hooks *hooks, volatile sig_atomic_t *stop)
+                   const struct mcp_serve_hooks *hooks, const atomic_int *stop)
 {
 	struct lws_context_creation_info info;
 	struct lws_vhost *vh, *admin = NULL;
