@@ -2,9 +2,10 @@
  * The concurrent serve test of `make test-tsan`: a ThreadSanitizer build of
  * `glassbox serve` (GLASSBOX_BIN=build-tsan/glassbox) driven by several MCP
  * sessions at once over the real HTTP socket, with tool calls against real
- * Chromium on the local fixture site, cancellations, an admin's kill of a
- * busy session, admin requests in parallel, and a SIGTERM while a call is
- * still running. It fails when ThreadSanitizer reported anything.
+ * Chromium on the local fixture site, evidence read back, cancellations,
+ * an admin's kill of a busy session, admin requests in parallel, and a
+ * SIGTERM while a call is still running. It fails when ThreadSanitizer
+ * reported anything.
  *
  * Not part of tests/run-node-tests.sh: against a build without TSan it
  * could not fail on a race, so it refuses to run there.
@@ -15,7 +16,9 @@
  */
 import { test, before, after } from 'node:test';
 import fs from 'node:fs';
-import { assert, startFixtureServer, ok, callTool, sc, textOf, parseSnapshot, findRef, pollUntil } from '../e2e/lib.mjs';
+import {
+  assert, startFixtureServer, ok, callTool, sc, textOf, parseSnapshot, findRef, pollUntil, resourceLinksOf,
+} from '../e2e/lib.mjs';
 import { startServe } from '../integration/serve_helpers.mjs';
 
 /* TSan makes glassbox several times slower; the bound is for a stuck call. */
@@ -57,12 +60,18 @@ function tsanReports(stderr) {
   return out;
 }
 
-/* One agent's session: initialize, navigate, snapshot, type, click, check
- * the page, a cancelled wait, a protocol request, DELETE. */
+/* One agent's session: initialize, navigate, its evidence read back,
+ * snapshot, type, click, check the page, a cancelled wait, a protocol
+ * request, DELETE. */
 async function agent(tenant, i) {
   const c = await svc.connect(tenant);
   const nav = await ok(c.client, 'browser_navigate', { url: `${fixture.url}/form.html` }, CALL);
   assert.equal(sc(nav).ok, true, `${tenant}#${i}: navigate`);
+  // the evidence, read back while the record keeper may still be writing it
+  const link = resourceLinksOf(nav)[0];
+  assert.ok(link, `${tenant}#${i}: navigate links its evidence: ${textOf(nav)}`);
+  const png = await c.client.readResource({ uri: link.uri }, CALL);
+  assert.equal(png.contents[0].mimeType, 'image/png');
   const snapText = textOf(await ok(c.client, 'browser_snapshot', {}, CALL));
   assert.ok(findRef({ text: snapText, nodes: parseSnapshot(snapText) }, 'textbox', 'Name'));
   const text = `${tenant} ${i}`;
