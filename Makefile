@@ -8,6 +8,7 @@
 SHELL := /bin/bash
 BUILD ?= build
 ASAN_BUILD ?= build-asan
+TSAN_BUILD ?= build-tsan
 FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 20
 FUZZERS := cdp/fuzz_cdp mcp/fuzz_jsonrpc mcp/fuzz_serve_config actions/fuzz_snapshot store/fuzz_risk \
@@ -18,7 +19,8 @@ DEBIAN_PACKAGES := build-essential pkg-config meson ninja-build libwebsockets-de
 	libidn2-dev libarchive-dev chromium clang clang-format libclang-rt-14-dev nodejs npm procps \
 	iproute2 util-linux
 
-.PHONY: all deps build run test test-unit test-asan test-fuzz test-http-fuzz test-node test-conformance bench format \
+.PHONY: all deps build run test test-unit test-asan test-tsan test-fuzz test-http-fuzz test-node test-conformance \
+	bench format \
 	format-check clean
 
 all: build
@@ -50,7 +52,7 @@ run: build
 	@exec $(BUILD)/glassbox serve $(if $(CONFIG),--config $(CONFIG))
 
 test: build
-	$(MAKE) format-check test-unit test-asan test-fuzz test-http-fuzz test-node test-conformance
+	$(MAKE) format-check test-unit test-asan test-tsan test-fuzz test-http-fuzz test-node test-conformance
 
 test-unit:
 	meson test -C $(BUILD) --print-errorlogs
@@ -62,6 +64,22 @@ test-asan: $(ASAN_BUILD)/build.ninja
 	ninja -C $(ASAN_BUILD)
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 		meson test -C $(ASAN_BUILD) --print-errorlogs
+
+$(TSAN_BUILD)/build.ninja:
+	meson setup $(TSAN_BUILD) -Dwerror=true -Db_sanitize=thread -Db_lundef=false
+
+# ThreadSanitizer: the unit suites, then a short concurrent `glassbox serve`
+# test (tests/tsan). Any report fails the target (exitcode 66); the
+# suppressions name third-party code only.
+TSAN_ENV := TSAN_OPTIONS="halt_on_error=0 exitcode=66 second_deadlock_stack=1 \
+	suppressions=$(CURDIR)/tests/tsan/suppressions.txt"
+
+test-tsan: $(TSAN_BUILD)/build.ninja
+	ninja -C $(TSAN_BUILD)
+	$(TSAN_ENV) meson test -C $(TSAN_BUILD) --print-errorlogs
+	@[ -d tests/e2e/node_modules/@modelcontextprotocol/sdk ] || \
+		(cd tests/e2e && npm ci --no-audit --no-fund --loglevel=error)
+	$(TSAN_ENV) GLASSBOX_BIN=$(TSAN_BUILD)/glassbox node --test --test-reporter=spec tests/tsan/*.test.mjs
 
 $(FUZZ_BUILD)/build.ninja:
 	CC=clang meson setup $(FUZZ_BUILD) -Dfuzz=enabled -Dtests=disabled
@@ -110,4 +128,4 @@ format-check:
 	fi
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(TSAN_BUILD) $(FUZZ_BUILD)

@@ -72,7 +72,7 @@ struct act_session {
 	struct act_call *running;  /* {lock} */
 	size_t queued;             /* {lock} calls in head..tail, at most ACT_SESSION_MAX_QUEUED */
 	int stopping;              /* {lock} */
-	volatile int cancel_flag;  /* raised for the running call; read by cdp waits */
+	atomic_int cancel_flag;    /* raised for the running call; read by cdp waits */
 	struct cdp_conn *wake_cdp; /* {lock} the running browser's connection, for cdp_wake */
 
 	struct evid_store *store;  /* thread-safe */

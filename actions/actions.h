@@ -14,6 +14,7 @@
 #define GB_ACTIONS_H
 
 #include <jansson.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -176,7 +177,7 @@ struct act_call {
 	const char *client_name;
 	void *user;
 	/* internal */
-	volatile int cancelled;
+	atomic_int cancelled; /* raised by act_session_cancel(), from any thread */
 	struct act_call *next;
 	/* request: the `text` argument (and expect.value) is a secret, such as
 	 * a flow's secret variable: handled as if typed into a password field,

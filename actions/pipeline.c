@@ -578,7 +578,7 @@ void act_run_call(struct act_session *as, struct act_call *call)
 	}
 
 	/* resolve */
-	if (call->cancelled) {
+	if (atomic_load(&call->cancelled)) {
 		act_fail(&ctx, "cancelled", "cancelled before it started");
 		goto done;
 	}

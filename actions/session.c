@@ -87,14 +87,14 @@ static void *worker_main(void *arg)
 			s->tail = NULL;
 		s->queued--;
 		s->running = call;
-		s->cancel_flag = call->cancelled;
+		atomic_store(&s->cancel_flag, atomic_load(&call->cancelled));
 		pthread_mutex_unlock(&s->lock);
 
 		act_run_call(s, call);
 
 		pthread_mutex_lock(&s->lock);
 		s->running = NULL;
-		s->cancel_flag = 0;
+		atomic_store(&s->cancel_flag, 0);
 		pthread_mutex_unlock(&s->lock);
 	}
 	pthread_mutex_lock(&s->lock);
@@ -253,9 +253,9 @@ void act_session_set_profile_end(struct act_session *s, int save)
 void act_session_cancel(struct act_session *s, struct act_call *call)
 {
 	pthread_mutex_lock(&s->lock);
-	call->cancelled = 1;
+	atomic_store(&call->cancelled, 1);
 	if (s->running == call) {
-		s->cancel_flag = 1;
+		atomic_store(&s->cancel_flag, 1);
 		if (s->wake_cdp)
 			cdp_wake(s->wake_cdp);
 	}

@@ -20,6 +20,7 @@
 #define GB_CDP_H
 
 #include <jansson.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -49,7 +50,7 @@ struct cdp_options {
 	int connect_timeout_ms; /* 0 = 10000 */
 	/* Optional: raised (non-zero) by another thread to abort waits; the
 	 * waiting call returns -CDP_ECANCELLED. Borrowed; must outlive conn. */
-	const volatile int *cancel_flag;
+	const atomic_int *cancel_flag;
 };
 
 /* Details of a failed call; message is NUL-terminated, human-readable and
@@ -84,7 +85,7 @@ void cdp_close(struct cdp_conn *c);
 
 /* Points waits at another cancel flag (NULL: none), for a connection
  * handed to a new owning thread; called by the new owner. */
-void cdp_set_cancel_flag(struct cdp_conn *c, const volatile int *cancel_flag);
+void cdp_set_cancel_flag(struct cdp_conn *c, const atomic_int *cancel_flag);
 
 /* 1 while the websocket is open, 0 once it closed for any reason. */
 int cdp_is_open(const struct cdp_conn *c);

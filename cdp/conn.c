@@ -442,7 +442,7 @@ void cdp_wake(struct cdp_conn *c)
 /* Points the connection's waits at another cancel flag (NULL: none);
  * for a connection handed from one owning thread to another. Must be
  * called by the new owner before it waits. */
-void cdp_set_cancel_flag(struct cdp_conn *c, const volatile int *cancel_flag)
+void cdp_set_cancel_flag(struct cdp_conn *c, const atomic_int *cancel_flag)
 {
 	if (c)
 		c->opts.cancel_flag = cancel_flag;

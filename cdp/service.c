@@ -16,7 +16,7 @@ static void cdp_deadline_cb(lws_sorted_usec_list_t *sul)
 
 static int cdp_cancelled(const struct cdp_conn *c)
 {
-	return c->opts.cancel_flag && *c->opts.cancel_flag;
+	return c->opts.cancel_flag && atomic_load(c->opts.cancel_flag);
 }
 
 /* At the deadline: a few non-blocking passes, while they make progress,

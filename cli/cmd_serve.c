@@ -17,6 +17,7 @@
 #include <jansson.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,12 +33,14 @@
 #include "sessions/sessions.h"
 #include "store/store.h"
 
-static volatile sig_atomic_t stop_requested;
+/* Set by the handler, read by the front thread: any thread may take the
+ * signal, so an atomic (lock-free, safe in a handler), not a sig_atomic_t. */
+static atomic_int stop_requested;
 
 static void on_stop_signal(int sig)
 {
 	(void)sig;
-	stop_requested = 1;
+	atomic_store(&stop_requested, 1);
 }
 
 /* The embedded defaults: reads DATA/serve-local.json, or creates it with a

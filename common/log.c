@@ -1,39 +1,46 @@
 /*
  * log.c - stderr logging with a level filter; lines are written whole so
  * that threads do not interleave inside a line.
+ *
+ * Any thread may log at any time, the first line included: the level is an
+ * atomic, and GLASSBOX_LOG is read once (pthread_once) before the first line
+ * or the first gb_log_set_level(), whichever comes first.
  */
 #include "common/log.h"
 
+#include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-static enum gb_log_level min_level = GB_LOG_INFO;
-static int level_from_env_done;
+static _Atomic int min_level = GB_LOG_INFO;
+static pthread_once_t level_from_env_once = PTHREAD_ONCE_INIT;
 
+/* Sets min_level from GLASSBOX_LOG; run once, through level_from_env_once. */
 static void level_from_env(void)
 {
 	const char *env = getenv("GLASSBOX_LOG");
 
-	level_from_env_done = 1;
 	if (!env)
 		return;
 	if (!strcmp(env, "debug"))
-		min_level = GB_LOG_DEBUG;
+		atomic_store(&min_level, GB_LOG_DEBUG);
 	else if (!strcmp(env, "info"))
-		min_level = GB_LOG_INFO;
+		atomic_store(&min_level, GB_LOG_INFO);
 	else if (!strcmp(env, "warn"))
-		min_level = GB_LOG_WARN;
+		atomic_store(&min_level, GB_LOG_WARN);
 	else if (!strcmp(env, "error"))
-		min_level = GB_LOG_ERROR;
+		atomic_store(&min_level, GB_LOG_ERROR);
 }
 
 void gb_log_set_level(enum gb_log_level level)
 {
-	level_from_env_done = 1;
-	min_level = level;
+	/* The environment first, so that it can never override this later. */
+	pthread_once(&level_from_env_once, level_from_env);
+	atomic_store(&min_level, (int)level);
 }
 
 void gb_log_write(enum gb_log_level level, const char *module, const char *file, const char *func,
@@ -45,9 +52,8 @@ void gb_log_write(enum gb_log_level level, const char *module, const char *file,
 	va_list ap;
 	int n;
 
-	if (!level_from_env_done)
-		level_from_env();
-	if (level < min_level)
+	pthread_once(&level_from_env_once, level_from_env);
+	if ((int)level < atomic_load(&min_level))
 		return;
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);

@@ -8,6 +8,7 @@
 #include <jansson.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include <microhttpd.h>
@@ -183,7 +184,7 @@ struct serve {
 	int64_t stop_deadline_ms; /* calls in flight are cancelled after */
 	int64_t closed_at_ms;     /* every session closed: exit soon after */
 	int finished;             /* leave the service loop */
-	volatile sig_atomic_t *stop;
+	const atomic_int *stop;   /* raised by the signal handler */
 };
 
 /* A fixed response (an error, an admin answer), queued once the request

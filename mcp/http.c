@@ -564,7 +564,7 @@ static void housekeeping(struct serve *s)
 	int64_t now = gb_now_ms();
 	size_t busy, idle, closing;
 
-	if (*s->stop && !s->stopping) {
+	if (atomic_load(s->stop) && !s->stopping) {
 		s->stopping = 1;
 		s->stop_deadline_ms = now + (int64_t)s->cfg->shutdown_grace_s * 1000;
 		GB_LOGI(MOD, "stopping: no new requests; calls in flight have %d s to finish",
@@ -704,7 +704,7 @@ static void stop_listeners(struct serve *s)
 
 /* See serve.h. */
 int mcp_http_serve(const struct mcp_serve_config *cfg, const struct act_config *base,
-                   const struct mcp_serve_hooks *hooks, volatile sig_atomic_t *stop)
+                   const struct mcp_serve_hooks *hooks, const atomic_int *stop)
 {
 	struct serve s;
 	int64_t next_housekeeping;

@@ -62,7 +62,7 @@ void mcp_http_mcp_headers(struct serve *s, struct http_req *req, const char *met
 		    "no server-initiated stream, so GET is not offered");
 		goto out;
 	}
-	if (s->stopping || *s->stop) {
+	if (s->stopping || atomic_load(s->stop)) {
 		mcp_http_respond_rpc_error(req, 503, -32000,
 		                           "the service is shutting down: try again "
 		                           "later or elsewhere");

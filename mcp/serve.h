@@ -17,6 +17,7 @@
 
 #include <jansson.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stddef.h>
 
 struct act_config;
@@ -110,6 +111,6 @@ struct mcp_serve_hooks {
  * (reason logged).
  */
 int mcp_http_serve(const struct mcp_serve_config *cfg, const struct act_config *base,
-                   const struct mcp_serve_hooks *hooks, volatile sig_atomic_t *stop);
+                   const struct mcp_serve_hooks *hooks, const atomic_int *stop);
 
 #endif

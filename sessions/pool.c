@@ -53,7 +53,7 @@ struct sess_pool {
 	size_t size;
 	unsigned max_launches;       /* 0: refill forever */
 	int stopping;                /* {lock} */
-	volatile int cancel;         /* raised on stop to abort a launch */
+	atomic_int cancel;           /* raised on stop to abort a launch */
 	unsigned launched;           /* {lock} */
 	unsigned failures;           /* {lock} consecutive launch failures */
 	int64_t last_take_ms;        /* {lock} when a browser was last taken */
@@ -242,7 +242,7 @@ int sess_take_netns(struct sess *s)
 	return fd;
 }
 
-struct sess *sess_pool_take(struct sess_pool *p, const volatile int *cancel_flag, int wait_ms)
+struct sess *sess_pool_take(struct sess_pool *p, const atomic_int *cancel_flag, int wait_ms)
 {
 	struct sess *s = NULL;
 	struct timespec until;
@@ -290,7 +290,7 @@ void sess_pool_stop(struct sess_pool *p)
 		return;
 	pthread_mutex_lock(&p->lock);
 	p->stopping = 1;
-	p->cancel = 1;
+	atomic_store(&p->cancel, 1);
 	pthread_cond_broadcast(&p->cond);
 	pthread_mutex_unlock(&p->lock);
 	pthread_join(p->thread, NULL);

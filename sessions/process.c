@@ -288,7 +288,7 @@ static int read_devtools_port(const char *profile_dir, char *url, size_t urllen)
 	return sess_parse_devtools_port(text, url, urllen);
 }
 
-int sess_wait_devtools(struct sess *s, int timeout_ms, const volatile int *cancel, char *url,
+int sess_wait_devtools(struct sess *s, int timeout_ms, const atomic_int *cancel, char *url,
                        size_t urllen, char *err, size_t errlen)
 {
 	int64_t deadline = gb_now_ms() + timeout_ms;
@@ -315,7 +315,7 @@ int sess_wait_devtools(struct sess *s, int timeout_ms, const volatile int *cance
 			         why, s->dir);
 			goto out;
 		}
-		if (cancel && *cancel) {
+		if (cancel && atomic_load(cancel)) {
 			snprintf(err, errlen, "cancelled while Chromium was starting");
 			goto out;
 		}

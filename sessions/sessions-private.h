@@ -86,7 +86,7 @@ struct sess {
 
 /* process.c */
 int sess_spawn(struct sess *s, const struct sess_options *opt, char *err, size_t errlen);
-int sess_wait_devtools(struct sess *s, int timeout_ms, const volatile int *cancel, char *url,
+int sess_wait_devtools(struct sess *s, int timeout_ms, const atomic_int *cancel, char *url,
                        size_t urllen, char *err, size_t errlen);
 int sess_process_exited(struct sess *s, char *why, size_t whylen);
 void sess_kill_group(struct sess *s, int grace_ms);

@@ -19,6 +19,7 @@
 #ifndef GB_SESSIONS_H
 #define GB_SESSIONS_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -55,7 +56,7 @@ struct sess_options {
 	const char *proxy_server;        /* --proxy-server, or NULL */
 	const char *const *extra_args;   /* NULL-terminated, or NULL */
 	int ready_timeout_ms;            /* 0 = 20000 */
-	const volatile int *cancel_flag; /* aborts waits; borrowed */
+	const atomic_int *cancel_flag;   /* aborts waits; borrowed */
 	sess_target_setup_fn on_target;  /* may be NULL */
 	void *on_target_user;
 	int netns_fd; /* > 0: Chromium is started, and its DevTools port
@@ -192,7 +193,7 @@ int sess_take_netns(struct sess *s);
 /* Hands over a READY session (the caller's thread now drives it; its
  * waits watch cancel_flag), waiting up to wait_ms for a launch in
  * progress; NULL when none is ready (launch one yourself). */
-struct sess *sess_pool_take(struct sess_pool *p, const volatile int *cancel_flag, int wait_ms);
+struct sess *sess_pool_take(struct sess_pool *p, const atomic_int *cancel_flag, int wait_ms);
 
 /* Number of ready sessions. */
 size_t sess_pool_ready(struct sess_pool *p);

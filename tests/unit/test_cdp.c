@@ -13,6 +13,7 @@
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,10 +44,10 @@ struct peer {
 	struct lws_context *ctx;
 	pthread_t thread;
 	int port;
-	volatile int stop;
-	json_t *steps; /* the transcript, all files in turn */
-	size_t next;   /* next step to run */
-	json_t *ids;   /* name -> id remembered by expect steps */
+	atomic_int stop; /* raised by peer_stop(), read by the peer thread */
+	json_t *steps;   /* the transcript, all files in turn */
+	size_t next;     /* next step to run */
+	json_t *ids;     /* name -> id remembered by expect steps */
 	struct lws *wsi;
 	struct peer_frame *out_head;
 	struct peer_frame *out_tail;
@@ -295,7 +296,7 @@ static void *peer_thread(void *arg)
 {
 	struct peer *p = arg;
 
-	while (!p->stop)
+	while (!atomic_load(&p->stop))
 		lws_service(p->ctx, 0);
 	return NULL;
 }
@@ -339,7 +340,7 @@ static size_t peer_stop(struct peer *p)
 	struct peer_frame *f;
 	size_t left;
 
-	p->stop = 1;
+	atomic_store(&p->stop, 1);
 	lws_cancel_service(p->ctx);
 	pthread_join(p->thread, NULL);
 	lws_context_destroy(p->ctx);
@@ -581,7 +582,7 @@ static void test_deadline(void **state)
 
 struct canceller {
 	struct cdp_conn *c;
-	volatile int *flag;
+	atomic_int *flag;
 };
 
 static void *cancel_later(void *arg)
@@ -589,7 +590,7 @@ static void *cancel_later(void *arg)
 	struct canceller *k = arg;
 
 	usleep(100 * 1000);
-	*k->flag = 1;
+	atomic_store(k->flag, 1);
 	cdp_wake(k->c);
 	return NULL;
 }
@@ -598,7 +599,7 @@ static void *cancel_later(void *arg)
  * wait with -CDP_ECANCELLED. */
 static void test_cancel_from_other_thread(void **state)
 {
-	static volatile int cancel;
+	static atomic_int cancel;
 	struct peer *p = peer_start("noreply.jsonl", NULL);
 	struct cdp_options opts = { .cancel_flag = &cancel };
 	struct cdp_conn *c;

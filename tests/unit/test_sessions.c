@@ -256,7 +256,7 @@ static void test_warm_pool_hands_over_a_ready_browser(void **state)
 {
 	struct sess_options opt = { .run_dir = run_dir };
 	struct sess_pool *pool = NULL;
-	volatile int cancel = 0;
+	atomic_int cancel = 0;
 	struct sess *s;
 	char err[256];
 
@@ -282,7 +282,7 @@ static void test_warm_pool_refills_after_a_quiet_moment(void **state)
 {
 	struct sess_options opt = { .run_dir = run_dir };
 	struct sess_pool *pool = NULL;
-	volatile int cancel = 0;
+	atomic_int cancel = 0;
 	struct sess *a, *b;
 	int64_t taken;
 	int i;
@@ -352,7 +352,7 @@ static void test_warm_pool_hands_over_a_browser_with_its_namespace(void **state)
 	struct sess_options opt = { .run_dir = run_dir };
 	struct netns_maker m = { 0 };
 	struct sess_pool *pool = NULL;
-	volatile int cancel = 0;
+	atomic_int cancel = 0;
 	struct sess *s;
 	int fd;
 
@@ -390,7 +390,7 @@ static void test_warm_pool_without_a_namespace_launches_nothing(void **state)
 	struct sess_options opt = { .run_dir = run_dir };
 	struct netns_maker m = { .fail = 1 };
 	struct sess_pool *pool = NULL;
-	volatile int cancel = 0;
+	atomic_int cancel = 0;
 
 	(void)state;
 	assert_int_equal(sess_pool_start_in_netns(&opt, 1, 0, NULL, NULL, &pool), -1);
