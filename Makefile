@@ -1,7 +1,8 @@
 # glassbox: the two commands of the Quick start, and the rest.
 #
 #   make run     install what is missing, build, start glassbox serve (MCP over HTTP on
-#                127.0.0.1:8931, tenant "local"; CONFIG=FILE for a service config)
+#                127.0.0.1:8931, tenant "local"; POLICY=FILE for its policy, CONFIG=FILE
+#                for a service config instead)
 #   make test    install what is missing, build, run the whole test suite
 #   make bench   the agent-loop benchmark against the peers and raw CDP
 
@@ -19,7 +20,7 @@ DEBIAN_PACKAGES := build-essential pkg-config meson ninja-build libwebsockets-de
 	iproute2 util-linux
 
 .PHONY: all deps build run test test-unit test-asan test-fuzz test-node test-conformance bench format \
-	format-check clean
+	format-check clean cli-doc demo test-newcomer
 
 all: build
 
@@ -47,7 +48,7 @@ run: build
 	@$(BUILD)/glassbox init >&2
 	@echo >&2
 	@echo "glassbox serve: MCP Streamable HTTP (Ctrl-C to stop; glassbox mcp serves stdio)." >&2
-	@exec $(BUILD)/glassbox serve $(if $(CONFIG),--config $(CONFIG))
+	@exec $(BUILD)/glassbox serve $(if $(CONFIG),--config $(CONFIG)) $(if $(POLICY),--policy $(POLICY))
 
 test: build
 	$(MAKE) format-check test-unit test-asan test-fuzz test-node test-conformance
@@ -82,6 +83,11 @@ test-node: build
 # glassbox serve, with the Node 22 pinned in tests/conformance.
 test-conformance: build
 	GLASSBOX_BIN=$(BUILD)/glassbox tests/conformance/run.sh
+
+# docs/cli.md is the binary's help (cli/help.c); the unit test cli_doc fails
+# when they differ.
+cli-doc: build
+	$(BUILD)/glassbox help --markdown > docs/cli.md
 
 bench: build
 	bench/run.sh
