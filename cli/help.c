@@ -25,13 +25,13 @@ struct cli_help {
 	const char *example; /* shell lines */
 };
 
-#define DATA_DIR_OPTION                                                                    \
-	"  --data-dir DIR      state, evidence and run dirs (default $GLASSBOX_DATA_DIR,\n"  \
+#define DATA_DIR_OPTION                                                                     \
+	"  --data-dir DIR      state, evidence and run dirs (default $GLASSBOX_DATA_DIR,\n" \
 	"                      else $XDG_DATA_HOME/glassbox or ~/.local/share/glassbox)\n"
-#define CHROMIUM_OPTION                                                                    \
-	"  --chromium PATH     the Chromium binary (default $GLASSBOX_CHROMIUM, else\n"      \
+#define CHROMIUM_OPTION                                                                 \
+	"  --chromium PATH     the Chromium binary (default $GLASSBOX_CHROMIUM, else\n" \
 	"                      /usr/lib/chromium/chromium)\n"
-#define TENANT_POLICY_OPTION(flag)                                                         \
+#define TENANT_POLICY_OPTION(flag)                                                             \
 	"  " flag " FILE       the tenant's policy, JSON (default $GLASSBOX_CONFIG): egress\n" \
 	"                      rules (docs/egress.md), risk rules and approvals\n"             \
 	"                      (docs/gates.md), require_evidence, limits\n"
@@ -43,10 +43,12 @@ static const struct cli_help helps[] = {
 	  "Serves one MCP client on stdin/stdout with its own browser session. An MCP\n"
 	  "client normally starts it itself (see `glassbox init` for the configuration to\n"
 	  "add). End of input, SIGTERM or SIGINT end it cleanly.\n",
-	  DATA_DIR_OPTION TENANT_POLICY_OPTION("--config")
-	  "  --tenant T          the tenant it serves (default $GLASSBOX_TENANT, else\n"
-	  "                      \"local\"): its profiles, secrets, evidence and audit trail\n"
-	  CHROMIUM_OPTION "  --headed            show the browser window (needs a display)\n",
+	  DATA_DIR_OPTION TENANT_POLICY_OPTION(
+	      "--config") "  --tenant T          the tenant it serves (default $GLASSBOX_TENANT, "
+	                  "else\n"
+	                  "                      \"local\"): its profiles, secrets, evidence and "
+	                  "audit trail\n" CHROMIUM_OPTION
+	                  "  --headed            show the browser window (needs a display)\n",
 	  "glassbox mcp --config fixtures/policy/loopback.json\n" },
 	{ "serve", "serve the browser tools over MCP Streamable HTTP to tenants",
 	  "glassbox serve [--data-dir DIR] [--policy FILE] [--chromium PATH] [--headed]\n"
@@ -89,7 +91,8 @@ static const struct cli_help helps[] = {
 	                  "  --by NAME           who decided (default: the user running it)\n"
 	                  "  --json              machine-readable output\n",
 	  "glassbox approvals list\n"
-	  "glassbox approvals approve apr-5c1f0e9a2b7d4c3e8f61 --reason \"checked with the customer\"\n" },
+	  "glassbox approvals approve apr-5c1f0e9a2b7d4c3e8f61 --reason \"checked with the "
+	  "customer\"\n" },
 	{ "audit", "verify the signed audit trail, export its public key, purge old records",
 	  "glassbox audit verify [--tenant T] [--pubkey FILE] [--json]\n"
 	  "glassbox audit export-key [-o FILE]\n"
@@ -101,12 +104,13 @@ static const struct cli_help helps[] = {
 	  "than N days, after a signed purge record, so the shortened chain still\n"
 	  "verifies. Exit status: 0 ok, 1 the trail does not verify, 2 usage, 3 could\n"
 	  "not run.\n",
-	  DATA_DIR_OPTION "  --tenant T          one tenant only\n"
-	                  "  --pubkey FILE       verify against this public key (a reviewer's copy),\n"
-	                  "                      not the data dir's\n"
-	                  "  -o FILE             where export-key writes (default stdout)\n"
-	                  "  --days N            purge: keep the last N days\n"
-	                  "  --json              machine-readable output\n",
+	  DATA_DIR_OPTION
+	  "  --tenant T          one tenant only\n"
+	  "  --pubkey FILE       verify against this public key (a reviewer's copy),\n"
+	  "                      not the data dir's\n"
+	  "  -o FILE             where export-key writes (default stdout)\n"
+	  "  --days N            purge: keep the last N days\n"
+	  "  --json              machine-readable output\n",
 	  "glassbox audit verify --tenant local\n" },
 	{ "report", "write the audit trail as one self-contained HTML file for reviewers",
 	  "glassbox report --tenant T [--since YYYY-MM-DD] -o FILE [--pubkey FILE]\n"
@@ -134,14 +138,18 @@ static const struct cli_help helps[] = {
 	  "  --junit FILE        write JUnit XML; screenshots go beside it, in FILE's name\n"
 	  "                      without .xml + \"-attachments/\"\n"
 	  "  --report FILE       write the HTML trail of the run's sessions\n"
-	  "  --vars FILE         NAME=VALUE lines for ${NAME} (before the environment)\n"
-	  TENANT_POLICY_OPTION("--config")
-	  "  --profile NAME      start every flow from the tenant's saved browser profile\n"
-	  "                      NAME (docs/profiles.md), each on a read-only copy\n"
-	  "  --user U            the profile's user (default \"default\")\n"
-	  "  --save-profile      one flow only: run it on the profile itself and seal its\n"
-	  "                      state as a new version when it ends cleanly\n" DATA_DIR_OPTION
-	      CHROMIUM_OPTION "  --headed            show the browsers' windows\n",
+	  "  --vars FILE         NAME=VALUE lines for ${NAME} (before the "
+	  "environment)\n" TENANT_POLICY_OPTION(
+	      "--config") "  --profile NAME      start every flow from the tenant's saved browser "
+	                  "profile\n"
+	                  "                      NAME (docs/profiles.md), each on a read-only "
+	                  "copy\n"
+	                  "  --user U            the profile's user (default \"default\")\n"
+	                  "  --save-profile      one flow only: run it on the profile itself and "
+	                  "seal its\n"
+	                  "                      state as a new version when it ends "
+	                  "cleanly\n" DATA_DIR_OPTION CHROMIUM_OPTION
+	                  "  --headed            show the browsers' windows\n",
 	  "make demo   # the fixture shop, then:\n"
 	  "SHOP_URL=http://shop.test:PORT SHOP_PASSWORD=... glassbox run fixtures/flows/*.json \\\n"
 	  "    --config POLICY -j 2 --junit results/junit.xml --report results/trail.html\n" },
