@@ -4,6 +4,8 @@
 #                127.0.0.1:8931, tenant "local"; POLICY=FILE for its policy, CONFIG=FILE
 #                for a service config instead)
 #   make test    install what is missing, build, run the whole test suite
+#   make demo    the example QA flows against the fixture shop, the JUnit file, the HTML
+#                report and audit verify
 #   make bench   the agent-loop benchmark against the peers and raw CDP
 
 SHELL := /bin/bash
@@ -83,6 +85,11 @@ test-node: build
 # glassbox serve, with the Node 22 pinned in tests/conformance.
 test-conformance: build
 	GLASSBOX_BIN=$(BUILD)/glassbox tests/conformance/run.sh
+
+# The example flows against the fixture shop: the site, a flow run, the
+# JUnit file, the HTML report and audit verify (fixtures/demo.sh).
+demo: build
+	GLASSBOX_BIN=$(BUILD)/glassbox fixtures/demo.sh
 
 # docs/cli.md is the binary's help (cli/help.c); the unit test cli_doc fails
 # when they differ.
