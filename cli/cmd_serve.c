@@ -129,6 +129,25 @@ out:
 	return rc;
 }
 
+/* Tenant name -> the id of its credential, for the audit trail's actor:
+ * "sha256:" and the first 12 hex digits of the token's SHA-256, which the
+ * service config lists (never the token). A new object, or NULL. */
+static json_t *credential_ids(const struct mcp_serve_config *cfg)
+{
+	json_t *ids = json_object();
+	char id[32];
+	size_t i, k;
+
+	for (i = 0; ids && i < cfg->n_tenants; i++) {
+		memcpy(id, "sha256:", 7);
+		for (k = 0; k < 6; k++)
+			snprintf(id + 7 + 2 * k, sizeof(id) - 7 - 2 * k, "%02x",
+			         cfg->tenants[i].token_sha256[k]);
+		json_object_set_new(ids, cfg->tenants[i].name, json_string(id));
+	}
+	return ids;
+}
+
 /* What the admin hooks read: the store, the warm pool, the egress layers. */
 struct serve_state {
 	struct store *store;
@@ -228,6 +247,7 @@ int cli_cmd_serve(const struct cli_serve_args *a)
 	json_error_t jerr;
 	json_t *root = NULL;
 	json_t *local_policy = NULL;
+	json_t *credentials = NULL;
 	char err[512];
 	int rc = 2;
 
@@ -269,6 +289,8 @@ int cli_cmd_serve(const struct cli_serve_args *a)
 	base.data_dir = a->data_dir;
 	base.chromium_path = a->chromium;
 	base.headless = !a->headed;
+	credentials = credential_ids(cfg);
+	base.credentials = credentials;
 	if (check_policies(cfg, &base) < 0) {
 		rc = 2;
 		goto out;
@@ -293,6 +315,7 @@ out:
 	json_decref(st.egress_layers);
 	store_close(store);
 	mcp_serve_config_free(cfg);
+	json_decref(credentials);
 	json_decref(local_policy);
 	json_decref(root);
 	return rc;

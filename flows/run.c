@@ -376,6 +376,9 @@ int flow_run(const struct flow *f, const struct flow_run_opts *opts, struct flow
 	res->steps = json_array();
 	if (f->action_timeout_ms)
 		cfg.action_timeout_ms = f->action_timeout_ms;
+	/* the trail names the run and the flow on each of its records */
+	cfg.client_name = "glassbox-run";
+	cfg.flow_name = flow_name(f);
 	if (act_session_new(&cfg, &s, err, sizeof(err)) < 0) {
 		res->error_code = strdup("session_failed");
 		if (asprintf(&res->message, "cannot start a session for %s: %s", f->name, err) < 0)
