@@ -53,7 +53,7 @@ run: build
 	@exec $(BUILD)/glassbox serve $(if $(CONFIG),--config $(CONFIG)) $(if $(POLICY),--policy $(POLICY))
 
 test: build
-	$(MAKE) format-check test-unit test-asan test-fuzz test-node test-conformance
+	$(MAKE) format-check test-unit test-asan test-fuzz test-node test-conformance test-newcomer
 
 test-unit:
 	meson test -C $(BUILD) --print-errorlogs
@@ -95,6 +95,11 @@ demo: build
 # when they differ.
 cli-doc: build
 	$(BUILD)/glassbox help --markdown > docs/cli.md
+
+# What the README tells a new user to do, literally, from a clean data dir
+# (serve listens on 127.0.0.1:8931, which must be free).
+test-newcomer: build
+	GLASSBOX_BIN=$(BUILD)/glassbox tests/newcomer.sh
 
 bench: build
 	bench/run.sh

@@ -424,13 +424,13 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "help") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))
 		return cmd_help(argc, argv);
+	if (cli_help_has(argv[1]) && wants_help(argc, argv)) {
+		cli_help_command(stdout, argv[1]);
+		return 0;
+	}
 	if (!strcmp(argv[1], "version") || !strcmp(argv[1], "--version") ||
 	    !strcmp(argv[1], "-V")) {
 		printf("glassbox %s\n", GLASSBOX_VERSION);
-		return 0;
-	}
-	if (cli_help_has(argv[1]) && wants_help(argc, argv)) {
-		cli_help_command(stdout, argv[1]);
 		return 0;
 	}
 	if (!strcmp(argv[1], "profile") || !strcmp(argv[1], "keys")) {
