@@ -536,6 +536,11 @@ static void render_tool_call(struct report *r, const struct evid_record *rec)
 
 static void render_refusal(struct report *r, const struct evid_record *rec)
 {
+	/* a request the egress layers refused nests its facts in "refusal" */
+	json_t *d = json_is_object(json_object_get(rec->body, "refusal"))
+	                ? json_object_get(rec->body, "refusal")
+	                : rec->body;
+
 	r->refusals += (size_t)count_once(r, r->refused_ops, rec);
 	rpt_printf(r, "<li class=\"ev refused\" id=\"r%llu\"><div class=\"main\">",
 	           (unsigned long long)rec->seq);
@@ -544,9 +549,13 @@ static void render_refusal(struct report *r, const struct evid_record *rec)
 	rpt_raw(r, "<dl class=\"kv\">");
 	render_actor(r, rec);
 	render_flow(r, rec);
-	kv(r, "Rule", json_object_get(rec->body, "rule"), NULL);
-	kv(r, "Reason", json_object_get(rec->body, "reason"), NULL);
-	kv(r, "URL", json_object_get(rec->body, "url"), "url");
+	kv(r, "Rule", json_object_get(d, "rule"), NULL);
+	kv(r, "Reason", json_object_get(d, "reason"), NULL);
+	kv(r, "Why", json_object_get(d, "message"), NULL);
+	kv(r, "Summary", json_object_get(d, "summary"), NULL);
+	kv(r, "URL", json_object_get(d, "url"), "url");
+	kv(r, "Host", json_object_get(d, "host"), "mono");
+	kv(r, "Layer", json_object_get(d, "layer"), NULL);
 	render_blocked(r, json_object_get(rec->body, "blocked"));
 	rpt_raw(r, "</dl></div><div class=\"side\">");
 	render_artifacts(r, rec);
@@ -575,16 +584,28 @@ static void render_person(struct report *r, const struct evid_record *rec)
 	rpt_raw(r, "</dd>");
 }
 
-/* An approval asked for (approval_event "created"): the action held, who
- * asked, and the summary a person decides on. */
+/* An approval's life (approval_event): asked for ("created": the action
+ * held, who asked, the summary a person decides on), then spent by the
+ * repeated call ("used") or expired. */
 static void render_approval_request(struct report *r, const struct evid_record *rec)
 {
-	r->held += (size_t)count_once(r, r->held_ops, rec);
+	const char *event = gb_or(str(rec->body, "event"), "");
+	int created = !strcmp(event, "created");
+
+	if (created)
+		r->held += (size_t)count_once(r, r->held_ops, rec);
 	rpt_printf(r, "<li class=\"ev approval\" id=\"r%llu\"><div class=\"main\">",
 	           (unsigned long long)rec->seq);
-	render_head(r, rec, "approval requested", "warn", "held");
+	if (created)
+		render_head(r, rec, "approval requested", "warn", "held");
+	else if (!strcmp(event, "used"))
+		render_head(r, rec, "approval used", "info", "spent");
+	else
+		render_head(r, rec, "approval event", NULL, NULL); /* the event is shown below */
 	rpt_raw(r, "<dl class=\"kv\">");
 	render_actor(r, rec);
+	if (!created)
+		kv(r, "Event", json_object_get(rec->body, "event"), NULL);
 	kv(r, "For", json_object_get(rec->body, "tool"), NULL);
 	kv(r, "Summary", json_object_get(rec->body, "summary"), NULL);
 	kv(r, "Rule", json_object_get(rec->body, "rule"), NULL);
@@ -667,8 +688,7 @@ void rpt_render_record(struct report *r, const struct evid_record *rec)
 	else if (!strcmp(rec->kind, EVID_AUDIT_APPROVAL_GRANTED) ||
 	         !strcmp(rec->kind, EVID_AUDIT_APPROVAL_DENIED))
 		render_approval(r, rec);
-	else if (!strcmp(rec->kind, "approval_event") &&
-	         !strcmp(gb_or(str(rec->body, "event"), ""), "created"))
+	else if (!strcmp(rec->kind, "approval_event") && str(rec->body, "event"))
 		render_approval_request(r, rec);
 	else if (!strcmp(rec->kind, EVID_AUDIT_SESSION_OPENED) ||
 	         !strcmp(rec->kind, EVID_AUDIT_SESSION_CLOSED))
