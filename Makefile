@@ -3,7 +3,9 @@
 #   make run     install what is missing, build, start glassbox serve (MCP over HTTP on
 #                127.0.0.1:8931, tenant "local"; POLICY=FILE for its policy, CONFIG=FILE
 #                for a service config instead)
-#   make test    install what is missing, build, run the whole test suite
+#   make test    install what is missing, build, run the whole test suite (the last part,
+#                make test-newcomer, follows the README literally: tests/newcomer.sh)
+#   make cli-doc rewrite docs/cli.md from the binary's help
 #   make demo    the example QA flows against the fixture shop, the JUnit file, the HTML
 #                report and audit verify
 #   make bench   the agent-loop benchmark against the peers and raw CDP

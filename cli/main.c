@@ -287,7 +287,7 @@ static int cmd_init(const struct cli_opts *o)
 	}
 	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	self[n > 0 ? n : 0] = '\0';
-	printf("glassbox %s: data dir %s (tenant \"local\", default policy)\n\n"
+	printf("glassbox %s: data dir %s (tenant \"local\")\n\n"
 	       "Connect an MCP client by adding this server to its configuration:\n\n"
 	       "{\n"
 	       "  \"mcpServers\": {\n"
