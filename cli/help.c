@@ -150,9 +150,9 @@ static const struct cli_help helps[] = {
 	                  "                      state as a new version when it ends "
 	                  "cleanly\n" DATA_DIR_OPTION CHROMIUM_OPTION
 	                  "  --headed            show the browsers' windows\n",
-	  "make demo   # the fixture shop, then:\n"
-	  "SHOP_URL=http://shop.test:PORT SHOP_PASSWORD=... glassbox run fixtures/flows/*.json \\\n"
-	  "    --config POLICY -j 2 --junit results/junit.xml --report results/trail.html\n" },
+	  "glassbox run flows/*.json -j 4 --config policy.json --junit results/junit.xml \\\n"
+	  "    --report results/trail.html\n"
+	  "make demo   # the examples of fixtures/flows/ against a local fixture shop\n" },
 	{ "profile", "manage a tenant's encrypted browser profiles",
 	  "glassbox profile list [--json]\n"
 	  "glassbox profile show NAME\n"
