@@ -25,6 +25,7 @@ struct report {
 	struct evid_keyset embedded; /* images already in styles */
 	json_t *approvals;           /* operation id -> [approval record bodies] */
 	json_t *session_info;        /* session id -> {client, flow} of its session_opened */
+	json_t *op_session;          /* operation id -> the session of its tool call */
 	json_t *refused_ops;         /* operation ids counted in refusals */
 	json_t *held_ops;            /* operation ids counted in held */
 	struct evid_verify_report vrep;

@@ -163,6 +163,9 @@ static int note_approval(const char *line, size_t len, unsigned long lineno, int
 		if (!entry || json_array_append_new(list, entry) != 0)
 			r->oom = 1;
 	}
+	if (rec.session && rec.operation && !strcmp(rec.kind, EVID_AUDIT_TOOL_CALL) &&
+	    json_object_set_new(r->op_session, rec.operation, json_string(rec.session)) != 0)
+		r->oom = 1;
 	if (rec.session && !strcmp(rec.kind, EVID_AUDIT_SESSION_OPENED)) {
 		json_t *info = json_object();
 
@@ -452,6 +455,7 @@ int evid_report_html(const char *data_dir, const struct evid_report_opts *opts, 
 	r.opts = opts;
 	r.approvals = json_object();
 	r.session_info = json_object();
+	r.op_session = json_object();
 	r.refused_ops = json_object();
 	r.held_ops = json_object();
 	r.sessions = json_array();
@@ -491,6 +495,7 @@ out:
 	evid_keyset_free(&r.embedded);
 	json_decref(r.approvals);
 	json_decref(r.session_info);
+	json_decref(r.op_session);
 	json_decref(r.refused_ops);
 	json_decref(r.held_ops);
 	json_decref(r.sessions);

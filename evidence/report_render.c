@@ -296,10 +296,16 @@ static void kv(struct report *r, const char *label, json_t *v, const char *cls)
 	rpt_raw(r, "</dd>");
 }
 
-/* The session's own facts (client, flow) from its session_opened record. */
+/* The session's own facts (client, flow) from its session_opened record;
+ * a record without a session (an approval's) belongs to the session of
+ * its operation's tool call. */
 static json_t *session_info(const struct report *r, const struct evid_record *rec)
 {
-	return rec->session ? json_object_get(r->session_info, rec->session) : NULL;
+	const char *session = rec->session;
+
+	if (!session && rec->operation)
+		session = json_string_value(json_object_get(r->op_session, rec->operation));
+	return session ? json_object_get(r->session_info, session) : NULL;
 }
 
 /* Who acted, every part the record (or its session) names: the tenant,

@@ -409,6 +409,8 @@ static void test_report_actor_and_counters(void **state)
 	assert_non_null(strstr(html,
 	                       "tenant acme · credential <span class=\"mono\">tok-ci</span> · "
 	                       "client inspector-cli"));
+	/* the request for an approval, which has no session, names the client of its call */
+	assert_int_equal(count(html, "client inspector-cli"), 4);
 	/* a decision on an approval: a person */
 	assert_non_null(strstr(html, "<dd class=\"actor\">human alice <span class=\"muted\">via "
 	                             "admin-socket</span> · tenant acme</dd>"));
