@@ -3,8 +3,8 @@
 # literally from a clean data dir, checking what that person would read.
 #
 #   1. every command's --help and -h, and --version;
-#   2. `make run`'s commands: glassbox init, then glassbox serve with a
-#      policy (--policy FILE) that allows the local fixture site;
+#   2. `make run POLICY=FILE` (glassbox init, then glassbox serve --policy
+#      FILE) with a policy that allows the local fixture site;
 #   3. an MCP client (the official SDK, over HTTP, with the printed token)
 #      that lists the tools, navigates, snapshots, clicks and screenshots,
 #      and has a held action approved on the CLI;
@@ -31,8 +31,10 @@ export GLASSBOX_DATA_DIR="$work/data"
 unset GLASSBOX_CONFIG GLASSBOX_TENANT
 site_pid=""
 serve_pid=""
+make_pid=""
 cleanup() {
 	if [ -n "$serve_pid" ]; then kill "$serve_pid" 2>/dev/null || true; fi
+	if [ -n "$make_pid" ]; then kill "$make_pid" 2>/dev/null || true; fi
 	if [ -n "$site_pid" ]; then kill "$site_pid" 2>/dev/null || true; fi
 	if [ "${NEWCOMER_KEEP:-}" = 1 ]; then echo "newcomer: kept $work"; else rm -rf "$work"; fi
 }
@@ -91,13 +93,7 @@ if grep -q "the tenant's policy" "$work/help.txt"; then
 	bad "the general help still calls --config the tenant's policy"
 fi
 
-# ---- 2. make run: init, then serve with a policy ------------------------------
-"$bin" init >"$work/init.txt" 2>&1 || {
-	bad "glassbox init failed"
-	cat "$work/init.txt" >&2
-}
-expect "$work/init.txt" "Chromium works: " "init: Chromium starts"
-expect "$work/init.txt" "data dir $GLASSBOX_DATA_DIR" "init: names the data dir"
+# ---- 2. make run (init, then serve) with a policy ------------------------------
 # a data dir this user cannot write (root writes everywhere: run as nobody)
 ro="$(mktemp -d /tmp/glassbox-newcomer-ro.XXXXXX)"
 chmod 0755 "$ro"
@@ -143,13 +139,19 @@ if ss -ltn 2>/dev/null | grep -q '127.0.0.1:8931 '; then
 	echo "newcomer: 127.0.0.1:8931 is in use (another glassbox serve?): stop it and run again" >&2
 	exit 1
 fi
-"$bin" serve --policy "$work/policy.json" >"$work/serve.out" 2>"$work/serve.err" &
-serve_pid=$!
-for _ in $(seq 1 150); do
+# the README's command, with the policy: make runs glassbox init, then
+# execs glassbox serve --policy FILE (its child: serve_pid)
+make --no-print-directory run BUILD="$(dirname "$bin")" POLICY="$work/policy.json" \
+	>"$work/serve.out" 2>"$work/serve.err" &
+make_pid=$!
+for _ in $(seq 1 600); do
 	grep -q "MCP on http://127.0.0.1:8931/mcp" "$work/serve.err" && break
-	kill -0 "$serve_pid" 2>/dev/null || break
+	kill -0 "$make_pid" 2>/dev/null || break
 	sleep 0.1
 done
+serve_pid="$(pgrep -P "$make_pid" | head -n 1 || true)"
+expect "$work/serve.err" "Chromium works: " "make run: init says Chromium starts"
+expect "$work/serve.err" "data dir $GLASSBOX_DATA_DIR" "make run: init names the data dir"
 expect "$work/serve.err" "MCP on http://127.0.0.1:8931/mcp" "serve listens on 127.0.0.1:8931"
 expect "$work/serve.err" "tenant \"local\" has the policy $work/policy.json" "serve names the policy it uses"
 if grep -q "another glassbox service" "$work/serve.err"; then bad "serve says another service exists"; fi
@@ -163,13 +165,19 @@ else
 	bad "the SDK client over HTTP:"
 	cat "$work/client.txt" >&2
 fi
-kill -TERM "$serve_pid"
+if [ -n "$serve_pid" ]; then
+	kill -TERM "$serve_pid"
+else
+	bad "make run started no glassbox serve"
+	kill -TERM "$make_pid" 2>/dev/null || true
+fi
 set +e
-wait "$serve_pid"
+wait "$make_pid"
 rc=$?
 set -e
 serve_pid=""
-[ "$rc" = 0 ] || bad "serve did not stop cleanly on SIGTERM (exit $rc)"
+make_pid=""
+[ "$rc" = 0 ] || bad "make run (glassbox serve) did not stop cleanly on SIGTERM (exit $rc)"
 if grep -q "another glassbox service" "$work/serve.err"; then bad "serve says another service exists"; fi
 
 # ---- 4. make demo -------------------------------------------------------------
