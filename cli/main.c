@@ -43,6 +43,7 @@ struct cli_opts {
 	const char *policy_path; /* serve --policy */
 	int headed;
 	const char *tenant;
+	int tenant_from_flag; /* --tenant, not $GLASSBOX_TENANT */
 };
 
 /* Says that option a of command is unknown or misses its value, with the
@@ -104,6 +105,7 @@ static int parse_opts(int argc, char **argv, struct cli_opts *o)
 			o->headed = 1;
 		} else if (!strcmp(a, "--tenant") && v) {
 			o->tenant = v;
+			o->tenant_from_flag = 1;
 			i++;
 		} else {
 			bad_option(argv[1], a);
@@ -303,9 +305,9 @@ static int cmd_init(const struct cli_opts *o)
 
 /* `glassbox serve`: --config is the service's config; the local tenant's
  * policy is --policy, else $GLASSBOX_CONFIG (a tenant policy, as for
- * `glassbox mcp`), which a service config replaces (its tenants carry
- * their own policies): serve refuses the two together rather than drop
- * one unsaid. */
+ * `glassbox mcp`). A service config gives each of its tenants a policy:
+ * with it, serve refuses --policy and says that it does not use
+ * $GLASSBOX_CONFIG, rather than drop either unsaid. */
 static int cmd_serve(const struct cli_opts *o)
 {
 	struct cli_serve_args a = { .data_dir = o->data_dir,
@@ -337,7 +339,7 @@ static int cmd_serve(const struct cli_opts *o)
 		a.policy_path = NULL;
 		a.policy_from_env = 0;
 	}
-	if (o->tenant) {
+	if (o->tenant_from_flag) {
 		fprintf(stderr, "glassbox serve: --tenant is for `glassbox mcp`; serve's tenants "
 		                "are those of --config FILE (without it, \"local\")\n");
 		return 2;
