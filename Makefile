@@ -1,8 +1,13 @@
 # glassbox: the two commands of the Quick start, and the rest.
 #
 #   make run     install what is missing, build, start glassbox serve (MCP over HTTP on
-#                127.0.0.1:8931, tenant "local"; CONFIG=FILE for a service config)
-#   make test    install what is missing, build, run the whole test suite
+#                127.0.0.1:8931, tenant "local"; POLICY=FILE for its policy, CONFIG=FILE
+#                for a service config instead)
+#   make test    install what is missing, build, run the whole test suite (the last part,
+#                make test-newcomer, follows the README literally: tests/newcomer.sh)
+#   make cli-doc rewrite docs/cli.md from the binary's help
+#   make demo    the example QA flows against the fixture shop, the JUnit file, the HTML
+#                report and audit verify
 #   make bench   the agent-loop benchmark against the peers and raw CDP
 
 SHELL := /bin/bash
@@ -20,8 +25,7 @@ DEBIAN_PACKAGES := build-essential pkg-config meson ninja-build libwebsockets-de
 	iproute2 util-linux
 
 .PHONY: all deps build run test test-unit test-asan test-tsan test-fuzz test-http-fuzz test-node test-conformance \
-	bench format \
-	format-check clean
+	bench format format-check clean cli-doc demo test-newcomer
 
 all: build
 
@@ -49,10 +53,11 @@ run: build
 	@$(BUILD)/glassbox init >&2
 	@echo >&2
 	@echo "glassbox serve: MCP Streamable HTTP (Ctrl-C to stop; glassbox mcp serves stdio)." >&2
-	@exec $(BUILD)/glassbox serve $(if $(CONFIG),--config $(CONFIG))
+	@exec $(BUILD)/glassbox serve $(if $(CONFIG),--config $(CONFIG)) $(if $(POLICY),--policy $(POLICY))
 
 test: build
-	$(MAKE) format-check test-unit test-asan test-tsan test-fuzz test-http-fuzz test-node test-conformance
+	$(MAKE) format-check test-unit test-asan test-tsan test-fuzz test-http-fuzz test-node test-conformance \
+		test-newcomer
 
 test-unit:
 	meson test -C $(BUILD) --print-errorlogs
@@ -109,6 +114,21 @@ test-node: build
 # glassbox serve, with the Node 22 pinned in tests/conformance.
 test-conformance: build
 	GLASSBOX_BIN=$(BUILD)/glassbox tests/conformance/run.sh
+
+# The example flows against the fixture shop: the site, a flow run, the
+# JUnit file, the HTML report and audit verify (fixtures/demo.sh).
+demo: build
+	GLASSBOX_BIN=$(BUILD)/glassbox fixtures/demo.sh
+
+# docs/cli.md is the binary's help (cli/help.c); the unit test cli_doc fails
+# when they differ.
+cli-doc: build
+	$(BUILD)/glassbox help --markdown > docs/cli.md
+
+# What the README tells a new user to do, literally, from a clean data dir
+# (serve listens on 127.0.0.1:8931, which must be free).
+test-newcomer: build
+	GLASSBOX_BIN=$(BUILD)/glassbox tests/newcomer.sh
 
 bench: build
 	bench/run.sh

@@ -42,6 +42,8 @@ struct act_session {
 	int require_evidence;   /* refuse to act when evidence cannot be kept */
 	int before_screenshots; /* also keep a screenshot from before each action */
 	json_t *policy;         /* the tenant's policy (a copy; hashed into the manifest) */
+	char client_name[64];   /* act_config.client_name, "" if none (immutable) */
+	char flow_name[128];    /* act_config.flow_name, "" if none (immutable) */
 	int reported_ready;     /* time_to_ready was in a result already */
 
 	/* egress (egress.c) */
@@ -241,8 +243,11 @@ struct act_keeper_action {
 	const char *snapshot_text; /* copied; may be NULL */
 	int secret_text;
 };
+/* user: who runs the session's process; token: the id of the credential
+ * the session came with (NULL: none); both copied into every record's
+ * actor. */
 int act_keeper_start(struct evid_store *store, struct evid_audit *audit, const char *tenant,
-                     const char *user, struct act_keeper **out);
+                     const char *user, const char *token, struct act_keeper **out);
 /* Queues an audit record (body taken) of kind for the session. */
 void act_keeper_record(struct act_keeper *k, const char *kind, const char *session_id,
                        const char *operation_id, json_t *body, int secret_text);

@@ -109,6 +109,15 @@ struct act_config {
 	/* A warm pool of pre-launched browsers (act_pool_start), borrowed: it
 	 * must outlive the session; NULL = launch each browser when needed. */
 	struct act_pool *pool;
+	/* Who acts, for the audit trail's actor (docs/evidence.md). credentials
+	 * (borrowed, read at act_session_new): tenant name -> the id of its
+	 * credential (never the secret); NULL: none (stdio, flows).
+	 * client_name: who drives the session when a call names no client
+	 * (a flow run: "glassbox run"); flow_name: the flow it runs; both
+	 * copied, NULL: none. */
+	json_t *credentials;
+	const char *client_name;
+	const char *flow_name;
 };
 
 /* ---- warm pool --------------------------------------------------------- */

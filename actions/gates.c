@@ -485,6 +485,18 @@ static int gate_run(struct act_ctx *ctx, const char *approval_id, int may_ask)
 		                  json_pack("{s:s, s:s, s:s}", "tool", ctx->def->name, "rule",
 		                            res.decision.rule, "summary", res.decision.summary),
 		                  0);
+	if (res.outcome == POLICY_GATE_APPROVAL_REQUIRED && ctx->as->flow_name[0]) {
+		/* a flow does not wait for a person: its result (and the record)
+		 * says how to let it act instead */
+		json_object_set_new(json_object_get(ctx->out, "gate"), "message",
+		                    json_string("a flow does not wait for approvals"));
+		rc = act_fail(ctx, res.code,
+		              "not done: this action needs a person's approval (rule %s): %s; a "
+		              "flow does not wait for approvals: pre-approve it with a risk rule "
+		              "{\"decision\": \"allow\"} in the policy (--config)",
+		              res.decision.rule, res.decision.summary);
+		goto out;
+	}
 	rc = act_fail(ctx, res.code, "%s", res.message);
 out:
 	free(value);

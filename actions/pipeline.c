@@ -231,13 +231,17 @@ int act_launch_browser(struct act_session *as, char *err, size_t errlen)
 			                      .policy = as->policy,
 			                      .config = as->policy };
 
+		json_t *body = json_pack("{s:o, s:s, s:I, s:s}", "manifest", evid_manifest_new(&m),
+		                         "agent_session", as->id, "time_to_ready_ms",
+		                         (json_int_t)sess_time_to_ready_ms(as->sess), "browser",
+		                         as->pooled ? "pooled" : "launched");
+
+		if (body && as->client_name[0])
+			json_object_set_new(body, "client", json_string(as->client_name));
+		if (body && as->flow_name[0])
+			json_object_set_new(body, "flow", json_string(as->flow_name));
 		act_keeper_record(as->keeper, EVID_AUDIT_SESSION_OPENED, sess_id(as->sess), NULL,
-		                  json_pack("{s:o, s:s, s:I, s:s}", "manifest",
-		                            evid_manifest_new(&m), "agent_session", as->id,
-		                            "time_to_ready_ms",
-		                            (json_int_t)sess_time_to_ready_ms(as->sess), "browser",
-		                            as->pooled ? "pooled" : "launched"),
-		                  0);
+		                  body, 0);
 	}
 	return 0;
 }
@@ -461,9 +465,23 @@ static void keep_record(struct act_ctx *ctx)
 		json_object_set_new(body, "result",
 		                    json_string("[more than 64 KiB: not recorded]"));
 	free(dump);
+	/* who asked: the MCP client, or the session's (a flow run) */
+	if (ctx->call->client_name || ctx->as->client_name[0])
+		json_object_set_new(body, "client",
+		                    json_string(ctx->call->client_name ? ctx->call->client_name
+		                                                       : ctx->as->client_name));
+	if (ctx->as->flow_name[0])
+		json_object_set_new(body, "flow", json_string(ctx->as->flow_name));
 	if (ctx->has_target) {
+		const struct snap_ref *ref =
+		    ctx->target.ref[0] ? act_snapshot_find(&ctx->as->refs, ctx->target.ref) : NULL;
+
 		element = json_pack("{s:s, s:s}", "description", ctx->target.description, "ref",
 		                    ctx->target.ref);
+		if (ref && ref->role)
+			json_object_set_new(element, "role", json_string(ref->role));
+		if (ref && ref->name)
+			json_object_set_new(element, "name", json_string(ref->name));
 		if (ctx->annotation.has_box)
 			json_object_set_new(
 			    element, "box",

@@ -90,6 +90,7 @@ struct act_keeper {
 	struct evid_audit *audit; /* borrowed; may be NULL */
 	char tenant[65];
 	char user[65];
+	char token[65]; /* the credential's id, "" if none */
 };
 
 static void job_free(struct keeper_job *j)
@@ -182,6 +183,7 @@ static int keep_one(struct act_keeper *k, struct keeper_job *j)
 		e.kind = j->kind;
 		e.actor.tenant = k->tenant;
 		e.actor.user = k->user;
+		e.actor.token = k->token[0] ? k->token : NULL;
 		e.session_id = j->session_id[0] ? j->session_id : NULL;
 		e.operation_id = j->operation_id[0] ? j->operation_id : NULL;
 		e.body = j->body;
@@ -258,7 +260,7 @@ static void *keeper_main(void *arg)
 }
 
 int act_keeper_start(struct evid_store *store, struct evid_audit *audit, const char *tenant,
-                     const char *user, struct act_keeper **out)
+                     const char *user, const char *token, struct act_keeper **out)
 {
 	struct act_keeper *k = calloc(1, sizeof(*k));
 
@@ -269,6 +271,7 @@ int act_keeper_start(struct evid_store *store, struct evid_audit *audit, const c
 	k->audit = audit;
 	snprintf(k->tenant, sizeof(k->tenant), "%s", tenant);
 	snprintf(k->user, sizeof(k->user), "%s", user ? user : "");
+	snprintf(k->token, sizeof(k->token), "%s", token ? token : "");
 	k->max_jobs = KEEPER_MAX_JOBS;
 	k->max_bytes = KEEPER_MAX_BYTES;
 	k->wait_ms = KEEPER_WAIT_MS;

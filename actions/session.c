@@ -20,10 +20,12 @@
 #include "sessions/sessions.h"
 
 #include <errno.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 static char *dup_or_null(const char *s)
 {
@@ -124,10 +126,28 @@ static int check_retention(struct act_session *s, char *err, size_t errlen)
 	return 0;
 }
 
+/* The name of the user this process runs as ($USER, else the password
+ * database's, else "uid N"), for the audit trail's actor. */
+static void run_as_user(char *out, size_t outlen)
+{
+	const char *env = getenv("USER");
+	struct passwd pw;
+	struct passwd *res = NULL;
+	char buf[1024];
+
+	if (env && env[0])
+		snprintf(out, outlen, "%s", env);
+	else if (getpwuid_r(geteuid(), &pw, buf, sizeof(buf), &res) == 0 && res)
+		snprintf(out, outlen, "%s", res->pw_name);
+	else
+		snprintf(out, outlen, "uid %u", (unsigned)geteuid());
+}
+
 int act_session_new(const struct act_config *cfg, struct act_session **out, char *err,
                     size_t errlen)
 {
 	struct act_session *s;
+	char user[64];
 	char tenant_dir[4096];
 	char aerr[512];
 	int rc = -1;
@@ -155,6 +175,8 @@ int act_session_new(const struct act_config *cfg, struct act_session **out, char
 	s->policy = cfg->tenant_policy ? json_deep_copy(cfg->tenant_policy) : json_object();
 	s->before_screenshots = json_is_true(json_object_get(s->policy, "before_screenshots"));
 	s->require_evidence = json_is_true(json_object_get(cfg->tenant_policy, "require_evidence"));
+	snprintf(s->client_name, sizeof(s->client_name), "%s", gb_or(cfg->client_name, ""));
+	snprintf(s->flow_name, sizeof(s->flow_name), "%s", gb_or(cfg->flow_name, ""));
 	gb_random_hex(s->id, 16);
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_cond_init(&s->cond, NULL);
@@ -175,7 +197,10 @@ int act_session_new(const struct act_config *cfg, struct act_session **out, char
 		snprintf(err, errlen, "cannot open the audit log: %s", aerr);
 		goto out;
 	}
-	if (act_keeper_start(s->store, s->audit, s->tenant, getenv("USER"), &s->keeper) < 0) {
+	run_as_user(user, sizeof(user));
+	if (act_keeper_start(s->store, s->audit, s->tenant, user,
+	                     json_string_value(json_object_get(cfg->credentials, s->tenant)),
+	                     &s->keeper) < 0) {
 		snprintf(err, errlen, "cannot start the evidence writer thread");
 		goto out;
 	}

@@ -53,7 +53,7 @@ times=()
 status=0
 for r in $(seq 1 "$runs"); do
 	start=$(date +%s%N)
-	if ! "$bin" run "${args[@]}" -j "$jobs" --config fixtures/flows/policy.json \
+	if ! "$bin" run "${args[@]}" -j "$jobs" --config fixtures/policy/flows.json \
 		--data-dir "$work/data" --junit "$work/junit-$r.xml" > "$work/run-$r.log" 2>&1; then
 		echo "run $r: a flow failed:" >&2
 		grep -E '^(FAIL|[0-9]+ flows)' "$work/run-$r.log" >&2 || tail -n 20 "$work/run-$r.log" >&2

@@ -5,7 +5,8 @@
  * Without --config it serves one tenant, "local", on 127.0.0.1:8931: its
  * token is generated on the first start, printed once, and only its
  * SHA-256 is kept, in DATA/serve-local.json (0600). Delete that file to
- * get a new token.
+ * get a new token. Its policy is the file --policy (or $GLASSBOX_CONFIG)
+ * names, read at each start and never copied into serve-local.json.
  *
  * SIGTERM and SIGINT stop it gracefully (mcp_http_serve); the exit status
  * is 0 after a clean stop, 1 when it could not start, 2 for a bad config.
@@ -90,6 +91,64 @@ out:
 	sodium_memzero(token, sizeof(token));
 	free(text);
 	return root;
+}
+
+/* Reads the local tenant's policy from the JSON file a->policy_path
+ * before anything is created, or says that it has the default policy.
+ * Returns 0 with *out a new reference (NULL: the default), or -1 after
+ * saying what is wrong with the file. */
+static int load_local_policy(const struct cli_serve_args *a, json_t **out)
+{
+	json_error_t jerr;
+	int rc = -1;
+
+	*out = NULL;
+	if (!a->policy_path) {
+		fprintf(stderr, "glassbox serve: tenant \"local\" has the default policy: public "
+		                "hosts allowed, private and loopback addresses refused (--policy "
+		                "FILE sets another)\n");
+		rc = 0;
+		goto out;
+	}
+	*out = json_load_file(a->policy_path, JSON_REJECT_DUPLICATES, &jerr);
+	if (!*out) {
+		fprintf(stderr,
+		        "glassbox serve: cannot read the policy %s%s: %s (line %d, column %d)\n",
+		        a->policy_path, a->policy_from_env ? " ($GLASSBOX_CONFIG)" : "", jerr.text,
+		        jerr.line, jerr.column);
+		goto out;
+	}
+	if (!json_is_object(*out)) {
+		fprintf(stderr, "glassbox serve: the policy %s must be a JSON object\n",
+		        a->policy_path);
+		json_decref(*out);
+		*out = NULL;
+		goto out;
+	}
+	fprintf(stderr, "glassbox serve: tenant \"local\" has the policy %s%s\n", a->policy_path,
+	        a->policy_from_env ? " (from $GLASSBOX_CONFIG)" : "");
+	rc = 0;
+out:
+	return rc;
+}
+
+/* Tenant name -> the id of its credential, for the audit trail's actor:
+ * "sha256:" and the first 12 hex digits of the token's SHA-256, which the
+ * service config lists (never the token). A new object, or NULL. */
+static json_t *credential_ids(const struct mcp_serve_config *cfg)
+{
+	json_t *ids = json_object();
+	char id[32];
+	size_t i, k;
+
+	for (i = 0; ids && i < cfg->n_tenants; i++) {
+		memcpy(id, "sha256:", 7);
+		for (k = 0; k < 6; k++)
+			snprintf(id + 7 + 2 * k, sizeof(id) - 7 - 2 * k, "%02x",
+			         cfg->tenants[i].token_sha256[k]);
+		json_object_set_new(ids, cfg->tenants[i].name, json_string(id));
+	}
+	return ids;
 }
 
 /* What the admin hooks read: the store, the warm pool, the egress layers. */
@@ -190,6 +249,8 @@ int cli_cmd_serve(const struct cli_serve_args *a)
 	struct sigaction sa;
 	json_error_t jerr;
 	json_t *root = NULL;
+	json_t *local_policy = NULL;
+	json_t *credentials = NULL;
 	char err[512];
 	int rc = 2;
 
@@ -203,11 +264,16 @@ int cli_cmd_serve(const struct cli_serve_args *a)
 			goto out;
 		}
 	} else {
+		if (load_local_policy(a, &local_policy) < 0)
+			goto out;
 		root = local_config(a->data_dir);
 		if (!root) {
 			rc = 1;
 			goto out;
 		}
+		if (local_policy)
+			json_object_set(json_object_get(json_object_get(root, "tenants"), "local"),
+			                "policy", local_policy);
 	}
 	if (mcp_serve_config_parse(root, &cfg, err, sizeof(err)) < 0) {
 		fprintf(stderr, "glassbox serve: the config %s is not valid: %s\n",
@@ -226,6 +292,8 @@ int cli_cmd_serve(const struct cli_serve_args *a)
 	base.data_dir = a->data_dir;
 	base.chromium_path = a->chromium;
 	base.headless = !a->headed;
+	credentials = credential_ids(cfg);
+	base.credentials = credentials;
 	if (check_policies(cfg, &base) < 0) {
 		rc = 2;
 		goto out;
@@ -250,6 +318,8 @@ out:
 	json_decref(st.egress_layers);
 	store_close(store);
 	mcp_serve_config_free(cfg);
+	json_decref(credentials);
+	json_decref(local_policy);
 	json_decref(root);
 	return rc;
 }

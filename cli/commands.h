@@ -5,6 +5,17 @@
 #ifndef GB_CLI_COMMANDS_H
 #define GB_CLI_COMMANDS_H
 
+#include <stdio.h>
+
+/* The help of every command (help.c). cli_help_has: 1 when command has an
+ * entry. cli_help_command prints its usage, options and an example to out
+ * (-1: no such command). cli_help_general lists the commands;
+ * cli_help_markdown prints all of it as docs/cli.md. */
+int cli_help_has(const char *command);
+int cli_help_command(FILE *out, const char *command);
+void cli_help_general(FILE *out);
+void cli_help_markdown(FILE *out);
+
 /* `glassbox run FLOW... [options]` (cmd_run.c): argv[1] is "run";
  * default_data_dir is the data dir picked from the environment. Returns
  * the exit status: 0 all flows passed, 1 a flow failed, 2 bad input. */
@@ -21,6 +32,8 @@ struct cli_serve_args {
 	const char *data_dir;    /* created already */
 	const char *chromium;    /* NULL: default */
 	const char *config_path; /* --config only; NULL: the embedded local defaults */
+	const char *policy_path; /* the local tenant's policy (--policy or $GLASSBOX_CONFIG) */
+	int policy_from_env;     /* policy_path came from $GLASSBOX_CONFIG */
 	int headed;
 };
 

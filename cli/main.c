@@ -11,7 +11,9 @@
  *   glassbox profile ...       a tenant's encrypted browser profiles (cmd_profile.c)
  *   glassbox keys ...          the master key of the sealed stores (cmd_keys.c)
  *   glassbox secret ...        set, list or delete a tenant's secrets
- *   glassbox version
+ *   glassbox version           (also --version)
+ *   glassbox help [COMMAND]    the help of every command is in help.c;
+ *                              COMMAND --help and -h print it too
  */
 #include "actions/actions.h"
 #include "cli/commands.h"
@@ -36,50 +38,20 @@
 struct cli_opts {
 	char data_dir[PATH_MAX];
 	const char *chromium;
-	const char *config_path;
+	const char *config_path; /* --config, else $GLASSBOX_CONFIG */
+	int config_from_env;     /* config_path is $GLASSBOX_CONFIG's */
+	const char *policy_path; /* serve --policy */
 	int headed;
 	const char *tenant;
+	int tenant_from_flag; /* --tenant, not $GLASSBOX_TENANT */
 };
 
-static void usage(FILE *out)
+/* Says that option a of command is unknown or misses its value, with the
+ * command's help on stderr. */
+static void bad_option(const char *command, const char *a)
 {
-	fprintf(
-	    out,
-	    "usage: glassbox COMMAND [options]\n"
-	    "\n"
-	    "commands:\n"
-	    "  mcp        serve the browser tools over MCP on stdin/stdout\n"
-	    "  serve      serve them over MCP Streamable HTTP to the tenants of --config FILE\n"
-	    "             (docs/service.md); without it, one tenant \"local\" on 127.0.0.1\n"
-	    "  init       create the data dir, check that Chromium starts, print a client config\n"
-	    "  approvals  list [--all] | show ID | approve ID [--reason R] | deny ID [--reason R]\n"
-	    "  audit      verify [--tenant T] [--pubkey FILE] [--json] | export-key [-o FILE] |\n"
-	    "             purge --tenant T --days N\n"
-	    "  report     --session ID | --tenant T [--since DATE] -o FILE: the trail as HTML\n"
-	    "  run        FLOW... [-j N] [--junit FILE] [--report FILE] [--vars FILE]\n"
-	    "             [--profile NAME]: QA flows, see docs/flows.md and glassbox run --help\n"
-	    "  profile    list | show | create | delete | revoke | export | import: encrypted\n"
-	    "             browser profiles (glassbox profile help; docs/profiles.md)\n"
-	    "  keys       init | rotate: the master key of the sealed profiles\n"
-	    "  secret     set NAME --hosts H1,H2 [--fields K] [--tenant T] [--from-file F] |\n"
-	    "             list [--tenant T] [--json] | delete NAME [--tenant T]\n"
-	    "  version    print the version\n"
-	    "\n"
-	    "options:\n"
-	    "  --data-dir DIR            state, evidence and run dirs (default "
-	    "$GLASSBOX_DATA_DIR,\n"
-	    "                            else $XDG_DATA_HOME/glassbox or ~/.local/share/glassbox)\n"
-	    "  --chromium PATH           the Chromium binary (default /usr/lib/chromium/chromium)\n"
-	    "  --config FILE             the tenant's policy (default $GLASSBOX_CONFIG): JSON "
-	    "with\n"
-	    "                            \"egress\" (allowed hosts, resolver overrides, see\n"
-	    "                            docs/egress.md), \"require_evidence\", "
-	    "\"before_screenshots\"\n"
-	    "  --headed                  show the browser window (needs a display)\n"
-	    "  --tenant T                the tenant `glassbox mcp` serves (default "
-	    "$GLASSBOX_TENANT,\n"
-	    "                            else \"local\"): its profiles, evidence and audit "
-	    "trail\n");
+	fprintf(stderr, "glassbox %s: unknown or incomplete option '%s'\n\n", command, a);
+	cli_help_command(stderr, command);
 }
 
 /* Picks the data dir: flag, then environment, then the XDG default. */
@@ -106,8 +78,10 @@ static int parse_opts(int argc, char **argv, struct cli_opts *o)
 	default_data_dir(o);
 	if (getenv("GLASSBOX_CHROMIUM"))
 		o->chromium = getenv("GLASSBOX_CHROMIUM");
-	if (getenv("GLASSBOX_CONFIG") && getenv("GLASSBOX_CONFIG")[0])
+	if (getenv("GLASSBOX_CONFIG") && getenv("GLASSBOX_CONFIG")[0]) {
 		o->config_path = getenv("GLASSBOX_CONFIG");
+		o->config_from_env = 1;
+	}
 	if (getenv("GLASSBOX_TENANT") && getenv("GLASSBOX_TENANT")[0])
 		o->tenant = getenv("GLASSBOX_TENANT");
 	for (i = 2; i < argc; i++) {
@@ -122,15 +96,19 @@ static int parse_opts(int argc, char **argv, struct cli_opts *o)
 			i++;
 		} else if (!strcmp(a, "--config") && v) {
 			o->config_path = v;
+			o->config_from_env = 0;
+			i++;
+		} else if (!strcmp(a, "--policy") && v && !strcmp(argv[1], "serve")) {
+			o->policy_path = v;
 			i++;
 		} else if (!strcmp(a, "--headed")) {
 			o->headed = 1;
 		} else if (!strcmp(a, "--tenant") && v) {
 			o->tenant = v;
+			o->tenant_from_flag = 1;
 			i++;
 		} else {
-			fprintf(stderr, "glassbox: unknown or incomplete option '%s'\n\n", a);
-			usage(stderr);
+			bad_option(argv[1], a);
 			return -1;
 		}
 	}
@@ -249,6 +227,34 @@ static int cmd_mcp(const struct cli_opts *o)
 	return rc;
 }
 
+/* Creates DIR/run (0700) if missing and checks that this user may write
+ * in the data dir, so that a data dir it cannot use is named as such
+ * rather than reported as a browser that does not start. 0, or -1 after
+ * saying what to do. */
+static int check_data_dir_writable(const char *dir)
+{
+	char run_dir[PATH_MAX];
+	int n = snprintf(run_dir, sizeof(run_dir), "%s/run", dir);
+	int rc = -1;
+
+	if (n < 0 || (size_t)n >= sizeof(run_dir)) {
+		fprintf(stderr, "glassbox: the data dir path %s is too long\n", dir);
+		goto out;
+	}
+	if ((mkdir(run_dir, 0700) != 0 && errno != EEXIST) || access(dir, W_OK) != 0 ||
+	    access(run_dir, W_OK) != 0) {
+		fprintf(stderr,
+		        "glassbox: the data dir %s is not writable by this user (%s): make it "
+		        "writable (chown or chmod), or pick another with --data-dir DIR or "
+		        "$GLASSBOX_DATA_DIR\n",
+		        dir, strerror(errno));
+		goto out;
+	}
+	rc = 0;
+out:
+	return rc;
+}
+
 static int cmd_init(const struct cli_opts *o)
 {
 	struct act_config cfg;
@@ -257,7 +263,7 @@ static int cmd_init(const struct cli_opts *o)
 	char err[512];
 	ssize_t n;
 
-	if (make_data_dir(o->data_dir) < 0)
+	if (make_data_dir(o->data_dir) < 0 || check_data_dir_writable(o->data_dir) < 0)
 		return 1;
 	fill_config(o, NULL, &cfg);
 	if (act_browser_check(&cfg, version, sizeof(version), err, sizeof(err)) < 0) {
@@ -283,7 +289,7 @@ static int cmd_init(const struct cli_opts *o)
 	}
 	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	self[n > 0 ? n : 0] = '\0';
-	printf("glassbox %s: data dir %s (tenant \"local\", default policy)\n\n"
+	printf("glassbox %s: data dir %s (tenant \"local\")\n\n"
 	       "Connect an MCP client by adding this server to its configuration:\n\n"
 	       "{\n"
 	       "  \"mcpServers\": {\n"
@@ -297,18 +303,46 @@ static int cmd_init(const struct cli_opts *o)
 	return 0;
 }
 
-/* `glassbox serve`: its --config is the service's (never $GLASSBOX_CONFIG,
- * which is a tenant policy). */
-static int cmd_serve(const struct cli_opts *o, int argc, char **argv)
+/* `glassbox serve`: --config is the service's config; the local tenant's
+ * policy is --policy, else $GLASSBOX_CONFIG (a tenant policy, as for
+ * `glassbox mcp`). A service config gives each of its tenants a policy:
+ * with it, serve refuses --policy and says that it does not use
+ * $GLASSBOX_CONFIG, rather than drop either unsaid. */
+static int cmd_serve(const struct cli_opts *o)
 {
 	struct cli_serve_args a = { .data_dir = o->data_dir,
 		                    .chromium = o->chromium,
 		                    .headed = o->headed };
-	int i;
 
-	for (i = 2; i + 1 < argc; i++) {
-		if (!strcmp(argv[i], "--config"))
-			a.config_path = argv[i + 1];
+	if (o->config_path && !o->config_from_env)
+		a.config_path = o->config_path;
+	if (o->policy_path) {
+		a.policy_path = o->policy_path;
+	} else if (o->config_path && o->config_from_env) {
+		a.policy_path = o->config_path;
+		a.policy_from_env = 1;
+	}
+	if (a.config_path && a.policy_path && !a.policy_from_env) {
+		fprintf(stderr,
+		        "glassbox serve: --policy sets the policy of the local tenant, which "
+		        "--config %s replaces: put the policy in that file's "
+		        "tenants.NAME.policy (docs/service.md), or drop --config\n",
+		        a.config_path);
+		return 2;
+	}
+	if (a.config_path && a.policy_from_env) {
+		/* the service config gives each tenant its policy */
+		fprintf(stderr,
+		        "glassbox serve: not using $GLASSBOX_CONFIG (%s), a tenant policy: the "
+		        "service config %s gives each tenant its policy (tenants.NAME.policy)\n",
+		        a.policy_path, a.config_path);
+		a.policy_path = NULL;
+		a.policy_from_env = 0;
+	}
+	if (o->tenant_from_flag) {
+		fprintf(stderr, "glassbox serve: --tenant is for `glassbox mcp`; serve's tenants "
+		                "are those of --config FILE (without it, \"local\")\n");
+		return 2;
 	}
 	if (make_data_dir(o->data_dir) < 0)
 		return 1;
@@ -344,17 +378,60 @@ static int cmd_evidence(int argc, char **argv)
 	return rc;
 }
 
+/* 1 when a command's arguments ask for its help: --help or -h anywhere,
+ * or "help" right after the command (`glassbox profile help`). */
+static int wants_help(int argc, char **argv)
+{
+	int i;
+
+	if (argc > 2 && !strcmp(argv[2], "help"))
+		return 1;
+	for (i = 2; i < argc; i++)
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
+			return 1;
+	return 0;
+}
+
+/* `glassbox help [COMMAND | --markdown]`. */
+static int cmd_help(int argc, char **argv)
+{
+	if (argc < 3 || (!strcmp(argv[1], "help") && argc == 3 &&
+	                 (!strcmp(argv[2], "--help") || !strcmp(argv[2], "-h")))) {
+		if (argc < 3)
+			cli_help_general(stdout);
+		else
+			cli_help_command(stdout, "help");
+		return 0;
+	}
+	if (!strcmp(argv[2], "--markdown")) {
+		cli_help_markdown(stdout);
+		return 0;
+	}
+	if (cli_help_command(stdout, argv[2]) < 0) {
+		fprintf(stderr, "glassbox help: there is no command '%s'\n\n", argv[2]);
+		cli_help_general(stderr);
+		return 2;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct cli_opts o;
 
 	signal(SIGPIPE, SIG_IGN);
-	if (argc < 2 || !strcmp(argv[1], "help") || !strcmp(argv[1], "--help") ||
-	    !strcmp(argv[1], "-h")) {
-		usage(argc < 2 ? stderr : stdout);
-		return argc < 2 ? 2 : 0;
+	if (argc < 2) {
+		cli_help_general(stderr);
+		return 2;
 	}
-	if (!strcmp(argv[1], "version") || !strcmp(argv[1], "--version")) {
+	if (!strcmp(argv[1], "help") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))
+		return cmd_help(argc, argv);
+	if (cli_help_has(argv[1]) && wants_help(argc, argv)) {
+		cli_help_command(stdout, argv[1]);
+		return 0;
+	}
+	if (!strcmp(argv[1], "version") || !strcmp(argv[1], "--version") ||
+	    !strcmp(argv[1], "-V")) {
 		printf("glassbox %s\n", GLASSBOX_VERSION);
 		return 0;
 	}
@@ -378,8 +455,8 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "init"))
 		return cmd_init(&o);
 	if (!strcmp(argv[1], "serve"))
-		return cmd_serve(&o, argc, argv);
+		return cmd_serve(&o);
 	fprintf(stderr, "glassbox: unknown command '%s'\n\n", argv[1]);
-	usage(stderr);
+	cli_help_general(stderr);
 	return 2;
 }

@@ -24,14 +24,19 @@ struct report {
 	struct gb_buf styles;        /* one CSS rule per embedded image */
 	struct evid_keyset embedded; /* images already in styles */
 	json_t *approvals;           /* operation id -> [approval record bodies] */
+	json_t *session_info;        /* session id -> {client, flow} of its session_opened */
+	json_t *op_session;          /* operation id -> the session of its tool call */
+	json_t *refused_ops;         /* operation ids counted in refusals */
+	json_t *held_ops;            /* operation ids counted in held */
 	struct evid_verify_report vrep;
 	int verify_ran;       /* vrep is meaningful */
 	char verify_err[512]; /* why verification could not run */
 	size_t shown;         /* records in the report */
 	size_t actions;
 	size_t failed;
-	size_t refusals;
-	size_t approvals_n;
+	size_t refusals;    /* actions the policy refused or cut short */
+	size_t held;        /* actions held for a person's approval */
+	size_t approvals_n; /* approvals granted or denied */
 	size_t blocked;
 	size_t unreadable; /* lines that could not be parsed */
 	json_t *sessions;  /* session ids seen, in order */

@@ -134,7 +134,8 @@ static int wanted(const struct report *r, const struct evid_record *rec)
 	return 1;
 }
 
-/* First pass: approvals and denials by operation. */
+/* First pass: approvals and denials by operation, and who drives each
+ * session (the client and flow its session_opened record names). */
 static int note_approval(const char *line, size_t len, unsigned long lineno, int complete,
                          int too_long, void *user)
 {
@@ -161,6 +162,22 @@ static int note_approval(const char *line, size_t len, unsigned long lineno, int
 		}
 		if (!entry || json_array_append_new(list, entry) != 0)
 			r->oom = 1;
+	}
+	if (rec.session && rec.operation && !strcmp(rec.kind, EVID_AUDIT_TOOL_CALL) &&
+	    json_object_set_new(r->op_session, rec.operation, json_string(rec.session)) != 0)
+		r->oom = 1;
+	if (rec.session && !strcmp(rec.kind, EVID_AUDIT_SESSION_OPENED)) {
+		json_t *info = json_object();
+
+		if (!info || json_object_set_new(r->session_info, rec.session, info) != 0)
+			r->oom = 1;
+		else {
+			if (json_is_string(json_object_get(rec.body, "client")))
+				json_object_set(info, "client",
+				                json_object_get(rec.body, "client"));
+			if (json_is_string(json_object_get(rec.body, "flow")))
+				json_object_set(info, "flow", json_object_get(rec.body, "flow"));
+		}
 	}
 	evid_record_free(&rec);
 	return r->oom ? -EVID_ENOMEM : 0;
@@ -353,8 +370,12 @@ static void render_header(struct report *r)
 	rpt_raw(r, "</small></div></header>\n<section class=\"stats\">");
 	rpt_printf(r, "<div class=\"stat\"><b>%zu</b>actions</div>", r->actions);
 	rpt_printf(r, "<div class=\"stat\"><b>%zu</b>failed</div>", r->failed);
-	rpt_printf(r, "<div class=\"stat\"><b>%zu</b>refused by policy</div>", r->refusals);
-	rpt_printf(r, "<div class=\"stat\"><b>%zu</b>approvals</div>", r->approvals_n);
+	rpt_printf(r, "<div class=\"stat\" id=\"stat-refused\"><b>%zu</b>refused by policy</div>",
+	           r->refusals);
+	rpt_printf(r, "<div class=\"stat\" id=\"stat-held\"><b>%zu</b>held for approval</div>",
+	           r->held);
+	rpt_printf(r, "<div class=\"stat\" id=\"stat-approvals\"><b>%zu</b>approvals decided</div>",
+	           r->approvals_n);
 	rpt_printf(r, "<div class=\"stat\"><b>%zu</b>blocked requests</div>", r->blocked);
 	rpt_printf(r, "<div class=\"stat\"><b>%zu</b>sessions</div></section>\n",
 	           json_array_size(r->sessions));
@@ -433,6 +454,10 @@ int evid_report_html(const char *data_dir, const struct evid_report_opts *opts, 
 	r.data_dir = data_dir;
 	r.opts = opts;
 	r.approvals = json_object();
+	r.session_info = json_object();
+	r.op_session = json_object();
+	r.refused_ops = json_object();
+	r.held_ops = json_object();
 	r.sessions = json_array();
 	if (!opts || !data_dir || (!opts->tenant && !opts->session_id)) {
 		gb_set_error(err, errlen, "a report needs a tenant, a session, or both");
@@ -469,6 +494,10 @@ out:
 	gb_buf_free(&r.styles);
 	evid_keyset_free(&r.embedded);
 	json_decref(r.approvals);
+	json_decref(r.session_info);
+	json_decref(r.op_session);
+	json_decref(r.refused_ops);
+	json_decref(r.held_ops);
 	json_decref(r.sessions);
 	return rc;
 }

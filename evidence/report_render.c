@@ -296,43 +296,123 @@ static void kv(struct report *r, const char *label, json_t *v, const char *cls)
 	rpt_raw(r, "</dd>");
 }
 
-/* Who acted: token / tenant / user. */
+/* The session's own facts (client, flow) from its session_opened record;
+ * a record without a session (an approval's) belongs to the session of
+ * its operation's tool call. */
+static json_t *session_info(const struct report *r, const struct evid_record *rec)
+{
+	const char *session = rec->session;
+
+	if (!session && rec->operation)
+		session = json_string_value(json_object_get(r->op_session, rec->operation));
+	return session ? json_object_get(r->session_info, session) : NULL;
+}
+
+/* Who acted, every part the record (or its session) names: the tenant,
+ * the credential's id, the client that made the call, the user the
+ * service ran as; a person's approval names the person. */
 static void render_actor(struct report *r, const struct evid_record *rec)
 {
 	json_t *actor = json_object_get(rec->rec, "actor");
-	const char *user = str(actor, "user");
+	json_t *info = session_info(r, rec);
+	const char *tenant = str(actor, "tenant") ? str(actor, "tenant") : rec->tenant;
 	const char *token = str(actor, "token");
+	const char *user = str(actor, "user");
+	const char *client =
+	    str(rec->body, "client") ? str(rec->body, "client") : str(info, "client");
 
-	if (!user && !token)
-		return;
-	rpt_raw(r, "<dt>Actor</dt><dd>");
-	rpt_text(r, user ? user : "—");
+	rpt_raw(r, "<dt>Actor</dt><dd class=\"actor\">tenant ");
+	rpt_text(r, tenant);
+	rpt_raw(r, " · ");
 	if (token) {
-		rpt_raw(r, " <span class=\"muted\">(token ");
+		rpt_raw(r, "credential <span class=\"mono\">");
 		rpt_text(r, token);
+		rpt_raw(r, "</span>");
+	} else {
+		rpt_raw(r, "<span class=\"muted\">no credential (local)</span>");
+	}
+	if (client) {
+		rpt_raw(r, " · client ");
+		rpt_text(r, client);
+	}
+	if (user && user[0]) {
+		rpt_raw(r, " <span class=\"muted\">(service user ");
+		rpt_text(r, user);
 		rpt_raw(r, ")</span>");
 	}
 	rpt_raw(r, "</dd>");
 }
 
-/* The element acted on: role "name" (ref). */
+/* The flow a record belongs to, when its session ran one. */
+static void render_flow(struct report *r, const struct evid_record *rec)
+{
+	const char *flow =
+	    str(rec->body, "flow") ? str(rec->body, "flow") : str(session_info(r, rec), "flow");
+
+	if (!flow)
+		return;
+	rpt_raw(r, "<dt>Flow</dt><dd class=\"flow\">");
+	rpt_text(r, flow);
+	rpt_raw(r, "</dd>");
+}
+
+/* The element acted on: role "name" (ref), or what the target resolved to
+ * (button "Save" [e5], "css=#save"). */
 static void render_element(struct report *r, json_t *el)
 {
+	const char *ref;
+
 	if (!json_is_object(el))
 		return;
-	rpt_raw(r, "<dt>Element</dt><dd>");
-	rpt_text(r, str(el, "role") ? str(el, "role") : "element");
-	if (str(el, "name")) {
-		rpt_raw(r, " “");
-		rpt_text(r, str(el, "name"));
-		rpt_raw(r, "”");
-	}
-	if (str(el, "ref")) {
-		rpt_raw(r, " <span class=\"muted\">ref ");
-		rpt_text(r, str(el, "ref"));
-		rpt_raw(r, "</span>");
+	ref = str(el, "ref") && str(el, "ref")[0] ? str(el, "ref") : NULL;
+	rpt_raw(r, "<dt>Element</dt><dd class=\"element\">");
+	if (str(el, "role")) {
+		rpt_text(r, str(el, "role"));
+		if (str(el, "name")) {
+			rpt_raw(r, " “");
+			rpt_text(r, str(el, "name"));
+			rpt_raw(r, "”");
+		}
+		if (ref) {
+			rpt_raw(r, " <span class=\"muted\">ref ");
+			rpt_text(r, ref);
+			rpt_raw(r, "</span>");
+		}
+	} else {
+		rpt_text(r, str(el, "description") ? str(el, "description") : ref);
 	}
 	rpt_raw(r, "</dd>");
+}
+
+/* Counts the record's operation once in the set ops (or, without one,
+ * the record itself); returns 1 when it was not counted before. */
+static int count_once(struct report *r, json_t *ops, const struct evid_record *rec)
+{
+	char key[48];
+	const char *k = rec->operation;
+
+	if (!k) {
+		snprintf(key, sizeof(key), "seq %llu", (unsigned long long)rec->seq);
+		k = key;
+	}
+	if (json_object_get(ops, k))
+		return 0;
+	if (json_object_set_new(ops, k, json_true()) != 0)
+		r->oom = 1;
+	return 1;
+}
+
+/* Error codes of an action the policy did not let run. */
+static int is_refusal_code(const char *code)
+{
+	static const char *const codes[] = { "url_refused", "forbidden", "approval_denied",
+		                             "approval_refused" };
+	size_t i;
+
+	for (i = 0; code && i < sizeof(codes) / sizeof(codes[0]); i++)
+		if (!strcmp(code, codes[i]))
+			return 1;
+	return 0;
 }
 
 /* Verdicts as a table. */
@@ -425,11 +505,17 @@ static void render_tool_call(struct report *r, const struct evid_record *rec)
 	r->actions++;
 	if (!ok)
 		r->failed++;
+	if (is_refusal_code(str(error, "code")))
+		r->refusals += (size_t)count_once(r, r->refused_ops, rec);
+	if (str(error, "code") && !strcmp(str(error, "code"), "approval_required"))
+		r->held += (size_t)count_once(r, r->held_ops, rec);
 	rpt_printf(r, "<li class=\"ev %s\" id=\"r%llu\"><div class=\"main\">", ok ? "ok" : "fail",
 	           (unsigned long long)rec->seq);
 	render_head(r, rec, str(body, "tool") ? str(body, "tool") : "tool call", ok ? "ok" : "bad",
 	            ok ? "ok" : "failed");
 	rpt_raw(r, "<dl class=\"kv\">");
+	render_actor(r, rec);
+	render_flow(r, rec);
 	render_element(r, json_object_get(body, "element"));
 	kv(r, "URL before", json_object_get(body, "url_before"), "url");
 	kv(r, "URL after", json_object_get(body, "url"), "url");
@@ -442,7 +528,6 @@ static void render_tool_call(struct report *r, const struct evid_record *rec)
 	render_approvals(r, rec);
 	render_blocked(r, json_object_get(body, "blocked"));
 	kv(r, "Evidence", json_object_get(body, "evidence_error"), "badtext");
-	render_actor(r, rec);
 	if (json_object_size(json_object_get(body, "arguments"))) {
 		rpt_raw(r, "<dt>Arguments</dt><dd class=\"mono\">");
 		rpt_json(r, json_object_get(body, "arguments"), ARGS_SHOW_MAX_BYTES);
@@ -457,20 +542,82 @@ static void render_tool_call(struct report *r, const struct evid_record *rec)
 
 static void render_refusal(struct report *r, const struct evid_record *rec)
 {
-	r->refusals++;
+	/* a request the egress layers refused nests its facts in "refusal" */
+	json_t *d = json_is_object(json_object_get(rec->body, "refusal"))
+	                ? json_object_get(rec->body, "refusal")
+	                : rec->body;
+
+	r->refusals += (size_t)count_once(r, r->refused_ops, rec);
 	rpt_printf(r, "<li class=\"ev refused\" id=\"r%llu\"><div class=\"main\">",
 	           (unsigned long long)rec->seq);
 	render_head(r, rec, str(rec->body, "tool") ? str(rec->body, "tool") : "action", "warn",
 	            "refused by policy");
 	rpt_raw(r, "<dl class=\"kv\">");
-	kv(r, "Rule", json_object_get(rec->body, "rule"), NULL);
-	kv(r, "Reason", json_object_get(rec->body, "reason"), NULL);
-	kv(r, "URL", json_object_get(rec->body, "url"), "url");
-	render_blocked(r, json_object_get(rec->body, "blocked"));
 	render_actor(r, rec);
+	render_flow(r, rec);
+	kv(r, "Rule", json_object_get(d, "rule"), NULL);
+	kv(r, "Reason", json_object_get(d, "reason"), NULL);
+	kv(r, "Why", json_object_get(d, "message"), NULL);
+	kv(r, "Summary", json_object_get(d, "summary"), NULL);
+	kv(r, "URL", json_object_get(d, "url"), "url");
+	kv(r, "Host", json_object_get(d, "host"), "mono");
+	kv(r, "Layer", json_object_get(d, "layer"), NULL);
+	render_blocked(r, json_object_get(rec->body, "blocked"));
 	rpt_raw(r, "</dl></div><div class=\"side\">");
 	render_artifacts(r, rec);
 	rpt_raw(r, "</div></li>\n");
+}
+
+/* The actor of a decision on an approval: a person, named by the channel
+ * that decided ("human alice via the CLI", "human at client X"). */
+static void render_person(struct report *r, const struct evid_record *rec)
+{
+	const char *by = str(rec->body, "by");
+	const char *channel = str(rec->body, "channel");
+
+	rpt_raw(r, "<dt>Actor</dt><dd class=\"actor\">human");
+	if (by && by[0]) {
+		rpt_raw(r, " ");
+		rpt_text(r, by);
+	}
+	if (channel && channel[0]) {
+		rpt_raw(r, " <span class=\"muted\">via ");
+		rpt_text(r, channel);
+		rpt_raw(r, "</span>");
+	}
+	rpt_raw(r, " · tenant ");
+	rpt_text(r, rec->tenant);
+	rpt_raw(r, "</dd>");
+}
+
+/* An approval's life (approval_event): asked for ("created": the action
+ * held, who asked, the summary a person decides on), then spent by the
+ * repeated call ("used") or expired. */
+static void render_approval_request(struct report *r, const struct evid_record *rec)
+{
+	const char *event = gb_or(str(rec->body, "event"), "");
+	int created = !strcmp(event, "created");
+
+	if (created)
+		r->held += (size_t)count_once(r, r->held_ops, rec);
+	rpt_printf(r, "<li class=\"ev approval\" id=\"r%llu\"><div class=\"main\">",
+	           (unsigned long long)rec->seq);
+	if (created)
+		render_head(r, rec, "approval requested", "warn", "held");
+	else if (!strcmp(event, "used"))
+		render_head(r, rec, "approval used", "info", "spent");
+	else
+		render_head(r, rec, "approval event", NULL, NULL); /* the event is shown below */
+	rpt_raw(r, "<dl class=\"kv\">");
+	render_actor(r, rec);
+	if (!created)
+		kv(r, "Event", json_object_get(rec->body, "event"), NULL);
+	kv(r, "For", json_object_get(rec->body, "tool"), NULL);
+	kv(r, "Summary", json_object_get(rec->body, "summary"), NULL);
+	kv(r, "Rule", json_object_get(rec->body, "rule"), NULL);
+	kv(r, "Approval", json_object_get(rec->body, "approval_id"), "mono");
+	kv(r, "Operation", json_object_get(rec->rec, "operation"), "mono");
+	rpt_raw(r, "</dl></div></li>\n");
 }
 
 static void render_approval(struct report *r, const struct evid_record *rec)
@@ -483,7 +630,7 @@ static void render_approval(struct report *r, const struct evid_record *rec)
 	render_head(r, rec, granted ? "approval granted" : "approval denied",
 	            granted ? "ok" : "bad", granted ? "approved" : "denied");
 	rpt_raw(r, "<dl class=\"kv\">");
-	kv(r, "By", json_object_get(rec->body, "by"), NULL);
+	render_person(r, rec);
 	kv(r, "At", json_object_get(rec->body, "at"), NULL);
 	kv(r, "For", json_object_get(rec->body, "tool"), NULL);
 	kv(r, "Approval", json_object_get(rec->body, "approval_id"), "mono");
@@ -503,6 +650,7 @@ static void render_session(struct report *r, const struct evid_record *rec)
 	            opened ? "start" : "end");
 	rpt_raw(r, "<dl class=\"kv\">");
 	render_actor(r, rec);
+	render_flow(r, rec);
 	kv(r, "Reason", json_object_get(rec->body, "reason"), NULL);
 	kv(r, "Profile", json_object_get(rec->body, "profile"), NULL);
 	if (json_is_object(m)) {
@@ -546,6 +694,8 @@ void rpt_render_record(struct report *r, const struct evid_record *rec)
 	else if (!strcmp(rec->kind, EVID_AUDIT_APPROVAL_GRANTED) ||
 	         !strcmp(rec->kind, EVID_AUDIT_APPROVAL_DENIED))
 		render_approval(r, rec);
+	else if (!strcmp(rec->kind, "approval_event") && str(rec->body, "event"))
+		render_approval_request(r, rec);
 	else if (!strcmp(rec->kind, EVID_AUDIT_SESSION_OPENED) ||
 	         !strcmp(rec->kind, EVID_AUDIT_SESSION_CLOSED))
 		render_session(r, rec);

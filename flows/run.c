@@ -182,6 +182,32 @@ static char *first_line(json_t *result)
 	return strndup(t, n > STEP_TEXT_MAX ? STEP_TEXT_MAX : n);
 }
 
+/* The result's error code, or "". */
+static const char *error_code(json_t *result)
+{
+	json_t *sc = json_object_get(result, "structuredContent");
+
+	return gb_or(json_string_value(json_object_get(json_object_get(sc, "error"), "code")), "");
+}
+
+/* What a held step says in a flow: the tool's text tells an agent that
+ * its approval is waiting for a person, but a flow does not wait, so it
+ * says that instead (a new string; NULL when out of memory). */
+static char *held_text(json_t *result)
+{
+	json_t *gate = json_object_get(json_object_get(result, "structuredContent"), "gate");
+	char *out = NULL;
+
+	if (asprintf(&out,
+	             "not done: this action needs a person's approval (risk rule %s): %s; a "
+	             "flow does not wait for approvals: pre-approve it with a risk rule "
+	             "{\"decision\": \"allow\"} in the policy (--config)",
+	             gb_or(json_string_value(json_object_get(gate, "rule")), "?"),
+	             gb_or(json_string_value(json_object_get(gate, "summary")), "")) < 0)
+		out = NULL;
+	return out;
+}
+
 /* "click role=button[name=\"Save\"]": what step i does, for people. */
 static char *describe_step(const struct flow_step *st)
 {
@@ -278,7 +304,8 @@ static void note_step(const struct flow *f, const struct flow_step *st, size_t i
 {
 	json_t *sc = json_object_get(result, "structuredContent");
 	int ok = json_is_true(json_object_get(sc, "ok"));
-	char *line = first_line(result);
+	int held = !strcmp(error_code(result), "approval_required");
+	char *line = held ? held_text(result) : first_line(result);
 	char *what = describe_step(st);
 	json_t *entry;
 
@@ -305,6 +332,9 @@ static void note_step(const struct flow *f, const struct flow_step *st, size_t i
 			json_decref(entry);
 			entry = copy;
 		}
+		if (held && line)
+			json_object_set_new(json_object_get(entry, "error"), "message",
+			                    json_string(line));
 		redact_json(f, entry);
 		json_array_append_new(res->steps, entry);
 	}
@@ -346,6 +376,9 @@ int flow_run(const struct flow *f, const struct flow_run_opts *opts, struct flow
 	res->steps = json_array();
 	if (f->action_timeout_ms)
 		cfg.action_timeout_ms = f->action_timeout_ms;
+	/* the trail names the run and the flow on each of its records */
+	cfg.client_name = "glassbox-run";
+	cfg.flow_name = flow_name(f);
 	if (act_session_new(&cfg, &s, err, sizeof(err)) < 0) {
 		res->error_code = strdup("session_failed");
 		if (asprintf(&res->message, "cannot start a session for %s: %s", f->name, err) < 0)

@@ -443,15 +443,19 @@ static int unix_addr(const char *path, struct sockaddr_un *sa)
 	return 0;
 }
 
-/* Removes a stale socket at path; refuses when a live server answers or
- * the path is not a socket. */
-static int clear_stale(const char *path, char *err, size_t errlen)
+/* Removes a stale socket at path; refuses when a live server of another
+ * process answers or the path is not a socket. *ours: 1 when this
+ * process serves it already (then it stays). */
+static int clear_stale(const char *path, int *ours, char *err, size_t errlen)
 {
 	struct sockaddr_un sa;
+	struct ucred peer;
+	socklen_t peer_len = sizeof(peer);
 	struct stat sb;
 	int fd;
 	int rc = 0;
 
+	*ours = 0;
 	if (lstat(path, &sb) != 0)
 		return 0;
 	if (!S_ISSOCK(sb.st_mode)) {
@@ -465,6 +469,13 @@ static int clear_stale(const char *path, char *err, size_t errlen)
 		goto out;
 	}
 	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
+		/* the listener's credentials are those of the process that
+		 * called listen(): this one, when another of its sessions did */
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &peer_len) == 0 &&
+		    peer.pid == getpid()) {
+			*ours = 1;
+			goto out;
+		}
 		snprintf(err, errlen,
 		         "another glassbox service is serving approvals on %s: stop it, "
 		         "or use another data dir",
@@ -485,6 +496,7 @@ int policy_admin_start(struct store *st, const struct policy_admin_options *o,
 	struct policy_admin *a = NULL;
 	struct sockaddr_un sa;
 	char run_dir[4096];
+	int ours = 0;
 	int rc = 0;
 	int n;
 
@@ -528,9 +540,13 @@ int policy_admin_start(struct store *st, const struct policy_admin_options *o,
 		rc = -POLICY_EINVAL;
 		goto out;
 	}
-	rc = clear_stale(a->path, err, errlen);
+	rc = clear_stale(a->path, &ours, err, errlen);
 	if (rc < 0)
 		goto out;
+	if (ours) {
+		GB_LOGD("policy", "%s is served by another session of this process", a->path);
+		goto out; /* *out stays NULL; a is freed */
+	}
 	a->listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	unix_addr(a->path, &sa);
 	/* the run dir is 0700, so nobody else can reach the socket between

@@ -59,8 +59,11 @@ struct policy_admin_options {
  * outlive the server); o copied. Refuses to start when another live
  * process already serves the socket ("another glassbox service is
  * serving approvals on DATA/run/admin.sock: stop it, or use another data
- * dir"); a stale socket file is replaced. Returns 0 with *out, or
- * -POLICY_EINVAL / -POLICY_ESYS / -POLICY_ENOMEM with err.
+ * dir"); a stale socket file is replaced. When this same process serves
+ * the socket already (another session of `glassbox serve` or `glassbox
+ * run -j N`), there is nothing to start: returns 0 with *out NULL.
+ * Returns 0 with *out, or -POLICY_EINVAL / -POLICY_ESYS / -POLICY_ENOMEM
+ * with err.
  */
 int policy_admin_start(struct store *st, const struct policy_admin_options *o,
                        struct policy_admin **out, char *err, size_t errlen);

@@ -16,7 +16,8 @@ import {
 } from '../e2e/lib.mjs';
 
 const FLOWS = path.join(REPO_ROOT, 'fixtures', 'flows');
-const POLICY = path.join(FLOWS, 'policy.json');
+const POLICIES = path.join(REPO_ROOT, 'fixtures', 'policy');
+let POLICY;
 /* a secret no page, log or record could contain by chance */
 const SECRET = `pw-${crypto.randomBytes(12).toString('hex')}`;
 let fixture;
@@ -27,7 +28,19 @@ before(async () => {
   work = newDataDir('glassbox-flows-');
   /* the secret comes from a --vars file, the URLs from the environment */
   fs.writeFileSync(path.join(work, 'vars.env'), `# test secrets\nSHOP_PASSWORD='${SECRET}'\n`, { mode: 0o600 });
+  POLICY = portedPolicy('flows.json');
 });
+
+/* fixtures/policy/NAME with the fixture's port on each deny pattern (the
+ * site listens on a random port, and a pattern without one may mean the
+ * scheme's default ports only): the path of the copy in work. */
+function portedPolicy(name) {
+  const policy = JSON.parse(fs.readFileSync(path.join(POLICIES, name), 'utf8'));
+  policy.egress.deny = (policy.egress.deny ?? []).map((h) => (h.includes(':') ? h : `${h}:${fixture.port}`));
+  const file = path.join(work, name);
+  fs.writeFileSync(file, JSON.stringify(policy));
+  return file;
+}
 
 after(async () => {
   await fixture?.close();
@@ -125,7 +138,7 @@ test('the four example flows: verdicts, evidence and exit status as CI needs the
   /* the blocked domain: refused by policy, and the partner never saw a request */
   const blocked = testcase(xml, 'blocked domain');
   assert.match(blocked, /type="url_refused"/, blocked);
-  assert.match(unxml(blocked), /evil\.test:\d+ is refused by the deny rule "evil\.test"/, blocked);
+  assert.match(unxml(blocked), /evil\.test:\d+ is refused by the deny rule "evil\.test(:\d+)?"/, blocked);
   attachment(blocked);
   assert.equal(fixture.hits().requests['GET /deals'] ?? 0, 0, 'nothing reached the refused host');
 
@@ -134,6 +147,9 @@ test('the four example flows: verdicts, evidence and exit status as CI needs the
   assert.match(approval, /type="approval_required"/, approval);
   assert.match(unxml(approval), /needs a person's approval \(risk rule destructive-click\): click button "Cancel order"/, approval);
   assert.match(unxml(approval), /pre-approve this action with a risk rule/, approval);
+  /* a flow does not wait: nothing it prints says that a person is waited for */
+  assert.doesNotMatch(unxml(approval), /waiting for a person/, approval);
+  assert.doesNotMatch(out, /waiting for a person/, out);
   attachment(approval);
 
   /* the HTML trail of the run's sessions */
@@ -152,7 +168,7 @@ test('the four example flows: verdicts, evidence and exit status as CI needs the
 
 test('a policy that pre-approves the action lets the approval flow pass', async () => {
   const r = await run([
-    path.join(FLOWS, 'approval.json'), '--config', path.join(FLOWS, 'policy-cancel-approved.json'),
+    path.join(FLOWS, 'approval.json'), '--config', portedPolicy('flows-cancel-approved.json'),
     '--data-dir', path.join(work, 'data2'),
   ]);
   assert.equal(r.code, 0, r.stdout + r.stderr);

@@ -110,7 +110,7 @@ static void test_report_contents(void **state)
 	assert_int_equal(count(html, "<li class=\"ev session\""), 3);
 	/* what a reviewer looks for */
 	assert_non_null(strstr(html, "browser_click"));
-	assert_non_null(strstr(html, "<dt>Element</dt><dd>button “Save”"));
+	assert_non_null(strstr(html, "<dt>Element</dt><dd class=\"element\">button “Save”"));
 	assert_non_null(strstr(html, "https://app.example/form"));
 	assert_non_null(strstr(html, "https://app.example/saved"));
 	assert_non_null(strstr(html, "url_changed"));
@@ -360,12 +360,103 @@ static void test_report_in_chromium(void **state)
 	print_message("    report screenshots: %s and %s\n", shot, shot_lb);
 }
 
+/* A served session: its client and flow named when it opened, a call
+ * refused by the egress policy, one held for approval, the approval asked
+ * for and granted by a person. Returns the report (new string). */
+static char *actor_trail_report(struct fx *f)
+{
+	fx_append(f, TENANT, EVID_AUDIT_SESSION_OPENED, "s-9", NULL,
+	          json_pack("{s:s, s:s}", "client", "inspector-cli", "flow", "checkout"),
+	          NULL); /* 1 */
+	fx_append(f, TENANT, EVID_AUDIT_TOOL_CALL, "s-9", "op-1",
+	          json_pack("{s:s, s:b, s:{s:s, s:s}, s:[{s:s, s:s}]}", "tool", "browser_navigate",
+	                    "ok", 0, "error", "code", "url_refused", "message",
+	                    "evil.test is refused", "blocked", "url", "http://evil.test/", "rule",
+	                    "egress-deny"),
+	          NULL); /* 2 */
+	fx_append(f, TENANT, "approval_event", NULL, "op-2",
+	          json_pack("{s:s, s:s, s:s, s:s, s:s}", "event", "created", "approval_id", "apr-1",
+	                    "tool", "browser_click", "rule", "destructive-click", "summary",
+	                    "click button \"Delete all orders\""),
+	          NULL); /* 3 */
+	fx_append(f, TENANT, EVID_AUDIT_TOOL_CALL, "s-9", "op-2",
+	          json_pack("{s:s, s:s, s:b, s:{s:s, s:s}, s:{s:s, s:s}}", "tool", "browser_click",
+	                    "client", "inspector-cli", "ok", 0, "error", "code",
+	                    "approval_required", "message", "not done", "element", "description",
+	                    "button \"Delete all orders\" [e21]", "ref", "e21"),
+	          NULL); /* 4 */
+	fx_append(f, TENANT, EVID_AUDIT_APPROVAL_GRANTED, NULL, "op-2",
+	          json_pack("{s:s, s:s, s:s, s:s}", "approval_id", "apr-1", "by", "alice",
+	                    "channel", "admin-socket", "tool", "browser_click"),
+	          NULL); /* 5 */
+	return report(f, NULL, NULL, NULL);
+}
+
+/* Every record names who acted; counters count what the trail holds. */
+static void test_report_actor_and_counters(void **state)
+{
+	struct fx *f = *state;
+	char *html = actor_trail_report(f);
+	const char *bin;
+	char html_path[512];
+	char url[600];
+	char dom_path[512];
+	char *dom;
+	size_t len;
+
+	/* who: tenant, credential id, client (from the call, or the session) */
+	assert_int_equal(count(html, "<dt>Actor</dt>"), 5);
+	assert_non_null(strstr(html,
+	                       "tenant acme · credential <span class=\"mono\">tok-ci</span> · "
+	                       "client inspector-cli"));
+	/* the request for an approval, which has no session, names the client of its call */
+	assert_int_equal(count(html, "client inspector-cli"), 4);
+	/* a decision on an approval: a person */
+	assert_non_null(strstr(html, "<dd class=\"actor\">human alice <span class=\"muted\">via "
+	                             "admin-socket</span> · tenant acme</dd>"));
+	/* the flow, from the session's opening */
+	assert_int_equal(count(html, "<dt>Flow</dt><dd class=\"flow\">checkout</dd>"), 3);
+	/* what: the element as resolved, never a bare ref */
+	assert_non_null(strstr(html, "button &quot;Delete all orders&quot; [e21]"));
+	assert_null(strstr(html, "element ref"));
+	/* the request for an approval is a row of its own */
+	assert_non_null(strstr(html, "approval requested"));
+	/* counters: one refusal, one held action (asked for and failed: once), one decision */
+	assert_non_null(strstr(html, "id=\"stat-refused\"><b>1</b>refused by policy"));
+	assert_non_null(strstr(html, "id=\"stat-held\"><b>1</b>held for approval"));
+	assert_non_null(strstr(html, "id=\"stat-approvals\"><b>1</b>approvals decided"));
+
+	/* the same texts in the DOM headless Chromium builds from the file */
+	bin = find_chromium();
+	if (bin) {
+		snprintf(html_path, sizeof(html_path), "%s/actor-trail.html", f->root);
+		fx_write(html_path, html, strlen(html));
+		snprintf(url, sizeof(url), "file://%s", html_path);
+		snprintf(dom_path, sizeof(dom_path), "%s/actor-dom.html", f->root);
+		if (chromium(f, bin, "--dump-dom", url, dom_path) != 0)
+			fail_msg("chromium --dump-dom failed; see %s/chrome.log", f->root);
+		dom = fx_read(dom_path, &len);
+		assert_int_equal(count(dom, "<dt>Actor</dt>"), 5);
+		assert_non_null(strstr(dom,
+		                       "credential <span class=\"mono\">tok-ci</span> · client "
+		                       "inspector-cli"));
+		assert_non_null(strstr(dom, "human alice"));
+		assert_non_null(strstr(dom, "<dd class=\"flow\">checkout</dd>"));
+		assert_non_null(strstr(dom, "button \"Delete all orders\" [e21]"));
+		assert_non_null(strstr(dom, "<b>1</b>refused by policy"));
+		assert_non_null(strstr(dom, "<b>1</b>held for approval"));
+		free(dom);
+	}
+	free(html);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_report_contents, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_report_says_chain_failed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_report_filters, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_report_actor_and_counters, setup, teardown),
 		cmocka_unit_test(test_html_escape),
 		cmocka_unit_test_setup_teardown(test_report_cli, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_report_in_chromium, setup, teardown),

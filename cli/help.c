@@ -1,0 +1,307 @@
+/*
+ * help.c - the help of every glassbox command, in one table.
+ *
+ * `glassbox COMMAND --help` (or -h, or `glassbox help COMMAND`) prints the
+ * command's entry: usage, what it does, its options and an example.
+ * `glassbox help --markdown` prints the same entries as docs/cli.md; a
+ * test (tests/check-cli-doc.sh) fails when the checked-in file differs, so
+ * the page and the binary cannot drift (`make cli-doc` rewrites it).
+ *
+ * The text is static and nothing here allocates.
+ */
+#include "cli/commands.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* One command's help. Each text ends in a newline; options and example
+ * may be NULL (version). */
+struct cli_help {
+	const char *name;
+	const char *summary; /* one line, for the command list */
+	const char *usage;   /* one or more "glassbox ..." lines */
+	const char *about;   /* what it does, a short paragraph */
+	const char *options; /* "  --flag VALUE   meaning" lines */
+	const char *example; /* shell lines */
+};
+
+#define DATA_DIR_OPTION                                                                     \
+	"  --data-dir DIR      state, evidence and run dirs (default $GLASSBOX_DATA_DIR,\n" \
+	"                      else $XDG_DATA_HOME/glassbox or ~/.local/share/glassbox)\n"
+#define CHROMIUM_OPTION                                                                 \
+	"  --chromium PATH     the Chromium binary (default $GLASSBOX_CHROMIUM, else\n" \
+	"                      /usr/lib/chromium/chromium)\n"
+#define TENANT_POLICY_OPTION(flag)                                                             \
+	"  " flag " FILE       the tenant's policy, JSON (default $GLASSBOX_CONFIG): egress\n" \
+	"                      rules (docs/egress.md), risk rules and approvals\n"             \
+	"                      (docs/gates.md), require_evidence, limits\n"
+
+static const struct cli_help helps[] = {
+	{ "mcp", "serve the browser tools over MCP on stdin/stdout (one local tenant)",
+	  "glassbox mcp [--data-dir DIR] [--config FILE] [--tenant T] [--chromium PATH]\n"
+	  "             [--headed]\n",
+	  "Serves one MCP client on stdin/stdout with its own browser session. An MCP\n"
+	  "client normally starts it itself (see `glassbox init` for the configuration to\n"
+	  "add). End of input, SIGTERM or SIGINT end it cleanly.\n",
+	  DATA_DIR_OPTION TENANT_POLICY_OPTION(
+	      "--config") "  --tenant T          the tenant it serves (default $GLASSBOX_TENANT, "
+	                  "else\n"
+	                  "                      \"local\"): its profiles, secrets, evidence and "
+	                  "audit trail\n" CHROMIUM_OPTION
+	                  "  --headed            show the browser window (needs a display)\n",
+	  "glassbox mcp --config fixtures/policy/loopback.json\n" },
+	{ "serve", "serve the browser tools over MCP Streamable HTTP to tenants",
+	  "glassbox serve [--data-dir DIR] [--policy FILE] [--chromium PATH] [--headed]\n"
+	  "glassbox serve --config SERVICE.json [--data-dir DIR] [--chromium PATH]\n",
+	  "Serves MCP Streamable HTTP on /mcp. Without --config it serves one tenant,\n"
+	  "\"local\", on 127.0.0.1:8931, and prints its bearer token on the first start\n"
+	  "(only its hash is kept, in DATA/serve-local.json). --policy FILE (or\n"
+	  "$GLASSBOX_CONFIG) is that tenant's policy; without one, public hosts are\n"
+	  "allowed and private and loopback addresses refused. With --config, the service\n"
+	  "config names the listener, the tenants, their tokens and their policies\n"
+	  "(docs/service.md). SIGTERM or SIGINT stop it gracefully.\n",
+	  DATA_DIR_OPTION
+	  "  --policy FILE       the local tenant's policy, JSON (default $GLASSBOX_CONFIG):\n"
+	  "                      the same file `glassbox mcp --config` takes\n"
+	  "  --config FILE       the service config, JSON: listen, tenants (each with\n"
+	  "                      token_sha256 and policy), limits, admin listener\n"
+	  "                      (docs/service.md); not a tenant policy\n" CHROMIUM_OPTION
+	  "  --headed            show the browsers' windows (needs a display)\n",
+	  "glassbox serve --policy fixtures/policy/loopback.json\n" },
+	{ "init", "create the data dir, check that Chromium starts, print a client config",
+	  "glassbox init [--data-dir DIR] [--chromium PATH]\n",
+	  "Creates the data dir (0700) if it is missing, starts Chromium once to check that\n"
+	  "it works here, says which isolation layers are on (network namespace, the\n"
+	  "browser's sandbox), and prints the MCP client configuration that runs\n"
+	  "`glassbox mcp` on this data dir.\n",
+	  DATA_DIR_OPTION CHROMIUM_OPTION, "glassbox init --data-dir /tmp/gb\n" },
+	{ "approvals", "list, show, approve or deny actions held for a person's approval",
+	  "glassbox approvals list [--tenant T] [--all] [--json]\n"
+	  "glassbox approvals show ID [--json]\n"
+	  "glassbox approvals approve ID [--reason TEXT] [--by NAME]\n"
+	  "glassbox approvals deny ID [--reason TEXT] [--by NAME]\n",
+	  "An action that the tenant's risk rules hold is not executed: its result carries\n"
+	  "an approval id. Approving lets exactly that action on exactly that element run\n"
+	  "once, when the client repeats the call with \"approval\": ID. Talks to the\n"
+	  "running service through DATA/run/admin.sock, or works on DATA/glassbox.db\n"
+	  "directly when none runs. Root or the data dir's owner only.\n",
+	  DATA_DIR_OPTION "  --tenant T          list one tenant's approvals only\n"
+	                  "  --all               list every state, not only those waiting\n"
+	                  "  --reason TEXT       why, kept in the audit trail\n"
+	                  "  --by NAME           who decided (default: the user running it)\n"
+	                  "  --json              machine-readable output\n",
+	  "glassbox approvals list\n"
+	  "glassbox approvals approve apr-5c1f0e9a2b7d4c3e8f61 --reason \"checked with the "
+	  "customer\"\n" },
+	{ "audit", "verify the signed audit trail, export its public key, purge old records",
+	  "glassbox audit verify [--tenant T] [--pubkey FILE] [--json]\n"
+	  "glassbox audit export-key [-o FILE]\n"
+	  "glassbox audit purge --tenant T --days N\n",
+	  "verify checks every tenant's audit chain (or one): order, hashes, signatures,\n"
+	  "and that each artifact a record references exists and is unchanged; it names\n"
+	  "the first record that fails and exits 1. export-key writes the public key\n"
+	  "reviewers verify with. purge removes a tenant's records and artifacts older\n"
+	  "than N days, after a signed purge record, so the shortened chain still\n"
+	  "verifies. Exit status: 0 ok, 1 the trail does not verify, 2 usage, 3 could\n"
+	  "not run.\n",
+	  DATA_DIR_OPTION
+	  "  --tenant T          one tenant only\n"
+	  "  --pubkey FILE       verify against this public key (a reviewer's copy),\n"
+	  "                      not the data dir's\n"
+	  "  -o FILE             where export-key writes (default stdout)\n"
+	  "  --days N            purge: keep the last N days\n"
+	  "  --json              machine-readable output\n",
+	  "glassbox audit verify --tenant local\n" },
+	{ "report", "write the audit trail as one self-contained HTML file for reviewers",
+	  "glassbox report --tenant T [--since YYYY-MM-DD] -o FILE [--pubkey FILE]\n"
+	  "glassbox report --session ID [--tenant T] -o FILE [--pubkey FILE]\n",
+	  "Writes a timeline of the trail: each action with who did it (tenant,\n"
+	  "credential, client), what (tool, element role and name), where (URL, frame),\n"
+	  "the verdict and its screenshot; approvals, refusals and blocked requests;\n"
+	  "headed by whether the chain verified.\n",
+	  DATA_DIR_OPTION "  --tenant T          the tenant whose trail to report\n"
+	                  "  --session ID        one session only\n"
+	                  "  --since YYYY-MM-DD  records from that day on\n"
+	                  "  -o FILE             the HTML file to write\n"
+	                  "  --pubkey FILE       verify against this public key\n",
+	  "glassbox report --tenant local -o trail.html\n" },
+	{ "run", "run QA flows (JSON files) with JUnit XML and an HTML report",
+	  "glassbox run FLOW... [-j N] [--junit FILE] [--report FILE] [--vars FILE]\n"
+	  "             [--config POLICY] [--profile NAME [--user U] [--save-profile]]\n"
+	  "             [--data-dir DIR] [--chromium PATH] [--headed]\n",
+	  "Runs each flow (docs/flows.md) in its own browser session through the same\n"
+	  "pipeline as the MCP tools: policy, approvals (a held step fails: a flow does\n"
+	  "not wait for a person), verification and signed evidence. Exit status: 0 every\n"
+	  "flow passed, 1 a flow failed, 2 bad input (a flow, the vars file, the policy\n"
+	  "or an option).\n",
+	  "  -j N                run N flows at once (1..32, default 1)\n"
+	  "  --junit FILE        write JUnit XML; screenshots go beside it, in FILE's name\n"
+	  "                      without .xml + \"-attachments/\"\n"
+	  "  --report FILE       write the HTML trail of the run's sessions\n"
+	  "  --vars FILE         NAME=VALUE lines for ${NAME} (before the "
+	  "environment)\n" TENANT_POLICY_OPTION(
+	      "--config") "  --profile NAME      start every flow from the tenant's saved browser "
+	                  "profile\n"
+	                  "                      NAME (docs/profiles.md), each on a read-only "
+	                  "copy\n"
+	                  "  --user U            the profile's user (default \"default\")\n"
+	                  "  --save-profile      one flow only: run it on the profile itself and "
+	                  "seal its\n"
+	                  "                      state as a new version when it ends "
+	                  "cleanly\n" DATA_DIR_OPTION CHROMIUM_OPTION
+	                  "  --headed            show the browsers' windows\n",
+	  "glassbox run flows/*.json -j 4 --config policy.json --junit results/junit.xml \\\n"
+	  "    --report results/trail.html\n"
+	  "make demo   # the examples of fixtures/flows/ against a local fixture shop\n" },
+	{ "profile", "manage a tenant's encrypted browser profiles",
+	  "glassbox profile list [--json]\n"
+	  "glassbox profile show NAME\n"
+	  "glassbox profile create NAME [--ttl SECONDS]\n"
+	  "glassbox profile delete NAME\n"
+	  "glassbox profile revoke NAME\n"
+	  "glassbox profile export NAME [-o FILE] [--origin URL]...\n"
+	  "glassbox profile import NAME FILE|-\n",
+	  "A profile keeps a browser's cookies, localStorage, IndexedDB and service-worker\n"
+	  "storage across sessions, sealed at rest (docs/profiles.md). revoke destroys its\n"
+	  "data key: it can never be opened again. export and import move Playwright\n"
+	  "storageState JSON (cookies and localStorage); they run Chromium with no\n"
+	  "network.\n",
+	  "  --tenant T          the tenant (default \"local\")\n"
+	  "  --user U            the profile's user (default \"default\")\n"
+	  "  --ttl SECONDS       create: the profile expires then\n"
+	  "  -o FILE             export: a new 0600 file (default stdout)\n"
+	  "  --origin URL        export: only this origin's state (repeatable)\n"
+	  "  --json              machine-readable output\n" DATA_DIR_OPTION CHROMIUM_OPTION,
+	  "glassbox profile create shop-login --ttl 86400\n"
+	  "glassbox profile export shop-login -o state.json\n" },
+	{ "keys", "create or rotate the master key of the sealed stores",
+	  "glassbox keys init\n"
+	  "glassbox keys rotate\n",
+	  "init creates the master key (DATA/keys/master.key, 0600) if there is none and\n"
+	  "prints its id; $GLASSBOX_MASTER_KEY_FILE names a key kept elsewhere. rotate\n"
+	  "replaces it and re-wraps every tenant key with the new one (sealed profiles\n"
+	  "are not re-encrypted).\n",
+	  DATA_DIR_OPTION, "glassbox keys init\n" },
+	{ "secret", "set, list or delete a tenant's secrets (typed by tools, never shown)",
+	  "glassbox secret set NAME --hosts H1[,H2...] [--fields K1[,K2...]] [--tenant T]\n"
+	  "                    [--from-file FILE]\n"
+	  "glassbox secret list [--tenant T] [--json]\n"
+	  "glassbox secret delete NAME [--tenant T]\n",
+	  "A secret is sealed with the tenant's key; an agent types it with browser_type\n"
+	  "{\"secret\": NAME} and never sees it. It is typed only into a field of the kinds\n"
+	  "it allows, on a page of its hosts (docs/secrets.md). The value comes from stdin\n"
+	  "or --from-file, never from the command line.\n",
+	  "  --hosts H1,H2       where it may be typed: patterns as in the egress allowlist\n"
+	  "                      (shop.test, *.example.com)\n"
+	  "  --fields K1,K2      field kinds (default password,username,email,one-time-code;\n"
+	  "                      also text, textarea, any)\n"
+	  "  --from-file FILE    read the value from FILE instead of stdin\n"
+	  "  --tenant T          the tenant (default \"local\")\n"
+	  "  --json              machine-readable output\n" DATA_DIR_OPTION,
+	  "printf %s \"$PASSWORD\" | glassbox secret set SHOP_PASSWORD --hosts shop.test\n" },
+	{ "version", "print the version", "glassbox version\nglassbox --version\n",
+	  "Prints \"glassbox VERSION\".\n", NULL, "glassbox --version\n" },
+	{ "help", "print the help of glassbox or of one command",
+	  "glassbox help [COMMAND]\nglassbox COMMAND --help\n",
+	  "Prints the list of commands, or one command's usage, options and an example\n"
+	  "(as -h and --help do).\n",
+	  "  --markdown          all of it as Markdown (docs/cli.md is made with it)\n",
+	  "glassbox help serve\n" },
+};
+
+#define N_HELPS (sizeof(helps) / sizeof(helps[0]))
+
+/* The entry named name, or NULL. */
+static const struct cli_help *find(const char *name)
+{
+	size_t i;
+
+	for (i = 0; name && i < N_HELPS; i++)
+		if (!strcmp(helps[i].name, name))
+			return &helps[i];
+	return NULL;
+}
+
+/* Prints text with indent before each line. */
+static void put_indented(FILE *out, const char *indent, const char *text)
+{
+	const char *p = text;
+
+	while (*p) {
+		const char *nl = strchr(p, '\n');
+		size_t len = nl ? (size_t)(nl - p) : strlen(p);
+
+		fprintf(out, "%s%.*s\n", len ? indent : "", (int)len, p);
+		p += len + (nl ? 1 : 0);
+	}
+}
+
+int cli_help_has(const char *command)
+{
+	return find(command) != NULL;
+}
+
+void cli_help_general(FILE *out)
+{
+	size_t i;
+
+	fprintf(out, "usage: glassbox COMMAND [options]\n"
+	             "       glassbox COMMAND --help   a command's usage, options and an "
+	             "example\n\n"
+	             "commands:\n");
+	for (i = 0; i < N_HELPS; i++)
+		fprintf(out, "  %-10s %s\n", helps[i].name, helps[i].summary);
+	fprintf(out,
+	        "\n"
+	        "Start with `glassbox init`, then `glassbox serve` (MCP over HTTP on\n"
+	        "127.0.0.1:8931) or `glassbox mcp` (stdio). Logs go to stderr;\n"
+	        "GLASSBOX_LOG=debug|info|warn|error sets how much. Every command takes\n"
+	        "--data-dir DIR (default $GLASSBOX_DATA_DIR, else ~/.local/share/glassbox).\n");
+}
+
+int cli_help_command(FILE *out, const char *command)
+{
+	const struct cli_help *h = find(command);
+	size_t first;
+
+	if (!h)
+		return -1;
+	first = strcspn(h->usage, "\n");
+	fprintf(out, "usage: %.*s\n", (int)first, h->usage);
+	if (h->usage[first])
+		put_indented(out, "       ", h->usage + first + 1);
+	fprintf(out, "\n%s", h->about);
+	if (h->options)
+		fprintf(out, "\noptions:\n%s", h->options);
+	if (h->example) {
+		fprintf(out, "\nexample:\n");
+		put_indented(out, "  ", h->example);
+	}
+	return 0;
+}
+
+void cli_help_markdown(FILE *out)
+{
+	size_t i;
+
+	fprintf(out, "# glassbox command line\n\n"
+	             "<!-- Made by `glassbox help --markdown` (make cli-doc) from cli/help.c; "
+	             "a test fails when it differs. Edit cli/help.c, not this file. -->\n\n"
+	             "| command | what it does |\n|---|---|\n");
+	for (i = 0; i < N_HELPS; i++)
+		fprintf(out, "| [`%s`](#glassbox-%s) | %s |\n", helps[i].name, helps[i].name,
+		        helps[i].summary);
+	fprintf(out, "\nEvery command answers `--help` and `-h` with what follows here.\n"
+	             "Environment: `GLASSBOX_DATA_DIR`, `GLASSBOX_CONFIG` (a tenant policy),\n"
+	             "`GLASSBOX_CHROMIUM`, `GLASSBOX_TENANT`, `GLASSBOX_MASTER_KEY_FILE`,\n"
+	             "`GLASSBOX_LOG=debug|info|warn|error` (logs go to stderr only).\n");
+	for (i = 0; i < N_HELPS; i++) {
+		fprintf(out, "\n## glassbox %s\n\n%s\n```\n", helps[i].name, helps[i].about);
+		fputs(helps[i].usage, out);
+		fprintf(out, "```\n");
+		if (helps[i].options)
+			fprintf(out, "\nOptions:\n\n```\n%s```\n", helps[i].options);
+		if (helps[i].example)
+			fprintf(out, "\nExample:\n\n```sh\n%s```\n", helps[i].example);
+	}
+}
