@@ -69,8 +69,9 @@ struct policy_decision {
 	char pattern[288]; /* for "egress-deny": the deny pattern that matched, else "" */
 	char host[256];    /* the normalised host checked ("" if the URL had none) */
 	char addr[64];     /* the address checked ("" if none) */
-	char message[512]; /* for the agent: what was refused and by which rule, naming
-	                    * no other policy entry */
+	char message[768]; /* for the agent: what was refused (host, port) and by which
+	                    * rule, naming no other policy entry, and the line that would
+	                    * lift it */
 };
 
 /*
@@ -99,6 +100,15 @@ int policy_egress_narrow(const struct policy_egress *base, const json_t *json,
 
 /* Frees p. NULL is a no-op. */
 void policy_egress_free(struct policy_egress *p);
+
+/*
+ * Where the tenant's policy is written ("/etc/glassbox/policy.json", or
+ * "tenants.acme.policy of /etc/glassbox/serve.json"; copied, at most 319
+ * bytes; NULL or "" for unknown), for the lines that refusals suggest
+ * ("add \"127.0.0.1:8080\" to \"egress\": {\"allow_private\": [...]} in
+ * FILE"). Narrowings keep it. Call before the policy is shared.
+ */
+void policy_egress_set_source(struct policy_egress *p, const char *source);
 
 /*
  * Checks a URL a request or a navigation goes to (layer 2, and layer 3's
