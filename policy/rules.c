@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 /* Writes a formatted message into buf (if buf and buflen). */
 static void set_msg(char *buf, size_t buflen, const char *fmt, ...)
@@ -1008,6 +1009,29 @@ out:
 	return rc;
 }
 
+/* 1 when url is about:blank or about:srcdoc (any case, with or without a
+ * query or fragment, leading spaces and controls skipped as browsers do):
+ * an empty document or an iframe's srcdoc, which reach no network. */
+static int is_about_local(const char *url)
+{
+	static const char *const names[] = { "blank", "srcdoc" };
+	size_t i;
+	size_t n;
+
+	while (url && *url && (unsigned char)*url <= ' ')
+		url++;
+	if (!url || strncasecmp(url, "about:", 6) != 0)
+		return 0;
+	url += 6;
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		n = strlen(names[i]);
+		if (!strncasecmp(url, names[i], n) &&
+		    (url[n] == '\0' || url[n] == '?' || url[n] == '#'))
+			return 1;
+	}
+	return 0;
+}
+
 int policy_egress_check_url(const struct policy_egress *p, const char *url,
                             struct policy_decision *d)
 {
@@ -1020,6 +1044,10 @@ int policy_egress_check_url(const struct policy_egress *p, const char *url,
 
 	decision_init(d, NULL);
 	printable(url ? url : "", 200, shown, sizeof(shown));
+	if (is_about_local(url)) {
+		rc = 0;
+		goto out;
+	}
 	if (policy_url_parse(url, &u, why, sizeof(why)) < 0) {
 		refuse(d, "url-invalid", "");
 		set_msg(d->message, sizeof(d->message), "\"%s\" was refused: %s (rule url-invalid)",
@@ -1033,7 +1061,8 @@ int policy_egress_check_url(const struct policy_egress *p, const char *url,
 		refuse(d, rule, "");
 		set_msg(d->message, sizeof(d->message),
 		        "%s: URLs are refused (rule %s): only http, "
-		        "https, ws and wss reach the network",
+		        "https, ws and wss reach the network (and about:blank, which reaches "
+		        "nothing)",
 		        u.scheme, d->rule);
 		goto out;
 	}

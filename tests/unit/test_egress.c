@@ -252,6 +252,16 @@ static void test_schemes_and_ports(void **state)
 	assert_url_refused(p, "data:text/html,hi", "scheme-data");
 	assert_url_refused(p, "chrome://settings", "scheme-chrome");
 	assert_url_refused(p, "ftp://secure.test/", "scheme-ftp");
+	/* about:blank and a frame's about:srcdoc reach nothing; the rest of about: is refused */
+	assert_url_allowed(p, "about:blank");
+	assert_url_allowed(p, " ABOUT:blank#x");
+	assert_url_allowed(p, "about:srcdoc");
+	assert_url_refused(p, "about:settings", "scheme-about");
+	assert_url_refused(p, "about:blank/../x", "scheme-about");
+	policy_egress_free(p);
+	/* even under default deny */
+	p = policy_from("{\"default\": \"deny\"}");
+	assert_url_allowed(p, "about:blank");
 	policy_egress_free(p);
 }
 
