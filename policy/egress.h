@@ -154,6 +154,17 @@ struct policy_refusal {
 	const char *message;  /* safe for the agent */
 };
 
+/*
+ * 1 when a refusal by layer ("proxy", "fetch", "tool") of a request to
+ * host (normalised) is of a request Chromium makes on its own, for no
+ * page (component updates, network time, account checks: a fixed list of
+ * the hosts of its services), 0 otherwise. Only the proxy sees those: a
+ * refusal by any other layer is a page's. With the Fetch layer off, a
+ * page's request to one of those hosts counts as the browser's too (it is
+ * refused all the same). Pure and thread-safe.
+ */
+int policy_refusal_is_browser_own(const char *layer, const char *host);
+
 /* Called for each refusal. See struct policy_proxy_options for the thread. */
 typedef void (*policy_refusal_fn)(void *user, const struct policy_refusal *r);
 

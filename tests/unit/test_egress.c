@@ -723,6 +723,20 @@ static void test_portless_means_default_ports(void **state)
 	assert_config_error("{\"allow\": [\"shop.test:8080:*\"]}", "two ports");
 }
 
+/* Chromium's own requests: only the proxy's refusals, only its service hosts. */
+static void test_browser_own_requests(void **state)
+{
+	(void)state;
+	assert_true(policy_refusal_is_browser_own("proxy", "update.googleapis.com"));
+	assert_true(policy_refusal_is_browser_own("proxy", "accounts.google.com"));
+	assert_false(policy_refusal_is_browser_own("fetch", "update.googleapis.com"));
+	assert_false(policy_refusal_is_browser_own("tool", "accounts.google.com"));
+	assert_false(policy_refusal_is_browser_own("proxy", "fonts.googleapis.com"));
+	assert_false(policy_refusal_is_browser_own("proxy", "evil.update.googleapis.com"));
+	assert_false(policy_refusal_is_browser_own("proxy", NULL));
+	assert_false(policy_refusal_is_browser_own(NULL, "accounts.google.com"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -738,6 +752,7 @@ int main(void)
 		cmocka_unit_test(test_config_errors),
 		cmocka_unit_test(test_refusal_json),
 		cmocka_unit_test(test_portless_means_default_ports),
+		cmocka_unit_test(test_browser_own_requests),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
