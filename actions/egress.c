@@ -156,7 +156,8 @@ out:
 	return rc;
 }
 
-int act_egress_start(struct act_session *s, json_t *policy, char *err, size_t errlen)
+int act_egress_start(struct act_session *s, json_t *policy, const char *source, char *err,
+                     size_t errlen)
 {
 	struct policy_proxy_options o = { 0 };
 	char perr[512];
@@ -170,6 +171,7 @@ int act_egress_start(struct act_session *s, json_t *policy, char *err, size_t er
 		snprintf(err, errlen, "the egress policy is not valid: %s", perr);
 		goto out;
 	}
+	policy_egress_set_source(s->egress, source);
 	o.session_id = s->id;
 	o.on_refusal = on_proxy_refusal;
 	o.user = s;

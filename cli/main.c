@@ -188,6 +188,7 @@ static void fill_config(const struct cli_opts *o, json_t *policy, struct act_con
 	cfg->chromium_path = o->chromium;
 	cfg->headless = !o->headed;
 	cfg->tenant_policy = policy;
+	cfg->policy_source = o->config_path;
 }
 
 /* The write end of the pipe SIGTERM and SIGINT wake `glassbox mcp` with. */
