@@ -27,9 +27,9 @@ struct policy_tenant {
 	atomic_int refs;
 	struct policy_tenant *base; /* a narrowing's base (a reference), or NULL */
 	struct policy_egress *egress;
-	struct policy_risk *risk;    /* owned unless base */
-	json_t *written;             /* the policy as written (owned), {} for none */
-	json_t *warnings;            /* array of strings */
+	struct policy_risk *risk; /* owned unless base */
+	json_t *written;          /* the policy as written (owned), {} for none */
+	json_t *warnings;         /* array of strings */
 	struct policy_tenant_settings settings;
 	char hash[8 + 64 + 1];
 	char source[POLICY_SOURCE_MAX];
@@ -64,8 +64,8 @@ static void add_error(struct errors *e, const char *fmt, ...)
 }
 
 static const char *const known_keys[] = {
-	"egress",         "egress_layers",    "risk",
-	"approvals",      "page_content",     "limits",
+	"egress",           "egress_layers",      "risk",
+	"approvals",        "page_content",       "limits",
 	"require_evidence", "before_screenshots", "retention_days",
 };
 
@@ -129,15 +129,16 @@ static void get_bool(const json_t *obj, const char *where, const char *key, int 
 	if (!v)
 		return;
 	if (!json_is_boolean(v)) {
-		add_error(e, "policy.%s%s%s must be true or false", where, where[0] ? "." : "", key);
+		add_error(e, "policy.%s%s%s must be true or false", where, where[0] ? "." : "",
+		          key);
 		return;
 	}
 	*out = json_is_true(v);
 }
 
 /* Reads obj[key] as a whole number in lo..hi into *out (kept when absent). */
-static void get_int(const json_t *obj, const char *where, const char *key, int lo, int hi,
-                    int *out, struct errors *e)
+static void get_int(const json_t *obj, const char *where, const char *key, int lo, int hi, int *out,
+                    struct errors *e)
 {
 	const json_t *v = json_object_get(obj, key);
 
@@ -171,7 +172,8 @@ static int check_object(const json_t *obj, const char *where, const char *const 
 		for (i = 0; i < n && strcmp(key, keys[i]); i++)
 			;
 		if (i == n) {
-			add_error(e, "policy.%s.%.64s is not a setting: use %s", where, key, example);
+			add_error(e, "policy.%s.%.64s is not a setting: use %s", where, key,
+			          example);
 		}
 	}
 	return 1;
@@ -218,14 +220,17 @@ static void parse_settings(struct policy_tenant *t, const json_t *json, struct e
 
 		if (h && (!json_is_string(h) || (strcmp(json_string_value(h), "flag") &&
 		                                 strcmp(json_string_value(h), "drop"))))
-			add_error(e, "policy.page_content.hidden_text must be \"flag\" or \"drop\"");
+			add_error(e,
+			          "policy.page_content.hidden_text must be \"flag\" or \"drop\"");
 		else
 			s->hidden_text_drop = h && !strcmp(json_string_value(h), "drop");
 	}
 	if (check_object(limits, "limits", limit_keys, 3,
 	                 "{\"browser_memory_mb\": 512, \"browser_cpu_percent\": 80}", e)) {
-		get_int(limits, "limits", "browser_memory_mb", 64, 1 << 20, &s->browser_memory_mb, e);
-		get_int(limits, "limits", "browser_cpu_percent", 1, 6400, &s->browser_cpu_percent, e);
+		get_int(limits, "limits", "browser_memory_mb", 64, 1 << 20, &s->browser_memory_mb,
+		        e);
+		get_int(limits, "limits", "browser_cpu_percent", 1, 6400, &s->browser_cpu_percent,
+		        e);
 		get_int(limits, "limits", "browser_cpu_window_s", 1, 600, &s->browser_cpu_window_s,
 		        e);
 	}
@@ -236,7 +241,8 @@ static void parse_settings(struct policy_tenant *t, const json_t *json, struct e
 
 /* ---- warnings ------------------------------------------------------------------ */
 
-static void warn(struct policy_tenant *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void warn(struct policy_tenant *t, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 static void warn(struct policy_tenant *t, const char *fmt, ...)
 {
 	char buf[600];
@@ -290,11 +296,12 @@ static void warn_every_port(struct policy_tenant *t)
 	}
 	for (i = 0; i < l->nprivate_ok; i++)
 		if (l->private_ok[i].any_port)
-			warn(t,
-			     "policy.egress.allow_private[%zu]: every port of a loopback or private "
-			     "address is allowed: a page can reach every service there; name the "
-			     "port instead (\"127.0.0.1:8080\")",
-			     i);
+			warn(
+			    t,
+			    "policy.egress.allow_private[%zu]: every port of a loopback or private "
+			    "address is allowed: a page can reach every service there; name the "
+			    "port instead (\"127.0.0.1:8080\")",
+			    i);
 }
 
 static void add_warnings(struct policy_tenant *t, const json_t *json)
@@ -502,8 +509,8 @@ static json_t *patterns_json(const struct policy_pattern *list, size_t n, int de
 
 	for (i = 0; arr && i < n; i++) {
 		pattern_ports(&list[i], deny, ports, sizeof(ports));
-		json_array_append_new(arr, json_pack("{s:s, s:s}", "pattern", list[i].text, "ports",
-		                                     ports));
+		json_array_append_new(
+		    arr, json_pack("{s:s, s:s}", "pattern", list[i].text, "ports", ports));
 	}
 	return arr;
 }
@@ -529,12 +536,12 @@ static json_t *egress_json(const struct policy_tenant *t)
 			snprintf(ports, sizeof(ports), "%d", e->port);
 		else
 			snprintf(ports, sizeof(ports), "80, 443");
-		json_array_append_new(
-		    private_ok,
-		    json_pack("{s:s, s:s}", "entry",
-		              gb_or(json_string_value(
-		                  json_array_get(json_object_get(w, "allow_private"), i)), ""),
-		              "ports", ports));
+		json_array_append_new(private_ok,
+		                      json_pack("{s:s, s:s}", "entry",
+		                                gb_or(json_string_value(json_array_get(
+		                                          json_object_get(w, "allow_private"), i)),
+		                                      ""),
+		                                "ports", ports));
 	}
 	for (i = 0; hosts && i < t->egress->nhosts; i++) {
 		json_t *a = json_array();
@@ -581,10 +588,12 @@ json_t *policy_tenant_effective(const struct policy_tenant *p)
 	j = json_pack(
 	    "{s:s, s:s, s:o, s:{s:b, s:b, s:b, s:s}, s:o, s:{s:b}, s:{s:s}, "
 	    "s:{s:o, s:o, s:o}, s:b, s:b, s:o}",
-	    "source", p->source[0] ? p->source : "(none: every default)", "hash", p->hash,
-	    "egress", egress_json(p), "egress_layers", "tool", s->layer_tool, "fetch",
-	    s->layer_fetch, "proxy", s->layer_proxy, "netns",
-	    s->layer_netns < 0 ? "where the machine allows" : s->layer_netns ? "on" : "off",
+	    "source", p->source[0] ? p->source : "(none: every default)", "hash", p->hash, "egress",
+	    egress_json(p), "egress_layers", "tool", s->layer_tool, "fetch", s->layer_fetch,
+	    "proxy", s->layer_proxy, "netns",
+	    s->layer_netns < 0 ? "where the machine allows"
+	    : s->layer_netns   ? "on"
+	                       : "off",
 	    "risk", r, "approvals", "elicitation", s->elicit_approvals, "page_content",
 	    "hidden_text", s->hidden_text_drop ? "drop" : "flag", "limits", "browser_memory_mb",
 	    s->browser_memory_mb ? json_integer(s->browser_memory_mb) : json_string("none"),

@@ -542,6 +542,8 @@ export function defineToolDrills(run) {
       if (says) {
         const text = r.content.map((c) => c.text || '').join('\n');
         assert.ok(text.includes(`${says} ${run.D}`) && text.includes('egress-not-allowed'), `the error names the rule and the port: ${text}`);
+        // and the line that would allow it, in the policy file glassbox was given
+        assert.ok(text.includes(`add to ${path.join(run.tmp, 'policy.json')}: "egress": {"allow": ["portless.test:${run.D}"]}`), `the error shows the line to add: ${text}`);
       }
       const href = sc(await log.call('browser_evaluate', { function: '() => location.href' })).result;
       assert.equal(href, run.shop('/egress/links.html'), 'the page did not move');
