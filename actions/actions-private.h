@@ -317,7 +317,8 @@ void act_ledger_finish(struct act_ctx *ctx, json_t *result);
 int act_gate_check(struct act_ctx *ctx);
 
 /* egress.c */
-int act_egress_start(struct act_session *s, json_t *policy, char *err, size_t errlen);
+int act_egress_start(struct act_session *s, json_t *policy, const char *source, char *err,
+                     size_t errlen);
 void act_egress_stop(struct act_session *s);
 /* browser_session "narrow": narrows the session's egress policy with
  * args.egress for every layer at once (tools, Fetch, the proxy's new

@@ -85,6 +85,10 @@ struct act_config {
 	 * (policy/egress.h), "require_evidence": bool, "before_screenshots":
 	 * bool}; NULL = defaults. */
 	json_t *tenant_policy;
+	/* Where that policy is written, named by the refusals that a change to
+	 * it would lift ("policy.json", "tenants.acme.policy of serve.json");
+	 * borrowed; NULL = unknown. */
+	const char *policy_source;
 	int prelaunch; /* launch the browser as soon as the session exists */
 	/* A browser profile of the tenant (docs/profiles.md) the session's
 	 * browser runs on from the start; NULL = none (a fresh, empty one, or

@@ -45,10 +45,19 @@
 static void queue_refusal(struct act_session *s, const struct policy_refusal *r)
 {
 	json_t *j = policy_refusal_to_json(r);
+	int own = policy_refusal_is_browser_own(r->layer, r->host);
 
-	gb_metrics_counter_add("glassbox_egress_blocked_total", r->layer, 1);
+	/* the browser's own requests: counted and audited under their own rule
+	 * ("browser-background", the policy's rule kept), not the page's */
+	gb_metrics_counter_add("glassbox_egress_blocked_total",
+	                       own ? "browser-background" : r->layer, 1);
 	if (!j)
 		return;
+	if (own) {
+		json_object_set_new(j, "policy_rule", json_string(r->rule));
+		json_object_set_new(j, "rule", json_string("browser-background"));
+		json_object_set_new(j, "browser_own", json_true());
+	}
 	pthread_mutex_lock(&s->lock);
 	if (json_array_size(s->refusals) < REFUSALS_MAX)
 		json_array_append_new(s->refusals, j);
@@ -147,7 +156,8 @@ out:
 	return rc;
 }
 
-int act_egress_start(struct act_session *s, json_t *policy, char *err, size_t errlen)
+int act_egress_start(struct act_session *s, json_t *policy, const char *source, char *err,
+                     size_t errlen)
 {
 	struct policy_proxy_options o = { 0 };
 	char perr[512];
@@ -161,6 +171,7 @@ int act_egress_start(struct act_session *s, json_t *policy, char *err, size_t er
 		snprintf(err, errlen, "the egress policy is not valid: %s", perr);
 		goto out;
 	}
+	policy_egress_set_source(s->egress, source);
 	o.session_id = s->id;
 	o.on_refusal = on_proxy_refusal;
 	o.user = s;

@@ -400,25 +400,35 @@ static void add_page_now(struct act_ctx *ctx, json_t *replay)
 }
 
 /* Everything egress refused while the call ran: into the result
- * (`blocked`) and, one record each, into the audit log. */
+ * (`blocked`) and, one record each, into the audit log. The browser's own
+ * requests (rule browser-background) go to the audit log only: `blocked`
+ * is what the page tried. */
 static void report_refusals(struct act_ctx *ctx)
 {
 	json_t *got = act_egress_take_refusals(ctx->as);
 	json_t *blocked = json_object_get(ctx->out, "blocked");
+	size_t shown = 0;
 	size_t i;
 
 	if (!got)
 		return;
 	act_secrets_scrub_json(ctx->as, got); /* a refused URL may carry a typed secret */
-	if (!blocked) {
-		blocked = json_array();
-		json_object_set_new(ctx->out, "blocked", blocked);
-	}
 	for (i = 0; i < json_array_size(got); i++) {
 		json_t *r = json_array_get(got, i);
 
+		if (json_is_true(json_object_get(r, "browser_own"))) {
+			act_keeper_record(
+			    ctx->as->keeper, EVID_AUDIT_POLICY_REFUSAL,
+			    ctx->sess ? sess_id(ctx->sess) : NULL, ctx->operation_id,
+			    json_pack("{s:s, s:O}", "tool", ctx->def->name, "refusal", r), 0);
+			continue;
+		}
+		if (!blocked) {
+			blocked = json_array();
+			json_object_set_new(ctx->out, "blocked", blocked);
+		}
 		json_array_append(blocked, r);
-		if (i < 10)
+		if (shown++ < 10)
 			gb_buf_appendf(&ctx->text, "\n- blocked: %.300s (rule %s, %s layer)",
 			               gb_or(json_string_value(json_object_get(r, "url")), ""),
 			               gb_or(json_string_value(json_object_get(r, "rule")), "?"),

@@ -204,7 +204,7 @@ int act_session_new(const struct act_config *cfg, struct act_session **out, char
 		snprintf(err, errlen, "cannot start the evidence writer thread");
 		goto out;
 	}
-	if (act_egress_start(s, cfg->tenant_policy, err, errlen) < 0)
+	if (act_egress_start(s, cfg->tenant_policy, cfg->policy_source, err, errlen) < 0)
 		goto out;
 	if (act_gates_start(s, cfg->tenant_policy, err, errlen) < 0)
 		goto out;

@@ -365,6 +365,7 @@ int cli_cmd_run(int argc, char **argv, const char *default_data_dir)
 	apply_profile(&o, &cfg);
 	cfg.headless = !o.headed;
 	cfg.tenant_policy = policy;
+	cfg.policy_source = o.config_path;
 	pool.cfg = &cfg;
 	gb_utc_iso8601(since, sizeof(since));
 	t0 = gb_now_ms();

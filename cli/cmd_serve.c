@@ -280,6 +280,7 @@ int cli_cmd_serve(const struct cli_serve_args *a)
 		        a->config_path ? a->config_path : "(embedded)", err);
 		goto out;
 	}
+	cli_policy_serve_prepare(cfg, a->config_path);
 	rc = 1;
 	if (store_open(a->data_dir, &store, err, sizeof(err)) != 0) {
 		fprintf(stderr, "glassbox serve: cannot open the store in %s: %s\n", a->data_dir,

@@ -40,4 +40,17 @@ struct cli_serve_args {
 /* Runs the service until SIGTERM/SIGINT; returns the exit status. */
 int cli_cmd_serve(const struct cli_serve_args *a);
 
+/* `glassbox policy check FILE [--json]` (cmd_policy.c): argv[0] is "policy".
+ * 0 valid, 2 not valid or not readable. */
+int cli_cmd_policy(int argc, char **argv);
+
+#include <jansson.h>
+struct mcp_serve_config;
+/* Prints the warnings about a tenant's policy (borrowed; NULL: none) to
+ * stderr, each with prefix ("glassbox init") and source (the file). */
+void cli_policy_warn(const char *prefix, const json_t *policy, const char *source);
+/* Names each tenant's policy source ("tenants.<name>.policy of FILE") for
+ * the refusals of its sessions, and prints each policy's warnings. */
+void cli_policy_serve_prepare(struct mcp_serve_config *cfg, const char *config_path);
+
 #endif

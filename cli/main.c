@@ -166,6 +166,7 @@ static void fill_config(const struct cli_opts *o, json_t *policy, struct act_con
 	cfg->chromium_path = o->chromium;
 	cfg->headless = !o->headed;
 	cfg->tenant_policy = policy;
+	cfg->policy_source = o->config_path;
 }
 
 /* The write end of the pipe SIGTERM and SIGINT wake `glassbox mcp` with. */
@@ -265,6 +266,14 @@ static int cmd_init(const struct cli_opts *o)
 
 	if (make_data_dir(o->data_dir) < 0 || check_data_dir_writable(o->data_dir) < 0)
 		return 1;
+	if (o->config_path) {
+		json_t *policy = NULL;
+
+		if (load_config(o->config_path, &policy) < 0)
+			return 2;
+		cli_policy_warn("glassbox init", policy, o->config_path);
+		json_decref(policy);
+	}
 	fill_config(o, NULL, &cfg);
 	if (act_browser_check(&cfg, version, sizeof(version), err, sizeof(err)) < 0) {
 		fprintf(stderr, "glassbox: Chromium does not start here: %s\n", err);
@@ -443,6 +452,8 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "audit") || !strcmp(argv[1], "report") ||
 	    !strcmp(argv[1], "approvals") || !strcmp(argv[1], "secret"))
 		return cmd_evidence(argc, argv);
+	if (!strcmp(argv[1], "policy"))
+		return cli_cmd_policy(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "run")) {
 		memset(&o, 0, sizeof(o));
 		default_data_dir(&o);

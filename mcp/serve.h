@@ -29,6 +29,7 @@ struct mcp_tenant {
 	char name[MCP_TENANT_NAME_MAX]; /* [A-Za-z0-9_.-], 1..63 */
 	unsigned char token_sha256[32]; /* SHA-256 of the bearer token */
 	json_t *policy;                 /* owned: the tenant's policy, or NULL */
+	char policy_source[320];        /* "tenants.<name>.policy of FILE", or "" */
 	int max_sessions;               /* at once, this tenant */
 	int tool_calls_per_session;     /* 0: no budget */
 	int action_timeout_ms;          /* per tool call */

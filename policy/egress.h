@@ -69,8 +69,9 @@ struct policy_decision {
 	char pattern[288]; /* for "egress-deny": the deny pattern that matched, else "" */
 	char host[256];    /* the normalised host checked ("" if the URL had none) */
 	char addr[64];     /* the address checked ("" if none) */
-	char message[512]; /* for the agent: what was refused and by which rule, naming
-	                    * no other policy entry */
+	char message[768]; /* for the agent: what was refused (host, port) and by which
+	                    * rule, naming no other policy entry, and the line that would
+	                    * lift it */
 };
 
 /*
@@ -99,6 +100,15 @@ int policy_egress_narrow(const struct policy_egress *base, const json_t *json,
 
 /* Frees p. NULL is a no-op. */
 void policy_egress_free(struct policy_egress *p);
+
+/*
+ * Where the tenant's policy is written ("/etc/glassbox/policy.json", or
+ * "tenants.acme.policy of /etc/glassbox/serve.json"; copied, at most 319
+ * bytes; NULL or "" for unknown), for the lines that refusals suggest
+ * ("add \"127.0.0.1:8080\" to \"egress\": {\"allow_private\": [...]} in
+ * FILE"). Narrowings keep it. Call before the policy is shared.
+ */
+void policy_egress_set_source(struct policy_egress *p, const char *source);
 
 /*
  * Checks a URL a request or a navigation goes to (layer 2, and layer 3's
@@ -143,6 +153,17 @@ struct policy_refusal {
 	const char *rule;     /* as in struct policy_decision, or "proxy-connection-limit" */
 	const char *message;  /* safe for the agent */
 };
+
+/*
+ * 1 when a refusal by layer ("proxy", "fetch", "tool") of a request to
+ * host (normalised) is of a request Chromium makes on its own, for no
+ * page (component updates, network time, account checks: a fixed list of
+ * the hosts of its services), 0 otherwise. Only the proxy sees those: a
+ * refusal by any other layer is a page's. With the Fetch layer off, a
+ * page's request to one of those hosts counts as the browser's too (it is
+ * refused all the same). Pure and thread-safe.
+ */
+int policy_refusal_is_browser_own(const char *layer, const char *host);
 
 /* Called for each refusal. See struct policy_proxy_options for the thread. */
 typedef void (*policy_refusal_fn)(void *user, const struct policy_refusal *r);

@@ -21,6 +21,7 @@
 #define POLICY_MAX_HOST_ADDRS 8  /* addresses per override */
 #define POLICY_HOST_MAX 254      /* a DNS name, or the text of an address */
 #define POLICY_URL_MAX 8192      /* longest URL checked */
+#define POLICY_SOURCE_MAX 320    /* policy_egress_set_source */
 
 /* Schemes as a proxy sees them: ws is http, wss is https. */
 enum policy_scheme {
@@ -65,7 +66,17 @@ struct policy_pattern {
 	int is_ip;                       /* host is an address literal */
 	struct policy_ip ip;             /* when is_ip */
 	int scheme;                      /* enum policy_scheme; ANY when omitted */
-	int port;                        /* 0: any */
+	int port;                        /* the port written (or the scheme's default when
+	                                  * only a scheme is); 0: none, see any_port */
+	int any_port;                    /* ":*" (and every deny pattern without a port) */
+	int portless;                    /* no port was written */
+};
+
+/* One allow_private entry: address[/prefix][:port]. */
+struct policy_private {
+	struct policy_range range;
+	int port;     /* 0: the default ports (80 and 443), unless any_port */
+	int any_port; /* ":*" */
 };
 
 /* One resolver override. */
@@ -84,7 +95,7 @@ struct policy_layer {
 	size_t ndeny;
 	int default_deny;      /* nothing matched the allowlist (or there is none) → deny */
 	int private_restricts; /* 0: this layer adds no restriction on private addresses */
-	struct policy_range *private_ok;
+	struct policy_private *private_ok;
 	size_t nprivate_ok;
 };
 
@@ -93,6 +104,8 @@ struct policy_egress {
 	size_t nlayers;
 	struct policy_host_override *hosts; /* the tenant's, kept by narrowings */
 	size_t nhosts;
+	char source[POLICY_SOURCE_MAX]; /* where the tenant's policy is written, for the
+	                                 * lines refusals suggest; "" when unknown */
 };
 
 /* A parsed URL, pointing into nothing: every field is a copy. */
@@ -143,7 +156,8 @@ int policy_egress_check_target(const struct policy_egress *p, int scheme_class, 
 const struct policy_host_override *policy_egress_override(const struct policy_egress *p,
                                                           const char *host);
 int policy_egress_check_ip(const struct policy_egress *p, const char *host,
-                           const struct policy_ip *ip, struct policy_decision *d);
+                           const struct policy_ip *ip, int port, struct policy_decision *d);
+int policy_pattern_port_ok(const struct policy_pattern *pat, int scheme_class, int port);
 #ifdef GB_UNITTEST_BUILD
 int policy_pattern_parse(const char *text, struct policy_pattern *out, char *why, size_t whylen);
 int policy_pattern_match(const struct policy_pattern *pat, int scheme_class, const char *host,

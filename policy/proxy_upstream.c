@@ -104,7 +104,8 @@ static void have_addresses(struct policy_proxy *px, struct proxy_conn *c)
 			proxy_refuse(px, c, &d);
 			goto out;
 		}
-		if (policy_egress_check_ip(proxy_policy(px), c->host, &c->addrs[i], &d) < 0) {
+		if (policy_egress_check_ip(proxy_policy(px), c->host, &c->addrs[i], c->port, &d) <
+		    0) {
 			proxy_refuse(px, c, &d);
 			goto out;
 		}

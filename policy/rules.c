@@ -17,11 +17,13 @@
 
 #include "common/util.h"
 
+#include <arpa/inet.h>
 #include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 /* Writes a formatted message into buf (if buf and buflen). */
 static void set_msg(char *buf, size_t buflen, const char *fmt, ...)
@@ -57,25 +59,37 @@ static void printable(const char *s, size_t max, char *out, size_t outlen)
 
 /*
  * Parses a pattern "[scheme://]host[:port]" (host: a name, "*.name", "*",
- * or an address literal) into out. Returns 0, or -POLICY_EINVAL with why
- * ("write \"foo.test\" or \"*.foo.test\"").
+ * or an address literal; port: a number or "*" for every port) into out.
+ * Without a port, a pattern means the default ports of the schemes it
+ * allows, as an origin does: 80 and 443, or the one of its scheme
+ * (portless is then set; parse_patterns makes a portless deny pattern
+ * cover every port). Returns 0, or -POLICY_EINVAL with why ("write
+ * \"foo.test\" or \"*.foo.test\"").
  */
 UNITTEST int policy_pattern_parse(const char *text, struct policy_pattern *out, char *why,
                                   size_t whylen)
 {
-	const char *p = text;
+	char buf[POLICY_HOST_MAX + 24];
+	const char *p;
 	const char *sep = strstr(text, "://");
 	const char *hostpart;
 	size_t hlen;
+	size_t len = strlen(text);
 	int port = 0;
 	int rc = -POLICY_EINVAL;
 
 	memset(out, 0, sizeof(*out));
 	out->scheme = POLICY_SCHEME_ANY;
-	if (strlen(text) > POLICY_HOST_MAX + 16) {
+	if (len > POLICY_HOST_MAX + 16) {
 		set_msg(why, whylen, "it is too long");
 		goto out;
 	}
+	memcpy(buf, text, len + 1);
+	if (len > 2 && buf[len - 2] == ':' && buf[len - 1] == '*') {
+		out->any_port = 1;
+		buf[len - 2] = '\0';
+	}
+	p = buf;
 	if (sep) {
 		char scheme[16];
 		size_t slen = (size_t)(sep - text);
@@ -93,7 +107,7 @@ UNITTEST int policy_pattern_parse(const char *text, struct policy_pattern *out, 
 			set_msg(why, whylen, "the scheme must be http, https, ws or wss");
 			goto out;
 		}
-		p = sep + 3;
+		p = buf + slen + 3;
 	}
 	if (strpbrk(p, "/?#@\\")) {
 		set_msg(why, whylen,
@@ -106,8 +120,10 @@ UNITTEST int policy_pattern_parse(const char *text, struct policy_pattern *out, 
 		out->any_host = 1;
 		if (p[1] == ':') {
 			port = policy_parse_port(p + 2, strlen(p + 2));
-			if (port <= 0) {
-				set_msg(why, whylen, "the port is not a number from 1 to 65535");
+			if (port <= 0 || out->any_port) {
+				set_msg(why, whylen,
+				        "the port is not a number from 1 to 65535 (or \"*\" for "
+				        "every port)");
 				goto out;
 			}
 		}
@@ -118,7 +134,8 @@ UNITTEST int policy_pattern_parse(const char *text, struct policy_pattern *out, 
 			hostpart = p + 2;
 		if (strchr(hostpart, '*')) {
 			set_msg(why, whylen,
-			        "'*' may only stand alone or start the pattern as \"*.\"");
+			        "'*' may only stand alone, start the pattern as \"*.\" or be the "
+			        "port (\":*\")");
 			goto out;
 		}
 		hlen = strlen(hostpart);
@@ -129,13 +146,18 @@ UNITTEST int policy_pattern_parse(const char *text, struct policy_pattern *out, 
 		if (policy_parse_authority(hostpart, hlen, out->host, sizeof(out->host), &port,
 		                           &out->is_ip, &out->ip, why, whylen) < 0)
 			goto out;
+		if (port && out->any_port) {
+			set_msg(why, whylen, "the pattern has two ports");
+			goto out;
+		}
 		if (wild && out->is_ip) {
 			set_msg(why, whylen, "\"*.\" must be followed by a name, not an address");
 			goto out;
 		}
 		out->wildcard = wild;
 	}
-	if (!port && out->scheme != POLICY_SCHEME_ANY)
+	out->portless = !port && !out->any_port;
+	if (out->portless && out->scheme != POLICY_SCHEME_ANY)
 		port = policy_scheme_default_port(out->scheme);
 	out->port = port;
 	{
@@ -145,7 +167,9 @@ UNITTEST int policy_pattern_parse(const char *text, struct policy_pattern *out, 
 		int v6 = out->is_ip && !policy_ip_is_v4(&out->ip);
 		char portbuf[16] = "";
 
-		if (out->port)
+		if (out->any_port)
+			snprintf(portbuf, sizeof(portbuf), ":*");
+		else if (out->port)
 			snprintf(portbuf, sizeof(portbuf), ":%d", out->port);
 		snprintf(out->text, sizeof(out->text), "%s%s%s%s%s%s", sch,
 		         out->any_host   ? "*"
@@ -158,23 +182,44 @@ out:
 	return rc;
 }
 
+/* 1 when pat allows port for a request of scheme_class (POLICY_SCHEME_ANY
+ * when unknown, as for CONNECT): its port, every port for ":*", and for a
+ * pattern without port or scheme the default port of the request's scheme
+ * (80 or 443 when unknown). */
+int policy_pattern_port_ok(const struct policy_pattern *pat, int scheme_class, int port)
+{
+	int ok;
+
+	if (pat->any_port)
+		ok = 1;
+	else if (pat->port)
+		ok = pat->port == port;
+	else if (port == 80)
+		ok = scheme_class != POLICY_SCHEME_HTTPS;
+	else
+		ok = port == 443 && scheme_class != POLICY_SCHEME_HTTP;
+	return ok;
+}
+
+/* 1 when the host of pat matches host (normalised). */
+static int pattern_host_ok(const struct policy_pattern *pat, const char *host)
+{
+	size_t hl = strlen(host);
+	size_t pl = strlen(pat->host);
+
+	if (pat->any_host)
+		return 1;
+	if (!pat->wildcard)
+		return strcmp(pat->host, host) == 0;
+	return hl > pl + 1 && host[hl - pl - 1] == '.' && strcmp(host + hl - pl, pat->host) == 0;
+}
+
 /* 1 when pat matches a request for host (normalised) on port with the
  * given scheme class (POLICY_SCHEME_ANY when unknown, as for CONNECT). */
 UNITTEST int policy_pattern_match(const struct policy_pattern *pat, int scheme_class,
                                   const char *host, int port)
 {
-	size_t hl = strlen(host);
-	size_t pl = strlen(pat->host);
-	int host_ok;
-
-	if (pat->any_host)
-		host_ok = 1;
-	else if (!pat->wildcard)
-		host_ok = strcmp(pat->host, host) == 0;
-	else
-		host_ok = hl > pl + 1 && host[hl - pl - 1] == '.' &&
-		          strcmp(host + hl - pl, pat->host) == 0;
-	return host_ok && (!pat->port || pat->port == port) &&
+	return pattern_host_ok(pat, host) && policy_pattern_port_ok(pat, scheme_class, port) &&
 	       (pat->scheme == POLICY_SCHEME_ANY || scheme_class == POLICY_SCHEME_ANY ||
 	        pat->scheme == scheme_class);
 }
@@ -199,6 +244,9 @@ int policy_url_matches_host_pattern(const char *pattern, const char *url)
 	if (!pattern || !url || policy_pattern_parse(pattern, &pat, why, sizeof(why)) < 0 ||
 	    policy_url_parse(url, &u, why, sizeof(why)) < 0 || u.scheme_class == POLICY_SCHEME_NONE)
 		return 0;
+	/* a secret's host names the site on whatever port egress lets it be reached */
+	if (pat.portless && pat.scheme == POLICY_SCHEME_ANY)
+		pat.any_port = 1;
 	return policy_pattern_match(&pat, u.scheme_class, u.host, u.port);
 }
 
@@ -266,10 +314,83 @@ static int parse_patterns(const json_t *obj, const char *key, struct policy_patt
 			rc = -POLICY_EINVAL;
 			goto out;
 		}
+		/* what is denied without a port is denied on every port */
+		if (!strcmp(key, "deny") && (*list)[i].portless) {
+			(*list)[i].any_port = 1;
+			(*list)[i].port = 0;
+		}
 		(*n)++;
 	}
 out:
 	return rc;
+}
+
+/*
+ * Parses one allow_private entry, "address[/prefix][:port]" ("127.0.0.1",
+ * "127.0.0.1:8080", "10.1.0.0/16:*", "::1", "[::1]:8080", "[fd12::]/16:*":
+ * an IPv6 address with a port goes in brackets), into out. Returns 0 or -1.
+ */
+static int private_entry_parse(const char *text, struct policy_private *out)
+{
+	char addr[INET6_ADDRSTRLEN + 8];
+	const char *colon = NULL;
+	size_t alen;
+	int rc = -1;
+
+	memset(out, 0, sizeof(*out));
+	if (text[0] == '[') {
+		const char *close = strchr(text, ']');
+		const char *after;
+
+		if (!close || (size_t)(close - text - 1) >= sizeof(addr))
+			goto out;
+		alen = (size_t)(close - text - 1);
+		memcpy(addr, text + 1, alen);
+		after = close + 1;
+		if (*after == '/') {
+			const char *c2 = strchr(after, ':');
+			size_t plen = c2 ? (size_t)(c2 - after) : strlen(after);
+
+			if (alen + plen >= sizeof(addr))
+				goto out;
+			memcpy(addr + alen, after, plen);
+			alen += plen;
+			after += plen;
+		}
+		if (*after && *after != ':')
+			goto out;
+		colon = *after ? after : NULL;
+	} else {
+		const char *first = strchr(text, ':');
+
+		/* one colon: IPv4 with a port; more: an IPv6 address without one */
+		if (first && !strchr(first + 1, ':'))
+			colon = first;
+		alen = colon ? (size_t)(colon - text) : strlen(text);
+		if (alen >= sizeof(addr))
+			goto out;
+		memcpy(addr, text, alen);
+	}
+	addr[alen] = '\0';
+	if (colon && !strcmp(colon + 1, "*")) {
+		out->any_port = 1;
+	} else if (colon) {
+		out->port = policy_parse_port(colon + 1, strlen(colon + 1));
+		if (out->port <= 0)
+			goto out;
+	}
+	if (policy_range_parse(addr, &out->range) < 0)
+		goto out;
+	rc = 0;
+out:
+	return rc;
+}
+
+/* 1 when the allow_private entry e covers ip on port. */
+static int private_entry_match(const struct policy_private *e, const struct policy_ip *ip, int port)
+{
+	return policy_range_contains(&e->range, ip) &&
+	       (e->any_port || (e->port ? e->port == port : port == 80 || port == 443));
 }
 
 /* Parses egress.allow_private into the layer. */
@@ -285,7 +406,8 @@ static int parse_private(const json_t *obj, struct policy_layer *l, char *err, s
 	if (!json_is_array(arr) || json_array_size(arr) > POLICY_MAX_RANGES) {
 		set_msg(err, errlen,
 		        "egress.allow_private must be an array of at most %d addresses "
-		        "or CIDR ranges such as [\"127.0.0.1\", \"10.1.0.0/16\"]",
+		        "or CIDR ranges with optional ports, such as [\"127.0.0.1:8080\", "
+		        "\"10.1.0.0/16\"]",
 		        POLICY_MAX_RANGES);
 		rc = -POLICY_EINVAL;
 		goto out;
@@ -297,16 +419,19 @@ static int parse_private(const json_t *obj, struct policy_layer *l, char *err, s
 	}
 	for (i = 0; i < json_array_size(arr); i++) {
 		const json_t *v = json_array_get(arr, i);
-		struct policy_range *r = &l->private_ok[i];
+		struct policy_private *e = &l->private_ok[i];
+		const struct policy_range *r = &e->range;
 		const char *what = NULL;
 		char shown[120];
 
-		if (!json_is_string(v) || policy_range_parse(json_string_value(v), r) < 0) {
+		if (!json_is_string(v) || private_entry_parse(json_string_value(v), e) < 0) {
 			printable(json_is_string(v) ? json_string_value(v) : "", 100, shown,
 			          sizeof(shown));
 			set_msg(err, errlen,
 			        "egress.allow_private[%zu]: \"%s\" is not an address or CIDR "
-			        "range: write \"127.0.0.1\", \"10.1.0.0/16\" or \"fd12::/16\"",
+			        "range with an optional port: write \"127.0.0.1:8080\", "
+			        "\"10.1.0.0/16\" (ports 80 and 443), \"[::1]:8080\" or "
+			        "\"fd12::/16\"; \":*\" means every port",
 			        i, shown);
 			rc = -POLICY_EINVAL;
 			goto out;
@@ -567,6 +692,7 @@ int policy_egress_narrow(const struct policy_egress *base, const json_t *json,
 	if (dup_array((void **)&p->hosts, base->hosts, base->nhosts, sizeof(*base->hosts)) < 0)
 		goto out;
 	p->nhosts = base->nhosts;
+	memcpy(p->source, base->source, sizeof(p->source));
 	if (json) {
 		p->nlayers++;
 		rc = parse_layer(json, p, &p->layers[p->nlayers - 1], 1, err, errlen);
@@ -581,6 +707,13 @@ out:
 		set_msg(err, errlen, "out of memory while narrowing the egress policy");
 	policy_egress_free(p);
 	return rc;
+}
+
+void policy_egress_set_source(struct policy_egress *p, const char *source)
+{
+	if (p)
+		printable(source ? source : "", sizeof(p->source) - 1, p->source,
+		          sizeof(p->source));
 }
 
 void policy_egress_free(struct policy_egress *p)
@@ -636,6 +769,50 @@ static void host_for_msg(const char *host, char *out, size_t outlen)
 		snprintf(out, outlen, "%s", host);
 }
 
+/* "shop.test:8080", "shop.test" (ports 80 and 443) or "[::1]:8080": the
+ * entry that would name host (normalised) on port, for the lines that
+ * refusals suggest. */
+static void entry_for(const char *host, int port, char *out, size_t outlen)
+{
+	int v6 = strchr(host, ':') != NULL;
+
+	if (port == 80 || port == 443)
+		snprintf(out, outlen, "%s", host);
+	else
+		snprintf(out, outlen, "%s%s%s:%d", v6 ? "[" : "", host, v6 ? "]" : "", port);
+}
+
+/*
+ * Appends to msg (msglen bytes, holding a message already) what lifts a
+ * refusal by the layer of scope: for the tenant's, the line to add to
+ * (verb "add") or take out of (verb "remove") the list key of its policy,
+ * naming the file when p knows it; for a session's, that its narrowing
+ * refuses it.
+ */
+static void append_fix(const struct policy_egress *p, const char *scope, const char *verb,
+                       const char *key, const char *entry, char *msg, size_t msglen)
+{
+	size_t n = strlen(msg);
+
+	if (n + 1 >= msglen)
+		return;
+	if (!strcmp(scope, "session")) {
+		snprintf(
+		    msg + n, msglen - n,
+		    ": this session's narrowing (browser_session action \"narrow\") refuses it "
+		    "until the session ends");
+		return;
+	}
+	if (!strcmp(verb, "remove"))
+		snprintf(msg + n, msglen - n,
+		         ". To lift it, remove \"%s\" from \"egress\": {\"%s\": [...]} in %s",
+		         entry, key, p && p->source[0] ? p->source : "the tenant's policy");
+	else
+		snprintf(msg + n, msglen - n,
+		         ". To allow it, add to %s: \"egress\": {\"%s\": [\"%s\"]}",
+		         p && p->source[0] ? p->source : "the tenant's policy", key, entry);
+}
+
 /*
  * Checks host:port (normalised; scheme_class ANY when unknown) against
  * the deny, allow and default rules of every layer. url (may be NULL) is
@@ -647,6 +824,7 @@ int policy_egress_check_target(const struct policy_egress *p, int scheme_class, 
                                struct policy_decision *d)
 {
 	char hp[POLICY_HOST_MAX + 16];
+	char entry[POLICY_HOST_MAX + 16];
 	size_t li;
 	size_t i;
 	int rc = 0;
@@ -654,16 +832,18 @@ int policy_egress_check_target(const struct policy_egress *p, int scheme_class, 
 	(void)url;
 	/* an address no policy can allow is named as such, before any list */
 	if (is_ip && policy_class_always_refused(policy_ip_class(ip))) {
-		rc = policy_egress_check_ip(p, host, ip, d);
+		rc = policy_egress_check_ip(p, host, ip, port, d);
 		goto out;
 	}
 	decision_init(d, host);
 	host_for_msg(d->host, hp, sizeof(hp));
+	entry_for(d->host, port, entry, sizeof(entry));
 	if (is_ip)
 		policy_ip_format(ip, d->addr, sizeof(d->addr));
 	for (li = 0; p && li < p->nlayers; li++) {
 		const struct policy_layer *l = &p->layers[li];
 		int allowed = !l->default_deny;
+		int host_listed = 0;
 
 		for (i = 0; i < l->ndeny; i++) {
 			if (!policy_pattern_match(&l->deny[i], scheme_class, d->host, port))
@@ -675,18 +855,32 @@ int policy_egress_check_target(const struct policy_egress *p, int scheme_class, 
 			    "%s:%d is refused by the deny rule \"%s\" of the %s's egress policy "
 			    "(rule egress-deny)",
 			    hp, port, l->deny[i].text, l->scope);
+			append_fix(p, l->scope, "remove", "deny", l->deny[i].text, d->message,
+			           sizeof(d->message));
 			rc = -POLICY_EREFUSED;
 			goto out;
 		}
-		for (i = 0; !allowed && i < l->nallow; i++)
+		for (i = 0; !allowed && i < l->nallow; i++) {
 			allowed = policy_pattern_match(&l->allow[i], scheme_class, d->host, port);
+			host_listed |=
+			    l->allow[i].portless && pattern_host_ok(&l->allow[i], d->host);
+		}
 		if (!allowed) {
 			refuse(d, "egress-not-allowed", l->scope);
-			set_msg(d->message, sizeof(d->message),
-			        "%s:%d is not allowed by the %s's egress policy (rule "
-			        "egress-not-allowed): "
-			        "only the hosts it lists can be reached",
-			        hp, port, l->scope);
+			if (host_listed)
+				set_msg(d->message, sizeof(d->message),
+				        "%s port %d is not allowed by the %s's egress policy (rule "
+				        "egress-not-allowed): a pattern without a port allows only "
+				        "ports 80 and 443",
+				        hp, port, l->scope);
+			else
+				set_msg(
+				    d->message, sizeof(d->message),
+				    "%s:%d is not allowed by the %s's egress policy (rule "
+				    "egress-not-allowed): only the hosts it lists can be reached",
+				    hp, port, l->scope);
+			append_fix(p, l->scope, "add", "allow", entry, d->message,
+			           sizeof(d->message));
 			rc = -POLICY_EREFUSED;
 			goto out;
 		}
@@ -695,30 +889,34 @@ out:
 	return rc;
 }
 
-/* 1 when layer l names ip: an allow_private range holds it, or an allow
- * pattern is that very address. */
-static int layer_names_ip(const struct policy_layer *l, const struct policy_ip *ip)
+/* 1 when layer l names ip on port: an allow_private entry holds it, or
+ * an allow pattern is that very address on that port. */
+static int layer_names_ip(const struct policy_layer *l, const struct policy_ip *ip, int port)
 {
 	size_t i;
 	int named = !l->private_restricts;
 
 	for (i = 0; !named && i < l->nprivate_ok; i++)
-		named = policy_range_contains(&l->private_ok[i], ip);
+		named = private_entry_match(&l->private_ok[i], ip, port);
 	for (i = 0; !named && i < l->nallow; i++)
-		named = l->allow[i].is_ip && !memcmp(l->allow[i].ip.b, ip->b, 16);
+		named = l->allow[i].is_ip && !memcmp(l->allow[i].ip.b, ip->b, 16) &&
+		        policy_pattern_port_ok(&l->allow[i], POLICY_SCHEME_ANY, port);
 	return named;
 }
 
 /*
  * Checks one address host resolved to (host may be NULL, or the address
- * itself for literals). Returns 0 or -POLICY_EREFUSED; d is filled in.
+ * itself for literals) for a connection to port (0 when unknown: then
+ * only entries for every port name it). Returns 0 or -POLICY_EREFUSED;
+ * d is filled in.
  */
 int policy_egress_check_ip(const struct policy_egress *p, const char *host,
-                           const struct policy_ip *ip, struct policy_decision *d)
+                           const struct policy_ip *ip, int port, struct policy_decision *d)
 {
 	enum policy_addr_class c = policy_ip_class(ip);
-	char what[POLICY_HOST_MAX + 100];
+	char what[POLICY_HOST_MAX + 120];
 	char hp[POLICY_HOST_MAX + 16];
+	char entry[80];
 	size_t li;
 	int rc = 0;
 
@@ -731,6 +929,13 @@ int policy_egress_check_ip(const struct policy_egress *p, const char *host,
 		snprintf(what, sizeof(what), "%s", hp);
 	else
 		snprintf(what, sizeof(what), "%s (resolved to %s)", hp, d->addr);
+	if (port > 0)
+		snprintf(what + strlen(what), sizeof(what) - strlen(what), " port %d", port);
+	if (port > 0)
+		entry_for(d->addr, port, entry, sizeof(entry));
+	else
+		snprintf(entry, sizeof(entry), "%s%s%s:*", strchr(d->addr, ':') ? "[" : "", d->addr,
+		         strchr(d->addr, ':') ? "]" : "");
 	if (c == POLICY_ADDR_PUBLIC)
 		goto out;
 	if (policy_class_always_refused(c)) {
@@ -745,7 +950,7 @@ int policy_egress_check_ip(const struct policy_egress *p, const char *host,
 	for (li = 0; li < (p ? p->nlayers : 1); li++) {
 		const char *scope = p ? p->layers[li].scope : "tenant";
 
-		if (p && layer_names_ip(&p->layers[li], ip))
+		if (p && layer_names_ip(&p->layers[li], ip, port))
 			continue;
 		refuse(d, policy_class_rule(c), scope);
 		set_msg(
@@ -753,11 +958,24 @@ int policy_egress_check_ip(const struct policy_egress *p, const char *host,
 		    "connection to %s refused: %s is reachable only when the %s's egress policy "
 		    "names it (rule %s)",
 		    what, policy_class_words(c), scope, d->rule);
+		append_fix(p, scope, "add", "allow_private", entry, d->message, sizeof(d->message));
 		rc = -POLICY_EREFUSED;
 		goto out;
 	}
 out:
 	return rc;
+}
+
+/* The port of sa (AF_INET or AF_INET6), or 0. */
+static int port_of(const struct sockaddr *sa)
+{
+	int port = 0;
+
+	if (sa->sa_family == AF_INET)
+		port = ntohs(((const struct sockaddr_in *)(const void *)sa)->sin_port);
+	else if (sa->sa_family == AF_INET6)
+		port = ntohs(((const struct sockaddr_in6 *)(const void *)sa)->sin6_port);
+	return port;
 }
 
 int policy_egress_check_addr(const struct policy_egress *p, const char *host,
@@ -786,9 +1004,32 @@ int policy_egress_check_addr(const struct policy_egress *p, const char *host,
 		                          sizeof(why)) == 0)
 			h = norm;
 	}
-	rc = policy_egress_check_ip(p, h, &ip, d);
+	rc = policy_egress_check_ip(p, h, &ip, port_of(sa), d);
 out:
 	return rc;
+}
+
+/* 1 when url is about:blank or about:srcdoc (any case, with or without a
+ * query or fragment, leading spaces and controls skipped as browsers do):
+ * an empty document or an iframe's srcdoc, which reach no network. */
+static int is_about_local(const char *url)
+{
+	static const char *const names[] = { "blank", "srcdoc" };
+	size_t i;
+	size_t n;
+
+	while (url && *url && (unsigned char)*url <= ' ')
+		url++;
+	if (!url || strncasecmp(url, "about:", 6) != 0)
+		return 0;
+	url += 6;
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		n = strlen(names[i]);
+		if (!strncasecmp(url, names[i], n) &&
+		    (url[n] == '\0' || url[n] == '?' || url[n] == '#'))
+			return 1;
+	}
+	return 0;
 }
 
 int policy_egress_check_url(const struct policy_egress *p, const char *url,
@@ -803,6 +1044,10 @@ int policy_egress_check_url(const struct policy_egress *p, const char *url,
 
 	decision_init(d, NULL);
 	printable(url ? url : "", 200, shown, sizeof(shown));
+	if (is_about_local(url)) {
+		rc = 0;
+		goto out;
+	}
 	if (policy_url_parse(url, &u, why, sizeof(why)) < 0) {
 		refuse(d, "url-invalid", "");
 		set_msg(d->message, sizeof(d->message), "\"%s\" was refused: %s (rule url-invalid)",
@@ -816,7 +1061,8 @@ int policy_egress_check_url(const struct policy_egress *p, const char *url,
 		refuse(d, rule, "");
 		set_msg(d->message, sizeof(d->message),
 		        "%s: URLs are refused (rule %s): only http, "
-		        "https, ws and wss reach the network",
+		        "https, ws and wss reach the network (and about:blank, which reaches "
+		        "nothing)",
 		        u.scheme, d->rule);
 		goto out;
 	}
@@ -824,12 +1070,12 @@ int policy_egress_check_url(const struct policy_egress *p, const char *url,
 	if (rc < 0)
 		goto out;
 	if (u.is_ip) {
-		rc = policy_egress_check_ip(p, u.host, &u.ip, d);
+		rc = policy_egress_check_ip(p, u.host, &u.ip, u.port, d);
 		goto out;
 	}
 	o = policy_egress_override(p, u.host);
 	for (i = 0; o && i < o->naddrs; i++) {
-		rc = policy_egress_check_ip(p, u.host, &o->addrs[i], d);
+		rc = policy_egress_check_ip(p, u.host, &o->addrs[i], u.port, d);
 		if (rc < 0)
 			goto out;
 	}

@@ -7,6 +7,7 @@
 #include <ctype.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 /* Copies the lowercased scheme of url (without ':') into out; returns its
  * length, or 0 when the URL has no valid scheme. Leading spaces and
@@ -47,12 +48,13 @@ int policy_check_tool_url(const char *url, char *rule, size_t rulelen, char *err
 	if (!strcmp(scheme, "http") || !strcmp(scheme, "https"))
 		return 0;
 	rest = strchr(url, ':') + 1;
-	if (!strcmp(scheme, "about") && !strcmp(rest, "blank"))
+	if (!strcmp(scheme, "about") && !strncasecmp(rest, "blank", 5) &&
+	    (rest[5] == '\0' || rest[5] == '?' || rest[5] == '#'))
 		return 0;
 	snprintf(rule, rulelen, "scheme-%s", scheme);
 	snprintf(err, errlen,
-	         "%s: URLs are refused (rule %s): only http and https pages can be "
-	         "opened",
+	         "%s: URLs are refused (rule %s): only http and https pages (and "
+	         "about:blank) can be opened",
 	         scheme, rule);
 	return -1;
 }

@@ -54,11 +54,12 @@ static const char *const base_flags[] = {
 	"--disable-dev-shm-usage",
 	"--disable-field-trial-config",
 	"--disable-search-engine-choice-screen",
-	/* also no spare renderer, and no omnibox popup WebUI (Chromium 156 loads
-	 * it into a renderer of its own for every window; headless never shows it) */
+	/* also no spare renderer, no network time queries (clients2.google.com),
+	 * and no omnibox popup WebUI (Chromium 156 loads it into a renderer of its
+	 * own for every window; headless never shows it) */
 	("--disable-features=Translate,MediaRouter,OptimizationHints,AutofillServerCommunication,"
 	 "CertificateTransparencyComponentUpdater,DialMediaRouteProvider,"
-	 "InterestFeedContentSuggestions,SpareRendererForSitePerProcess,"
+	 "InterestFeedContentSuggestions,SpareRendererForSitePerProcess,NetworkTimeServiceQuerying,"
 	 "WebUIOmniboxPopup,WebUIOmniboxAimPopup"),
 	"--metrics-recording-only",
 	"--password-store=basic",

@@ -12,7 +12,9 @@
  *     evil.test only (deny: evil.test; its resolver entry points at it), so a
  *     hole in any layer shows as a hit there. 127.0.0.1:<D> and
  *     shop.test:<D> are refused for their port: allow pins shop.test and
- *     127.0.0.1 to <M>;
+ *     127.0.0.1 to <M>; portless.test (mapped to 127.0.0.1) is allowed
+ *     without a port, which means ports 80 and 443 only, so
+ *     portless.test:<D> is refused too, and the refusal names the port;
  *   - fixtures/policy/egress-drill.json plus those two pinned allow entries
  *     and "egress_layers", written to the run's temp dir;
  *   - with the proxy off, Chromium gets its own resolver rules (a wrapper
@@ -77,7 +79,7 @@ function chromiumBinary() {
 
 /* A Chromium wrapper with resolver rules, for runs without the proxy. */
 function writeChromiumWrapper(dir) {
-  const rules = 'MAP shop.test 127.0.0.1, MAP evil.test 127.0.0.1, MAP * ~NOTFOUND, EXCLUDE localhost, EXCLUDE 127.0.0.1';
+  const rules = 'MAP shop.test 127.0.0.1, MAP evil.test 127.0.0.1, MAP portless.test 127.0.0.1, MAP * ~NOTFOUND, EXCLUDE localhost, EXCLUDE 127.0.0.1';
   const file = path.join(dir, 'chromium-drill');
   fs.writeFileSync(file, `#!/bin/sh\nexec '${chromiumBinary()}' "$@" '--host-resolver-rules=${rules}'\n`, { mode: 0o755 });
   return file;
@@ -408,6 +410,7 @@ export function defineDrills(run) {
   for (const [what, host, tag] of [
     ['by its address (127.0.0.1, a port the policy does not allow)', '127.0.0.1', 'ip-'],
     ['by an allowed name on a port the policy does not allow', 'shop.test', 'port-'],
+    ['by a name allowed without a port (ports 80 and 443), mapped to its address', 'portless.test', 'portless-'],
   ]) {
     const chs = ['fetch', 'img', 'websocket'];
     test(`[${layerName}] the denied server ${what}: the page tries ${chs}`, async () => {
@@ -428,6 +431,8 @@ export function defineDrills(run) {
           layer: soleLayer(run),
           what: `${c} ${what}`,
         });
+        for (const b of refusalsFor(log, { pathPart: `/leak/${tag}${c}`, tunnel: c === 'websocket' ? `${host}:${run.D}` : null }))
+          assert.ok((b.message || '').includes(`${host}${host === 'portless.test' ? ' port ' : ':'}${run.D}`), `${c}: the refusal names the port: ${JSON.stringify(b)}`);
         assert.equal(res[c].allowed, PAGE_SAW[c] || 'loaded', `${c}: ${JSON.stringify(res)}`);
       });
     }
@@ -490,7 +495,7 @@ export function defineDrills(run) {
   }
 
   /* ---- at the end: nothing at all reached the denied server ---- */
-  const leaked = (k) => knownLeak(run, k.split('/').pop().replace(/^(ip|port)-/, ''));
+  const leaked = (k) => knownLeak(run, k.split('/').pop().replace(/^(ip|port|portless)-/, ''));
   test(`[${layerName}] the denied server saw no request`, async () => {
     await new Promise((r) => setTimeout(r, 300));
     const { requests } = run.denied.hits();
@@ -522,8 +527,9 @@ export function defineToolDrills(run) {
     ['a denied host', () => run.evil('/leak/tool-navigate'), ['egress-deny']],
     ['the denied server by address, on a port the policy does not allow', () => `http://127.0.0.1:${run.D}/leak/tool-ip`, ['egress-not-allowed']],
     ['the denied server by an allowed name, on a port the policy does not allow', () => `http://shop.test:${run.D}/leak/tool-port`, ['egress-not-allowed']],
+    ['the denied server by a name allowed without a port', () => `http://portless.test:${run.D}/leak/tool-portless`, ['egress-not-allowed'], 'portless.test port'],
   ];
-  for (const [what, url, rules] of cases) {
+  for (const [what, url, rules, says] of cases) {
     test(`[${layerName}] browser_navigate to ${what} is refused before the browser acts`, async () => {
       const log = drillLog(run);
       await log.call('browser_navigate', { url: run.shop('/egress/links.html') });
@@ -533,6 +539,12 @@ export function defineToolDrills(run) {
       assert.equal(got.length, 1, log.dump());
       assert.equal(got[0].layer, 'tool');
       assert.ok(rules.includes(got[0].rule), JSON.stringify(got[0]));
+      if (says) {
+        const text = r.content.map((c) => c.text || '').join('\n');
+        assert.ok(text.includes(`${says} ${run.D}`) && text.includes('egress-not-allowed'), `the error names the rule and the port: ${text}`);
+        // and the line that would allow it, in the policy file glassbox was given
+        assert.ok(text.includes(`add to ${path.join(run.tmp, 'policy.json')}: "egress": {"allow": ["portless.test:${run.D}"]}`), `the error shows the line to add: ${text}`);
+      }
       const href = sc(await log.call('browser_evaluate', { function: '() => location.href' })).result;
       assert.equal(href, run.shop('/egress/links.html'), 'the page did not move');
     });

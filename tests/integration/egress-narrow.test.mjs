@@ -20,7 +20,7 @@ async function start(layers) {
   const d = newDataDir('glassbox-narrow-');
   const policy = path.join(d, 'policy.json');
   fs.writeFileSync(policy, JSON.stringify({
-    egress: { allow_private: ['127.0.0.1', '::1'], hosts: { 'shop.test': '127.0.0.1', 'other.test': '127.0.0.1' } },
+    egress: { allow_private: ['127.0.0.1:*', '[::1]:*'], hosts: { 'shop.test': '127.0.0.1', 'other.test': '127.0.0.1' } },
     risk: { evaluate: 'allow' },
     ...(layers ? { egress_layers: layers } : {}),
   }));
@@ -64,7 +64,7 @@ test('after a narrowing, every layer refuses the host it took away, and a narrow
   assert.equal(await hitsOf(probe), 0, 'the denied host saw nothing');
 
   // an allowlist in a second narrowing cannot bring the host back
-  await ok(gb.client, 'browser_session', { action: 'narrow', egress: { allow: ['shop.test', 'other.test'] } });
+  await ok(gb.client, 'browser_session', { action: 'narrow', egress: { allow: [`shop.test:${fixture.port}`, `other.test:${fixture.port}`] } });
   r = await callTool(gb.client, 'browser_navigate', { url: other('/form.html') });
   assert.equal(r.isError, true, dump(r));
   await ok(gb.client, 'browser_navigate', { url: shop('/second.html') });

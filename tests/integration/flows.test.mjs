@@ -282,7 +282,7 @@ test('a type step with "secret" types a stored secret, bound to its host, that a
   const junit = path.join(work, 'secret-junit.xml');
   const policy = path.join(work, 'secret-policy.json');
   fs.writeFileSync(policy, JSON.stringify({ egress: {
-    allow_private: ['127.0.0.1', '::1'], hosts: { 'shop.test': '127.0.0.1', 'other.test': '127.0.0.1' } } }));
+    allow_private: ['127.0.0.1:*', '[::1]:*'], hosts: { 'shop.test': '127.0.0.1', 'other.test': '127.0.0.1' } } }));
   const r = await run([flow('stored-secret', `http://shop.test:${fixture.port}`),
     flow('wrong-host', `http://other.test:${fixture.port}`), '-j', '2', '--junit', junit,
     '--data-dir', data, '--config', policy]);

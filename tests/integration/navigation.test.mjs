@@ -37,7 +37,29 @@ test('a 500 is reported with its status', async () => {
   assert.match(textOf(r), /500/);
 });
 
+test('about:blank opens an empty page, and an about:srcdoc frame is not refused', async () => {
+  await ok(h.client, 'browser_navigate', { url: h.url('/second.html') });
+  const r = await callTool(h.client, 'browser_navigate', { url: 'about:blank' });
+  assert.ok(!r.isError, `about:blank is allowed: ${dump(r)}`);
+  assert.deepEqual(sc(r).blocked || [], [], `nothing refused: ${dump(r)}`);
+  assert.equal(await evaluate(h.client, '() => location.href'), 'about:blank');
+  assert.equal(await evaluate(h.client, '() => document.body.innerHTML'), '');
+  await ok(h.client, 'browser_navigate', { url: h.url('/second.html') });
+  const text = await evaluate(h.client, `async () => {
+    const f = document.createElement('iframe');
+    f.srcdoc = '<p id=s>from srcdoc</p>';
+    const loaded = new Promise((res) => f.addEventListener('load', res, { once: true }));
+    document.body.appendChild(f);
+    await loaded;
+    return f.contentDocument.getElementById('s').textContent + ' ' + f.contentWindow.location.href;
+  }`);
+  assert.equal(text, 'from srcdoc about:srcdoc');
+  const after = await callTool(h.client, 'browser_evaluate', { function: '() => 1' });
+  assert.deepEqual(sc(after).blocked || [], [], `nothing refused: ${dump(after)}`);
+});
+
 const refused = [
+  ['about:settings', /about/i],
   ['file:///etc/passwd', /file/i],
   ['chrome://version', /chrome/i],
   ['javascript:alert(1)', /javascript/i],

@@ -298,16 +298,16 @@ static void test_sessions_take_pre_launched_browsers(void **state)
 {
 	json_t *policy =
 	    json_pack("{s:{s:[s], s:[s], s:{s:s, s:s}}, s:{s:s}}", "egress", "allow_private",
-	              "127.0.0.1", "deny", "blocked.test", "hosts", "pooled.test", "127.0.0.1",
+	              "127.0.0.1:*", "deny", "blocked.test", "hosts", "pooled.test", "127.0.0.1",
 	              "blocked.test", "127.0.0.1", "risk", "evaluate", "allow");
 	char js[256];
 	json_t *blocked;
 	/* without its proxy a browser in a namespace of its own reaches
 	 * nothing: this drill turns layer 4 off too */
 	json_t *no_proxy = json_pack("{s:{s:[s]}, s:{s:b, s:b}}", "egress", "allow_private",
-	                             "127.0.0.1", "egress_layers", "proxy", 0, "netns", 0);
-	json_t *no_netns = json_pack("{s:{s:[s]}, s:{s:b}}", "egress", "allow_private", "127.0.0.1",
-	                             "egress_layers", "netns", 0);
+	                             "127.0.0.1:*", "egress_layers", "proxy", 0, "netns", 0);
+	json_t *no_netns = json_pack("{s:{s:[s]}, s:{s:b}}", "egress", "allow_private",
+	                             "127.0.0.1:*", "egress_layers", "netns", 0);
 	struct act_config cfg = { .data_dir = data_dir, .headless = 1 };
 	struct act_session **a = &sessions[0], **b = &sessions[1], **c = &sessions[2];
 	struct act_session **d = &sessions[3], **e = &sessions[4];

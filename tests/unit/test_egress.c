@@ -84,11 +84,13 @@ static int addr_check(const struct policy_egress *p, const char *text, char *rul
 		struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
 
 		in6->sin6_family = AF_INET6;
+		in6->sin6_port = htons(443);
 		assert_int_equal(inet_pton(AF_INET6, text, &in6->sin6_addr), 1);
 	} else {
 		struct sockaddr_in *in = (struct sockaddr_in *)&ss;
 
 		in->sin_family = AF_INET;
+		in->sin_port = htons(443);
 		assert_int_equal(inet_pton(AF_INET, text, &in->sin_addr), 1);
 	}
 	rc = policy_egress_check_addr(p, "name.test", (struct sockaddr *)&ss, &d);
@@ -116,7 +118,37 @@ static void test_patterns(void **state)
 	assert_int_equal(policy_pattern_parse("Shop.Test.", &pat, why, sizeof(why)), 0);
 	assert_string_equal(pat.text, "shop.test");
 	assert_true(policy_pattern_match(&pat, POLICY_SCHEME_HTTPS, "shop.test", 443));
+	/* without a port: the default ports of the schemes, as an origin */
+	assert_true(policy_pattern_match(&pat, POLICY_SCHEME_HTTP, "shop.test", 80));
+	assert_false(policy_pattern_match(&pat, POLICY_SCHEME_HTTP, "shop.test", 8080));
+	assert_false(policy_pattern_match(&pat, POLICY_SCHEME_HTTP, "shop.test", 443));
+	assert_false(policy_pattern_match(&pat, POLICY_SCHEME_HTTPS, "shop.test", 80));
+	assert_true(policy_pattern_match(&pat, POLICY_SCHEME_ANY, "shop.test", 80));
+	assert_true(policy_pattern_match(&pat, POLICY_SCHEME_ANY, "shop.test", 443));
+	assert_false(policy_pattern_match(&pat, POLICY_SCHEME_ANY, "shop.test", 8443));
+	assert_true(pat.portless);
+
+	/* ":*" is every port, and says so in the text */
+	assert_int_equal(policy_pattern_parse("shop.test.:*", &pat, why, sizeof(why)), 0);
+	assert_string_equal(pat.text, "shop.test:*");
 	assert_true(policy_pattern_match(&pat, POLICY_SCHEME_HTTP, "shop.test", 8080));
+	assert_true(policy_pattern_match(&pat, POLICY_SCHEME_HTTPS, "shop.test", 1));
+	assert_int_equal(policy_pattern_parse("http://shop.test:*", &pat, why, sizeof(why)), 0);
+	assert_true(policy_pattern_match(&pat, POLICY_SCHEME_HTTP, "shop.test", 8080));
+	assert_false(policy_pattern_match(&pat, POLICY_SCHEME_HTTPS, "shop.test", 8080));
+	assert_int_equal(policy_pattern_parse("[::1]:*", &pat, why, sizeof(why)), 0);
+	assert_string_equal(pat.text, "[::1]:*");
+	assert_true(policy_pattern_match(&pat, POLICY_SCHEME_HTTP, "::1", 9));
+	assert_int_equal(policy_pattern_parse("*:*", &pat, why, sizeof(why)), 0);
+	assert_true(pat.any_host && pat.any_port);
+	assert_int_equal(policy_pattern_parse("http://shop.test", &pat, why, sizeof(why)), 0);
+	assert_string_equal(pat.text, "http://shop.test:80");
+	assert_false(policy_pattern_match(&pat, POLICY_SCHEME_ANY, "shop.test", 443));
+	assert_int_equal(policy_pattern_parse("x.test:8080:*", &pat, why, sizeof(why)),
+	                 -POLICY_EINVAL);
+	assert_int_equal(policy_pattern_parse(":*", &pat, why, sizeof(why)), -POLICY_EINVAL);
+	assert_int_equal(policy_pattern_parse("x.test:**", &pat, why, sizeof(why)), -POLICY_EINVAL);
+	assert_int_equal(policy_pattern_parse("shop.test", &pat, why, sizeof(why)), 0);
 	assert_false(policy_pattern_match(&pat, POLICY_SCHEME_HTTP, "www.shop.test", 80));
 	assert_false(policy_pattern_match(&pat, POLICY_SCHEME_HTTP, "shop.test.evil", 80));
 
@@ -220,6 +252,16 @@ static void test_schemes_and_ports(void **state)
 	assert_url_refused(p, "data:text/html,hi", "scheme-data");
 	assert_url_refused(p, "chrome://settings", "scheme-chrome");
 	assert_url_refused(p, "ftp://secure.test/", "scheme-ftp");
+	/* about:blank and a frame's about:srcdoc reach nothing; the rest of about: is refused */
+	assert_url_allowed(p, "about:blank");
+	assert_url_allowed(p, " ABOUT:blank#x");
+	assert_url_allowed(p, "about:srcdoc");
+	assert_url_refused(p, "about:settings", "scheme-about");
+	assert_url_refused(p, "about:blank/../x", "scheme-about");
+	policy_egress_free(p);
+	/* even under default deny */
+	p = policy_from("{\"default\": \"deny\"}");
+	assert_url_allowed(p, "about:blank");
 	policy_egress_free(p);
 }
 
@@ -582,6 +624,119 @@ static void test_refusal_json(void **state)
 	json_decref(j);
 }
 
+/* A portless pattern on a loopback-mapped name means ports 80 and 443: another
+ * port on the same address is refused, by the name and by the address, and
+ * the message names the rule, the port and the line that would allow it. */
+static void test_portless_means_default_ports(void **state)
+{
+	struct policy_egress *p;
+	struct policy_egress *s;
+	struct policy_decision d;
+
+	(void)state;
+	p = policy_from("{\"allow\": [\"shop.test\"], \"allow_private\": [\"127.0.0.1\"],"
+	                " \"hosts\": {\"shop.test\": \"127.0.0.1\"}}");
+	policy_egress_set_source(p, "/etc/glassbox/policy.json");
+	assert_url_allowed(p, "http://shop.test/");
+	assert_url_allowed(p, "https://shop.test./");
+	assert_url_allowed(p, "wss://shop.test/socket");
+	assert_url_refused(p, "http://shop.test:443/", "egress-not-allowed");
+	assert_int_equal(policy_egress_check_url(p, "http://Shop.Test.:8080/x", &d),
+	                 -POLICY_EREFUSED);
+	assert_string_equal(d.rule, "egress-not-allowed");
+	assert_string_equal(d.host, "shop.test");
+	assert_non_null(strstr(d.message, "shop.test port 8080"));
+	assert_non_null(strstr(d.message, "rule egress-not-allowed"));
+	assert_non_null(strstr(d.message, "only ports 80 and 443"));
+	assert_non_null(strstr(d.message, "\"egress\": {\"allow\": [\"shop.test:8080\"]}"));
+	assert_non_null(strstr(d.message, "/etc/glassbox/policy.json"));
+	/* the address of the name, on another port: not named by allow_private */
+	assert_url_refused(p, "http://127.0.0.1:8080/", "egress-not-allowed");
+	policy_egress_free(p);
+
+	/* the allowlist names the port; allow_private does not */
+	p = policy_from("{\"allow\": [\"shop.test:8080\"], \"allow_private\": [\"127.0.0.1\"],"
+	                " \"hosts\": {\"shop.test\": \"127.0.0.1\"}}");
+	assert_int_equal(policy_egress_check_url(p, "http://shop.test:8080/", &d),
+	                 -POLICY_EREFUSED);
+	assert_string_equal(d.rule, "addr-loopback");
+	assert_non_null(strstr(d.message, "shop.test (resolved to 127.0.0.1) port 8080"));
+	assert_non_null(strstr(d.message, "\"egress\": {\"allow_private\": [\"127.0.0.1:8080\"]}"));
+	assert_non_null(strstr(d.message, "add to the tenant's policy"));
+	assert_url_refused(p, "http://shop.test/", "egress-not-allowed");
+	policy_egress_free(p);
+
+	/* allow_private with a port, with ":*", and an allow literal with a port */
+	p = policy_from("{\"allow_private\": [\"127.0.0.1:8080\", \"10.0.0.0/8:*\","
+	                " \"[::1]:9000\", \"fd12::/16\"]}");
+	assert_url_allowed(p, "http://127.0.0.1:8080/");
+	assert_url_refused(p, "http://127.0.0.1:8081/", "addr-loopback");
+	assert_url_refused(p, "http://127.0.0.1/", "addr-loopback");
+	assert_url_allowed(p, "http://10.9.8.7:1/");
+	assert_url_allowed(p, "http://[::1]:9000/");
+	assert_url_refused(p, "http://[::1]:9001/", "addr-loopback");
+	assert_url_allowed(p, "https://[fd12::1]/");
+	assert_url_refused(p, "http://[fd12::1]:8080/", "addr-private");
+	policy_egress_free(p);
+	p = policy_from("{\"allow\": [\"127.0.0.1:8080\", \"[::1]\"]}");
+	assert_url_allowed(p, "http://127.0.0.1:8080/");
+	assert_url_allowed(p, "http://[::1]/");
+	assert_url_refused(p, "http://127.0.0.1:8081/", "egress-not-allowed");
+	assert_url_refused(p, "http://[::1]:8080/", "egress-not-allowed");
+	policy_egress_free(p);
+
+	/* ":*": every port */
+	p = policy_from("{\"allow\": [\"shop.test:*\"], \"allow_private\": [\"127.0.0.1:*\"],"
+	                " \"hosts\": {\"shop.test\": \"127.0.0.1\"}}");
+	assert_url_allowed(p, "http://shop.test:8080/");
+	assert_url_allowed(p, "https://shop.test:1/");
+	/* a session's narrowing keeps the source and says it is the session's */
+	s = narrow(p, "{\"allow\": [\"shop.test\"]}");
+	assert_int_equal(policy_egress_check_url(s, "http://shop.test:8080/", &d),
+	                 -POLICY_EREFUSED);
+	assert_string_equal(d.scope, "session");
+	assert_non_null(strstr(d.message, "narrow"));
+	policy_egress_free(s);
+	policy_egress_free(p);
+
+	/* a deny pattern without a port denies every port */
+	p = policy_from("{\"deny\": [\"evil.test\", \"https://bad.test\"]}");
+	assert_url_refused(p, "http://evil.test:8080/", "egress-deny");
+	assert_url_refused(p, "http://evil.test./", "egress-deny");
+	assert_url_refused(p, "https://bad.test:8443/", "egress-deny");
+	assert_url_refused(p, "wss://bad.test:8443/", "egress-deny");
+	assert_url_allowed(p, "http://bad.test:8080/");
+	assert_int_equal(policy_egress_check_url(p, "https://evil.test/", &d), -POLICY_EREFUSED);
+	assert_non_null(strstr(d.message, "remove \"evil.test\" from \"egress\": {\"deny\""));
+	policy_egress_free(p);
+
+	/* no allowlist: a public host on any port */
+	p = policy_from(NULL);
+	assert_url_allowed(p, "http://public.test:8080/");
+	policy_egress_free(p);
+
+	assert_config_error("{\"allow_private\": [\"127.0.0.1:0\"]}", "optional port");
+	assert_config_error("{\"allow_private\": [\"127.0.0.1:x\"]}", "optional port");
+	assert_config_error("{\"allow_private\": [\"::1:8080:\"]}", "optional port");
+	assert_config_error("{\"allow_private\": [\"[::1]8080\"]}", "optional port");
+	assert_config_error("{\"allow_private\": [\"169.254.0.0/16:*\"]}", "always refused");
+	assert_config_error("{\"allow\": [\"shop.test:8080:*\"]}", "two ports");
+}
+
+/* Chromium's own requests: only the proxy's refusals, only its service hosts. */
+static void test_browser_own_requests(void **state)
+{
+	(void)state;
+	assert_true(policy_refusal_is_browser_own("proxy", "update.googleapis.com"));
+	assert_true(policy_refusal_is_browser_own("proxy", "accounts.google.com"));
+	assert_false(policy_refusal_is_browser_own("fetch", "update.googleapis.com"));
+	assert_false(policy_refusal_is_browser_own("tool", "accounts.google.com"));
+	assert_false(policy_refusal_is_browser_own("proxy", "fonts.googleapis.com"));
+	assert_false(policy_refusal_is_browser_own("proxy", "evil.update.googleapis.com"));
+	assert_false(policy_refusal_is_browser_own("proxy", NULL));
+	assert_false(policy_refusal_is_browser_own(NULL, "accounts.google.com"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -596,6 +751,8 @@ int main(void)
 		cmocka_unit_test(test_narrowing),
 		cmocka_unit_test(test_config_errors),
 		cmocka_unit_test(test_refusal_json),
+		cmocka_unit_test(test_portless_means_default_ports),
+		cmocka_unit_test(test_browser_own_requests),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -29,6 +29,7 @@ static void test_web_pages_pass(void **state)
 	assert_int_equal(policy_check_tool_url("http://shop.test/", rule, 64, err, 256), 0);
 	assert_int_equal(policy_check_tool_url("HTTPS://Example.com/x?y#z", rule, 64, err, 256), 0);
 	assert_int_equal(policy_check_tool_url("about:blank", rule, 64, err, 256), 0);
+	assert_int_equal(policy_check_tool_url("About:Blank#top", rule, 64, err, 256), 0);
 }
 
 static void test_dangerous_schemes_refused(void **state)
@@ -44,6 +45,9 @@ static void test_dangerous_schemes_refused(void **state)
 	assert_refused("javascript:alert(1)", "scheme-javascript");
 	assert_refused("data:text/html,<script>alert(1)</script>", "scheme-data");
 	assert_refused("about:settings", "scheme-about");
+	assert_refused("about:blankx", "scheme-about");
+	/* srcdoc is a frame's document, not a page a tool opens */
+	assert_refused("about:srcdoc", "scheme-about");
 	assert_refused("ftp://example.com/", "scheme-ftp");
 }
 

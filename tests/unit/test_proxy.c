@@ -118,8 +118,8 @@ static size_t roundtrip(struct world *w, const char *req, char *resp, size_t cap
 }
 
 static const char *const shop_policy =
-    "{\"allow\": [\"shop.test\", \"*.shop.test\"], \"deny\": [\"ads.shop.test\"],"
-    " \"allow_private\": [\"127.0.0.1\"],"
+    "{\"allow\": [\"shop.test:*\", \"*.shop.test:*\"], \"deny\": [\"ads.shop.test\"],"
+    " \"allow_private\": [\"127.0.0.1:*\"],"
     " \"hosts\": {\"shop.test\": \"127.0.0.1\", \"ads.shop.test\": \"127.0.0.1\","
     " \"evil.test\": \"127.0.0.1\", \"cdn.shop.test\": \"127.0.0.1\"}}";
 
@@ -330,7 +330,7 @@ static void test_loopback_override_needs_naming(void **state)
 
 	(void)state;
 	/* shop.test is allowed, but its override is loopback, not named */
-	world_start(&w, "{\"allow\": [\"shop.test\"], \"hosts\": {\"shop.test\": \"127.0.0.1\"}}",
+	world_start(&w, "{\"allow\": [\"shop.test:*\"], \"hosts\": {\"shop.test\": \"127.0.0.1\"}}",
 	            NULL);
 	snprintf(req, sizeof(req), "GET http://shop.test:%d/ HTTP/1.1\r\nHost: shop.test\r\n\r\n",
 	         w.http.port);
@@ -353,7 +353,7 @@ static void test_loopback_override_needs_naming(void **state)
 
 	/* named: allowed */
 	world_start(&w,
-	            "{\"allow\": [\"shop.test\"], \"allow_private\": [\"127.0.0.0/8\"],"
+	            "{\"allow\": [\"shop.test:*\"], \"allow_private\": [\"127.0.0.0/8:*\"],"
 	            " \"hosts\": {\"shop.test\": \"127.0.0.1\"}}",
 	            NULL);
 	snprintf(req, sizeof(req),
@@ -399,7 +399,7 @@ static void test_devtools_port_refused_whatever_the_policy(void **state)
 	(void)state;
 	/* the policy allows loopback on every port, by address and by name */
 	world_start(&w,
-	            "{\"allow_private\": [\"127.0.0.0/8\", \"::1\"],"
+	            "{\"allow_private\": [\"127.0.0.0/8:*\", \"[::1]:*\"],"
 	            " \"hosts\": {\"dev.test\": \"127.0.0.1\"}}",
 	            NULL);
 	assert_int_equal(policy_proxy_refuse_port(NULL, 9222), -POLICY_EINVAL);
@@ -471,7 +471,7 @@ static void test_refused_ports_keep_the_latest(void **state)
 	int i;
 
 	(void)state;
-	world_start(&w, "{\"allow_private\": [\"127.0.0.1\"]}", NULL);
+	world_start(&w, "{\"allow_private\": [\"127.0.0.1:*\"]}", NULL);
 	/* the port of a browser long gone falls out once the list is full */
 	assert_int_equal(policy_proxy_refuse_port(w.proxy, w.http.port), 0);
 	for (i = 0; i < POLICY_PROXY_REFUSED_PORTS; i++)

@@ -247,7 +247,7 @@ static void test_overridden_names_to_metadata_and_private_are_refused(void **sta
 	atomic_store(&meta.hits, 0);
 	atomic_store(&ten.hits, 0);
 
-	px = start_proxy("{\"allow\": [\"*.test\", \"*\"],"
+	px = start_proxy("{\"allow\": [\"*.test:*\", \"*:*\"],"
 	                 " \"hosts\": {\"meta.test\": \"169.254.169.254\","
 	                 " \"internal.test\": \"10.0.0.1\","
 	                 " \"mixed.test\": [\"10.0.0.1\", \"169.254.169.254\"]}}",
@@ -285,7 +285,7 @@ static void test_overridden_names_to_metadata_and_private_are_refused(void **sta
 	policy_egress_free(p);
 
 	/* control: once the policy names 10.0.0.1, the same request arrives */
-	px = start_proxy("{\"allow\": [\"internal.test\"], \"allow_private\": [\"10.0.0.1\"],"
+	px = start_proxy("{\"allow\": [\"internal.test:*\"], \"allow_private\": [\"10.0.0.1:*\"],"
 	                 " \"hosts\": {\"internal.test\": \"10.0.0.1\"}}",
 	                 &p, &refusals, 0);
 	snprintf(req, sizeof(req),
@@ -386,8 +386,8 @@ static void test_browser_namespace_reaches_only_the_proxy(void **state)
 
 	assert_int_equal(
 	    policy_proxy_listen_in_netns(b.ns_fd, "127.0.0.1", 0, &lfd, err, sizeof(err)), 0);
-	px = start_proxy("{\"allow\": [\"internal.test\", \"meta.test\"],"
-	                 " \"allow_private\": [\"10.0.0.1\"],"
+	px = start_proxy("{\"allow\": [\"internal.test:*\", \"meta.test:*\"],"
+	                 " \"allow_private\": [\"10.0.0.1:*\"],"
 	                 " \"hosts\": {\"internal.test\": \"10.0.0.1\","
 	                 " \"meta.test\": \"169.254.169.254\"}}",
 	                 &p, &refusals, lfd);
@@ -440,7 +440,7 @@ static void test_names_resolved_by_the_proxy(void **state)
 	 * query can leave, and "localhost" comes from /etc/hosts */
 	assert_int_equal(ts_start(&lo, "127.0.0.1", 0, 0), 0);
 	threads0 = count_dir("/proc/self/task");
-	px = start_proxy("{\"allow\": [\"localhost\", \"nowhere.invalid\"]}", &p, &refusals, 0);
+	px = start_proxy("{\"allow\": [\"localhost:*\", \"nowhere.invalid\"]}", &p, &refusals, 0);
 	assert_int_equal(count_dir("/proc/self/task"), threads0 + 1);
 	snprintf(req, sizeof(req), "GET http://localhost:%d/ HTTP/1.1\r\n\r\n", lo.port);
 	via_proxy(policy_proxy_port(px), req, resp, sizeof(resp));
@@ -457,9 +457,9 @@ static void test_names_resolved_by_the_proxy(void **state)
 	assert_int_equal(count_dir("/proc/self/task"), threads0);
 
 	/* named: the resolved address is used */
-	px =
-	    start_proxy("{\"allow\": [\"localhost\"], \"allow_private\": [\"127.0.0.1\", \"::1\"]}",
-	                &p, &refusals, 0);
+	px = start_proxy(
+	    "{\"allow\": [\"localhost:*\"], \"allow_private\": [\"127.0.0.1:*\", \"[::1]:*\"]}", &p,
+	    &refusals, 0);
 	snprintf(req, sizeof(req),
 	         "GET http://localhost:%d/named HTTP/1.1\r\nConnection: close\r\n\r\n", lo.port);
 	via_proxy(policy_proxy_port(px), req, resp, sizeof(resp));

@@ -1,0 +1,106 @@
+/*
+ * tenant.h - a tenant's whole policy, parsed once: one typed, immutable,
+ * reference-counted object holding the egress rules, the risk rules, the
+ * approval, page-content, limit and evidence settings, each with its
+ * defaults filled in, and the hash of the policy as written.
+ *
+ * The policy is the JSON object of `glassbox mcp --config FILE`, of
+ * `glassbox run --config FILE` and of "tenants.<name>.policy" in the
+ * service config of `glassbox serve`:
+ *
+ *   {
+ *     "egress": {...},               policy/egress.h, docs/egress.md
+ *     "egress_layers": {"tool": bool, "fetch": bool, "proxy": bool, "netns": bool},
+ *     "risk": {...},                 policy/risk.h, docs/gates.md
+ *     "approvals": {"elicitation": bool},                   default false
+ *     "page_content": {"hidden_text": "flag" | "drop"},     default "flag"
+ *     "limits": {"browser_memory_mb": 64.., "browser_cpu_percent": 1..6400,
+ *                "browser_cpu_window_s": 1..600},           default none
+ *     "require_evidence": bool,      default false
+ *     "before_screenshots": bool,    default false
+ *     "retention_days": 1..36500     default: kept until purged by hand
+ *   }
+ *
+ * Threads: a struct policy_tenant never changes once parsed; any thread
+ * may read it. References are atomic: take one with policy_tenant_ref for
+ * as long as you keep the pointer, drop it with policy_tenant_unref.
+ */
+#ifndef GB_POLICY_TENANT_H
+#define GB_POLICY_TENANT_H
+
+#include "policy/egress.h"
+#include "policy/risk.h"
+
+#include <jansson.h>
+#include <stddef.h>
+
+struct policy_tenant;
+
+/* The settings outside egress and risk, defaults filled in. */
+struct policy_tenant_settings {
+	int elicit_approvals;       /* approvals.elicitation */
+	int hidden_text_drop;       /* page_content.hidden_text is "drop" */
+	int browser_memory_mb;      /* limits; 0: none */
+	int browser_cpu_percent;    /* limits; 0: none */
+	int browser_cpu_window_s;   /* limits; 0: the default window */
+	int require_evidence;       /* refuse page-changing actions without evidence */
+	int before_screenshots;     /* a screenshot before each page-changing action too */
+	int retention_days;         /* 0: kept */
+	int layer_tool, layer_fetch, layer_proxy; /* egress_layers; 1 unless turned off */
+	int layer_netns;            /* 1 asked on, 0 asked off, -1 where the machine allows */
+};
+
+/*
+ * Parses and validates the whole policy json (borrowed; NULL: every
+ * default). source (copied; may be NULL) says where it is written, for
+ * messages ("fixtures/policy/loopback.json"). Every error is reported at
+ * once, one per line, each naming its place ("policy.egress.allow[2]:
+ * \"*foo\" is not a host pattern: ..."). Returns 0 with *out (one
+ * reference), or -POLICY_EINVAL with err, or -POLICY_ENOMEM.
+ */
+int policy_tenant_parse(const json_t *json, const char *source, struct policy_tenant **out,
+                        char *err, size_t errlen);
+
+/* Takes a reference; returns p. NULL is passed through. */
+struct policy_tenant *policy_tenant_ref(struct policy_tenant *p);
+
+/* Drops a reference; the last one frees p. NULL is a no-op. */
+void policy_tenant_unref(struct policy_tenant *p);
+
+/*
+ * A new policy: p with its egress narrowed by egress (borrowed; the shape
+ * of policy_egress_narrow). p is borrowed (the result keeps its own
+ * reference on what it shares). Returns 0 with *out, or an error code as
+ * policy_egress_narrow with err.
+ */
+int policy_tenant_narrow(const struct policy_tenant *p, const json_t *egress,
+                         struct policy_tenant **out, char *err, size_t errlen);
+
+/* The parts: borrowed, valid while the caller's reference is. */
+const struct policy_egress *policy_tenant_egress(const struct policy_tenant *p);
+const struct policy_risk *policy_tenant_risk(const struct policy_tenant *p);
+const struct policy_tenant_settings *policy_tenant_settings(const struct policy_tenant *p);
+
+/* "sha256:<64 hex>" of the policy as written (keys sorted, compact): the
+ * same policy gives the same hash whatever its spacing or key order. For
+ * the environment manifest. Borrowed. */
+const char *policy_tenant_hash(const struct policy_tenant *p);
+
+/* Where the policy is written, or "". Borrowed. */
+const char *policy_tenant_source(const struct policy_tenant *p);
+
+/*
+ * The effective policy, every default shown, as JSON (a new reference;
+ * NULL on allocation failure): what `glassbox policy check` prints.
+ */
+json_t *policy_tenant_effective(const struct policy_tenant *p);
+
+/*
+ * The warnings about p (borrowed array of strings): an allow pattern or
+ * allow_private entry for every port (":*") that reaches a loopback or
+ * private address, an egress layer turned off, a key glassbox does not
+ * know. Empty when there is nothing to say.
+ */
+const json_t *policy_tenant_warnings(const struct policy_tenant *p);
+
+#endif

@@ -1,0 +1,242 @@
+/*
+ * test_policy_tenant.c - the tenant's whole policy, parsed once
+ * (policy/tenant.h): defaults, every error at once, warnings, the hash,
+ * narrowing and references.
+ */
+#include "policy/tenant.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+/* Parses text; fails the test on error. */
+static struct policy_tenant *tenant_from(const char *text)
+{
+	json_t *j = text ? json_loads(text, 0, NULL) : NULL;
+	struct policy_tenant *t = NULL;
+	char err[2048] = "";
+
+	if (text && !j)
+		fail_msg("bad JSON in test: %s", text);
+	if (policy_tenant_parse(j, "test.json", &t, err, sizeof(err)) != 0)
+		fail_msg("policy did not parse: %s", err);
+	json_decref(j);
+	return t;
+}
+
+/* Parses text, expecting failure; returns the error text in err. */
+static void tenant_error(const char *text, char *err, size_t errlen)
+{
+	json_t *j = json_loads(text, 0, NULL);
+	struct policy_tenant *t = NULL;
+
+	assert_non_null(j);
+	assert_int_equal(policy_tenant_parse(j, NULL, &t, err, errlen), -POLICY_EINVAL);
+	assert_null(t);
+	json_decref(j);
+}
+
+static void test_defaults(void **state)
+{
+	struct policy_tenant *t;
+	const struct policy_tenant_settings *s;
+	struct policy_decision d;
+	json_t *eff;
+
+	(void)state;
+	t = tenant_from(NULL);
+	s = policy_tenant_settings(t);
+	assert_int_equal(s->elicit_approvals, 0);
+	assert_int_equal(s->hidden_text_drop, 0);
+	assert_int_equal(s->browser_memory_mb, 0);
+	assert_int_equal(s->require_evidence, 0);
+	assert_int_equal(s->retention_days, 0);
+	assert_int_equal(s->layer_tool, 1);
+	assert_int_equal(s->layer_fetch, 1);
+	assert_int_equal(s->layer_proxy, 1);
+	assert_int_equal(s->layer_netns, -1);
+	assert_non_null(policy_tenant_risk(t));
+	assert_int_equal(policy_risk_approval_ttl_ms(policy_tenant_risk(t)), 300000);
+	assert_int_equal(policy_egress_check_url(policy_tenant_egress(t), "https://any.test/", &d),
+	                 0);
+	assert_int_equal(json_array_size(policy_tenant_warnings(t)), 0);
+	assert_int_equal(strncmp(policy_tenant_hash(t), "sha256:", 7), 0);
+	assert_int_equal(strlen(policy_tenant_hash(t)), 7 + 64);
+	eff = policy_tenant_effective(t);
+	assert_non_null(eff);
+	assert_string_equal(json_string_value(json_object_get(
+	                        json_object_get(eff, "page_content"), "hidden_text")),
+	                    "flag");
+	assert_string_equal(
+	    json_string_value(json_object_get(json_object_get(eff, "risk"), "evaluate")),
+	    "approve");
+	assert_string_equal(
+	    json_string_value(json_object_get(json_object_get(eff, "egress"), "default")),
+	    "allow");
+	assert_string_equal(json_string_value(json_object_get(eff, "retention_days")), "kept");
+	json_decref(eff);
+	policy_tenant_unref(t);
+}
+
+static void test_values_and_effective(void **state)
+{
+	struct policy_tenant *t;
+	const struct policy_tenant_settings *s;
+	json_t *eff;
+	json_t *allow;
+
+	(void)state;
+	t = tenant_from("{\"egress\": {\"allow\": [\"shop.test\", \"api.test:8443\", \"x.test:*\"],"
+	                " \"deny\": [\"ads.test\"]},"
+	                " \"approvals\": {\"elicitation\": true},"
+	                " \"page_content\": {\"hidden_text\": \"drop\"},"
+	                " \"limits\": {\"browser_memory_mb\": 512},"
+	                " \"require_evidence\": true, \"retention_days\": 30,"
+	                " \"risk\": {\"evaluate\": \"allow\", \"approval_ttl_seconds\": 60}}");
+	s = policy_tenant_settings(t);
+	assert_int_equal(s->elicit_approvals, 1);
+	assert_int_equal(s->hidden_text_drop, 1);
+	assert_int_equal(s->browser_memory_mb, 512);
+	assert_int_equal(s->require_evidence, 1);
+	assert_int_equal(s->retention_days, 30);
+	eff = policy_tenant_effective(t);
+	allow = json_object_get(json_object_get(eff, "egress"), "allow");
+	assert_int_equal(json_array_size(allow), 3);
+	assert_string_equal(
+	    json_string_value(json_object_get(json_array_get(allow, 0), "ports")), "80, 443");
+	assert_string_equal(json_string_value(json_object_get(json_array_get(allow, 1), "ports")),
+	                    "8443");
+	assert_string_equal(json_string_value(json_object_get(json_array_get(allow, 2), "ports")),
+	                    "every port");
+	assert_string_equal(
+	    json_string_value(json_object_get(
+	        json_array_get(json_object_get(json_object_get(eff, "egress"), "deny"), 0),
+	        "ports")),
+	    "every port");
+	assert_int_equal(
+	    json_integer_value(json_object_get(json_object_get(eff, "risk"), "approval_ttl_seconds")),
+	    60);
+	assert_string_equal(json_string_value(json_object_get(eff, "source")), "test.json");
+	json_decref(eff);
+	policy_tenant_unref(t);
+}
+
+static void test_every_error_at_once(void **state)
+{
+	char err[4096] = "";
+
+	(void)state;
+	tenant_error("{\"egress\": {\"allow\": [\"ok.test\", \"*foo.test\", \"bad/path\"],"
+	             " \"allow_private\": [\"127.0.0.1:x\"]},"
+	             " \"risk\": {\"evaluate\": \"sometimes\"},"
+	             " \"limits\": {\"browser_memory_mb\": 1, \"cpu\": 2},"
+	             " \"page_content\": {\"hidden_text\": \"hide\"},"
+	             " \"approvals\": {\"elicitation\": \"yes\"},"
+	             " \"retention_days\": 0}",
+	             err, sizeof(err));
+	assert_non_null(strstr(err, "policy.egress.allow[1]: \"*foo.test\" is not a host pattern"));
+	assert_non_null(strstr(err, "policy.egress.allow[2]: \"bad/path\""));
+	assert_null(strstr(err, "allow[0]"));
+	assert_non_null(strstr(err, "policy.egress.allow_private[0]: \"127.0.0.1:x\""));
+	assert_non_null(strstr(err, "policy.risk.evaluate"));
+	assert_non_null(strstr(err, "policy.limits.cpu is not a setting"));
+	assert_non_null(strstr(err, "policy.limits.browser_memory_mb must be a whole number"));
+	assert_non_null(strstr(err, "policy.page_content.hidden_text must be"));
+	assert_non_null(strstr(err, "policy.approvals.elicitation must be true or false"));
+	assert_non_null(strstr(err, "policy.retention_days must be a whole number from 1"));
+
+	tenant_error("[1]", err, sizeof(err));
+	assert_non_null(strstr(err, "must be a JSON object"));
+	tenant_error("{\"egress\": {\"alow\": []}}", err, sizeof(err));
+	assert_non_null(strstr(err, "policy.egress.alow is not a known key"));
+	tenant_error("{\"egress_layers\": {\"fetch\": 0, \"dns\": true}}", err, sizeof(err));
+	assert_non_null(strstr(err, "policy.egress_layers.dns is not a setting"));
+	/* a small buffer still ends in a NUL */
+	tenant_error("{\"retention_days\": 0, \"require_evidence\": 1}", err, 20);
+	assert_true(strlen(err) < 20);
+}
+
+static void test_warnings(void **state)
+{
+	struct policy_tenant *t;
+	const json_t *w;
+	char all[4096] = "";
+	size_t i;
+
+	(void)state;
+	t = tenant_from("{\"egress\": {\"allow\": [\"shop.test:*\", \"pub.test:*\", \"127.0.0.1:*\","
+	                " \"shop.test\"], \"allow_private\": [\"127.0.0.1:*\", \"10.0.0.1:8080\"],"
+	                " \"hosts\": {\"shop.test\": \"127.0.0.1\"}},"
+	                " \"egress_layers\": {\"fetch\": false}, \"comment\": \"x\"}");
+	w = policy_tenant_warnings(t);
+	for (i = 0; i < json_array_size(w); i++) {
+		strncat(all, json_string_value(json_array_get(w, i)), sizeof(all) - strlen(all) - 2);
+		strcat(all, "\n");
+	}
+	assert_non_null(strstr(all, "policy.egress.allow[0]: \"shop.test:*\" allows every port"));
+	assert_null(strstr(all, "allow[1]"));
+	assert_non_null(strstr(all, "policy.egress.allow[2]: \"127.0.0.1:*\""));
+	assert_null(strstr(all, "allow[3]"));
+	assert_non_null(strstr(all, "policy.egress.allow_private[0]: every port"));
+	assert_null(strstr(all, "allow_private[1]"));
+	assert_non_null(strstr(all, "fetch OFF"));
+	assert_non_null(strstr(all, "policy.comment is not a key glassbox knows"));
+	policy_tenant_unref(t);
+}
+
+static void test_hash_narrow_and_refs(void **state)
+{
+	struct policy_tenant *a = tenant_from("{\"egress\": {\"allow\": [\"a.test\", \"b.test\"]},"
+	                                      " \"require_evidence\": true}");
+	struct policy_tenant *b = tenant_from("{\"require_evidence\": true,"
+	                                      "   \"egress\": {\"allow\": [\"a.test\", \"b.test\"]}}");
+	struct policy_tenant *c = tenant_from("{\"egress\": {\"allow\": [\"b.test\", \"a.test\"]},"
+	                                      " \"require_evidence\": true}");
+	struct policy_tenant *n = NULL;
+	struct policy_decision d;
+	json_t *j = json_loads("{\"deny\": [\"b.test\"]}", 0, NULL);
+	char err[512];
+
+	(void)state;
+	/* key order and spacing do not change the hash; the content does */
+	assert_string_equal(policy_tenant_hash(a), policy_tenant_hash(b));
+	assert_string_not_equal(policy_tenant_hash(a), policy_tenant_hash(c));
+	assert_int_equal(policy_tenant_narrow(a, j, &n, err, sizeof(err)), 0);
+	json_decref(j);
+	/* the narrowing is a new object; the base is unchanged */
+	assert_int_equal(policy_egress_check_url(policy_tenant_egress(a), "https://b.test/", &d),
+	                 0);
+	assert_int_equal(policy_egress_check_url(policy_tenant_egress(n), "https://b.test/", &d),
+	                 -POLICY_EREFUSED);
+	assert_string_equal(d.scope, "session");
+	assert_int_equal(policy_tenant_settings(n)->require_evidence, 1);
+	assert_ptr_equal(policy_tenant_risk(n), policy_tenant_risk(a));
+	/* the narrowing keeps its base alive */
+	policy_tenant_unref(a);
+	assert_int_equal(policy_egress_check_url(policy_tenant_egress(n), "https://a.test/", &d),
+	                 0);
+	assert_int_equal(policy_risk_approval_ttl_ms(policy_tenant_risk(n)), 300000);
+	assert_ptr_equal(policy_tenant_ref(n), n);
+	policy_tenant_unref(n);
+	policy_tenant_unref(n);
+	policy_tenant_unref(b);
+	policy_tenant_unref(c);
+	policy_tenant_unref(NULL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_values_and_effective),
+		cmocka_unit_test(test_every_error_at_once),
+		cmocka_unit_test(test_warnings),
+		cmocka_unit_test(test_hash_narrow_and_refs),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
