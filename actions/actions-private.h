@@ -171,7 +171,8 @@ struct act_recorder {
 	int navigating;         /* main frame navigation started, not yet loaded */
 	int navigated;          /* a main-frame navigation happened */
 	int load_fired;
-	int main_status; /* status of the main document, 0 if none */
+	int64_t dcl_at_ms; /* the main document's DOMContentLoaded, while navigating; 0 = not yet */
+	int main_status;   /* status of the main document, 0 if none */
 	int dialog_opened;
 	unsigned events; /* counts relevant events, to notice activity */
 };
