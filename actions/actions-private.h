@@ -152,6 +152,12 @@ struct act_target {
 	int backend_node_id;
 	char ref[16];          /* "" for CSS selectors */
 	char description[256]; /* 'button "Save"' */
+	/* set by act_actionable: the element in glassbox's isolated world, and
+	 * what maps its frame's viewport to the top-level one */
+	char world_object_id[128];
+	double to_top_dx;
+	double to_top_dy;
+	int landing; /* a landing listener is armed (clicks) */
 };
 
 /* What happened on the page while an action ran (recorder.c). */
@@ -168,7 +174,8 @@ struct act_recorder {
 	int navigating;         /* main frame navigation started, not yet loaded */
 	int navigated;          /* a main-frame navigation happened */
 	int load_fired;
-	int main_status; /* status of the main document, 0 if none */
+	int64_t dcl_at_ms; /* the main document's DOMContentLoaded, while navigating; 0 = not yet */
+	int main_status;   /* status of the main document, 0 if none */
 	int dialog_opened;
 	unsigned events; /* counts relevant events, to notice activity */
 };
@@ -371,9 +378,20 @@ int act_resolve_target(struct act_ctx *ctx, const char *target);
  * page's scripts cannot fake what it reads); *value is a new reference. */
 int act_call_in_isolated_world(struct act_ctx *ctx, const char *function, json_t **value,
                                const char *doing);
+/* The same with arguments (taken; a JSON array of CallArgument) and
+ * promises awaited. */
+int act_call_isolated_args(struct act_ctx *ctx, const char *function, json_t *arguments,
+                           json_t **value, const char *doing);
 /* Actionability for kind "click"/"hover"/"type"/"select": fills x, y in
  * top-level viewport coordinates, *info (new reference) with tag/type. */
 int act_actionable(struct act_ctx *ctx, const char *kind, double *x, double *y, json_t **info);
+/* After the press (released 0) or the release (1) of a click at (x, y)
+ * (top-level): reads back where the trusted press, then the click event,
+ * really landed. 0 when on the target or inside it (or when it cannot be
+ * read: a dialog opened, the document went away; the text says so); -1
+ * with the action failed "missed", naming what it hit, with that
+ * element's box in the annotation. */
+int act_click_landed(struct act_ctx *ctx, double x, double y, int released);
 /* Offset (CSS px) of the content box of the iframe that holds frame_id
  * (an out-of-process frame) in its page; 0 with 0, 0 when frame_id is
  * NULL or empty, -1 when the frame has no owner box (the action then has
@@ -399,6 +417,12 @@ struct key_def {
 int act_mouse_click(struct act_ctx *ctx, double x, double y, const char *button, int count,
                     int modifiers);
 int act_mouse_move(struct act_ctx *ctx, double x, double y);
+/* One press (move there, then press: count is the click count) and one
+ * release, each awaited. */
+int act_mouse_down(struct act_ctx *ctx, double x, double y, const char *button, int count,
+                   int modifiers);
+int act_mouse_up(struct act_ctx *ctx, double x, double y, const char *button, int count,
+                 int modifiers);
 int act_press_key(struct act_ctx *ctx, const char *key, int modifiers);
 int act_type_text(struct act_ctx *ctx, const char *text, int slowly);
 int act_modifiers_from_json(json_t *arr);

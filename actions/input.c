@@ -156,6 +156,29 @@ int act_mouse_click(struct act_ctx *ctx, double x, double y, const char *button,
 	return await_input(ctx, ids, n, "clicking");
 }
 
+int act_mouse_down(struct act_ctx *ctx, double x, double y, const char *button, int count,
+                   int modifiers)
+{
+	int mask = !strcmp(button, "right") ? 2 : !strcmp(button, "middle") ? 4 : 1;
+	uint64_t ids[2];
+	size_t n = 0;
+
+	if (count == 1)
+		send_mouse(ctx, ids, &n, "mouseMoved", x, y, "none", 0, 0, modifiers);
+	send_mouse(ctx, ids, &n, "mousePressed", x, y, button, mask, count, modifiers);
+	return await_input(ctx, ids, n, "clicking");
+}
+
+int act_mouse_up(struct act_ctx *ctx, double x, double y, const char *button, int count,
+                 int modifiers)
+{
+	uint64_t ids[1];
+	size_t n = 0;
+
+	send_mouse(ctx, ids, &n, "mouseReleased", x, y, button, 0, count, modifiers);
+	return await_input(ctx, ids, n, "clicking");
+}
+
 /* Fills a key_def for one key name: a named key or a single character;
  * text and code are the caller's buffers (8 and 16 bytes) for the latter. */
 UNITTEST int act_lookup_key(const char *name, struct key_def *out, char *text, char *code)

@@ -501,6 +501,11 @@ static void keep_record(struct act_ctx *ctx)
 			json_object_set_new(
 			    element, "point",
 			    json_pack("[f, f]", ctx->annotation.point_x, ctx->annotation.point_y));
+		if (ctx->annotation.has_hit_box)
+			json_object_set_new(
+			    element, "hit_box",
+			    json_pack("[f, f, f, f]", ctx->annotation.hit_x, ctx->annotation.hit_y,
+			              ctx->annotation.hit_width, ctx->annotation.hit_height));
 		json_object_set_new(body, "element", element);
 	}
 	json_object_set_new(body, "arguments", act_redacted_args(ctx));

@@ -22,6 +22,10 @@
 #include <string.h>
 
 #define SETTLE_NAV_MS 30000
+/* after the main document's DOMContentLoaded, how long its load (images,
+ * frames, subresources the action did not start) is waited for */
+#define SETTLE_AFTER_DCL_MS 2000
+#define PENDING_REPORTED 20
 #define SETTLE_REQUESTS_MS 3000 /* all requests an action started, after any navigation */
 #define OBSERVE_RESERVE_MS 2000 /* left for post-observe and evidence after settling */
 #define SETTLE_ROUNDS 8
@@ -70,12 +74,15 @@ static void on_network(struct act_recorder *r, const char *method, json_t *param
 			r->events++;
 			return;
 		}
+		/* a request made while the main frame loads belongs to that load
+		 * (a subresource), not to what the action's handlers started */
 		json_object_set_new(
 		    r->inflight, rid,
-		    json_pack("{s:s?, s:s?, s:s?}", "url",
+		    json_pack("{s:s?, s:s?, s:s?, s:b}", "url",
 		              json_string_value(json_object_get(request, "url")), "method",
 		              json_string_value(json_object_get(request, "method")), "type",
-		              json_string_value(json_object_get(params, "type"))));
+		              json_string_value(json_object_get(params, "type")), "load",
+		              r->navigating));
 		r->events++;
 	} else if (!strcmp(method, "Network.responseReceived")) {
 		json_t *resp = json_object_get(params, "response");
@@ -125,6 +132,7 @@ static void on_page(struct act_recorder *r, const char *method, json_t *params)
 		if (is_main_frame(r, params)) {
 			r->navigating = 1;
 			r->load_fired = 0;
+			r->dcl_at_ms = 0;
 			r->events++;
 		}
 	} else if (!strcmp(method, "Page.frameNavigated")) {
@@ -132,6 +140,11 @@ static void on_page(struct act_recorder *r, const char *method, json_t *params)
 
 		if (!json_object_get(frame, "parentId")) {
 			r->navigated = 1;
+			r->events++;
+		}
+	} else if (!strcmp(method, "Page.domContentEventFired")) {
+		if (r->navigating && !r->dcl_at_ms) {
+			r->dcl_at_ms = gb_now_ms();
 			r->events++;
 		}
 	} else if (!strcmp(method, "Page.loadEventFired")) {
@@ -231,11 +244,73 @@ struct quiet_wait {
 	struct act_recorder *r;
 };
 
+/* Requests in flight the settle step waits for: once the main frame has
+ * loaded (or its bound after DOMContentLoaded passed), not the ones its
+ * load made. */
+static size_t awaited_requests(struct act_recorder *r)
+{
+	const char *rid;
+	json_t *req;
+	size_t n = 0;
+
+	json_object_foreach(r->inflight, rid, req)
+	{
+		if (!json_is_true(json_object_get(req, "load")))
+			n++;
+	}
+	return n;
+}
+
 static int is_quiet(void *user)
 {
 	struct act_recorder *r = user;
 
-	return r->dialog_opened || (!r->navigating && json_object_size(r->inflight) == 0);
+	return r->dialog_opened || (!r->navigating && awaited_requests(r) == 0);
+}
+
+/* cdp_service() stop condition of one wait: quiet, or DOMContentLoaded
+ * came during it (the wait's bound is then that event's, set anew). */
+struct settle_wait {
+	struct act_recorder *r;
+	int had_dcl;
+};
+
+static int wait_done(void *user)
+{
+	struct settle_wait *w = user;
+
+	return is_quiet(w->r) || (w->r->navigating && w->r->dcl_at_ms && !w->had_dcl);
+}
+
+/* settle_timeout, with the requests still in flight (bounded), in the
+ * result and one line of the text. */
+static void report_pending(struct act_ctx *ctx, const char *why)
+{
+	struct act_recorder *r = &ctx->rec;
+	json_t *list = json_array();
+	const char *rid;
+	json_t *req;
+	size_t n = json_object_size(r->inflight);
+
+	json_object_foreach(r->inflight, rid, req)
+	{
+		if (json_array_size(list) >= PENDING_REPORTED)
+			break;
+		json_array_append_new(
+		    list,
+		    json_pack("{s:s?, s:s?}", "url", json_string_value(json_object_get(req, "url")),
+		              "type", json_string_value(json_object_get(req, "type"))));
+	}
+	json_object_set_new(ctx->out, "settle_timeout", json_true());
+	json_object_set_new(ctx->out, "pending_requests", json_integer((json_int_t)n));
+	json_object_set_new(ctx->out, "pending", list);
+	gb_buf_appendf(
+	    &ctx->text, "\n- settle: %s; %zu request%s still pending%s%.200s%s", why, n,
+	    n == 1 ? "" : "s", n ? " (" : "",
+	    n ? gb_or(json_string_value(json_object_get(json_array_get(list, 0), "url")), "") : "",
+	    n > 1 ? ", ...)"
+	    : n   ? ")"
+	          : "");
 }
 
 /* One round trip into the page after its queued tasks ran. */
@@ -273,28 +348,44 @@ int act_settle(struct act_ctx *ctx, int navigation_expected)
 			loaded = 1;
 		}
 		limit = r->navigating ? nav_deadline : req_deadline;
+		if (r->navigating && r->dcl_at_ms && r->dcl_at_ms + SETTLE_AFTER_DCL_MS < limit)
+			limit = r->dcl_at_ms + SETTLE_AFTER_DCL_MS;
 		left = limit - gb_now_ms();
 		if (r->dialog_opened)
 			break; /* the page is blocked until the dialog is handled */
 		if (left > act_left_ms(ctx) - OBSERVE_RESERVE_MS)
 			left = act_left_ms(ctx) - OBSERVE_RESERVE_MS;
+		if (r->navigating && r->dcl_at_ms && left <= 0) {
+			/* the document is there; its load waits on subresources the
+			 * action did not start (an image that never comes): not waited for */
+			report_pending(ctx, "the page's load did not end within 2 s of its "
+			                    "DOMContentLoaded");
+			r->navigating = 0;
+			req_deadline = gb_now_ms() + SETTLE_REQUESTS_MS;
+			loaded = 1;
+			continue;
+		}
 		if (left <= 0) {
-			json_object_set_new(ctx->out, "settle_timeout", json_true());
+			report_pending(ctx, "the wait for the page ended at its bound");
 			break;
 		}
 		if (!is_quiet(r)) {
-			rc = cdp_service(ctx->cdp, (int)(left > 0 ? left : 1), is_quiet, r);
+			struct settle_wait w = { r, r->dcl_at_ms != 0 };
+
+			rc = cdp_service(ctx->cdp, (int)(left > 0 ? left : 1), wait_done, &w);
 			if (rc == -CDP_ECANCELLED || rc == -CDP_ECLOSED)
 				break;
+			if (rc == -CDP_ETIMEOUT && r->navigating && r->dcl_at_ms)
+				continue; /* the bound after DOMContentLoaded: handled above */
 			if (rc == -CDP_ETIMEOUT) {
 				/* a long poll, an unread body or a stuck load: report, do not fail */
-				json_object_set_new(ctx->out, "settle_timeout", json_true());
-				json_object_set_new(
-				    ctx->out, "pending_requests",
-				    json_integer((json_int_t)json_object_size(r->inflight)));
+				report_pending(
+				    ctx, "the page was still busy when the bounded wait ended");
 				rc = 0;
 				break;
 			}
+			if (!is_quiet(r))
+				continue; /* DOMContentLoaded came: wait again, to its bound */
 		}
 		if (r->dialog_opened)
 			break;

@@ -86,8 +86,9 @@ enum {
 	SN_PRESSED_MIXED = 1u << 7,
 	SN_SELECTED = 1u << 8,
 	SN_NOREF = 1u << 9,
-	SN_KEEP = 1u << 10,   /* the subtree root: never collapsed */
-	SN_HIDDEN = 1u << 11, /* a person would not see it: [hidden-text] */
+	SN_KEEP = 1u << 10,    /* the subtree root: never collapsed */
+	SN_HIDDEN = 1u << 11,  /* a person would not see it: [hidden-text] */
+	SN_POINTER = 1u << 12, /* a pointer cursor on a non-interactive role: [cursor=pointer] */
 };
 
 struct snode;
@@ -121,6 +122,8 @@ struct snap_hidden_set {
 	char session_id[SNAP_ID_MAX];
 	int *ids; /* backend node ids, sorted */
 	size_t n;
+	int *pointer; /* elements that show a pointer cursor (their parent not), sorted */
+	size_t n_pointer;
 	uint64_t call_id; /* its captureSnapshot, until awaited; 0: none */
 };
 
@@ -238,6 +241,16 @@ void act_snap_fetch_hidden(struct snap_ctx *x);
 int act_snap_is_hidden(const struct snap_ctx *x, size_t d, int backend_id);
 /* Frees what act_snap_fetch_hidden() noted. */
 void act_snap_hidden_free(struct snap_ctx *x);
+/* 1 when the element backend_id of doc d shows a pointer cursor and its
+ * parent does not (known with the hidden-text layout only). */
+int act_snap_is_pointer(const struct snap_ctx *x, size_t d, int backend_id);
+/* The value an AX node shows, as text: a string as it is, a number
+ * (spinbutton, slider) formatted into buf (len bytes); NULL when none. */
+const char *act_snap_ax_value(json_t *n, char *buf, size_t len);
+/* 1 for Chromium's AX roles of the inputs that show a value in their own
+ * format (date, time, datetime-local, month, week, color): rendered as
+ * Playwright does, a textbox with its value, not their inner fields. */
+int act_snap_is_value_input_role(const char *role);
 
 /* ---- snapshot_build.c ---------------------------------------------------------- */
 

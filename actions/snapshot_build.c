@@ -248,6 +248,8 @@ static const char *aria_role(json_t *n)
 
 	if (!strcmp(role, "image"))
 		aria = "img";
+	else if (act_snap_is_value_input_role(role))
+		aria = "textbox";
 	else if (!strcmp(role, "MenuListOption"))
 		aria = "option";
 	else if (!*role || (type && strcmp(type, "role") != 0))
@@ -256,6 +258,29 @@ static const char *aria_role(json_t *n)
 		if (!strcmp(role, transparent[i]))
 			aria = NULL;
 	return aria;
+}
+
+/* 1 for the roles that are controls by themselves: a pointer cursor on
+ * them says nothing new, so only other elements get [cursor=pointer]. */
+static int is_interactive(const char *aria)
+{
+	static const char *const roles[] = {
+		"button",        "link",
+		"checkbox",      "radio",
+		"textbox",       "searchbox",
+		"combobox",      "option",
+		"menuitem",      "tab",
+		"switch",        "slider",
+		"spinbutton",    "menuitemcheckbox",
+		"menuitemradio", "treeitem",
+		"listbox",       "iframe",
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(roles) / sizeof(roles[0]); i++)
+		if (!strcmp(aria, roles[i]))
+			return 1;
+	return 0;
 }
 
 /* The placeholder attribute of a textbox, from its name sources. */
@@ -467,7 +492,8 @@ static int build_node(struct snap_ctx *x, size_t d, size_t idx, struct snode *pa
 	json_t *n = json_array_get(doc->nodes, idx);
 	const char *role = act_snap_ax_role(n);
 	const char *name = act_snap_jstr2(n, "name", "value");
-	const char *value = act_snap_jstr2(n, "value", "value");
+	char num[64];
+	const char *value = act_snap_ax_value(n, num, sizeof(num));
 	unsigned char pw = doc->info[idx].pw;
 	const char *aria;
 	struct snode *s = NULL;
@@ -545,6 +571,8 @@ static int build_node(struct snap_ctx *x, size_t d, size_t idx, struct snode *pa
 		}
 	}
 	snode_states(s, n);
+	if (!is_interactive(aria) && act_snap_is_pointer(x, d, s->backend_id))
+		s->flags |= SN_POINTER;
 	if (!strcmp(aria, "link") && json_string_value(act_snap_ax_prop(n, "url"))) {
 		s->url = link_url(json_string_value(act_snap_ax_prop(n, "url")),
 		                  act_snap_doc_origin(x, d));

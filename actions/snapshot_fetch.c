@@ -230,7 +230,32 @@ static void calls_forget(struct snap_ctx *x, size_t from)
 static int is_value_role(const char *role)
 {
 	return !strcmp(role, "textbox") || !strcmp(role, "searchbox") ||
-	       !strcmp(role, "spinbutton") || !strcmp(role, "slider") || !strcmp(role, "combobox");
+	       !strcmp(role, "spinbutton") || !strcmp(role, "slider") ||
+	       !strcmp(role, "combobox") || act_snap_is_value_input_role(role);
+}
+
+int act_snap_is_value_input_role(const char *role)
+{
+	/* Chromium's roles of <input type=date|datetime-local|month|week|time|color> */
+	return !strcmp(role, "Date") || !strcmp(role, "DateTime") || !strcmp(role, "InputTime") ||
+	       !strcmp(role, "ColorWell");
+}
+
+const char *act_snap_ax_value(json_t *n, char *buf, size_t len)
+{
+	json_t *v = json_object_get(json_object_get(n, "value"), "value");
+	double d;
+
+	if (json_is_string(v))
+		return json_string_value(v);
+	if (!json_is_number(v))
+		return NULL;
+	d = json_number_value(v);
+	if (d == (double)(long long)d && d > -1e15 && d < 1e15)
+		snprintf(buf, len, "%lld", (long long)d);
+	else
+		snprintf(buf, len, "%.15g", d);
+	return buf;
 }
 
 /* 1 for Chromium's roles of <iframe> and <frame>. */
@@ -278,7 +303,8 @@ static int scan_node(struct snap_ctx *x, size_t d, size_t idx, unsigned depth)
 	const char *role = act_snap_ax_role(n);
 	int ignored = json_is_true(json_object_get(n, "ignored"));
 	int backend = act_snap_ax_backend(n);
-	const char *value = act_snap_jstr2(n, "value", "value");
+	char num[64];
+	const char *value = act_snap_ax_value(n, num, sizeof(num));
 	json_t *kids = json_object_get(n, "childIds");
 	json_t *kid;
 	size_t i;
@@ -294,7 +320,9 @@ static int scan_node(struct snap_ctx *x, size_t d, size_t idx, unsigned depth)
 		goto out;
 	}
 	if (!ignored && act_snap_shows_value(doc, n, role) && value && *value) {
-		if (act_snap_all_bullets(value)) {
+		if (json_is_number(json_object_get(json_object_get(n, "value"), "value"))) {
+			doc->info[idx].pw = PW_CLEAR; /* a number: no password field has one */
+		} else if (act_snap_all_bullets(value)) {
 			doc->info[idx].pw = PW_MASK;
 		} else if (!backend) {
 			doc->info[idx].pw = PW_HIDE;

@@ -32,9 +32,9 @@
 #define HIDDEN_MAX_NODES (1u << 22) /* nodes of one DOMSnapshot document */
 
 /* The computed styles asked for, in this order (layout.styles indexes). */
-static const char *const style_names[] = { "opacity", "clip", "clip-path", "overflow-x",
-	                                   "overflow-y" };
-enum { ST_OPACITY, ST_CLIP, ST_CLIP_PATH, ST_OVERFLOW_X, ST_OVERFLOW_Y, ST_COUNT };
+static const char *const style_names[] = { "opacity",    "clip",       "clip-path",
+	                                   "overflow-x", "overflow-y", "cursor" };
+enum { ST_OPACITY, ST_CLIP, ST_CLIP_PATH, ST_OVERFLOW_X, ST_OVERFLOW_Y, ST_CURSOR, ST_COUNT };
 
 /* For qsort and bsearch of backend ids. */
 static int cmp_int(const void *a, const void *b)
@@ -62,8 +62,27 @@ static int clips_everything(const char *clip, const char *clip_path)
 	       strstr(clip_path, "inset(50%") || strstr(clip_path, "circle(0");
 }
 
-/* Notes the hidden nodes of one DOMSnapshot document into ids (grown). */
-static int scan_document(json_t *doc, json_t *strings, int **ids, size_t *n, size_t *cap)
+/* Appends id to the list *ids (n used, cap allocated); -1 when memory is out. */
+static int push_id(int **ids, size_t *n, size_t *cap, int id)
+{
+	if (*n == *cap) {
+		size_t nc = *cap ? *cap * 2 : 64;
+		int *grown = realloc(*ids, nc * sizeof(**ids));
+
+		if (!grown)
+			return -1;
+		*ids = grown;
+		*cap = nc;
+	}
+	(*ids)[(*n)++] = id;
+	return 0;
+}
+
+/* Notes the hidden nodes of one DOMSnapshot document into set->ids, and
+ * the elements whose cursor is a pointer where their parent's is not
+ * (where a click is offered: Playwright's [cursor=pointer]) into
+ * set->pointer (both grown; caps in cap[0], cap[1]). */
+static int scan_document(json_t *doc, json_t *strings, struct snap_hidden_set *set, size_t *cap)
 {
 	json_t *nodes = json_object_get(doc, "nodes");
 	json_t *backend = json_object_get(nodes, "backendNodeId");
@@ -77,7 +96,7 @@ static int scan_document(json_t *doc, json_t *strings, int **ids, size_t *n, siz
 	double cw = json_number_value(json_object_get(doc, "contentWidth"));
 	double ch = json_number_value(json_object_get(doc, "contentHeight"));
 	size_t count = json_array_size(backend);
-	unsigned char *prop = NULL, *self = NULL;
+	unsigned char *prop = NULL, *self = NULL, *ptr = NULL;
 	size_t k, i;
 	int rc = -1;
 
@@ -85,7 +104,8 @@ static int scan_document(json_t *doc, json_t *strings, int **ids, size_t *n, siz
 		goto out;
 	prop = calloc(count ? count : 1, 1); /* hides the node and its subtree */
 	self = calloc(count ? count : 1, 1); /* hides the node alone */
-	if (!prop || !self)
+	ptr = calloc(count ? count : 1, 1);  /* its cursor is a pointer */
+	if (!prop || !self || !ptr)
 		goto out;
 	for (k = 0; k < json_array_size(lnode); k++) {
 		json_t *ni = json_array_get(lnode, k);
@@ -114,6 +134,9 @@ static int scan_document(json_t *doc, json_t *strings, int **ids, size_t *n, siz
 			                     str_at(strings, json_array_get(st, ST_CLIP_PATH))) ||
 			    (!text && hides_overflow && w <= 1 && h <= 1))
 				prop[i] = 1;
+			if (!text &&
+			    !strcmp(str_at(strings, json_array_get(st, ST_CURSOR)), "pointer"))
+				ptr[i] = 1;
 		}
 		if (cw > 0 && ch > 0 && w > 0 && h > 0 &&
 		    (x + w <= 0 || y + h <= 0 || x >= cw || y >= ch))
@@ -132,24 +155,22 @@ static int scan_document(json_t *doc, json_t *strings, int **ids, size_t *n, siz
 
 		if (pi >= 0 && (size_t)pi < i && prop[pi])
 			prop[i] = 1;
-		if (!(prop[i] || self[i]) || !json_is_integer(bid) ||
-		    json_integer_value(bid) <= 0 || json_integer_value(bid) > INT32_MAX)
+		if (!json_is_integer(bid) || json_integer_value(bid) <= 0 ||
+		    json_integer_value(bid) > INT32_MAX)
 			continue;
-		if (*n == *cap) {
-			size_t nc = *cap ? *cap * 2 : 64;
-			int *grown = realloc(*ids, nc * sizeof(**ids));
-
-			if (!grown)
-				goto out;
-			*ids = grown;
-			*cap = nc;
-		}
-		(*ids)[(*n)++] = (int)json_integer_value(bid);
+		if (ptr[i] && !(pi >= 0 && (size_t)pi < i && ptr[pi]) &&
+		    push_id(&set->pointer, &set->n_pointer, &cap[1], (int)json_integer_value(bid)) <
+		        0)
+			goto out;
+		if ((prop[i] || self[i]) &&
+		    push_id(&set->ids, &set->n, &cap[0], (int)json_integer_value(bid)) < 0)
+			goto out;
 	}
 	rc = 0;
 out:
 	free(prop);
 	free(self);
+	free(ptr);
 	return rc;
 }
 
@@ -158,13 +179,15 @@ static void parse_reply(json_t *res, struct snap_hidden_set *set)
 {
 	json_t *docs = json_object_get(res, "documents");
 	json_t *strings = json_object_get(res, "strings");
-	size_t cap = 0, i;
+	size_t cap[2] = { 0, 0 }, i;
 
 	for (i = 0; i < json_array_size(docs); i++)
-		if (scan_document(json_array_get(docs, i), strings, &set->ids, &set->n, &cap) < 0)
+		if (scan_document(json_array_get(docs, i), strings, set, cap) < 0)
 			break;
 	if (set->n)
 		qsort(set->ids, set->n, sizeof(*set->ids), cmp_int);
+	if (set->n_pointer)
+		qsort(set->pointer, set->n_pointer, sizeof(*set->pointer), cmp_int);
 }
 
 /* Notes session (once) and sends its captureSnapshot; the call is
@@ -239,6 +262,20 @@ int act_snap_is_hidden(const struct snap_ctx *x, size_t d, int backend_id)
 	return 0;
 }
 
+int act_snap_is_pointer(const struct snap_ctx *x, size_t d, int backend_id)
+{
+	size_t s;
+
+	if (!backend_id)
+		return 0;
+	for (s = 0; s < x->n_hidden; s++)
+		if (!strcmp(x->hidden[s].session_id, x->docs[d].session_id))
+			return x->hidden[s].n_pointer &&
+			       bsearch(&backend_id, x->hidden[s].pointer, x->hidden[s].n_pointer,
+			               sizeof(int), cmp_int) != NULL;
+	return 0;
+}
+
 void act_snap_hidden_free(struct snap_ctx *x)
 {
 	size_t s;
@@ -247,6 +284,7 @@ void act_snap_hidden_free(struct snap_ctx *x)
 		if (x->hidden[s].call_id)
 			cdp_forget(x->conn, x->hidden[s].call_id); /* the snapshot failed first */
 		free(x->hidden[s].ids);
+		free(x->hidden[s].pointer);
 	}
 	x->n_hidden = 0;
 }

@@ -192,6 +192,8 @@ static void node_key(struct gb_buf *key, const struct snode *s, const char *ref)
 	}
 	if (ref)
 		gb_buf_appendf(key, " [ref=%s]", ref);
+	if (s->flags & SN_POINTER)
+		buf_puts(key, " [cursor=pointer]");
 }
 
 /* Renders node s and its children at depth (Playwright's renderer). */

@@ -386,29 +386,48 @@ out:
 }
 
 /*
- * The checks, run on the element in its own frame; for typing, the field
- * is then focused and its content selected (typing replaces it). Stability: when the
- * document runs animations, the box must not move across two frames;
- * without any, nothing moves it between frames, so no frame is waited for.
- * The hit test uses the element's frame-local centre; the caller gets the
- * top-level point from DOM.getContentQuads.
+ * The checks, run on the element in its own frame, in glassbox's isolated
+ * world (the page cannot redefine what they call). For typing, the field
+ * is then focused and its content selected (typing replaces it).
+ *
+ * Stability is measured, not assumed: for a click or a hover the border
+ * box is read again after the next animation frame (a timer fallback
+ * where frames are throttled) and must not have moved; while it moves it
+ * is read frame after frame, for at most 1.5 s. That catches CSS
+ * animations and motion by script or timers alike.
+ *
+ * The hit test tries the centre of each of the element's client rects
+ * (one per line box of a wrapped inline element, clipped to the
+ * viewport), in order; the first one where the element (or something in
+ * it, or a label of it) is on top is the click point, in frame-local
+ * coordinates, returned with the border box measured then (bbox), from
+ * which the caller maps it to the top-level viewport. "covered" names
+ * what is on top of every one of those points.
+ *
+ * For a click, a one-shot capturing listener is then armed (window, and
+ * the element's shadow root if any) that records where the first trusted
+ * pointerdown or mousedown really landed; landed_js reads it back.
  */
-static const char actionable_js[] =
+static const char actionable_head_js[] =
     "async function(kind) {"
     " const el = this.nodeType === 1 ? this : this.parentElement;"
-    " const desc = (n) => { if (!n) return 'nothing'; let s = n.tagName.toLowerCase();"
+    " const desc = (n) => { if (!n) return 'nothing'; if (n.nodeType !== 1) n = n.parentElement;"
+    "  if (!n) return 'nothing'; let s = n.tagName.toLowerCase();"
     "  if (n.id) s += '#' + n.id; else if (n.classList && n.classList.length) s += '.' + "
     "[...n.classList].join('.');"
-    "  const t = (n.innerText || n.value || '').trim().slice(0, 40); if (t) s += ' \"' + t + '\"'; "
-    "return s; };"
+    "  const t = (n.innerText || n.value || '').trim().replace(/\\s+/g, ' ').slice(0, 40);"
+    "  if (t) s += ' \"' + t + '\"'; return s; };"
     " if (!el || !el.isConnected) return { error: 'detached' };"
     " const rect = () => { const r = el.getBoundingClientRect(); return [r.left, r.top, r.width, "
     "r.height]; };"
+    " const frame = () => new Promise(f => { requestAnimationFrame(() => f()); setTimeout(f, 100); "
+    "});"
     " let r1 = rect();"
-    " if (el.ownerDocument.getAnimations().length) {"
-    "  await new Promise(f => requestAnimationFrame(() => requestAnimationFrame(f)));"
-    "  const r2 = rect(); if (r2.some((v, i) => Math.abs(v - r1[i]) > 0.5)) return { error: "
-    "'unstable', desc: desc(el) }; r1 = r2; }"
+    " if (kind === 'click' || kind === 'hover') { const until = performance.now() + 1500;"
+    "  for (;;) { await frame(); const r2 = rect(); const same = r2.every((v, i) => Math.abs(v - "
+    "r1[i]) <= 0.5);"
+    "   r1 = r2; if (same) break; if (!el.isConnected) return { error: 'detached' };"
+    "   if (performance.now() > until) return { error: 'unstable', desc: desc(el) }; } }"
     " const st = getComputedStyle(el);"
     " if (r1[2] <= 0 || r1[3] <= 0 || st.visibility === 'hidden' || st.display === 'none' ||"
     "     (el.checkVisibility && !el.checkVisibility({ opacityProperty: false, visibilityProperty: "
@@ -419,25 +438,87 @@ static const char actionable_js[] =
     "  return { error: 'disabled', desc: desc(el) };"
     " const tag = el.tagName.toLowerCase(); const type = (el.type || '').toLowerCase();"
     " if (kind === 'type') { const textual = (tag === 'input' && "
-    "!['button','submit','reset','checkbox','radio','file','image','color','range','hidden']."
+    "!['button','submit','reset','checkbox','radio','file','image','hidden']."
     "includes(type)) || tag === 'textarea' || el.isContentEditable;"
     "  if (!textual || el.readOnly) return { error: 'not_editable', desc: desc(el) }; }"
-    " if (kind === 'select' && tag !== 'select') return { error: 'not_select', desc: desc(el) };"
-    " const cx = r1[0] + r1[2] / 2, cy = r1[1] + r1[3] / 2;"
-    " const root = el.getRootNode(); const hit = (root.elementFromPoint ? root : "
-    "el.ownerDocument).elementFromPoint(cx, cy);"
-    " if (kind !== 'type' && kind !== 'select' && hit && hit !== el && !el.contains(hit) && "
-    "!(hit.control === el))"
-    "  return { error: 'covered', desc: desc(el), blocker: desc(hit), x: Math.round(cx), y: "
-    "Math.round(cy) };"
-    " if (kind !== 'type' && kind !== 'select' && !hit) return { error: 'offscreen', desc: "
-    "desc(el) };"
+    " if (kind === 'select' && tag !== 'select') return { error: 'not_select', desc: desc(el) };";
+static const char actionable_hit_js[] =
+    " const mine = (n) => { if (!n) return false; if (n.nodeType !== 1) n = n.parentElement;"
+    "  if (!n) return false; if (n === el || el.contains(n)) return true;"
+    "  const l = n.closest && n.closest('label'); return !!(l && l.control === el); };"
+    " let point = null; const blockers = []; let bx = 0, by = 0, tried = 0;"
+    " if (kind === 'click' || kind === 'hover') {"
+    "  const win = el.ownerDocument.defaultView; const vw = win.innerWidth, vh = win.innerHeight;"
+    "  const root = el.getRootNode(); const at = root.elementFromPoint ? root : el.ownerDocument;"
+    "  for (const q of el.getClientRects()) {"
+    "   const l = Math.max(q.left, 0), t = Math.max(q.top, 0), r = Math.min(q.right, vw), b = "
+    "Math.min(q.bottom, vh);"
+    "   if (r - l < 1 || b - t < 1) continue;"
+    "   const cx = (l + r) / 2, cy = (t + b) / 2; const hit = at.elementFromPoint(cx, cy);"
+    "   if (mine(hit)) { point = [cx, cy]; break; }"
+    "   if (!tried++) { bx = cx; by = cy; }"
+    "   const d = hit ? desc(hit) : ''; if (d && !blockers.includes(d)) blockers.push(d); }"
+    "  if (!point && blockers.length) return { error: 'covered', desc: desc(el), blocker: "
+    "blockers.join(' and '), x: Math.round(bx), y: Math.round(by) };"
+    "  if (!point) return { error: 'offscreen', desc: desc(el) }; }";
+static const char actionable_arm_js[] =
+    " if (kind === 'click' && !['iframe', 'frame', 'object', 'embed'].includes(tag)) {"
+    "  const win = el.ownerDocument.defaultView; if (win.__glassboxLanded) "
+    "win.__glassboxLanded.off();"
+    "  const rec = { press: { seen: false, inside: false }, click: { seen: false, inside: false "
+    "}, type: '' };"
+    "  const note = (o, e) => { const path = e.composedPath(); const t = path[0] || e.target;"
+    "   o.seen = true; o.x = e.clientX; o.y = e.clientY; o.inside = o.inside || path.includes(el) "
+    "|| mine(t);"
+    "   const te = t && t.nodeType === 1 ? t : t && t.parentElement; o.hit = desc(te);"
+    "   if (te) { const b = te.getBoundingClientRect(); o.box = [b.left, b.top, b.width, "
+    "b.height]; } };"
+    "  const on = (e) => { if (!e.isTrusted) return;"
+    "   if (e.type === 'click') { if (!rec.click.ev || rec.click.ev === e) { rec.click.ev = e; "
+    "note(rec.click, e); } return; }"
+    "   if (rec.type && rec.type !== e.type) return; rec.type = e.type; note(rec.press, e); };"
+    "  const where = [win]; const rn = el.getRootNode(); if (rn !== el.ownerDocument) "
+    "where.push(rn);"
+    "  const types = ['pointerdown', 'mousedown', 'click'];"
+    "  for (const w of where) for (const ty of types) w.addEventListener(ty, on, true);"
+    "  rec.off = () => { for (const w of where) for (const ty of types) "
+    "w.removeEventListener(ty, on, true); };"
+    "  win.__glassboxLanded = rec; }"
     " if (kind === 'type') { el.focus(); if (typeof el.select === 'function' && typeof el.value "
-    "=== 'string') el.select();"
-    "  else { const r = document.createRange(); r.selectNodeContents(el); const s = "
-    "getSelection(); s.removeAllRanges(); s.addRange(r); } }"
-    " return { ok: true, desc: desc(el), tag, type, password: type === 'password',"
-    "  autocomplete: el.getAttribute('autocomplete') || '' }; }";
+    "=== 'string') { try { el.select(); } catch (e) {} }"
+    "  else if (el.isContentEditable) { const r = el.ownerDocument.createRange(); "
+    "r.selectNodeContents(el); const s = el.ownerDocument.getSelection(); s.removeAllRanges(); "
+    "s.addRange(r); } }"
+    " return { ok: true, desc: desc(el), tag, type, password: type === 'password', editable: "
+    "!!el.isContentEditable,"
+    "  autocomplete: el.getAttribute('autocomplete') || '', point, bbox: r1, landing: kind === "
+    "'click' && !['iframe', 'frame', 'object', 'embed'].includes(tag) }; }";
+
+/*
+ * Reads back where the armed click landed, for phase "press" (the first
+ * trusted pointerdown or mousedown) or "release" (the click event, which
+ * goes where press and release have in common; the listener is then
+ * removed): {seen, inside, hit, x, y, box, connected} in frame-local
+ * coordinates, or null when nothing was armed.
+ */
+static const char landed_js[] =
+    "function(phase) { const win = (this.ownerDocument || document).defaultView;"
+    " const r = win.__glassboxLanded; if (!r) return null;"
+    " if (phase === 'release') { r.off(); win.__glassboxLanded = null; }"
+    " const o = phase === 'release' ? r.click : r.press;"
+    " return { seen: o.seen, inside: o.inside, hit: o.hit || '', x: o.x, y: o.y, box: o.box || "
+    "null, connected: this.isConnected }; }";
+
+/* What is at a top-level viewport point, for naming what a click hit
+ * outside the element's frame: {hit, box}. Only names; never a verdict. */
+static const char at_point_js[] =
+    "((x, y) => { let n = document.elementFromPoint(x, y); if (!n) return { hit: 'nothing' };"
+    " let s = n.tagName.toLowerCase(); if (n.id) s += '#' + n.id; else if (n.classList.length) "
+    "s += '.' + [...n.classList].join('.');"
+    " const t = (n.innerText || '').trim().replace(/\\s+/g, ' ').slice(0, 40); if (t) s += ' \"' + "
+    "t + '\"';"
+    " const b = n.getBoundingClientRect(); return { hit: s, box: [b.left, b.top, b.width, "
+    "b.height] }; })";
 
 /* The frame the target lives in and its backend node id: from its ref,
  * else from DOM.describeNode. Returns 0, or -1 with the action failed. */
@@ -505,42 +586,58 @@ static int resolve_in_world(struct act_ctx *ctx, const char *frame, int backend,
 }
 
 /*
- * Runs function on the target in an isolated world of its frame: the
- * page's scripts cannot redefine what it calls there (innerText,
- * getAttribute, the prototypes of form controls), so what it reads is what
- * the DOM holds, not what the page pretends. For facts a decision rests on.
+ * The target as an object of the isolated world of its frame, into oid
+ * (oidlen bytes); the page's own object when its frame is not known (a
+ * target found by CSS in a frame without a ref). Returns 0, or -1 with
+ * the action failed.
  */
-int act_call_in_isolated_world(struct act_ctx *ctx, const char *function, json_t **value,
-                               const char *doing)
+static int isolated_object(struct act_ctx *ctx, char *oid, size_t oidlen, const char *doing)
 {
 	const struct snap_ref *ref =
 	    ctx->target.ref[0] ? act_snapshot_find(&ctx->as->refs, ctx->target.ref) : NULL;
-	const char *sid = ctx->target.session_id;
-	json_t *obj = NULL, *res = NULL, *exc;
+	json_t *obj = NULL;
+	const char *got;
 	char frame[64];
-	const char *oid;
 	int backend;
 	int rc = -1;
 
-	*value = NULL;
 	if (target_frame(ctx, ref, frame, sizeof(frame), &backend, doing) < 0)
 		goto out;
 	if (!frame[0] || !backend) {
-		rc = act_call_on_target(ctx, function, NULL, value, doing);
+		snprintf(oid, oidlen, "%s", ctx->target.object_id);
+		rc = 0;
 		goto out;
 	}
 	if (resolve_in_world(ctx, frame, backend, &obj, doing) < 0)
 		goto out;
-	oid = json_string_value(json_object_get(json_object_get(obj, "object"), "objectId"));
-	if (!oid) {
+	got = json_string_value(json_object_get(json_object_get(obj, "object"), "objectId"));
+	if (!got) {
 		rc = act_fail(ctx, "stale_ref", "%s is gone from the page: take a new snapshot",
 		              ctx->target.description);
 		goto out;
 	}
-	if (act_cdp(ctx, sid, "Runtime.callFunctionOn",
-	            json_pack("{s:s, s:s, s:b}", "objectId", oid, "functionDeclaration", function,
-	                      "returnByValue", 1),
-	            &res, doing) < 0)
+	snprintf(oid, oidlen, "%s", got);
+	rc = 0;
+out:
+	json_decref(obj);
+	return rc;
+}
+
+/* Runs function on the object oid of the target's session (arguments
+ * taken, may be NULL; returnByValue, awaitPromise); *value is a new
+ * reference. A thrown exception fails the action. */
+static int call_on_object(struct act_ctx *ctx, const char *oid, const char *function,
+                          json_t *arguments, json_t **value, const char *doing)
+{
+	json_t *res = NULL, *exc, *params;
+	int rc = -1;
+
+	*value = NULL;
+	params = json_pack("{s:s, s:s, s:b, s:b}", "objectId", oid, "functionDeclaration", function,
+	                   "returnByValue", 1, "awaitPromise", 1);
+	if (arguments)
+		json_object_set_new(params, "arguments", arguments);
+	if (act_cdp(ctx, ctx->target.session_id, "Runtime.callFunctionOn", params, &res, doing) < 0)
 		goto out;
 	exc = json_object_get(res, "exceptionDetails");
 	if (exc) {
@@ -552,9 +649,38 @@ int act_call_in_isolated_world(struct act_ctx *ctx, const char *function, json_t
 	*value = *value ? json_incref(*value) : json_null();
 	rc = 0;
 out:
-	json_decref(obj);
 	json_decref(res);
 	return rc;
+}
+
+/*
+ * Runs function on the target in an isolated world of its frame: the
+ * page's scripts cannot redefine what it calls there (innerText,
+ * getAttribute, the prototypes of form controls), so what it reads is what
+ * the DOM holds, not what the page pretends. For facts a decision rests on.
+ */
+int act_call_in_isolated_world(struct act_ctx *ctx, const char *function, json_t **value,
+                               const char *doing)
+{
+	char oid[128];
+
+	*value = NULL;
+	if (isolated_object(ctx, oid, sizeof(oid), doing) < 0)
+		return -1;
+	return call_on_object(ctx, oid, function, NULL, value, doing);
+}
+
+int act_call_isolated_args(struct act_ctx *ctx, const char *function, json_t *arguments,
+                           json_t **value, const char *doing)
+{
+	char oid[128];
+
+	*value = NULL;
+	if (isolated_object(ctx, oid, sizeof(oid), doing) < 0) {
+		json_decref(arguments);
+		return -1;
+	}
+	return call_on_object(ctx, oid, function, arguments, value, doing);
 }
 
 /* One call on the page's session: a failure fails the action, or, when
@@ -630,79 +756,244 @@ static int explain_not_actionable(struct act_ctx *ctx, json_t *info)
 	                "%s is outside the page and cannot be scrolled into view", d);
 }
 
+/* The union of the quads of a DOM.getContentQuads result: 0 with the
+ * box, -1 when there is none. */
+static int quads_box(json_t *quads, double *minx, double *miny, double *maxx, double *maxy)
+{
+	json_t *list = json_object_get(quads, "quads");
+	size_t i, k;
+	int any = 0;
+
+	*minx = *miny = 1e9;
+	*maxx = *maxy = -1e9;
+	for (i = 0; i < json_array_size(list); i++) {
+		json_t *q = json_array_get(list, i);
+
+		if (json_array_size(q) != 8)
+			continue;
+		for (k = 0; k < 8; k += 2) {
+			double qx = json_number_value(json_array_get(q, k));
+			double qy = json_number_value(json_array_get(q, k + 1));
+
+			*minx = qx < *minx ? qx : *minx;
+			*maxx = qx > *maxx ? qx : *maxx;
+			*miny = qy < *miny ? qy : *miny;
+			*maxy = qy > *maxy ? qy : *maxy;
+		}
+		any = 1;
+	}
+	return any ? 0 : -1;
+}
+
+/*
+ * The click point: the frame-local point the check chose (the centre of
+ * the first client rect where the element is on top) mapped to the
+ * top-level viewport. DOM.getContentQuads, read right after the check,
+ * gives the element's box in the coordinates input uses (of the page, or
+ * of an out-of-process frame, which then adds its iframe's offset); the
+ * difference between that box and the one the check measured is the
+ * frame's offset.
+ */
 int act_actionable(struct act_ctx *ctx, const char *kind, double *x, double *y, json_t **info)
 {
 	struct cdp_error err;
-	uint64_t id_scroll = 0, id_quads = 0;
-	json_t *quads = NULL;
-	json_t *q;
+	uint64_t id_scroll = 0;
+	json_t *quads = NULL, *point, *bbox;
+	double minx, miny, maxx, maxy;
 	double dx = 0, dy = 0;
+	const struct snap_ref *ref;
 	int rc;
 
 	*info = NULL;
-	/* scroll, measure, check: queued together, run in this order */
+	ctx->target.landing = 0;
 	cdp_send(ctx->cdp, ctx->target.session_id, "DOM.scrollIntoViewIfNeeded",
 	         json_pack("{s:s}", "objectId", ctx->target.object_id), &id_scroll);
-	cdp_send(ctx->cdp, ctx->target.session_id, "DOM.getContentQuads",
-	         json_pack("{s:s}", "objectId", ctx->target.object_id), &id_quads);
-	rc = act_call_on_target(ctx, actionable_js, json_pack("[{s:s}]", "value", kind), info,
-	                        "checking the target");
+	rc = isolated_object(ctx, ctx->target.world_object_id, sizeof(ctx->target.world_object_id),
+	                     "checking the target");
+	if (rc == 0) {
+		struct gb_buf fn;
+
+		gb_buf_init(&fn, 1 << 15);
+		gb_buf_appendf(&fn, "%s%s%s", actionable_head_js, actionable_hit_js,
+		               actionable_arm_js);
+		rc = call_on_object(ctx, ctx->target.world_object_id, fn.data ? fn.data : "",
+		                    json_pack("[{s:s}]", "value", kind), info,
+		                    "checking the target");
+		gb_buf_free(&fn);
+	}
 	cdp_await(ctx->cdp, id_scroll, act_left_ms(ctx), NULL, &err);
-	if (cdp_await(ctx->cdp, id_quads, act_left_ms(ctx), &quads, &err) < 0)
-		quads = NULL;
 	if (rc < 0)
 		goto out;
 	if (!json_is_true(json_object_get(*info, "ok"))) {
 		rc = explain_not_actionable(ctx, *info);
 		goto out;
 	}
-	q = json_array_get(json_object_get(quads, "quads"), 0);
-	if (json_array_size(q) != 8) {
+	if (cdp_call(ctx->cdp, ctx->target.session_id, "DOM.getContentQuads",
+	             json_pack("{s:s}", "objectId", ctx->target.object_id), act_left_ms(ctx),
+	             &quads, &err) < 0 ||
+	    quads_box(quads, &minx, &miny, &maxx, &maxy) < 0) {
 		rc = act_fail(ctx, "not_visible", "%s has no box on screen",
 		              ctx->target.description);
 		goto out;
 	}
-	*x = (json_number_value(json_array_get(q, 0)) + json_number_value(json_array_get(q, 2)) +
-	      json_number_value(json_array_get(q, 4)) + json_number_value(json_array_get(q, 6))) /
-	     4;
-	*y = (json_number_value(json_array_get(q, 1)) + json_number_value(json_array_get(q, 3)) +
-	      json_number_value(json_array_get(q, 5)) + json_number_value(json_array_get(q, 7))) /
-	     4;
+	ref = act_snapshot_find(&ctx->as->refs, ctx->target.ref);
+	/* without the iframe's offset the point is off, and the landing check says so */
 	if (strcmp(ctx->target.session_id, ctx->psid) != 0 &&
-	    act_frame_offset(ctx,
-	                     act_snapshot_find(&ctx->as->refs, ctx->target.ref)
-	                         ? act_snapshot_find(&ctx->as->refs, ctx->target.ref)->frame_id
-	                         : NULL,
-	                     0, &dx, &dy) == 0) {
-		*x += dx;
-		*y += dy;
+	    act_frame_offset(ctx, ref ? ref->frame_id : NULL, 1, &dx, &dy) < 0)
+		dx = dy = 0;
+	point = json_object_get(*info, "point");
+	bbox = json_object_get(*info, "bbox");
+	ctx->target.to_top_dx = dx;
+	ctx->target.to_top_dy = dy;
+	if (json_array_size(bbox) == 4) {
+		ctx->target.to_top_dx += minx - json_number_value(json_array_get(bbox, 0));
+		ctx->target.to_top_dy += miny - json_number_value(json_array_get(bbox, 1));
 	}
-	{
-		double minx = 1e9, miny = 1e9, maxx = -1e9, maxy = -1e9;
-		int i;
-
-		for (i = 0; i < 8; i += 2) {
-			double qx = json_number_value(json_array_get(q, (size_t)i)) + dx;
-			double qy = json_number_value(json_array_get(q, (size_t)i + 1)) + dy;
-
-			minx = qx < minx ? qx : minx;
-			maxx = qx > maxx ? qx : maxx;
-			miny = qy < miny ? qy : miny;
-			maxy = qy > maxy ? qy : maxy;
-		}
-		ctx->annotation.has_box = 1;
-		ctx->annotation.box_x = minx;
-		ctx->annotation.box_y = miny;
-		ctx->annotation.box_width = maxx - minx;
-		ctx->annotation.box_height = maxy - miny;
-		if (strcmp(kind, "type") != 0 && strcmp(kind, "select") != 0) {
-			ctx->annotation.has_point = 1;
-			ctx->annotation.point_x = *x;
-			ctx->annotation.point_y = *y;
-		}
+	if (json_array_size(point) == 2) {
+		*x = json_number_value(json_array_get(point, 0)) + ctx->target.to_top_dx;
+		*y = json_number_value(json_array_get(point, 1)) + ctx->target.to_top_dy;
+	} else {
+		*x = (minx + maxx) / 2 + dx;
+		*y = (miny + maxy) / 2 + dy;
+	}
+	ctx->target.landing = json_is_true(json_object_get(*info, "landing"));
+	ctx->annotation.has_box = 1;
+	ctx->annotation.box_x = minx + dx;
+	ctx->annotation.box_y = miny + dy;
+	ctx->annotation.box_width = maxx - minx;
+	ctx->annotation.box_height = maxy - miny;
+	if (strcmp(kind, "type") != 0 && strcmp(kind, "select") != 0) {
+		ctx->annotation.has_point = 1;
+		ctx->annotation.point_x = *x;
+		ctx->annotation.point_y = *y;
 	}
 	rc = 0;
 out:
 	json_decref(quads);
+	return rc;
+}
+
+/* Names what is at the top-level point (x, y) into hit (hitlen bytes),
+ * and its box into the annotation; for a click that never reached the
+ * element's frame. */
+static void name_at_point(struct act_ctx *ctx, double x, double y, char *hit, size_t hitlen)
+{
+	struct cdp_error err;
+	struct gb_buf expr;
+	json_t *res = NULL, *v, *box;
+
+	snprintf(hit, hitlen, "something outside the element's frame");
+	gb_buf_init(&expr, 4096);
+	gb_buf_appendf(&expr, "%s(%f, %f)", at_point_js, x, y);
+	if (cdp_call(ctx->cdp, ctx->psid, "Runtime.evaluate",
+	             json_pack("{s:s, s:b}", "expression", expr.data ? expr.data : "",
+	                       "returnByValue", 1),
+	             act_left_ms(ctx), &res, &err) < 0)
+		goto out;
+	v = json_object_get(json_object_get(res, "result"), "value");
+	if (json_is_string(json_object_get(v, "hit")))
+		snprintf(hit, hitlen, "%s", json_string_value(json_object_get(v, "hit")));
+	box = json_object_get(v, "box");
+	if (json_array_size(box) == 4) {
+		ctx->annotation.has_hit_box = 1;
+		ctx->annotation.hit_x = json_number_value(json_array_get(box, 0));
+		ctx->annotation.hit_y = json_number_value(json_array_get(box, 1));
+		ctx->annotation.hit_width = json_number_value(json_array_get(box, 2));
+		ctx->annotation.hit_height = json_number_value(json_array_get(box, 3));
+	}
+out:
+	gb_buf_free(&expr);
+	json_decref(res);
+}
+
+int act_click_landed(struct act_ctx *ctx, double x, double y, int released)
+{
+	struct cdp_error err;
+	json_t *res = NULL, *v, *box;
+	char hit[256];
+	int rc = 0;
+
+	if (!ctx->target.landing || !ctx->target.world_object_id[0])
+		return 0;
+	if (ctx->rec.dialog_opened || sess_page_dialog(ctx->page)) {
+		/* the page is blocked until the dialog is handled; the dialog itself
+		 * shows that the press reached a handler */
+		gb_buf_appendf(&ctx->text, "\n- where the click landed was not read back: a "
+		                           "dialog opened");
+		ctx->target.landing = 0;
+		return 0;
+	}
+	if (cdp_call(ctx->cdp, ctx->target.session_id, "Runtime.callFunctionOn",
+	             json_pack("{s:s, s:s, s:[{s:s}], s:b}", "objectId",
+	                       ctx->target.world_object_id, "functionDeclaration", landed_js,
+	                       "arguments", "value", released ? "release" : "press",
+	                       "returnByValue", 1),
+	             act_left_ms(ctx), &res, &err) < 0 ||
+	    json_object_get(res, "exceptionDetails")) {
+		if (sess_check_alive(ctx->sess) < 0) {
+			rc = act_connection_failed(ctx, -CDP_ECLOSED,
+			                           "reading where the click landed");
+			goto out;
+		}
+		/* the document went away (a navigation the click started) */
+		if (!released) {
+			json_object_set_new(ctx->out, "landed", json_string("not read back"));
+			gb_buf_appendf(&ctx->text, "\n- where the click landed was not read back: "
+			                           "the page replaced the document on the press");
+		}
+		ctx->target.landing = 0;
+		goto out;
+	}
+	v = json_object_get(json_object_get(res, "result"), "value");
+	if (!json_is_object(v)) {
+		json_object_set_new(ctx->out, "landed", json_string("not read back"));
+		gb_buf_appendf(&ctx->text, "\n- where the click landed was not read back: the "
+		                           "element's document changed");
+		ctx->target.landing = 0;
+		goto out;
+	}
+	if (released) {
+		/* no click event (another button, or handlers that took the element
+		 * away on the press): the press decided; else the click must be in it */
+		if (!json_is_true(json_object_get(v, "seen")) ||
+		    json_is_true(json_object_get(v, "inside")) ||
+		    !json_is_true(json_object_get(v, "connected")))
+			goto out;
+	} else if (json_is_true(json_object_get(v, "inside"))) {
+		json_object_set_new(ctx->out, "landed", json_string("on target"));
+		goto out;
+	}
+	if (json_is_true(json_object_get(v, "seen"))) {
+		snprintf(hit, sizeof(hit), "%s",
+		         gb_or(json_string_value(json_object_get(v, "hit")), "another element"));
+		box = json_object_get(v, "box");
+		if (json_array_size(box) == 4) {
+			ctx->annotation.has_hit_box = 1;
+			ctx->annotation.hit_x =
+			    json_number_value(json_array_get(box, 0)) + ctx->target.to_top_dx;
+			ctx->annotation.hit_y =
+			    json_number_value(json_array_get(box, 1)) + ctx->target.to_top_dy;
+			ctx->annotation.hit_width = json_number_value(json_array_get(box, 2));
+			ctx->annotation.hit_height = json_number_value(json_array_get(box, 3));
+		}
+	} else {
+		name_at_point(ctx, x, y, hit, sizeof(hit));
+	}
+	json_object_set_new(ctx->out, "landed", json_pack("{s:s}", "on", hit));
+	ctx->target.landing = 0;
+	if (released)
+		rc = act_fail(ctx, "missed",
+		              "the press at (%d, %d) landed on %s, but the click went to %s: the "
+		              "element moved between press and release (see the screenshot); take "
+		              "a new snapshot and try again",
+		              (int)x, (int)y, ctx->target.description, hit);
+	else
+		rc = act_fail(ctx, "missed",
+		              "the click at (%d, %d) landed on %s, not on %s: the element moved or "
+		              "something else was on top when the click arrived (see the "
+		              "screenshot); take a new snapshot and try again",
+		              (int)x, (int)y, hit, ctx->target.description);
+out:
+	json_decref(res);
 	return rc;
 }

@@ -207,25 +207,35 @@ static int64_t scaled(double px, double scale)
 	return n < 1 ? 1 : n;
 }
 
-/* Outlines the box (outside it) and marks the point. */
+/* Outlines the box (x, y, w, h in CSS px) outside it, in rgb. */
+static void outline(struct rgba *img, double x, double y, double w, double h, double scale,
+                    const unsigned char *rgb)
+{
+	int64_t x0 = (int64_t)llround(x * scale);
+	int64_t y0 = (int64_t)llround(y * scale);
+	int64_t x1 = (int64_t)llround((x + w) * scale);
+	int64_t y1 = (int64_t)llround((y + h) * scale);
+	int64_t t = scaled(EVID_ANNOT_BOX_PX, scale);
+
+	fill(img, x0 - t, y0 - t, x1 + t, y0, rgb); /* top */
+	fill(img, x0 - t, y1, x1 + t, y1 + t, rgb); /* bottom */
+	fill(img, x0 - t, y0, x0, y1, rgb);         /* left */
+	fill(img, x1, y0, x1 + t, y1, rgb);         /* right */
+}
+
+/* Outlines the target's box (crimson) and, for a missed click, what it
+ * hit (azure, the colour of the point), and marks the point. */
 static void draw(struct rgba *img, const struct evid_annotation *a, double scale)
 {
 	static const unsigned char box_rgb[3] = { EVID_ANNOT_BOX_RGB };
 	static const unsigned char point_rgb[3] = { EVID_ANNOT_POINT_RGB };
 	static const unsigned char white[3] = { 0xff, 0xff, 0xff };
-	int64_t x0, y0, x1, y1, t, px, py, arm, th, half;
+	int64_t px, py, arm, th, half;
 
-	if (a->has_box && a->box_width >= 0 && a->box_height >= 0) {
-		x0 = (int64_t)llround(a->box_x * scale);
-		y0 = (int64_t)llround(a->box_y * scale);
-		x1 = (int64_t)llround((a->box_x + a->box_width) * scale);
-		y1 = (int64_t)llround((a->box_y + a->box_height) * scale);
-		t = scaled(EVID_ANNOT_BOX_PX, scale);
-		fill(img, x0 - t, y0 - t, x1 + t, y0, box_rgb); /* top */
-		fill(img, x0 - t, y1, x1 + t, y1 + t, box_rgb); /* bottom */
-		fill(img, x0 - t, y0, x0, y1, box_rgb);         /* left */
-		fill(img, x1, y0, x1 + t, y1, box_rgb);         /* right */
-	}
+	if (a->has_box && a->box_width >= 0 && a->box_height >= 0)
+		outline(img, a->box_x, a->box_y, a->box_width, a->box_height, scale, box_rgb);
+	if (a->has_hit_box && a->hit_width >= 0 && a->hit_height >= 0)
+		outline(img, a->hit_x, a->hit_y, a->hit_width, a->hit_height, scale, point_rgb);
 	if (a->has_point) {
 		px = (int64_t)floor(a->point_x * scale);
 		py = (int64_t)floor(a->point_y * scale);
@@ -241,11 +251,13 @@ static void draw(struct rgba *img, const struct evid_annotation *a, double scale
 /* 1 when every coordinate that will be used is finite and not absurd. */
 static int coords_ok(const struct evid_annotation *a)
 {
-	double v[7] = { a->box_x,   a->box_y,   a->box_width, a->box_height,
-		        a->point_x, a->point_y, a->scale };
+	double v[11] = { a->box_x, a->box_y, a->box_width, a->box_height, a->point_x,   a->point_y,
+		         a->scale, a->hit_x, a->hit_y,     a->hit_width,  a->hit_height };
 	size_t i;
 
-	for (i = 0; i < 7; i++) {
+	for (i = 0; i < 11; i++) {
+		if (i >= 7 && !a->has_hit_box)
+			continue;
 		if (i < 4 && !a->has_box)
 			continue;
 		if ((i == 4 || i == 5) && !a->has_point)

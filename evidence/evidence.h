@@ -201,6 +201,11 @@ struct evid_annotation {
 	int has_point; /* where the pointer event was dispatched */
 	double point_x;
 	double point_y;
+	int has_hit_box; /* what a missed click hit instead, when not the target */
+	double hit_x;
+	double hit_y;
+	double hit_width;
+	double hit_height;
 	double scale; /* image pixels per CSS pixel (devicePixelRatio); 0 = 1 */
 };
 

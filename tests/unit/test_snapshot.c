@@ -1151,8 +1151,8 @@ static void fake_hidden_page(void)
 	              ax_node("8", "textbox", "Account", NULL, 8),
 	              ax_node("9", "paragraph", NULL, json_pack("[s]", "10"), 9),
 	              ax_node("10", "StaticText", "Whisper", NULL, 10));
-	json_t *styles = json_pack("[s, s, s, s, s]", "opacity", "clip", "clip-path", "overflow-x",
-	                           "overflow-y");
+	json_t *styles = json_pack("[s, s, s, s, s, s]", "opacity", "clip", "clip-path",
+	                           "overflow-x", "overflow-y", "cursor");
 	json_t *dom;
 
 	json_object_set_new(
@@ -1163,18 +1163,19 @@ static void fake_hidden_page(void)
 	dom = json_pack(
 	    "{s:[{s:{s:[i,i,i,i,i,i,i,i,i,i], s:[i,i,i,i,i,i,i,i,i,i],"
 	    " s:[i,i,i,i,i,i,i,i,i,i]},"
-	    " s:{s:[i,i,i,i,i,i,i,i], s:[[i,i,i,i,i],[i,i,i,i,i],[i,i,i,i,i],[i,i,i,i,i],"
-	    "[i,i,i,i,i],[i,i,i,i,i],[i,i,i,i,i],[i,i,i,i,i]],"
+	    " s:{s:[i,i,i,i,i,i,i,i], s:[[i,i,i,i,i,i],[i,i,i,i,i,i],[i,i,i,i,i,i],[i,i,i,i,i,i],"
+	    "[i,i,i,i,i,i],[i,i,i,i,i,i],[i,i,i,i,i,i],[i,i,i,i,i,i]],"
 	    " s:[[i,i,i,i],[i,i,i,i],[i,i,i,i],[i,i,i,i],[i,i,i,i],[i,i,i,i],[i,i,i,i],[i,i,i,i]]},"
 	    " s:i, s:i}], s:[s,s,s,s,s]}",
 	    "documents", "nodes", "backendNodeId", 1, 2, 3, 4, 5, 6, 7, 9, 10, 8, "parentIndex", -1,
 	    0, 1, 0, 3, 0, 5, 0, 7, 0, "nodeType", 9, 1, 3, 1, 3, 1, 3, 1, 3, 1, "layout",
-	    "nodeIndex", 1, 2, 3, 4, 5, 6, 7, 8, "styles", 0, 1, 2, 3, 3, 0, 1, 2, 3, 3, 0, 1, 2, 3,
-	    3, 0, 1, 2, 3, 3, 0, 1, 2, 3, 3, 0, 1, 2, 3, 3, 4, 1, 2, 3, 3, 0, 1, 2, 3, 3, "bounds",
-	    0, 0, 100, 20, /* paragraph */ 0, 0, 0, 0, /* its text: zero size */
-	    0, 30, 60, 20, 5, 32, 40, 16,              /* button, "Delete" */
-	    0, 60, 100, 20, 0, 60, 80, 16,             /* visible paragraph and text */
-	    0, 90, 100, 20, 0, 90, 80, 16,             /* transparent paragraph and text */
+	    "nodeIndex", 1, 2, 3, 4, 5, 6, 7, 8, "styles", 0, 1, 2, 3, 3, 1, 0, 1, 2, 3, 3, 1, 0, 1,
+	    2, 3, 3, 1, 0, 1, 2, 3, 3, 1, 0, 1, 2, 3, 3, 1, 0, 1, 2, 3, 3, 1, 4, 1, 2, 3, 3, 1, 0,
+	    1, 2, 3, 3, 1, "bounds", 0, 0, 100, 20, /* paragraph */ 0, 0, 0,
+	    0,                             /* its text: zero size */
+	    0, 30, 60, 20, 5, 32, 40, 16,  /* button, "Delete" */
+	    0, 60, 100, 20, 0, 60, 80, 16, /* visible paragraph and text */
+	    0, 90, 100, 20, 0, 90, 80, 16, /* transparent paragraph and text */
 	    "contentWidth", 800, "contentHeight", 600, "strings", "1", "auto", "none", "visible",
 	    "0");
 	assert_non_null(dom);

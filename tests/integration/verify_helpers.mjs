@@ -1,0 +1,119 @@
+/*
+ * Helpers of the verification tests: PNG decoding (to look at the
+ * annotated evidence), the audit records of a data dir, and a CPU hog
+ * bounded in time.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import zlib from 'node:zlib';
+import { spawn } from 'node:child_process';
+import { assert, pollUntil } from '../e2e/lib.mjs';
+
+/* Decodes an 8-bit, non-interlaced RGB or RGBA PNG (as Chromium and
+ * libpng write them): {width, height, px(x, y) -> [r, g, b]}. */
+export function decodePng(buf) {
+  let off = 8;
+  let width = 0;
+  let height = 0;
+  let channels = 0;
+  const idat = [];
+  while (off < buf.length) {
+    const len = buf.readUInt32BE(off);
+    const type = buf.toString('latin1', off + 4, off + 8);
+    const data = buf.subarray(off + 8, off + 8 + len);
+    if (type === 'IHDR') {
+      width = data.readUInt32BE(0);
+      height = data.readUInt32BE(4);
+      assert.equal(data[8], 8, 'bit depth');
+      assert.equal(data[12], 0, 'interlace');
+      channels = { 2: 3, 6: 4 }[data[9]];
+      assert.ok(channels, `colour type ${data[9]}`);
+    } else if (type === 'IDAT') idat.push(data);
+    off += 12 + len;
+  }
+  const raw = zlib.inflateSync(Buffer.concat(idat));
+  const stride = width * channels;
+  const out = Buffer.alloc(stride * height);
+  for (let y = 0; y < height; y++) {
+    const f = raw[y * (stride + 1)];
+    for (let i = 0; i < stride; i++) {
+      const x = raw[y * (stride + 1) + 1 + i];
+      const a = i >= channels ? out[y * stride + i - channels] : 0;
+      const b = y > 0 ? out[(y - 1) * stride + i] : 0;
+      const c = i >= channels && y > 0 ? out[(y - 1) * stride + i - channels] : 0;
+      let v;
+      if (f === 0) v = x;
+      else if (f === 1) v = x + a;
+      else if (f === 2) v = x + b;
+      else if (f === 3) v = x + ((a + b) >> 1);
+      else {
+        const p = a + b - c;
+        const pa = Math.abs(p - a);
+        const pb = Math.abs(p - b);
+        const pc = Math.abs(p - c);
+        v = x + (pa <= pb && pa <= pc ? a : pb <= pc ? b : c);
+      }
+      out[y * stride + i] = v & 0xff;
+    }
+  }
+  return { width, height, px: (x, y) => [...out.subarray((y * width + x) * channels, (y * width + x) * channels + 3)] };
+}
+
+/* The audit records of tenant "local" in dataDir, oldest first. */
+export function auditRecords(dataDir) {
+  const dir = path.join(dataDir, 'tenants', 'local', 'audit');
+  if (!fs.existsSync(dir)) return [];
+  return fs.readdirSync(dir).filter((f) => f.endsWith('.jsonl')).sort()
+    .flatMap((f) => fs.readFileSync(path.join(dir, f), 'utf8').split('\n').filter(Boolean))
+    .map((l) => JSON.parse(l));
+}
+
+/* The tool_call record of an operation, once the record keeper wrote it. */
+export async function recordOf(dataDir, operationId) {
+  let rec = null;
+  await pollUntil(() => {
+    rec = auditRecords(dataDir).find((r) => r.kind === 'tool_call' && r.operation === operationId);
+    return rec;
+  });
+  assert.ok(rec, `no audit record for ${operationId}`);
+  return rec;
+}
+
+/* The bytes of an artifact of tenant "local". */
+export async function artifactBytes(dataDir, sha) {
+  const p = path.join(dataDir, 'tenants', 'local', 'artifacts', sha.slice(0, 2), sha);
+  assert.ok(await pollUntil(() => fs.existsSync(p)), `artifact ${sha} was not stored`);
+  return fs.readFileSync(p);
+}
+
+/* The number of pixels of colour rgb (exactly) along the outline just
+ * outside box ({x, y, width, height} in CSS px, scale 1). */
+export function outlinePixels(img, box, rgb) {
+  let n = 0;
+  const x0 = Math.round(box.x) - 2;
+  const x1 = Math.round(box.x + box.width) + 1;
+  const y0 = Math.round(box.y) - 2;
+  const y1 = Math.round(box.y + box.height) + 1;
+  const same = (x, y) => {
+    if (x < 0 || y < 0 || x >= img.width || y >= img.height) return false;
+    const p = img.px(x, y);
+    return p[0] === rgb[0] && p[1] === rgb[1] && p[2] === rgb[2];
+  };
+  for (let x = x0; x <= x1; x++) n += same(x, y0) + same(x, y1);
+  for (let y = y0; y <= y1; y++) n += same(x0, y) + same(x1, y);
+  return n;
+}
+
+/*
+ * Starts `n` processes that keep a core busy, each for at most `ms` (they
+ * end on their own even if the test dies); returns a stop function.
+ */
+export function cpuHog(n = 1, ms = 20000) {
+  const kids = [];
+  for (let i = 0; i < n; i++) {
+    kids.push(spawn(process.execPath, ['-e', `const end = Date.now() + ${ms}; let x = 0; while (Date.now() < end) x = (x * 31 + 7) % 1000003;`], { stdio: 'ignore' }));
+  }
+  return () => {
+    for (const k of kids) if (k.exitCode === null) k.kill('SIGKILL');
+  };
+}
