@@ -81,16 +81,16 @@ test('tenant B churning initialize/DELETE from 3 clients for 20 s never takes te
 test('a session that never makes a tool call ends after unused_ttl_s; one in use does not; the 429 names what holds the capacity', async () => {
   const svc = await startServe({
     tenants: { a: { max_sessions: 2 } },
-    limits: { unused_ttl_s: 3, idle_ttl_s: 600 },
+    limits: { unused_ttl_s: 5, idle_ttl_s: 600 },
     prelaunch: false,
     admin: true,
   });
   services.push(svc);
-  const unused = await svc.rawPost('a', INIT);
-  assert.equal(unused.status, 200);
   const used = await svc.connect('a');
   const r = await ok(used.client, 'browser_evaluate', { function: '() => 1 + 1' });
   assert.equal(sc(r).result, 2);
+  const unused = await svc.rawPost('a', INIT);
+  assert.equal(unused.status, 200);
 
   const full = await svc.rawPost('a', INIT);
   assert.equal(full.status, 429);
