@@ -227,7 +227,8 @@ void act_session_cancel(struct act_session *s, struct act_call *call);
 void act_session_set_profile_end(struct act_session *s, int save);
 
 /* Lets queued calls finish, closes the browser (zero residue) and frees
- * the session. Must not be called from the worker thread. */
+ * the session, then hands the allocator's free pages back to the system
+ * (malloc_trim). Must not be called from the worker thread. */
 void act_session_free(struct act_session *s);
 
 /* Launches Chromium as sessions would (in cfg's data dir), reads its

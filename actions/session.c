@@ -20,7 +20,11 @@
 #include "sessions/sessions.h"
 
 #include <errno.h>
+<<<<<<< HEAD
 #include <pwd.h>
+=======
+#include <malloc.h>
+>>>>>>> wt-tsan
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -316,6 +320,12 @@ void act_session_free(struct act_session *s)
 	free(s->tenant);
 	free(s->chromium_path);
 	free(s);
+	/* A session's memory was spread over the allocator arenas of its
+	 * threads (worker, record keeper, proxy); freed, it stays in those
+	 * arenas and in the process's RSS. Give the free pages back to the
+	 * system now, so that a long-running service's RSS follows its
+	 * sessions (bench/README.md, "Memory returns"). */
+	malloc_trim(0);
 }
 
 int act_browser_check(const struct act_config *cfg, char *version, size_t vlen, char *err,

@@ -10,8 +10,16 @@
 //   node bench/serve.mjs [--sessions N] [--pool K] [--rounds R] [--glassbox PATH] [--out FILE]
 //
 // Prints a table and writes JSON (default bench/results/serve.json).
+//
+//   node bench/serve.mjs --rss [--sessions N] [--churn-rounds C] [--glassbox PATH] [--out FILE]
+//
+// measures instead whether memory returns: the glassbox process's RSS and PSS when idle before any
+// session, then after each of C rounds (default 3) of N sessions at once (default 8; initialize, a
+// navigate and a snapshot of the bench site, DELETE), each read once every session has closed and
+// every browser is gone. JSON goes to bench/results/serve-rss.json.
 import { spawn } from 'node:child_process';
 import crypto from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile, mkdir } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -19,7 +27,7 @@ import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startSite } from './lib/site-server.mjs';
-import { memOf, killTree } from './lib/proc.mjs';
+import { memOf, killTree, browserTree } from './lib/proc.mjs';
 import { median } from './lib/stats.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -27,7 +35,7 @@ const REPO = path.resolve(HERE, '..');
 
 function parseArgs(argv) {
   const o = { sessions: 8, pool: 2, rounds: 5, glassbox: process.env.GLASSBOX_BIN || path.join(REPO, 'build', 'glassbox'),
-    out: path.join(HERE, 'results', 'serve.json') };
+    out: undefined, rss: false, churnRounds: 3 };
   for (let i = 2; i < argv.length; i++) {
     const v = argv[i + 1];
     switch (argv[i]) {
@@ -36,9 +44,12 @@ function parseArgs(argv) {
       case '--rounds': o.rounds = Number(v); i++; break;
       case '--glassbox': o.glassbox = path.resolve(v); i++; break;
       case '--out': o.out = path.resolve(v); i++; break;
+      case '--rss': o.rss = true; break;
+      case '--churn-rounds': o.churnRounds = Number(v); i++; break;
       default: console.error(`unknown option ${argv[i]}`); process.exit(2);
     }
   }
+  o.out = o.out || path.join(HERE, 'results', o.rss ? 'serve-rss.json' : 'serve.json');
   return o;
 }
 
@@ -49,13 +60,19 @@ const mib = (kb) => Math.round((kb / 1024) * 10) / 10;
 async function startServe(opts, pool) {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'gb-bench-serve-'));
   const token = crypto.randomBytes(24).toString('hex');
+<<<<<<< HEAD
   const policy = { egress: { allow_private: ['127.0.0.1:*', '[::1]:*'] }, risk: { evaluate: 'allow' } };
+=======
+  const adminToken = crypto.randomBytes(24).toString('hex');
+  const policy = { egress: { allow_private: ['127.0.0.1', '::1'] }, risk: { evaluate: 'allow' } };
+>>>>>>> wt-tsan
   const config = {
     listen: { host: '127.0.0.1', port: 0 },
     limits: { max_sessions: opts.sessions + 4, idle_ttl_s: 3600 },
     warm_pool: pool,
     tenants: { bench: { token_sha256: crypto.createHash('sha256').update(token).digest('hex'), policy,
       max_sessions: opts.sessions + 4 } },
+    admin: { host: '127.0.0.1', port: 0, token_sha256: crypto.createHash('sha256').update(adminToken).digest('hex') },
   };
   const cfg = path.join(dir, 'serve.json');
   await writeFile(cfg, JSON.stringify(config), { mode: 0o600 });
@@ -65,10 +82,13 @@ async function startServe(opts, pool) {
   });
   let stderr = '';
   proc.stderr.on('data', (d) => { stderr += d; });
-  for (let i = 0; i < 300 && !/MCP on http:\/\/127\.0\.0\.1:(\d+)\/mcp/.test(stderr); i++) await sleep(50);
+  const adminRe = /admin on http:\/\/127\.0\.0\.1:(\d+)\//;
+  for (let i = 0; i < 300 && !(/MCP on http:\/\/127\.0\.0\.1:(\d+)\/mcp/.test(stderr) && adminRe.test(stderr)); i++) await sleep(50);
   const port = (stderr.match(/MCP on http:\/\/127\.0\.0\.1:(\d+)\/mcp/) || [])[1];
-  if (!port) throw new Error(`glassbox serve did not start:\n${stderr}`);
-  return { url: `http://127.0.0.1:${port}/mcp`, token, proc, dir, stderr: () => stderr };
+  const adminPort = (stderr.match(adminRe) || [])[1];
+  if (!port || !adminPort) throw new Error(`glassbox serve did not start:\n${stderr}`);
+  return { url: `http://127.0.0.1:${port}/mcp`, adminUrl: `http://127.0.0.1:${adminPort}`, adminToken, token, proc,
+    dir, stderr: () => stderr };
 }
 
 async function connect(svc) {
@@ -145,9 +165,109 @@ async function measureFirstNavigate(opts, site, pool) {
   return { pool, rounds: opts.rounds, median_ms: Math.round(median(times)), browsers: kinds };
 }
 
+// The sessions the service still holds, by state, from its admin /metrics (glassbox_sessions).
+async function sessionGauge(svc) {
+  const res = await fetch(`${svc.adminUrl}/metrics`, { headers: { authorization: `Bearer ${svc.adminToken}` } });
+  const text = await res.text();
+  if (res.status !== 200) throw new Error(`GET /metrics: ${res.status} ${text.slice(0, 200)}`);
+  const out = {};
+  for (const m of text.matchAll(/^glassbox_sessions\{state="(\w+)"\} (\d+)/gm)) out[m[1]] = Number(m[2]);
+  return out;
+}
+
+// Waits until the service holds no session (none busy, idle or closing) and no browser runs below it.
+async function waitAllClosed(svc, deadlineMs = 120000) {
+  const until = Date.now() + deadlineMs;
+  for (;;) {
+    const g = await sessionGauge(svc);
+    const held = Object.values(g).reduce((a, b) => a + b, 0);
+    const browsers = browserTree(svc.proc.pid).count;
+    if (held === 0 && browsers === 0) return;
+    if (Date.now() > until) throw new Error(`sessions still held after ${deadlineMs} ms: ${JSON.stringify(g)}, ${browsers} browser processes`);
+    await sleep(250);
+  }
+}
+
+// One session's life: initialize, navigate, snapshot, DELETE.
+async function churnSession(svc, site) {
+  const s = await connect(svc);
+  await navigate(s.client, site.formUrl);
+  const snap = await s.client.callTool({ name: 'browser_snapshot', arguments: {} }, undefined, { timeout: 120000 });
+  if (snap.isError) throw new Error(`snapshot failed: ${JSON.stringify(snap.content).slice(0, 300)}`);
+  await s.transport.terminateSession();
+  await s.client.close();
+}
+
+// The glassbox process's RSS split into anonymous memory (heap, stacks) and file pages (its
+// binary and the libraries, touched once), in KiB, from /proc/PID/status.
+function rssSplit(pid) {
+  const text = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (k) => Number(new RegExp(`^${k}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? NaN);
+  return { anon: kb('RssAnon'), file: kb('RssFile'), threads: Number(/^Threads:\s+(\d+)/m.exec(text)?.[1] ?? NaN) };
+}
+
+// A reading: RSS, PSS, and the RSS's anonymous and file parts, in MiB.
+function reading(pid) {
+  const m = memOf(pid);
+  const sp = rssSplit(pid);
+  return { rss_mib: mib(m.rss), pss_mib: mib(m.pss), anon_mib: mib(sp.anon), file_mib: mib(sp.file), threads: sp.threads };
+}
+
+// RSS and PSS of the glassbox process before any session and after each round of opts.sessions
+// sessions at once, every one of them closed.
+async function measureChurn(opts, site) {
+  const svc = await startServe(opts, 0);
+  try {
+    await sleep(2000);
+    const before = reading(svc.proc.pid);
+    const rounds = [];
+    for (let r = 0; r < opts.churnRounds; r++) {
+      await Promise.all(Array.from({ length: opts.sessions }, () => churnSession(svc, site)));
+      await waitAllClosed(svc);
+      await sleep(2000);
+      const m = reading(svc.proc.pid);
+      rounds.push({ round: r + 1, ...m });
+      console.error(`round ${r + 1}: ${opts.sessions} sessions came and went; RSS ${m.rss_mib} MiB`);
+    }
+    const last = rounds[rounds.length - 1];
+    return {
+      sessions_per_round: opts.sessions,
+      rounds: opts.churnRounds,
+      before,
+      after_each_round: rounds,
+      after_over_before_rss_mib: Math.round((last.rss_mib - before.rss_mib) * 10) / 10,
+      last_over_first_round_rss_mib: Math.round((last.rss_mib - rounds[0].rss_mib) * 10) / 10,
+    };
+  } finally {
+    await stop(svc);
+  }
+}
+
+async function mainRss(opts, site) {
+  const churn = await measureChurn(opts, site);
+  const report = { date: new Date().toISOString(), cores: os.cpus().length, churn };
+  await mkdir(path.dirname(opts.out), { recursive: true });
+  await writeFile(opts.out, JSON.stringify(report, null, 2));
+  console.log(`glassbox serve, ${churn.rounds} rounds of ${churn.sessions_per_round} sessions at once ` +
+    '(initialize, navigate + snapshot of the bench site, DELETE), every session closed before each reading');
+  const line = (r) => `${r.rss_mib} MiB RSS (${r.anon_mib} anonymous, ${r.file_mib} file pages; ${r.pss_mib} PSS), ${r.threads} threads`;
+  console.log(`  glassbox process alone, before any session: ${line(churn.before)}`);
+  for (const r of churn.after_each_round) console.log(`  after round ${r.round}: ${line(r)}`);
+  console.log(`  after the last round over before: ${churn.after_over_before_rss_mib} MiB RSS; ` +
+    `over the first round: ${churn.last_over_first_round_rss_mib} MiB`);
+}
+
 async function main() {
   const opts = parseArgs(process.argv);
   const site = await startSite(path.join(HERE, 'site'));
+  if (opts.rss) {
+    try {
+      await mainRss(opts, site);
+    } finally {
+      await site.close();
+    }
+    return;
+  }
   try {
     const memory = await measureMemory(opts, site);
     const cold = await measureFirstNavigate(opts, site, 0);

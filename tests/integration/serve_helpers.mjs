@@ -57,11 +57,14 @@ export async function startServe({ tenants, limits = {}, admin = false, prelaunc
     if (stderr.length < 8 << 20) stderr += d.toString('utf8');
   });
   const port = await pollUntil(() => (stderr.match(/MCP on http:\/\/127\.0\.0\.1:(\d+)\/mcp/) || [])[1], { deadlineMs: 15000 });
-  if (!port) {
+  // the admin line follows the MCP one, maybe in a later write
+  const adminPort = admin
+    ? await pollUntil(() => (stderr.match(/admin on http:\/\/127\.0\.0\.1:(\d+)\//) || [])[1], { deadlineMs: 15000 })
+    : undefined;
+  if (!port || (admin && !adminPort)) {
     proc.kill('SIGKILL');
     throw new Error(`glassbox serve did not start:\n${stderr}`);
   }
-  const adminPort = admin ? (stderr.match(/admin on http:\/\/127\.0\.0\.1:(\d+)\//) || [])[1] : undefined;
   const url = `http://127.0.0.1:${port}/mcp`;
   const clients = [];
 

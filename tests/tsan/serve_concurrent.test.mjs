@@ -12,14 +12,18 @@
  *
  * TSAN_OPTIONS comes from the environment (the Makefile sets
  * halt_on_error=0, so that one run reports every race, exitcode=66 and the
- * suppressions file for third-party code).
+ * suppressions file for third-party code); run alone, the file sets the
+ * same.
  */
 import { test, before, after } from 'node:test';
 import fs from 'node:fs';
 import {
-  assert, startFixtureServer, ok, callTool, sc, textOf, parseSnapshot, findRef, pollUntil, resourceLinksOf,
+  assert, startFixtureServer, ok, callTool, sc, textOf, parseSnapshot, findRef, pollUntil, resourceLinksOf, REPO_ROOT,
 } from '../e2e/lib.mjs';
 import { startServe } from '../integration/serve_helpers.mjs';
+
+if (!process.env.TSAN_OPTIONS)
+  process.env.TSAN_OPTIONS = `halt_on_error=0 exitcode=66 suppressions=${REPO_ROOT}/tests/tsan/suppressions.txt`;
 
 /* TSan makes glassbox several times slower; the bound is for a stuck call. */
 const CALL = { timeout: 180000 };
