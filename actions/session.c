@@ -20,11 +20,8 @@
 #include "sessions/sessions.h"
 
 #include <errno.h>
-<<<<<<< HEAD
-#include <pwd.h>
-=======
 #include <malloc.h>
->>>>>>> wt-tsan
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

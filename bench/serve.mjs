@@ -60,12 +60,8 @@ const mib = (kb) => Math.round((kb / 1024) * 10) / 10;
 async function startServe(opts, pool) {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'gb-bench-serve-'));
   const token = crypto.randomBytes(24).toString('hex');
-<<<<<<< HEAD
-  const policy = { egress: { allow_private: ['127.0.0.1:*', '[::1]:*'] }, risk: { evaluate: 'allow' } };
-=======
   const adminToken = crypto.randomBytes(24).toString('hex');
-  const policy = { egress: { allow_private: ['127.0.0.1', '::1'] }, risk: { evaluate: 'allow' } };
->>>>>>> wt-tsan
+  const policy = { egress: { allow_private: ['127.0.0.1:*', '[::1]:*'] }, risk: { evaluate: 'allow' } };
   const config = {
     listen: { host: '127.0.0.1', port: 0 },
     limits: { max_sessions: opts.sessions + 4, idle_ttl_s: 3600 },
