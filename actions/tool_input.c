@@ -79,12 +79,12 @@ static int is_number(const char *v)
 }
 
 /*
- * For an input that takes a value in its own format: 0 when text fits,
- * with *fill set when it must be filled rather than typed; -1 with the
- * action failed "bad_value_format" naming the format, before anything
- * was changed.
+ * For an input of type that takes a value in its own format: 0 when text
+ * fits (or the type takes any text), with *fill set when it must be filled
+ * rather than typed; -1 with what the input takes in says (len bytes).
  */
-static int check_input_format(struct act_ctx *ctx, const char *type, const char *text, int *fill)
+UNITTEST int act_input_value_check(const char *type, const char *text, int *fill, char *says,
+                                   size_t len)
 {
 	size_t i, k;
 
@@ -93,11 +93,8 @@ static int check_input_format(struct act_ctx *ctx, const char *type, const char 
 		*fill = !strcmp(type, "range");
 		if (!text[0] || is_number(text))
 			return 0;
-		return act_fail(
-		    ctx, "bad_value_format",
-		    "%s inputs take a number, such as 42 or -3.5; \"%.100s\" is not one: "
-		    "%s is unchanged",
-		    type, text, ctx->target.description);
+		snprintf(says, len, "%s inputs take a number, such as 42 or -3.5", type);
+		return -1;
 	}
 	for (i = 0; i < sizeof(input_formats) / sizeof(input_formats[0]); i++) {
 		const struct input_format *f = &input_formats[i];
@@ -110,11 +107,23 @@ static int check_input_format(struct act_ctx *ctx, const char *type, const char 
 		for (k = 0; k < 4 && f->forms[k]; k++)
 			if (matches_form(text, f->forms[k]))
 				return 0;
-		return act_fail(ctx, "bad_value_format",
-		                "%s; \"%.100s\" is not in that form: %s is unchanged", f->says,
-		                text, ctx->target.description);
+		snprintf(says, len, "%s", f->says);
+		return -1;
 	}
 	return 0;
+}
+
+/* act_input_value_check, failing the action with "bad_value_format"
+ * before anything was changed. */
+static int check_input_format(struct act_ctx *ctx, const char *type, const char *text, int *fill)
+{
+	char says[160];
+
+	if (act_input_value_check(type, text, fill, says, sizeof(says)) == 0)
+		return 0;
+	return act_fail(ctx, "bad_value_format",
+	                "%s; \"%.100s\" is not in that form: %s is unchanged", says, text,
+	                ctx->target.description);
 }
 
 /* Collapses whitespace runs to one space and trims, in place. */
