@@ -210,7 +210,35 @@ static int hover_run(struct act_ctx *ctx)
  * element is compared with whitespace collapsed. Password values never
  * leave the page.
  */
-static int reread_value(struct act_ctx *ctx, const char *typed, int editable)
+/*
+ * The canonical form of a value of an input of type, in place, for
+ * comparing what was asked with what the input holds: colours in lower
+ * case, and a time without a zero fraction or zero seconds, as the
+ * browser writes them back ("14:30:00.000" holds "14:30").
+ */
+UNITTEST void act_input_value_canonical(const char *type, char *v)
+{
+	size_t n = strlen(v);
+	char *dot;
+
+	if (!strcmp(type, "color")) {
+		for (; *v; v++)
+			*v = (char)tolower((unsigned char)*v);
+		return;
+	}
+	if (strcmp(type, "time") != 0 && strcmp(type, "datetime-local") != 0)
+		return;
+	dot = strrchr(v, '.');
+	if (dot && strspn(dot + 1, "0") == strlen(dot + 1)) {
+		*dot = '\0';
+		n = (size_t)(dot - v);
+	}
+	if (n >= 6 && !strcmp(v + n - 3, ":00") && v[n - 6] == ':')
+		v[n - 3] = '\0';
+}
+
+static int reread_value(struct act_ctx *ctx, const char *typed, int editable,
+                        const char *input_type)
 {
 	json_t *value = NULL;
 	char *want = NULL, *got = NULL;
@@ -237,6 +265,8 @@ static int reread_value(struct act_ctx *ctx, const char *typed, int editable)
 			squeeze(want);
 			squeeze(got);
 		}
+		act_input_value_canonical(input_type, want);
+		act_input_value_canonical(input_type, got);
 		same = !strcmp(want, got);
 	}
 	if (ctx->sensitive) {
@@ -306,6 +336,7 @@ static int type_run(struct act_ctx *ctx)
 	if (fill) {
 		json_t *held = NULL;
 
+		/* the browser lowers a colour's hex digits itself */
 		rc = act_call_isolated_args(ctx, fill_js,
 		                            json_pack("[{s:s}]", "value", text ? text : ""), &held,
 		                            "filling the field");
@@ -324,7 +355,8 @@ static int type_run(struct act_ctx *ctx)
 	                  slowly && text && strchr(text, '\n') ? NULL
 	                  : text                               ? text
 	                                                       : "",
-	                  json_is_true(json_object_get(info, "editable")));
+	                  json_is_true(json_object_get(info, "editable")),
+	                  fill ? gb_or(json_string_value(json_object_get(info, "type")), "") : "");
 	if (rc == 0 && submit) {
 		rc = act_press_key(ctx, "Enter", 0);
 		gb_buf_appendf(&ctx->text, "\n- submitted with Enter");

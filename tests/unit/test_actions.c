@@ -11,6 +11,7 @@
 
 #include "actions/actions-private.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -236,6 +237,37 @@ static void test_input_value_formats(void **state)
 	}
 }
 
+/* What the browser writes back for a value is compared in its canonical
+ * form: zero seconds and fractions of a time dropped, colours lowered. */
+static void test_input_value_canonical(void **state)
+{
+	static const struct {
+		const char *type, *in, *out;
+	} cases[] = {
+		{ "time", "14:30:00", "14:30" },
+		{ "time", "14:30:00.000", "14:30" },
+		{ "time", "14:30:05.000", "14:30:05" },
+		{ "time", "14:30:05.250", "14:30:05.250" },
+		{ "time", "14:30", "14:30" },
+		{ "datetime-local", "2024-05-31T14:30:00", "2024-05-31T14:30" },
+		{ "datetime-local", "2024-05-31T00:00", "2024-05-31T00:00" },
+		{ "color", "#1A2b3C", "#1a2b3c" },
+		{ "date", "2024-05-31", "2024-05-31" },
+		{ "text", "14:30:00", "14:30:00" },
+		{ "", "Mixed Case:00", "Mixed Case:00" },
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char v[64];
+
+		snprintf(v, sizeof(v), "%s", cases[i].in);
+		act_input_value_canonical(cases[i].type, v);
+		assert_string_equal(v, cases[i].out);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -245,6 +277,7 @@ int main(void)
 		cmocka_unit_test(test_page_content_policy),
 		cmocka_unit_test(test_named_keys),
 		cmocka_unit_test(test_input_value_formats),
+		cmocka_unit_test(test_input_value_canonical),
 		cmocka_unit_test(test_character_keys),
 	};
 
