@@ -435,6 +435,8 @@ void act_keeper_pause(struct act_keeper *k, int paused);
 void act_secrets_remember(struct act_session *s, const char *name, const unsigned char *value,
                           size_t len);
 int act_is_ref(const char *t);
+int act_input_value_check(const char *type, const char *text, int *fill, char *says, size_t len);
+void act_input_value_canonical(const char *type, char *v);
 int act_lookup_key(const char *name, struct key_def *out, char *text, char *code);
 int act_parse_locator(const char *target, const char **kind, char **what, char **name, char *err,
                       size_t errlen);

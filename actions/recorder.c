@@ -74,15 +74,18 @@ static void on_network(struct act_recorder *r, const char *method, json_t *param
 			r->events++;
 			return;
 		}
-		/* a request made while the main frame loads belongs to that load
-		 * (a subresource), not to what the action's handlers started */
+		/* a subresource requested while the main frame loads (an image, a
+		 * font, a script) belongs to that load, not to what the action
+		 * started; a fetch or XHR of the page's scripts is still waited for
+		 * (the data a page loads on start) */
 		json_object_set_new(
 		    r->inflight, rid,
 		    json_pack("{s:s?, s:s?, s:s?, s:b}", "url",
 		              json_string_value(json_object_get(request, "url")), "method",
 		              json_string_value(json_object_get(request, "method")), "type",
 		              json_string_value(json_object_get(params, "type")), "load",
-		              r->navigating));
+		              r->navigating &&
+		                  !(type && (!strcmp(type, "XHR") || !strcmp(type, "Fetch")))));
 		r->events++;
 	} else if (!strcmp(method, "Network.responseReceived")) {
 		json_t *resp = json_object_get(params, "response");

@@ -335,7 +335,9 @@ static const struct act_def tools[] = {
 	  .description =
 	      "Click an element, given by a ref from browser_snapshot or a unique selector. Before "
 	      "clicking it checks that the element is attached, visible, stable, enabled and "
-	      "actually receives the click (not covered by another element); afterwards it waits, "
+	      "actually receives the click (not covered by another element); then it reads back "
+	      "where the click really landed (a click that reached something else fails with "
+	      "error.code missed, naming it); afterwards it waits, "
 	      "bounded, for what the click started (navigation, requests). Reports navigation, "
 	      "responses, dialogs, console errors and whether the DOM changed, and records a "
 	      "screenshot as evidence. Pass `expect` to verify the outcome.",
@@ -348,8 +350,13 @@ static const struct act_def tools[] = {
 	      "Type text into an editable element (input, textarea, contenteditable), replacing "
 	      "its content. Checks that the element is visible, enabled and editable, then "
 	      "re-reads "
-	      "the field to verify the value (structuredContent.value; password fields are masked, "
-	      "and typed text never appears in logs or evidence). `submit` presses Enter "
+	      "the field to verify the value (structuredContent.value; a value that did not stick "
+	      "fails with error.code value_not_set; password fields are masked, "
+	      "and typed text never appears in logs or evidence). Date, time, datetime-local, "
+	      "month, week, range and color inputs take a value in their own format (date "
+	      "YYYY-MM-DD, time HH:MM, datetime-local YYYY-MM-DDTHH:MM, month YYYY-MM, week "
+	      "YYYY-Www, color #rrggbb) and are set as a user's choice sets them. `submit` presses "
+	      "Enter "
 	      "afterwards; `slowly` types key by key for pages that listen to key events. Pass "
 	      "`secret` instead of `text` to type a stored secret (a password, a token) by name "
 	      "without ever seeing it.",

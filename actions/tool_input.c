@@ -79,12 +79,12 @@ static int is_number(const char *v)
 }
 
 /*
- * For an input that takes a value in its own format: 0 when text fits,
- * with *fill set when it must be filled rather than typed; -1 with the
- * action failed "bad_value_format" naming the format, before anything
- * was changed.
+ * For an input of type that takes a value in its own format: 0 when text
+ * fits (or the type takes any text), with *fill set when it must be filled
+ * rather than typed; -1 with what the input takes in says (len bytes).
  */
-static int check_input_format(struct act_ctx *ctx, const char *type, const char *text, int *fill)
+UNITTEST int act_input_value_check(const char *type, const char *text, int *fill, char *says,
+                                   size_t len)
 {
 	size_t i, k;
 
@@ -93,11 +93,8 @@ static int check_input_format(struct act_ctx *ctx, const char *type, const char 
 		*fill = !strcmp(type, "range");
 		if (!text[0] || is_number(text))
 			return 0;
-		return act_fail(
-		    ctx, "bad_value_format",
-		    "%s inputs take a number, such as 42 or -3.5; \"%.100s\" is not one: "
-		    "%s is unchanged",
-		    type, text, ctx->target.description);
+		snprintf(says, len, "%s inputs take a number, such as 42 or -3.5", type);
+		return -1;
 	}
 	for (i = 0; i < sizeof(input_formats) / sizeof(input_formats[0]); i++) {
 		const struct input_format *f = &input_formats[i];
@@ -110,11 +107,23 @@ static int check_input_format(struct act_ctx *ctx, const char *type, const char 
 		for (k = 0; k < 4 && f->forms[k]; k++)
 			if (matches_form(text, f->forms[k]))
 				return 0;
-		return act_fail(ctx, "bad_value_format",
-		                "%s; \"%.100s\" is not in that form: %s is unchanged", f->says,
-		                text, ctx->target.description);
+		snprintf(says, len, "%s", f->says);
+		return -1;
 	}
 	return 0;
+}
+
+/* act_input_value_check, failing the action with "bad_value_format"
+ * before anything was changed. */
+static int check_input_format(struct act_ctx *ctx, const char *type, const char *text, int *fill)
+{
+	char says[160];
+
+	if (act_input_value_check(type, text, fill, says, sizeof(says)) == 0)
+		return 0;
+	return act_fail(ctx, "bad_value_format",
+	                "%s; \"%.100s\" is not in that form: %s is unchanged", says, text,
+	                ctx->target.description);
 }
 
 /* Collapses whitespace runs to one space and trims, in place. */
@@ -201,7 +210,35 @@ static int hover_run(struct act_ctx *ctx)
  * element is compared with whitespace collapsed. Password values never
  * leave the page.
  */
-static int reread_value(struct act_ctx *ctx, const char *typed, int editable)
+/*
+ * The canonical form of a value of an input of type, in place, for
+ * comparing what was asked with what the input holds: colours in lower
+ * case, and a time without a zero fraction or zero seconds, as the
+ * browser writes them back ("14:30:00.000" holds "14:30").
+ */
+UNITTEST void act_input_value_canonical(const char *type, char *v)
+{
+	size_t n = strlen(v);
+	char *dot;
+
+	if (!strcmp(type, "color")) {
+		for (; *v; v++)
+			*v = (char)tolower((unsigned char)*v);
+		return;
+	}
+	if (strcmp(type, "time") != 0 && strcmp(type, "datetime-local") != 0)
+		return;
+	dot = strrchr(v, '.');
+	if (dot && strspn(dot + 1, "0") == strlen(dot + 1)) {
+		*dot = '\0';
+		n = (size_t)(dot - v);
+	}
+	if (n >= 6 && !strcmp(v + n - 3, ":00") && v[n - 6] == ':')
+		v[n - 3] = '\0';
+}
+
+static int reread_value(struct act_ctx *ctx, const char *typed, int editable,
+                        const char *input_type)
 {
 	json_t *value = NULL;
 	char *want = NULL, *got = NULL;
@@ -228,6 +265,8 @@ static int reread_value(struct act_ctx *ctx, const char *typed, int editable)
 			squeeze(want);
 			squeeze(got);
 		}
+		act_input_value_canonical(input_type, want);
+		act_input_value_canonical(input_type, got);
 		same = !strcmp(want, got);
 	}
 	if (ctx->sensitive) {
@@ -297,6 +336,7 @@ static int type_run(struct act_ctx *ctx)
 	if (fill) {
 		json_t *held = NULL;
 
+		/* the browser lowers a colour's hex digits itself */
 		rc = act_call_isolated_args(ctx, fill_js,
 		                            json_pack("[{s:s}]", "value", text ? text : ""), &held,
 		                            "filling the field");
@@ -315,7 +355,8 @@ static int type_run(struct act_ctx *ctx)
 	                  slowly && text && strchr(text, '\n') ? NULL
 	                  : text                               ? text
 	                                                       : "",
-	                  json_is_true(json_object_get(info, "editable")));
+	                  json_is_true(json_object_get(info, "editable")),
+	                  fill ? gb_or(json_string_value(json_object_get(info, "type")), "") : "");
 	if (rc == 0 && submit) {
 		rc = act_press_key(ctx, "Enter", 0);
 		gb_buf_appendf(&ctx->text, "\n- submitted with Enter");

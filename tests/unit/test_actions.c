@@ -412,6 +412,91 @@ static void test_session_mailbox_has_a_ceiling(void **state)
 	remove_data_dir(data);
 }
 
+/* The inputs that take a value in their own format: what fits, what is
+ * refused (naming the format), and which are filled rather than typed. */
+static void test_input_value_formats(void **state)
+{
+	static const struct {
+		const char *type, *text;
+		int ok, fill;
+		const char *says;
+	} cases[] = {
+		{ "date", "2024-05-31", 1, 1, NULL },
+		{ "date", "31/05/2024", 0, 1, "date inputs take YYYY-MM-DD" },
+		{ "date", "2024-5-31", 0, 1, "YYYY-MM-DD" },
+		{ "date", "2024-05-31x", 0, 1, "YYYY-MM-DD" },
+		{ "date", "", 1, 1, NULL },
+		{ "time", "14:30", 1, 1, NULL },
+		{ "time", "14:30:05", 1, 1, NULL },
+		{ "time", "14:30:05.250", 1, 1, NULL },
+		{ "time", "2:30 PM", 0, 1, "time inputs take HH:MM" },
+		{ "datetime-local", "2024-05-31T14:30", 1, 1, NULL },
+		{ "datetime-local", "2024-05-31 14:30", 0, 1, "YYYY-MM-DDTHH:MM" },
+		{ "month", "2024-05", 1, 1, NULL },
+		{ "month", "May 2024", 0, 1, "month inputs take YYYY-MM" },
+		{ "week", "2024-W22", 1, 1, NULL },
+		{ "week", "2024-22", 0, 1, "week inputs take YYYY-Www" },
+		{ "color", "#1a2B3c", 1, 1, NULL },
+		{ "color", "red", 0, 1, "color inputs take #rrggbb" },
+		{ "color", "#12345", 0, 1, "#rrggbb" },
+		{ "number", "42", 1, 0, NULL },
+		{ "number", "-3.5e2", 1, 0, NULL },
+		{ "number", "0x10", 0, 0, "number inputs take a number" },
+		{ "number", " 4", 0, 0, "number" },
+		{ "number", "forty", 0, 0, "number" },
+		{ "range", "75", 1, 1, NULL },
+		{ "range", "inf", 0, 1, "range inputs take a number" },
+		{ "text", "anything at all", 1, 0, NULL },
+		{ "email", "not checked here", 1, 0, NULL },
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char says[160] = "";
+		int fill = -1;
+		int rc =
+		    act_input_value_check(cases[i].type, cases[i].text, &fill, says, sizeof(says));
+
+		if ((rc == 0) != cases[i].ok || fill != cases[i].fill)
+			fail_msg("%s \"%s\": rc %d fill %d", cases[i].type, cases[i].text, rc,
+			         fill);
+		if (cases[i].says && !strstr(says, cases[i].says))
+			fail_msg("%s \"%s\": says \"%s\"", cases[i].type, cases[i].text, says);
+	}
+}
+
+/* What the browser writes back for a value is compared in its canonical
+ * form: zero seconds and fractions of a time dropped, colours lowered. */
+static void test_input_value_canonical(void **state)
+{
+	static const struct {
+		const char *type, *in, *out;
+	} cases[] = {
+		{ "time", "14:30:00", "14:30" },
+		{ "time", "14:30:00.000", "14:30" },
+		{ "time", "14:30:05.000", "14:30:05" },
+		{ "time", "14:30:05.250", "14:30:05.250" },
+		{ "time", "14:30", "14:30" },
+		{ "datetime-local", "2024-05-31T14:30:00", "2024-05-31T14:30" },
+		{ "datetime-local", "2024-05-31T00:00", "2024-05-31T00:00" },
+		{ "color", "#1A2b3C", "#1a2b3c" },
+		{ "date", "2024-05-31", "2024-05-31" },
+		{ "text", "14:30:00", "14:30:00" },
+		{ "", "Mixed Case:00", "Mixed Case:00" },
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char v[64];
+
+		snprintf(v, sizeof(v), "%s", cases[i].in);
+		act_input_value_canonical(cases[i].type, v);
+		assert_string_equal(v, cases[i].out);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -420,6 +505,8 @@ int main(void)
 		cmocka_unit_test(test_scrub_typed_secrets),
 		cmocka_unit_test(test_page_content_policy),
 		cmocka_unit_test(test_named_keys),
+		cmocka_unit_test(test_input_value_formats),
+		cmocka_unit_test(test_input_value_canonical),
 		cmocka_unit_test(test_character_keys),
 		cmocka_unit_test(test_keeper_queue_has_a_ceiling),
 		cmocka_unit_test(test_session_mailbox_has_a_ceiling),

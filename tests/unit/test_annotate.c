@@ -43,6 +43,16 @@ static const unsigned char *expected_paint(long x, long y, const struct evid_ann
 		if (in_ring)
 			c = box_rgb;
 	}
+	if (a->has_hit_box) {
+		long hx0 = lround(a->hit_x * s), hy0 = lround(a->hit_y * s);
+		long hx1 = lround((a->hit_x + a->hit_width) * s),
+		     hy1 = lround((a->hit_y + a->hit_height) * s);
+
+		in_ring = x >= hx0 - t && x < hx1 + t && y >= hy0 - t && y < hy1 + t &&
+		          !(x >= hx0 && x < hx1 && y >= hy0 && y < hy1);
+		if (in_ring)
+			c = point_rgb; /* what a missed click hit: the colour of the point */
+	}
 	if (a->has_point) {
 		if ((x >= px - arm && x <= px + arm && y >= py - half && y < py - half + th) ||
 		    (y >= py - arm && y <= py + arm && x >= px - half && x < px - half + th))
@@ -124,6 +134,35 @@ static void test_box_and_point(void **state)
 	/* ring: (30 + 6) x (20 + 6) - 30 x 20; crosshair: 2 arms of 25 x 3 less
 	 * their 3 x 3 overlap */
 	assert_int_equal(painted, (36 * 26 - 30 * 20) + (25 * 3 * 2 - 9));
+	free(png);
+}
+
+/* A missed click: the target's box, the box of what the click hit, and
+ * the point, each on its own pixels. */
+static void test_missed_click(void **state)
+{
+	struct evid_annotation a = { 0 };
+	unsigned char *png;
+	size_t len;
+	size_t painted;
+
+	(void)state;
+	fx_png(160, 100, 1, &png, &len);
+	a.has_box = 1;
+	a.box_x = 10;
+	a.box_y = 10;
+	a.box_width = 40;
+	a.box_height = 20;
+	a.has_hit_box = 1;
+	a.hit_x = 90;
+	a.hit_y = 50;
+	a.hit_width = 50;
+	a.hit_height = 30;
+	a.has_point = 1;
+	a.point_x = 30;
+	a.point_y = 20;
+	check_annotation(png, len, &a, &painted);
+	assert_true(painted > (46 * 26 - 40 * 20) + (56 * 36 - 50 * 30));
 	free(png);
 }
 
@@ -471,6 +510,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_box_and_point),
 		cmocka_unit_test(test_known_pixels),
+		cmocka_unit_test(test_missed_click),
 		cmocka_unit_test(test_clipping),
 		cmocka_unit_test(test_scale),
 		cmocka_unit_test(test_other_formats),
