@@ -94,6 +94,7 @@ struct serve_state {
 	struct store *store;
 	struct act_pool *pool; /* NULL: no warm pool */
 	json_t *egress_layers; /* act_egress_layers_active() at start */
+	const char *data_dir;  /* borrowed */
 };
 
 /* mcp_serve_hooks.list_approvals: the pending approvals of every tenant,
@@ -135,7 +136,7 @@ static json_t *serve_status(void *user)
 	                 st->egress_layers, "browser_sandbox", "on", sandboxed, "why", why,
 	                 "warm_pool", "size", (json_int_t)act_pool_size(st->pool), "ready",
 	                 (json_int_t)ready, "residual_processes",
-	                 (json_int_t)sess_residual_count());
+	                 (json_int_t)(sess_residual_count() + sess_unowned_browsers(st->data_dir)));
 }
 
 /* Ends the browsers and removes the run dirs a glassbox killed earlier
@@ -218,6 +219,7 @@ int cli_cmd_serve(const struct cli_serve_args *a)
 		goto out;
 	}
 	st.store = store;
+	st.data_dir = a->data_dir;
 	hooks.user = &st;
 	memset(&base, 0, sizeof(base));
 	base.data_dir = a->data_dir;
