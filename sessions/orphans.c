@@ -289,7 +289,7 @@ static int session_id_after(const char *text, size_t len, const char *needle, ch
 	size_t k;
 
 	for (i = 0; i + nlen <= len; i++) {
-		if (memcmp(text + i, needle, nlen) != 0)
+		if (text[i] != '-' || memcmp(text + i, needle, nlen) != 0)
 			continue;
 		for (k = 0; k < 32 && i + nlen + k < len &&
 		            strchr("0123456789abcdef", text[i + nlen + k]) && text[i + nlen + k];
@@ -315,8 +315,9 @@ static int count_unowned(void *user, pid_t pid)
 	size_t i;
 	int fd;
 
-	if (pid == getpid() || sess_proc_stat(pid, &st) < 0 || st.state == 'Z')
+	if (pid == getpid())
 		return 0;
+	/* the command line first: most processes are not browsers of ours */
 	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -328,7 +329,7 @@ static int count_unowned(void *user, pid_t pid)
 	for (i = 0; i < u->n_needles; i++)
 		if (session_id_after(text, (size_t)n, u->needles[i], id) == 0)
 			break;
-	if (i == u->n_needles)
+	if (i == u->n_needles || sess_proc_stat(pid, &st) < 0 || st.state == 'Z')
 		return 0;
 	snprintf(dir, sizeof(dir), "%s/%s", u->run_dir, id);
 	if (read_owner(dir, &o) == 0 && owner_alive(&o))

@@ -59,8 +59,10 @@ test('serve killed while a browser launches: counted while orphaned, reaped by t
   assert.ok(orphans.length > 0, 'its browser outlived it');
   assert.ok(fs.existsSync(path.join(orphanDir, 'owner')), 'it was recorded, owner file and all');
 
-  // while nobody has reaped it, the other service counts it
-  const hz = await healthz(keeper);
+  // while nobody has reaped it, the other service counts it (its count
+  // of unowned browsers is at most a second old)
+  let hz;
+  await pollUntil(async () => (hz = await healthz(keeper)).residual_processes >= 1, { deadlineMs: 10000 });
   assert.ok(hz.residual_processes >= 1, `residual_processes counts the orphan: ${JSON.stringify(hz)}`);
 
   // restart twice on the data dir: the first start reaps it
