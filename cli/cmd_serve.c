@@ -17,6 +17,7 @@
 #include <fcntl.h>
 #include <jansson.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <sodium.h>
@@ -156,7 +157,32 @@ struct serve_state {
 	struct store *store;
 	struct act_pool *pool; /* NULL: no warm pool */
 	json_t *egress_layers; /* act_egress_layers_active() at start */
+	const char *data_dir;  /* borrowed */
+	/* the unowned browsers of the data dir, counted at most once a second
+	 * (a walk of /proc) */
+	pthread_mutex_t unowned_lock;
+	int64_t unowned_at_ms; /* {unowned_lock} when last counted; 0: never */
+	size_t unowned;        /* {unowned_lock} */
 };
+
+#define UNOWNED_RECOUNT_MS 1000
+
+/* The browsers of the data dir no live session owns (sess_unowned_browsers),
+ * counted again when the last count is over UNOWNED_RECOUNT_MS old. */
+static size_t unowned_browsers(struct serve_state *st)
+{
+	int64_t now = gb_now_ms();
+	size_t n;
+
+	pthread_mutex_lock(&st->unowned_lock);
+	if (!st->unowned_at_ms || now - st->unowned_at_ms >= UNOWNED_RECOUNT_MS) {
+		st->unowned = sess_unowned_browsers(st->data_dir);
+		st->unowned_at_ms = now;
+	}
+	n = st->unowned;
+	pthread_mutex_unlock(&st->unowned_lock);
+	return n;
+}
 
 /* mcp_serve_hooks.list_approvals: the pending approvals of every tenant,
  * newest first. */
@@ -197,7 +223,7 @@ static json_t *serve_status(void *user)
 	                 st->egress_layers, "browser_sandbox", "on", sandboxed, "why", why,
 	                 "warm_pool", "size", (json_int_t)act_pool_size(st->pool), "ready",
 	                 (json_int_t)ready, "residual_processes",
-	                 (json_int_t)sess_residual_count());
+	                 (json_int_t)(sess_residual_count() + unowned_browsers(st)));
 }
 
 /* Ends the browsers and removes the run dirs a glassbox killed earlier
@@ -288,6 +314,8 @@ int cli_cmd_serve(const struct cli_serve_args *a)
 		goto out;
 	}
 	st.store = store;
+	st.data_dir = a->data_dir;
+	pthread_mutex_init(&st.unowned_lock, NULL);
 	hooks.user = &st;
 	memset(&base, 0, sizeof(base));
 	base.data_dir = a->data_dir;
@@ -317,6 +345,8 @@ int cli_cmd_serve(const struct cli_serve_args *a)
 out:
 	act_pool_stop(st.pool); /* after mcp_http_serve freed every session */
 	json_decref(st.egress_layers);
+	if (st.data_dir) /* the lock was made with it */
+		pthread_mutex_destroy(&st.unowned_lock);
 	store_close(store);
 	mcp_serve_config_free(cfg);
 	json_decref(credentials);

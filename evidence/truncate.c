@@ -45,10 +45,17 @@ static size_t utf8_prefix(const char *s, size_t n)
 	return n;
 }
 
+/* The canonical text of any JSON value, not only of an object (the
+ * same bytes evid_json_canonical() gives an object); malloc'd or NULL. */
+static char *canonical_any(const json_t *v)
+{
+	return json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+}
+
 /* The marker of a whole JSON value (its canonical text). */
 static json_t *value_marker(const json_t *v)
 {
-	char *text = evid_json_canonical(v);
+	char *text = canonical_any(v);
 	json_t *m;
 
 	if (!text)
@@ -104,7 +111,7 @@ static int cut_long_strings(json_t *j, int *cut)
 /* The canonical size of j in bytes, or (size_t)-1 when out of memory. */
 static size_t canonical_size(const json_t *j)
 {
-	char *text = evid_json_canonical(j);
+	char *text = canonical_any(j);
 	size_t n;
 
 	if (!text)

@@ -2,8 +2,9 @@
  * orphans.c - browsers and private dirs left by a glassbox that died
  * without closing them (kill -9, a crash, a power cut).
  *
- * Each session dir under DATA/run holds an owner file written right after
- * Chromium started (sess_write_owner):
+ * Each session dir under DATA/run holds an owner file, written before
+ * Chromium is spawned (with the profile dir it will run on, pgid 0) and
+ * again right after, with its process group (sess_write_owner):
  *
  *     glassbox-owner 1
  *     pid 4242              the glassbox process that owns the dir
@@ -17,9 +18,14 @@
  * may share a data dir. Otherwise every process whose command line has
  * --user-data-dir=<profile> (the browser and all its helpers) is ended
  * with its process group, and the dir (and its cgroup, if it had one) is
- * removed. A dir without an owner
- * file (its glassbox died between creating it and starting Chromium, or
- * is doing so right now) is left alone for a minute.
+ * removed. So a glassbox killed while its browser was launching leaves a
+ * record of it the next start acts on. A dir without an owner file (its
+ * glassbox died between creating it and recording it, before any browser
+ * was spawned, or is doing so right now) is left alone for a minute.
+ *
+ * sess_unowned_browsers() counts, for a health check, every process whose
+ * command line runs on a profile of this data dir (under run/ or in a
+ * browser user's home) and whose session dir names no live owner.
  */
 #include "sessions/sessions-private.h"
 
@@ -263,4 +269,97 @@ int sess_reap_orphans(const char *data_dir, struct sess_reap_report *rep)
 		        "dir(s) removed (%u in use by a running glassbox kept)",
 		        rep->browsers_killed, rep->dirs_removed, rep->live_skipped);
 	return 0;
+}
+
+/* ---- browsers no live session owns ------------------------------------- */
+
+struct unowned_scan {
+	const char *run_dir;
+	char needles[2][1200]; /* "--user-data-dir=<run>/", "--user-data-dir=<home prefix>" */
+	size_t n_needles;
+	size_t n; /* processes counted */
+};
+
+/* The session id that follows needle in text[0..len) (NUL-separated
+ * arguments, or one rewritten title), into id[33]; 0 when found. */
+static int session_id_after(const char *text, size_t len, const char *needle, char id[33])
+{
+	size_t nlen = strlen(needle);
+	size_t i;
+	size_t k;
+
+	for (i = 0; i + nlen <= len; i++) {
+		if (text[i] != '-' || memcmp(text + i, needle, nlen) != 0)
+			continue;
+		for (k = 0; k < 32 && i + nlen + k < len &&
+		            strchr("0123456789abcdef", text[i + nlen + k]) && text[i + nlen + k];
+		     k++)
+			id[k] = text[i + nlen + k];
+		id[k] = '\0';
+		if (k == 32)
+			return 0;
+	}
+	return -1;
+}
+
+static int count_unowned(void *user, pid_t pid)
+{
+	struct unowned_scan *u = user;
+	struct sess_proc_stat st;
+	struct owner o;
+	char path[64];
+	char text[16384];
+	char id[33];
+	char dir[1200];
+	ssize_t n;
+	size_t i;
+	int fd;
+
+	if (pid == getpid())
+		return 0;
+	/* the command line first: most processes are not browsers of ours */
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, text, sizeof(text));
+	close(fd);
+	if (n <= 0)
+		return 0;
+	for (i = 0; i < u->n_needles; i++)
+		if (session_id_after(text, (size_t)n, u->needles[i], id) == 0)
+			break;
+	if (i == u->n_needles || sess_proc_stat(pid, &st) < 0 || st.state == 'Z')
+		return 0;
+	snprintf(dir, sizeof(dir), "%s/%s", u->run_dir, id);
+	if (read_owner(dir, &o) == 0 && owner_alive(&o))
+		return 0; /* its session's glassbox runs: its own to close */
+	if (sess_residue_noted(st.pgid))
+		return 0; /* counted already, as what a close left */
+	u->n++;
+	return 0;
+}
+
+size_t sess_unowned_browsers(const char *data_dir)
+{
+	struct unowned_scan u;
+	char run_dir[1024];
+	char home[1100];
+	char tag[1100];
+	struct stat st;
+
+	memset(&u, 0, sizeof(u));
+	if (strlen(data_dir) > 900)
+		return 0;
+	snprintf(run_dir, sizeof(run_dir), "%s/run", data_dir);
+	u.run_dir = run_dir;
+	snprintf(u.needles[u.n_needles++], sizeof(u.needles[0]), "--user-data-dir=%s/", run_dir);
+	/* browsers that run as users of their own have their profile in a home
+	 * named by the run dir's tag (never made here: no tag, no such home) */
+	snprintf(tag, sizeof(tag), "%s/.browsers-tag", run_dir);
+	if (stat(tag, &st) == 0 && sess_browser_home_path(run_dir, "", home, sizeof(home)) == 0)
+		snprintf(u.needles[u.n_needles++], sizeof(u.needles[0]), "--user-data-dir=%s",
+		         home);
+	sess_proc_foreach(count_unowned, &u);
+	return u.n;
 }

@@ -91,3 +91,15 @@ size_t sess_residual_count(void)
 	pthread_mutex_unlock(&notes_lock);
 	return total;
 }
+
+int sess_residue_noted(pid_t pgid)
+{
+	size_t i;
+	int noted = 0;
+
+	pthread_mutex_lock(&notes_lock);
+	for (i = 0; i < n_notes && !noted; i++)
+		noted = pgid > 0 && notes[i].pgid == pgid;
+	pthread_mutex_unlock(&notes_lock);
+	return noted;
+}

@@ -120,6 +120,17 @@ static void read_version(struct sess *s, int timeout_ms)
 	json_decref(res);
 }
 
+/* Records the session dir's owner (this process) and the profile the
+ * browser will run on, before it is spawned. */
+static int record_owner(struct sess *s, char *err, size_t errlen)
+{
+	if (sess_write_owner(s->dir, 0, s->profile_dir) == 0)
+		return 0;
+	gb_set_io_error(err, errlen, "record the browser's owner before starting it in", s->dir,
+	                errno);
+	return -1;
+}
+
 int sess_launch(const struct sess_options *opt, struct sess **out, char *err, size_t errlen)
 {
 	int timeout_ms = opt->ready_timeout_ms > 0 ? opt->ready_timeout_ms : 20000;
@@ -143,7 +154,13 @@ int sess_launch(const struct sess_options *opt, struct sess **out, char *err, si
 	s->close_grace_ms = opt->close_grace_ms > 0 ? opt->close_grace_ms : 2000;
 	if (make_private_dirs(s, opt->run_dir, opt->user_data_dir, err, errlen) < 0)
 		goto out;
+	/* recorded before anything is spawned, so that a crash at any point
+	 * of the launch leaves a record the next start reaps by */
+	if (record_owner(s, err, errlen) < 0)
+		goto out;
 	if (give_browser_a_user(s, opt, err, errlen) < 0)
+		goto out;
+	if (record_owner(s, err, errlen) < 0) /* its profile may have moved to a home */
 		goto out;
 	if (sess_write_preferences(s->profile_dir, err, errlen) < 0)
 		goto out;
@@ -155,8 +172,8 @@ int sess_launch(const struct sess_options *opt, struct sess **out, char *err, si
 		goto out;
 	if (sess_write_owner(s->dir, s->pgid, s->profile_dir) < 0)
 		GB_LOGW("sessions",
-		        "cannot write the owner file in %s: a crash of this process "
-		        "would leave the browser for the next start to find only after a minute",
+		        "cannot add the browser's process group to the owner file in %s: a "
+		        "later start still finds it by its profile dir",
 		        s->dir);
 	s->state = SESS_STARTED;
 	if (sess_wait_devtools(s, timeout_ms, opt->cancel_flag, url, sizeof(url), err, errlen) < 0)

@@ -179,6 +179,8 @@ int sess_parse_owner(const char *text, struct owner *o);
 /* Notes what a close left behind (processes of pgid alive, dir present)
  * for sess_residual_count(). */
 void sess_note_residue(pid_t pgid, const char *dir);
+/* 1 when a close noted group pgid as left behind (residue.c). */
+int sess_residue_noted(pid_t pgid);
 
 /* targets.c */
 /* browser_user.c. 1 when browsers are to run as users of their own with

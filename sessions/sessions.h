@@ -256,6 +256,14 @@ void sess_limits_describe(char *buf, size_t len);
  * Thread-safe. */
 size_t sess_residual_count(void);
 
+/* Processes running on a browser profile of data_dir (under its run/, or
+ * in a browser user's home named by it) whose session dir names no live
+ * glassbox: orphans of a glassbox that died, mid-launch included, that no
+ * reaper has ended yet; what sess_residual_count() counts already is not
+ * counted again. With it, a "residual processes" gauge counts every
+ * Chromium of the data dir that no live session owns. */
+size_t sess_unowned_browsers(const char *data_dir);
+
 struct sess_reap_report {
 	unsigned browsers_killed; /* process groups of orphaned browsers ended */
 	unsigned dirs_removed;    /* private run dirs removed */

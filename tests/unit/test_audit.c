@@ -379,6 +379,52 @@ static void test_large_arguments_leave_a_truncated_record(void **state)
 	free(textarg);
 }
 
+/* evid_json_fit: a value that fits is kept whole; long strings are cut
+ * first; many short ones that together are too large make the largest
+ * member be cut whole; each cut is marked with its sha256 and length. */
+static void test_fit_cuts_in_steps(void **state)
+{
+	char small[2048];
+	char hex[65];
+	char *text;
+	json_t *args = json_pack("{s:s, s:[]}", "target", "e1", "values");
+	json_t *fit;
+	json_t *m;
+	size_t i;
+	int cut = -1;
+
+	(void)state;
+	fit = evid_json_fit(args, 1024, &cut);
+	assert_int_equal(cut, 0);
+	assert_true(json_equal(fit, args));
+	json_decref(fit);
+	/* 600 strings of 2 KiB: none long, together 1.2 MiB */
+	memset(small, 'q', sizeof(small) - 1);
+	small[sizeof(small) - 1] = '\0';
+	for (i = 0; i < 600; i++)
+		json_array_append_new(json_object_get(args, "values"), json_string(small));
+	fit = evid_json_fit(args, 64 * 1024, &cut);
+	assert_non_null(fit);
+	assert_int_equal(cut, 1);
+	assert_string_equal(json_string_value(json_object_get(fit, "target")), "e1");
+	m = json_object_get(fit, "values");
+	assert_true(json_is_true(json_object_get(m, "truncated")));
+	text = json_dumps(json_object_get(args, "values"),
+	                  JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+	evid_sha256_hex((const unsigned char *)text, strlen(text), hex);
+	assert_string_equal(json_string_value(json_object_get(m, "sha256")), hex);
+	assert_int_equal(json_integer_value(json_object_get(m, "length")), strlen(text));
+	free(text);
+	json_decref(fit);
+	/* not an object and too large: cut whole */
+	fit = evid_json_fit(json_object_get(args, "values"), 1024, &cut);
+	assert_non_null(fit);
+	assert_int_equal(cut, 1);
+	assert_true(json_is_true(json_object_get(fit, "truncated")));
+	json_decref(fit);
+	json_decref(args);
+}
+
 static void test_drill_truncate_log(void **state)
 {
 	struct fx *f = *state;
@@ -1157,6 +1203,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_restart_refuses_cut_log, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_damaged_head, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_drill_edit_artifact_metadata, setup, teardown),
+		cmocka_unit_test(test_fit_cuts_in_steps),
 		cmocka_unit_test_setup_teardown(test_large_arguments_leave_a_truncated_record,
 		                                setup, teardown),
 		cmocka_unit_test_setup_teardown(test_restart_refuses_an_overlong_last_line, setup,

@@ -314,6 +314,99 @@ static void test_reap_orphans_spares_live_owners(void **state)
 	waitpid(kept, &status, 0);
 }
 
+/* Browsers of the data dir that no live glassbox owns are counted (for
+ * /healthz residual_processes): a dead owner's, one whose dir has no
+ * owner; not a live owner's, nor one a close already noted. A browser
+ * whose glassbox was killed between spawning it and recording its group
+ * (the owner file says pgid 0) is reaped by its profile dir. */
+static void test_unowned_browsers_are_counted_and_reaped(void **state)
+{
+	struct sess_reap_report rep;
+	struct sess_proc_stat self, gone_st;
+	char data[512], dir[4][1400], path[1500], text[1700];
+	const char *ids[4] = { "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+		               "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb",
+		               "cccccccccccccccccccccccccccccccc",
+		               "dddddddddddddddddddddddddddddddd" };
+	pid_t gone, b[4];
+	int status;
+
+	(void)state;
+	snprintf(data, sizeof(data), "%s/unowned", tmp_dir);
+	assert_int_equal(mkdir(data, 0700), 0);
+	assert_int_equal(sess_unowned_browsers(data), 0); /* no run dir yet */
+	gone = fork();
+	if (gone == 0)
+		_exit(0);
+	assert_int_equal(sess_proc_stat(gone, &gone_st), 0);
+	waitpid(gone, &status, 0);
+	assert_int_equal(sess_proc_stat(getpid(), &self), 0);
+
+	b[0] =
+	    make_session_dir(data, ids[0], gone, gone_st.start_ticks, 1, 1, dir[0], sizeof(dir[0]));
+	b[1] = make_session_dir(data, ids[1], getpid(), self.start_ticks, 1, 1, dir[1],
+	                        sizeof(dir[1]));
+	b[2] = make_session_dir(data, ids[2], 0, 0, 0, 1, dir[2], sizeof(dir[2]));
+	assert_int_equal(sess_unowned_browsers(data), 2); /* the dead owner's, the ownerless */
+	/* what a close noted is counted there, not twice */
+	sess_note_residue(b[2], "");
+	assert_int_equal(sess_unowned_browsers(data), 1);
+	kill(-b[2], SIGKILL);
+	waitpid(b[2], &status, 0);
+	usleep(50000);
+	assert_int_equal(sess_residual_count(), 0);
+	sess_remove_tree(dir[2]);
+
+	/* killed mid-launch: recorded before the spawn, its group not yet */
+	b[3] = make_session_dir(data, ids[3], 0, 0, 0, 1, dir[3], sizeof(dir[3]));
+	snprintf(path, sizeof(path), "%s/owner", dir[3]);
+	snprintf(text, sizeof(text),
+	         "glassbox-owner 1\npid %d\nstart %llu\npgid 0\nprofile %s/profile\n", (int)gone,
+	         (unsigned long long)gone_st.start_ticks, dir[3]);
+	write_text(path, text);
+	assert_int_equal(sess_unowned_browsers(data), 2);
+	assert_int_equal(sess_reap_orphans(data, &rep), 0);
+	assert_int_equal(rep.browsers_killed, 2);
+	assert_int_equal(rep.dirs_removed, 2);
+	assert_int_equal(waitpid(b[0], &status, 0), b[0]);
+	assert_int_equal(waitpid(b[3], &status, 0), b[3]);
+	assert_int_equal(sess_unowned_browsers(data), 0);
+	assert_int_equal(kill(b[1], 0), 0); /* the live owner's is left alone */
+	kill(-b[1], SIGKILL);
+	waitpid(b[1], &status, 0);
+}
+
+/* sess_launch records the session dir's owner before it spawns the
+ * browser: a stand-in browser finds the owner file, naming this process,
+ * the moment it starts. */
+static void test_owner_is_recorded_before_the_browser_starts(void **state)
+{
+	struct sess_options opt;
+	struct sess *sess = NULL;
+	char run[600], script[700], mark[700], text[2600], err[1024] = "";
+
+	(void)state;
+	snprintf(run, sizeof(run), "%s/launch-run", tmp_dir);
+	snprintf(script, sizeof(script), "%s/fake-chromium", tmp_dir);
+	snprintf(mark, sizeof(mark), "%s/owner-seen", tmp_dir);
+	snprintf(text, sizeof(text),
+	         "#!/bin/sh\n"
+	         "if grep -qs '^pid %d$' %s/*/owner; then printf recorded > %s; "
+	         "else printf missing > %s; fi\n"
+	         "exit 3\n",
+	         (int)getpid(), run, mark, mark);
+	write_text(script, text);
+	assert_int_equal(chmod(script, 0755), 0);
+	memset(&opt, 0, sizeof(opt));
+	opt.run_dir = run;
+	opt.chromium_path = script;
+	opt.ready_timeout_ms = 5000;
+	assert_int_equal(sess_launch(&opt, &sess, err, sizeof(err)), -1); /* it exits at once */
+	assert_null(sess);
+	read_text(mark, text, sizeof(text));
+	assert_string_equal(text, "recorded");
+}
+
 /* A stand-in browser that spins (mib == 0) or holds mib MiB it touched. */
 static pid_t start_hog(unsigned mib)
 {
@@ -407,6 +500,8 @@ int main(void)
 		cmocka_unit_test(test_watchdog_closes_what_goes_over),
 		cmocka_unit_test(test_residue_is_counted_until_gone),
 		cmocka_unit_test(test_reap_orphans_spares_live_owners),
+		cmocka_unit_test(test_unowned_browsers_are_counted_and_reaped),
+		cmocka_unit_test(test_owner_is_recorded_before_the_browser_starts),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
