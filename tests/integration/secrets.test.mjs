@@ -13,10 +13,9 @@ import { execFile } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import zlib from 'node:zlib';
 import {
   assert, openGlassbox, newDataDir, startFixtureServer, glassboxBin, REPO_ROOT, callTool, ok, sc,
-  textOf, dump, evaluate, snapshot, findRef, filesContaining, assertToolError, pollUntil,
+  textOf, dump, evaluate, snapshot, findRef, filesContaining, assertToolError, pollUntil, decodePng,
 } from '../e2e/lib.mjs';
 
 const POLICY = path.join(REPO_ROOT, 'fixtures', 'policy', 'secrets.json');
@@ -53,56 +52,6 @@ function assertRefused(r, reason) {
   assert.equal(sc(r).error?.code, 'secret_refused', dump(r));
   assert.match(text, reason, dump(r));
   return text;
-}
-
-/* Decodes an 8-bit, non-interlaced RGB or RGBA PNG (as Chromium and
- * libpng write them): {width, height, px(x, y) -> [r, g, b]}. */
-function decodePng(buf) {
-  let off = 8;
-  let width = 0;
-  let height = 0;
-  let channels = 0;
-  const idat = [];
-  while (off < buf.length) {
-    const len = buf.readUInt32BE(off);
-    const type = buf.toString('latin1', off + 4, off + 8);
-    const data = buf.subarray(off + 8, off + 8 + len);
-    if (type === 'IHDR') {
-      width = data.readUInt32BE(0);
-      height = data.readUInt32BE(4);
-      assert.equal(data[8], 8, 'bit depth');
-      assert.equal(data[12], 0, 'interlace');
-      channels = { 2: 3, 6: 4 }[data[9]];
-      assert.ok(channels, `colour type ${data[9]}`);
-    } else if (type === 'IDAT') idat.push(data);
-    off += 12 + len;
-  }
-  const raw = zlib.inflateSync(Buffer.concat(idat));
-  const stride = width * channels;
-  const out = Buffer.alloc(stride * height);
-  for (let y = 0; y < height; y++) {
-    const f = raw[y * (stride + 1)];
-    for (let i = 0; i < stride; i++) {
-      const x = raw[y * (stride + 1) + 1 + i];
-      const a = i >= channels ? out[y * stride + i - channels] : 0;
-      const b = y > 0 ? out[(y - 1) * stride + i] : 0;
-      const c = i >= channels && y > 0 ? out[(y - 1) * stride + i - channels] : 0;
-      let v;
-      if (f === 0) v = x;
-      else if (f === 1) v = x + a;
-      else if (f === 2) v = x + b;
-      else if (f === 3) v = x + ((a + b) >> 1);
-      else {
-        const p = a + b - c;
-        const pa = Math.abs(p - a);
-        const pb = Math.abs(p - b);
-        const pc = Math.abs(p - c);
-        v = x + (pa <= pb && pa <= pc ? a : pb <= pc ? b : c);
-      }
-      out[y * stride + i] = v & 0xff;
-    }
-  }
-  return { width, height, px: (x, y) => [...out.subarray((y * width + x) * channels, (y * width + x) * channels + 3)] };
 }
 
 /* The stored artifact sha256 of the tenant "local", once the record keeper wrote it. */

@@ -5,59 +5,10 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import zlib from 'node:zlib';
 import { spawn } from 'node:child_process';
-import { assert, pollUntil } from '../e2e/lib.mjs';
+import { assert, pollUntil, decodePng } from '../e2e/lib.mjs';
 
-/* Decodes an 8-bit, non-interlaced RGB or RGBA PNG (as Chromium and
- * libpng write them): {width, height, px(x, y) -> [r, g, b]}. */
-export function decodePng(buf) {
-  let off = 8;
-  let width = 0;
-  let height = 0;
-  let channels = 0;
-  const idat = [];
-  while (off < buf.length) {
-    const len = buf.readUInt32BE(off);
-    const type = buf.toString('latin1', off + 4, off + 8);
-    const data = buf.subarray(off + 8, off + 8 + len);
-    if (type === 'IHDR') {
-      width = data.readUInt32BE(0);
-      height = data.readUInt32BE(4);
-      assert.equal(data[8], 8, 'bit depth');
-      assert.equal(data[12], 0, 'interlace');
-      channels = { 2: 3, 6: 4 }[data[9]];
-      assert.ok(channels, `colour type ${data[9]}`);
-    } else if (type === 'IDAT') idat.push(data);
-    off += 12 + len;
-  }
-  const raw = zlib.inflateSync(Buffer.concat(idat));
-  const stride = width * channels;
-  const out = Buffer.alloc(stride * height);
-  for (let y = 0; y < height; y++) {
-    const f = raw[y * (stride + 1)];
-    for (let i = 0; i < stride; i++) {
-      const x = raw[y * (stride + 1) + 1 + i];
-      const a = i >= channels ? out[y * stride + i - channels] : 0;
-      const b = y > 0 ? out[(y - 1) * stride + i] : 0;
-      const c = i >= channels && y > 0 ? out[(y - 1) * stride + i - channels] : 0;
-      let v;
-      if (f === 0) v = x;
-      else if (f === 1) v = x + a;
-      else if (f === 2) v = x + b;
-      else if (f === 3) v = x + ((a + b) >> 1);
-      else {
-        const p = a + b - c;
-        const pa = Math.abs(p - a);
-        const pb = Math.abs(p - b);
-        const pc = Math.abs(p - c);
-        v = x + (pa <= pb && pa <= pc ? a : pb <= pc ? b : c);
-      }
-      out[y * stride + i] = v & 0xff;
-    }
-  }
-  return { width, height, px: (x, y) => [...out.subarray((y * width + x) * channels, (y * width + x) * channels + 3)] };
-}
+export { decodePng };
 
 /* The audit records of tenant "local" in dataDir, oldest first. */
 export function auditRecords(dataDir) {
