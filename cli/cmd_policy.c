@@ -15,17 +15,16 @@
 
 static void policy_usage(FILE *f)
 {
-	fprintf(f,
-	        "usage: glassbox policy check FILE [--json]\n\n"
-	        "Reads FILE, a tenant's policy (the JSON of glassbox mcp --config or run\n"
-	        "--config) or a service config of glassbox serve (then each tenant's\n"
-	        "policy), and prints the effective policy with every default shown, its\n"
-	        "hash and its warnings; or every error in it.\n\n"
-	        "  --json   print one JSON object: {\"valid\", \"policies\": [{\"source\",\n"
-	        "           \"effective\", \"warnings\"} | {\"source\", \"errors\"}]}\n\n"
-	        "Exit status: 0 valid (warnings or not), 2 not valid or not readable.\n\n"
-	        "Example:\n"
-	        "  glassbox policy check fixtures/policy/loopback.json\n");
+	fprintf(f, "usage: glassbox policy check FILE [--json]\n\n"
+	           "Reads FILE, a tenant's policy (the JSON of glassbox mcp --config or run\n"
+	           "--config) or a service config of glassbox serve (then each tenant's\n"
+	           "policy), and prints the effective policy with every default shown, its\n"
+	           "hash and its warnings; or every error in it.\n\n"
+	           "  --json   print one JSON object: {\"valid\", \"policies\": [{\"source\",\n"
+	           "           \"effective\", \"warnings\"} | {\"source\", \"errors\"}]}\n\n"
+	           "Exit status: 0 valid (warnings or not), 2 not valid or not readable.\n\n"
+	           "Example:\n"
+	           "  glassbox policy check fixtures/policy/loopback.json\n");
 }
 
 /* Checks one policy; prints it (text) or appends it to out (json).
@@ -47,8 +46,8 @@ static int check_one(const json_t *policy, const char *source, json_t *out)
 
 			for (; line; line = strtok(NULL, "\n"))
 				json_array_append_new(errors, json_string(line));
-			json_array_append_new(out, json_pack("{s:s, s:o}", "source", source,
-			                                     "errors", errors));
+			json_array_append_new(
+			    out, json_pack("{s:s, s:o}", "source", source, "errors", errors));
 		} else {
 			printf("%s: NOT VALID\n%s\n", source, err);
 		}
@@ -130,7 +129,8 @@ int cli_cmd_policy(int argc, char **argv)
 
 		json_object_foreach((json_t *)tenants, name, v)
 		{
-			snprintf(source, sizeof(source), "tenants.%.64s.policy of %.300s", name, file);
+			snprintf(source, sizeof(source), "tenants.%.64s.policy of %.300s", name,
+			         file);
 			bad |= check_one(json_object_get(v, "policy"), source, out) < 0;
 		}
 	} else {
