@@ -11,6 +11,7 @@
 #include "common/util.h"
 #include "evidence/evidence.h"
 #include "policy/egress.h"
+#include "policy/tenant.h"
 #include "sessions/sessions.h"
 
 #include <jansson.h>
@@ -42,7 +43,8 @@ struct act_session {
 	int require_evidence;   /* refuse to act when evidence cannot be kept */
 	int before_screenshots; /* also keep a screenshot from before each action */
 	json_t *policy;         /* the tenant's policy (a copy; hashed into the manifest) */
-	int reported_ready;     /* time_to_ready was in a result already */
+	struct policy_tenant *tenant_policy; /* the same, parsed and validated once */
+	int reported_ready;                  /* time_to_ready was in a result already */
 
 	/* egress (egress.c) */
 	struct policy_egress *egress;

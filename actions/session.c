@@ -129,6 +129,7 @@ int act_session_new(const struct act_config *cfg, struct act_session **out, char
 	struct act_session *s;
 	char tenant_dir[4096];
 	char aerr[512];
+	char perr[2048];
 	int rc = -1;
 
 	*out = NULL;
@@ -157,6 +158,12 @@ int act_session_new(const struct act_config *cfg, struct act_session **out, char
 	gb_random_hex(s->id, 16);
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_cond_init(&s->cond, NULL);
+	/* every error of the policy at once, before any part of it is used */
+	if (policy_tenant_parse(cfg->tenant_policy, cfg->policy_source, &s->tenant_policy, perr,
+	                        sizeof(perr)) < 0) {
+		snprintf(err, errlen, "the policy is not valid: %s", perr);
+		goto out;
+	}
 	if (mkdir(s->data_dir, 0700) != 0 && errno != EEXIST) {
 		snprintf(err, errlen, "cannot create the data dir %s: %s", s->data_dir,
 		         strerror(errno));
@@ -204,6 +211,8 @@ out:
 		prof_lease_close(s->profile);
 		json_decref(s->profile_origins);
 		json_decref(s->policy);
+		policy_tenant_unref(s->tenant_policy);
+		policy_tenant_unref(s->tenant_policy);
 		act_gates_stop(s);
 		act_egress_stop(s);
 		act_keeper_stop(s->keeper);
