@@ -57,8 +57,8 @@ struct act_session {
 	const char *extra_args[9];
 	json_t *refusals; /* {lock} refusals not yet reported */
 	/* gates (gates.c) */
-	struct store *db;         /* thread-safe */
-	struct policy_risk *risk; /* immutable */
+	struct store *db;               /* thread-safe */
+	const struct policy_risk *risk; /* immutable; borrowed from tenant_policy */
 	struct policy_admin *admin;
 	int elicit_approvals; /* policy approvals.elicitation: a person may decide at
 	                              the MCP client (immutable) */
@@ -283,13 +283,14 @@ void act_pool_drop_held(struct act_session *as);
 /* limits.c */
 /* Reads the browser limits from cfg and the policy's "limits" (borrowed)
  * into s->limits, the stricter of the two; -1 with err when invalid. */
-int act_limits_read(struct act_session *s, const struct act_config *cfg, json_t *policy, char *err,
-                    size_t errlen);
+void act_limits_read(struct act_session *s, const struct act_config *cfg,
+                     const struct policy_tenant *policy);
 /* Puts the session's current browser under its limits. */
 int act_limits_apply(struct act_session *s, char *err, size_t errlen);
 
 /* gates.c */
-int act_gates_start(struct act_session *s, json_t *policy, char *err, size_t errlen);
+int act_gates_start(struct act_session *s, const struct policy_tenant *policy, char *err,
+                    size_t errlen);
 void act_gates_stop(struct act_session *s);
 /* Opens the call's operation: 0 to run it; 1 when it must not run (failed,
  * or *replay holds the recorded result of a finished operation). */
@@ -306,7 +307,7 @@ void act_ledger_finish(struct act_ctx *ctx, json_t *result);
 int act_gate_check(struct act_ctx *ctx);
 
 /* egress.c */
-int act_egress_start(struct act_session *s, json_t *policy, const char *source, char *err,
+int act_egress_start(struct act_session *s, const struct policy_tenant *policy, char *err,
                      size_t errlen);
 void act_egress_stop(struct act_session *s);
 /* browser_session "narrow": narrows the session's egress policy with
@@ -413,7 +414,7 @@ json_t *act_redacted_args(const struct act_ctx *ctx);
 
 /* secret_use.c */
 /* Reads the policy's "page_content" ({"hidden_text": "flag" | "drop"}). */
-int act_secrets_start(struct act_session *s, json_t *policy, char *err, size_t errlen);
+void act_secrets_start(struct act_session *s, const struct policy_tenant *policy);
 /* Wipes the values typed in the session. */
 void act_secrets_stop(struct act_session *s);
 /* browser_type with `secret`: opens tenant's secret name, checks the

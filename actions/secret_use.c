@@ -46,41 +46,12 @@ struct act_typed_secret {
 
 /* ---- policy ---------------------------------------------------------------- */
 
-int act_secrets_start(struct act_session *s, json_t *policy, char *err, size_t errlen)
+void act_secrets_start(struct act_session *s, const struct policy_tenant *policy)
 {
-	json_t *pc = json_object_get(policy, "page_content");
-	const char *key;
-	json_t *v;
+	const struct policy_tenant_settings *st = policy_tenant_settings(policy);
 
-	s->hidden_text = SNAP_HIDDEN_FLAG;
-	if (!pc)
-		return 0;
-	if (!json_is_object(pc)) {
-		snprintf(err, errlen,
-		         "the policy is not valid: \"page_content\" must be an object "
-		         "such as {\"hidden_text\": \"flag\"}");
-		return -1;
-	}
-	json_object_foreach(pc, key, v)
-	{
-		const char *h = json_string_value(v);
-
-		if (strcmp(key, "hidden_text") != 0) {
-			snprintf(err, errlen,
-			         "the policy is not valid: page_content.%.64s is not a "
-			         "setting: the only one is \"hidden_text\" (\"flag\" or \"drop\")",
-			         key);
-			return -1;
-		}
-		if (!h || (strcmp(h, "flag") != 0 && strcmp(h, "drop") != 0)) {
-			snprintf(err, errlen,
-			         "the policy is not valid: page_content.hidden_text must be "
-			         "\"flag\" or \"drop\"");
-			return -1;
-		}
-		s->hidden_text = !strcmp(h, "drop") ? SNAP_HIDDEN_DROP : SNAP_HIDDEN_FLAG;
-	}
-	return 0;
+	/* page_content, checked with the rest of the policy (policy/tenant.h) */
+	s->hidden_text = st && st->hidden_text_drop ? SNAP_HIDDEN_DROP : SNAP_HIDDEN_FLAG;
 }
 
 void act_secrets_stop(struct act_session *s)
