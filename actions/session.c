@@ -149,8 +149,10 @@ int act_session_new(const struct act_config *cfg, struct act_session **out, char
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_cond_init(&s->cond, NULL);
 	/* every error of the policy at once, before any part of it is used */
-	if (policy_tenant_parse(cfg->tenant_policy, cfg->policy_source, &s->tenant_policy, perr,
-	                        sizeof(perr)) < 0) {
+	if (cfg->policy)
+		s->tenant_policy = policy_tenant_ref(cfg->policy);
+	else if (policy_tenant_parse(cfg->tenant_policy, cfg->policy_source, &s->tenant_policy,
+	                             perr, sizeof(perr)) < 0) {
 		snprintf(err, errlen, "the policy is not valid: %s", perr);
 		goto out;
 	}
