@@ -63,6 +63,8 @@ static void usage(FILE *out)
 	    "  keys       init | rotate: the master key of the sealed profiles\n"
 	    "  secret     set NAME --hosts H1,H2 [--fields K] [--tenant T] [--from-file F] |\n"
 	    "             list [--tenant T] [--json] | delete NAME [--tenant T]\n"
+	    "  policy     check FILE [--json]: the effective policy (defaults shown) and its\n"
+	    "             warnings, or every error in it (docs/egress.md)\n"
 	    "  version    print the version\n"
 	    "\n"
 	    "options:\n"
