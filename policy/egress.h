@@ -75,6 +75,8 @@ struct policy_decision {
 	char message[768]; /* for the agent: what was refused (host, port) and by which
 	                    * rule, naming no other policy entry, and the line that would
 	                    * lift it */
+	size_t fix_at;     /* where in message that line starts (0: none): what a page
+	                    * is shown ends there */
 };
 
 /*
