@@ -133,8 +133,9 @@ int policy_egress_check_url(const struct policy_egress *p, const char *url,
  * Checks one address that host (for messages and for address literals
  * named by an allow pattern; may be NULL) resolved to, before connecting:
  * always-refused ranges, then loopback/private/special ranges unless the
- * policy names the address. sa is AF_INET or AF_INET6 (v4-mapped v6 is
- * checked as the v4 address it carries). Returns 0 or -POLICY_EREFUSED;
+ * policy names the address on the port of sa (a port of 0, unknown, is
+ * named only by an entry for every port). sa is AF_INET or AF_INET6
+ * (v4-mapped v6 is checked as the v4 address it carries). Returns 0 or -POLICY_EREFUSED;
  * d is always filled in.
  */
 int policy_egress_check_addr(const struct policy_egress *p, const char *host,

@@ -777,7 +777,7 @@ static void entry_for(const char *host, int port, char *out, size_t outlen)
 	int v6 = strchr(host, ':') != NULL;
 
 	if (port == 80 || port == 443)
-		snprintf(out, outlen, "%s", host);
+		snprintf(out, outlen, "%s%s%s", v6 ? "[" : "", host, v6 ? "]" : "");
 	else
 		snprintf(out, outlen, "%s%s%s:%d", v6 ? "[" : "", host, v6 ? "]" : "", port);
 }

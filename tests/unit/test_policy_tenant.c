@@ -148,6 +148,11 @@ static void test_every_error_at_once(void **state)
 	assert_non_null(strstr(err, "policy.approvals.elicitation must be true or false"));
 	assert_non_null(strstr(err, "policy.retention_days must be a whole number from 1"));
 
+	/* a bad list entry and a bad resolver override: both named */
+	tenant_error("{\"egress\": {\"allow\": [\"*foo\"], \"hosts\": {\"x.test\": \"nowhere\"}}}",
+	             err, sizeof(err));
+	assert_non_null(strstr(err, "policy.egress.allow[0]: \"*foo\""));
+	assert_non_null(strstr(err, "policy.egress.hosts[\"x.test\"] must be an IP address"));
 	tenant_error("[1]", err, sizeof(err));
 	assert_non_null(strstr(err, "must be a JSON object"));
 	tenant_error("{\"egress\": {\"alow\": []}}", err, sizeof(err));
