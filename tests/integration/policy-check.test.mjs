@@ -95,3 +95,14 @@ test('glassbox serve warns at start about every port of a loopback address, nami
     await svc.stop('SIGTERM');
   }
 });
+
+test('glassbox init warns about every port of a loopback address in the policy it is given', () => {
+  const f = write('init.json', { egress: { allow_private: ['127.0.0.1:*'] } });
+  const data = fs.mkdtempSync(path.join(tmp, 'data-'));
+  const r = spawnSync(glassboxBin(), ['init', '--config', f, '--data-dir', data], { encoding: 'utf8', timeout: 120000 });
+  assert.equal(r.status, 0, r.stdout + r.stderr);
+  assert.match(r.stderr, /glassbox init: warning: policy\.egress\.allow_private\[0\]: every port of a loopback or private address is allowed.*\(in .*init\.json\)/);
+  const quiet = spawnSync(glassboxBin(), ['init', '--config', write('quiet.json', { egress: { allow_private: ['127.0.0.1:8080'] } }), '--data-dir', data], { encoding: 'utf8', timeout: 120000 });
+  assert.equal(quiet.status, 0, quiet.stdout + quiet.stderr);
+  assert.doesNotMatch(quiet.stderr, /warning: policy/);
+});
