@@ -178,6 +178,7 @@ void cli_policy_warn(const char *prefix, const json_t *policy, const char *sourc
 
 void cli_policy_serve_prepare(struct mcp_serve_config *cfg, const char *config_path)
 {
+	char err[512];
 	size_t i;
 
 	for (i = 0; i < cfg->n_tenants; i++) {
@@ -187,5 +188,21 @@ void cli_policy_serve_prepare(struct mcp_serve_config *cfg, const char *config_p
 		         t->name, config_path ? config_path : "the embedded local config");
 		if (t->policy)
 			warn_policy("glassbox serve", t->policy, t->policy_source);
+		/* parsed once for all its sessions; one that does not parse is left
+		 * to the start's check, which names the tenant and stops */
+		t->parsed = NULL;
+		if (policy_tenant_parse(t->policy, t->policy_source, &t->parsed, err, sizeof(err)) <
+		    0)
+			t->parsed = NULL;
+	}
+}
+
+void cli_policy_serve_release(struct mcp_serve_config *cfg)
+{
+	size_t i;
+
+	for (i = 0; cfg && i < cfg->n_tenants; i++) {
+		policy_tenant_unref(cfg->tenants[i].parsed);
+		cfg->tenants[i].parsed = NULL;
 	}
 }

@@ -247,6 +247,7 @@ out:
 	act_pool_stop(st.pool); /* after mcp_http_serve freed every session */
 	json_decref(st.egress_layers);
 	store_close(store);
+	cli_policy_serve_release(cfg);
 	mcp_serve_config_free(cfg);
 	json_decref(root);
 	return rc;

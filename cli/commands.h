@@ -39,5 +39,7 @@ void cli_policy_warn(const char *prefix, const json_t *policy, const char *sourc
 /* Names each tenant's policy source ("tenants.<name>.policy of FILE") for
  * the refusals of its sessions, and prints each policy's warnings. */
 void cli_policy_serve_prepare(struct mcp_serve_config *cfg, const char *config_path);
+/* Drops what cli_policy_serve_prepare parsed (cfg may be NULL). */
+void cli_policy_serve_release(struct mcp_serve_config *cfg);
 
 #endif

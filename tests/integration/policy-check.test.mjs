@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
-import { assert, REPO_ROOT, glassboxBin } from '../e2e/lib.mjs';
+import { assert, REPO_ROOT, glassboxBin, callTool } from '../e2e/lib.mjs';
 import { startServe } from './serve_helpers.mjs';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'glassbox-policy-check-'));
@@ -91,6 +91,13 @@ test('glassbox serve warns at start about every port of a loopback address, nami
   try {
     assert.match(svc.stderr(), /glassbox serve: warning: policy\.egress\.allow\[0\]: "shop\.test:\*" allows every port of a loopback or private address.*\(in tenants\.shop\.policy of /);
     assert.match(svc.stderr(), /warning: policy\.egress\.allow_private\[0\]: every port/);
+    // a refusal of one of its sessions shows the line to add, in that tenant's policy
+    const { client } = await svc.connect('shop');
+    const r = await callTool(client, 'browser_navigate', { url: 'http://other.test/' });
+    assert.equal(r.isError, true, JSON.stringify(r));
+    const text = r.content.map((c) => c.text || '').join('\n');
+    assert.match(text, /rule egress-not-allowed\)[^]*To allow it, add to tenants\.shop\.policy of [^:]*serve[^:]*\.json: "egress": \{"allow": \["other\.test"\]\}/, text);
+    await client.close();
   } finally {
     await svc.stop('SIGTERM');
   }
