@@ -331,20 +331,35 @@ static int check_destination(struct act_ctx *ctx, const struct secret_meta *m, i
 	if (!origin || !strcmp(origin, "null") || !secret_host_allowed(m, url)) {
 		size_t i;
 		struct gb_buf hosts;
+		struct gb_buf list;
+		const char *site =
+		    origin && strstr(origin, "://") ? strstr(origin, "://") + 3 : NULL;
+		char hint[700] = "";
 
 		gb_buf_init(&hosts, 4096);
-		for (i = 0; i < m->n_hosts; i++)
+		gb_buf_init(&list, 4096);
+		for (i = 0; i < m->n_hosts; i++) {
 			gb_buf_appendf(&hosts, "%s%s", i ? ", " : "", m->hosts[i]);
+			gb_buf_appendf(&list, "%s,", m->hosts[i]);
+		}
+		/* what would lift it, for the secret's owner (the agent cannot) */
+		if (site)
+			snprintf(
+			    hint, sizeof(hint),
+			    ". If that site should get it, its owner sets the secret again with "
+			    "the site among its hosts: glassbox secret set %s --hosts %.300s%.200s",
+			    m->name, list.data ? list.data : "", site);
 		act_fail(
 		    ctx, "secret_refused",
 		    "secret %s was not typed: %s is in a frame of %.200s, and %s may only be typed "
-		    "on %s",
+		    "on %s%s",
 		    m->name, ctx->target.description,
 		    origin && strcmp(origin, "null") ? origin
 		                                     : "an opaque origin (sandboxed or "
 		                                       "data: frame)",
-		    m->name, hosts.data ? hosts.data : "");
+		    m->name, hosts.data ? hosts.data : "", hint);
 		gb_buf_free(&hosts);
+		gb_buf_free(&list);
 		goto out;
 	}
 	field.tag = json_string_value(json_object_get(info, "tag"));
