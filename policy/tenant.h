@@ -82,8 +82,9 @@ const struct policy_risk *policy_tenant_risk(const struct policy_tenant *p);
 const struct policy_tenant_settings *policy_tenant_settings(const struct policy_tenant *p);
 
 /* "sha256:<64 hex>" of the policy as written (keys sorted, compact): the
- * same policy gives the same hash whatever its spacing or key order. For
- * the environment manifest. Borrowed. */
+ * same policy gives the same hash whatever its spacing or key order. The
+ * environment manifest of each session (evidence/, policy_sha256) hashes
+ * the same canonical form: the two agree. Borrowed. */
 const char *policy_tenant_hash(const struct policy_tenant *p);
 
 /* Where the policy is written, or "". Borrowed. */
