@@ -88,31 +88,33 @@ int cli_cmd_policy(int argc, char **argv)
 
 	if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
 		policy_usage(stdout);
-		return 0;
+		rc = 0;
+		goto out;
 	}
 	if (argc < 2 || strcmp(argv[1], "check") != 0) {
 		policy_usage(stderr);
-		return 2;
+		goto out;
 	}
 	for (i = 2; i < argc; i++) {
 		if (!strcmp(argv[i], "--json")) {
 			as_json = 1;
 		} else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
 			policy_usage(stdout);
-			return 0;
+			rc = 0;
+			goto out;
 		} else if (!file && argv[i][0] != '-') {
 			file = argv[i];
 		} else {
 			fprintf(stderr, "glassbox policy check: unknown or extra argument '%s'\n\n",
 			        argv[i]);
 			policy_usage(stderr);
-			return 2;
+			goto out;
 		}
 	}
 	if (!file) {
 		fprintf(stderr, "glassbox policy check: name the policy file to check\n\n");
 		policy_usage(stderr);
-		return 2;
+		goto out;
 	}
 	root = json_load_file(file, JSON_REJECT_DUPLICATES, &jerr);
 	if (!root) {

@@ -5,6 +5,8 @@
 #ifndef GB_CLI_COMMANDS_H
 #define GB_CLI_COMMANDS_H
 
+#include <jansson.h>
+
 /* `glassbox run FLOW... [options]` (cmd_run.c): argv[1] is "run";
  * default_data_dir is the data dir picked from the environment. Returns
  * the exit status: 0 all flows passed, 1 a flow failed, 2 bad input. */
@@ -31,7 +33,6 @@ int cli_cmd_serve(const struct cli_serve_args *a);
  * 0 valid, 2 not valid or not readable. */
 int cli_cmd_policy(int argc, char **argv);
 
-#include <jansson.h>
 struct mcp_serve_config;
 /* Prints the warnings about a tenant's policy (borrowed; NULL: none) to
  * stderr, each with prefix ("glassbox init") and source (the file). */
