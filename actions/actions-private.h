@@ -11,6 +11,7 @@
 #include "common/util.h"
 #include "evidence/evidence.h"
 #include "policy/egress.h"
+#include "policy/tenant.h"
 #include "sessions/sessions.h"
 
 #include <jansson.h>
@@ -42,9 +43,10 @@ struct act_session {
 	int require_evidence;   /* refuse to act when evidence cannot be kept */
 	int before_screenshots; /* also keep a screenshot from before each action */
 	json_t *policy;         /* the tenant's policy (a copy; hashed into the manifest) */
-	char client_name[64];   /* act_config.client_name, "" if none (immutable) */
-	char flow_name[128];    /* act_config.flow_name, "" if none (immutable) */
-	int reported_ready;     /* time_to_ready was in a result already */
+	struct policy_tenant *tenant_policy; /* the same, parsed and validated once */
+	char client_name[64];                /* act_config.client_name, "" if none (immutable) */
+	char flow_name[128];                 /* act_config.flow_name, "" if none (immutable) */
+	int reported_ready;                  /* time_to_ready was in a result already */
 
 	/* egress (egress.c) */
 	struct policy_egress *egress;
@@ -57,8 +59,8 @@ struct act_session {
 	const char *extra_args[9];
 	json_t *refusals; /* {lock} refusals not yet reported */
 	/* gates (gates.c) */
-	struct store *db;         /* thread-safe */
-	struct policy_risk *risk; /* immutable */
+	struct store *db;               /* thread-safe */
+	const struct policy_risk *risk; /* immutable; borrowed from tenant_policy */
 	struct policy_admin *admin;
 	int elicit_approvals; /* policy approvals.elicitation: a person may decide at
 	                              the MCP client (immutable) */
@@ -301,13 +303,14 @@ void act_pool_drop_held(struct act_session *as);
 /* limits.c */
 /* Reads the browser limits from cfg and the policy's "limits" (borrowed)
  * into s->limits, the stricter of the two; -1 with err when invalid. */
-int act_limits_read(struct act_session *s, const struct act_config *cfg, json_t *policy, char *err,
-                    size_t errlen);
+void act_limits_read(struct act_session *s, const struct act_config *cfg,
+                     const struct policy_tenant *policy);
 /* Puts the session's current browser under its limits. */
 int act_limits_apply(struct act_session *s, char *err, size_t errlen);
 
 /* gates.c */
-int act_gates_start(struct act_session *s, json_t *policy, char *err, size_t errlen);
+int act_gates_start(struct act_session *s, const struct policy_tenant *policy, char *err,
+                    size_t errlen);
 void act_gates_stop(struct act_session *s);
 /* Opens the call's operation: 0 to run it; 1 when it must not run (failed,
  * or *replay holds the recorded result of a finished operation). */
@@ -324,7 +327,7 @@ void act_ledger_finish(struct act_ctx *ctx, json_t *result);
 int act_gate_check(struct act_ctx *ctx);
 
 /* egress.c */
-int act_egress_start(struct act_session *s, json_t *policy, const char *source, char *err,
+int act_egress_start(struct act_session *s, const struct policy_tenant *policy, char *err,
                      size_t errlen);
 void act_egress_stop(struct act_session *s);
 /* browser_session "narrow": narrows the session's egress policy with
@@ -454,7 +457,7 @@ json_t *act_redacted_args(const struct act_ctx *ctx);
 
 /* secret_use.c */
 /* Reads the policy's "page_content" ({"hidden_text": "flag" | "drop"}). */
-int act_secrets_start(struct act_session *s, json_t *policy, char *err, size_t errlen);
+void act_secrets_start(struct act_session *s, const struct policy_tenant *policy);
 /* Wipes the values typed in the session. */
 void act_secrets_stop(struct act_session *s);
 /* browser_type with `secret`: opens tenant's secret name, checks the

@@ -18,6 +18,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct policy_tenant;
+
 /* ---- the tool table ---------------------------------------------------- */
 
 enum act_param_type {
@@ -89,6 +91,10 @@ struct act_config {
 	 * it would lift ("policy.json", "tenants.acme.policy of serve.json");
 	 * borrowed; NULL = unknown. */
 	const char *policy_source;
+	/* The same policy parsed once by the caller for all its sessions
+	 * (policy/tenant.h; borrowed: each session takes its own reference);
+	 * NULL: each session parses tenant_policy itself. */
+	struct policy_tenant *policy;
 	int prelaunch; /* launch the browser as soon as the session exists */
 	/* A browser profile of the tenant (docs/profiles.md) the session's
 	 * browser runs on from the start; NULL = none (a fresh, empty one, or

@@ -71,61 +71,36 @@ static void on_proxy_refusal(void *user, const struct policy_refusal *r)
 	queue_refusal(user, r);
 }
 
-/* Reads "egress_layers": {"tool": bool, "fetch": bool, "proxy": bool,
- * "netns": bool} (default all true; netns only where the process may
- * create a namespace, and an explicit true where it cannot is an error).
- * Turning a layer off is for drills that prove each of the others holds
- * alone; never for production policies. */
-static int read_layers(struct act_session *s, json_t *policy, char *err, size_t errlen)
+/* The layers of "egress_layers" (default all on; netns only where the
+ * process may create a namespace, and an explicit true where it cannot is
+ * an error). Turning a layer off is for drills that prove each of the
+ * others holds alone; never for production policies. */
+static int read_layers(struct act_session *s, const struct policy_tenant *policy, char *err,
+                       size_t errlen)
 {
-	json_t *layers = json_object_get(policy, "egress_layers");
-	const char *key;
-	json_t *v;
+	const struct policy_tenant_settings *st = policy_tenant_settings(policy);
 	char why[300];
-	int netns_asked = 0; /* 1: asked on, -1: asked off, 0: not said */
 
-	s->layer_tool = s->layer_fetch = s->layer_proxy = 1;
+	s->layer_tool = st->layer_tool;
+	s->layer_fetch = st->layer_fetch;
+	s->layer_proxy = st->layer_proxy;
 	s->layer_netns = policy_netns_available(why, sizeof(why));
-	if (!layers)
-		return 0;
-	if (!json_is_object(layers))
-		goto bad;
-	json_object_foreach(layers, key, v)
-	{
-		if (!json_is_boolean(v))
-			goto bad;
-		if (!strcmp(key, "tool"))
-			s->layer_tool = json_is_true(v);
-		else if (!strcmp(key, "fetch"))
-			s->layer_fetch = json_is_true(v);
-		else if (!strcmp(key, "proxy"))
-			s->layer_proxy = json_is_true(v);
-		else if (!strcmp(key, "netns"))
-			netns_asked = json_is_true(v) ? 1 : -1;
-		else
-			goto bad;
-	}
-	if (netns_asked > 0 && !s->layer_netns) {
+	if (st->layer_netns > 0 && !s->layer_netns) {
 		snprintf(err, errlen,
 		         "\"egress_layers\": netns is true but this process cannot put "
 		         "browsers in a network namespace: %s",
 		         why);
 		return -1;
 	}
-	if (netns_asked < 0)
+	if (st->layer_netns == 0)
 		s->layer_netns = 0;
-	if (!s->layer_tool || !s->layer_fetch || !s->layer_proxy || netns_asked < 0)
+	if (!s->layer_tool || !s->layer_fetch || !s->layer_proxy || st->layer_netns == 0)
 		GB_LOGW("actions",
 		        "egress layers turned off by the policy: tool %s, fetch %s, proxy %s, "
 		        "netns %s",
 		        s->layer_tool ? "on" : "OFF", s->layer_fetch ? "on" : "OFF",
 		        s->layer_proxy ? "on" : "OFF", s->layer_netns ? "on" : "OFF");
 	return 0;
-bad:
-	snprintf(err, errlen,
-	         "\"egress_layers\" must be an object of booleans among tool, fetch, "
-	         "proxy and netns, e.g. {\"fetch\": false}");
-	return -1;
 }
 
 /* Layer 4: the session's network namespace, and the proxy's listening
@@ -156,7 +131,7 @@ out:
 	return rc;
 }
 
-int act_egress_start(struct act_session *s, json_t *policy, const char *source, char *err,
+int act_egress_start(struct act_session *s, const struct policy_tenant *policy, char *err,
                      size_t errlen)
 {
 	struct policy_proxy_options o = { 0 };
@@ -166,12 +141,13 @@ int act_egress_start(struct act_session *s, json_t *policy, const char *source, 
 	s->refusals = json_array();
 	if (read_layers(s, policy, err, errlen) < 0)
 		goto out;
-	if (policy_egress_parse(json_object_get(policy, "egress"), &s->egress, perr, sizeof(perr)) <
-	    0) {
-		snprintf(err, errlen, "the egress policy is not valid: %s", perr);
+	/* the session's own copy of the tenant's rules (parsed once, with the
+	 * rest of the policy), which its narrowings replace */
+	if (policy_egress_narrow(policy_tenant_egress(policy), NULL, &s->egress, perr,
+	                         sizeof(perr)) < 0) {
+		snprintf(err, errlen, "cannot copy the egress policy: %s", perr);
 		goto out;
 	}
-	policy_egress_set_source(s->egress, source);
 	o.session_id = s->id;
 	o.on_refusal = on_proxy_refusal;
 	o.user = s;

@@ -64,40 +64,8 @@ static void on_approval_event(void *user, const struct store_approval_event *ev)
 	act_keeper_record(s->keeper, kind, NULL, operation, body, 0);
 }
 
-/* The policy's "approvals" object: {"elicitation": bool}, both optional.
- * Returns 0, or -1 with what is wrong in err. */
-static int parse_approvals(json_t *approvals, int *elicit, char *err, size_t errlen)
-{
-	const char *key;
-	json_t *v;
-
-	*elicit = 0;
-	if (!approvals)
-		return 0;
-	if (!json_is_object(approvals)) {
-		snprintf(err, errlen,
-		         "\"approvals\" must be an object such as {\"elicitation\": true}");
-		return -1;
-	}
-	json_object_foreach(approvals, key, v)
-	{
-		if (strcmp(key, "elicitation") != 0) {
-			snprintf(err, errlen,
-			         "approvals.%.64s is not a setting: the only one is "
-			         "\"elicitation\" (true or false)",
-			         key);
-			return -1;
-		}
-		if (!json_is_boolean(v)) {
-			snprintf(err, errlen, "approvals.elicitation must be true or false");
-			return -1;
-		}
-		*elicit = json_is_true(v);
-	}
-	return 0;
-}
-
-int act_gates_start(struct act_session *s, json_t *policy, char *err, size_t errlen)
+int act_gates_start(struct act_session *s, const struct policy_tenant *policy, char *err,
+                    size_t errlen)
 {
 	struct policy_admin_options ao = { 0 };
 	char gerr[512];
@@ -107,15 +75,9 @@ int act_gates_start(struct act_session *s, json_t *policy, char *err, size_t err
 		return -1;
 	}
 	store_set_approval_hook(s->db, on_approval_event, s);
-	if (policy_risk_parse(json_object_get(policy, "risk"), &s->risk, gerr, sizeof(gerr)) < 0) {
-		snprintf(err, errlen, "the risk rules are not valid: %s", gerr);
-		return -1;
-	}
-	if (parse_approvals(json_object_get(policy, "approvals"), &s->elicit_approvals, gerr,
-	                    sizeof(gerr)) < 0) {
-		snprintf(err, errlen, "the policy is not valid: %s", gerr);
-		return -1;
-	}
+	/* parsed and checked once, with the rest of the policy (policy/tenant.h) */
+	s->risk = policy_tenant_risk(policy);
+	s->elicit_approvals = policy_tenant_settings(policy)->elicit_approvals;
 	ao.data_dir = s->data_dir;
 	if (policy_admin_start(s->db, &ao, &s->admin, gerr, sizeof(gerr)) < 0)
 		GB_LOGW("actions",
@@ -127,8 +89,7 @@ void act_gates_stop(struct act_session *s)
 {
 	policy_admin_stop(s->admin);
 	s->admin = NULL;
-	policy_risk_free(s->risk);
-	s->risk = NULL;
+	s->risk = NULL; /* the session's tenant_policy owns it */
 	store_close(s->db);
 	s->db = NULL;
 }

@@ -46,41 +46,12 @@ struct act_typed_secret {
 
 /* ---- policy ---------------------------------------------------------------- */
 
-int act_secrets_start(struct act_session *s, json_t *policy, char *err, size_t errlen)
+void act_secrets_start(struct act_session *s, const struct policy_tenant *policy)
 {
-	json_t *pc = json_object_get(policy, "page_content");
-	const char *key;
-	json_t *v;
+	const struct policy_tenant_settings *st = policy_tenant_settings(policy);
 
-	s->hidden_text = SNAP_HIDDEN_FLAG;
-	if (!pc)
-		return 0;
-	if (!json_is_object(pc)) {
-		snprintf(err, errlen,
-		         "the policy is not valid: \"page_content\" must be an object "
-		         "such as {\"hidden_text\": \"flag\"}");
-		return -1;
-	}
-	json_object_foreach(pc, key, v)
-	{
-		const char *h = json_string_value(v);
-
-		if (strcmp(key, "hidden_text") != 0) {
-			snprintf(err, errlen,
-			         "the policy is not valid: page_content.%.64s is not a "
-			         "setting: the only one is \"hidden_text\" (\"flag\" or \"drop\")",
-			         key);
-			return -1;
-		}
-		if (!h || (strcmp(h, "flag") != 0 && strcmp(h, "drop") != 0)) {
-			snprintf(err, errlen,
-			         "the policy is not valid: page_content.hidden_text must be "
-			         "\"flag\" or \"drop\"");
-			return -1;
-		}
-		s->hidden_text = !strcmp(h, "drop") ? SNAP_HIDDEN_DROP : SNAP_HIDDEN_FLAG;
-	}
-	return 0;
+	/* page_content, checked with the rest of the policy (policy/tenant.h) */
+	s->hidden_text = st && st->hidden_text_drop ? SNAP_HIDDEN_DROP : SNAP_HIDDEN_FLAG;
 }
 
 void act_secrets_stop(struct act_session *s)
@@ -360,20 +331,35 @@ static int check_destination(struct act_ctx *ctx, const struct secret_meta *m, i
 	if (!origin || !strcmp(origin, "null") || !secret_host_allowed(m, url)) {
 		size_t i;
 		struct gb_buf hosts;
+		struct gb_buf list;
+		const char *site =
+		    origin && strstr(origin, "://") ? strstr(origin, "://") + 3 : NULL;
+		char hint[700] = "";
 
 		gb_buf_init(&hosts, 4096);
-		for (i = 0; i < m->n_hosts; i++)
+		gb_buf_init(&list, 4096);
+		for (i = 0; i < m->n_hosts; i++) {
 			gb_buf_appendf(&hosts, "%s%s", i ? ", " : "", m->hosts[i]);
+			gb_buf_appendf(&list, "%s,", m->hosts[i]);
+		}
+		/* what would lift it, for the secret's owner (the agent cannot) */
+		if (site)
+			snprintf(
+			    hint, sizeof(hint),
+			    ". If that site should get it, its owner sets the secret again with "
+			    "the site among its hosts: glassbox secret set %s --hosts %.300s%.200s",
+			    m->name, list.data ? list.data : "", site);
 		act_fail(
 		    ctx, "secret_refused",
 		    "secret %s was not typed: %s is in a frame of %.200s, and %s may only be typed "
-		    "on %s",
+		    "on %s%s",
 		    m->name, ctx->target.description,
 		    origin && strcmp(origin, "null") ? origin
 		                                     : "an opaque origin (sandboxed or "
 		                                       "data: frame)",
-		    m->name, hosts.data ? hosts.data : "");
+		    m->name, hosts.data ? hosts.data : "", hint);
 		gb_buf_free(&hosts);
+		gb_buf_free(&list);
 		goto out;
 	}
 	field.tag = json_string_value(json_object_get(info, "tag"));

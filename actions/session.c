@@ -111,20 +111,12 @@ static void *worker_main(void *arg)
 
 /* "retention_days": N in the policy: the tenant's trail older than N days
  * is purged (the purge writes its own record) by the record keeper. */
-static int check_retention(struct act_session *s, char *err, size_t errlen)
+static void check_retention(struct act_session *s)
 {
-	json_t *days = json_object_get(s->policy, "retention_days");
+	int days = policy_tenant_settings(s->tenant_policy)->retention_days;
 
-	if (!days)
-		return 0;
-	if (!json_is_integer(days) || json_integer_value(days) < 1 ||
-	    json_integer_value(days) > 36500) {
-		snprintf(err, errlen,
-		         "\"retention_days\" must be a whole number of days from 1 to 36500");
-		return -1;
-	}
-	act_keeper_purge(s->keeper, (unsigned)json_integer_value(days));
-	return 0;
+	if (days > 0)
+		act_keeper_purge(s->keeper, (unsigned)days);
 }
 
 /* The name of the user this process runs as ($USER, else the password
@@ -151,6 +143,7 @@ int act_session_new(const struct act_config *cfg, struct act_session **out, char
 	char user[64];
 	char tenant_dir[4096];
 	char aerr[512];
+	char perr[2048];
 	int rc = -1;
 
 	*out = NULL;
@@ -174,13 +167,21 @@ int act_session_new(const struct act_config *cfg, struct act_session **out, char
 	/* a session that starts on a profile launches its browser on it */
 	s->pool = cfg->profile ? NULL : cfg->pool;
 	s->policy = cfg->tenant_policy ? json_deep_copy(cfg->tenant_policy) : json_object();
-	s->before_screenshots = json_is_true(json_object_get(s->policy, "before_screenshots"));
-	s->require_evidence = json_is_true(json_object_get(cfg->tenant_policy, "require_evidence"));
 	snprintf(s->client_name, sizeof(s->client_name), "%s", gb_or(cfg->client_name, ""));
 	snprintf(s->flow_name, sizeof(s->flow_name), "%s", gb_or(cfg->flow_name, ""));
 	gb_random_hex(s->id, 16);
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_cond_init(&s->cond, NULL);
+	/* every error of the policy at once, before any part of it is used */
+	if (cfg->policy)
+		s->tenant_policy = policy_tenant_ref(cfg->policy);
+	else if (policy_tenant_parse(cfg->tenant_policy, cfg->policy_source, &s->tenant_policy,
+	                             perr, sizeof(perr)) < 0) {
+		snprintf(err, errlen, "the policy is not valid: %s", perr);
+		goto out;
+	}
+	s->before_screenshots = policy_tenant_settings(s->tenant_policy)->before_screenshots;
+	s->require_evidence = policy_tenant_settings(s->tenant_policy)->require_evidence;
 	if (mkdir(s->data_dir, 0700) != 0 && errno != EEXIST) {
 		snprintf(err, errlen, "cannot create the data dir %s: %s", s->data_dir,
 		         strerror(errno));
@@ -205,16 +206,13 @@ int act_session_new(const struct act_config *cfg, struct act_session **out, char
 		snprintf(err, errlen, "cannot start the evidence writer thread");
 		goto out;
 	}
-	if (act_egress_start(s, cfg->tenant_policy, cfg->policy_source, err, errlen) < 0)
+	if (act_egress_start(s, s->tenant_policy, err, errlen) < 0)
 		goto out;
-	if (act_gates_start(s, cfg->tenant_policy, err, errlen) < 0)
+	if (act_gates_start(s, s->tenant_policy, err, errlen) < 0)
 		goto out;
-	if (act_secrets_start(s, cfg->tenant_policy, err, errlen) < 0)
-		goto out;
-	if (check_retention(s, err, errlen) < 0)
-		goto out;
-	if (act_limits_read(s, cfg, cfg->tenant_policy, err, errlen) < 0)
-		goto out;
+	act_secrets_start(s, s->tenant_policy);
+	check_retention(s);
+	act_limits_read(s, cfg, s->tenant_policy);
 	s->profile_save_at_end = cfg->profile_save_at_end;
 	if (cfg->profile &&
 	    act_profile_open(s, cfg->profile, cfg->profile_user, cfg->profile_readonly,
@@ -231,6 +229,8 @@ out:
 		prof_lease_close(s->profile);
 		json_decref(s->profile_origins);
 		json_decref(s->policy);
+		policy_tenant_unref(s->tenant_policy);
+		policy_tenant_unref(s->tenant_policy);
 		act_gates_stop(s);
 		act_egress_stop(s);
 		act_keeper_stop(s->keeper);

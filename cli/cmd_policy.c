@@ -13,19 +13,10 @@
 #include <stdio.h>
 #include <string.h>
 
+/* The usage of `glassbox policy` (help.c has its text). */
 static void policy_usage(FILE *f)
 {
-	fprintf(f,
-	        "usage: glassbox policy check FILE [--json]\n\n"
-	        "Reads FILE, a tenant's policy (the JSON of glassbox mcp --config or run\n"
-	        "--config) or a service config of glassbox serve (then each tenant's\n"
-	        "policy), and prints the effective policy with every default shown, its\n"
-	        "hash and its warnings; or every error in it.\n\n"
-	        "  --json   print one JSON object: {\"valid\", \"policies\": [{\"source\",\n"
-	        "           \"effective\", \"warnings\"} | {\"source\", \"errors\"}]}\n\n"
-	        "Exit status: 0 valid (warnings or not), 2 not valid or not readable.\n\n"
-	        "Example:\n"
-	        "  glassbox policy check fixtures/policy/loopback.json\n");
+	cli_help_command(f, "policy");
 }
 
 /* Checks one policy; prints it (text) or appends it to out (json).
@@ -47,8 +38,8 @@ static int check_one(const json_t *policy, const char *source, json_t *out)
 
 			for (; line; line = strtok(NULL, "\n"))
 				json_array_append_new(errors, json_string(line));
-			json_array_append_new(out, json_pack("{s:s, s:o}", "source", source,
-			                                     "errors", errors));
+			json_array_append_new(
+			    out, json_pack("{s:s, s:o}", "source", source, "errors", errors));
 		} else {
 			printf("%s: NOT VALID\n%s\n", source, err);
 		}
@@ -89,31 +80,33 @@ int cli_cmd_policy(int argc, char **argv)
 
 	if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
 		policy_usage(stdout);
-		return 0;
+		rc = 0;
+		goto out;
 	}
 	if (argc < 2 || strcmp(argv[1], "check") != 0) {
 		policy_usage(stderr);
-		return 2;
+		goto out;
 	}
 	for (i = 2; i < argc; i++) {
 		if (!strcmp(argv[i], "--json")) {
 			as_json = 1;
 		} else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
 			policy_usage(stdout);
-			return 0;
+			rc = 0;
+			goto out;
 		} else if (!file && argv[i][0] != '-') {
 			file = argv[i];
 		} else {
 			fprintf(stderr, "glassbox policy check: unknown or extra argument '%s'\n\n",
 			        argv[i]);
 			policy_usage(stderr);
-			return 2;
+			goto out;
 		}
 	}
 	if (!file) {
 		fprintf(stderr, "glassbox policy check: name the policy file to check\n\n");
 		policy_usage(stderr);
-		return 2;
+		goto out;
 	}
 	root = json_load_file(file, JSON_REJECT_DUPLICATES, &jerr);
 	if (!root) {
@@ -130,7 +123,8 @@ int cli_cmd_policy(int argc, char **argv)
 
 		json_object_foreach((json_t *)tenants, name, v)
 		{
-			snprintf(source, sizeof(source), "tenants.%.64s.policy of %.300s", name, file);
+			snprintf(source, sizeof(source), "tenants.%.64s.policy of %.300s", name,
+			         file);
 			bad |= check_one(json_object_get(v, "policy"), source, out) < 0;
 		}
 	} else {
@@ -178,6 +172,7 @@ void cli_policy_warn(const char *prefix, const json_t *policy, const char *sourc
 
 void cli_policy_serve_prepare(struct mcp_serve_config *cfg, const char *config_path)
 {
+	char err[512];
 	size_t i;
 
 	for (i = 0; i < cfg->n_tenants; i++) {
@@ -187,5 +182,21 @@ void cli_policy_serve_prepare(struct mcp_serve_config *cfg, const char *config_p
 		         t->name, config_path ? config_path : "the embedded local config");
 		if (t->policy)
 			warn_policy("glassbox serve", t->policy, t->policy_source);
+		/* parsed once for all its sessions; one that does not parse is left
+		 * to the start's check, which names the tenant and stops */
+		t->parsed = NULL;
+		if (policy_tenant_parse(t->policy, t->policy_source, &t->parsed, err, sizeof(err)) <
+		    0)
+			t->parsed = NULL;
+	}
+}
+
+void cli_policy_serve_release(struct mcp_serve_config *cfg)
+{
+	size_t i;
+
+	for (i = 0; cfg && i < cfg->n_tenants; i++) {
+		policy_tenant_unref(cfg->tenants[i].parsed);
+		cfg->tenants[i].parsed = NULL;
 	}
 }

@@ -14,6 +14,7 @@
 #include "common/util.h"
 #include "evidence/audit.h"
 #include "flows/flow.h"
+#include "policy/tenant.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -316,6 +317,8 @@ int cli_cmd_run(int argc, char **argv, const char *default_data_dir)
 	struct flow_vars *vars = NULL;
 	struct act_config cfg;
 	json_t *policy = NULL;
+	struct policy_tenant *parsed = NULL;
+	char perr[4096];
 	char err[1024], since[40];
 	int64_t t0;
 	size_t i, failed;
@@ -330,6 +333,13 @@ int cli_cmd_run(int argc, char **argv, const char *default_data_dir)
 	}
 	if (check_profile(&o) < 0 || load_policy(o.config_path, &policy) < 0)
 		goto out;
+	/* parsed once, for every flow's session; every error in it at once */
+	if (policy_tenant_parse(policy, o.config_path, &parsed, perr, sizeof(perr)) < 0) {
+		fprintf(stderr, "glassbox run: the policy %s is not valid:\n%s\n",
+		        o.config_path ? o.config_path : "(none)", perr);
+		goto out;
+	}
+	cli_policy_warn("glassbox run", policy, o.config_path);
 	if (flow_vars_load(o.vars_path, &vars, err, sizeof(err)) < 0) {
 		fprintf(stderr, "glassbox run: %s\n", err);
 		goto out;
@@ -366,6 +376,7 @@ int cli_cmd_run(int argc, char **argv, const char *default_data_dir)
 	cfg.headless = !o.headed;
 	cfg.tenant_policy = policy;
 	cfg.policy_source = o.config_path;
+	cfg.policy = parsed;
 	pool.cfg = &cfg;
 	gb_utc_iso8601(since, sizeof(since));
 	t0 = gb_now_ms();
@@ -402,6 +413,7 @@ out:
 	free(o.flow_paths);
 	flow_vars_free(vars);
 	json_decref(policy);
+	policy_tenant_unref(parsed);
 	pthread_mutex_destroy(&pool.lock);
 	return rc;
 }

@@ -348,6 +348,7 @@ out:
 	if (st.data_dir) /* the lock was made with it */
 		pthread_mutex_destroy(&st.unowned_lock);
 	store_close(store);
+	cli_policy_serve_release(cfg);
 	mcp_serve_config_free(cfg);
 	json_decref(credentials);
 	json_decref(local_policy);

@@ -5,6 +5,7 @@
 #ifndef GB_CLI_COMMANDS_H
 #define GB_CLI_COMMANDS_H
 
+#include <jansson.h>
 #include <stdio.h>
 
 /* The help of every command (help.c). cli_help_has: 1 when command has an
@@ -44,7 +45,6 @@ int cli_cmd_serve(const struct cli_serve_args *a);
  * 0 valid, 2 not valid or not readable. */
 int cli_cmd_policy(int argc, char **argv);
 
-#include <jansson.h>
 struct mcp_serve_config;
 /* Prints the warnings about a tenant's policy (borrowed; NULL: none) to
  * stderr, each with prefix ("glassbox init") and source (the file). */
@@ -52,5 +52,7 @@ void cli_policy_warn(const char *prefix, const json_t *policy, const char *sourc
 /* Names each tenant's policy source ("tenants.<name>.policy of FILE") for
  * the refusals of its sessions, and prints each policy's warnings. */
 void cli_policy_serve_prepare(struct mcp_serve_config *cfg, const char *config_path);
+/* Drops what cli_policy_serve_prepare parsed (cfg may be NULL). */
+void cli_policy_serve_release(struct mcp_serve_config *cfg);
 
 #endif

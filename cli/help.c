@@ -199,6 +199,16 @@ static const struct cli_help helps[] = {
 	  "  --tenant T          the tenant (default \"local\")\n"
 	  "  --json              machine-readable output\n" DATA_DIR_OPTION,
 	  "printf %s \"$PASSWORD\" | glassbox secret set SHOP_PASSWORD --hosts shop.test\n" },
+	{ "policy", "check a policy: the effective one (defaults shown) and its warnings",
+	  "glassbox policy check FILE [--json]\n",
+	  "Reads FILE, a tenant's policy (the JSON of glassbox mcp --config or run\n"
+	  "--config) or a service config of glassbox serve (then each tenant's policy),\n"
+	  "and prints the effective policy with every default shown, its hash and its\n"
+	  "warnings; or every error in it. Exit status: 0 valid (warnings or not), 2 not\n"
+	  "valid or not readable.\n",
+	  "  --json              one JSON object: {\"valid\", \"policies\": [{\"source\",\n"
+	  "                      \"effective\", \"warnings\"} | {\"source\", \"errors\"}]}\n",
+	  "glassbox policy check fixtures/policy/loopback.json\n" },
 	{ "version", "print the version", "glassbox version\nglassbox --version\n",
 	  "Prints \"glassbox VERSION\".\n", NULL, "glassbox --version\n" },
 	{ "help", "print the help of glassbox or of one command",

@@ -250,6 +250,7 @@ struct http_session *hs_create(struct hs_table *t, const struct mcp_tenant *tena
 	hs->cfg.tenant = tenant->name;
 	hs->cfg.tenant_policy = tenant->policy;
 	hs->cfg.policy_source = tenant->policy_source[0] ? tenant->policy_source : NULL;
+	hs->cfg.policy = tenant->parsed;
 	hs->cfg.action_timeout_ms = tenant->action_timeout_ms;
 	hs->cfg.prelaunch = t->cfg->prelaunch; /* the browser starts while the client initializes */
 	hs->cfg.profile_save_at_end = 1;       /* unless cut off (hs_close) */

@@ -21,6 +21,7 @@
 #include <stddef.h>
 
 struct act_config;
+struct policy_tenant;
 
 #define MCP_TENANT_NAME_MAX 64
 #define MCP_ORIGINS_MAX 16
@@ -30,6 +31,8 @@ struct mcp_tenant {
 	unsigned char token_sha256[32]; /* SHA-256 of the bearer token */
 	json_t *policy;                 /* owned: the tenant's policy, or NULL */
 	char policy_source[320];        /* "tenants.<name>.policy of FILE", or "" */
+	struct policy_tenant *parsed;   /* the policy parsed once for all the tenant's
+	                                 * sessions (cli_policy_serve_prepare), or NULL */
 	int max_sessions;               /* at once, this tenant */
 	int tool_calls_per_session;     /* 0: no budget */
 	int action_timeout_ms;          /* per tool call */

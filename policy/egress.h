@@ -9,21 +9,24 @@
  *     "allow": ["shop.test", "*.example.com", "https://api.example.org:8443", "[::1]:8080"],
  *     "deny": ["ads.example.com", "*.tracker.test"],
  *     "default": "deny",
- *     "allow_private": ["127.0.0.1", "10.1.0.0/16", "fd12:3456::/32"],
+ *     "allow_private": ["127.0.0.1:8080", "10.1.0.0/16", "[::1]:*", "fd12:3456::/32"],
  *     "hosts": {"shop.test": "127.0.0.1", "dual.test": ["127.0.0.1", "::1"]}
  *   }
  *
  * Every key is optional; unknown keys are an error. A pattern is
  * [scheme://]host[:port]: host is a name ("shop.test"), "*.name" (every
  * subdomain of name at any depth, not name itself), "*" (any host), or an
- * address literal ("10.0.0.5", "[::1]"). Matching is case-insensitive and
- * ignores a trailing dot. scheme is http or https (ws and wss count as
- * http and https); a pattern with a scheme and no port means that scheme's
- * default port; without both, any scheme and any port. "deny" is checked
- * first. "default" is "deny" when "allow" is set (and must then be) and
- * "allow" otherwise. "allow_private" lists the loopback, private and
- * special-purpose addresses or CIDR ranges that may be connected to; an
- * allow pattern that is an address literal also names its address.
+ * address literal ("10.0.0.5", "[::1]"); port is a number or "*" (every
+ * port). Matching is case-insensitive and ignores a trailing dot. scheme
+ * is http or https (ws and wss count as http and https). A pattern
+ * without a port means the default ports of the schemes it allows, as an
+ * origin does: 80 and 443, or its scheme's; in "deny", every port. "deny"
+ * is checked first. "default" is "deny" when "allow" is set (and must then
+ * be) and "allow" otherwise (any public host, any port). "allow_private"
+ * lists the loopback, private and special-purpose addresses or CIDR
+ * ranges that may be connected to, as address[/prefix][:port] (without a
+ * port: 80 and 443; "[::1]:8080" for IPv6 with a port); an allow pattern
+ * that is an address literal also names its address, on its ports.
  * Link-local (169.254/16, fe80::/10), cloud metadata (169.254.169.254,
  * fd00:ec2::254, 100.100.100.200), unspecified, multicast and reserved
  * addresses are refused whatever the config says (listing one is an
@@ -72,6 +75,8 @@ struct policy_decision {
 	char message[768]; /* for the agent: what was refused (host, port) and by which
 	                    * rule, naming no other policy entry, and the line that would
 	                    * lift it */
+	size_t fix_at;     /* where in message that line starts (0: none): what a page
+	                    * is shown ends there */
 };
 
 /*
@@ -112,7 +117,8 @@ void policy_egress_set_source(struct policy_egress *p, const char *source);
 
 /*
  * Checks a URL a request or a navigation goes to (layer 2, and layer 3's
- * first step): the scheme (http, https, ws, wss only), the host against
+ * first step): the scheme (http, https, ws, wss only; about:blank and
+ * about:srcdoc pass, as they reach no network), the host against
  * deny, allow and default, and, when the host is an address literal in
  * any encoding (0xa9fea9fe, 2852039166, [::ffff:169.254.169.254]) or has a
  * resolver override, that address against the refused ranges. A name
@@ -127,8 +133,9 @@ int policy_egress_check_url(const struct policy_egress *p, const char *url,
  * Checks one address that host (for messages and for address literals
  * named by an allow pattern; may be NULL) resolved to, before connecting:
  * always-refused ranges, then loopback/private/special ranges unless the
- * policy names the address. sa is AF_INET or AF_INET6 (v4-mapped v6 is
- * checked as the v4 address it carries). Returns 0 or -POLICY_EREFUSED;
+ * policy names the address on the port of sa (a port of 0, unknown, is
+ * named only by an entry for every port). sa is AF_INET or AF_INET6
+ * (v4-mapped v6 is checked as the v4 address it carries). Returns 0 or -POLICY_EREFUSED;
  * d is always filled in.
  */
 int policy_egress_check_addr(const struct policy_egress *p, const char *host,
@@ -330,7 +337,9 @@ int policy_host_pattern_check(const char *pattern, char *why, size_t whylen);
 
 /* 1 when url (http, https, ws or wss) goes to a host, port and scheme
  * that pattern matches; 0 when not, or when url or pattern does not
- * parse. Pure and thread-safe. */
+ * parse. Unlike egress.allow, a pattern without scheme and port matches
+ * every port (a secret names a site; egress decides its ports). Pure and
+ * thread-safe. */
 int policy_url_matches_host_pattern(const char *pattern, const char *url);
 
 #endif

@@ -146,7 +146,13 @@ void proxy_reply_error(struct proxy_conn *c, int status, const char *reason, con
 /* Refuses the request in progress with decision d: 403, a record. */
 void proxy_refuse(struct policy_proxy *px, struct proxy_conn *c, const struct policy_decision *d)
 {
+	char shown[sizeof(d->message)];
+
 	proxy_report(px, c->method, c->url, d->host[0] ? d->host : c->host, d->addr, d->rule,
 	             d->message);
-	proxy_reply_error(c, 403, "Forbidden", d->rule, d->message);
+	/* the page gets what was refused and why, not how the policy could allow it */
+	snprintf(shown, sizeof(shown), "%.*s",
+	         (int)(d->fix_at && d->fix_at < sizeof(shown) ? d->fix_at : sizeof(shown) - 1),
+	         d->message);
+	proxy_reply_error(c, 403, "Forbidden", d->rule, shown);
 }

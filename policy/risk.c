@@ -753,9 +753,24 @@ static void prepare(const struct policy_action_facts *f, struct risk_scratch *s)
 	s->cross_site = f->dest_url && policy_is_cross_site(f->page_url, f->dest_url);
 }
 
-/* Writes the agent's message for a decision that is not "allow". */
-static void write_message(struct policy_risk_decision *d)
+/* Writes the agent's message for a decision that is not "allow": for a
+ * forbidden action, also the line of the tenant's policy that would allow
+ * it (for the operator; the agent cannot change the policy). */
+static void write_message(struct policy_risk_decision *d, const struct policy_action_facts *f)
 {
+	char fix[300] = "";
+
+	if (d->verdict == POLICY_RISK_FORBID && !strcmp(d->rule, "evaluate"))
+		snprintf(fix, sizeof(fix),
+		         " (the operator can allow scripts with \"risk\": {\"evaluate\": "
+		         "\"allow\"} in the tenant's policy)");
+	else if (d->verdict == POLICY_RISK_FORBID)
+		snprintf(
+		    fix, sizeof(fix),
+		    " (the operator can allow it with a rule of the tenant's policy that comes "
+		    "first: \"risk\": {\"rules\": [{\"name\": \"allow-%s\", \"decision\": "
+		    "\"allow\", \"when\": {\"kind\": \"%s\", ...}}]})",
+		    policy_action_kind_name(f->kind), policy_action_kind_name(f->kind));
 	if (d->verdict == POLICY_RISK_APPROVE)
 		snprintf(d->message, sizeof(d->message),
 		         "this action needs a person's approval (rule %s): %s", d->rule,
@@ -764,8 +779,8 @@ static void write_message(struct policy_risk_decision *d)
 		snprintf(
 		    d->message, sizeof(d->message),
 		    "this action is forbidden by the tenant's policy (rule %s): %s. It cannot be "
-		    "approved; do not retry it, choose another way or ask the operator",
-		    d->rule, d->summary);
+		    "approved; do not retry it, choose another way or ask the operator%s",
+		    d->rule, d->summary, fix);
 	else
 		d->message[0] = '\0';
 }
@@ -812,7 +827,7 @@ int policy_risk_classify(const struct policy_risk *r, const struct policy_action
 		}
 	}
 decided:
-	write_message(d);
+	write_message(d, facts);
 out:
 	free(s);
 	return rc;

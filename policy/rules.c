@@ -777,7 +777,7 @@ static void entry_for(const char *host, int port, char *out, size_t outlen)
 	int v6 = strchr(host, ':') != NULL;
 
 	if (port == 80 || port == 443)
-		snprintf(out, outlen, "%s", host);
+		snprintf(out, outlen, "%s%s%s", v6 ? "[" : "", host, v6 ? "]" : "");
 	else
 		snprintf(out, outlen, "%s%s%s:%d", v6 ? "[" : "", host, v6 ? "]" : "", port);
 }
@@ -855,6 +855,7 @@ int policy_egress_check_target(const struct policy_egress *p, int scheme_class, 
 			    "%s:%d is refused by the deny rule \"%s\" of the %s's egress policy "
 			    "(rule egress-deny)",
 			    hp, port, l->deny[i].text, l->scope);
+			d->fix_at = strlen(d->message);
 			append_fix(p, l->scope, "remove", "deny", l->deny[i].text, d->message,
 			           sizeof(d->message));
 			rc = -POLICY_EREFUSED;
@@ -879,6 +880,7 @@ int policy_egress_check_target(const struct policy_egress *p, int scheme_class, 
 				    "%s:%d is not allowed by the %s's egress policy (rule "
 				    "egress-not-allowed): only the hosts it lists can be reached",
 				    hp, port, l->scope);
+			d->fix_at = strlen(d->message);
 			append_fix(p, l->scope, "add", "allow", entry, d->message,
 			           sizeof(d->message));
 			rc = -POLICY_EREFUSED;
@@ -958,6 +960,7 @@ int policy_egress_check_ip(const struct policy_egress *p, const char *host,
 		    "connection to %s refused: %s is reachable only when the %s's egress policy "
 		    "names it (rule %s)",
 		    what, policy_class_words(c), scope, d->rule);
+		d->fix_at = strlen(d->message);
 		append_fix(p, scope, "add", "allow_private", entry, d->message, sizeof(d->message));
 		rc = -POLICY_EREFUSED;
 		goto out;

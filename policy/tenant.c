@@ -110,9 +110,26 @@ static void parse_egress(struct policy_tenant *t, const json_t *egress, struct e
 		return;
 	}
 	if (json_is_object(egress)) {
+		json_t *others = json_deep_copy(egress);
+		struct policy_egress *p = NULL;
+
 		n += check_egress_list(egress, "allow", e);
 		n += check_egress_list(egress, "deny", e);
 		n += check_egress_list(egress, "allow_private", e);
+		/* and what is wrong besides the list entries (hosts, default, keys) */
+		if (n && others) {
+			if (json_is_array(json_object_get(others, "allow")))
+				json_object_set_new(others, "allow", json_array());
+			if (json_is_array(json_object_get(others, "deny")))
+				json_object_del(others, "deny");
+			if (json_is_array(json_object_get(others, "allow_private")))
+				json_object_del(others, "allow_private");
+			err[0] = '\0';
+			if (policy_egress_parse(others, &p, err, sizeof(err)) < 0)
+				add_error(e, "policy.%s", err);
+			policy_egress_free(p);
+		}
+		json_decref(others);
 	}
 	if (!n)
 		add_error(e, "policy.%s", err);
@@ -282,6 +299,7 @@ static void warn_every_port(struct policy_tenant *t)
 				continue;
 			if (pat->wildcard &&
 			    !(strlen(o->host) > strlen(pat->host) + 1 &&
+			      o->host[strlen(o->host) - strlen(pat->host) - 1] == '.' &&
 			      !strcmp(o->host + strlen(o->host) - strlen(pat->host), pat->host)))
 				continue;
 			for (size_t a = 0; !inner && a < o->naddrs; a++)

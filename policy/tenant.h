@@ -38,16 +38,16 @@ struct policy_tenant;
 
 /* The settings outside egress and risk, defaults filled in. */
 struct policy_tenant_settings {
-	int elicit_approvals;       /* approvals.elicitation */
-	int hidden_text_drop;       /* page_content.hidden_text is "drop" */
-	int browser_memory_mb;      /* limits; 0: none */
-	int browser_cpu_percent;    /* limits; 0: none */
-	int browser_cpu_window_s;   /* limits; 0: the default window */
-	int require_evidence;       /* refuse page-changing actions without evidence */
-	int before_screenshots;     /* a screenshot before each page-changing action too */
-	int retention_days;         /* 0: kept */
+	int elicit_approvals;     /* approvals.elicitation */
+	int hidden_text_drop;     /* page_content.hidden_text is "drop" */
+	int browser_memory_mb;    /* limits; 0: none */
+	int browser_cpu_percent;  /* limits; 0: none */
+	int browser_cpu_window_s; /* limits; 0: the default window */
+	int require_evidence;     /* refuse page-changing actions without evidence */
+	int before_screenshots;   /* a screenshot before each page-changing action too */
+	int retention_days;       /* 0: kept */
 	int layer_tool, layer_fetch, layer_proxy; /* egress_layers; 1 unless turned off */
-	int layer_netns;            /* 1 asked on, 0 asked off, -1 where the machine allows */
+	int layer_netns; /* 1 asked on, 0 asked off, -1 where the machine allows */
 };
 
 /*
@@ -82,8 +82,9 @@ const struct policy_risk *policy_tenant_risk(const struct policy_tenant *p);
 const struct policy_tenant_settings *policy_tenant_settings(const struct policy_tenant *p);
 
 /* "sha256:<64 hex>" of the policy as written (keys sorted, compact): the
- * same policy gives the same hash whatever its spacing or key order. For
- * the environment manifest. Borrowed. */
+ * same policy gives the same hash whatever its spacing or key order. The
+ * environment manifest of each session (evidence/, policy_sha256) hashes
+ * the same canonical form: the two agree. Borrowed. */
 const char *policy_tenant_hash(const struct policy_tenant *p);
 
 /* Where the policy is written, or "". Borrowed. */

@@ -9,11 +9,13 @@
 import { test, before, after } from 'node:test';
 import fs from 'node:fs';
 import path from 'node:path';
-import { assert, openGlassbox, startFixtureServer, callTool, sc, dump, newDataDir, auditText } from '../e2e/lib.mjs';
+import { spawnSync } from 'node:child_process';
+import { assert, openGlassbox, startFixtureServer, callTool, sc, dump, newDataDir, auditText, glassboxBin } from '../e2e/lib.mjs';
 
 let fixture;
 let gb;
 let dir;
+let config;
 const blocked = [];
 
 async function call(name, args) {
@@ -35,7 +37,7 @@ function auditedRefusals() {
 before(async () => {
   fixture = await startFixtureServer();
   dir = newDataDir('glassbox-background-');
-  const config = path.join(dir, 'policy.json');
+  config = path.join(dir, 'policy.json');
   // only the fixture site: everything Chromium asks for on its own is refused
   fs.writeFileSync(config, JSON.stringify({
     egress: { allow: ['127.0.0.1:*'], allow_private: ['127.0.0.1:*'] },
@@ -88,4 +90,18 @@ test("a page's own request to one of those hosts is still in blocked", async () 
     assert.equal(b.rule, 'egress-not-allowed', JSON.stringify(b));
     assert.notEqual(b.browser_own, true, JSON.stringify(b));
   }
+});
+
+test("the session's manifest carries the hash glassbox policy check shows for its policy", () => {
+  const check = spawnSync(glassboxBin(), ['policy', 'check', config, '--json'], { encoding: 'utf8' });
+  assert.equal(check.status, 0, check.stdout + check.stderr);
+  const hash = JSON.parse(check.stdout).policies[0].effective.hash;
+  assert.match(hash, /^sha256:[0-9a-f]{64}$/);
+  const opened = auditText(dir, 'local')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l))
+    .filter((rec) => rec.kind === 'session_opened');
+  assert.ok(opened.length > 0, 'a session_opened record');
+  for (const rec of opened) assert.equal(`sha256:${rec.body.manifest.policy_sha256}`, hash, JSON.stringify(rec.body.manifest));
 });

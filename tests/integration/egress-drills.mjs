@@ -411,6 +411,7 @@ export function defineDrills(run) {
     ['by its address (127.0.0.1, a port the policy does not allow)', '127.0.0.1', 'ip-'],
     ['by an allowed name on a port the policy does not allow', 'shop.test', 'port-'],
     ['by a name allowed without a port (ports 80 and 443), mapped to its address', 'portless.test', 'portless-'],
+    ['by that name with a trailing dot (the same host)', 'portless.test.', 'dot-'],
   ]) {
     const chs = ['fetch', 'img', 'websocket'];
     test(`[${layerName}] the denied server ${what}: the page tries ${chs}`, async () => {
@@ -432,7 +433,7 @@ export function defineDrills(run) {
           what: `${c} ${what}`,
         });
         for (const b of refusalsFor(log, { pathPart: `/leak/${tag}${c}`, tunnel: c === 'websocket' ? `${host}:${run.D}` : null }))
-          assert.ok((b.message || '').includes(`${host}${host === 'portless.test' ? ' port ' : ':'}${run.D}`), `${c}: the refusal names the port: ${JSON.stringify(b)}`);
+          assert.ok((b.message || '').includes(`${host.replace(/\.$/, '')}${host.startsWith('portless.test') ? ' port ' : ':'}${run.D}`), `${c}: the refusal names the port: ${JSON.stringify(b)}`);
         assert.equal(res[c].allowed, PAGE_SAW[c] || 'loaded', `${c}: ${JSON.stringify(res)}`);
       });
     }
@@ -495,7 +496,7 @@ export function defineDrills(run) {
   }
 
   /* ---- at the end: nothing at all reached the denied server ---- */
-  const leaked = (k) => knownLeak(run, k.split('/').pop().replace(/^(ip|port|portless)-/, ''));
+  const leaked = (k) => knownLeak(run, k.split('/').pop().replace(/^(ip|port|portless|dot)-/, ''));
   test(`[${layerName}] the denied server saw no request`, async () => {
     await new Promise((r) => setTimeout(r, 300));
     const { requests } = run.denied.hits();
@@ -528,6 +529,7 @@ export function defineToolDrills(run) {
     ['the denied server by address, on a port the policy does not allow', () => `http://127.0.0.1:${run.D}/leak/tool-ip`, ['egress-not-allowed']],
     ['the denied server by an allowed name, on a port the policy does not allow', () => `http://shop.test:${run.D}/leak/tool-port`, ['egress-not-allowed']],
     ['the denied server by a name allowed without a port', () => `http://portless.test:${run.D}/leak/tool-portless`, ['egress-not-allowed'], 'portless.test port'],
+    ['the denied server by that name with a trailing dot', () => `http://portless.test.:${run.D}/leak/tool-portless-dot`, ['egress-not-allowed'], 'portless.test port'],
   ];
   for (const [what, url, rules, says] of cases) {
     test(`[${layerName}] browser_navigate to ${what} is refused before the browser acts`, async () => {

@@ -136,5 +136,5 @@ test('a bad limits object is refused with what to fix', async () => {
   const gb = await open({ browser_memory_mb: 'lots' });
   const r = await callTool(gb.client, 'browser_navigate', { url: `${fixture.url}/form.html` });
   assert.ok(r.isError, 'the call failed');
-  assert.match(textOf(r), /"limits\.browser_memory_mb" must be a whole number from 64 to/);
+  assert.match(textOf(r), /policy\.limits\.browser_memory_mb must be a whole number from 64 to/);
 });

@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
-import { assert, REPO_ROOT, glassboxBin } from '../e2e/lib.mjs';
+import { assert, REPO_ROOT, glassboxBin, callTool } from '../e2e/lib.mjs';
 import { startServe } from './serve_helpers.mjs';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'glassbox-policy-check-'));
@@ -91,7 +91,25 @@ test('glassbox serve warns at start about every port of a loopback address, nami
   try {
     assert.match(svc.stderr(), /glassbox serve: warning: policy\.egress\.allow\[0\]: "shop\.test:\*" allows every port of a loopback or private address.*\(in tenants\.shop\.policy of /);
     assert.match(svc.stderr(), /warning: policy\.egress\.allow_private\[0\]: every port/);
+    // a refusal of one of its sessions shows the line to add, in that tenant's policy
+    const { client } = await svc.connect('shop');
+    const r = await callTool(client, 'browser_navigate', { url: 'http://other.test/' });
+    assert.equal(r.isError, true, JSON.stringify(r));
+    const text = r.content.map((c) => c.text || '').join('\n');
+    assert.match(text, /rule egress-not-allowed\)[^]*To allow it, add to tenants\.shop\.policy of [^:]*serve[^:]*\.json: "egress": \{"allow": \["other\.test"\]\}/, text);
+    await client.close();
   } finally {
     await svc.stop('SIGTERM');
   }
+});
+
+test('glassbox init warns about every port of a loopback address in the policy it is given', () => {
+  const f = write('init.json', { egress: { allow_private: ['127.0.0.1:*'] } });
+  const data = fs.mkdtempSync(path.join(tmp, 'data-'));
+  const r = spawnSync(glassboxBin(), ['init', '--config', f, '--data-dir', data], { encoding: 'utf8', timeout: 120000 });
+  assert.equal(r.status, 0, r.stdout + r.stderr);
+  assert.match(r.stderr, /glassbox init: warning: policy\.egress\.allow_private\[0\]: every port of a loopback or private address is allowed.*\(in .*init\.json\)/);
+  const quiet = spawnSync(glassboxBin(), ['init', '--config', write('quiet.json', { egress: { allow_private: ['127.0.0.1:8080'] } }), '--data-dir', data], { encoding: 'utf8', timeout: 120000 });
+  assert.equal(quiet.status, 0, quiet.stdout + quiet.stderr);
+  assert.doesNotMatch(quiet.stderr, /warning: policy/);
 });

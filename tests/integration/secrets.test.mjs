@@ -146,6 +146,8 @@ test('a secret is refused on another host', async () => {
   const snap = await loginPage('evil.test');
   const r = await call('browser_type', { target: findRef(snap, 'textbox', 'Password'), secret: 'SHOP_PASSWORD' });
   assertRefused(r, /evil\.test.*may only be typed on shop\.test/);
+  // and what its owner would run to allow that site
+  assert.match(textOf(r), /glassbox secret set SHOP_PASSWORD --hosts shop\.test,evil\.test/, textOf(r));
   assert.equal(await evaluate(client, `() => document.getElementById('password').value`), '');
 });
 

@@ -60,23 +60,27 @@ static void test_scrub_typed_secrets(void **state)
 static void test_page_content_policy(void **state)
 {
 	struct act_session s;
-	char err[256];
+	struct policy_tenant *t = NULL;
+	char err[1024];
 	json_t *p;
 
 	(void)state;
 	memset(&s, 0, sizeof(s));
-	assert_int_equal(act_secrets_start(&s, NULL, err, sizeof(err)), 0);
+	act_secrets_start(&s, NULL);
 	assert_int_equal(s.hidden_text, SNAP_HIDDEN_FLAG);
 	p = json_pack("{s:{s:s}}", "page_content", "hidden_text", "drop");
-	assert_int_equal(act_secrets_start(&s, p, err, sizeof(err)), 0);
+	assert_int_equal(policy_tenant_parse(p, NULL, &t, err, sizeof(err)), 0);
+	act_secrets_start(&s, t);
 	assert_int_equal(s.hidden_text, SNAP_HIDDEN_DROP);
+	policy_tenant_unref(t);
 	json_decref(p);
+	/* the policy is checked once, up front (policy/tenant.h) */
 	p = json_pack("{s:{s:s}}", "page_content", "hidden_text", "hide");
-	assert_int_equal(act_secrets_start(&s, p, err, sizeof(err)), -1);
+	assert_int_equal(policy_tenant_parse(p, NULL, &t, err, sizeof(err)), -POLICY_EINVAL);
 	assert_non_null(strstr(err, "page_content.hidden_text must be \"flag\" or \"drop\""));
 	json_decref(p);
 	p = json_pack("{s:{s:b}}", "page_content", "hidden", 1);
-	assert_int_equal(act_secrets_start(&s, p, err, sizeof(err)), -1);
+	assert_int_equal(policy_tenant_parse(p, NULL, &t, err, sizeof(err)), -POLICY_EINVAL);
 	assert_non_null(strstr(err, "page_content.hidden is not a setting"));
 	json_decref(p);
 }

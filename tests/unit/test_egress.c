@@ -684,6 +684,11 @@ static void test_portless_means_default_ports(void **state)
 	assert_url_refused(p, "http://127.0.0.1:8081/", "egress-not-allowed");
 	assert_url_refused(p, "http://[::1]:8080/", "egress-not-allowed");
 	policy_egress_free(p);
+	/* the line to add is a valid entry for IPv6 too */
+	p = policy_from("{\"allow\": [\"shop.test\"]}");
+	assert_int_equal(policy_egress_check_url(p, "http://[fd00::1]/", &d), -POLICY_EREFUSED);
+	assert_non_null(strstr(d.message, "{\"allow\": [\"[fd00::1]\"]}"));
+	policy_egress_free(p);
 
 	/* ":*": every port */
 	p = policy_from("{\"allow\": [\"shop.test:*\"], \"allow_private\": [\"127.0.0.1:*\"],"

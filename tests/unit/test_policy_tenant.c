@@ -68,15 +68,14 @@ static void test_defaults(void **state)
 	assert_int_equal(strlen(policy_tenant_hash(t)), 7 + 64);
 	eff = policy_tenant_effective(t);
 	assert_non_null(eff);
-	assert_string_equal(json_string_value(json_object_get(
-	                        json_object_get(eff, "page_content"), "hidden_text")),
-	                    "flag");
+	assert_string_equal(
+	    json_string_value(json_object_get(json_object_get(eff, "page_content"), "hidden_text")),
+	    "flag");
 	assert_string_equal(
 	    json_string_value(json_object_get(json_object_get(eff, "risk"), "evaluate")),
 	    "approve");
 	assert_string_equal(
-	    json_string_value(json_object_get(json_object_get(eff, "egress"), "default")),
-	    "allow");
+	    json_string_value(json_object_get(json_object_get(eff, "egress"), "default")), "allow");
 	assert_string_equal(json_string_value(json_object_get(eff, "retention_days")), "kept");
 	json_decref(eff);
 	policy_tenant_unref(t);
@@ -106,8 +105,8 @@ static void test_values_and_effective(void **state)
 	eff = policy_tenant_effective(t);
 	allow = json_object_get(json_object_get(eff, "egress"), "allow");
 	assert_int_equal(json_array_size(allow), 3);
-	assert_string_equal(
-	    json_string_value(json_object_get(json_array_get(allow, 0), "ports")), "80, 443");
+	assert_string_equal(json_string_value(json_object_get(json_array_get(allow, 0), "ports")),
+	                    "80, 443");
 	assert_string_equal(json_string_value(json_object_get(json_array_get(allow, 1), "ports")),
 	                    "8443");
 	assert_string_equal(json_string_value(json_object_get(json_array_get(allow, 2), "ports")),
@@ -117,9 +116,9 @@ static void test_values_and_effective(void **state)
 	        json_array_get(json_object_get(json_object_get(eff, "egress"), "deny"), 0),
 	        "ports")),
 	    "every port");
-	assert_int_equal(
-	    json_integer_value(json_object_get(json_object_get(eff, "risk"), "approval_ttl_seconds")),
-	    60);
+	assert_int_equal(json_integer_value(
+	                     json_object_get(json_object_get(eff, "risk"), "approval_ttl_seconds")),
+	                 60);
 	assert_string_equal(json_string_value(json_object_get(eff, "source")), "test.json");
 	json_decref(eff);
 	policy_tenant_unref(t);
@@ -149,6 +148,11 @@ static void test_every_error_at_once(void **state)
 	assert_non_null(strstr(err, "policy.approvals.elicitation must be true or false"));
 	assert_non_null(strstr(err, "policy.retention_days must be a whole number from 1"));
 
+	/* a bad list entry and a bad resolver override: both named */
+	tenant_error("{\"egress\": {\"allow\": [\"*foo\"], \"hosts\": {\"x.test\": \"nowhere\"}}}",
+	             err, sizeof(err));
+	assert_non_null(strstr(err, "policy.egress.allow[0]: \"*foo\""));
+	assert_non_null(strstr(err, "policy.egress.hosts[\"x.test\"] must be an IP address"));
 	tenant_error("[1]", err, sizeof(err));
 	assert_non_null(strstr(err, "must be a JSON object"));
 	tenant_error("{\"egress\": {\"alow\": []}}", err, sizeof(err));
@@ -168,13 +172,15 @@ static void test_warnings(void **state)
 	size_t i;
 
 	(void)state;
-	t = tenant_from("{\"egress\": {\"allow\": [\"shop.test:*\", \"pub.test:*\", \"127.0.0.1:*\","
-	                " \"shop.test\"], \"allow_private\": [\"127.0.0.1:*\", \"10.0.0.1:8080\"],"
-	                " \"hosts\": {\"shop.test\": \"127.0.0.1\"}},"
-	                " \"egress_layers\": {\"fetch\": false}, \"comment\": \"x\"}");
+	t = tenant_from(
+	    "{\"egress\": {\"allow\": [\"shop.test:*\", \"pub.test:*\", \"127.0.0.1:*\","
+	    " \"shop.test\"], \"allow_private\": [\"127.0.0.1:*\", \"10.0.0.1:8080\"],"
+	    " \"hosts\": {\"shop.test\": \"127.0.0.1\"}},"
+	    " \"egress_layers\": {\"fetch\": false}, \"comment\": \"x\"}");
 	w = policy_tenant_warnings(t);
 	for (i = 0; i < json_array_size(w); i++) {
-		strncat(all, json_string_value(json_array_get(w, i)), sizeof(all) - strlen(all) - 2);
+		strncat(all, json_string_value(json_array_get(w, i)),
+		        sizeof(all) - strlen(all) - 2);
 		strcat(all, "\n");
 	}
 	assert_non_null(strstr(all, "policy.egress.allow[0]: \"shop.test:*\" allows every port"));
@@ -192,8 +198,9 @@ static void test_hash_narrow_and_refs(void **state)
 {
 	struct policy_tenant *a = tenant_from("{\"egress\": {\"allow\": [\"a.test\", \"b.test\"]},"
 	                                      " \"require_evidence\": true}");
-	struct policy_tenant *b = tenant_from("{\"require_evidence\": true,"
-	                                      "   \"egress\": {\"allow\": [\"a.test\", \"b.test\"]}}");
+	struct policy_tenant *b =
+	    tenant_from("{\"require_evidence\": true,"
+	                "   \"egress\": {\"allow\": [\"a.test\", \"b.test\"]}}");
 	struct policy_tenant *c = tenant_from("{\"egress\": {\"allow\": [\"b.test\", \"a.test\"]},"
 	                                      " \"require_evidence\": true}");
 	struct policy_tenant *n = NULL;

@@ -31,6 +31,7 @@ struct events {
 	char url[MAX_EVENTS][512];
 	char layer[MAX_EVENTS][16];
 	char session[MAX_EVENTS][64];
+	char message[MAX_EVENTS][800];
 };
 
 static void on_refusal(void *user, const struct policy_refusal *r)
@@ -45,6 +46,7 @@ static void on_refusal(void *user, const struct policy_refusal *r)
 		snprintf(ev->url[ev->n], 512, "%s", r->url);
 		snprintf(ev->layer[ev->n], 16, "%s", r->layer);
 		snprintf(ev->session[ev->n], 64, "%s", r->session);
+		snprintf(ev->message[ev->n], 800, "%s", r->message);
 		assert_non_null(r->time);
 		assert_true(r->time_unix_ms > 0);
 		ev->n++;
@@ -843,6 +845,65 @@ static void test_http_framing(void **state)
 	    proxy_http_parse_response("HTTP/1.1 2x0 OK\r\n\r\n", 19, &h, why, sizeof(why)), -502);
 }
 
+/* A portless pattern on a loopback-mapped name allows ports 80 and 443
+ * only: another port of the same address is refused by the name (GET and
+ * CONNECT), and an allow_private entry names one port only. The page's 403
+ * names the rule and the port; only the refusal record shows the line that
+ * would allow it. */
+static void test_ports_of_portless_patterns(void **state)
+{
+	struct world w;
+	char req[512];
+	char resp[4096];
+	char want[64];
+
+	(void)state;
+	world_start(&w,
+	            "{\"allow\": [\"shop.test\"], \"allow_private\": [\"127.0.0.1:*\"],"
+	            " \"hosts\": {\"shop.test\": \"127.0.0.1\"}}",
+	            NULL);
+	policy_egress_set_source(w.policy, "/etc/glassbox/shop.json");
+	snprintf(req, sizeof(req), "GET http://shop.test.:%d/ HTTP/1.1\r\nHost: shop.test\r\n\r\n",
+	         w.http.port);
+	roundtrip(&w, req, resp, sizeof(resp));
+	assert_non_null(strstr(resp, "HTTP/1.1 403"));
+	assert_non_null(strstr(resp, "X-Glassbox-Rule: egress-not-allowed"));
+	snprintf(want, sizeof(want), "shop.test port %d", w.http.port);
+	assert_non_null(strstr(resp, want));
+	assert_null(strstr(resp, "To allow it"));
+	assert_null(strstr(resp, "/etc/glassbox"));
+	snprintf(req, sizeof(req), "CONNECT shop.test:%d HTTP/1.1\r\n\r\n", w.echo.port);
+	roundtrip(&w, req, resp, sizeof(resp));
+	assert_non_null(strstr(resp, "egress-not-allowed"));
+	assert_int_equal(atomic_load(&w.http.hits), 0);
+	assert_int_equal(atomic_load(&w.echo.hits), 0);
+	pthread_mutex_lock(&w.ev.lock);
+	assert_int_equal(w.ev.n, 2);
+	snprintf(want, sizeof(want), "[\"shop.test:%d\"]", w.http.port);
+	assert_non_null(strstr(w.ev.message[0], want));
+	assert_non_null(strstr(w.ev.message[0], "add to /etc/glassbox/shop.json: "));
+	pthread_mutex_unlock(&w.ev.lock);
+	world_stop(&w);
+
+	/* every port of the name, but allow_private names another port */
+	world_start(&w,
+	            "{\"allow\": [\"shop.test:*\"], \"allow_private\": [\"127.0.0.1:1\"],"
+	            " \"hosts\": {\"shop.test\": \"127.0.0.1\"}}",
+	            NULL);
+	snprintf(req, sizeof(req), "GET http://shop.test:%d/ HTTP/1.1\r\nHost: shop.test\r\n\r\n",
+	         w.http.port);
+	roundtrip(&w, req, resp, sizeof(resp));
+	assert_non_null(strstr(resp, "X-Glassbox-Rule: addr-loopback"));
+	snprintf(want, sizeof(want), "resolved to 127.0.0.1) port %d", w.http.port);
+	assert_non_null(strstr(resp, want));
+	assert_int_equal(atomic_load(&w.http.hits), 0);
+	pthread_mutex_lock(&w.ev.lock);
+	snprintf(want, sizeof(want), "{\"allow_private\": [\"127.0.0.1:%d\"]}", w.http.port);
+	assert_non_null(strstr(w.ev.message[0], want));
+	pthread_mutex_unlock(&w.ev.lock);
+	world_stop(&w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -851,6 +912,7 @@ int main(void)
 		cmocka_unit_test(test_connect_tunnels_both_ways),
 		cmocka_unit_test(test_upgrade_tunnels_after_101),
 		cmocka_unit_test(test_loopback_override_needs_naming),
+		cmocka_unit_test(test_ports_of_portless_patterns),
 		cmocka_unit_test(test_devtools_port_refused_whatever_the_policy),
 		cmocka_unit_test(test_refused_ports_keep_the_latest),
 		cmocka_unit_test(test_url_is_loopback_port),

@@ -348,6 +348,18 @@ static void test_evaluate_per_tenant(void **state)
 	assert_int_equal(d.verdict, POLICY_RISK_FORBID);
 	assert_non_null(strstr(d.message, "forbidden"));
 	assert_non_null(strstr(d.message, "cannot be approved"));
+	/* the key that would lift it */
+	assert_non_null(strstr(d.message, "\"risk\": {\"evaluate\": \"allow\"}"));
+	policy_risk_free(r);
+	r = rules_from("{\"rules\": [{\"name\": \"no-clicks\", \"decision\": \"forbid\","
+	               " \"when\": {\"kind\": \"click\"}}]}");
+	f.kind = POLICY_ACT_CLICK;
+	d = classify(r, &f);
+	assert_int_equal(d.verdict, POLICY_RISK_FORBID);
+	assert_non_null(strstr(d.message, "rule no-clicks"));
+	assert_non_null(
+	    strstr(d.message, "\"decision\": \"allow\", \"when\": {\"kind\": \"click\""));
+	f.kind = POLICY_ACT_EVALUATE;
 	policy_risk_free(r);
 	/* defaults off still keeps the evaluate setting */
 	r = rules_from("{\"defaults\": false}");
