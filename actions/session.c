@@ -229,10 +229,9 @@ out:
 		prof_lease_close(s->profile);
 		json_decref(s->profile_origins);
 		json_decref(s->policy);
-		policy_tenant_unref(s->tenant_policy);
-		policy_tenant_unref(s->tenant_policy);
 		act_gates_stop(s);
 		act_egress_stop(s);
+		policy_tenant_unref(s->tenant_policy);
 		act_keeper_stop(s->keeper);
 		evid_audit_close(s->audit);
 		evid_store_close(s->store);
@@ -310,6 +309,7 @@ void act_session_free(struct act_session *s)
 	json_decref(s->profile_closed);
 	json_decref(s->profile_origins);
 	act_secrets_stop(s);
+	policy_tenant_unref(s->tenant_policy);
 	free(s->last_snapshot);
 	pthread_mutex_destroy(&s->lock);
 	pthread_cond_destroy(&s->cond);
