@@ -5,7 +5,8 @@
 #
 #   GLASSBOX_BIN=path/to/glassbox  (default build/glassbox)
 #   NODE_TEST_CONCURRENCY=N        test files run at once (default 2)
-#   extra arguments are passed to node --test (e.g. --test-name-pattern=...)
+#   test files given as arguments run alone (tests/integration/serve.test.mjs);
+#   other arguments are passed to node --test (e.g. --test-name-pattern=...)
 #
 # Exits non-zero when a test fails.
 set -euo pipefail
@@ -22,8 +23,18 @@ if [ ! -x "$bin" ]; then
 	echo "run-node-tests: warning: $bin is missing or not executable; the tests will fail" >&2
 fi
 
+# Test files among the arguments run alone; other arguments go to node --test.
 files=()
-while IFS= read -r f; do files+=("$f"); done < <(find tests/e2e tests/integration -name node_modules -prune -o -name '*.test.mjs' -print | sort)
+args=()
+for a in "$@"; do
+	case "$a" in
+	*.test.mjs) files+=("$a") ;;
+	*) args+=("$a") ;;
+	esac
+done
+if [ "${#files[@]}" -eq 0 ]; then
+	while IFS= read -r f; do files+=("$f"); done < <(find tests/e2e tests/integration -name node_modules -prune -o -name '*.test.mjs' -print | sort)
+fi
 if [ "${#files[@]}" -eq 0 ]; then
 	echo "run-node-tests: no test files found" >&2
 	exit 1
@@ -36,7 +47,7 @@ set +e
 node --test --test-concurrency="${NODE_TEST_CONCURRENCY:-2}" \
 	--test-reporter=spec --test-reporter-destination=stdout \
 	--test-reporter=./tests/failures-reporter.mjs --test-reporter-destination="$failures" \
-	"$@" "${files[@]}" 2>&1 | tee "$log"
+	"${args[@]}" "${files[@]}" 2>&1 | tee "$log"
 rc=${PIPESTATUS[0]}
 set -e
 
