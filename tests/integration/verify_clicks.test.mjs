@@ -94,7 +94,8 @@ test('under a CPU hog, a button jumping by timers is clicked or reported missed,
       codes[code] = (codes[code] || 0) + 1;
       if (sc(r).ok) assert.equal(seen, 1, `ok: true only when the jumper's own listener saw the click: ${dump(r)}`);
       else {
-        assert.ok(['missed', 'not_stable'].includes(code), dump(r));
+        // covered: it jumped under its neighbour at the moment of the check
+        assert.ok(['missed', 'not_stable', 'covered'].includes(code), dump(r));
         assert.equal(seen, 0, `a click reported failed did not reach the jumper: ${dump(r)}`);
       }
     }
