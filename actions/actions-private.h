@@ -218,6 +218,9 @@ struct act_ctx {
 	int in_ledger;                     /* the operation is open in the ledger */
 	int acted;                         /* marked running: input may have reached the page */
 	char url_before[2048];
+	/* the URL of the target's frame when it is not the page's (gates.c),
+	 * "" otherwise: where the action happened, for the record */
+	char frame_url[2048];
 	/* where the screenshot being stored starts, in CSS px from the viewport's
 	 * origin (full-page and element screenshots), to mask secret fields */
 	double shot_dx;

@@ -390,8 +390,11 @@ static int gate_run(struct act_ctx *ctx, const char *approval_id, int may_ask)
 		    json_string_value(json_object_get(facts, "href"))[0])
 			f.dest_url = json_string_value(json_object_get(facts, "href"));
 		if (strcmp(gb_or(json_string_value(json_object_get(facts, "frame")), ""),
-		           f.page_url))
+		           f.page_url)) {
 			f.frame_url = json_string_value(json_object_get(facts, "frame"));
+			snprintf(ctx->frame_url, sizeof(ctx->frame_url), "%s",
+			         gb_or(f.frame_url, ""));
+		}
 	}
 	if (f.kind == POLICY_ACT_NAVIGATE)
 		f.dest_url = json_string_value(json_object_get(ctx->args, "url"));

@@ -492,6 +492,8 @@ static void keep_record(struct act_ctx *ctx)
 			json_object_set_new(element, "role", json_string(ref->role));
 		if (ref && ref->name)
 			json_object_set_new(element, "name", json_string(ref->name));
+		if (ctx->frame_url[0])
+			json_object_set_new(element, "frame_url", json_string(ctx->frame_url));
 		if (ctx->annotation.has_box)
 			json_object_set_new(
 			    element, "box",

@@ -517,6 +517,7 @@ static void render_tool_call(struct report *r, const struct evid_record *rec)
 	render_actor(r, rec);
 	render_flow(r, rec);
 	render_element(r, json_object_get(body, "element"));
+	kv(r, "Frame", json_object_get(json_object_get(body, "element"), "frame_url"), "url");
 	kv(r, "URL before", json_object_get(body, "url_before"), "url");
 	kv(r, "URL after", json_object_get(body, "url"), "url");
 	kv(r, "Title", json_object_get(body, "title"), NULL);

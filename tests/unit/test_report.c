@@ -380,10 +380,11 @@ static char *actor_trail_report(struct fx *f)
 	                    "click button \"Delete all orders\""),
 	          NULL); /* 3 */
 	fx_append(f, TENANT, EVID_AUDIT_TOOL_CALL, "s-9", "op-2",
-	          json_pack("{s:s, s:s, s:b, s:{s:s, s:s}, s:{s:s, s:s}}", "tool", "browser_click",
-	                    "client", "inspector-cli", "ok", 0, "error", "code",
+	          json_pack("{s:s, s:s, s:b, s:{s:s, s:s}, s:{s:s, s:s, s:s}}", "tool",
+	                    "browser_click", "client", "inspector-cli", "ok", 0, "error", "code",
 	                    "approval_required", "message", "not done", "element", "description",
-	                    "button \"Delete all orders\" [e21]", "ref", "e21"),
+	                    "button \"Delete all orders\" [e21]", "ref", "e21", "frame_url",
+	                    "https://shop.example/orders-frame"),
 	          NULL); /* 4 */
 	fx_append(f, TENANT, EVID_AUDIT_APPROVAL_GRANTED, NULL, "op-2",
 	          json_pack("{s:s, s:s, s:s, s:s}", "approval_id", "apr-1", "by", "alice",
@@ -419,6 +420,9 @@ static void test_report_actor_and_counters(void **state)
 	/* what: the element as resolved, never a bare ref */
 	assert_non_null(strstr(html, "button &quot;Delete all orders&quot; [e21]"));
 	assert_null(strstr(html, "element ref"));
+	/* where: the frame the element is in, when it is not the page's */
+	assert_non_null(
+	    strstr(html, "<dt>Frame</dt><dd class=\"url\">https://shop.example/orders-frame"));
 	/* the request for an approval is a row of its own */
 	assert_non_null(strstr(html, "approval requested"));
 	/* counters: one refusal, one held action (asked for and failed: once), one decision */
