@@ -414,8 +414,14 @@ export function listFiles(dir) {
 export function auditText(dataDir, tenant) {
   return listFiles(path.join(dataDir, 'tenants', tenant, 'audit'))
     .filter((f) => f.endsWith('.jsonl'))
+    .sort()
     .map((f) => fs.readFileSync(f, 'utf8'))
     .join('');
+}
+
+/* The audit records of tenant (default "local") in dataDir, oldest first. */
+export function auditRecords(dataDir, tenant = 'local') {
+  return auditText(dataDir, tenant).split('\n').filter(Boolean).map((l) => JSON.parse(l));
 }
 
 /* Files under dir whose bytes contain needle (as UTF-8, and as UTF-16LE). */

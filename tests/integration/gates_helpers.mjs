@@ -11,7 +11,7 @@ import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { assert, glassboxBin, REPO_ROOT, dump, sc, findRef, snapshot } from '../e2e/lib.mjs';
+import { assert, glassboxBin, REPO_ROOT, dump, sc, findRef, snapshot, auditRecords } from '../e2e/lib.mjs';
 
 export const GATES_POLICY = path.join(REPO_ROOT, 'fixtures', 'policy', 'gates.json');
 export const TTL_SECONDS = JSON.parse(fs.readFileSync(GATES_POLICY, 'utf8')).risk.approval_ttl_seconds;
@@ -79,11 +79,4 @@ export function assertApprovalRefused(result, reason, what = 'the call') {
   return s.gate;
 }
 
-/* The records of the tenant's audit log (DATA/tenants/local/audit/*.jsonl). */
-export function auditRecords(dataDir) {
-  const dir = path.join(dataDir, 'tenants', 'local', 'audit');
-  if (!fs.existsSync(dir)) return [];
-  return fs.readdirSync(dir).filter((f) => f.endsWith('.jsonl')).sort()
-    .flatMap((f) => fs.readFileSync(path.join(dir, f), 'utf8').split('\n').filter(Boolean))
-    .map((l) => JSON.parse(l));
-}
+export { auditRecords };

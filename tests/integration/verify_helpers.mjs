@@ -6,18 +6,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { spawn } from 'node:child_process';
-import { assert, pollUntil, decodePng } from '../e2e/lib.mjs';
+import { assert, pollUntil, decodePng, auditRecords } from '../e2e/lib.mjs';
 
-export { decodePng };
-
-/* The audit records of tenant "local" in dataDir, oldest first. */
-export function auditRecords(dataDir) {
-  const dir = path.join(dataDir, 'tenants', 'local', 'audit');
-  if (!fs.existsSync(dir)) return [];
-  return fs.readdirSync(dir).filter((f) => f.endsWith('.jsonl')).sort()
-    .flatMap((f) => fs.readFileSync(path.join(dir, f), 'utf8').split('\n').filter(Boolean))
-    .map((l) => JSON.parse(l));
-}
+export { decodePng, auditRecords };
 
 /* The tool_call record of an operation, once the record keeper wrote it. */
 export async function recordOf(dataDir, operationId) {

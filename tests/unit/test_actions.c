@@ -197,7 +197,7 @@ static void test_character_keys(void **state)
 /* A fresh data dir under /tmp (path at least 64 bytes). */
 static void make_data_dir(char *path, size_t len)
 {
-	snprintf(path, len, "/tmp/gb-actions-XXXXXX");
+	snprintf(path, len, "/tmp/gb-actions-XXXXXX"); /* mkdtemp fills in the Xs */
 	assert_non_null(mkdtemp(path));
 }
 
