@@ -422,6 +422,53 @@ static void index_record(struct evid_store *s, const struct evid_meta *meta, jso
 		        meta->tenant, err);
 }
 
+/* The metadata record of an artifact (*rec) and its text (*text), both
+ * new and the caller's to free, even on failure. Arguments too large to
+ * keep whole are kept cut, marked, hashed and measured (evid_json_fit)
+ * rather than leaving no record at all. Returns 0, or a negative EVID_
+ * error with err set; the text may still be over EVID_MAX_META_BYTES. */
+static int meta_record(const struct evid_meta *meta, const char *sha256, size_t len,
+                       const char *reason, size_t original_size, json_t **rec, char **text,
+                       char *err, size_t errlen)
+{
+	struct evid_meta cut = *meta;
+	json_t *fitted = NULL;
+	int truncated, rc = 0;
+
+	*rec = NULL;
+	*text = NULL;
+	for (;;) {
+		*rec = build_record(&cut, sha256, len, reason, original_size, err, errlen);
+		if (!*rec || (fitted &&
+		              json_object_set_new(*rec, "arguments_truncated", json_true()) != 0)) {
+			rc = -EVID_EINVAL;
+			goto out;
+		}
+		*text = json_dumps(*rec, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+		if (!*text) {
+			gb_set_error(err, errlen, "out of memory writing the metadata record");
+			rc = -EVID_ENOMEM;
+			goto out;
+		}
+		if (strlen(*text) <= EVID_MAX_META_BYTES || !meta->arguments || fitted)
+			goto out;
+		free(*text);
+		*text = NULL;
+		json_decref(*rec);
+		*rec = NULL;
+		fitted = evid_json_fit(meta->arguments, EVID_MAX_META_BYTES / 2, &truncated);
+		if (!fitted) {
+			gb_set_error(err, errlen, "out of memory writing the metadata record");
+			rc = -EVID_ENOMEM;
+			goto out;
+		}
+		cut.arguments = fitted;
+	}
+out:
+	json_decref(fitted); /* build_record copied it */
+	return rc;
+}
+
 /* The put shared by valid and invalid evidence. */
 static int put_in(struct evid_store *s, enum area area, const struct evid_meta *meta,
                   const unsigned char *data, size_t len, const char *reason, size_t original_size,
@@ -431,7 +478,6 @@ static int put_in(struct evid_store *s, enum area area, const struct evid_meta *
 	char sha256[65];
 	char record_path[PATH_BYTES];
 	json_t *rec = NULL;
-	json_t *fitted = NULL;
 	char *text = NULL;
 	int rc;
 
@@ -445,46 +491,9 @@ static int put_in(struct evid_store *s, enum area area, const struct evid_meta *
 	rc = write_content(&p, sha256, data, len, err, errlen);
 	if (rc != 0)
 		goto out;
-	rec = build_record(meta, sha256, len, reason, original_size, err, errlen);
-	if (!rec) {
-		rc = -EVID_EINVAL;
+	rc = meta_record(meta, sha256, len, reason, original_size, &rec, &text, err, errlen);
+	if (rc != 0)
 		goto out;
-	}
-	text = json_dumps(rec, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-	if (!text) {
-		gb_set_error(err, errlen, "out of memory writing the metadata record");
-		rc = -EVID_ENOMEM;
-		goto out;
-	}
-	if (strlen(text) > EVID_MAX_META_BYTES && meta->arguments) {
-		/* arguments too large to keep whole: kept cut, marked, hashed and
-		 * measured (evid_json_fit), rather than no record at all */
-		struct evid_meta cut = *meta;
-		int truncated;
-
-		free(text);
-		text = NULL;
-		json_decref(rec);
-		rec = NULL;
-		fitted = evid_json_fit(meta->arguments, EVID_MAX_META_BYTES / 2, &truncated);
-		if (!fitted) {
-			gb_set_error(err, errlen, "out of memory writing the metadata record");
-			rc = -EVID_ENOMEM;
-			goto out;
-		}
-		cut.arguments = fitted;
-		rec = build_record(&cut, sha256, len, reason, original_size, err, errlen);
-		if (!rec || json_object_set_new(rec, "arguments_truncated", json_true()) != 0) {
-			rc = -EVID_EINVAL;
-			goto out;
-		}
-		text = json_dumps(rec, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-		if (!text) {
-			gb_set_error(err, errlen, "out of memory writing the metadata record");
-			rc = -EVID_ENOMEM;
-			goto out;
-		}
-	}
 	if (strlen(text) > EVID_MAX_META_BYTES) {
 		gb_set_error(err, errlen,
 		             "the metadata record is %zu bytes, more than the %u "
@@ -510,7 +519,6 @@ static int put_in(struct evid_store *s, enum area area, const struct evid_meta *
 out:
 	free(text);
 	json_decref(rec);
-	json_decref(fitted);
 	return rc;
 }
 
