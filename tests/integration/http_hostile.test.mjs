@@ -19,7 +19,7 @@ let adminPort;
 
 before(async () => {
   svc = await startServe({
-    tenants: { good: {}, bad: { max_sessions: 4 } },
+    tenants: { good: {}, bad: { max_sessions: 16 } },
     limits: { http_timeout_s: TIMEOUT_S, max_connections_per_peer: PER_PEER, max_body_bytes: 65536 },
     prelaunch: false,
     admin: true,
@@ -290,6 +290,23 @@ test('a client that never reads its answers holds a bounded buffer, and nobody e
   const grown = rssOf() - before;
   assert.ok(grown < 64 * 1024, `the server's memory stays bounded (grew ${grown} KiB)`);
   sock.destroy();
+});
+
+test('a client that closes while its call is running: the call ends, the session and everyone else go on', async () => {
+  const session = await badSession();
+  await svc.rawPost('bad', { jsonrpc: '2.0', method: 'notifications/initialized' }, { 'mcp-session-id': session });
+  const call = JSON.stringify({ jsonrpc: '2.0', id: 51, method: 'tools/call', params: { name: 'browser_wait_for', arguments: { time: 2 } } });
+  // the request is read whole and its call started; then the client is gone
+  const gone = await raw(post(call, { session }), { readMs: 300 });
+  assert.equal(gone.data, '', 'no answer yet: the call is still running');
+  await stillServing('a client that left during its call');
+  // the session serves its next request once the call is over
+  const next = await pollUntil(async () => {
+    const r = await svc.rawPost('bad', { jsonrpc: '2.0', id: 52, method: 'tools/call', params: { name: 'browser_evaluate', arguments: { function: '() => 5' } } }, { 'mcp-session-id': session });
+    return r.status === 200 ? r : null;
+  }, { deadlineMs: 30000, intervalMs: 250 });
+  assert.ok(next, 'the session answers after its abandoned call');
+  assert.match(next.text, /"result"/);
 });
 
 test('the admin listener: pipelined requests in order, smuggling refused', async () => {
