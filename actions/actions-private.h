@@ -398,11 +398,42 @@ int act_actionable(struct act_ctx *ctx, const char *kind, double *x, double *y, 
  * with the action failed "missed", naming what it hit, with that
  * element's box in the annotation. */
 int act_click_landed(struct act_ctx *ctx, double x, double y, int released);
+/* The element at the top-level viewport point (x, y) becomes the target
+ * (ctx->target, described by what it is and the point), for the gate's
+ * facts and for verdicts; arm: also arms the landing read-back of a click
+ * there (act_click_landed). Fails the call with no_match when nothing is
+ * there. */
+int act_resolve_point(struct act_ctx *ctx, double x, double y, int arm);
 /* Offset (CSS px) of the content box of the iframe that holds frame_id
  * (an out-of-process frame) in its page; 0 with 0, 0 when frame_id is
  * NULL or empty, -1 when the frame has no owner box (the action then has
  * failed, unless quiet). */
 int act_frame_offset(struct act_ctx *ctx, const char *frame_id, int quiet, double *dx, double *dy);
+
+/* drag.c */
+/* Arms a recorder on the drop target (ctx->target) of a drag about to
+ * start. Returns 0, or -1 with the action failed. */
+int act_drop_arm(struct act_ctx *ctx);
+/* The drag, with the left button, from (x0, y0) to (x1, y1) (top-level
+ * viewport), in steps, with ctx->target the armed drop target; an HTML5
+ * drag the page starts is carried with drag events (*html5 = 1). Marks
+ * the operation running before the press. Returns 0, or -1 with the
+ * action failed (the button is never left held). */
+int act_drag_gesture(struct act_ctx *ctx, double x0, double y0, double x1, double y1, int *html5);
+/* The verdict, read back from the drop target (ctx->target): it saw the
+ * drop (html5) or the release over it; out.drop says what it saw.
+ * Returns 0, or -1 with the action failed "not_dropped". */
+int act_drop_verdict(struct act_ctx *ctx, int html5);
+
+/* find.c */
+/* Searches the snapshot text yaml (borrowed) for text (a case-insensitive
+ * literal) or regex ("pattern" or "/pattern/flags"; exactly one of the
+ * two is non-NULL): *matches a new array of {role, name?, ref?, line,
+ * path} (at most 50), and the matching lines under their ancestors
+ * appended to snippets. Returns 0, or -1 with a message for the agent in
+ * err (invalid or runaway regex). */
+int act_find_in_snapshot(const char *yaml, const char *text, const char *regex, json_t **matches,
+                         struct gb_buf *snippets, char *err, size_t errlen);
 
 /* recorder.c */
 int act_recorder_start(struct act_recorder *r, struct cdp_conn *cdp, const char *page_session,
@@ -423,6 +454,11 @@ struct key_def {
 int act_mouse_click(struct act_ctx *ctx, double x, double y, const char *button, int count,
                     int modifiers);
 int act_mouse_move(struct act_ctx *ctx, double x, double y);
+/* A move to (x, y) with button ("left", "right", "middle") held down, as
+ * a drag moves; awaited. */
+int act_mouse_move_held(struct act_ctx *ctx, double x, double y, const char *button);
+/* One wheel event at (x, y) scrolling by (dx, dy) CSS px; awaited. */
+int act_mouse_wheel(struct act_ctx *ctx, double x, double y, double dx, double dy);
 /* One press (move there, then press: count is the click count) and one
  * release, each awaited. */
 int act_mouse_down(struct act_ctx *ctx, double x, double y, const char *button, int count,

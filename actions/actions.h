@@ -128,7 +128,32 @@ struct act_config {
 	json_t *credentials;
 	const char *client_name;
 	const char *flow_name;
+	/* Capability groups turned on (actions/caps.c): the server's --caps
+	 * value, a comma-separated list ("vision,testing"; borrowed, read at
+	 * act_session_new); NULL = none. The tenant policy's "caps" array adds
+	 * to it. */
+	const char *caps;
 };
+
+/* ---- capability groups (caps.c) ----------------------------------------- */
+
+/* The group names this build knows, for messages: "vision, testing, pdf". */
+const char *act_caps_known(void);
+/* The bit of group in a mask: 0, or -1 when the group is unknown. */
+int act_caps_bit(const char *group, unsigned *bit);
+/* Adds the groups of a comma-separated list (the --caps flag; NULL or ""
+ * = none) to *mask. Returns 0, or -1 with a message naming the unknown
+ * group and the known ones in err. */
+int act_caps_parse_list(const char *list, unsigned *mask, char *err, size_t errlen);
+/* The same for a JSON array of names (policy "caps", borrowed; NULL =
+ * none). */
+int act_caps_parse_json(const json_t *caps, unsigned *mask, char *err, size_t errlen);
+/* The groups in force for sessions of cfg: cfg->caps and the "caps" of
+ * cfg->tenant_policy. Returns 0 with *mask, or -1 with the reason. */
+int act_caps_of_config(const struct act_config *cfg, unsigned *mask, char *err, size_t errlen);
+/* 1 when a tool of group (NULL = core) is on under mask, 0 when it is
+ * off (an unknown group is always off). */
+int act_caps_allows(unsigned mask, const char *group);
 
 /* ---- warm pool --------------------------------------------------------- */
 

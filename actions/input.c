@@ -140,6 +140,28 @@ int act_mouse_move(struct act_ctx *ctx, double x, double y)
 	return await_input(ctx, ids, n, "moving the mouse");
 }
 
+int act_mouse_move_held(struct act_ctx *ctx, double x, double y, const char *button)
+{
+	int mask = !strcmp(button, "right") ? 2 : !strcmp(button, "middle") ? 4 : 1;
+	uint64_t ids[1];
+	size_t n = 0;
+
+	send_mouse(ctx, ids, &n, "mouseMoved", x, y, button, mask, 0, 0);
+	return await_input(ctx, ids, n, "moving the mouse with the button held");
+}
+
+int act_mouse_wheel(struct act_ctx *ctx, double x, double y, double dx, double dy)
+{
+	uint64_t id;
+
+	if (cdp_send(ctx->cdp, ctx->psid, "Input.dispatchMouseEvent",
+	             json_pack("{s:s, s:f, s:f, s:f, s:f}", "type", "mouseWheel", "x", x, "y", y,
+	                       "deltaX", dx, "deltaY", dy),
+	             &id) < 0)
+		return act_fail(ctx, "browser_error", "cannot send the wheel event");
+	return await_input(ctx, &id, 1, "scrolling with the mouse wheel");
+}
+
 int act_mouse_click(struct act_ctx *ctx, double x, double y, const char *button, int count,
                     int modifiers)
 {

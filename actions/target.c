@@ -408,15 +408,24 @@ out:
  * the element's shadow root if any) that records where the first trusted
  * pointerdown or mousedown really landed; landed_js reads it back.
  */
+/* desc(n): names an element for messages (tag#id "text"). */
+#define DESC_JS                                                                                 \
+	" const desc = (n) => { if (!n) return 'nothing'; if (n.nodeType !== 1) n = "           \
+	"n.parentElement;"                                                                      \
+	"  if (!n) return 'nothing'; let s = n.tagName.toLowerCase();"                          \
+	"  if (n.id) s += '#' + n.id; else if (n.classList && n.classList.length) s += '.' + "  \
+	"[...n.classList].join('.');"                                                           \
+	"  const t = (n.innerText || n.value || '').trim().replace(/\\s+/g, ' ').slice(0, 40);" \
+	"  if (t) s += ' \"' + t + '\"'; return s; };"
+/* mine(n): n is el, inside it, or a label of it. */
+#define MINE_JS                                                                                   \
+	" const mine = (n) => { if (!n) return false; if (n.nodeType !== 1) n = n.parentElement;" \
+	"  if (!n) return false; if (n === el || el.contains(n)) return true;"                    \
+	"  const l = n.closest && n.closest('label'); return !!(l && l.control === el); };"
+
 static const char actionable_head_js[] =
     "async function(kind) {"
-    " const el = this.nodeType === 1 ? this : this.parentElement;"
-    " const desc = (n) => { if (!n) return 'nothing'; if (n.nodeType !== 1) n = n.parentElement;"
-    "  if (!n) return 'nothing'; let s = n.tagName.toLowerCase();"
-    "  if (n.id) s += '#' + n.id; else if (n.classList && n.classList.length) s += '.' + "
-    "[...n.classList].join('.');"
-    "  const t = (n.innerText || n.value || '').trim().replace(/\\s+/g, ' ').slice(0, 40);"
-    "  if (t) s += ' \"' + t + '\"'; return s; };"
+    " const el = this.nodeType === 1 ? this : this.parentElement;" DESC_JS
     " if (!el || !el.isConnected) return { error: 'detached' };"
     " const rect = () => { const r = el.getBoundingClientRect(); return [r.left, r.top, r.width, "
     "r.height]; };"
@@ -442,10 +451,7 @@ static const char actionable_head_js[] =
     "includes(type)) || tag === 'textarea' || el.isContentEditable;"
     "  if (!textual || el.readOnly) return { error: 'not_editable', desc: desc(el) }; }"
     " if (kind === 'select' && tag !== 'select') return { error: 'not_select', desc: desc(el) };";
-static const char actionable_hit_js[] =
-    " const mine = (n) => { if (!n) return false; if (n.nodeType !== 1) n = n.parentElement;"
-    "  if (!n) return false; if (n === el || el.contains(n)) return true;"
-    "  const l = n.closest && n.closest('label'); return !!(l && l.control === el); };"
+static const char actionable_hit_js[] = MINE_JS
     " let point = null; const blockers = []; let bx = 0, by = 0, tried = 0;"
     " if (kind === 'click' || kind === 'hover') {"
     "  const win = el.ownerDocument.defaultView; const vw = win.innerWidth, vh = win.innerHeight;"
@@ -461,29 +467,38 @@ static const char actionable_hit_js[] =
     "  if (!point && blockers.length) return { error: 'covered', desc: desc(el), blocker: "
     "blockers.join(' and '), x: Math.round(bx), y: Math.round(by) };"
     "  if (!point) return { error: 'offscreen', desc: desc(el) }; }";
+/* The landing recorder on el (a click about to be made; landed_js reads
+ * it back). */
+#define LANDING_ARM_JS                                                                             \
+	"  const win = el.ownerDocument.defaultView; if (win.__glassboxLanded) "                   \
+	"win.__glassboxLanded.off();"                                                              \
+	"  const rec = { press: { seen: false, inside: false }, click: { seen: false, inside: "    \
+	"false "                                                                                   \
+	"}, type: '' };"                                                                           \
+	"  const note = (o, e) => { const path = e.composedPath(); const t = path[0] || e.target;" \
+	"   o.seen = true; o.x = e.clientX; o.y = e.clientY; o.inside = o.inside || "              \
+	"path.includes(el) "                                                                       \
+	"|| mine(t);"                                                                              \
+	"   const te = t && t.nodeType === 1 ? t : t && t.parentElement; o.hit = desc(te);"        \
+	"   if (te) { const b = te.getBoundingClientRect(); o.box = [b.left, b.top, b.width, "     \
+	"b.height]; } };"                                                                          \
+	"  const on = (e) => { if (!e.isTrusted) return;"                                          \
+	"   if (e.type === 'click') { if (!rec.click.ev || rec.click.ev === e) { rec.click.ev = "  \
+	"e; "                                                                                      \
+	"note(rec.click, e); } return; }"                                                          \
+	"   if (rec.type && rec.type !== e.type) return; rec.type = e.type; note(rec.press, e); "  \
+	"};"                                                                                       \
+	"  const where = [win]; const rn = el.getRootNode(); if (rn !== el.ownerDocument) "        \
+	"where.push(rn);"                                                                          \
+	"  const types = ['pointerdown', 'mousedown', 'click'];"                                   \
+	"  for (const w of where) for (const ty of types) w.addEventListener(ty, on, true);"       \
+	"  rec.off = () => { for (const w of where) for (const ty of types) "                      \
+	"w.removeEventListener(ty, on, true); };"                                                  \
+	"  win.__glassboxLanded = rec; }"
+
 static const char actionable_arm_js[] =
-    " if (kind === 'click' && !['iframe', 'frame', 'object', 'embed'].includes(tag)) {"
-    "  const win = el.ownerDocument.defaultView; if (win.__glassboxLanded) "
-    "win.__glassboxLanded.off();"
-    "  const rec = { press: { seen: false, inside: false }, click: { seen: false, inside: false "
-    "}, type: '' };"
-    "  const note = (o, e) => { const path = e.composedPath(); const t = path[0] || e.target;"
-    "   o.seen = true; o.x = e.clientX; o.y = e.clientY; o.inside = o.inside || path.includes(el) "
-    "|| mine(t);"
-    "   const te = t && t.nodeType === 1 ? t : t && t.parentElement; o.hit = desc(te);"
-    "   if (te) { const b = te.getBoundingClientRect(); o.box = [b.left, b.top, b.width, "
-    "b.height]; } };"
-    "  const on = (e) => { if (!e.isTrusted) return;"
-    "   if (e.type === 'click') { if (!rec.click.ev || rec.click.ev === e) { rec.click.ev = e; "
-    "note(rec.click, e); } return; }"
-    "   if (rec.type && rec.type !== e.type) return; rec.type = e.type; note(rec.press, e); };"
-    "  const where = [win]; const rn = el.getRootNode(); if (rn !== el.ownerDocument) "
-    "where.push(rn);"
-    "  const types = ['pointerdown', 'mousedown', 'click'];"
-    "  for (const w of where) for (const ty of types) w.addEventListener(ty, on, true);"
-    "  rec.off = () => { for (const w of where) for (const ty of types) "
-    "w.removeEventListener(ty, on, true); };"
-    "  win.__glassboxLanded = rec; }"
+    " if (kind === 'click' && !['iframe', 'frame', 'object', 'embed'].includes(tag)) "
+    "{" LANDING_ARM_JS
     " if (kind === 'type') { el.focus(); if (typeof el.select === 'function' && typeof el.value "
     "=== 'string') { try { el.select(); } catch (e) {} }"
     "  else if (el.isContentEditable) { const r = el.ownerDocument.createRange(); "
@@ -995,5 +1010,69 @@ int act_click_landed(struct act_ctx *ctx, double x, double y, int released)
 		              (int)x, (int)y, hit, ctx->target.description);
 out:
 	json_decref(res);
+	return rc;
+}
+
+/* At a point: names the element (this) found there and arms the landing
+ * recorder on it, as a click on it would ({desc, tag, landing}). */
+static const char point_arm_js[] =
+    "function() { const el = this.nodeType === 1 ? this : this.parentElement;" DESC_JS MINE_JS
+    " const tag = el.tagName.toLowerCase();"
+    " const landing = !['iframe', 'frame', 'object', 'embed'].includes(tag);"
+    " if (landing) {" LANDING_ARM_JS " return { desc: desc(el), tag, landing }; }";
+
+int act_resolve_point(struct act_ctx *ctx, double x, double y, int arm)
+{
+	json_t *node = NULL, *obj = NULL, *info = NULL;
+	const char *oid;
+	int rc = -1;
+
+	memset(&ctx->target, 0, sizeof(ctx->target));
+	ctx->has_target = 0;
+	if (act_cdp(ctx, ctx->psid, "DOM.getNodeForLocation",
+	            json_pack("{s:i, s:i, s:b, s:b}", "x", (int)x, "y", (int)y,
+	                      "includeUserAgentShadowDOM", 0, "ignorePointerEventsNone", 1),
+	            &node, "finding the element at the point") < 0)
+		goto out;
+	ctx->target.backend_node_id =
+	    (int)json_integer_value(json_object_get(node, "backendNodeId"));
+	if (act_cdp(ctx, ctx->psid, "DOM.resolveNode",
+	            json_pack("{s:i}", "backendNodeId", ctx->target.backend_node_id), &obj,
+	            "finding the element at the point") < 0)
+		goto out;
+	oid = json_string_value(json_object_get(json_object_get(obj, "object"), "objectId"));
+	if (!oid) {
+		rc = act_fail(ctx, "no_match",
+		              "there is no element at (%d, %d): take a screenshot and use a point "
+		              "inside the page",
+		              (int)x, (int)y);
+		goto out;
+	}
+	snprintf(ctx->target.session_id, sizeof(ctx->target.session_id), "%s", ctx->psid);
+	snprintf(ctx->target.object_id, sizeof(ctx->target.object_id), "%s", oid);
+	snprintf(ctx->target.description, sizeof(ctx->target.description),
+	         "the element at (%d, %d)", (int)x, (int)y);
+	ctx->has_target = 1;
+	if (!arm) {
+		rc = 0;
+		goto out;
+	}
+	if (isolated_object(ctx, ctx->target.world_object_id, sizeof(ctx->target.world_object_id),
+	                    "checking the element at the point") < 0 ||
+	    call_on_object(ctx, ctx->target.world_object_id, point_arm_js, NULL, &info,
+	                   "checking the element at the point") < 0)
+		goto out;
+	snprintf(ctx->target.description, sizeof(ctx->target.description), "%s at (%d, %d)",
+	         gb_or(json_string_value(json_object_get(info, "desc")), "the element"), (int)x,
+	         (int)y);
+	ctx->target.landing = json_is_true(json_object_get(info, "landing"));
+	ctx->annotation.has_point = 1;
+	ctx->annotation.point_x = x;
+	ctx->annotation.point_y = y;
+	rc = 0;
+out:
+	json_decref(node);
+	json_decref(obj);
+	json_decref(info);
 	return rc;
 }

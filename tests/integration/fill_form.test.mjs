@@ -1,0 +1,155 @@
+/*
+ * browser_fill_form: several fields in one call (textbox, checkbox,
+ * radio, combobox, slider), each with its own verdict re-read from the
+ * page; a field that does not take its value fails the call naming it.
+ * Gate: a payment field held by the shipped risk rules stops the whole
+ * call before any field is touched. Egress: a form that submits itself to
+ * a denied host reaches it zero times.
+ */
+import { test, before, after } from 'node:test';
+import { assert, callTool, ok, sc, dump, evaluate, snapshot, findRef, assertToolError, startFixtureServer } from '../e2e/lib.mjs';
+import { useGlassboxWith, seen } from './interact_helpers.mjs';
+
+/* the shipped risk rules on (payment-field), as in fixtures/policy/gates.json */
+const h = useGlassboxWith('gates');
+let denied = null;
+before(async () => {
+  denied = await startFixtureServer();
+});
+after(async () => {
+  if (denied) await denied.close();
+});
+
+const field = (s, name) => (sc(s).fields || []).find((f) => f.name === name);
+
+test('seven fields of five types in one call, each re-read', async () => {
+  await ok(h.client, 'browser_navigate', { url: h.url('/interact/fill-form.html') });
+  const snap = await snapshot(h.client);
+  const r = await ok(h.client, 'browser_fill_form', {
+    fields: [
+      { name: 'Full name', type: 'textbox', target: findRef(snap, 'textbox', 'Full name'), value: 'Ada Lovelace' },
+      { name: 'Email', type: 'textbox', ref: findRef(snap, 'textbox', 'Email'), value: 'ada@example.test' },
+      { name: 'Send me news', type: 'checkbox', target: '#news', value: 'false' },
+      { name: 'I accept the terms', type: 'checkbox', target: findRef(snap, 'checkbox', 'I accept the terms'), value: 'true' },
+      { name: 'Pro', type: 'radio', target: '#plan-pro', value: 'true' },
+      { name: 'Country', type: 'combobox', target: '#country', value: 'Germany' },
+      { name: 'Volume', type: 'slider', target: '#volume', value: '7' },
+    ],
+  });
+  const got = await evaluate(h.client, `() => ({
+    name: document.getElementById('name').value, email: document.getElementById('email').value,
+    news: document.getElementById('news').checked, terms: document.getElementById('terms').checked,
+    pro: document.getElementById('plan-pro').checked, basic: document.getElementById('plan-basic').checked,
+    country: document.getElementById('country').value, volume: document.getElementById('volume').value,
+    changes: document.getElementById('changes').textContent })`);
+  assert.deepEqual(
+    { ...got, changes: undefined },
+    { name: 'Ada Lovelace', email: 'ada@example.test', news: false, terms: true, pro: true, basic: false, country: 'de', volume: '7', changes: undefined },
+  );
+  for (const id of ['news', 'terms', 'plan-pro', 'country', 'volume'])
+    assert.ok(got.changes.includes(id), `the page saw a change event on ${id}: ${got.changes}`);
+  const fields = sc(r).fields;
+  assert.equal(fields.length, 7, dump(r));
+  for (const f of fields) assert.equal(f.ok, true, `${f.name}: ${dump(r)}`);
+  assert.equal(field(r, 'Full name').observed, 'Ada Lovelace');
+  assert.equal(field(r, 'Send me news').observed, 'false');
+  assert.equal(field(r, 'Country').observed, 'Germany');
+  assert.equal(field(r, 'Volume').observed, '7');
+});
+
+test('a field the page puts back fails the call naming it; the fields before it are kept', async () => {
+  await ok(h.client, 'browser_navigate', { url: h.url('/interact/fill-form.html') });
+  const r = await callTool(h.client, 'browser_fill_form', {
+    fields: [
+      { name: 'Full name', type: 'textbox', target: '#name', value: 'Grace' },
+      { name: 'Postcode', type: 'textbox', target: '#zip', value: 'AB12' },
+      { name: 'Code', type: 'textbox', target: '#code', value: '123' },
+    ],
+  });
+  const text = assertToolError(r, 'a field the page refuses');
+  assert.equal(sc(r).error?.code, 'value_not_set', dump(r));
+  assert.match(text, /Postcode/, text);
+  assert.equal(field(r, 'Full name').ok, true, dump(r));
+  assert.equal(field(r, 'Postcode').ok, false, dump(r));
+  assert.equal(field(r, 'Postcode').expected, 'AB12', dump(r));
+  assert.equal(field(r, 'Postcode').observed, '', dump(r));
+  assert.equal(field(r, 'Code').status, 'not_attempted', dump(r));
+  assert.equal(await evaluate(h.client, "() => document.getElementById('name').value"), 'Grace');
+  assert.equal(await evaluate(h.client, "() => document.getElementById('code').value"), '');
+});
+
+test('maxlength, a missing option, a value a checkbox cannot take: each named', async () => {
+  await ok(h.client, 'browser_navigate', { url: h.url('/interact/fill-form.html') });
+  const cut = await callTool(h.client, 'browser_fill_form', {
+    fields: [{ name: 'Code', type: 'textbox', target: '#code', value: '12345' }],
+  });
+  assert.match(assertToolError(cut), /Code/);
+  assert.equal(field(cut, 'Code').observed, '123', dump(cut));
+
+  const option = await callTool(h.client, 'browser_fill_form', {
+    fields: [{ name: 'Country', type: 'combobox', target: '#country', value: 'Atlantis' }],
+  });
+  const otext = assertToolError(option);
+  assert.equal(sc(option).error?.code, 'no_such_option', dump(option));
+  assert.match(otext, /Country/);
+  assert.match(otext, /France/, 'the options are listed');
+
+  const yes = await callTool(h.client, 'browser_fill_form', {
+    fields: [{ name: 'Send me news', type: 'checkbox', target: '#news', value: 'yes' }],
+  });
+  assert.match(assertToolError(yes), /"true" or "false"/);
+  assert.equal(await evaluate(h.client, "() => document.getElementById('news').checked"), true, 'unchanged');
+
+  const wrongType = await callTool(h.client, 'browser_fill_form', {
+    fields: [{ name: 'Full name', type: 'checkbox', target: '#name', value: 'true' }],
+  });
+  assert.match(assertToolError(wrongType), /Full name/);
+});
+
+test('bad arguments are precise errors', async () => {
+  for (const [args, re] of [
+    [{}, /fields/],
+    [{ fields: [] }, /at least one/],
+    [{ fields: [{ name: 'x', type: 'dial', target: '#name', value: '1' }] }, /textbox, checkbox, radio, combobox, slider/],
+    [{ fields: [{ name: 'x', type: 'textbox', value: '1' }] }, /target/],
+    [{ fields: [{ name: 'x', type: 'textbox', target: '#name', ref: '#name', value: '1' }] }, /one of/],
+    [{ fields: [{ name: 'x', type: 'textbox', target: '#name' }] }, /value/],
+    [{ fields: ['#name'] }, /fields\[0\]/],
+  ]) {
+    const r = await callTool(h.client, 'browser_fill_form', args);
+    assert.equal(r.isError, true, `${JSON.stringify(args)}: ${dump(r)}`);
+    assert.match(assertToolError(r), re, JSON.stringify(args));
+  }
+});
+
+test('a card number field needs approval: no field of the call is touched', async () => {
+  await ok(h.client, 'browser_navigate', { url: h.url('/interact/fill-form-payment.html') });
+  const r = await callTool(h.client, 'browser_fill_form', {
+    fields: [
+      { name: 'Name on the order', type: 'textbox', target: '#holder', value: 'Ada' },
+      { name: 'Card number', type: 'textbox', target: '#card', value: '4111111111111111' },
+    ],
+  });
+  const text = assertToolError(r, 'typing a card number');
+  assert.equal(sc(r).error?.code, 'approval_required', dump(r));
+  assert.match(text, /Card number/, text);
+  assert.ok(!JSON.stringify(r).includes('4111111111111111'), 'the card number is not echoed');
+  assert.equal(await evaluate(h.client, "() => document.getElementById('holder').value"), '', 'nothing was filled');
+  assert.equal(await evaluate(h.client, "() => document.getElementById('card').value"), '');
+});
+
+test('egress drill: a form that submits itself to a denied host reaches it zero times', async () => {
+  denied.reset();
+  const to = `http://evil.test:${denied.port}/search`;
+  await ok(h.client, 'browser_navigate', { url: h.url(`/interact/fill-form-submit.html?to=${encodeURIComponent(to)}`) });
+  const r = await callTool(h.client, 'browser_fill_form', {
+    fields: [
+      { name: 'Query', type: 'textbox', target: '#q', value: 'invoices' },
+      { name: 'Search now', type: 'checkbox', target: '#now', value: 'true' },
+    ],
+  });
+  assert.deepEqual(denied.hits().paths, {}, `the denied host saw nothing: ${JSON.stringify(denied.hits())}`);
+  const blocked = JSON.stringify(sc(r).blocked || sc(r).failed_requests || []);
+  assert.ok(blocked.includes('evil.test'), `the refusal is reported: ${dump(r)}`);
+  assert.equal(seen(denied, 'GET /search'), 0);
+});
