@@ -425,6 +425,15 @@ int act_drag_gesture(struct act_ctx *ctx, double x0, double y0, double x1, doubl
  * Returns 0, or -1 with the action failed "not_dropped". */
 int act_drop_verdict(struct act_ctx *ctx, int html5);
 
+/* field_check.c */
+/* Sets the target (a checkbox or a radio button of kind want_kind:
+ * "checkbox" or "radio") to checked (want 1) or not with a real click
+ * when it is not so already, then re-reads it: out.value "true"/"false"
+ * ("not re-read" when the click navigated away). Fails the action with
+ * wrong_field_type, value_not_set (expected and observed in out), or the
+ * click's own errors. */
+int act_field_set_checked(struct act_ctx *ctx, int want, const char *want_kind);
+
 /* find.c */
 /* Searches the snapshot text yaml (borrowed) for text (a case-insensitive
  * literal) or regex ("pattern" or "/pattern/flags"; exactly one of the
@@ -464,6 +473,13 @@ int act_mouse_wheel(struct act_ctx *ctx, double x, double y, double dx, double d
 int act_mouse_down(struct act_ctx *ctx, double x, double y, const char *button, int count,
                    int modifiers);
 int act_mouse_up(struct act_ctx *ctx, double x, double y, const char *button, int count,
+                 int modifiers);
+/* A click of count (1 or more) at (x, y) on the target armed by
+ * act_actionable or act_resolve_point: the first press, where it landed
+ * read back (act_click_landed), the release (and, for the left button,
+ * where the click event went), then the further presses. Returns 0, or
+ * -1 with the action failed ("missed" when it landed elsewhere). */
+int act_click_at(struct act_ctx *ctx, double x, double y, const char *button, int count,
                  int modifiers);
 int act_press_key(struct act_ctx *ctx, const char *key, int modifiers);
 int act_type_text(struct act_ctx *ctx, const char *text, int slowly);

@@ -201,6 +201,31 @@ int act_mouse_up(struct act_ctx *ctx, double x, double y, const char *button, in
 	return await_input(ctx, ids, n, "clicking");
 }
 
+int act_click_at(struct act_ctx *ctx, double x, double y, const char *button, int count,
+                 int modifiers)
+{
+	int landed;
+	int rc;
+	int c;
+
+	/* the press, then where it landed read back, then the release: a
+	 * missed press is still released, so the page is not left with a
+	 * button held down */
+	rc = act_mouse_down(ctx, x, y, button, 1, modifiers);
+	if (rc < 0)
+		return rc;
+	landed = act_click_landed(ctx, x, y, 0);
+	rc = act_mouse_up(ctx, x, y, button, 1, modifiers);
+	if (rc == 0 && landed == 0 && !strcmp(button, "left"))
+		landed = act_click_landed(ctx, x, y, 1);
+	for (c = 2; rc == 0 && c <= count; c++) {
+		rc = act_mouse_down(ctx, x, y, button, c, modifiers);
+		if (rc == 0)
+			rc = act_mouse_up(ctx, x, y, button, c, modifiers);
+	}
+	return rc == 0 && landed < 0 ? -1 : rc;
+}
+
 /* Fills a key_def for one key name: a named key or a single character;
  * text and code are the caller's buffers (8 and 16 bytes) for the latter. */
 UNITTEST int act_lookup_key(const char *name, struct key_def *out, char *text, char *code)
