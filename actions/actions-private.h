@@ -47,6 +47,11 @@ struct act_session {
 	char client_name[64];                /* act_config.client_name, "" if none (immutable) */
 	char flow_name[128];                 /* act_config.flow_name, "" if none (immutable) */
 	int reported_ready;                  /* time_to_ready was in a result already */
+	unsigned caps;                       /* capability groups on (caps.c; immutable) */
+	/* the mouse as the vision tools left it (worker thread only) */
+	double mouse_x;
+	double mouse_y;
+	json_t *media; /* the media emulation in force ({media?, colorScheme?, ...}; worker) */
 
 	/* egress (egress.c) */
 	struct policy_egress *egress;
@@ -242,6 +247,10 @@ struct act_tool_impl {
 	/* optional: a check of the tool's own before the risk rules (e.g. a
 	 * URL that is not a web page); 0 to go on, -1 with the call failed */
 	int (*gate)(struct act_ctx *ctx);
+	/* optional: a tool that acts on several elements gates each of them
+	 * here (act_gate_check_part), in place of the one gate on `target`;
+	 * 0 when all may go on, -1 with the call failed (nothing was done) */
+	int (*gate_parts)(struct act_ctx *ctx);
 	/* the action: 0 done (the pipeline settles), 1 done and settled
 	 * here, -1 failed (ctx says why) */
 	int (*run)(struct act_ctx *ctx);
@@ -373,6 +382,15 @@ void act_ledger_finish(struct act_ctx *ctx, json_t *result);
 /* The gate step: facts re-read from the page, classified; fails the call
  * with approval_required / forbidden / approval_refused. */
 int act_gate_check(struct act_ctx *ctx);
+/* One part of an action on several elements (a field of browser_fill_form):
+ * the element is ctx->target, kind an enum policy_action_kind, value what
+ * goes into it (borrowed; hashed into the fingerprint, never kept). */
+struct act_gate_part {
+	int kind;
+	const char *value;
+};
+/* The gate step for that part alone, as act_gate_check for a whole call. */
+int act_gate_check_part(struct act_ctx *ctx, const struct act_gate_part *part);
 
 /* egress.c */
 int act_egress_start(struct act_session *s, const struct policy_tenant *policy, char *err,
@@ -472,6 +490,23 @@ int act_drag_gesture(struct act_ctx *ctx, double x0, double y0, double x1, doubl
  * drop (html5) or the release over it; out.drop says what it saw.
  * Returns 0, or -1 with the action failed "not_dropped". */
 int act_drop_verdict(struct act_ctx *ctx, int html5);
+
+/* field_text.c */
+/* Types text (NULL or "" clears the field; slowly: key by key) into the
+ * target after the actionability checks, or fills it for the inputs that
+ * take a value in their own format, then re-reads it: out.value (masked
+ * for a password field, which also sets ctx->sensitive). Fails the action
+ * with bad_value_format before anything changed, value_not_set (expected
+ * and observed in out) when the field holds something else, or the
+ * checks' own errors. */
+int act_field_fill_text(struct act_ctx *ctx, const char *text, int slowly);
+
+/* field_select.c */
+/* Selects the options of the target <select> matching values (borrowed:
+ * an array of values or labels), then re-reads the selection: out.value.
+ * Fails the action with no_such_option (naming the options there),
+ * value_not_set, or the checks' own errors. */
+int act_field_select(struct act_ctx *ctx, json_t *values);
 
 /* field_check.c */
 /* Sets the target (a checkbox or a radio button of kind want_kind:

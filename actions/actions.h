@@ -29,6 +29,7 @@ enum act_param_type {
 	ACT_T_INTEGER,
 	ACT_T_OBJECT,       /* any JSON object (e.g. expect); checked by the tool */
 	ACT_T_STRING_ARRAY, /* array of strings */
+	ACT_T_OBJECT_ARRAY, /* array of objects, each checked against items */
 };
 
 struct act_param {
@@ -40,6 +41,13 @@ struct act_param {
 	double minimum;                 /* numbers: used when has_range */
 	double maximum;
 	int has_range;
+	int nullable; /* JSON null is accepted too (it clears a setting) */
+	/* ACT_T_OBJECT_ARRAY: the members of each item (names, types,
+	 * required, enums: checked as parameters are) */
+	const struct act_param *items;
+	size_t n_items;
+	size_t min_items; /* arrays: the fewest items accepted */
+	size_t max_items; /* arrays: the most items accepted; 0 = no limit */
 };
 
 /* What a tool can change; the pipeline runs its steps from this alone. */
@@ -190,6 +198,9 @@ int act_caps_of_config(const struct act_config *cfg, unsigned *mask, char *err, 
 /* 1 when a tool of group (NULL = core) is on under mask, 0 when it is
  * off (an unknown group is always off). */
 int act_caps_allows(unsigned mask, const char *group);
+/* The refusal of def, a tool whose group is off, saying how to turn it on;
+ * written to buf (len bytes), which is returned. */
+const char *act_caps_refusal(const struct act_def *def, char *buf, size_t len);
 
 /* ---- warm pool --------------------------------------------------------- */
 

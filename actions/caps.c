@@ -133,3 +133,13 @@ int act_caps_allows(unsigned mask, const char *group)
 		return 0; /* a group this build does not know is never on */
 	return (mask & bit) != 0;
 }
+
+const char *act_caps_refusal(const struct act_def *def, char *buf, size_t len)
+{
+	snprintf(buf, len,
+	         "%s belongs to the capability group \"%s\", which is off: start glassbox with "
+	         "--caps %s, or add \"caps\": [\"%s\"] to the policy",
+	         def->name, def->caps ? def->caps : "core", def->caps ? def->caps : "core",
+	         def->caps ? def->caps : "core");
+	return buf;
+}

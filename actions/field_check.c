@@ -33,7 +33,8 @@ static int read_checked(struct act_ctx *ctx, char *kind, size_t kindlen, int *ch
 	int rc = act_call_in_isolated_world(ctx, checked_js, &v, "reading whether it is checked");
 
 	if (rc == 0) {
-		snprintf(kind, kindlen, "%s", gb_or(json_string_value(json_object_get(v, "kind")), ""));
+		snprintf(kind, kindlen, "%s",
+		         gb_or(json_string_value(json_object_get(v, "kind")), ""));
 		*checked = json_is_true(json_object_get(v, "checked"));
 	}
 	json_decref(v);
@@ -54,7 +55,7 @@ int act_field_set_checked(struct act_ctx *ctx, int want, const char *want_kind)
 	if (strcmp(kind, want_kind) != 0) {
 		rc = act_fail(ctx, "wrong_field_type", "%s is %s, not a %s: give its type as %s",
 		              ctx->target.description,
-		              !strcmp(kind, "other") ? "neither a checkbox nor a radio button"
+		              !strcmp(kind, "other")   ? "neither a checkbox nor a radio button"
 		              : !strcmp(kind, "radio") ? "a radio button"
 		                                       : "a checkbox",
 		              want_kind,
@@ -68,10 +69,11 @@ int act_field_set_checked(struct act_ctx *ctx, int want, const char *want_kind)
 		goto out;
 	}
 	if (!want && !strcmp(kind, "radio")) {
-		rc = act_fail(ctx, "value_not_set",
-		              "%s is checked and a radio button cannot be unchecked by clicking it: "
-		              "check another radio button of its group instead",
-		              ctx->target.description);
+		rc =
+		    act_fail(ctx, "value_not_set",
+		             "%s is checked and a radio button cannot be unchecked by clicking it: "
+		             "check another radio button of its group instead",
+		             ctx->target.description);
 		goto out;
 	}
 	rc = act_actionable(ctx, "click", &x, &y, &info);

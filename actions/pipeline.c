@@ -616,6 +616,12 @@ static int check_descriptor(struct act_ctx *ctx)
 		                "%s is not described completely (its effect or policy kind is "
 		                "missing), so it is not run",
 		                def->name);
+	if (!act_caps_allows(ctx->as->caps, def->caps)) {
+		char why[512];
+
+		return act_fail(ctx, "capability_off", "%s",
+		                act_caps_refusal(def, why, sizeof(why)));
+	}
 	return 0;
 }
 
@@ -698,7 +704,9 @@ void act_run_call(struct act_session *as, struct act_call *call)
 	/* gate: a refused action leaves the page untouched */
 	if (acts_on_page)
 		act_step(&ctx, ACT_STEP_GATE);
-	if ((impl->gate && impl->gate(&ctx) < 0) || (acts_on_page && act_gate_check(&ctx) < 0))
+	if ((impl->gate && impl->gate(&ctx) < 0) ||
+	    (acts_on_page &&
+	     (impl->gate_parts ? impl->gate_parts(&ctx) : act_gate_check(&ctx)) < 0))
 		goto release;
 
 	/* pre-observe: start recording what the page does, note its state */
