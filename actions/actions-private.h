@@ -216,6 +216,9 @@ struct act_ctx {
 	char error_code[32];
 	char error[1024];
 	int sensitive; /* typed into a password field: redact */
+	/* browser_fill_form: bit i set when fields[i] was a password field
+	 * (its value is redacted from the record) */
+	unsigned long long sensitive_fields;
 	int skip_evidence;
 	unsigned char *shot_png; /* the evidence screenshot, for the record keeper */
 	size_t shot_len;
