@@ -520,6 +520,17 @@ int act_field_select(struct act_ctx *ctx, json_t *values);
  * click's own errors. */
 int act_field_set_checked(struct act_ctx *ctx, int want, const char *want_kind);
 
+/* snapshot_agent.c */
+/* The hidden-text mode of the tenant's policy, else SNAP_HIDDEN_FLAG. */
+enum snap_hidden_mode act_snapshot_hidden_mode(const struct act_ctx *ctx);
+/* Takes a snapshot of the page (root: a subtree, NULL = all; max_chars 0
+ * = whole) as the agent is shown it: secret fields masked, typed secrets
+ * scrubbed; the session's refs become the new ones. *yaml malloc'd (the
+ * caller's), stats filled. Returns 0, or -1 with the action failed. */
+int act_snapshot_for_agent(struct act_ctx *ctx, const struct snap_ref *root, size_t max_chars,
+                           enum snap_hidden_mode hidden, struct snap_stats *stats, char **yaml,
+                           int *truncated);
+
 /* find.c */
 /* Searches the snapshot text yaml (borrowed) for text (a case-insensitive
  * literal) or regex ("pattern" or "/pattern/flags"; exactly one of the

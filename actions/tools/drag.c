@@ -13,7 +13,8 @@
 /* The start element is the gated target: resolved here from startTarget. */
 static int drag_gate(struct act_ctx *ctx)
 {
-	return act_resolve_target(ctx, json_string_value(json_object_get(ctx->args, "startTarget")));
+	return act_resolve_target(ctx,
+	                          json_string_value(json_object_get(ctx->args, "startTarget")));
 }
 
 static int drag_run(struct act_ctx *ctx)

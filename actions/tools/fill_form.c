@@ -21,8 +21,8 @@
 /* The most fields one call fills. */
 #define FILL_MAX_FIELDS 64
 
-static const char *const field_types[] = { "textbox", "checkbox", "radio", "combobox", "slider",
-	                                   NULL };
+static const char *const field_types[] = { "textbox",  "checkbox", "radio",
+	                                   "combobox", "slider",   NULL };
 
 /* The target of field i: "target", else "ref" (Playwright MCP's older name). */
 static const char *field_target(json_t *field)
@@ -53,12 +53,13 @@ static int check_fields(struct act_ctx *ctx, json_t *fields)
 			                "'ref' (got %s): pass the ref from browser_snapshot or a "
 			                "selector as target",
 			                i, name, has_target ? "both" : "none");
-		if ((!strcmp(type, "checkbox") || !strcmp(type, "radio")) && strcmp(value, "true") &&
-		    strcmp(value, "false"))
-			return act_fail(ctx, "bad_arguments",
-			                "fields[%zu] (\"%.100s\") is a %s: its value must be \"true\" "
-			                "or \"false\" (got \"%.40s\")",
-			                i, name, type, value);
+		if ((!strcmp(type, "checkbox") || !strcmp(type, "radio")) &&
+		    strcmp(value, "true") && strcmp(value, "false"))
+			return act_fail(
+			    ctx, "bad_arguments",
+			    "fields[%zu] (\"%.100s\") is a %s: its value must be \"true\" "
+			    "or \"false\" (got \"%.40s\")",
+			    i, name, type, value);
 	}
 	return 0;
 }
@@ -104,7 +105,8 @@ static int fill_form_gate(struct act_ctx *ctx)
 
 		part.kind = kind_of_field(json_string_value(json_object_get(f, "type")));
 		part.value = json_string_value(json_object_get(f, "value"));
-		if (act_resolve_target(ctx, field_target(f)) < 0 || act_gate_check_part(ctx, &part) < 0) {
+		if (act_resolve_target(ctx, field_target(f)) < 0 ||
+		    act_gate_check_part(ctx, &part) < 0) {
 			name_the_field(ctx, i, json_array_size(fields),
 			               json_string_value(json_object_get(f, "name")));
 			return -1;
@@ -157,8 +159,9 @@ static json_t *field_verdict(struct act_ctx *ctx, json_t *f, int sensitive_befor
 	if (!strcmp(type, "combobox") && held)
 		json_object_set(v, "selected", held);
 	if (ctx->failed)
-		json_object_set_new(v, "error", json_pack("{s:s, s:s}", "code", ctx->error_code,
-		                                          "message", ctx->error));
+		json_object_set_new(
+		    v, "error",
+		    json_pack("{s:s, s:s}", "code", ctx->error_code, "message", ctx->error));
 	json_object_del(ctx->out, "value");
 	json_object_del(ctx->out, "expected");
 	json_object_del(ctx->out, "observed");
@@ -180,10 +183,10 @@ static int fill_form_run(struct act_ctx *ctx)
 
 		if (rc < 0) {
 			json_array_append_new(
-			    verdicts, json_pack("{s:s, s:s, s:s, s:b, s:s}", "name", name, "type",
-			                        json_string_value(json_object_get(f, "type")),
-			                        "target", field_target(f), "ok", 0, "status",
-			                        "not_attempted"));
+			    verdicts,
+			    json_pack("{s:s, s:s, s:s, s:b, s:s}", "name", name, "type",
+			              json_string_value(json_object_get(f, "type")), "target",
+			              field_target(f), "ok", 0, "status", "not_attempted"));
 			continue;
 		}
 		rc = act_resolve_target(ctx, field_target(f));

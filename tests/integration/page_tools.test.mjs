@@ -49,7 +49,7 @@ test('find: text and regex give refs the next call can use', async () => {
     'Add red apple,Added,Add blue plum');
 
   const re = await ok(h.client, 'browser_find', { regex: '/ord-\\d{4}-\\d+/i' });
-  assert.ok((sc(re).matches || []).some((m) => /ORD-2024-0042/.test(m.text || m.name || '')), dump(re));
+  assert.ok((sc(re).matches || []).some((m) => m.role === 'paragraph' && m.ref && /ORD-2024-0042/.test(m.line)), dump(re));
   const none = await ok(h.client, 'browser_find', { text: 'durian' });
   assert.equal((sc(none).matches || []).length, 0);
   assert.match(none.content[0].text, /No matches/);
