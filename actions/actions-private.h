@@ -493,6 +493,11 @@ int act_drag_gesture(struct act_ctx *ctx, double x0, double y0, double x1, doubl
  * drop (html5) or the release over it; out.drop says what it saw.
  * Returns 0, or -1 with the action failed "not_dropped". */
 int act_drop_verdict(struct act_ctx *ctx, int html5);
+/* The whole drop onto ctx->target (resolved; x1, y1 its point) of a drag
+ * from (x0, y0), described as from: the drop target gated, armed, the
+ * gesture, the verdict. Returns 0, or -1 with the action failed. */
+int act_drag_onto(struct act_ctx *ctx, double x0, double y0, double x1, double y1,
+                  const char *from);
 
 /* field_text.c */
 /* Types text (NULL or "" clears the field; slowly: key by key) into the
@@ -530,6 +535,21 @@ enum snap_hidden_mode act_snapshot_hidden_mode(const struct act_ctx *ctx);
 int act_snapshot_for_agent(struct act_ctx *ctx, const struct snap_ref *root, size_t max_chars,
                            enum snap_hidden_mode hidden, struct snap_stats *stats, char **yaml,
                            int *truncated);
+
+/* pointer.c: the coordinate (vision) tools */
+/* Fails the action with outside_viewport, naming the viewport's size,
+ * unless (x, y) is inside it. */
+int act_point_check(struct act_ctx *ctx, double x, double y);
+/* act_point_check, then the element at (x, y) becomes the target (for the
+ * gate). Returns 0, or -1 with the action failed. */
+int act_point_target(struct act_ctx *ctx, double x, double y);
+/* Right before acting: the element at (x, y) found again with its landing
+ * armed; it must be the one the gate saw, else the action fails with
+ * target_changed and nothing is done. */
+int act_point_rearm(struct act_ctx *ctx, double x, double y);
+/* Notes where the session's mouse is now (browser_mouse_down, _up and
+ * _wheel act there). */
+void act_point_moved(struct act_ctx *ctx, double x, double y);
 
 /* find.c */
 /* Searches the snapshot text yaml (borrowed) for text (a case-insensitive
@@ -573,11 +593,12 @@ int act_mouse_up(struct act_ctx *ctx, double x, double y, const char *button, in
                  int modifiers);
 /* A click of count (1 or more) at (x, y) on the target armed by
  * act_actionable or act_resolve_point: the first press, where it landed
- * read back (act_click_landed), the release (and, for the left button,
- * where the click event went), then the further presses. Returns 0, or
- * -1 with the action failed ("missed" when it landed elsewhere). */
+ * read back (act_click_landed), hold_ms with the button down (0: none),
+ * the release (and, for the left button, where the click event went),
+ * then the further presses. Returns 0, or -1 with the action failed
+ * ("missed" when it landed elsewhere). */
 int act_click_at(struct act_ctx *ctx, double x, double y, const char *button, int count,
-                 int modifiers);
+                 int modifiers, int hold_ms);
 int act_press_key(struct act_ctx *ctx, const char *key, int modifiers);
 int act_type_text(struct act_ctx *ctx, const char *text, int slowly);
 int act_modifiers_from_json(json_t *arr);

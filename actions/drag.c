@@ -222,3 +222,21 @@ out:
 	json_decref(seen);
 	return rc;
 }
+
+int act_drag_onto(struct act_ctx *ctx, double x0, double y0, double x1, double y1, const char *from)
+{
+	int html5 = 0;
+	/* the drop target is gated too: dropping onto something can be the
+	 * risky part (a trash can, an "archive" column) */
+	int rc = act_gate_check(ctx);
+
+	if (rc == 0)
+		rc = act_drop_arm(ctx);
+	if (rc == 0)
+		rc = act_drag_gesture(ctx, x0, y0, x1, y1, &html5);
+	if (rc == 0) {
+		gb_buf_appendf(&ctx->text, "Dragged %s onto %s", from, ctx->target.description);
+		rc = act_drop_verdict(ctx, html5);
+	}
+	return rc;
+}

@@ -78,7 +78,7 @@ int act_field_set_checked(struct act_ctx *ctx, int want, const char *want_kind)
 	}
 	rc = act_actionable(ctx, "click", &x, &y, &info);
 	if (rc == 0)
-		rc = act_click_at(ctx, x, y, "left", 1, 0);
+		rc = act_click_at(ctx, x, y, "left", 1, 0, 0);
 	if (rc < 0)
 		goto out;
 	/* a change handler that submits the form takes the document away: the

@@ -202,7 +202,7 @@ int act_mouse_up(struct act_ctx *ctx, double x, double y, const char *button, in
 }
 
 int act_click_at(struct act_ctx *ctx, double x, double y, const char *button, int count,
-                 int modifiers)
+                 int modifiers, int hold_ms)
 {
 	int landed;
 	int rc;
@@ -215,6 +215,12 @@ int act_click_at(struct act_ctx *ctx, double x, double y, const char *button, in
 	if (rc < 0)
 		return rc;
 	landed = act_click_landed(ctx, x, y, 0);
+	if (hold_ms > 0) {
+		rc = cdp_service(ctx->cdp, hold_ms < act_left_ms(ctx) ? hold_ms : act_left_ms(ctx),
+		                 NULL, NULL);
+		if (rc == -CDP_ECANCELLED || rc == -CDP_ECLOSED)
+			landed = act_connection_failed(ctx, rc, "holding the button down");
+	}
 	rc = act_mouse_up(ctx, x, y, button, 1, modifiers);
 	if (rc == 0 && landed == 0 && !strcmp(button, "left"))
 		landed = act_click_landed(ctx, x, y, 1);

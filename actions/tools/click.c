@@ -25,7 +25,7 @@ static int click_run(struct act_ctx *ctx)
 		button = "left";
 	rc = act_actionable(ctx, "click", &x, &y, &info);
 	if (rc == 0)
-		rc = act_click_at(ctx, x, y, button, dbl ? 2 : 1, mods);
+		rc = act_click_at(ctx, x, y, button, dbl ? 2 : 1, mods, 0);
 	if (rc == 0)
 		gb_buf_appendf(&ctx->text, "%s %s", dbl ? "Double-clicked" : "Clicked",
 		               ctx->target.description);

@@ -23,7 +23,6 @@ static int drag_run(struct act_ctx *ctx)
 	char start[sizeof(ctx->target.description)];
 	json_t *info = NULL;
 	double x0, y0, x1, y1;
-	int html5 = 0;
 	int rc;
 
 	rc = act_actionable(ctx, "hover", &x0, &y0, &info);
@@ -32,21 +31,11 @@ static int drag_run(struct act_ctx *ctx)
 	snprintf(start, sizeof(start), "%s", ctx->target.description);
 	json_decref(info);
 	info = NULL;
-	/* the drop target is gated too: dropping onto something can be the
-	 * risky part (a trash can, an "archive" column) */
 	rc = act_resolve_target(ctx, end);
-	if (rc == 0)
-		rc = act_gate_check(ctx);
 	if (rc == 0)
 		rc = act_actionable(ctx, "hover", &x1, &y1, &info);
 	if (rc == 0)
-		rc = act_drop_arm(ctx);
-	if (rc == 0)
-		rc = act_drag_gesture(ctx, x0, y0, x1, y1, &html5);
-	if (rc == 0) {
-		gb_buf_appendf(&ctx->text, "Dragged %s onto %s", start, ctx->target.description);
-		rc = act_drop_verdict(ctx, html5);
-	}
+		rc = act_drag_onto(ctx, x0, y0, x1, y1, start);
 out:
 	json_decref(info);
 	return rc;

@@ -100,10 +100,9 @@ static int emulate_media_run(struct act_ctx *ctx)
 	for (i = 0; i < json_array_size(queries); i++) {
 		int ok = json_is_true(json_array_get(matched, i));
 
-		json_array_append_new(verdicts,
-		                      json_pack("{s:s, s:O, s:b, s:b}", "check", "matchMedia",
-		                                "expected", json_array_get(queries, i), "observed",
-		                                ok, "ok", ok));
+		json_array_append_new(
+		    verdicts, json_pack("{s:s, s:O, s:b, s:b}", "check", "matchMedia", "expected",
+		                        json_array_get(queries, i), "observed", ok, "ok", ok));
 		all = all && ok;
 	}
 	json_object_set(ctx->out, "verdicts", verdicts);
