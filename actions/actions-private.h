@@ -446,6 +446,15 @@ int act_eval(struct act_ctx *ctx, const char *expression, json_t **value, const 
  * frames. Fails the call with no_match / ambiguous_target / stale_ref /
  * bad_target and a message saying what to do. */
 int act_resolve_target(struct act_ctx *ctx, const char *target);
+/* *visible: the target is attached, has a box of some size and is not
+ * hidden (visibility, display), read in its isolated world. Returns 0, or
+ * -1 with the action failed. */
+int act_target_visible(struct act_ctx *ctx, int *visible);
+/* Takes a snapshot and lists the refs of the elements with role and (name
+ * not NULL) that accessible name, whitespace collapsed: the first max in
+ * refs, *n how many there are. Returns 0, or -1 with the action failed. */
+int act_role_refs(struct act_ctx *ctx, const char *role, const char *name, char (*refs)[16],
+                  size_t max, size_t *n);
 /* Runs function on the target in an isolated world of its frame (the
  * page's scripts cannot fake what it reads); *value is a new reference. */
 int act_call_in_isolated_world(struct act_ctx *ctx, const char *function, json_t **value,
@@ -550,6 +559,12 @@ int act_point_rearm(struct act_ctx *ctx, double x, double y);
 /* Notes where the session's mouse is now (browser_mouse_down, _up and
  * _wheel act there). */
 void act_point_moved(struct act_ctx *ctx, double x, double y);
+
+/* verdict.c */
+/* Appends {check, expected, observed, ok} to out.verdicts (expected and
+ * observed taken; NULL = null). Returns ok. */
+int act_add_verdict(struct act_ctx *ctx, const char *check, json_t *expected, json_t *observed,
+                    int ok);
 
 /* find.c */
 /* Searches the snapshot text yaml (borrowed) for text (a case-insensitive

@@ -225,7 +225,11 @@ int act_observe_after(struct act_ctx *ctx)
 				}
 			}
 		}
-		json_object_set(ctx->out, "verdicts", verdicts);
+		/* after the tool's own verdicts, if it has any */
+		if (json_is_array(json_object_get(ctx->out, "verdicts")))
+			json_array_extend(json_object_get(ctx->out, "verdicts"), verdicts);
+		else
+			json_object_set(ctx->out, "verdicts", verdicts);
 		if (!all_ok) {
 			char *why = verify_explain_failures(verdicts);
 

@@ -46,10 +46,11 @@ int act_point_rearm(struct act_ctx *ctx, double x, double y)
 	if (act_resolve_point(ctx, x, y, 1) < 0)
 		return -1;
 	if (gated && ctx->target.backend_node_id != gated)
-		return act_fail(ctx, "target_changed",
-		                "what is at (%g, %g) changed after it was checked (it was %s, it is "
-		                "%s now): nothing was done; take a screenshot and try again",
-		                x, y, was, ctx->target.description);
+		return act_fail(
+		    ctx, "target_changed",
+		    "what is at (%g, %g) changed after it was checked (it was %s, it is "
+		    "%s now): nothing was done; take a screenshot and try again",
+		    x, y, was, ctx->target.description);
 	return 0;
 }
 

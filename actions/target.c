@@ -200,20 +200,26 @@ static void collapse_space(const char *s, char *out, size_t outlen)
  * name, compared with whitespace collapsed); it is then resolved as its
  * ref would be. The agent's last snapshot text is left as it was.
  */
-static int resolve_role(struct act_ctx *ctx, const char *role, const char *name, const char *shown)
+/* Takes a snapshot (the session's refs become its refs) and collects the
+ * refs whose role is role and, when name is not NULL, whose name is name
+ * (whitespace collapsed): the first max into refs, how many matched into
+ * *n, how many of that role there are into *n_role and the first of their
+ * names into others (may be NULL). Returns 0, or -1 with the action
+ * failed (shown names what was looked for). */
+static int match_role(struct act_ctx *ctx, const char *role, const char *name, const char *shown,
+                      char (*refs)[16], size_t max, size_t *n, size_t *n_role,
+                      struct gb_buf *others)
 {
 	struct snap_options opt = { 0 };
 	struct snap_refmap *map = &ctx->as->refs;
 	char want[512], got[512];
-	char found[16] = "";
-	struct gb_buf others;
 	char *yaml = NULL;
 	char err[512] = "";
-	size_t i, n = 0, n_role = 0;
 	int truncated = 0;
+	size_t i;
 	int rc = -1;
 
-	gb_buf_init(&others, 1024);
+	*n = *n_role = 0;
 	collapse_space(name, want, sizeof(want));
 	opt.page_session_id = ctx->psid;
 	opt.timeout_ms = act_left_ms(ctx);
@@ -232,16 +238,43 @@ static int resolve_role(struct act_ctx *ctx, const char *role, const char *name,
 
 		if (!r->role || strcmp(r->role, role) != 0)
 			continue;
-		n_role++;
+		(*n_role)++;
 		collapse_space(r->name, got, sizeof(got));
 		if (name && strcmp(got, want) != 0) {
-			if (n_role <= 8)
-				gb_buf_appendf(&others, "%s\"%.60s\"", others.len ? ", " : "", got);
+			if (others && *n_role <= 8)
+				gb_buf_appendf(others, "%s\"%.60s\"", others->len ? ", " : "", got);
 			continue;
 		}
-		if (n++ == 0)
-			snprintf(found, sizeof(found), "%s", r->ref);
+		if (*n < max)
+			snprintf(refs[*n], sizeof(refs[*n]), "%s", r->ref);
+		(*n)++;
 	}
+	rc = 0;
+out:
+	free(yaml);
+	return rc;
+}
+
+int act_role_refs(struct act_ctx *ctx, const char *role, const char *name, char (*refs)[16],
+                  size_t max, size_t *n)
+{
+	size_t n_role;
+
+	return match_role(ctx, role, name, role, refs, max, n, &n_role, NULL);
+}
+
+static int resolve_role(struct act_ctx *ctx, const char *role, const char *name, const char *shown)
+{
+	char want[512];
+	char found[1][16];
+	struct gb_buf others;
+	size_t n = 0, n_role = 0;
+	int rc = -1;
+
+	gb_buf_init(&others, 1024);
+	collapse_space(name, want, sizeof(want));
+	if (match_role(ctx, role, name, shown, found, 1, &n, &n_role, &others) < 0)
+		goto out;
 	if (n == 0 && name && n_role)
 		act_fail(ctx, "no_match",
 		         "no %s named \"%.200s\" on the page; the %ss there are "
@@ -258,9 +291,8 @@ static int resolve_role(struct act_ctx *ctx, const char *role, const char *name,
 		         "more specific locator",
 		         shown, n);
 	else
-		rc = resolve_ref(ctx, found);
+		rc = resolve_ref(ctx, found[0]);
 out:
-	free(yaml);
 	gb_buf_free(&others);
 	return rc;
 }
@@ -1074,5 +1106,23 @@ out:
 	json_decref(node);
 	json_decref(obj);
 	json_decref(info);
+	return rc;
+}
+
+/* Visible as Playwright counts it: attached, a box of some size, not
+ * hidden by visibility or display (here or in an ancestor). */
+static const char visible_js[] =
+    "function() { const el = this.nodeType === 1 ? this : this.parentElement;"
+    " if (!el || !el.isConnected) return false; const r = el.getBoundingClientRect();"
+    " return r.width > 0 && r.height > 0 && getComputedStyle(el).visibility !== 'hidden' &&"
+    "  (!el.checkVisibility || el.checkVisibility({ visibilityProperty: true })); }";
+
+int act_target_visible(struct act_ctx *ctx, int *visible)
+{
+	json_t *v = NULL;
+	int rc = act_call_in_isolated_world(ctx, visible_js, &v, "checking whether it is visible");
+
+	*visible = rc == 0 && json_is_true(v);
+	json_decref(v);
 	return rc;
 }

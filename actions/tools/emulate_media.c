@@ -47,7 +47,7 @@ static int match_media(struct act_ctx *ctx, json_t *queries, json_t **matched)
 static int emulate_media_run(struct act_ctx *ctx)
 {
 	json_t *state = ctx->as->media ? json_deep_copy(ctx->as->media) : json_object();
-	json_t *list = json_array(), *queries = json_array(), *verdicts = json_array();
+	json_t *list = json_array(), *queries = json_array();
 	json_t *res = NULL, *matched = NULL, *v;
 	const char *media;
 	size_t i, given = 0;
@@ -100,12 +100,10 @@ static int emulate_media_run(struct act_ctx *ctx)
 	for (i = 0; i < json_array_size(queries); i++) {
 		int ok = json_is_true(json_array_get(matched, i));
 
-		json_array_append_new(
-		    verdicts, json_pack("{s:s, s:O, s:b, s:b}", "check", "matchMedia", "expected",
-		                        json_array_get(queries, i), "observed", ok, "ok", ok));
-		all = all && ok;
+		all = act_add_verdict(ctx, "matchMedia", json_incref(json_array_get(queries, i)),
+		                      json_boolean(ok), ok) &&
+		      all;
 	}
-	json_object_set(ctx->out, "verdicts", verdicts);
 	if (!all) {
 		rc = act_fail(ctx, "media_not_applied",
 		              "the page does not match every emulated media feature (see "
@@ -124,7 +122,6 @@ out:
 	json_decref(state);
 	json_decref(list);
 	json_decref(queries);
-	json_decref(verdicts);
 	json_decref(res);
 	json_decref(matched);
 	return rc;
