@@ -16,10 +16,37 @@
 #include "policy/risk.h"
 
 static const char *const expected_names[] = {
-	"browser_navigate", "browser_navigate_back",   "browser_snapshot",      "browser_click",
-	"browser_type",     "browser_press_key",       "browser_select_option", "browser_hover",
-	"browser_evaluate", "browser_take_screenshot", "browser_handle_dialog", "browser_wait_for",
-	"browser_tabs",     "browser_close",           "browser_session",
+	"browser_navigate",
+	"browser_navigate_back",
+	"browser_snapshot",
+	"browser_click",
+	"browser_type",
+	"browser_press_key",
+	"browser_select_option",
+	"browser_hover",
+	"browser_evaluate",
+	"browser_take_screenshot",
+	"browser_handle_dialog",
+	"browser_wait_for",
+	"browser_tabs",
+	"browser_close",
+	"browser_session",
+	"browser_fill_form",
+	"browser_drag",
+	"browser_find",
+	"browser_resize",
+	"browser_emulate_media",
+	"browser_mouse_click_xy",
+	"browser_mouse_move_xy",
+	"browser_mouse_drag_xy",
+	"browser_mouse_down",
+	"browser_mouse_up",
+	"browser_mouse_wheel",
+	"browser_verify_element_visible",
+	"browser_verify_text_visible",
+	"browser_verify_list_visible",
+	"browser_verify_value",
+	"browser_generate_locator",
 };
 #define N_EXPECTED (sizeof(expected_names) / sizeof(expected_names[0]))
 
@@ -67,7 +94,7 @@ static void test_table_names_and_order(void **state)
 		assert_true(strlen(act_tool_at(i)->description) > 40);
 	}
 	assert_null(act_tool_at(N_EXPECTED));
-	assert_null(act_tool_find("browser_drag"));
+	assert_null(act_tool_find("browser_teleport"));
 	assert_null(act_tool_find(""));
 	assert_null(act_tool_find(NULL));
 }
@@ -113,6 +140,12 @@ static void test_every_descriptor_is_whole(void **state)
 			assert_false(param(d, "operation_id")->required);
 		}
 		assert_int_equal(act_def_read_only(d), d->effect == ACT_EFFECT_READ);
+		/* a capability group is one that can be turned on */
+		if (d->caps) {
+			unsigned bit;
+
+			assert_int_equal(act_caps_bit(d->caps, &bit), 0);
+		}
 	}
 	assert_int_equal(act_tool_find("browser_evaluate")->effect, ACT_EFFECT_PAGE);
 	assert_int_equal(act_tool_find("browser_click")->effect, ACT_EFFECT_PAGE);
@@ -384,6 +417,44 @@ static void test_output_schema(void **state)
 	json_decref(schema);
 }
 
+/* An array of objects (browser_fill_form's fields) is checked item by
+ * item, member by member, each error naming fields[i].member; a nullable
+ * parameter takes null (browser_emulate_media clears with it). */
+static void test_check_object_arrays_and_null(void **state)
+{
+	char err[512];
+
+	(void)state;
+	assert_int_equal(check("browser_fill_form",
+	                       "{\"fields\":[{\"name\":\"A\",\"type\":\"textbox\","
+	                       "\"target\":\"e1\",\"value\":\"x\"}]}",
+	                       err, sizeof(err)),
+	                 0);
+	assert_int_equal(check("browser_fill_form",
+	                       "{\"fields\":[{\"name\":\"A\",\"type\":\"textbox\","
+	                       "\"target\":\"e1\",\"value\":\"x\"},{\"name\":\"B\","
+	                       "\"type\":\"dial\",\"target\":\"e2\",\"value\":\"1\"}]}",
+	                       err, sizeof(err)),
+	                 -1);
+	assert_non_null(strstr(err, "'fields[1].type' must be one of textbox"));
+	assert_int_equal(check("browser_fill_form",
+	                       "{\"fields\":[{\"name\":\"A\",\"type\":\"textbox\","
+	                       "\"target\":\"e1\",\"value\":\"x\",\"colour\":1}]}",
+	                       err, sizeof(err)),
+	                 -1);
+	assert_non_null(strstr(err, "unknown member 'colour' in 'fields[0]'"));
+	assert_int_equal(check("browser_fill_form", "{\"fields\":[]}", err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "at least 1 item"));
+	assert_int_equal(check("browser_fill_form", "{\"fields\":[3]}", err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "'fields[0]' must be an object"));
+	assert_int_equal(check("browser_emulate_media", "{\"colorScheme\":null}", err, sizeof(err)),
+	                 0);
+	assert_int_equal(
+	    check("browser_emulate_media", "{\"colorScheme\":\"purple\"}", err, sizeof(err)), -1);
+	assert_int_equal(
+	    check("browser_resize", "{\"width\":null,\"height\":500}", err, sizeof(err)), -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -397,6 +468,7 @@ int main(void)
 		cmocka_unit_test(test_check_ranges),
 		cmocka_unit_test(test_check_unknown_and_shape),
 		cmocka_unit_test(test_output_schema),
+		cmocka_unit_test(test_check_object_arrays_and_null),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
