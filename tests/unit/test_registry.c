@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <stdio.h>
 #include <string.h>
 
 #include "actions/actions-private.h"
@@ -455,6 +456,50 @@ static void test_check_object_arrays_and_null(void **state)
 	    check("browser_resize", "{\"width\":null,\"height\":500}", err, sizeof(err)), -1);
 }
 
+/* docs/tools.md lists every tool under its own heading (with its
+ * capability group), and every parameter of it in that section. */
+static void test_every_tool_is_documented(void **state)
+{
+	FILE *f = fopen(TOOLS_DOC, "r");
+	static char doc[1 << 20];
+	size_t len;
+	size_t i, k;
+
+	(void)state;
+	assert_non_null(f);
+	len = fread(doc, 1, sizeof(doc) - 1, f);
+	fclose(f);
+	doc[len] = '\0';
+	for (i = 0; i < act_tool_count(); i++) {
+		const struct act_def *d = act_tool_at(i);
+		char heading[160], want[160];
+		const char *start, *end;
+
+		snprintf(heading, sizeof(heading), "\n### `%s`", d->name);
+		start = strstr(doc, heading);
+		if (!start)
+			fail_msg("docs/tools.md has no section \"### `%s`\"", d->name);
+		end = strstr(start + 1, "\n### ");
+		end = end ? end : doc + len;
+		if (d->caps) {
+			snprintf(want, sizeof(want), "### `%s` (group `%s`)", d->name, d->caps);
+			if (strncmp(start + 1, want, strlen(want)) != 0)
+				fail_msg("docs/tools.md: %s must say its group: \"%s\"", d->name,
+				         want);
+		}
+		for (k = 0; k < d->n_params; k++) {
+			const char *hit;
+
+			snprintf(want, sizeof(want), "`%s`", d->params[k].name);
+			hit = strstr(start, want);
+			if (!hit || hit > end)
+				fail_msg("docs/tools.md: the section of %s does not name its "
+				         "parameter %s",
+				         d->name, want);
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -469,6 +514,7 @@ int main(void)
 		cmocka_unit_test(test_check_unknown_and_shape),
 		cmocka_unit_test(test_output_schema),
 		cmocka_unit_test(test_check_object_arrays_and_null),
+		cmocka_unit_test(test_every_tool_is_documented),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
