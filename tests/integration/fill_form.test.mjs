@@ -7,7 +7,7 @@
  * a denied host reaches it zero times.
  */
 import { test, before, after } from 'node:test';
-import { assert, callTool, ok, sc, dump, evaluate, snapshot, findRef, assertToolError, startFixtureServer } from '../e2e/lib.mjs';
+import { assert, callTool, ok, sc, dump, evaluate, snapshot, findRef, assertToolError, startFixtureServer, textOf, filesContaining, auditText, pollUntil } from '../e2e/lib.mjs';
 import { useGlassboxWith, seen } from './interact_helpers.mjs';
 
 /* the shipped risk rules on (payment-field), as in fixtures/policy/gates.json */
@@ -104,6 +104,26 @@ test('maxlength, a missing option, a value a checkbox cannot take: each named', 
     fields: [{ name: 'Full name', type: 'checkbox', target: '#name', value: 'true' }],
   });
   assert.match(assertToolError(wrongType), /Full name/);
+});
+
+test('a password field: the value is set and re-read, and never appears in the result, the audit log or any file', async () => {
+  await ok(h.client, 'browser_navigate', { url: h.url('/interact/fill-form.html') });
+  const secret = 'Hunter2-' + Math.random().toString(36).slice(2);
+  const r = await ok(h.client, 'browser_fill_form', {
+    fields: [
+      { name: 'Full name', type: 'textbox', target: '#name', value: 'Ada' },
+      { name: 'Password', type: 'textbox', target: '#pw', value: secret },
+    ],
+  });
+  assert.equal(await evaluate(h.client, "() => document.getElementById('pw').value.length"), secret.length);
+  assert.equal(field(r, 'Password').ok, true, dump(r));
+  assert.equal(field(r, 'Password').observed, '[redacted]', dump(r));
+  assert.equal(field(r, 'Full name').observed, 'Ada', 'other fields are shown');
+  assert.ok(!JSON.stringify(r).includes(secret), `the result holds the password: ${dump(r)}`);
+  assert.ok(!textOf(r).includes(secret));
+  const audit = await pollUntil(() => { const t = auditText(h.gb.dataDir, 'local'); return t.includes(sc(r).operation_id) && t; });
+  assert.ok(!audit.includes(secret), 'the audit log holds the password');
+  assert.deepEqual(filesContaining(h.gb.dataDir, secret), [], 'a file under the data dir holds the password');
 });
 
 test('bad arguments are precise errors', async () => {
