@@ -91,6 +91,29 @@ struct act_def {
 /* 1 when def only reads (readOnlyHint); otherwise it may change something. */
 int act_def_read_only(const struct act_def *def);
 
+/* The pipeline's steps (docs/internals/pipeline.md), in their order. */
+enum act_step {
+	ACT_STEP_GATE,           /* the tenant's risk rules classify the action */
+	ACT_STEP_LEDGER,         /* the operation is marked running before it acts */
+	ACT_STEP_OBSERVE_BEFORE, /* what the page does is recorded, its state noted */
+	ACT_STEP_RUN,            /* the tool's own code */
+	ACT_STEP_SETTLE,         /* bounded wait for what the action started */
+	ACT_STEP_OBSERVE_AFTER,  /* the page re-read; verdicts and `expect` checked */
+	ACT_STEP_EVIDENCE,       /* a screenshot kept (or the last one, unchanged) */
+	ACT_STEP_RECORD,         /* the signed audit record of the call */
+	ACT_STEP_COUNT
+};
+#define ACT_STEP_BIT(s) (1u << (s))
+
+/* The steps a successful call of def runs (ACT_STEP_BIT flags), decided
+ * by its effect and policy alone; a call that fails stops early but
+ * still records. */
+unsigned act_def_steps(const struct act_def *def);
+/* "gate", "ledger", ...; "" for an unknown step. */
+const char *act_step_name(enum act_step step);
+/* "read", "page", "lifecycle"; "unset" for none. */
+const char *act_effect_name(enum act_effect effect);
+
 /* The tools, in a stable order. */
 size_t act_tool_count(void);
 const struct act_def *act_tool_at(size_t i);
