@@ -261,7 +261,21 @@ struct act_call {
 	 * a flow's secret variable: handled as if typed into a password field,
 	 * so it never appears in the result, the audit record or the logs */
 	int secret_text;
+	/* Tools driven by the glassbox CLI only (act_internal_tool_find): a
+	 * value that carries secrets (a storageState), passed beside the
+	 * arguments so that it is never recorded or returned. secret_in is
+	 * borrowed; secret_out is set by the tool, a new reference the caller
+	 * owns (NULL when none). */
+	json_t *secret_in;
+	json_t *secret_out;
 };
+
+/* A tool that the glassbox CLI drives through the pipeline but that is
+ * never offered to agents (not in act_tool_at/act_tool_find): profile
+ * export and import, whose data is the profile's secrets. NULL if none. */
+const struct act_def *act_internal_tool_find(const char *name);
+/* The i-th of those, or NULL past the last. */
+const struct act_def *act_internal_tool_at(size_t i);
 
 /* Creates a session (no browser yet: it is launched on the first call
  * that needs one, on the worker thread). */
@@ -278,6 +292,11 @@ int act_session_new(const struct act_config *cfg, struct act_session **out, char
  * again once earlier calls finished); -ESHUTDOWN when the session is
  * stopping. */
 int act_session_submit(struct act_session *s, struct act_call *call);
+
+/* Submits call (its on_done and user are set here) and waits for its
+ * result: a new reference, never NULL (a refused submit is an error
+ * result). For callers that act one call at a time (flows, the CLI). */
+json_t *act_session_run(struct act_session *s, struct act_call *call);
 
 /* Thread-safe: asks a queued or running call to stop. A queued call
  * completes with a "cancelled" error without running; a running one is

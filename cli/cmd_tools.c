@@ -20,8 +20,15 @@ static const char *policy_of(const struct act_def *d)
 	                        : policy_action_kind_name((enum policy_action_kind)d->policy.kind);
 }
 
+/* Every descriptor: the agents' tools, then the CLI's. */
+static const struct act_def *tool_at(size_t i)
+{
+	return i < act_tool_count() ? act_tool_at(i) : act_internal_tool_at(i - act_tool_count());
+}
+
 static void print_markdown(void)
 {
+	const struct act_def *d;
 	size_t i;
 	int s;
 
@@ -32,12 +39,11 @@ static void print_markdown(void)
 	for (s = 0; s < ACT_STEP_COUNT; s++)
 		printf(":-:|");
 	printf("\n");
-	for (i = 0; i < act_tool_count(); i++) {
-		const struct act_def *d = act_tool_at(i);
+	for (i = 0; (d = tool_at(i)); i++) {
 		unsigned steps = act_def_steps(d);
 
-		printf("| `%s` | %s | %s | %s |", d->name, act_effect_name(d->effect), policy_of(d),
-		       d->caps ? d->caps : "core");
+		printf("| `%s`%s | %s | %s | %s |", d->name, i >= act_tool_count() ? " (CLI)" : "",
+		       act_effect_name(d->effect), policy_of(d), d->caps ? d->caps : "core");
 		for (s = 0; s < ACT_STEP_COUNT; s++)
 			printf(" %s |", steps & ACT_STEP_BIT(s) ? "✓" : "");
 		printf("\n");
@@ -57,12 +63,14 @@ static json_t *tools_json(void)
 
 		for (s = 0; s < ACT_STEP_COUNT; s++)
 			if (steps & ACT_STEP_BIT(s))
-				json_array_append_new(list, json_string(act_step_name((enum act_step)s)));
-		json_array_append_new(
-		    all, json_pack("{s:s, s:s, s:s, s:s*, s:s, s:b, s:o}", "name", d->name, "effect",
-		                   act_effect_name(d->effect), "policy_kind", policy_of(d),
-		                   "policy_exempt", d->policy.exempt, "caps", d->caps ? d->caps : "core",
-		                   "checks_expect", d->checks_expect, "steps", list));
+				json_array_append_new(list,
+				                      json_string(act_step_name((enum act_step)s)));
+		json_array_append_new(all, json_pack("{s:s, s:s, s:s, s:s*, s:s, s:b, s:o}", "name",
+		                                     d->name, "effect", act_effect_name(d->effect),
+		                                     "policy_kind", policy_of(d), "policy_exempt",
+		                                     d->policy.exempt, "caps",
+		                                     d->caps ? d->caps : "core", "checks_expect",
+		                                     d->checks_expect, "steps", list));
 	}
 	return all;
 }
