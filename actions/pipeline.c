@@ -458,6 +458,19 @@ static int check_evidence_writable(struct act_ctx *ctx)
 	return 0;
 }
 
+/* The names of the pipeline steps a call ran, in order (new array): the
+ * record says which checks an action went through. */
+static json_t *steps_json(unsigned steps)
+{
+	json_t *list = json_array();
+	int s;
+
+	for (s = 0; s < ACT_STEP_COUNT; s++)
+		if (steps & ACT_STEP_BIT(s))
+			json_array_append_new(list, json_string(act_step_name((enum act_step)s)));
+	return list;
+}
+
 /* The audit record of the call: what was asked (redacted), what was
  * acted on, what was observed; with its evidence, to the record keeper.
  * When it cannot be queued, or (a tenant that requires evidence, a call
@@ -513,6 +526,7 @@ static void keep_record(struct act_ctx *ctx)
 		json_object_set_new(body, "element", element);
 	}
 	json_object_set_new(body, "arguments", act_redacted_args(ctx));
+	json_object_set_new(body, "steps", steps_json(ctx->steps));
 	a.session_id = ctx->sess ? sess_id(ctx->sess) : NULL;
 	a.operation_id = ctx->operation_id;
 	a.tool = ctx->def->name;
@@ -735,7 +749,6 @@ void act_run_call(struct act_session *as, struct act_call *call)
 	act_step(&ctx, ACT_STEP_RUN);
 	if (impl->run(&ctx) == 0 && (plan & ACT_STEP_BIT(ACT_STEP_SETTLE))) {
 		progress(&ctx, 2, "waiting for the page to settle");
-		act_step(&ctx, ACT_STEP_SETTLE);
 		act_settle(&ctx, 0);
 	}
 

@@ -31,7 +31,8 @@ static int export_run(struct act_ctx *ctx)
 	size_t i, n = json_array_size(list);
 
 	if (n > MAX_ORIGINS)
-		return act_fail(ctx, "bad_arguments", "at most %d origins (got %zu)", MAX_ORIGINS, n);
+		return act_fail(ctx, "bad_arguments", "at most %d origins (got %zu)", MAX_ORIGINS,
+		                n);
 	/* an export that cannot be recorded does not happen */
 	if (!as->audit || evid_audit_check_writable(as->audit, as->tenant, err, sizeof(err)) < 0)
 		return act_fail(ctx, "evidence_unavailable",
@@ -51,22 +52,31 @@ static int export_run(struct act_ctx *ctx)
 	cfg.headless = 1;
 	if (act_profile_export(&cfg, user, name, n ? origins : NULL, &state, err, sizeof(err)) < 0)
 		return act_fail(ctx, "export_failed", "%s", err);
-	json_object_set_new(ctx->out, "cookies",
-	                    json_integer((json_int_t)json_array_size(json_object_get(state, "cookies"))));
-	json_object_set_new(ctx->out, "origins",
-	                    json_integer((json_int_t)json_array_size(json_object_get(state, "origins"))));
+	json_object_set_new(
+	    ctx->out, "cookies",
+	    json_integer((json_int_t)json_array_size(json_object_get(state, "cookies"))));
+	json_object_set_new(
+	    ctx->out, "origins",
+	    json_integer((json_int_t)json_array_size(json_object_get(state, "origins"))));
 	gb_buf_appendf(&ctx->text, "Exported profile %s of user %s", name, user);
 	ctx->call->secret_out = state;
 	return 0;
 }
 
 static const struct act_param params[] = {
-	{ .name = "profile", .type = ACT_T_STRING, .required = 1, .description = "The profile's name" },
-	{ .name = "user", .type = ACT_T_STRING, .description = "Whose profile; default \"default\"" },
+	{ .name = "profile",
+	  .type = ACT_T_STRING,
+	  .required = 1,
+	  .description = "The profile's name" },
+	{ .name = "user",
+	  .type = ACT_T_STRING,
+	  .description = "Whose profile; default \"default\"" },
 	{ .name = "origins",
 	  .type = ACT_T_STRING_ARRAY,
 	  .description = "Origins whose localStorage to read besides those the profile recorded" },
-	{ .name = "to", .type = ACT_T_STRING, .description = "Where the state goes, for the record" },
+	{ .name = "to",
+	  .type = ACT_T_STRING,
+	  .description = "Where the state goes, for the record" },
 	P_OPERATION_ID,
 };
 
@@ -77,8 +87,9 @@ static const struct act_tool_impl impl = {
 const struct act_def act_tool_profile_export = {
 	.name = "glassbox_profile_export",
 	.title = "Export a profile",
-	.description = "Export a profile of the tenant as Playwright storageState (glassbox profile "
-	               "export).",
+	.description =
+	    "Export a profile of the tenant as Playwright storageState (glassbox profile "
+	    "export).",
 	PARAMS(params),
 	.effect = ACT_EFFECT_LIFECYCLE,
 	.policy = ACT_POLICY(POLICY_ACT_OTHER),

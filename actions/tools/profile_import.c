@@ -33,13 +33,13 @@ static int import_run(struct act_ctx *ctx)
 	cfg.headless = 1;
 	if (act_profile_import(&cfg, user, name, state, &version, err, sizeof(err)) < 0)
 		return act_fail(ctx, "import_failed", "%s", err);
-	act_keeper_record(
-	    as->keeper, EVID_AUDIT_PROFILE_IMPORTED, as->id, ctx->operation_id,
-	    json_pack("{s:s, s:s, s:I, s:I, s:I}", "profile", name, "user", user, "version",
-	              (json_int_t)version, "cookies",
-	              (json_int_t)json_array_size(json_object_get(state, "cookies")), "origins",
-	              (json_int_t)json_array_size(json_object_get(state, "origins"))),
-	    0);
+	act_keeper_record(as->keeper, EVID_AUDIT_PROFILE_IMPORTED, as->id, ctx->operation_id,
+	                  json_pack("{s:s, s:s, s:I, s:I, s:I}", "profile", name, "user", user,
+	                            "version", (json_int_t)version, "cookies",
+	                            (json_int_t)json_array_size(json_object_get(state, "cookies")),
+	                            "origins",
+	                            (json_int_t)json_array_size(json_object_get(state, "origins"))),
+	                  0);
 	json_object_set_new(ctx->out, "version", json_integer(version));
 	gb_buf_appendf(&ctx->text, "Imported into profile %s of user %s: version %lld", name, user,
 	               (long long)version);
@@ -47,8 +47,13 @@ static int import_run(struct act_ctx *ctx)
 }
 
 static const struct act_param params[] = {
-	{ .name = "profile", .type = ACT_T_STRING, .required = 1, .description = "The profile's name" },
-	{ .name = "user", .type = ACT_T_STRING, .description = "Whose profile; default \"default\"" },
+	{ .name = "profile",
+	  .type = ACT_T_STRING,
+	  .required = 1,
+	  .description = "The profile's name" },
+	{ .name = "user",
+	  .type = ACT_T_STRING,
+	  .description = "Whose profile; default \"default\"" },
 	P_OPERATION_ID,
 };
 

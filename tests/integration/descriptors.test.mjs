@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import {
-  assert, startFixtureServer, openGlassbox, ok, sc, dump, callTool, auditRecords,
+  assert, startFixtureServer, openGlassbox, ok, sc, dump, callTool, auditRecords, pollUntil,
 } from '../e2e/lib.mjs';
 
 let fixture, gb, policyDir;
@@ -46,9 +46,9 @@ test('a rule on kind "other" holds browser_tabs and browser_close: nothing chang
   // the browser and its one tab are still there
   const title = await ok(gb.client, 'browser_evaluate', { function: '() => document.title' });
   assert.equal(sc(title).result, 'Second page', dump(title));
-  const records = auditRecords(gb.dataDir, 'local').filter((x) => x.kind === 'policy_refusal');
-  assert.ok(records.some((x) => x.body?.tool === 'browser_tabs' && x.body?.rule === 'no-tab-changes'),
-    `the refusal is in the trail: ${JSON.stringify(records)}`);
+  const refused = await pollUntil(() => auditRecords(gb.dataDir, 'local')
+    .find((x) => x.kind === 'policy_refusal' && x.body?.tool === 'browser_tabs' && x.body?.rule === 'no-tab-changes'));
+  assert.ok(refused, 'the refusal is in the trail');
 });
 
 test('browser_snapshot reads without meeting the rules', async () => {
