@@ -13,7 +13,8 @@ extern const struct act_def act_tool_navigate, act_tool_navigate_back, act_tool_
     act_tool_find_in_page, act_tool_resize, act_tool_emulate_media, act_tool_mouse_click_xy,
     act_tool_mouse_move_xy, act_tool_mouse_drag_xy, act_tool_mouse_down, act_tool_mouse_up,
     act_tool_mouse_wheel, act_tool_verify_element_visible, act_tool_verify_text_visible,
-    act_tool_verify_list_visible, act_tool_verify_value, act_tool_generate_locator;
+    act_tool_verify_list_visible, act_tool_verify_value, act_tool_generate_locator,
+    act_tool_profile_export, act_tool_profile_import;
 
 static const struct act_def *const tools[] = {
 	&act_tool_navigate,
@@ -73,5 +74,26 @@ const struct act_def *act_tool_find(const char *name)
 	for (i = 0; name && i < N_TOOLS; i++)
 		if (!strcmp(tools[i]->name, name))
 			return tools[i];
+	return NULL;
+}
+
+/* Driven by the glassbox CLI only: never listed, never found by name. */
+static const struct act_def *const internal_tools[] = {
+	&act_tool_profile_export,
+	&act_tool_profile_import,
+};
+
+const struct act_def *act_internal_tool_at(size_t i)
+{
+	return i < sizeof(internal_tools) / sizeof(internal_tools[0]) ? internal_tools[i] : NULL;
+}
+
+const struct act_def *act_internal_tool_find(const char *name)
+{
+	size_t i;
+
+	for (i = 0; name && i < sizeof(internal_tools) / sizeof(internal_tools[0]); i++)
+		if (!strcmp(internal_tools[i]->name, name))
+			return internal_tools[i];
 	return NULL;
 }
