@@ -191,6 +191,10 @@ struct act_recorder {
 	unsigned events; /* counts relevant events, to notice activity */
 };
 
+/* The most elements one call acts on part by part (browser_fill_form's
+ * fields). */
+#define ACT_MAX_PARTS 64
+
 /* The context of one call as it moves through the pipeline. */
 struct act_ctx {
 	struct act_session *as;
@@ -219,6 +223,9 @@ struct act_ctx {
 	/* browser_fill_form: bit i set when fields[i] was a password field
 	 * (its value is redacted from the record) */
 	unsigned long long sensitive_fields;
+	/* browser_fill_form: the node each field was gated on, checked again
+	 * right before it is filled */
+	int part_nodes[ACT_MAX_PARTS];
 	int skip_evidence;
 	unsigned char *shot_png; /* the evidence screenshot, for the record keeper */
 	size_t shot_len;
@@ -436,6 +443,10 @@ int act_eval(struct act_ctx *ctx, const char *expression, json_t **value, const 
  * frames. Fails the call with no_match / ambiguous_target / stale_ref /
  * bad_target and a message saying what to do. */
 int act_resolve_target(struct act_ctx *ctx, const char *target);
+/* The target's DOM node (its backend node id, looked up when the target
+ * came from a selector), for telling whether a later resolution found the
+ * same one. Returns 0, or -1 with the action failed. */
+int act_target_node(struct act_ctx *ctx, int *backend);
 /* *visible: the target is attached, has a box of some size and is not
  * hidden (visibility, display), read in its isolated world. Returns 0, or
  * -1 with the action failed. */

@@ -262,7 +262,7 @@ json_t *act_redacted_args(const struct act_ctx *ctx)
 	if (ctx->sensitive && json_object_get(copy, "text"))
 		json_object_set_new(copy, "text", json_string("[redacted]"));
 	/* browser_fill_form: the values that went into password fields */
-	for (i = 0; i < json_array_size(fields) && i < 64; i++)
+	for (i = 0; i < json_array_size(fields) && i < ACT_MAX_PARTS; i++)
 		if (ctx->sensitive_fields & (1ull << i))
 			json_object_set_new(json_array_get(fields, i), "value",
 			                    json_string("[redacted]"));

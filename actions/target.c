@@ -1126,3 +1126,15 @@ int act_target_visible(struct act_ctx *ctx, int *visible)
 	json_decref(v);
 	return rc;
 }
+
+int act_target_node(struct act_ctx *ctx, int *backend)
+{
+	char frame[64];
+
+	if (target_frame(
+	        ctx, ctx->target.ref[0] ? act_snapshot_find(&ctx->as->refs, ctx->target.ref) : NULL,
+	        frame, sizeof(frame), backend, "identifying the element") < 0)
+		return -1;
+	ctx->target.backend_node_id = *backend;
+	return 0;
+}

@@ -18,8 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The most fields one call fills. */
-#define FILL_MAX_FIELDS 64
+/* a field's bit in ctx->sensitive_fields */
+_Static_assert(ACT_MAX_PARTS <= 64, "sensitive_fields has a bit per field");
 
 static const char *const field_types[] = { "textbox",  "checkbox", "radio",
 	                                   "combobox", "slider",   NULL };
@@ -106,6 +106,7 @@ static int fill_form_gate(struct act_ctx *ctx)
 		part.kind = kind_of_field(json_string_value(json_object_get(f, "type")));
 		part.value = json_string_value(json_object_get(f, "value"));
 		if (act_resolve_target(ctx, field_target(f)) < 0 ||
+		    act_target_node(ctx, &ctx->part_nodes[i]) < 0 ||
 		    act_gate_check_part(ctx, &part) < 0) {
 			name_the_field(ctx, i, json_array_size(fields),
 			               json_string_value(json_object_get(f, "name")));
@@ -113,6 +114,22 @@ static int fill_form_gate(struct act_ctx *ctx)
 		}
 	}
 	ctx->has_target = 0;
+	return 0;
+}
+
+/* The field's target (just resolved again) is the node it was gated on:
+ * 0, or -1 with the action failed target_changed. */
+static int same_node(struct act_ctx *ctx, size_t i, const char *name)
+{
+	int node = 0;
+
+	if (act_target_node(ctx, &node) < 0)
+		return -1;
+	if (node != ctx->part_nodes[i])
+		return act_fail(ctx, "target_changed",
+		                "%s is another element than the one checked before filling began "
+		                "(the page changed): take a new snapshot and fill \"%.100s\" again",
+		                ctx->target.description, name);
 	return 0;
 }
 
@@ -191,6 +208,8 @@ static int fill_form_run(struct act_ctx *ctx)
 		}
 		rc = act_resolve_target(ctx, field_target(f));
 		if (rc == 0)
+			rc = same_node(ctx, i, name);
+		if (rc == 0)
 			rc = fill_one(ctx, json_string_value(json_object_get(f, "type")),
 			              json_string_value(json_object_get(f, "value")));
 		if (rc == 0 && !ctx->failed)
@@ -242,7 +261,7 @@ static const struct act_param params[] = {
 	  .items = field_members,
 	  .n_items = sizeof(field_members) / sizeof(field_members[0]),
 	  .min_items = 1,
-	  .max_items = FILL_MAX_FIELDS },
+	  .max_items = ACT_MAX_PARTS },
 	P_EXPECT,
 	P_OPERATION_ID,
 };

@@ -126,6 +126,21 @@ test('a password field: the value is set and re-read, and never appears in the r
   assert.deepEqual(filesContaining(h.gb.dataDir, secret), [], 'a file under the data dir holds the password');
 });
 
+test('a field the page re-rendered after the check is not filled blindly: target_changed names it', async () => {
+  await ok(h.client, 'browser_navigate', { url: h.url('/interact/fill-form-rerender.html') });
+  const r = await callTool(h.client, 'browser_fill_form', {
+    fields: [
+      { name: 'Country', type: 'textbox', target: '#country', value: 'France' },
+      { name: 'Street', type: 'textbox', target: '#street', value: '1 rue de Rivoli' },
+    ],
+  });
+  const text = assertToolError(r, 'a re-rendered field');
+  assert.equal(sc(r).error?.code, 'target_changed', dump(r));
+  assert.match(text, /Street/);
+  assert.equal(field(r, 'Country').ok, true, dump(r));
+  assert.equal(await evaluate(h.client, "() => document.getElementById('street').value"), '');
+});
+
 test('bad arguments are precise errors', async () => {
   for (const [args, re] of [
     [{}, /fields/],
