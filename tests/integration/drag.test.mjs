@@ -4,12 +4,20 @@
  * events. The verdict is what the drop target saw, re-read from the page.
  * Gate: a tenant rule on drags refuses one before the mouse moves.
  */
-import { test } from 'node:test';
-import { assert, callTool, ok, sc, dump, evaluate, textContent, snapshot, findRef, assertToolError } from '../e2e/lib.mjs';
+import { test, before, after } from 'node:test';
+import { assert, callTool, ok, sc, dump, evaluate, textContent, snapshot, findRef, assertToolError, startFixtureServer } from '../e2e/lib.mjs';
 import { useGlassboxWith } from './interact_helpers.mjs';
 
 const h = useGlassboxWith('loopback', {
   risk: { rules: [{ name: 'no-archive-drag', decision: 'forbid', when: { kind: 'drag', text_matches: ['Card B'] } }] },
+});
+
+let denied = null;
+before(async () => {
+  denied = await startFixtureServer();
+});
+after(async () => {
+  if (denied) await denied.close();
 });
 
 test('an HTML5 drag of a card onto Done: the drop target saw the drop', async () => {
@@ -65,4 +73,14 @@ test('bad targets are precise errors, and the session keeps serving', async () =
   const nowhere = await callTool(h.client, 'browser_drag', { startTarget: '#card-a', endTarget: '#no-such' });
   assert.equal(sc(nowhere).error?.code, 'no_match', dump(nowhere));
   await ok(h.client, 'browser_drag', { startTarget: '#card-a', endTarget: '#done' });
+});
+
+test('egress drill: a drop whose handler reports to a denied host reaches it zero times', async () => {
+  denied.reset();
+  const report = `http://evil.test:${denied.port}/dropped`;
+  await ok(h.client, 'browser_navigate', { url: h.url(`/interact/drag.html?report=${encodeURIComponent(report)}`) });
+  const r = await ok(h.client, 'browser_drag', { startTarget: '#card-a', endTarget: '#done' });
+  assert.equal(await textContent(h.client, '#status'), 'dropped Card A on Done', 'the drop happened');
+  assert.deepEqual(denied.hits().paths, {}, `the denied host saw nothing: ${JSON.stringify(denied.hits())}`);
+  assert.ok(JSON.stringify(sc(r).blocked || []).includes('evil.test'), `the refusal is reported: ${dump(r)}`);
 });

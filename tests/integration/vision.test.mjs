@@ -4,8 +4,8 @@
  * coordinate click is gated on the element found at the point and its
  * landing is read back, like any click.
  */
-import { test } from 'node:test';
-import { assert, callTool, ok, sc, dump, evaluate, textContent, assertToolError, openGlassbox } from '../e2e/lib.mjs';
+import { test, before, after } from 'node:test';
+import { assert, callTool, ok, sc, dump, evaluate, textContent, assertToolError, openGlassbox, startFixtureServer } from '../e2e/lib.mjs';
 import { useGlassboxWith, writePolicy, seen, centreOf } from './interact_helpers.mjs';
 
 const VISION = ['browser_mouse_click_xy', 'browser_mouse_move_xy', 'browser_mouse_drag_xy',
@@ -14,6 +14,13 @@ const VISION = ['browser_mouse_click_xy', 'browser_mouse_move_xy', 'browser_mous
 /* the shipped risk rules on, vision on */
 const h = useGlassboxWith('gates', { caps: ['vision'] });
 const offPolicy = writePolicy('loopback');
+let denied = null;
+before(async () => {
+  denied = await startFixtureServer();
+});
+after(async () => {
+  if (denied) await denied.close();
+});
 
 test('without the group the vision tools are not listed and refused if called', async () => {
   const gb = await openGlassbox({ config: offPolicy });
@@ -86,4 +93,16 @@ test('a click at the point of "Delete all orders" needs approval; nothing is sen
 test('points outside the viewport are refused with what to do', async () => {
   const r = await callTool(h.client, 'browser_mouse_click_xy', { x: -5, y: 10 });
   assert.match(assertToolError(r), /viewport|x/);
+});
+
+test('egress drill: a coordinate click on a link to a denied host reaches it zero times', async () => {
+  denied.reset();
+  await ok(h.client, 'browser_navigate', { url: h.url('/interact/vision.html') });
+  await evaluate(h.client, `() => { const a = document.createElement('a'); a.id = 'away'; a.textContent = 'Elsewhere';
+    a.href = 'http://evil.test:${denied.port}/landing'; a.style = 'position:absolute; left:40px; top:240px; width:120px; height:30px; display:block';
+    document.body.appendChild(a); }`);
+  const p = await centreOf(evaluate, h.client, '#away');
+  const r = await callTool(h.client, 'browser_mouse_click_xy', { x: p.x, y: p.y });
+  assert.deepEqual(denied.hits().paths, {}, `the denied host saw nothing: ${JSON.stringify(denied.hits())}`);
+  assert.ok(JSON.stringify(sc(r).blocked || []).includes('evil.test'), `the refusal is reported: ${dump(r)}`);
 });
