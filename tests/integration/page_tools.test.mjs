@@ -4,9 +4,11 @@
  * elements with refs that the next call can use).
  */
 import { test } from 'node:test';
-import { assert, useGlassbox, callTool, ok, sc, dump, evaluate, textContent, assertToolError } from '../e2e/lib.mjs';
+import { assert, useGlassbox, callTool, ok, sc, dump, evaluate, textContent, assertToolError, openGlassbox } from '../e2e/lib.mjs';
+import { writePolicy } from './interact_helpers.mjs';
 
 const h = useGlassbox();
+const holdOther = writePolicy('loopback', { risk: { rules: [{ name: 'no-layout-changes', decision: 'forbid', when: { kind: 'other' } }] } });
 
 test('resize: the page sees the new viewport', async () => {
   await ok(h.client, 'browser_navigate', { url: h.url('/interact/media.html') });
@@ -56,4 +58,22 @@ test('find: text and regex give refs the next call can use', async () => {
   assertToolError(await callTool(h.client, 'browser_find', {}));
   assertToolError(await callTool(h.client, 'browser_find', { text: 'a', regex: 'a' }));
   assertToolError(await callTool(h.client, 'browser_find', { regex: '(' }));
+});
+
+test('gate: a tenant rule on kind "other" refuses resize and emulate_media; the page is unchanged', async () => {
+  const gb = await openGlassbox({ config: holdOther });
+  try {
+    await ok(gb.client, 'browser_navigate', { url: h.url('/interact/media.html') });
+    const before = await evaluate(gb.client, '() => [innerWidth, innerHeight]');
+    const r = await callTool(gb.client, 'browser_resize', { width: 640, height: 480 });
+    assertToolError(r, 'a forbidden resize');
+    assert.equal(sc(r).error?.code, 'forbidden', dump(r));
+    assert.deepEqual(await evaluate(gb.client, '() => [innerWidth, innerHeight]'), before);
+    const m = await callTool(gb.client, 'browser_emulate_media', { colorScheme: 'dark' });
+    assert.equal(sc(m).error?.code, 'forbidden', dump(m));
+    assert.equal(await evaluate(gb.client, "() => matchMedia('(prefers-color-scheme: dark)').matches"), false);
+  } finally {
+    await gb.close();
+    gb.removeDataDir();
+  }
 });
