@@ -572,10 +572,11 @@ int act_add_verdict(struct act_ctx *ctx, const char *check, json_t *expected, js
  * literal) or regex ("pattern" or "/pattern/flags"; exactly one of the
  * two is non-NULL): *matches a new array of {role, name?, ref?, line,
  * path} (at most 50), and the matching lines under their ancestors
- * appended to snippets. Returns 0, or -1 with a message for the agent in
- * err (invalid or runaway regex). */
-int act_find_in_snapshot(const char *yaml, const char *text, const char *regex, json_t **matches,
-                         struct gb_buf *snippets, char *err, size_t errlen);
+ * appended to snippets; deadline_ms (gb_now_ms() time, 0 = none) bounds
+ * the whole search. Returns 0, or -1 with a message for the agent in err
+ * (invalid or runaway regex, out of time). */
+int act_find_in_snapshot(const char *yaml, const char *text, const char *regex, int64_t deadline_ms,
+                         json_t **matches, struct gb_buf *snippets, char *err, size_t errlen);
 
 /* recorder.c */
 int act_recorder_start(struct act_recorder *r, struct cdp_conn *cdp, const char *page_session,

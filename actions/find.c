@@ -11,6 +11,8 @@
  * - text is a case-insensitive literal; regex is "pattern" (case-sensitive)
  *   or "/pattern/flags" with flags among i, m, s, u (g is accepted and
  *   means nothing: every line is searched).
+ * - Bounded in time as a whole too: past the call's deadline the search
+ *   stops with a clean error.
  * - Pure: works on the snapshot text it is given (tested without a
  *   browser).
  */
@@ -142,8 +144,8 @@ static json_t *line_json(const char *line, size_t len)
 	return json_stringn(line + i, n);
 }
 
-int act_find_in_snapshot(const char *yaml, const char *text, const char *regex, json_t **matches,
-                         struct gb_buf *snippets, char *err, size_t errlen)
+int act_find_in_snapshot(const char *yaml, const char *text, const char *regex, int64_t deadline_ms,
+                         json_t **matches, struct gb_buf *snippets, char *err, size_t errlen)
 {
 	/* the start and length of each ancestor line, by depth */
 	const char *stack[64];
@@ -155,6 +157,7 @@ int act_find_in_snapshot(const char *yaml, const char *text, const char *regex, 
 	pcre2_match_context *mc = NULL;
 	const char *line = yaml;
 	size_t found = 0;
+	size_t lines_seen = 0;
 	int rc = -1;
 
 	*matches = json_array();
@@ -176,6 +179,12 @@ int act_find_in_snapshot(const char *yaml, const char *text, const char *regex, 
 
 		while (depth > 0 && stack_indent[depth - 1] >= ind)
 			depth--;
+		if (deadline_ms && (++lines_seen & 127) == 0 && gb_now_ms() > deadline_ms) {
+			snprintf(err, errlen,
+			         "the search ran out of time on this page: use a simpler regular "
+			         "expression, or plain text");
+			goto out;
+		}
 		m = pcre2_match(code, (PCRE2_SPTR)line, len, 0, 0, md, mc);
 		if (m == PCRE2_ERROR_MATCHLIMIT || m == PCRE2_ERROR_DEPTHLIMIT) {
 			snprintf(

@@ -29,7 +29,8 @@ static int find_run(struct act_ctx *ctx)
 	                            &truncated);
 	if (rc < 0)
 		goto out;
-	if (act_find_in_snapshot(yaml, text, regex, &matches, &snippets, err, sizeof(err)) < 0) {
+	if (act_find_in_snapshot(yaml, text, regex, ctx->deadline_ms, &matches, &snippets, err,
+	                         sizeof(err)) < 0) {
 		rc = act_fail(ctx, "bad_arguments", "%s", err);
 		goto out;
 	}

@@ -26,7 +26,8 @@ static int verify_text_run(struct act_ctx *ctx)
 	rc = act_snapshot_for_agent(ctx, NULL, 0, SNAP_HIDDEN_FLAG, &stats, &yaml, &truncated);
 	if (rc < 0)
 		goto out;
-	if (act_find_in_snapshot(yaml, text, NULL, &matches, &lines, err, sizeof(err)) < 0) {
+	if (act_find_in_snapshot(yaml, text, NULL, ctx->deadline_ms, &matches, &lines, err,
+	                         sizeof(err)) < 0) {
 		rc = act_fail(ctx, "bad_arguments", "%s", err);
 		goto out;
 	}

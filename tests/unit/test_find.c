@@ -33,8 +33,8 @@ static void test_text(void **state)
 
 	(void)state;
 	gb_buf_init(&out, 1 << 16);
-	assert_int_equal(act_find_in_snapshot(snap, "GREEN PEAR", NULL, &m, &out, err, sizeof(err)),
-	                 0);
+	assert_int_equal(
+	    act_find_in_snapshot(snap, "GREEN PEAR", NULL, 0, &m, &out, err, sizeof(err)), 0);
 	assert_int_equal(json_array_size(m), 2);
 	assert_string_equal(json_string_value(json_object_get(json_array_get(m, 1), "ref")), "e7");
 	assert_string_equal(json_string_value(json_object_get(json_array_get(m, 1), "role")),
@@ -57,12 +57,13 @@ static void test_regex(void **state)
 	(void)state;
 	gb_buf_init(&out, 1 << 16);
 	assert_int_equal(
-	    act_find_in_snapshot(snap, NULL, "/ord-\\d{4}-\\d+/i", &m, &out, err, sizeof(err)), 0);
+	    act_find_in_snapshot(snap, NULL, "/ord-\\d{4}-\\d+/i", 0, &m, &out, err, sizeof(err)),
+	    0);
 	assert_int_equal(json_array_size(m), 1);
 	assert_string_equal(json_string_value(json_object_get(json_array_get(m, 0), "ref")), "e8");
 	json_decref(m);
 	/* without the flag, case counts */
-	assert_int_equal(act_find_in_snapshot(snap, NULL, "ord-\\d", &m, &out, err, sizeof(err)),
+	assert_int_equal(act_find_in_snapshot(snap, NULL, "ord-\\d", 0, &m, &out, err, sizeof(err)),
 	                 0);
 	assert_int_equal(json_array_size(m), 0);
 	json_decref(m);
@@ -78,21 +79,42 @@ static void test_bad_patterns(void **state)
 
 	(void)state;
 	gb_buf_init(&out, 1 << 16);
-	assert_int_equal(act_find_in_snapshot(snap, NULL, "(", &m, &out, err, sizeof(err)), -1);
+	assert_int_equal(act_find_in_snapshot(snap, NULL, "(", 0, &m, &out, err, sizeof(err)), -1);
 	assert_null(m);
 	assert_non_null(strstr(err, "invalid regular expression"));
-	assert_int_equal(act_find_in_snapshot(snap, NULL, "/a/x", &m, &out, err, sizeof(err)), -1);
+	assert_int_equal(act_find_in_snapshot(snap, NULL, "/a/x", 0, &m, &out, err, sizeof(err)),
+	                 -1);
 	assert_non_null(strstr(err, "flag 'x'"));
-	assert_int_equal(act_find_in_snapshot(snap, "", NULL, &m, &out, err, sizeof(err)), -1);
+	assert_int_equal(act_find_in_snapshot(snap, "", NULL, 0, &m, &out, err, sizeof(err)), -1);
 	/* catastrophic backtracking ends in a clean error */
 	big = malloc(20000);
 	memset(big, 'a', 19998);
 	big[19998] = '!';
 	big[19999] = '\0';
-	assert_int_equal(act_find_in_snapshot(big, NULL, "^(a+)+$", &m, &out, err, sizeof(err)),
+	assert_int_equal(act_find_in_snapshot(big, NULL, "^(a+)+$", 0, &m, &out, err, sizeof(err)),
 	                 -1);
 	assert_non_null(strstr(err, "too long"));
 	free(big);
+	/* the whole search is bounded by the call's deadline */
+	{
+		struct gb_buf many;
+		int i;
+
+		gb_buf_init(&many, 1 << 20);
+		for (i = 0; i < 1000; i++)
+			gb_buf_appendf(&many, "- text: line %d\n", i);
+		assert_int_equal(act_find_in_snapshot(many.data, NULL, "line 999", gb_now_ms() - 1,
+		                                      &m, &out, err, sizeof(err)),
+		                 -1);
+		assert_non_null(strstr(err, "ran out of time"));
+		assert_int_equal(act_find_in_snapshot(many.data, NULL, "line 999",
+		                                      gb_now_ms() + 60000, &m, &out, err,
+		                                      sizeof(err)),
+		                 0);
+		assert_int_equal(json_array_size(m), 1);
+		json_decref(m);
+		gb_buf_free(&many);
+	}
 	gb_buf_free(&out);
 }
 
