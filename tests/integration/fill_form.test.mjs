@@ -9,6 +9,7 @@
 import { test, before, after } from 'node:test';
 import { assert, callTool, ok, sc, dump, evaluate, snapshot, findRef, assertToolError, startFixtureServer, textOf, filesContaining, auditText, pollUntil } from '../e2e/lib.mjs';
 import { useGlassboxWith, seen } from './interact_helpers.mjs';
+import { decide } from './gates_helpers.mjs';
 
 /* the shipped risk rules on (payment-field), as in fixtures/policy/gates.json */
 const h = useGlassboxWith('gates');
@@ -171,6 +172,25 @@ test('a card number field needs approval: no field of the call is touched', asyn
   assert.ok(!JSON.stringify(r).includes('4111111111111111'), 'the card number is not echoed');
   assert.equal(await evaluate(h.client, "() => document.getElementById('holder').value"), '', 'nothing was filled');
   assert.equal(await evaluate(h.client, "() => document.getElementById('card').value"), '');
+});
+
+test('approved by a person, the repeat with the approval fills every field, the card number too', async () => {
+  await ok(h.client, 'browser_navigate', { url: h.url('/interact/fill-form-payment.html') });
+  const fields = [
+    { name: 'Name on the order', type: 'textbox', target: '#holder', value: 'Ada' },
+    { name: 'Card number', type: 'textbox', target: '#card', value: '4111111111111111' },
+  ];
+  const asked = await callTool(h.client, 'browser_fill_form', { fields });
+  assert.equal(sc(asked).error?.code, 'approval_required', dump(asked));
+  const id = sc(asked).gate?.approval_id;
+  assert.ok(id, dump(asked));
+  await decide(h.gb.dataDir, 'approve', id);
+  const r = await ok(h.client, 'browser_fill_form', { fields, approval: id });
+  assert.equal(sc(r).approval?.id, id, dump(r));
+  assert.equal(await evaluate(h.client, "() => document.getElementById('card').value"), '4111111111111111');
+  assert.equal(await evaluate(h.client, "() => document.getElementById('holder').value"), 'Ada');
+  const again = await callTool(h.client, 'browser_fill_form', { fields, approval: id });
+  assert.equal(again.isError, true, `a spent approval is not used twice: ${dump(again)}`);
 });
 
 test('egress drill: a form that submits itself to a denied host reaches it zero times', async () => {
