@@ -51,7 +51,9 @@ struct act_session {
 	/* the mouse as the vision tools left it (worker thread only) */
 	double mouse_x;
 	double mouse_y;
-	json_t *media; /* the media emulation in force ({media?, colorScheme?, ...}; worker) */
+	int mouse_pressed;  /* browser_mouse_down pressed here (mouse_x, mouse_y) */
+	char mouse_held[8]; /* the button browser_mouse_down holds down, "" if none */
+	json_t *media;      /* the media emulation in force ({media?, colorScheme?, ...}; worker) */
 
 	/* egress (egress.c) */
 	struct policy_egress *egress;
@@ -476,9 +478,10 @@ int act_actionable(struct act_ctx *ctx, const char *kind, double *x, double *y, 
 int act_click_landed(struct act_ctx *ctx, double x, double y, int released);
 /* The element at the top-level viewport point (x, y) becomes the target
  * (ctx->target, described by what it is and the point), for the gate's
- * facts and for verdicts; arm: also arms the landing read-back of a click
- * there (act_click_landed). Fails the call with no_match when nothing is
- * there. */
+ * facts and for verdicts; arm 1: also arms the landing read-back of a
+ * click there (act_click_landed); 2: the same, but a recorder a press
+ * armed in that document is kept (a release read back against its press).
+ * Fails the call with no_match when nothing is there. */
 int act_resolve_point(struct act_ctx *ctx, double x, double y, int arm);
 /* The CDP session of frame_id in the browser sess (a struct sess *), for
  * snapshot options (struct snap_options.frame_session). */
@@ -554,9 +557,10 @@ int act_point_check(struct act_ctx *ctx, double x, double y);
  * gate). Returns 0, or -1 with the action failed. */
 int act_point_target(struct act_ctx *ctx, double x, double y);
 /* Right before acting: the element at (x, y) found again with its landing
- * armed; it must be the one the gate saw, else the action fails with
- * target_changed and nothing is done. */
-int act_point_rearm(struct act_ctx *ctx, double x, double y);
+ * armed (keep: a press's recorder kept, act_resolve_point arm 2); it must
+ * be the one the gate saw, else the action fails with target_changed and
+ * nothing is done. */
+int act_point_rearm(struct act_ctx *ctx, double x, double y, int keep);
 /* Notes where the session's mouse is now (browser_mouse_down, _up and
  * _wheel act there). */
 void act_point_moved(struct act_ctx *ctx, double x, double y);

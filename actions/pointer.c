@@ -37,13 +37,13 @@ int act_point_target(struct act_ctx *ctx, double x, double y)
 	return act_resolve_point(ctx, x, y, 0);
 }
 
-int act_point_rearm(struct act_ctx *ctx, double x, double y)
+int act_point_rearm(struct act_ctx *ctx, double x, double y, int keep)
 {
 	int gated = ctx->target.backend_node_id;
 	char was[sizeof(ctx->target.description)];
 
 	snprintf(was, sizeof(was), "%s", ctx->target.description);
-	if (act_resolve_point(ctx, x, y, 1) < 0)
+	if (act_resolve_point(ctx, x, y, keep ? 2 : 1) < 0)
 		return -1;
 	if (gated && ctx->target.backend_node_id != gated)
 		return act_fail(
@@ -56,6 +56,8 @@ int act_point_rearm(struct act_ctx *ctx, double x, double y)
 
 void act_point_moved(struct act_ctx *ctx, double x, double y)
 {
+	if (x != ctx->as->mouse_x || y != ctx->as->mouse_y)
+		ctx->as->mouse_pressed = 0;
 	ctx->as->mouse_x = x;
 	ctx->as->mouse_y = y;
 }

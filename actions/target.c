@@ -1046,11 +1046,14 @@ out:
 }
 
 /* At a point: names the element (this) found there and arms the landing
- * recorder on it, as a click on it would ({desc, tag, landing}). */
+ * recorder on it, as a click on it would, or (keep) leaves the one a
+ * press armed in its window ({desc, tag, landing}). */
 static const char point_arm_js[] =
-    "function() { const el = this.nodeType === 1 ? this : this.parentElement;" DESC_JS MINE_JS
+    "function(keep) { const el = this.nodeType === 1 ? this : this.parentElement;" DESC_JS MINE_JS
     " const tag = el.tagName.toLowerCase();"
     " const landing = !['iframe', 'frame', 'object', 'embed'].includes(tag);"
+    " if (landing && keep && el.ownerDocument.defaultView.__glassboxLanded) return { desc: "
+    "desc(el), tag, landing };"
     " if (landing) {" LANDING_ARM_JS " return { desc: desc(el), tag, landing }; }";
 
 int act_resolve_point(struct act_ctx *ctx, double x, double y, int arm)
@@ -1091,7 +1094,8 @@ int act_resolve_point(struct act_ctx *ctx, double x, double y, int arm)
 	}
 	if (isolated_object(ctx, ctx->target.world_object_id, sizeof(ctx->target.world_object_id),
 	                    "checking the element at the point") < 0 ||
-	    call_on_object(ctx, ctx->target.world_object_id, point_arm_js, NULL, &info,
+	    call_on_object(ctx, ctx->target.world_object_id, point_arm_js,
+	                   json_pack("[{s:b}]", "value", arm == 2), &info,
 	                   "checking the element at the point") < 0)
 		goto out;
 	snprintf(ctx->target.description, sizeof(ctx->target.description), "%s at (%d, %d)",

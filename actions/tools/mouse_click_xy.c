@@ -23,11 +23,12 @@ static int click_xy_run(struct act_ctx *ctx)
 	int n = count ? (int)json_integer_value(count) : 1;
 	int rc;
 
-	rc = act_point_rearm(ctx, x, y);
+	rc = act_point_rearm(ctx, x, y, 0);
 	if (rc == 0)
 		rc = act_click_at(ctx, x, y, button ? button : "left", n, 0,
 		                  delay ? (int)json_integer_value(delay) : 0);
 	act_point_moved(ctx, x, y);
+	ctx->as->mouse_pressed = 0;
 	if (rc == 0)
 		gb_buf_appendf(&ctx->text, "Clicked %s%s", ctx->target.description,
 		               n > 1 ? (n == 2 ? " twice" : " several times") : "");

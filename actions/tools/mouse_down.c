@@ -8,6 +8,8 @@
 
 #include "policy/risk.h"
 
+#include <stdio.h>
+
 static int down_gate(struct act_ctx *ctx)
 {
 	return act_point_target(ctx, ctx->as->mouse_x, ctx->as->mouse_y);
@@ -19,11 +21,15 @@ static int down_run(struct act_ctx *ctx)
 	double x = ctx->as->mouse_x, y = ctx->as->mouse_y;
 	int rc;
 
-	rc = act_point_rearm(ctx, x, y);
+	rc = act_point_rearm(ctx, x, y, 0);
 	if (rc == 0)
 		rc = act_mouse_down(ctx, x, y, button ? button : "left", 1, 0);
 	if (rc == 0)
 		rc = act_click_landed(ctx, x, y, 0);
+	ctx->as->mouse_pressed = rc == 0;
+	if (rc == 0)
+		snprintf(ctx->as->mouse_held, sizeof(ctx->as->mouse_held), "%s",
+		         button ? button : "left");
 	if (rc == 0)
 		gb_buf_appendf(&ctx->text, "Pressed the %s button on %s", button ? button : "left",
 		               ctx->target.description);

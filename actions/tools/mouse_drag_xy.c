@@ -32,6 +32,7 @@ static int drag_xy_run(struct act_ctx *ctx)
 	if (rc == 0)
 		rc = act_drag_onto(ctx, x0, y0, x1, y1, start);
 	act_point_moved(ctx, x1, y1);
+	ctx->as->mouse_pressed = 0;
 	return rc;
 }
 

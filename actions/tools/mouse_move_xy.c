@@ -17,7 +17,9 @@ static int move_xy_run(struct act_ctx *ctx)
 {
 	double x = json_number_value(json_object_get(ctx->args, "x"));
 	double y = json_number_value(json_object_get(ctx->args, "y"));
-	int rc = act_mouse_move(ctx, x, y);
+	/* between browser_mouse_down and _up the button stays held, as in a drag */
+	int rc = ctx->as->mouse_held[0] ? act_mouse_move_held(ctx, x, y, ctx->as->mouse_held)
+	                                : act_mouse_move(ctx, x, y);
 
 	if (rc == 0) {
 		act_point_moved(ctx, x, y);

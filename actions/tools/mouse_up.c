@@ -8,17 +8,31 @@
 
 #include "policy/risk.h"
 
+#include <string.h>
+
 static int up_gate(struct act_ctx *ctx)
 {
 	return act_point_target(ctx, ctx->as->mouse_x, ctx->as->mouse_y);
 }
 
+/* A release where the press was (browser_mouse_down, the mouse not moved
+ * since) completes a click: where its click event went is read back
+ * against the pressed element. Elsewhere it ends a drag: only released. */
 static int up_run(struct act_ctx *ctx)
 {
 	const char *button = json_string_value(json_object_get(ctx->args, "button"));
-	int rc =
-	    act_mouse_up(ctx, ctx->as->mouse_x, ctx->as->mouse_y, button ? button : "left", 1, 0);
+	double x = ctx->as->mouse_x, y = ctx->as->mouse_y;
+	int clicked = ctx->as->mouse_pressed;
+	int rc = 0;
 
+	if (clicked)
+		rc = act_point_rearm(ctx, x, y, 1);
+	if (rc == 0)
+		rc = act_mouse_up(ctx, x, y, button ? button : "left", 1, 0);
+	ctx->as->mouse_pressed = 0;
+	ctx->as->mouse_held[0] = '\0';
+	if (rc == 0 && clicked && (!button || !strcmp(button, "left")))
+		rc = act_click_landed(ctx, x, y, 1);
 	if (rc == 0)
 		gb_buf_appendf(&ctx->text, "Released the %s button over %s",
 		               button ? button : "left", ctx->target.description);

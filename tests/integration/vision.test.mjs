@@ -62,7 +62,8 @@ test('move, down and up at the mouse position, wheel', async () => {
   assert.equal(await textContent(h.client, '#hovered'), 'hovered');
   const pad = await centreOf(evaluate, h.client, '#pad');
   await ok(h.client, 'browser_mouse_move_xy', { x: pad.x, y: pad.y });
-  await ok(h.client, 'browser_mouse_down', {});
+  const down = await ok(h.client, 'browser_mouse_down', {});
+  assert.equal(sc(down).landed, 'on target', dump(down));
   await ok(h.client, 'browser_mouse_up', {});
   assert.equal(await textContent(h.client, '#pad-log'), 'pad: down(0) up(0)');
   const w = await ok(h.client, 'browser_mouse_wheel', { deltaX: 0, deltaY: 400 });
@@ -77,6 +78,18 @@ test('drag_xy moves the knob onto the pin area, in steps', async () => {
   const b = await centreOf(evaluate, h.client, '#pin');
   const r = await ok(h.client, 'browser_mouse_drag_xy', { startX: a.x, startY: a.y, endX: b.x, endY: b.y });
   assert.match(await textContent(h.client, '#knob-status'), /^knob pinned after \d+ moves$/, dump(r));
+});
+
+test('down, move, up: a drag in steps of its own; the release elsewhere is no click', async () => {
+  await ok(h.client, 'browser_navigate', { url: h.url('/interact/drag.html') });
+  const a = await centreOf(evaluate, h.client, '#knob');
+  const b = await centreOf(evaluate, h.client, '#pin');
+  await ok(h.client, 'browser_mouse_move_xy', { x: a.x, y: a.y });
+  await ok(h.client, 'browser_mouse_down', {});
+  await ok(h.client, 'browser_mouse_move_xy', { x: (a.x + b.x) / 2, y: (a.y + b.y) / 2 });
+  await ok(h.client, 'browser_mouse_move_xy', { x: b.x, y: b.y });
+  await ok(h.client, 'browser_mouse_up', {});
+  assert.equal(await textContent(h.client, '#knob-status'), 'knob pinned after 2 moves');
 });
 
 test('a click at the point of "Delete all orders" needs approval; nothing is sent', async () => {
