@@ -12,8 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SESSION_COLS                                                                      \
-	"session, tenant, replica, instance, browser_pid, created_at, heartbeat_at"
+#define SESSION_COLS "session, tenant, replica, instance, browser_pid, created_at, heartbeat_at"
 #define REAP_MAX 1000
 
 static void read_session(struct store *st, struct store_sql_rows *r, struct store_session *s)
@@ -32,7 +31,8 @@ static void read_session(struct store *st, struct store_sql_rows *r, struct stor
 static int read_session_locked(struct store *st, const char *session, struct store_session *s,
                                char *err, size_t errlen)
 {
-	static const char sql[] = "SELECT " SESSION_COLS " FROM session_registry WHERE session = ?1";
+	static const char sql[] =
+	    "SELECT " SESSION_COLS " FROM session_registry WHERE session = ?1";
 	const struct store_sql_param p[] = { SQL_TEXT(session) };
 	struct store_sql_rows *r = NULL;
 	int rc;
@@ -72,8 +72,11 @@ int store_session_claim(struct store *st, const char *tenant, const char *sessio
 	pthread_mutex_lock(&st->lock);
 	{
 		const struct store_sql_param p[] = {
-			SQL_TEXT(session),     SQL_TEXT(tenant),     SQL_TEXT(st->replica),
-			SQL_TEXT(st->instance), SQL_INT(browser_pid > 0 ? browser_pid : 0),
+			SQL_TEXT(session),
+			SQL_TEXT(tenant),
+			SQL_TEXT(st->replica),
+			SQL_TEXT(st->instance),
+			SQL_INT(browser_pid > 0 ? browser_pid : 0),
 			SQL_INT(store_now_ms(st)),
 		};
 
@@ -96,10 +99,9 @@ int store_session_claim(struct store *st, const char *tenant, const char *sessio
 int store_session_heartbeat(struct store *st, const char *session, int64_t browser_pid, char *err,
                             size_t errlen)
 {
-	static const char sql[] =
-	    "UPDATE session_registry SET heartbeat_at = ?3,"
-	    " browser_pid = CASE WHEN ?4 >= 0 THEN ?4 ELSE browser_pid END"
-	    " WHERE session = ?1 AND instance = ?2";
+	static const char sql[] = "UPDATE session_registry SET heartbeat_at = ?3,"
+	                          " browser_pid = CASE WHEN ?4 >= 0 THEN ?4 ELSE browser_pid END"
+	                          " WHERE session = ?1 AND instance = ?2";
 	int64_t changed = 0;
 	int rc;
 
@@ -111,7 +113,8 @@ int store_session_heartbeat(struct store *st, const char *session, int64_t brows
 	pthread_mutex_lock(&st->lock);
 	{
 		const struct store_sql_param p[] = { SQL_TEXT(session), SQL_TEXT(st->instance),
-			                             SQL_INT(store_now_ms(st)), SQL_INT(browser_pid) };
+			                             SQL_INT(store_now_ms(st)),
+			                             SQL_INT(browser_pid) };
 
 		rc = store_sql_exec_locked(st, "update a session's heartbeat", sql, p, 4, &changed,
 		                           err, errlen);
@@ -127,7 +130,8 @@ int store_session_heartbeat(struct store *st, const char *session, int64_t brows
 
 int store_session_release(struct store *st, const char *session, char *err, size_t errlen)
 {
-	static const char sql[] = "DELETE FROM session_registry WHERE session = ?1 AND instance = ?2";
+	static const char sql[] =
+	    "DELETE FROM session_registry WHERE session = ?1 AND instance = ?2";
 	int rc;
 
 	if (!st)
@@ -145,8 +149,8 @@ int store_session_release(struct store *st, const char *session, char *err, size
 	return rc;
 }
 
-int store_session_owner(struct store *st, const char *session, struct store_session *out,
-                        char *err, size_t errlen)
+int store_session_owner(struct store *st, const char *session, struct store_session *out, char *err,
+                        size_t errlen)
 {
 	int rc;
 
@@ -163,8 +167,8 @@ int store_session_owner(struct store *st, const char *session, struct store_sess
 	return rc;
 }
 
-int store_session_reap(struct store *st, store_session_cb cb, void *user, size_t *reaped,
-                       char *err, size_t errlen)
+int store_session_reap(struct store *st, store_session_cb cb, void *user, size_t *reaped, char *err,
+                       size_t errlen)
 {
 	static const char select_sql[] =
 	    "SELECT " SESSION_COLS " FROM session_registry WHERE replica = ?1 AND instance <> ?2"
@@ -206,12 +210,13 @@ int store_session_reap(struct store *st, store_session_cb cb, void *user, size_t
 	store_sql_done(st, r);
 	pthread_mutex_unlock(&st->lock);
 	for (i = 0; rc == 0 && i < n; i++) {
-		const struct store_sql_param d[] = { SQL_TEXT(v[i].session), SQL_TEXT(v[i].instance) };
+		const struct store_sql_param d[] = { SQL_TEXT(v[i].session),
+			                             SQL_TEXT(v[i].instance) };
 
 		cb(&v[i], user);
 		pthread_mutex_lock(&st->lock);
-		rc = store_sql_exec_locked(st, "remove a reaped session", delete_sql, d, 2, NULL, err,
-		                           errlen);
+		rc = store_sql_exec_locked(st, "remove a reaped session", delete_sql, d, 2, NULL,
+		                           err, errlen);
 		pthread_mutex_unlock(&st->lock);
 		if (rc == 0)
 			done++;

@@ -13,8 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SEGMENT_COLS                                                                       \
-	"seq, tenant, replica, segment, head_hash, records, opened_at, updated_at"
+#define SEGMENT_COLS "seq, tenant, replica, segment, head_hash, records, opened_at, updated_at"
 #define LIST_MAX 100000
 
 /* Checks a segment name: 1..STORE_SEGMENT_MAX of [A-Za-z0-9._:/-], not
@@ -90,7 +89,8 @@ int store_audit_segment_register(struct store *st, const char *tenant, const cha
 	int rc;
 
 	if (!st)
-		return store_set_error(err, errlen, "store_audit_segment_register: missing argument");
+		return store_set_error(err, errlen,
+		                       "store_audit_segment_register: missing argument");
 	rc = store_check_text("tenant", tenant, STORE_TENANT_MAX, 1, err, errlen);
 	if (rc == 0)
 		rc = check_segment(segment, err, errlen);
@@ -131,7 +131,8 @@ int store_audit_segment_advance(struct store *st, const char *tenant, const char
 	int rc;
 
 	if (!st)
-		return store_set_error(err, errlen, "store_audit_segment_advance: missing argument");
+		return store_set_error(err, errlen,
+		                       "store_audit_segment_advance: missing argument");
 	rc = store_check_text("tenant", tenant, STORE_TENANT_MAX, 1, err, errlen);
 	if (rc == 0)
 		rc = check_segment(segment, err, errlen);
@@ -147,8 +148,8 @@ int store_audit_segment_advance(struct store *st, const char *tenant, const char
 	pthread_mutex_lock(&st->lock);
 	{
 		const struct store_sql_param p[] = {
-			SQL_TEXT(tenant),  SQL_TEXT(segment),         SQL_TEXT(st->replica),
-			SQL_INT(records),  SQL_TEXT(head_hash),       SQL_INT(store_now_ms(st)),
+			SQL_TEXT(tenant),          SQL_TEXT(segment),   SQL_TEXT(st->replica),
+			SQL_INT(records),          SQL_TEXT(head_hash), SQL_INT(store_now_ms(st)),
 			SQL_INT(expected_records),
 		};
 
@@ -201,7 +202,8 @@ int store_audit_segment_list(struct store *st, const char *tenant, store_audit_s
 			struct store_audit_segment *grown = realloc(v, grown_cap * sizeof(*v));
 
 			if (!grown) {
-				store_set_error(err, errlen, "out of memory listing audit segments");
+				store_set_error(err, errlen,
+				                "out of memory listing audit segments");
 				rc = -STORE_ENOMEM;
 				break;
 			}

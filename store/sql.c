@@ -71,8 +71,8 @@ void store_sql_done(struct store *st, struct store_sql_rows *r)
 }
 
 int store_sql_int_query_locked(struct store *st, const char *doing, const char *sql,
-                               const struct store_sql_param *p, size_t n, int64_t *value,
-                               char *err, size_t errlen)
+                               const struct store_sql_param *p, size_t n, int64_t *value, char *err,
+                               size_t errlen)
 {
 	struct store_sql_rows *r = NULL;
 	int rc;
@@ -121,4 +121,87 @@ void store_sql_rollback_locked(struct store *st)
 	snprintf(saved, sizeof(saved), "%s", st->last_error);
 	st->be->run(st, "ROLLBACK", NULL, 0, NULL, NULL);
 	snprintf(st->last_error, sizeof(st->last_error), "%s", saved);
+}
+
+const unsigned char *store_sql_blob(struct store *st, struct store_sql_rows *r, int col,
+                                    size_t *len)
+{
+	return st->be->blob(r, col, len);
+}
+
+/* ---- sql.h: other modules' statements ---------------------------------------------- */
+
+struct store_row {
+	struct store *st;
+	struct store_sql_rows *rows;
+};
+
+const char *store_row_text(const struct store_row *r, int col)
+{
+	return store_sql_text(r->st, r->rows, col);
+}
+
+int64_t store_row_int(const struct store_row *r, int col)
+{
+	return store_sql_int(r->st, r->rows, col);
+}
+
+const unsigned char *store_row_blob(const struct store_row *r, int col, size_t *len)
+{
+	return store_sql_blob(r->st, r->rows, col, len);
+}
+
+int store_sql_select(struct store *st, const char *doing, const char *sql,
+                     const struct store_sql_param *p, size_t n, store_row_cb cb, void *user,
+                     char *err, size_t errlen)
+{
+	struct store_row row = { st, NULL };
+	int rc;
+
+	if (!st || !cb)
+		return store_set_error(err, errlen, "store_sql_select: missing argument");
+	pthread_mutex_lock(&st->lock);
+	rc = store_sql_query_locked(st, doing, sql, p, n, &row.rows, err, errlen);
+	while (rc == 0) {
+		rc = store_sql_next(st, row.rows, err, errlen);
+		if (rc != 1)
+			break;
+		rc = cb(&row, user) ? 2 : 0;
+	}
+	store_sql_done(st, row.rows);
+	pthread_mutex_unlock(&st->lock);
+	return rc < 0 ? rc : 0;
+}
+
+int store_sql_change(struct store *st, const char *doing, const char *sql,
+                     const struct store_sql_param *p, size_t n, int64_t *changes, char *err,
+                     size_t errlen)
+{
+	int rc;
+
+	if (!st)
+		return store_set_error(err, errlen, "store_sql_change: missing argument");
+	pthread_mutex_lock(&st->lock);
+	rc = store_sql_exec_locked(st, doing, sql, p, n, changes, err, errlen);
+	if (rc == 0)
+		pthread_cond_broadcast(&st->changed);
+	pthread_mutex_unlock(&st->lock);
+	return rc;
+}
+
+const char *store_instance(const struct store *st)
+{
+	return st ? st->instance : "";
+}
+
+int store_owner_alive(struct store *st, const char *owner)
+{
+	int alive;
+
+	if (!st)
+		return 1;
+	pthread_mutex_lock(&st->lock);
+	alive = store_owner_alive_locked(st, owner);
+	pthread_mutex_unlock(&st->lock);
+	return alive;
 }

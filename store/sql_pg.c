@@ -32,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define OID_BYTEA 17
 #define OID_INT8 20
 #define OID_TEXT 25
 #define MAX_PARAMS 16
@@ -82,11 +83,23 @@ static const char *const migrations[] = {
 	" opened_at BIGINT NOT NULL, updated_at BIGINT NOT NULL,"
 	" UNIQUE (tenant, segment));"
 	"CREATE INDEX audit_segments_tenant ON audit_segments(tenant, seq);",
+	/* 3: profiles' metadata and the handle that holds each one for
+	 * writing */
+	"CREATE TABLE prof_profiles ("
+	" id TEXT PRIMARY KEY, tenant TEXT NOT NULL, \"user\" TEXT NOT NULL, name TEXT NOT NULL,"
+	" version BIGINT NOT NULL DEFAULT 0, created_ms BIGINT NOT NULL,"
+	" last_used_ms BIGINT NOT NULL DEFAULT 0, expires_ms BIGINT NOT NULL DEFAULT 0,"
+	" revoked INTEGER NOT NULL DEFAULT 0, revoked_ms BIGINT NOT NULL DEFAULT 0,"
+	" size BIGINT NOT NULL DEFAULT 0, wrapped_key BYTEA,"
+	" held_by TEXT, held_pid BIGINT NOT NULL DEFAULT 0, held_start BIGINT NOT NULL DEFAULT 0,"
+	" held_since_ms BIGINT NOT NULL DEFAULT 0, held_instance TEXT,"
+	" UNIQUE (tenant, \"user\", name));",
 };
 
 struct store_sql_rows {
 	PGresult *res;
-	int row; /* the current row; -1 before the first */
+	int row;              /* the current row; -1 before the first */
+	unsigned char *bytes; /* the last BYTEA column read (PQunescapeBytea) */
 };
 
 static PGconn *conn_of(struct store *st)
@@ -109,7 +122,8 @@ static void note_error(struct store *st, const PGresult *res)
 	while (n > 0 && (st->last_error[n - 1] == '\n' || st->last_error[n - 1] == ' '))
 		st->last_error[--n] = '\0';
 	snprintf(st->last_state, sizeof(st->last_state), "%s",
-	         state ? state : (st->conn && PQstatus(conn_of(st)) == CONNECTION_BAD ? "08000" : ""));
+	         state ? state
+	               : (st->conn && PQstatus(conn_of(st)) == CONNECTION_BAD ? "08000" : ""));
 }
 
 static int pg_fail(struct store *st, const char *doing, char *err, size_t errlen)
@@ -233,6 +247,8 @@ static int pg_run(struct store *st, const char *sql, const struct store_sql_para
 	char text[SQL_MAX_BYTES];
 	char ints[MAX_PARAMS][24];
 	const char *values[MAX_PARAMS];
+	int lengths[MAX_PARAMS];
+	int formats[MAX_PARAMS];
 	Oid types[MAX_PARAMS];
 	ExecStatusType status;
 	PGresult *res;
@@ -244,9 +260,16 @@ static int pg_run(struct store *st, const char *sql, const struct store_sql_para
 		return -1;
 	}
 	for (i = 0; i < n; i++) {
+		lengths[i] = 0;
+		formats[i] = 0;
 		if (p[i].type == STORE_SQL_TEXT) {
 			types[i] = OID_TEXT;
 			values[i] = p[i].text;
+		} else if (p[i].type == STORE_SQL_BLOB) {
+			types[i] = OID_BYTEA;
+			values[i] = p[i].blob;
+			lengths[i] = (int)p[i].blob_bytes;
+			formats[i] = 1;
 		} else {
 			types[i] = OID_INT8;
 			snprintf(ints[i], sizeof(ints[i]), "%lld", (long long)p[i].i);
@@ -257,7 +280,7 @@ static int pg_run(struct store *st, const char *sql, const struct store_sql_para
 	if (!p && !rows)
 		res = PQexec(conn_of(st), text); /* may be several statements */
 	else
-		res = PQexecParams(conn_of(st), text, (int)n, types, values, NULL, NULL, 0);
+		res = PQexecParams(conn_of(st), text, (int)n, types, values, lengths, formats, 0);
 	status = PQresultStatus(res);
 	if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) {
 		note_error(st, res);
@@ -298,8 +321,21 @@ static const char *pg_text(struct store_sql_rows *r, int col)
 	return PQgetvalue(r->res, r->row, col);
 }
 
+static const unsigned char *pg_blob(struct store_sql_rows *r, int col, size_t *len)
+{
+	const char *t = pg_text(r, col);
+
+	*len = 0;
+	if (!t)
+		return NULL;
+	PQfreemem(r->bytes);
+	r->bytes = PQunescapeBytea((const unsigned char *)t, len);
+	return r->bytes;
+}
+
 static void pg_done(struct store_sql_rows *r)
 {
+	PQfreemem(r->bytes);
 	PQclear(r->res);
 	free(r);
 }
@@ -389,6 +425,7 @@ const struct store_sql_backend store_sql_postgres = {
 	.run = pg_run,
 	.next = pg_next,
 	.text = pg_text,
+	.blob = pg_blob,
 	.done = pg_done,
 	.fail = pg_fail,
 	.claim_instance = pg_claim_instance,

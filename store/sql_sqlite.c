@@ -72,6 +72,18 @@ static const char *const migrations[] = {
 	" opened_at INTEGER NOT NULL, updated_at INTEGER NOT NULL,"
 	" UNIQUE (tenant, segment));"
 	"CREATE INDEX audit_segments_tenant ON audit_segments(tenant, seq);",
+	/* 3: profiles' metadata (made by profiles/meta.c before it was the
+	 * store's) and the handle that holds each one for writing */
+	"CREATE TABLE IF NOT EXISTS prof_profiles ("
+	" id TEXT PRIMARY KEY, tenant TEXT NOT NULL, user TEXT NOT NULL, name TEXT NOT NULL,"
+	" version INTEGER NOT NULL DEFAULT 0, created_ms INTEGER NOT NULL,"
+	" last_used_ms INTEGER NOT NULL DEFAULT 0, expires_ms INTEGER NOT NULL DEFAULT 0,"
+	" revoked INTEGER NOT NULL DEFAULT 0, revoked_ms INTEGER NOT NULL DEFAULT 0,"
+	" size INTEGER NOT NULL DEFAULT 0, wrapped_key BLOB,"
+	" held_by TEXT, held_pid INTEGER NOT NULL DEFAULT 0, held_start INTEGER NOT NULL DEFAULT 0,"
+	" held_since_ms INTEGER NOT NULL DEFAULT 0,"
+	" UNIQUE (tenant, user, name));"
+	"ALTER TABLE prof_profiles ADD COLUMN held_instance TEXT;",
 };
 
 struct store_sql_rows {
@@ -133,7 +145,10 @@ static int sqlite_connect(struct store *st, char *err, size_t errlen)
 	}
 	st->conn = db;
 	sqlite3_busy_timeout(db, BUSY_TIMEOUT_MS);
-	if (gb_db_exec_when_free(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+	/* secure_delete: freed pages (a revoked profile's key) are zeroed */
+	if (gb_db_exec_when_free(db,
+	                         "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; "
+	                         "PRAGMA secure_delete=ON;",
 	                         BUSY_TIMEOUT_MS) != SQLITE_OK) {
 		note_error(st);
 		return sqlite_fail(st, "switch the store to WAL mode", err, errlen);
@@ -170,7 +185,12 @@ static int sqlite_run(struct store *st, const char *sql, const struct store_sql_
 		int col = (int)i + 1;
 
 		if (p[i].type == STORE_SQL_TEXT)
-			bad |= p[i].text ? sqlite3_bind_text(s, col, p[i].text, -1, SQLITE_TRANSIENT)
+			bad |= p[i].text
+			           ? sqlite3_bind_text(s, col, p[i].text, -1, SQLITE_TRANSIENT)
+			           : sqlite3_bind_null(s, col);
+		else if (p[i].type == STORE_SQL_BLOB)
+			bad |= p[i].blob ? sqlite3_bind_blob(s, col, p[i].blob,
+			                                     (int)p[i].blob_bytes, SQLITE_TRANSIENT)
 			                 : sqlite3_bind_null(s, col);
 		else
 			bad |= p[i].null ? sqlite3_bind_null(s, col)
@@ -215,6 +235,18 @@ static int sqlite_next(struct store *st, struct store_sql_rows *r)
 static const char *sqlite_text(struct store_sql_rows *r, int col)
 {
 	return (const char *)sqlite3_column_text(r->s, col);
+}
+
+static const unsigned char *sqlite_blob(struct store_sql_rows *r, int col, size_t *len)
+{
+	const unsigned char *b;
+
+	*len = 0;
+	if (sqlite3_column_type(r->s, col) == SQLITE_NULL)
+		return NULL;
+	b = sqlite3_column_blob(r->s, col);
+	*len = (size_t)sqlite3_column_bytes(r->s, col);
+	return b ? b : (const unsigned char *)"";
 }
 
 static void sqlite_done(struct store_sql_rows *r)
@@ -331,6 +363,7 @@ const struct store_sql_backend store_sql_sqlite = {
 	.run = sqlite_run,
 	.next = sqlite_next,
 	.text = sqlite_text,
+	.blob = sqlite_blob,
 	.done = sqlite_done,
 	.fail = sqlite_fail,
 	.claim_instance = sqlite_claim_instance,

@@ -20,24 +20,12 @@
 #ifndef GB_STORE_SQL_H
 #define GB_STORE_SQL_H
 
+#include "store/sql.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
 struct store;
-
-/* One parameter: a string (NULL text binds SQL NULL) or an integer. */
-enum store_sql_type { STORE_SQL_TEXT = 0, STORE_SQL_INT };
-
-struct store_sql_param {
-	enum store_sql_type type;
-	const char *text; /* STORE_SQL_TEXT; NULL is SQL NULL */
-	int64_t i;        /* STORE_SQL_INT */
-	int null;         /* STORE_SQL_INT: bind NULL instead of i */
-};
-
-#define SQL_TEXT(s) { .type = STORE_SQL_TEXT, .text = (s) }
-#define SQL_INT(v) { .type = STORE_SQL_INT, .i = (int64_t)(v) }
-#define SQL_NULL_INT { .type = STORE_SQL_INT, .null = 1 }
 
 /* The rows of one statement, read in order with store_sql_next. */
 struct store_sql_rows;
@@ -63,6 +51,8 @@ struct store_sql_backend {
 	/* 1 with a row, 0 at the end, -1 on failure */
 	int (*next)(struct store *st, struct store_sql_rows *r);
 	const char *(*text)(struct store_sql_rows *r, int col); /* NULL for NULL */
+	/* bytes of a BLOB / BYTEA column, NULL for NULL */
+	const unsigned char *(*blob)(struct store_sql_rows *r, int col, size_t *len);
 	void (*done)(struct store_sql_rows *r);
 	/* writes what the last failure was, on what, and what to do; returns
 	 * -STORE_EIO */
@@ -98,6 +88,8 @@ int store_sql_next(struct store *st, struct store_sql_rows *r, char *err, size_t
 const char *store_sql_text(struct store *st, struct store_sql_rows *r, int col);
 int64_t store_sql_int(struct store *st, struct store_sql_rows *r, int col);
 int store_sql_is_null(struct store *st, struct store_sql_rows *r, int col);
+const unsigned char *store_sql_blob(struct store *st, struct store_sql_rows *r, int col,
+                                    size_t *len);
 /* Copies column col into dst ("" for NULL), cut to fit. */
 void store_sql_copy(struct store *st, struct store_sql_rows *r, int col, char *dst, size_t dstlen);
 
@@ -107,8 +99,8 @@ void store_sql_done(struct store *st, struct store_sql_rows *r);
 /* Runs the first row of a query into one integer: 1 with *value, 0 with
  * no row, -STORE_EIO. */
 int store_sql_int_query_locked(struct store *st, const char *doing, const char *sql,
-                               const struct store_sql_param *p, size_t n, int64_t *value,
-                               char *err, size_t errlen);
+                               const struct store_sql_param *p, size_t n, int64_t *value, char *err,
+                               size_t errlen);
 
 /* BEGIN (a write transaction), COMMIT and ROLLBACK. rollback never fails. */
 int store_sql_begin_locked(struct store *st, const char *doing, char *err, size_t errlen);
