@@ -308,6 +308,20 @@ int cli_cmd_serve(const struct cli_serve_args *a)
 	}
 	cli_policy_serve_prepare(cfg, a->config_path);
 	rc = 1;
+	{
+		struct store_location loc = {
+			.postgres = cfg->store_postgres[0] ? cfg->store_postgres : NULL,
+			.replica = cfg->store_replica[0] ? cfg->store_replica : NULL,
+		};
+
+		/* every store handle of this process (sessions, profiles, the
+		 * artifact index) goes there */
+		if (store_configure(&loc, err, sizeof(err)) != 0) {
+			fprintf(stderr, "glassbox serve: the config's store is not valid: %s\n",
+			        err);
+			goto out;
+		}
+	}
 	if (store_open(a->data_dir, &store, err, sizeof(err)) != 0) {
 		fprintf(stderr, "glassbox serve: cannot open the store in %s: %s\n", a->data_dir,
 		        err);
@@ -340,7 +354,8 @@ int cli_cmd_serve(const struct cli_serve_args *a)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
-	GB_LOGI("cli", "glassbox serve: %zu tenant(s); data dir %s", cfg->n_tenants, a->data_dir);
+	GB_LOGI("cli", "glassbox serve: %zu tenant(s); data dir %s; store %s, replica %s",
+	        cfg->n_tenants, a->data_dir, store_backend_name(store), store_replica(store));
 	rc = mcp_http_serve(cfg, &base, &hooks, &stop_requested) == 0 ? 0 : 1;
 out:
 	act_pool_stop(st.pool); /* after mcp_http_serve freed every session */

@@ -24,17 +24,29 @@ enum store_sql_type { STORE_SQL_TEXT = 0, STORE_SQL_INT, STORE_SQL_BLOB };
 
 struct store_sql_param {
 	enum store_sql_type type;
-	const char *text;   /* STORE_SQL_TEXT; NULL is SQL NULL */
-	int64_t i;          /* STORE_SQL_INT */
-	int null;           /* STORE_SQL_INT: bind NULL instead of i */
-	const void *blob;   /* STORE_SQL_BLOB; NULL is SQL NULL */
+	const char *text; /* STORE_SQL_TEXT; NULL is SQL NULL */
+	int64_t i;        /* STORE_SQL_INT */
+	int null;         /* STORE_SQL_INT: bind NULL instead of i */
+	const void *blob; /* STORE_SQL_BLOB; NULL is SQL NULL */
 	size_t blob_bytes;
 };
 
-#define SQL_TEXT(s) { .type = STORE_SQL_TEXT, .text = (s) }
-#define SQL_INT(v) { .type = STORE_SQL_INT, .i = (int64_t)(v) }
-#define SQL_NULL_INT { .type = STORE_SQL_INT, .null = 1 }
-#define SQL_BLOB(p, n) { .type = STORE_SQL_BLOB, .blob = (p), .blob_bytes = (n) }
+#define SQL_TEXT(s)                                 \
+	{                                           \
+		.type = STORE_SQL_TEXT, .text = (s) \
+	}
+#define SQL_INT(v)                                       \
+	{                                                \
+		.type = STORE_SQL_INT, .i = (int64_t)(v) \
+	}
+#define SQL_NULL_INT                             \
+	{                                        \
+		.type = STORE_SQL_INT, .null = 1 \
+	}
+#define SQL_BLOB(p, n)                                                 \
+	{                                                              \
+		.type = STORE_SQL_BLOB, .blob = (p), .blob_bytes = (n) \
+	}
 
 /* A row during a store_sql_select callback. */
 struct store_row;

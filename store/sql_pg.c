@@ -94,6 +94,15 @@ static const char *const migrations[] = {
 	" held_by TEXT, held_pid BIGINT NOT NULL DEFAULT 0, held_start BIGINT NOT NULL DEFAULT 0,"
 	" held_since_ms BIGINT NOT NULL DEFAULT 0, held_instance TEXT,"
 	" UNIQUE (tenant, \"user\", name));",
+	/* 4: the artifact index */
+	"CREATE TABLE evid_artifacts ("
+	" id BIGSERIAL PRIMARY KEY,"
+	" tenant TEXT NOT NULL, sha256 TEXT NOT NULL, kind TEXT NOT NULL, mime TEXT NOT NULL,"
+	" size BIGINT NOT NULL, session TEXT, operation TEXT, tool TEXT, url TEXT,"
+	" time TEXT NOT NULL, valid INTEGER NOT NULL, reason TEXT, record TEXT NOT NULL UNIQUE);"
+	"CREATE INDEX evid_artifacts_time ON evid_artifacts(tenant, time);"
+	"CREATE INDEX evid_artifacts_session ON evid_artifacts(tenant, session);"
+	"CREATE INDEX evid_artifacts_sha ON evid_artifacts(tenant, sha256);",
 };
 
 struct store_sql_rows {

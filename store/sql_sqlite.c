@@ -84,6 +84,16 @@ static const char *const migrations[] = {
 	" held_since_ms INTEGER NOT NULL DEFAULT 0,"
 	" UNIQUE (tenant, user, name));"
 	"ALTER TABLE prof_profiles ADD COLUMN held_instance TEXT;",
+	/* 4: the artifact index (made by evidence/index.c before it was the
+	 * store's) */
+	"CREATE TABLE IF NOT EXISTS evid_artifacts ("
+	" id INTEGER PRIMARY KEY,"
+	" tenant TEXT NOT NULL, sha256 TEXT NOT NULL, kind TEXT NOT NULL, mime TEXT NOT NULL,"
+	" size INTEGER NOT NULL, session TEXT, operation TEXT, tool TEXT, url TEXT,"
+	" time TEXT NOT NULL, valid INTEGER NOT NULL, reason TEXT, record TEXT NOT NULL UNIQUE);"
+	"CREATE INDEX IF NOT EXISTS evid_artifacts_time ON evid_artifacts(tenant, time);"
+	"CREATE INDEX IF NOT EXISTS evid_artifacts_session ON evid_artifacts(tenant, session);"
+	"CREATE INDEX IF NOT EXISTS evid_artifacts_sha ON evid_artifacts(tenant, sha256);",
 };
 
 struct store_sql_rows {

@@ -138,12 +138,12 @@ static void test_segments_ordered_heads_forward(void **state)
 	assert_int_equal(store_audit_segment_advance(fx->st, "acme", "acme/replica-1/0001", 3, 5,
 	                                             H2, err, sizeof(err)),
 	                 0);
-	assert_int_equal(store_audit_segment_advance(fx->st, "acme", "nope", 0, 1, H2, err,
-	                                             sizeof(err)),
-	                 -STORE_ENOTFOUND);
-	assert_int_equal(store_audit_segment_register(fx->st, "acme", "../x", NULL, err,
-	                                              sizeof(err)),
-	                 -STORE_EINVAL);
+	assert_int_equal(
+	    store_audit_segment_advance(fx->st, "acme", "nope", 0, 1, H2, err, sizeof(err)),
+	    -STORE_ENOTFOUND);
+	assert_int_equal(
+	    store_audit_segment_register(fx->st, "acme", "../x", NULL, err, sizeof(err)),
+	    -STORE_EINVAL);
 	assert_int_equal(store_audit_segment_register(fx->st, "globex", "globex/replica-1/0001",
 	                                              NULL, err, sizeof(err)),
 	                 0);
