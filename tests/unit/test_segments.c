@@ -237,6 +237,40 @@ static void test_registry_one_owner_and_reaping(void **state)
 	store_close(other);
 }
 
+/* Where the store is: refused before connecting when malformed, and a
+ * server that is not there is named with advice; neither echoes the
+ * password. */
+static void test_bad_locations(void **state)
+{
+	struct store_location loc = { 0 };
+	struct store *st = NULL;
+	char err[512] = "";
+
+	(void)state;
+	loc.postgres = "mysql://u:hunter2@db/x";
+	assert_int_equal(store_configure(&loc, err, sizeof(err)), -STORE_EINVAL);
+	assert_non_null(strstr(err, "must be a URL postgresql://"));
+	loc.postgres = "postgresql://u:hunter2@db/x?no_such_parameter=1";
+	assert_int_equal(store_configure(&loc, err, sizeof(err)), -STORE_EINVAL);
+	assert_non_null(strstr(err, "not a valid PostgreSQL URL"));
+	assert_null(strstr(err, "hunter2"));
+	loc.postgres = NULL;
+	loc.replica = "a/b";
+	assert_int_equal(store_configure(&loc, err, sizeof(err)), -STORE_EINVAL);
+	assert_non_null(strstr(err, "store.replica must be"));
+
+	loc.replica = NULL;
+	loc.postgres =
+	    "postgresql://u:hunter2@/glassbox?host=/nonexistent-gb-dir&connect_timeout=5";
+	assert_int_equal(store_configure(&loc, err, sizeof(err)), 0);
+	assert_int_equal(store_open("/tmp", &st, err, sizeof(err)), -STORE_EIO);
+	assert_null(st);
+	assert_non_null(strstr(err, "cannot connect to the store"));
+	assert_non_null(strstr(err, "running and reachable"));
+	assert_null(strstr(err, "hunter2"));
+	assert_int_equal(store_configure(NULL, err, sizeof(err)), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -244,6 +278,7 @@ int main(void)
 		                                teardown),
 		cmocka_unit_test_setup_teardown(test_registry_one_owner_and_reaping, setup,
 		                                teardown),
+		cmocka_unit_test(test_bad_locations),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
