@@ -311,7 +311,8 @@ int cli_cmd_serve(const struct cli_serve_args *a)
 	{
 		struct store_location loc = {
 			.postgres = cfg->store_postgres[0] ? cfg->store_postgres : NULL,
-			.replica = cfg->store_replica[0] ? cfg->store_replica : NULL,
+			/* the replica's name, as the pod gives it; else the host's */
+			.replica = getenv("GLASSBOX_REPLICA_ID"),
 		};
 
 		/* every store handle of this process (sessions, profiles, the

@@ -161,12 +161,12 @@ static int parse_listen(json_t *v, struct mcp_serve_config *c, char *err, size_t
 }
 
 /* admin: {host, port, token_sha256}; present turns the admin listener on. */
-/* "store": {"postgres": "postgresql://...", "replica": "NAME"}. The URL is
+/* "store": {"postgres": "postgresql://..."}. The URL is
  * checked for its form here and by libpq's parser at start; errors never
  * echo it (it may hold a password). */
 static int parse_store(json_t *v, struct mcp_serve_config *c, char *err, size_t errlen)
 {
-	static const char *const keys[] = { "postgres", "replica", NULL };
+	static const char *const keys[] = { "postgres", NULL };
 	json_t *pg;
 	size_t i;
 
@@ -174,8 +174,7 @@ static int parse_store(json_t *v, struct mcp_serve_config *c, char *err, size_t 
 		return 0;
 	if (!json_is_object(v))
 		return fail(err, errlen,
-		            "store must be an object {\"postgres\": \"postgresql://...\", "
-		            "\"replica\": \"NAME\"}");
+		            "store must be an object {\"postgres\": \"postgresql://...\"}");
 	if (only_keys(v, "store", keys, err, errlen) < 0)
 		return -1;
 	pg = json_object_get(v, "postgres");
@@ -197,19 +196,6 @@ static int parse_store(json_t *v, struct mcp_serve_config *c, char *err, size_t 
 				            "store.postgres must not hold spaces or control "
 				            "characters: percent-encode them");
 		snprintf(c->store_postgres, sizeof(c->store_postgres), "%s", url);
-	}
-	if (get_str(v, "store", "replica", c->store_replica, sizeof(c->store_replica), err,
-	            errlen) < 0)
-		return -1;
-	for (i = 0; c->store_replica[i]; i++) {
-		char ch = c->store_replica[i];
-
-		if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
-		      (ch >= '0' && ch <= '9') || ch == '.' || ch == '_' || ch == '-'))
-			return fail(
-			    err, errlen,
-			    "store.replica must be letters, digits, '.', '_' or '-' (the pod "
-			    "name, for instance)");
 	}
 	return 0;
 }

@@ -27,9 +27,9 @@ export const sha256hex = (s) => crypto.createHash('sha256').update(s).digest('he
  * Starts glassbox serve. tenants: {name: {policy?, max_sessions?,
  * tool_calls_per_session?, action_timeout_ms?}}; limits, prelaunch, store:
  * as in docs/service.md; admin: true for an admin listener. dataDir: reuse
- * one.
+ * one. env: more environment for the process.
  */
-export async function startServe({ tenants, limits = {}, admin = false, prelaunch, dataDir, warmPool, store } = {}) {
+export async function startServe({ tenants, limits = {}, admin = false, prelaunch, dataDir, warmPool, store, env = {} } = {}) {
   const dir = dataDir || newDataDir('glassbox-serve-');
   const tokens = {};
   const cfgTenants = {};
@@ -49,7 +49,7 @@ export async function startServe({ tenants, limits = {}, admin = false, prelaunc
   fs.writeFileSync(cfgPath, JSON.stringify(config), { mode: 0o600 });
 
   const proc = spawn(glassboxBin(), ['serve', '--config', cfgPath], {
-    env: { ...process.env, GLASSBOX_DATA_DIR: dir },
+    env: { ...process.env, ...env, GLASSBOX_DATA_DIR: dir },
     stdio: ['ignore', 'ignore', 'pipe'],
     cwd: REPO_ROOT,
   });

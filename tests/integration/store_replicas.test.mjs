@@ -29,7 +29,8 @@ const replicas = [];
 async function startReplica(name, dataDir) {
   const svc = await startServe({
     tenants: { acme: { policy: POLICY } },
-    store: { postgres: pg.url, replica: name },
+    store: { postgres: pg.url },
+    env: { GLASSBOX_REPLICA_ID: name },
     dataDir,
   });
   replicas.push(svc);

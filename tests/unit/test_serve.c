@@ -95,12 +95,11 @@ static void test_config_full(void **state)
 	mcp_serve_config_free(c);
 
 	snprintf(text, sizeof(text),
-	         "{\"store\": {\"postgres\": \"postgresql://glassbox@db:5432/glassbox\", "
-	         "\"replica\": \"glassbox-0\"}, \"tenants\": {\"t\": {\"token_sha256\": \"%s\"}}}",
+	         "{\"store\": {\"postgres\": \"postgresql://glassbox@db:5432/glassbox\"}, "
+	         "\"tenants\": {\"t\": {\"token_sha256\": \"%s\"}}}",
 	         alpha_hash);
 	assert_int_equal(parse(text, &c, err, sizeof(err)), 0);
 	assert_string_equal(c->store_postgres, "postgresql://glassbox@db:5432/glassbox");
-	assert_string_equal(c->store_replica, "glassbox-0");
 	mcp_serve_config_free(c);
 }
 
@@ -176,9 +175,6 @@ static void test_config_errors(void **state)
 		{ "{\"store\": {\"postgres\": \"postgresql://u:hunter2@db/x y\"}, \"tenants\": "
 		  "{\"a\": {\"token_sha256\": \"%s\"}}}",
 		  "percent-encode" },
-		{ "{\"store\": {\"replica\": \"a b\"}, \"tenants\": {\"a\": {\"token_sha256\": "
-		  "\"%s\"}}}",
-		  "store.replica must be" },
 	};
 	struct mcp_serve_config *c;
 	char text[1024], err[512];
