@@ -52,8 +52,9 @@ static int rm_entry(const char *path, const struct stat *sb, int flag, struct FT
 /* One tool call's ledger: begin, mark running, finish. */
 static int ledger_call(struct store *st, size_t i, const char *hash, char *err, size_t errlen)
 {
-	struct store_op_request r = { .tenant = "acme", .session = "s-1", .tool = "browser_click",
-		                      .args_hash = hash };
+	struct store_op_request r = {
+		.tenant = "acme", .session = "s-1", .tool = "browser_click", .args_hash = hash
+	};
 	enum store_op_outcome got;
 	struct store_op op;
 	char id[32];

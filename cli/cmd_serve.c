@@ -229,11 +229,25 @@ static json_t *serve_status(void *user)
 /* Ends the browsers and removes the run dirs a glassbox killed earlier
  * left in data_dir (never those of one still running; the reaper logs what
  * it removed). */
-static void reap_orphans(const char *data_dir)
+/* Names an orphan of this replica's last run in the log. */
+static void on_registry_orphan(const struct store_session *s, void *user)
 {
+	(void)user;
+	GB_LOGI("cli", "session %s of tenant %s ended with the last run of replica %s", s->session,
+	        s->tenant, s->replica);
+}
+
+/* Ends the browsers the last run of this data dir left, and removes the
+ * sessions of this replica's dead runs from the session registry. */
+static void reap_orphans(const char *data_dir, struct store *store)
+{
+	char err[512];
+
 	if (sess_reap_orphans(data_dir, NULL) < 0)
 		GB_LOGW("cli", "the run dirs of %s could not be checked for orphaned browsers",
 		        data_dir);
+	if (store_session_reap(store, on_registry_orphan, NULL, NULL, err, sizeof(err)) < 0)
+		GB_LOGW("cli", "the session registry could not be cleaned: %s", err);
 }
 
 /* Opens (and frees) a session of each tenant without a browser, so a
@@ -342,7 +356,7 @@ int cli_cmd_serve(const struct cli_serve_args *a)
 		rc = 2;
 		goto out;
 	}
-	reap_orphans(a->data_dir);
+	reap_orphans(a->data_dir, store);
 	st.egress_layers = act_egress_layers_active(); /* says once when layer 4 is off */
 	if (act_pool_start(&base, (size_t)cfg->warm_pool, &st.pool, err, sizeof(err)) < 0) {
 		fprintf(stderr, "glassbox serve: cannot start the warm pool: %s\n", err);

@@ -5,7 +5,9 @@
  * through replica 1's admin path (`glassbox approvals` on replica 1's
  * data dir) and spent on replica 2 exactly once; an operation that was
  * acting when replica 2 was killed is `unknown` in the shared ledger once
- * another replica opens the store; nothing goes to a local SQLite file.
+ * another replica opens the store, and replica 2 started again removes
+ * its dead run's sessions from the registry; nothing goes to a local
+ * SQLite file.
  */
 import { test, before, after } from 'node:test';
 import fs from 'node:fs';
@@ -71,6 +73,9 @@ test('an approval granted through replica 1 is spent on replica 2 exactly once',
   await ok(other.client, 'browser_navigate', { url: fixture.url + '/gates/orders.html' });
   const socket = path.join(r1.dataDir, 'run', 'admin.sock');
   assert.ok(await pollUntil(() => fs.existsSync(socket), { deadlineMs: 30000 }), 'replica 1 has an admin socket');
+  // the registry says which replica owns which session
+  const owners = pg.query('SELECT session, replica FROM session_registry ORDER BY replica');
+  assert.deepEqual(owners.map((x) => x[1]), ['replica-1', 'replica-2'], JSON.stringify(owners));
   const list = await approvals(r1.dataDir, ['list']);
   assert.equal(list.code, 0, list.stderr);
   assert.ok(list.stdout.includes(g.approval_id), `replica 1 lists replica 2's request: ${list.stdout}`);
@@ -128,8 +133,14 @@ test('an operation acting when its replica is killed is unknown in the shared le
   assert.match(row[1], /whether it took effect is unknown/);
   await c.client.close();
 
+  assert.ok(Number(pg.query("SELECT count(*) FROM session_registry WHERE replica = 'replica-2'")[0][0]) >= 1,
+    'the killed run\'s sessions are still registered');
+
   // replica 2 restarted on its data dir ends the browsers of its last run
+  // and takes its sessions off the registry
   const again = await startReplica('replica-2', r2.dataDir);
   assert.ok(await pollUntil(() => again.chromiums().length === 0 || null, { deadlineMs: 30000 }),
     `no browser of the killed run is left: ${again.chromiums()}`);
+  assert.equal(pg.query("SELECT count(*) FROM session_registry WHERE replica = 'replica-2'")[0][0], '0');
+  assert.match(again.stderr(), /ended with the last run of replica replica-2/, again.stderr().slice(-2000));
 });
