@@ -171,14 +171,17 @@ static void on_orphan(const struct store_session *s, void *user)
 	r->pid = (long long)s->browser_pid;
 }
 
-/* In a child: replica-1 claims s-orphan, then dies. */
-static void claim_and_die(const char *dir)
+/* In a child: replica-1 claims s-orphan, writes its instance to fd,
+ * then dies. */
+static void claim_and_die(const char *dir, int fd)
 {
 	struct store *st = open_as(dir, "replica-1");
 	char err[512];
 
 	if (store_session_claim(st, "acme", "s-orphan", 4242, err, sizeof(err)) != 0)
 		_exit(3);
+	if (write(fd, store_instance(st), 32) != 32)
+		_exit(4);
 	_exit(0);
 }
 
@@ -191,7 +194,9 @@ static void test_registry_one_owner_and_reaping(void **state)
 	struct reaped r = { 0 };
 	size_t n = 9;
 	char err[512] = "";
+	char dead[33] = "";
 	int status = 0;
+	int fds[2];
 	pid_t pid;
 
 	assert_int_equal(store_session_claim(fx->st, "acme", "s-1", 0, err, sizeof(err)), 0);
@@ -208,12 +213,17 @@ static void test_registry_one_owner_and_reaping(void **state)
 	assert_int_equal(store_session_owner(other, "s-none", &s, err, sizeof(err)),
 	                 -STORE_ENOTFOUND);
 
+	assert_int_equal(pipe(fds), 0);
 	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0)
-		claim_and_die(fx->dir);
+		claim_and_die(fx->dir, fds[1]);
+	close(fds[1]);
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	assert_int_equal(read(fds[0], dead, 32), 32);
+	close(fds[0]);
+	assert_int_equal(store_fixture_wait_gone(other, dead), 0);
 	assert_int_equal(store_session_owner(other, "s-orphan", &s, err, sizeof(err)), 0);
 	assert_int_equal(s.alive, 0);
 
