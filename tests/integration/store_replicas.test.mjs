@@ -10,9 +10,10 @@
  * SQLite file.
  */
 import { test, before, after } from 'node:test';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { assert, startFixtureServer, ok, callTool, sc, textOf, pollUntil } from '../e2e/lib.mjs';
+import { assert, startFixtureServer, ok, callTool, sc, textOf, pollUntil, glassboxBin, newDataDir } from '../e2e/lib.mjs';
 import {
   GATES_POLICY, approvals, decide, seen, buttonRef, assertApprovalRequired, assertApprovalRefused,
 } from './gates_helpers.mjs';
@@ -99,6 +100,15 @@ test('an approval granted through replica 1 is spent on replica 2 exactly once',
   assert.deepEqual(events, ['created', 'approved', 'used', 'refused']);
   const show = await approvals(r1.dataDir, ['show', g.approval_id]);
   assert.match(show.stdout, /state\s+used/, show.stdout);
+
+  // a command where no replica runs reads the shared store directly
+  const lone = newDataDir('glassbox-cli-');
+  const direct = spawnSync(glassboxBin(), ['approvals', 'show', g.approval_id, '--data-dir', lone],
+    { env: { ...process.env, GLASSBOX_STORE_POSTGRES: pg.url }, encoding: 'utf8', timeout: 30000 });
+  assert.equal(direct.status, 0, direct.stderr);
+  assert.match(direct.stdout, /state\s+used/, direct.stdout);
+  assert.equal(fs.existsSync(path.join(lone, 'glassbox.db')), false);
+  fs.rmSync(lone, { recursive: true, force: true });
 
   // no replica kept anything of it in a SQLite file of its own
   for (const svc of [r1, r2]) assert.equal(fs.existsSync(path.join(svc.dataDir, 'glassbox.db')), false, svc.dataDir);
