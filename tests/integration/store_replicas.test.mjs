@@ -32,6 +32,7 @@ const replicas = [];
 async function startReplica(name, dataDir) {
   const svc = await startServe({
     tenants: { acme: { policy: POLICY } },
+    admin: true,
     store: { postgres: pg.url },
     env: { GLASSBOX_REPLICA_ID: name },
     dataDir,
@@ -77,6 +78,10 @@ test('an approval granted through replica 1 is spent on replica 2 exactly once',
   // the registry says which replica owns which session
   const owners = pg.query('SELECT session, replica FROM session_registry ORDER BY replica');
   assert.deepEqual(owners.map((x) => x[1]), ['replica-1', 'replica-2'], JSON.stringify(owners));
+  const pending = await r1.admin('GET', '/approvals');
+  assert.equal(pending.status, 200, pending.text);
+  assert.ok(pending.json.approvals.some((a) => a.id === g.approval_id && a.state === 'pending'),
+    `replica 1's admin listener lists replica 2's request: ${pending.text}`);
   const list = await approvals(r1.dataDir, ['list']);
   assert.equal(list.code, 0, list.stderr);
   assert.ok(list.stdout.includes(g.approval_id), `replica 1 lists replica 2's request: ${list.stdout}`);
