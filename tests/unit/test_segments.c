@@ -347,6 +347,43 @@ static void test_upgrade_keeps_old_tables(void **state)
 	                 0);
 }
 
+/* SQLite: the lock file a killed process's handle left is removed by the
+ * next open; a live handle's stays. */
+static void test_stale_lock_files_removed(void **state)
+{
+	struct fixture *fx = *state;
+	struct store *again;
+	char dead[33] = "";
+	char path[256];
+	char mine[256];
+	int fds[2];
+	int status = 0;
+	pid_t pid;
+
+	if (store_fixture_server())
+		skip(); /* PostgreSQL's claims are advisory locks, not files */
+	assert_int_equal(pipe(fds), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct store *st = open_as(fx->dir, "replica-1");
+
+		_exit(write(fds[1], store_instance(st), 32) == 32 ? 0 : 3);
+	}
+	close(fds[1]);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	assert_int_equal(read(fds[0], dead, 32), 32);
+	close(fds[0]);
+	snprintf(path, sizeof(path), "%s/locks/%s.lock", fx->dir, dead);
+	snprintf(mine, sizeof(mine), "%s/locks/%s.lock", fx->dir, store_instance(fx->st));
+	assert_int_equal(access(path, F_OK), 0);
+	again = open_as(fx->dir, "replica-1");
+	assert_int_equal(access(path, F_OK), -1);
+	assert_int_equal(access(mine, F_OK), 0);
+	store_close(again);
+}
+
 /* A connection the server ends (a restart, a failover): the statement
  * that finds it broken fails with advice (never the URL), the next one
  * reconnects, and the handle's claim is taken again. */
@@ -396,6 +433,7 @@ int main(void)
 		                                teardown),
 		cmocka_unit_test(test_bad_locations),
 		cmocka_unit_test_setup_teardown(test_upgrade_keeps_old_tables, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stale_lock_files_removed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_connection_lost_and_back, setup, teardown),
 	};
 
