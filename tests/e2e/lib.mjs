@@ -31,7 +31,8 @@ export { Client, StdioClientTransport, StreamableHTTPClientTransport, ElicitRequ
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 
-/* Every tool of the contract (docs/tools.md, Playwright MCP names). */
+/* Every core tool of the contract (docs/tools.md, Playwright MCP names);
+ * the capability groups' tools are listed only when turned on. */
 export const TOOL_NAMES = [
   'browser_navigate',
   'browser_navigate_back',
@@ -48,6 +49,11 @@ export const TOOL_NAMES = [
   'browser_tabs',
   'browser_close',
   'browser_session',
+  'browser_fill_form',
+  'browser_drag',
+  'browser_find',
+  'browser_resize',
+  'browser_emulate_media',
 ];
 
 const STDERR_MAX_CHARS = 4 << 20;
