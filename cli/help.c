@@ -125,6 +125,52 @@ static const struct cli_help helps[] = {
 	                  "  -o FILE             the HTML file to write\n"
 	                  "  --pubkey FILE       verify against this public key\n",
 	  "glassbox report --tenant local -o trail.html\n" },
+	{ "trace", "export a session as a Playwright trace (trace.zip for show-trace)",
+	  "glassbox trace export --session ID [--tenant T] [-o FILE]\n"
+	  "glassbox trace export --flow NAME [--tenant T] [-o FILE]\n",
+	  "Writes the session's actions as a Playwright trace that `npx playwright\n"
+	  "show-trace FILE` opens: one action per tool call with its target, start and\n"
+	  "end, error, screenshots before and after, its requests and console errors,\n"
+	  "and glassbox's verdicts and evidence hashes in its result. Built from the\n"
+	  "audit log (already redacted); the export is itself recorded there.\n",
+	  DATA_DIR_OPTION "  --session ID        the session (its records name it)\n"
+	                  "  --flow NAME         the newest run of the flow of that name\n"
+	                  "  --tenant T          the tenant (default: the one whose log has "
+	                  "the session;\n"
+	                  "                      \"local\" with --flow)\n"
+	                  "  -o FILE             the zip to write (default trace.zip)\n",
+	  "glassbox trace export --flow checkout -o checkout.zip\n"
+	  "npx playwright show-trace checkout.zip\n" },
+	{ "har", "export a session's network as a HAR 1.2 file",
+	  "glassbox har export --session ID [--tenant T] [-o FILE]\n"
+	  "glassbox har export --flow NAME [--tenant T] [-o FILE]\n",
+	  "Writes one HAR entry per response, failed request and blocked request of the\n"
+	  "session's actions. glassbox records no headers, cookies or bodies of the\n"
+	  "page's traffic, so none are in the file; query parameters named like\n"
+	  "credentials are redacted. The export is recorded in the audit log.\n",
+	  DATA_DIR_OPTION "  --session ID        the session\n"
+	                  "  --flow NAME         the newest run of the flow of that name\n"
+	                  "  --tenant T          the tenant (as for trace export)\n"
+	                  "  -o FILE             the file to write (default: standard output)\n",
+	  "glassbox har export --session 84da1df6345eb3250dec97e3b7a955e3 -o session.har\n" },
+	{ "session", "turn a session into a test: a glassbox flow or a Playwright spec",
+	  "glassbox session export --session ID --as flow|playwright [--name NAME] [-o FILE]\n"
+	  "glassbox session export --flow NAME --as flow|playwright [--name NAME] [-o FILE]\n",
+	  "Writes the session's actions that succeeded and change or wait on the page\n"
+	  "as a test: --as flow, a glassbox flow (docs/flows.md) with each step's passing\n"
+	  "verdicts as its expect checks, for `glassbox run`; --as playwright, a\n"
+	  "Playwright Test spec with the code each action ran and an expect() per\n"
+	  "verdict, for `npx playwright test`. Redacted text (a typed password) is read\n"
+	  "from the variable TYPED_SECRET. The export is recorded in the audit log.\n",
+	  DATA_DIR_OPTION "  --session ID        the session\n"
+	                  "  --flow NAME         the newest run of the flow of that name\n"
+	                  "  --as FORMAT         flow or playwright\n"
+	                  "  --name NAME         the test's name (default: from the flow or "
+	                  "session)\n"
+	                  "  --tenant T          the tenant (as for trace export)\n"
+	                  "  -o FILE             the file to write (default: standard output)\n",
+	  "glassbox session export --flow checkout --as flow -o checkout-replay.json\n"
+	  "glassbox session export --flow checkout --as playwright -o checkout.spec.ts\n" },
 	{ "run", "run QA flows (JSON files) with JUnit XML and an HTML report",
 	  "glassbox run FLOW... [-j N] [--junit FILE] [--report FILE] [--vars FILE]\n"
 	  "             [--config POLICY] [--profile NAME [--user U] [--save-profile]]\n"

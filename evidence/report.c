@@ -245,71 +245,6 @@ out:
 	return rc;
 }
 
-/* ---- finding a session's tenant ------------------------------------------- */
-
-struct session_find {
-	const char *session;
-	int found;
-};
-
-static int find_session_line(const char *line, size_t len, unsigned long lineno, int complete,
-                             int too_long, void *user)
-{
-	struct session_find *sf = user;
-	struct evid_record rec;
-
-	(void)lineno;
-	if (!complete || too_long || evid_record_parse(line, len, &rec, NULL, 0) != 0)
-		return 0;
-	sf->found = rec.session && !strcmp(rec.session, sf->session);
-	evid_record_free(&rec);
-	return sf->found;
-}
-
-/* Finds the tenant whose log has session; 0 or -EVID_ENOENT. */
-static int find_session_tenant(const char *data_dir, const char *session, char *tenant,
-                               size_t tenantlen, char *err, size_t errlen)
-{
-	char tenants[PATH_BYTES];
-	char dir[PATH_BYTES];
-	char path[PATH_BYTES + EVID_DAY_NAME_BYTES];
-	char(*names)[EVID_DAY_NAME_BYTES] = NULL;
-	struct session_find sf = { session, 0 };
-	struct dirent *de;
-	size_t n = 0;
-	size_t i;
-	DIR *d;
-	int rc = -EVID_ENOENT;
-
-	snprintf(tenants, sizeof(tenants), "%s/tenants", data_dir);
-	d = opendir(tenants);
-	while (d && !sf.found) {
-		de = readdir(d);
-		if (!de)
-			break;
-		if (!gb_fs_name_is_safe(de->d_name) ||
-		    evid_audit_dir_path(data_dir, de->d_name, dir, sizeof(dir), NULL, 0) != 0 ||
-		    evid_audit_list_days(dir, &names, &n, NULL, 0) != 0)
-			continue;
-		for (i = n; i > 0 && !sf.found; i--) {
-			snprintf(path, sizeof(path), "%s/%s", dir, names[i - 1]);
-			evid_read_lines(path, find_session_line, &sf, NULL, 0);
-		}
-		free(names);
-		names = NULL;
-		if (sf.found)
-			rc = gb_pathf(tenant, tenantlen, "%s", de->d_name) == 0 ? 0 : -EVID_EINVAL;
-	}
-	if (d)
-		closedir(d);
-	if (rc != 0)
-		gb_set_error(err, errlen,
-		             "no tenant under %s has a record of session %.80s: check "
-		             "the session id, or give --tenant",
-		             data_dir, session);
-	return rc;
-}
-
 /* ---- the page ------------------------------------------------------------- */
 
 /* The header: who, what, and whether the chain holds. */
@@ -470,7 +405,7 @@ int evid_report_html(const char *data_dir, const struct evid_report_opts *opts, 
 		if (rc != 0)
 			gb_set_error(err, errlen, "\"%.80s\" is not a tenant name", opts->tenant);
 	} else {
-		rc = find_session_tenant(data_dir, opts->session_id, r.tenant, sizeof(r.tenant),
+		rc = evid_session_tenant(data_dir, opts->session_id, r.tenant, sizeof(r.tenant),
 		                         err, errlen);
 	}
 	if (rc != 0)
