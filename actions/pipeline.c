@@ -511,6 +511,9 @@ static void keep_record(struct act_ctx *ctx)
 		json_object_set_new(body, "element", element);
 	}
 	json_object_set_new(body, "arguments", act_redacted_args(ctx));
+	/* when it began, wall clock: the record is written later, off the path */
+	json_object_set_new(body, "started_at_ms",
+	                    json_integer(gb_wall_ms() - (gb_now_ms() - ctx->started_ms)));
 	a.session_id = ctx->sess ? sess_id(ctx->sess) : NULL;
 	a.operation_id = ctx->operation_id;
 	a.tool = ctx->def->name;

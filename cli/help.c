@@ -172,9 +172,9 @@ static const struct cli_help helps[] = {
 	  "glassbox session export --flow checkout --as flow -o checkout-replay.json\n"
 	  "glassbox session export --flow checkout --as playwright -o checkout.spec.ts\n" },
 	{ "run", "run QA flows (JSON files) with JUnit XML and an HTML report",
-	  "glassbox run FLOW... [-j N] [--junit FILE] [--report FILE] [--vars FILE]\n"
-	  "             [--config POLICY] [--profile NAME [--user U] [--save-profile]]\n"
-	  "             [--data-dir DIR] [--chromium PATH] [--headed]\n",
+	  "glassbox run FLOW... [-j N] [--junit FILE] [--report FILE] [--trace DIR]\n"
+	  "             [--vars FILE] [--config POLICY] [--profile NAME [--user U]\n"
+	  "             [--save-profile]] [--data-dir DIR] [--chromium PATH] [--headed]\n",
 	  "Runs each flow (docs/flows.md) in its own browser session through the same\n"
 	  "pipeline as the MCP tools: policy, approvals (a held step fails: a flow does\n"
 	  "not wait for a person), verification and signed evidence. Exit status: 0 every\n"
@@ -184,6 +184,8 @@ static const struct cli_help helps[] = {
 	  "  --junit FILE        write JUnit XML; screenshots go beside it, in FILE's name\n"
 	  "                      without .xml + \"-attachments/\"\n"
 	  "  --report FILE       write the HTML trail of the run's sessions\n"
+	  "  --trace DIR         write each flow's Playwright trace to DIR/NN-name.zip,\n"
+	  "                      linked from its JUnit testcase (npx playwright show-trace)\n"
 	  "  --vars FILE         NAME=VALUE lines for ${NAME} (before the "
 	  "environment)\n" TENANT_POLICY_OPTION(
 	      "--config") "  --profile NAME      start every flow from the tenant's saved browser "

@@ -314,10 +314,12 @@ int evid_session_tenant(const char *data_dir, const char *session, char *tenant,
 int evid_session_records(const char *data_dir, const char *tenant, const char *session,
                          json_t **records, char *err, size_t errlen);
 
-/* The newest session of tenant whose session_opened record names flow
- * (a `glassbox run` flow's "name"), into session. 0 or -EVID_ENOENT. */
-int evid_flow_session(const char *data_dir, const char *tenant, const char *flow, char *session,
-                      size_t sessionlen, char *err, size_t errlen);
+/* The newest session of tenant whose session_opened record's body has
+ * member equal to value (flow: a `glassbox run` flow's "name";
+ * agent_session: an act_session's id), into session. 0 or -EVID_ENOENT. */
+int evid_session_opened_by(const char *data_dir, const char *tenant, const char *member,
+                           const char *value, char *session, size_t sessionlen, char *err,
+                           size_t errlen);
 
 /* Reads one of tenant's artifacts and checks that it still hashes to
  * sha256. *data is malloc'd (the caller frees it). Returns 0,

@@ -166,7 +166,8 @@ out:
 }
 
 struct flow_find {
-	const char *flow;
+	const char *member;
+	const char *value;
 	char session[EVID_MAX_NAME_BYTES + 1];
 };
 
@@ -180,28 +181,34 @@ static int flow_line(const char *line, size_t len, unsigned long lineno, int com
 	(void)lineno;
 	if (!complete || too_long || evid_record_parse(line, len, &rec, NULL, 0) != 0)
 		return 0;
-	flow = json_string_value(json_object_get(rec.body, "flow"));
+	flow = json_string_value(json_object_get(rec.body, ff->member));
 	if (rec.session && !strcmp(rec.kind, EVID_AUDIT_SESSION_OPENED) && flow &&
-	    !strcmp(flow, ff->flow))
+	    !strcmp(flow, ff->value))
 		snprintf(ff->session, sizeof(ff->session), "%s", rec.session);
 	evid_record_free(&rec);
 	return 0;
 }
 
-int evid_flow_session(const char *data_dir, const char *tenant, const char *flow, char *session,
-                      size_t sessionlen, char *err, size_t errlen)
+int evid_session_opened_by(const char *data_dir, const char *tenant, const char *member,
+                           const char *value, char *session, size_t sessionlen, char *err,
+                           size_t errlen)
 {
 	struct flow_find ff;
 	int rc;
 
 	memset(&ff, 0, sizeof(ff));
-	ff.flow = flow;
+	ff.member = member;
+	ff.value = value;
 	rc = each_tenant_line(data_dir, tenant, flow_line, &ff, err, errlen);
 	if (rc == 0 && !ff.session[0]) {
-		gb_set_error(err, errlen,
-		             "no run of flow \"%.100s\" in tenant %s: check the flow's name "
-		             "(its \"name\" member), or give --session ID",
-		             flow, tenant);
+		if (!strcmp(member, "flow"))
+			gb_set_error(err, errlen,
+			             "no run of flow \"%.100s\" in tenant %s: check the flow's "
+			             "name (its \"name\" member), or give --session ID",
+			             value, tenant);
+		else
+			gb_set_error(err, errlen, "no session of tenant %s has %s \"%.100s\"",
+			             tenant, member, value);
 		rc = -EVID_ENOENT;
 	}
 	if (rc == 0 && gb_pathf(session, sessionlen, "%s", ff.session) != 0)

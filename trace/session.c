@@ -57,8 +57,18 @@ void trace_action_times(const json_t *rec, int64_t *start_ms, int64_t *end_ms)
 	json_t *body = json_object_get(rec, "body");
 	json_int_t d = json_integer_value(json_object_get(body, "duration_ms"));
 
+	json_int_t started = json_integer_value(json_object_get(body, "started_at_ms"));
+
+	if (d < 0)
+		d = 0;
+	if (started > 0) {
+		*start_ms = started;
+		*end_ms = started + d;
+		return;
+	}
+	/* records written before started_at_ms: their time, less the duration */
 	*end_ms = trace_time_ms(json_string_value(json_object_get(rec, "time")));
-	if (d < 0 || d > *end_ms)
+	if (d > *end_ms)
 		d = 0;
 	*start_ms = *end_ms - d;
 }
@@ -114,7 +124,7 @@ int trace_session_load(const struct trace_export_opts *opts, struct trace_sessio
 	memset(s, 0, sizeof(*s));
 	s->opts = opts;
 	s->actions = json_array();
-	if (!opts->data_dir || (!opts->session && !opts->flow)) {
+	if (!opts->data_dir || (!opts->session && !opts->flow && !opts->agent_session)) {
 		gb_set_error(err, errlen, "no session given: use --session ID (or --flow NAME)");
 		rc = -EINVAL;
 		goto out;
@@ -126,7 +136,7 @@ int trace_session_load(const struct trace_export_opts *opts, struct trace_sessio
 	}
 	if (opts->tenant)
 		snprintf(s->tenant, sizeof(s->tenant), "%s", opts->tenant);
-	else if (opts->flow)
+	else if (!opts->session)
 		snprintf(s->tenant, sizeof(s->tenant), "local");
 	else
 		rc = evid_session_tenant(opts->data_dir, opts->session, s->tenant,
@@ -134,8 +144,10 @@ int trace_session_load(const struct trace_export_opts *opts, struct trace_sessio
 	if (rc == 0 && opts->session)
 		snprintf(s->session, sizeof(s->session), "%s", opts->session);
 	else if (rc == 0)
-		rc = evid_flow_session(opts->data_dir, s->tenant, opts->flow, s->session,
-		                       sizeof(s->session), err, errlen);
+		rc = evid_session_opened_by(opts->data_dir, s->tenant,
+		                            opts->agent_session ? "agent_session" : "flow",
+		                            opts->agent_session ? opts->agent_session : opts->flow,
+		                            s->session, sizeof(s->session), err, errlen);
 	if (rc == 0)
 		rc = evid_session_records(opts->data_dir, s->tenant, s->session, &s->records, err,
 		                          errlen);

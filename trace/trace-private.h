@@ -40,8 +40,9 @@ int64_t trace_time_ms(const char *iso);
 /* The ISO 8601 UTC form of ms, into buf (at least 32 bytes). */
 void trace_time_iso(int64_t ms, char *buf, size_t buflen);
 
-/* When an action ran, in wall milliseconds: it ended when its record was
- * written and lasted its duration_ms (clamped to 0..the record's time). */
+/* When an action ran, in wall milliseconds: from its started_at_ms for
+ * its duration_ms (a record without started_at_ms: it ended when it was
+ * written). */
 void trace_action_times(const json_t *rec, int64_t *start_ms, int64_t *end_ms);
 
 /* The artifact of kind in rec's artifacts (borrowed), or NULL. */

@@ -31,10 +31,11 @@ enum trace_format {
 
 /* What to export. Strings borrowed. */
 struct trace_export_opts {
-	const char *data_dir; /* required */
-	const char *tenant;   /* NULL: the tenant whose log has the session */
-	const char *session;  /* the session id; or NULL with flow */
-	const char *flow;     /* the newest run of the flow of that name */
+	const char *data_dir;      /* required */
+	const char *tenant;        /* NULL: the tenant whose log has the session */
+	const char *session;       /* the session id; or NULL with flow */
+	const char *flow;          /* the newest run of the flow of that name */
+	const char *agent_session; /* or the browser session of that act_session */
 	enum trace_format format;
 	const char *flow_name;          /* flow/spec: the test's name; NULL: from the session */
 	int audit;                      /* 1: append the "exported" record */
