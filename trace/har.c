@@ -18,6 +18,7 @@
 #include <string.h>
 
 #define REDACTED "[redacted]"
+#define REDACTED_IN_URL "%5Bredacted%5D" /* the same, as a URL carries it */
 
 /* The URL with the values of credential-named query parameters replaced,
  * and its query as HAR name/value pairs (*query, a new array). */
@@ -51,7 +52,7 @@ static char *redacted_url(const char *url, json_t **query)
 			                                        secret ? REDACTED : value));
 			gb_buf_append(&out, name, strlen(name));
 			if (eq)
-				gb_buf_appendf(&out, "=%s", secret ? REDACTED : value);
+				gb_buf_appendf(&out, "=%s", secret ? REDACTED_IN_URL : value);
 		}
 		free(name);
 		free(value);

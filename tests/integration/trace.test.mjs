@@ -1,0 +1,282 @@
+/*
+ * The trail where QA teams and reviewers look: `glassbox run --trace`,
+ * `glassbox trace export`, `glassbox har export` and `glassbox session
+ * export`, checked with the real tools. The flows of fixtures/flows/ run
+ * against the fixture shop in real Chromium; their traces are opened in
+ * Playwright's own trace viewer (playwright-core's show-trace server,
+ * loaded in headless Chromium); the HAR is validated against the HAR 1.2
+ * schema (har-schema, ajv); the session exported as a flow is replayed
+ * with `glassbox run`, and as a spec with `npx playwright test` on a plain
+ * Chromium. A typed password appears in none of the exports.
+ */
+import { test, before, after } from 'node:test';
+import { spawn } from 'node:child_process';
+import { createRequire } from 'node:module';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import {
+  assert, startFixtureServer, glassboxBin, REPO_ROOT, newDataDir, auditRecords, sha256,
+} from '../e2e/lib.mjs';
+
+const E2E = path.join(REPO_ROOT, 'tests', 'e2e');
+const require = createRequire(path.join(E2E, 'package.json'));
+const PLAYWRIGHT_CORE = path.dirname(require.resolve('playwright-core/package.json'));
+const PLAYWRIGHT_TEST = path.dirname(require.resolve('@playwright/test/package.json'));
+const CHROMIUM = process.env.GLASSBOX_CHROMIUM || '/usr/bin/chromium';
+const FLOWS = path.join(REPO_ROOT, 'fixtures', 'flows');
+const SECRET = `pw-${crypto.randomBytes(12).toString('hex')}`;
+const TOKEN = `tok-${crypto.randomBytes(12).toString('hex')}`;
+let fixture;
+let work;
+let dataDir;
+let firstRun;
+
+/* Runs a command; resolves {code, stdout, stderr}. Generous deadline: the
+ * machine may be busy. */
+function exec(cmd, args, { env = {}, cwd = work } = {}) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, {
+      cwd,
+      env: { ...process.env, GLASSBOX_CONFIG: '', GLASSBOX_DATA_DIR: dataDir, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => { stdout += d; });
+    child.stderr.on('data', (d) => { stderr += d; });
+    const timer = setTimeout(() => child.kill('SIGKILL'), 240000);
+    child.on('error', reject);
+    child.on('close', (code) => { clearTimeout(timer); resolve({ code, stdout, stderr }); });
+  });
+}
+
+const glassbox = (args, opts) => exec(glassboxBin(), args, opts);
+const shopEnv = () => ({ SHOP_URL: `http://shop.test:${fixture.port}` });
+
+before(async () => {
+  fixture = await startFixtureServer();
+  work = newDataDir('glassbox-trace-');
+  dataDir = path.join(work, 'data');
+  fs.writeFileSync(path.join(work, 'vars.env'), `SHOP_PASSWORD='${SECRET}'\n`, { mode: 0o600 });
+  /* a navigation whose query carries a credential, for the HAR */
+  fs.writeFileSync(path.join(work, 'token.json'), JSON.stringify({
+    name: 'token in query',
+    steps: [{ navigate: `\${SHOP_URL}/shop/?token=${TOKEN}&q=coffee`, expect: { title: 'Corner Shop' } }],
+  }));
+  firstRun = await glassbox(['run', path.join(FLOWS, 'checkout.json'), path.join(FLOWS, 'expect-fails.json'),
+    path.join(work, 'token.json'), '--config', path.join(REPO_ROOT, 'fixtures', 'policy', 'flows.json'),
+    '--vars', path.join(work, 'vars.env'), '--junit', path.join(work, 'junit.xml'),
+    '--trace', path.join(work, 'traces')], { env: shopEnv() });
+});
+
+after(async () => {
+  await fixture?.close();
+  if (work && !process.env.GLASSBOX_KEEP_DATA) fs.rmSync(work, { recursive: true, force: true });
+});
+
+/* The tool_call records of the session a flow's run left, in order. */
+function flowActions(flow) {
+  const records = auditRecords(dataDir);
+  const opened = records.filter((r) => r.kind === 'session_opened' && r.body.flow === flow).at(-1);
+  assert.ok(opened, `a session_opened record names flow ${flow}`);
+  return { session: opened.session, actions: records.filter((r) => r.session === opened.session && r.kind === 'tool_call') };
+}
+
+/* Every entry of a zip, by name (the system's unzip, as a person would). */
+async function zipEntries(file) {
+  const list = await exec('unzip', ['-Z1', file]);
+  assert.equal(list.code, 0, `unzip lists ${file}: ${list.stderr}`);
+  const entries = {};
+  for (const name of list.stdout.split('\n').filter(Boolean)) {
+    const got = await new Promise((resolve, reject) => {
+      const c = spawn('unzip', ['-p', file, name]);
+      const parts = [];
+      c.stdout.on('data', (d) => parts.push(d));
+      c.on('error', reject);
+      c.on('close', () => resolve(Buffer.concat(parts)));
+    });
+    entries[name] = got;
+  }
+  return entries;
+}
+
+/* Opens zip in Playwright's trace viewer (playwright-core's show-trace
+ * server on loopback) in headless Chromium; calls fn(page) and closes. */
+async function inTraceViewer(zip, fn) {
+  const { chromium } = require('playwright-core');
+  const server = spawn(process.execPath, [path.join(PLAYWRIGHT_CORE, 'cli.js'), 'show-trace', '--host', '127.0.0.1',
+    '--port', '0', zip], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let browser;
+  try {
+    const url = await new Promise((resolve, reject) => {
+      let out = '';
+      server.stdout.on('data', (d) => {
+        out += d;
+        const m = out.match(/Listening on (\S+)/);
+        if (m) resolve(m[1]);
+      });
+      server.on('close', (code) => reject(new Error(`show-trace exited ${code}: ${out}`)));
+    });
+    browser = await chromium.launch({ executablePath: CHROMIUM });
+    const page = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
+    await page.goto(url);
+    await fn(page);
+  } finally {
+    await browser?.close();
+    server.kill();
+  }
+}
+
+test('glassbox run --trace writes one trace per flow and links it from its JUnit testcase', () => {
+  assert.equal(firstRun.code, 1, `one flow fails on purpose: ${firstRun.stdout}\n${firstRun.stderr}`);
+  const xml = fs.readFileSync(path.join(work, 'junit.xml'), 'utf8');
+  for (const [i, name] of [[1, 'checkout'], [2, 'expect-fails'], [3, 'token-in-query']]) {
+    const file = path.join(work, 'traces', `0${i}-${name}.zip`);
+    assert.ok(fs.existsSync(file), `${file} was written: ${firstRun.stdout}`);
+    assert.match(xml, new RegExp(`<property name="trace" value="${file}"/>`));
+    assert.ok(xml.includes(`[[ATTACHMENT|${file}]]`), 'the trace is an attachment of the testcase');
+  }
+});
+
+test('the trace opens in Playwright\'s trace viewer: every action, its screenshot, its verdicts', async () => {
+  const zip = path.join(work, 'traces', '01-checkout.zip');
+  const { actions } = flowActions('checkout');
+  assert.equal(actions.length, 11);
+  await inTraceViewer(zip, async (page) => {
+    const entries = page.locator('.tree-view-entry');
+    await entries.first().waitFor({ timeout: 60000 });
+    assert.equal(await entries.count(), actions.length, 'one action per tool call');
+    const titles = await entries.allInnerTexts();
+    actions.forEach((rec, i) => assert.ok(titles[i].startsWith(rec.body.tool), `action ${i + 1} is ${rec.body.tool}: ${titles[i]}`));
+    await page.getByRole('tab', { name: /Attachments/ }).click();
+    /* an action that took no screenshot (a wait) shows the page as the
+     * previous one left it, as its "before" */
+    let shot;
+    for (let i = 0; i < actions.length; i++) {
+      await entries.nth(i).click();
+      shot = actions[i].artifacts.find((a) => a.kind === 'screenshot')?.sha256
+        ?? actions[i].body.evidence?.find((e) => e.kind === 'screenshot')?.sha256 ?? shot;
+      assert.ok(shot, `action ${i + 1} has a screenshot to show`);
+      const img = page.locator(`.attachment-item img[src*="${shot}"]`).first();
+      await img.waitFor({ timeout: 30000 });
+      await page.waitForFunction((el) => el.complete && el.naturalWidth > 0, await img.elementHandle());
+    }
+    /* glassbox's verdicts are in the action's log */
+    await entries.nth(1).click();
+    await page.getByRole('tab', { name: /^Log/ }).click();
+    await page.getByText('verdict text: expected "Cart (1)", observed "present"').first().waitFor({ timeout: 30000 });
+  });
+});
+
+test('a failed action shows its error in the trace viewer', async () => {
+  await inTraceViewer(path.join(work, 'traces', '02-expect-fails.zip'), async (page) => {
+    const entries = page.locator('.tree-view-entry');
+    await entries.first().waitFor({ timeout: 60000 });
+    assert.equal(await entries.count(), 2);
+    await entries.nth(1).click();
+    await page.getByRole('tab', { name: /Errors/ }).click();
+    await page.getByText('expected text "Cart (2)" on the page but it is not there').first().waitFor({ timeout: 30000 });
+  });
+});
+
+test('trace export: resources are the signed artifacts, no secret inside, the export is audited', async () => {
+  const { session, actions } = flowActions('checkout');
+  const out = path.join(work, 'by-session.zip');
+  const r = await glassbox(['trace', 'export', '--session', session, '-o', out]);
+  assert.equal(r.code, 0, r.stderr);
+  const entries = await zipEntries(out);
+  assert.ok(entries['trace.trace'] && entries['trace.network'] !== undefined, Object.keys(entries).join(' '));
+  const signed = new Set(actions.flatMap((a) => a.artifacts.map((x) => x.sha256)));
+  for (const [name, bytes] of Object.entries(entries)) {
+    assert.ok(!bytes.includes(SECRET), `${name} holds no typed password`);
+    if (!name.startsWith('resources/')) continue;
+    const hex = name.slice('resources/'.length, -'.png'.length);
+    assert.equal(sha256(bytes), hex, `${name} is named by its sha256`);
+    assert.ok(signed.has(hex), `${name} is an artifact a record of the session signs`);
+  }
+  const events = entries['trace.trace'].toString().trim().split('\n').map((l) => JSON.parse(l));
+  assert.equal(events[0].type, 'context-options');
+  const befores = events.filter((e) => e.type === 'before');
+  assert.deepEqual(befores.map((e) => e.title.split(' ')[0]), actions.map((a) => a.body.tool));
+  const network = entries['trace.network'].toString().trim().split('\n').map((l) => JSON.parse(l));
+  assert.ok(network.some((n) => n.type === 'resource-snapshot' && n.snapshot.response.status === 404
+    && n.snapshot.request.url.endsWith('/favicon.ico')), 'the navigation\'s requests are in trace.network');
+  const exported = auditRecords(dataDir).filter((x) => x.kind === 'exported' && x.session === session);
+  assert.ok(exported.some((x) => x.body.format === 'playwright_trace' && x.body.sha256 === sha256(fs.readFileSync(out))),
+    'an exported record names the zip by its sha256');
+});
+
+test('bad export requests get a precise error and touch nothing', async () => {
+  let r = await glassbox(['trace', 'export', '--session', 'no-such-session', '-o', path.join(work, 'x.zip')]);
+  assert.equal(r.code, 3);
+  assert.match(r.stderr, /no tenant under .* has a record of session no-such-session: check the session id/);
+  assert.ok(!fs.existsSync(path.join(work, 'x.zip')));
+  r = await glassbox(['har', 'export']);
+  assert.equal(r.code, 2);
+  assert.match(r.stderr, /give exactly one of --session ID and --flow NAME/);
+  r = await glassbox(['session', 'export', '--flow', 'checkout', '--as', 'selenium']);
+  assert.equal(r.code, 2);
+  assert.match(r.stderr, /--as is flow or playwright, not 'selenium'/);
+});
+
+test('har export is valid HAR 1.2 with the requests of each action and credentials redacted', async () => {
+  const Ajv = require('ajv');
+  const addFormats = require('ajv-formats');
+  const ajv = new Ajv({ allErrors: true, strict: false });
+  ajv.addMetaSchema(require('ajv/dist/refs/json-schema-draft-06.json'));
+  addFormats(ajv);
+  for (const schema of Object.values(require('har-schema'))) ajv.addSchema(schema);
+  const validate = ajv.getSchema('har.json#');
+  for (const flow of ['checkout', 'token in query']) {
+    const r = await glassbox(['har', 'export', '--flow', flow]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.ok(!r.stdout.includes(SECRET) && !r.stdout.includes(TOKEN), 'no secret in the HAR');
+    const har = JSON.parse(r.stdout);
+    assert.ok(validate(har), JSON.stringify(validate.errors));
+    assert.ok(har.log.entries.some((e) => e.request.url.startsWith(`http://shop.test:${fixture.port}/shop/`)
+      && e._resourceType === 'document' && e.response.status === 200), 'the shop page is an entry');
+    if (flow === 'token in query') {
+      const doc = har.log.entries.find((e) => e.request.url.includes('/shop/?'));
+      assert.equal(doc.request.url, `http://shop.test:${fixture.port}/shop/?token=%5Bredacted%5D&q=coffee`);
+      assert.deepEqual(doc.request.queryString, [{ name: 'token', value: '[redacted]' }, { name: 'q', value: 'coffee' }]);
+    }
+  }
+  /* a schema that cannot fail proves nothing: a broken HAR is refused */
+  assert.equal(validate({ log: { version: '1.2', entries: [] } }), false);
+});
+
+test('session → flow → glassbox run passes on the same site', async () => {
+  const file = path.join(work, 'replay.json');
+  const r = await glassbox(['session', 'export', '--flow', 'checkout', '--as', 'flow', '-o', file]);
+  assert.equal(r.code, 0, r.stderr);
+  const flow = JSON.parse(fs.readFileSync(file, 'utf8'));
+  assert.equal(flow.steps.length, 11);
+  assert.deepEqual(flow.steps[1], { click: 'role=button[name="Add Coffee beans to cart"]', expect: { text: 'Cart (1)' } });
+  assert.ok(!JSON.stringify(flow).includes(SECRET), 'the typed password is a variable, not its value');
+  const run = await glassbox(['run', file, '--config', path.join(REPO_ROOT, 'fixtures', 'policy', 'flows.json')],
+    { env: { TYPED_SECRET: SECRET } });
+  assert.equal(run.code, 0, `${run.stdout}\n${run.stderr}`);
+  assert.match(run.stdout, /PASS checkout replayed/);
+});
+
+test('session → Playwright spec → npx playwright test passes on a plain Chromium', async () => {
+  const dir = path.join(work, 'spec');
+  fs.mkdirSync(dir);
+  fs.symlinkSync(path.join(E2E, 'node_modules'), path.join(dir, 'node_modules'));
+  const r = await glassbox(['session', 'export', '--flow', 'checkout', '--as', 'playwright', '-o', path.join(dir, 'checkout.spec.ts')]);
+  assert.equal(r.code, 0, r.stderr);
+  const spec = fs.readFileSync(path.join(dir, 'checkout.spec.ts'), 'utf8');
+  assert.match(spec, /await page\.getByRole\("button", \{ name: "Add Coffee beans to cart", exact: true \}\)\.click\(\);/);
+  assert.match(spec, /await expect\(page\.locator\('body'\)\)\.toContainText\("Cart \(1\)"\);/);
+  assert.ok(!spec.includes(SECRET));
+  fs.writeFileSync(path.join(dir, 'playwright.config.mjs'), `export default {
+  testDir: '.', timeout: 120000, expect: { timeout: 30000 }, workers: 1, reporter: 'list',
+  use: { launchOptions: { executablePath: ${JSON.stringify(CHROMIUM)},
+    args: ['--host-resolver-rules=MAP shop.test 127.0.0.1'] } },
+};\n`);
+  const run = await exec(process.execPath, [path.join(PLAYWRIGHT_TEST, 'cli.js'), 'test', '--config', 'playwright.config.mjs'],
+    { cwd: dir, env: { TYPED_SECRET: SECRET, PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD: '1', CI: '1' } });
+  assert.equal(run.code, 0, `${run.stdout}\n${run.stderr}`);
+  assert.match(run.stdout, /1 passed/);
+});
