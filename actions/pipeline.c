@@ -521,6 +521,7 @@ static void keep_record(struct act_ctx *ctx)
 	a.body = body;
 	a.arguments = act_redacted_args(ctx);
 	a.secret_text = ctx->sensitive;
+	a.frames = act_screencast_take(ctx, body);
 	if (ctx->shot_png) {
 		a.png = ctx->shot_png;
 		a.png_len = ctx->shot_len;
@@ -665,6 +666,7 @@ void act_run_call(struct act_session *as, struct act_call *call)
 	/* pre-observe: start recording what the page does, note its state */
 	if (call->def->changes_state) {
 		act_recorder_start(&ctx.rec, ctx.cdp, ctx.psid, sess_page_main_frame_id(ctx.page));
+		act_screencast_start(&ctx);
 		if (!sess_page_dialog(ctx.page)) { /* a dialog blocks the page's script */
 			act_observe_before(&ctx);
 			if (as->before_screenshots)
@@ -694,6 +696,7 @@ release:
 	if (ctx.digest_call)
 		cdp_forget(ctx.cdp, ctx.digest_call);
 	act_recorder_stop(&ctx.rec);
+	act_screencast_stop(&ctx);
 	sess_set_busy(ctx.sess, 0);
 done:
 	finish(&ctx);
@@ -703,6 +706,7 @@ free:
 	drop_failed_browser(as);
 	json_decref(ctx.out);
 	json_decref(ctx.content);
+	json_decref(ctx.cast.frames);
 	free(ctx.shot_png);
 	free(ctx.before_png);
 	gb_buf_free(&ctx.text);

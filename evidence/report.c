@@ -77,6 +77,7 @@ static const char page_css[] =
     "background-size:cover;background-position:top left;background-repeat:no-repeat;"
     "margin-bottom:3px}\n"
     ".shot:hover .thumb{border-color:var(--accent)}\n"
+
     ".lb{display:none;position:fixed;inset:0;background:rgba(17,24,39,.94);z-index:10;"
     "padding:28px;flex-direction:column;align-items:center;justify-content:center;gap:8px}\n"
     ".lb:target{display:flex}\n"
@@ -90,6 +91,10 @@ static const char page_css[] =
     ".note{font-size:13px;color:var(--muted);margin:4px 0}.note.bad{color:var(--bad)}\n"
     "footer{color:var(--muted);font-size:12px;margin-top:32px}\n"
     "@media print{.lb{display:none!important}.ev{break-inside:avoid}}\n";
+
+/* The session recording's filmstrip (C strings have a length limit). */
+static const char film_css[] = ".film{display:flex;gap:4px;flex-wrap:wrap;margin-top:8px}\n"
+                               ".film .thumb{width:96px}.film .shot{font-size:11px}\n";
 
 void rpt_raw(struct report *r, const char *s)
 {
@@ -340,6 +345,7 @@ static int assemble(struct report *r, char **html, size_t *len, char *err, size_
 	rpt_text(r, r->opts->session_id ? r->opts->session_id : r->tenant);
 	rpt_raw(r, "</title>\n<style>\n");
 	rpt_raw(r, page_css);
+	rpt_raw(r, film_css);
 	rpt_buf(r, &r->styles);
 	rpt_raw(r, "</style></head>\n<body><main>\n");
 	render_header(r);

@@ -67,6 +67,7 @@ static const char *const known_keys[] = {
 	"egress",           "egress_layers",      "risk",
 	"approvals",        "page_content",       "limits",
 	"require_evidence", "before_screenshots", "retention_days",
+	"screencast",
 };
 
 /* ---- egress ------------------------------------------------------------------ */
@@ -203,6 +204,8 @@ static void parse_settings(struct policy_tenant *t, const json_t *json, struct e
 	static const char *const page_keys[] = { "hidden_text" };
 	static const char *const limit_keys[] = { "browser_memory_mb", "browser_cpu_percent",
 		                                  "browser_cpu_window_s" };
+	static const char *const cast_keys[] = { "fps", "max_width", "max_height", "max_frames" };
+	const json_t *cast = json_object_get(json, "screencast");
 	struct policy_tenant_settings *s = &t->settings;
 	const json_t *layers = json_object_get(json, "egress_layers");
 	const json_t *approvals = json_object_get(json, "approvals");
@@ -254,6 +257,24 @@ static void parse_settings(struct policy_tenant *t, const json_t *json, struct e
 	get_bool(json, "", "require_evidence", &s->require_evidence, e);
 	get_bool(json, "", "before_screenshots", &s->before_screenshots, e);
 	get_int(json, "", "retention_days", 1, 36500, &s->retention_days, e);
+	/* screencast: off unless asked; true or an object turns it on, capped */
+	s->screencast_fps = 0;
+	s->screencast_max_width = 640;
+	s->screencast_max_height = 480;
+	s->screencast_max_frames = 10;
+	if (json_is_true(cast)) {
+		s->screencast_fps = 1;
+	} else if (cast && !json_is_false(cast) &&
+	           check_object(cast, "screencast", cast_keys, 4,
+	                        "{\"fps\": 1, \"max_width\": 640, \"max_height\": 480, "
+	                        "\"max_frames\": 10} (or true)",
+	                        e)) {
+		s->screencast_fps = 1;
+		get_int(cast, "screencast", "fps", 1, 5, &s->screencast_fps, e);
+		get_int(cast, "screencast", "max_width", 160, 1920, &s->screencast_max_width, e);
+		get_int(cast, "screencast", "max_height", 120, 1080, &s->screencast_max_height, e);
+		get_int(cast, "screencast", "max_frames", 1, 60, &s->screencast_max_frames, e);
+	}
 }
 
 /* ---- warnings ------------------------------------------------------------------ */
@@ -623,5 +644,13 @@ json_t *policy_tenant_effective(const struct policy_tenant *p)
 	    "require_evidence", s->require_evidence, "before_screenshots", s->before_screenshots,
 	    "retention_days",
 	    s->retention_days ? json_integer(s->retention_days) : json_string("kept"));
+	if (j)
+		json_object_set_new(
+		    j, "screencast",
+		    s->screencast_fps
+		        ? json_pack("{s:i, s:i, s:i, s:i}", "fps", s->screencast_fps, "max_width",
+		                    s->screencast_max_width, "max_height", s->screencast_max_height,
+		                    "max_frames", s->screencast_max_frames)
+		        : json_string("off"));
 	return j;
 }

@@ -73,11 +73,12 @@ static void png_size(const unsigned char *png, size_t len, int *w, int *h)
 	           png[23]);
 }
 
-/* Puts the screenshot sha256 into resources/ once; its zip path into
- * path. 0, or -1 when it could not be read (the trace goes on without it;
+/* Puts the screenshot sha256 into resources/ once (viewport: it is of
+ * the whole viewport, whose size the context's options state); its zip
+ * path into path. 0, or -1 when it could not be read (the trace goes on without it;
  * a log line of the action says why). */
-static int add_image(struct build *bd, const char *sha256, char *path, size_t pathlen, char *why,
-                     size_t whylen)
+static int add_image(struct build *bd, const char *sha256, int viewport, char *path, size_t pathlen,
+                     char *why, size_t whylen)
 {
 	unsigned char *png = NULL;
 	size_t len = 0;
@@ -94,7 +95,7 @@ static int add_image(struct build *bd, const char *sha256, char *path, size_t pa
 		goto out;
 	}
 	png_size(png, len, &w, &h);
-	if (!bd->width && w > 0) {
+	if (viewport && !bd->width && w > 0) {
 		bd->width = w;
 		bd->height = h;
 	}
@@ -173,13 +174,37 @@ static void title_of(const json_t *rec, char *buf, size_t buflen)
 		snprintf(buf, buflen, "%s%s%.300s", tool, what ? " " : "", what ? what : "");
 }
 
-static void emit_frame(struct build *bd, const char *path, double t)
+/* A filmstrip frame: a screenshot (width 0: the viewport's size) or a
+ * screencast frame. */
+static void emit_frame(struct build *bd, const char *path, double t, int width, int height)
 {
 	emit(&bd->events,
 	     json_pack("{s:s, s:s, s:s, s:i, s:i, s:f}", "type", "screencast-frame", "pageId",
-	               bd->page_id, "file", path, "width", bd->width, "height", bd->height,
-	               "timestamp", t),
+	               bd->page_id, "file", path, "width", width ? width : bd->width, "height",
+	               width ? height : bd->height, "timestamp", t),
 	     bd);
+}
+
+/* The session recording's frames of the action (body.screencast), in
+ * the filmstrip between its before and after screenshots. */
+static void emit_screencast(struct build *bd, const json_t *rec)
+{
+	json_t *frames = json_object_get(json_object_get(rec, "body"), "screencast");
+	json_t *f;
+	char path[300];
+	char why[512];
+	size_t i;
+
+	json_array_foreach(frames, i, f)
+	{
+		const char *sha = json_string_value(json_object_get(f, "sha256"));
+
+		if (sha && add_image(bd, sha, 0, path, sizeof(path), why, sizeof(why)) == 0)
+			emit_frame(bd, path,
+			           at(bd, (int64_t)json_integer_value(json_object_get(f, "at_ms"))),
+			           (int)json_integer_value(json_object_get(f, "width")),
+			           (int)json_integer_value(json_object_get(f, "height")));
+	}
 }
 
 /* The log lines of an action: its verdicts, where its click landed, its
@@ -292,8 +317,9 @@ static void emit_action(struct build *bd, size_t i, const json_t *rec, const cha
 	     bd);
 	if (!before_shot)
 		before_shot = *prev_shot;
-	if (before_shot && add_image(bd, before_shot, path, sizeof(path), why, sizeof(why)) == 0) {
-		emit_frame(bd, path, s);
+	if (before_shot &&
+	    add_image(bd, before_shot, 1, path, sizeof(path), why, sizeof(why)) == 0) {
+		emit_frame(bd, path, s, 0, 0);
 		json_array_append_new(attachments,
 		                      attachment(shot_of(rec, "screenshot_before")
 		                                     ? "screenshot before"
@@ -312,6 +338,7 @@ static void emit_action(struct build *bd, size_t i, const json_t *rec, const cha
 			                              json_number_value(json_array_get(pt, 1))));
 		emit(&bd->events, input, bd);
 	}
+	emit_screencast(bd, rec);
 	emit_logs(bd, call_id, rec, e);
 	json_array_foreach(json_object_get(body, "console_errors"), k, c)
 	    emit(&bd->events,
@@ -320,8 +347,8 @@ static void emit_action(struct build *bd, size_t i, const json_t *rec, const cha
 	                   gb_or(json_string_value(json_object_get(body, "url")), ""), "lineNumber",
 	                   0, "columnNumber", 0, "time", e, "pageId", bd->page_id),
 	         bd);
-	if (after_shot && add_image(bd, after_shot, path, sizeof(path), why, sizeof(why)) == 0) {
-		emit_frame(bd, path, e);
+	if (after_shot && add_image(bd, after_shot, 1, path, sizeof(path), why, sizeof(why)) == 0) {
+		emit_frame(bd, path, e, 0, 0);
 		json_array_append_new(attachments, attachment("screenshot after", path));
 		*prev_shot = after_shot;
 	} else if (after_shot) {
@@ -330,7 +357,7 @@ static void emit_action(struct build *bd, size_t i, const json_t *rec, const cha
 		               "message", why),
 		     bd);
 	}
-	if (annotated && add_image(bd, annotated, path, sizeof(path), why, sizeof(why)) == 0)
+	if (annotated && add_image(bd, annotated, 1, path, sizeof(path), why, sizeof(why)) == 0)
 		json_array_append_new(
 		    attachments,
 		    attachment("screenshot annotated (element and click point)", path));
