@@ -188,6 +188,7 @@ test('trace export: resources are the signed artifacts, no secret inside, the ex
   const entries = await zipEntries(out);
   assert.ok(entries['trace.trace'] && entries['trace.network'] !== undefined, Object.keys(entries).join(' '));
   const signed = new Set(actions.flatMap((a) => a.artifacts.map((x) => x.sha256)));
+  assert.ok(actions.every((a) => !a.body.screencast), 'no session recording unless the policy asks for one');
   for (const [name, bytes] of Object.entries(entries)) {
     assert.ok(!bytes.includes(SECRET), `${name} holds no typed password`);
     if (!name.startsWith('resources/')) continue;
@@ -279,4 +280,49 @@ test('session → Playwright spec → npx playwright test passes on a plain Chro
     { cwd: dir, env: { TYPED_SECRET: SECRET, PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD: '1', CI: '1' } });
   assert.equal(run.code, 0, `${run.stdout}\n${run.stderr}`);
   assert.match(run.stdout, /1 passed/);
+});
+
+test('session recording: screencast frames are signed evidence, capped, a filmstrip in the trace and the report', async () => {
+  const castData = path.join(work, 'cast-data');
+  const policy = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'fixtures', 'policy', 'flows.json'), 'utf8'));
+  policy.screencast = { fps: 2, max_width: 320, max_height: 240, max_frames: 3 };
+  const policyFile = path.join(work, 'cast-policy.json');
+  fs.writeFileSync(policyFile, JSON.stringify(policy));
+  const check = await glassbox(['policy', 'check', policyFile, '--json']);
+  assert.equal(check.code, 0, check.stderr);
+  assert.match(check.stdout, /"screencast":\s*\{[^}]*"fps":\s*2/);
+  const env = { ...shopEnv(), GLASSBOX_DATA_DIR: castData };
+  const run = await glassbox(['run', path.join(FLOWS, 'checkout.json'), '--config', policyFile,
+    '--vars', path.join(work, 'vars.env'), '--trace', path.join(work, 'cast-traces')], { env });
+  assert.equal(run.code, 0, `${run.stdout}\n${run.stderr}`);
+  const verify = await glassbox(['audit', 'verify'], { env });
+  assert.equal(verify.code, 0, `the chain with its frames verifies: ${verify.stdout}${verify.stderr}`);
+  const actions = auditRecords(castData).filter((r) => r.kind === 'tool_call');
+  const framed = actions.filter((r) => r.body.screencast?.length);
+  assert.ok(framed.length >= 5, `most page-changing actions have frames: ${framed.length}`);
+  const frames = [];
+  for (const rec of framed) {
+    assert.ok(rec.body.screencast.length <= 3, 'at most max_frames per action');
+    for (const f of rec.body.screencast) {
+      assert.ok(f.width <= 320 && f.height <= 240, `a frame is at most 320x240: ${f.width}x${f.height}`);
+      assert.ok(rec.artifacts.some((a) => a.kind === 'screencast_frame' && a.sha256 === f.sha256), 'the record signs the frame');
+      frames.push(f.sha256);
+    }
+  }
+  const password = actions.find((r) => r.body.arguments?.target === 'css=#password');
+  assert.ok(password.body.screencast_withheld, 'no frame of the action that typed a password');
+  assert.ok(!password.artifacts.some((a) => a.kind === 'screencast_frame'));
+  const entries = await zipEntries(path.join(work, 'cast-traces', '01-checkout.zip'));
+  const events = entries['trace.trace'].toString().trim().split('\n').map((l) => JSON.parse(l));
+  for (const sha of frames) {
+    assert.ok(events.some((e) => e.type === 'screencast-frame' && e.file === `resources/${sha}.png` && e.width <= 320),
+      `frame ${sha} is in the trace's filmstrip`);
+  }
+  const report = path.join(work, 'cast-report.html');
+  const rep = await glassbox(['report', '--tenant', 'local', '-o', report], { env });
+  assert.equal(rep.code, 0, rep.stderr);
+  const html = fs.readFileSync(report, 'utf8');
+  const strips = html.match(/<div class="film"[\s\S]*?<\/div><\/div><\/div>|<div class="film"/g) ?? [];
+  assert.ok(strips.length >= framed.length, `one filmstrip per action with frames: ${strips.length}`);
+  for (const sha of frames) assert.ok(html.includes(`.i${sha}{background-image:url("data:image/png;base64,`), `frame ${sha} is embedded`);
 });
