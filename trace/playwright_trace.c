@@ -130,7 +130,8 @@ static const char *shot_of(const json_t *rec, const char *kind)
 }
 
 /* The method Playwright would call for tool (what the viewer's list shows
- * beside the title). */
+ * beside the title); the tool's own name for the others (the viewer hides
+ * some of Playwright's methods, such as ariaSnapshot, from its list). */
 static const char *method_of(const char *tool)
 {
 	static const char *const map[][2] = {
@@ -143,8 +144,6 @@ static const char *method_of(const char *tool)
 		{ "browser_hover", "hover" },
 		{ "browser_wait_for", "waitForSelector" },
 		{ "browser_evaluate", "evaluateExpression" },
-		{ "browser_take_screenshot", "screenshot" },
-		{ "browser_snapshot", "ariaSnapshot" },
 	};
 	size_t i;
 

@@ -10,20 +10,14 @@
  * Chromium. A typed password appears in none of the exports.
  */
 import { test, before, after } from 'node:test';
-import { spawn } from 'node:child_process';
-import { createRequire } from 'node:module';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import {
   assert, startFixtureServer, glassboxBin, REPO_ROOT, newDataDir, auditRecords, sha256,
 } from '../e2e/lib.mjs';
+import { exec as execIn, zipEntries, inTraceViewer, harValidator, runSpec } from './trace_helpers.mjs';
 
-const E2E = path.join(REPO_ROOT, 'tests', 'e2e');
-const require = createRequire(path.join(E2E, 'package.json'));
-const PLAYWRIGHT_CORE = path.dirname(require.resolve('playwright-core/package.json'));
-const PLAYWRIGHT_TEST = path.dirname(require.resolve('@playwright/test/package.json'));
-const CHROMIUM = process.env.GLASSBOX_CHROMIUM || '/usr/bin/chromium';
 const FLOWS = path.join(REPO_ROOT, 'fixtures', 'flows');
 const SECRET = `pw-${crypto.randomBytes(12).toString('hex')}`;
 const TOKEN = `tok-${crypto.randomBytes(12).toString('hex')}`;
@@ -32,25 +26,9 @@ let work;
 let dataDir;
 let firstRun;
 
-/* Runs a command; resolves {code, stdout, stderr}. Generous deadline: the
- * machine may be busy. */
-function exec(cmd, args, { env = {}, cwd = work } = {}) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, {
-      cwd,
-      env: { ...process.env, GLASSBOX_CONFIG: '', GLASSBOX_DATA_DIR: dataDir, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => { stdout += d; });
-    child.stderr.on('data', (d) => { stderr += d; });
-    const timer = setTimeout(() => child.kill('SIGKILL'), 240000);
-    child.on('error', reject);
-    child.on('close', (code) => { clearTimeout(timer); resolve({ code, stdout, stderr }); });
-  });
-}
-
+/* Runs a command in the work dir with the test's data dir. */
+const exec = (cmd, args, { env = {}, cwd = work } = {}) => execIn(cmd, args,
+  { cwd, env: { GLASSBOX_CONFIG: '', GLASSBOX_DATA_DIR: dataDir, ...env } });
 const glassbox = (args, opts) => exec(glassboxBin(), args, opts);
 const shopEnv = () => ({ SHOP_URL: `http://shop.test:${fixture.port}` });
 
@@ -81,51 +59,6 @@ function flowActions(flow) {
   const opened = records.filter((r) => r.kind === 'session_opened' && r.body.flow === flow).at(-1);
   assert.ok(opened, `a session_opened record names flow ${flow}`);
   return { session: opened.session, actions: records.filter((r) => r.session === opened.session && r.kind === 'tool_call') };
-}
-
-/* Every entry of a zip, by name (the system's unzip, as a person would). */
-async function zipEntries(file) {
-  const list = await exec('unzip', ['-Z1', file]);
-  assert.equal(list.code, 0, `unzip lists ${file}: ${list.stderr}`);
-  const entries = {};
-  for (const name of list.stdout.split('\n').filter(Boolean)) {
-    const got = await new Promise((resolve, reject) => {
-      const c = spawn('unzip', ['-p', file, name]);
-      const parts = [];
-      c.stdout.on('data', (d) => parts.push(d));
-      c.on('error', reject);
-      c.on('close', () => resolve(Buffer.concat(parts)));
-    });
-    entries[name] = got;
-  }
-  return entries;
-}
-
-/* Opens zip in Playwright's trace viewer (playwright-core's show-trace
- * server on loopback) in headless Chromium; calls fn(page) and closes. */
-async function inTraceViewer(zip, fn) {
-  const { chromium } = require('playwright-core');
-  const server = spawn(process.execPath, [path.join(PLAYWRIGHT_CORE, 'cli.js'), 'show-trace', '--host', '127.0.0.1',
-    '--port', '0', zip], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let browser;
-  try {
-    const url = await new Promise((resolve, reject) => {
-      let out = '';
-      server.stdout.on('data', (d) => {
-        out += d;
-        const m = out.match(/Listening on (\S+)/);
-        if (m) resolve(m[1]);
-      });
-      server.on('close', (code) => reject(new Error(`show-trace exited ${code}: ${out}`)));
-    });
-    browser = await chromium.launch({ executablePath: CHROMIUM });
-    const page = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
-    await page.goto(url);
-    await fn(page);
-  } finally {
-    await browser?.close();
-    server.kill();
-  }
 }
 
 test('glassbox run --trace writes one trace per flow and links it from its JUnit testcase', () => {
@@ -222,13 +155,7 @@ test('bad export requests get a precise error and touch nothing', async () => {
 });
 
 test('har export is valid HAR 1.2 with the requests of each action and credentials redacted', async () => {
-  const Ajv = require('ajv');
-  const addFormats = require('ajv-formats');
-  const ajv = new Ajv({ allErrors: true, strict: false });
-  ajv.addMetaSchema(require('ajv/dist/refs/json-schema-draft-06.json'));
-  addFormats(ajv);
-  for (const schema of Object.values(require('har-schema'))) ajv.addSchema(schema);
-  const validate = ajv.getSchema('har.json#');
+  const validate = harValidator();
   for (const flow of ['checkout', 'token in query']) {
     const r = await glassbox(['har', 'export', '--flow', flow]);
     assert.equal(r.code, 0, r.stderr);
@@ -264,22 +191,15 @@ test('session → flow → glassbox run passes on the same site', async () => {
 test('session → Playwright spec → npx playwright test passes on a plain Chromium', async () => {
   const dir = path.join(work, 'spec');
   fs.mkdirSync(dir);
-  fs.symlinkSync(path.join(E2E, 'node_modules'), path.join(dir, 'node_modules'));
   const r = await glassbox(['session', 'export', '--flow', 'checkout', '--as', 'playwright', '-o', path.join(dir, 'checkout.spec.ts')]);
   assert.equal(r.code, 0, r.stderr);
   const spec = fs.readFileSync(path.join(dir, 'checkout.spec.ts'), 'utf8');
   assert.match(spec, /await page\.getByRole\("button", \{ name: "Add Coffee beans to cart", exact: true \}\)\.click\(\);/);
   assert.match(spec, /await expect\(page\.locator\('body'\)\)\.toContainText\("Cart \(1\)"\);/);
   assert.ok(!spec.includes(SECRET));
-  fs.writeFileSync(path.join(dir, 'playwright.config.mjs'), `export default {
-  testDir: '.', timeout: 120000, expect: { timeout: 30000 }, workers: 1, reporter: 'list',
-  use: { launchOptions: { executablePath: ${JSON.stringify(CHROMIUM)},
-    args: ['--host-resolver-rules=MAP shop.test 127.0.0.1'] } },
-};\n`);
-  const run = await exec(process.execPath, [path.join(PLAYWRIGHT_TEST, 'cli.js'), 'test', '--config', 'playwright.config.mjs'],
-    { cwd: dir, env: { TYPED_SECRET: SECRET, PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD: '1', CI: '1' } });
-  assert.equal(run.code, 0, `${run.stdout}\n${run.stderr}`);
-  assert.match(run.stdout, /1 passed/);
+  const pw = await runSpec(dir, { TYPED_SECRET: SECRET });
+  assert.equal(pw.code, 0, `${pw.stdout}\n${pw.stderr}`);
+  assert.match(pw.stdout, /1 passed/);
 });
 
 test('session recording: screencast frames are signed evidence, capped, a filmstrip in the trace and the report', async () => {
