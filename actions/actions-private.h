@@ -197,6 +197,14 @@ struct act_screencast {
 	json_t *frames;  /* [{"png": base64, "at_ms"}] */
 };
 
+/* The exchanges of one action, for its network_log (netlog.c). */
+struct act_netlog {
+	struct cdp_conn *cdp;
+	int listener;  /* cdp_on handle; 0: none */
+	json_t *byid;  /* requestId -> exchange (in order too) */
+	json_t *order; /* the exchanges, in the order they began */
+};
+
 /* The context of one call as it moves through the pipeline. */
 struct act_ctx {
 	struct act_session *as;
@@ -215,6 +223,7 @@ struct act_ctx {
 	int has_target;
 	struct act_recorder rec;
 	struct act_screencast cast;
+	struct act_netlog netlog;
 
 	json_t *out;        /* structuredContent being built */
 	json_t *content;    /* extra content items (images, links) */
@@ -340,6 +349,14 @@ json_t *act_screencast_take(struct act_ctx *ctx, json_t *body);
 struct evid_meta;
 void act_screencast_keep(struct evid_store *store, const struct evid_meta *meta, json_t *frames,
                          json_t *artifacts, json_t *body);
+
+/* netlog.c: each request and response of an action with its headers
+ * (credential-like values redacted), for the network_log. start listens
+ * (with the recorder), stop ends it (idempotent), take hands over the
+ * exchanges (a new reference, an empty array when none). */
+void act_netlog_start(struct act_ctx *ctx);
+void act_netlog_stop(struct act_ctx *ctx);
+json_t *act_netlog_take(struct act_ctx *ctx);
 
 /* session.c */
 /* Closes the session's browser (recorded with reason); no-op without one. */

@@ -547,9 +547,11 @@ static void keep_record(struct act_ctx *ctx)
 		ctx->before_png = NULL;
 		a.annotation = ctx->annotation;
 		a.snapshot_text = ctx->has_target ? ctx->as->last_snapshot : NULL;
-		a.network_log = json_pack(
-		    "{s:O, s:O}", "responses", gb_or_json(json_object_get(ctx->out, "responses")),
-		    "failed_requests", gb_or_json(json_object_get(ctx->out, "failed_requests")));
+		a.network_log =
+		    json_pack("{s:O, s:O, s:o}", "responses",
+		              gb_or_json(json_object_get(ctx->out, "responses")), "failed_requests",
+		              gb_or_json(json_object_get(ctx->out, "failed_requests")), "exchanges",
+		              act_netlog_take(ctx));
 	}
 	if (act_keeper_record_action(ctx->as->keeper, &a, &ticket, err, sizeof(err)) == 0 &&
 	    !(ctx->as->require_evidence && ctx->def->effect == ACT_EFFECT_PAGE &&
@@ -742,6 +744,7 @@ void act_run_call(struct act_session *as, struct act_call *call)
 		act_step(&ctx, ACT_STEP_OBSERVE_BEFORE);
 		act_recorder_start(&ctx.rec, ctx.cdp, ctx.psid, sess_page_main_frame_id(ctx.page));
 		act_screencast_start(&ctx);
+		act_netlog_start(&ctx);
 		if (!sess_page_dialog(ctx.page)) { /* a dialog blocks the page's script */
 			act_observe_before(&ctx);
 			if (as->before_screenshots)
@@ -778,6 +781,7 @@ release:
 		cdp_forget(ctx.cdp, ctx.digest_call);
 	act_recorder_stop(&ctx.rec);
 	act_screencast_stop(&ctx);
+	act_netlog_stop(&ctx);
 	sess_set_busy(ctx.sess, 0);
 done:
 	finish(&ctx);
@@ -788,6 +792,7 @@ free:
 	json_decref(ctx.out);
 	json_decref(ctx.content);
 	json_decref(ctx.cast.frames);
+	json_decref(ctx.netlog.order);
 	free(ctx.shot_png);
 	free(ctx.before_png);
 	gb_buf_free(&ctx.text);

@@ -144,10 +144,11 @@ static const struct cli_help helps[] = {
 	{ "har", "export a session's network as a HAR 1.2 file",
 	  "glassbox har export --session ID [--tenant T] [-o FILE]\n"
 	  "glassbox har export --flow NAME [--tenant T] [-o FILE]\n",
-	  "Writes one HAR entry per response, failed request and blocked request of the\n"
-	  "session's actions. glassbox records no headers, cookies or bodies of the\n"
-	  "page's traffic, so none are in the file; query parameters named like\n"
-	  "credentials are redacted. The export is recorded in the audit log.\n",
+	  "Writes one HAR entry per request of the session's actions (method, URL,\n"
+	  "headers, status, MIME type, bytes, times) and per request the policy blocked.\n"
+	  "Header values that may carry credentials and credential query parameters are\n"
+	  "redacted; cookies and bodies are not recorded. The export is recorded in the\n"
+	  "audit log.\n",
 	  DATA_DIR_OPTION "  --session ID        the session\n"
 	                  "  --flow NAME         the newest run of the flow of that name\n"
 	                  "  --tenant T          the tenant (as for trace export)\n"

@@ -1,11 +1,14 @@
 /*
- * har.c - the network of a session as HAR 1.2 entries: one per response,
- * failed request and request the policy blocked, built from each action's
- * record (method, URL, status, resource type). The trace's trace.network
- * (playwright_trace.c) holds the same entries. glassbox records neither
- * headers, cookies nor bodies of the page's traffic: those members are
- * empty, so nothing of a cookie or an Authorization header can appear.
- * Query parameters named like credentials are redacted.
+ * har.c - the network of a session as HAR 1.2 entries: one per request of
+ * each action (the exchanges its network_log kept: method, URL, headers,
+ * status, MIME type, bytes, times; for records from before they were
+ * kept, the record's responses and failed requests), and one per request
+ * the policy blocked. The trace's trace.network (playwright_trace.c)
+ * holds the same entries. Header values that may carry a credential were
+ * redacted when kept (actions/netlog.c); bodies and cookies are not kept,
+ * so those members are empty. Query parameters named like credentials
+ * are redacted here, in the URL and in header values that are URLs
+ * (Referer, Location).
  */
 #include "trace/trace-private.h"
 
@@ -16,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #define REDACTED "[redacted]"
 #define REDACTED_IN_URL "%5Bredacted%5D" /* the same, as a URL carries it */
@@ -103,7 +107,86 @@ static json_t *entry(const char *method, const char *url, int status, const char
 	return e;
 }
 
-json_t *trace_har_entries(const json_t *rec, int64_t start_ms, int64_t end_ms, const char *pageref)
+/* A copy of headers whose values that are URLs (Referer, Location) have
+ * their credential query parameters redacted, as the request's URL. */
+static json_t *redacted_headers(json_t *headers)
+{
+	json_t *out = json_array();
+	json_t *h;
+	size_t i;
+
+	json_array_foreach(headers, i, h)
+	{
+		const char *v = gb_or(json_string_value(json_object_get(h, "value")), "");
+		json_t *query = NULL;
+		char *clean = NULL;
+
+		if (!strncasecmp(v, "http://", 7) || !strncasecmp(v, "https://", 8))
+			clean = redacted_url(v, &query);
+		json_array_append_new(out,
+		                      json_pack("{s:O, s:s}", "name", json_object_get(h, "name"),
+		                                "value", clean ? clean : v));
+		free(clean);
+		json_decref(query);
+	}
+	return out;
+}
+
+/* The entry of one exchange the netlog kept (actions/netlog.c). */
+static json_t *exchange_entry(json_t *x, int64_t start_ms, int64_t end_ms, const char *pageref)
+{
+	int64_t started = json_integer_value(json_object_get(x, "started_ms"));
+	int64_t ended = json_integer_value(json_object_get(x, "ended_ms"));
+	const char *error = json_string_value(json_object_get(x, "error"));
+	const char *protocol = json_string_value(json_object_get(x, "protocol"));
+	const char *mime = json_string_value(json_object_get(x, "mime_type"));
+	json_t *e;
+	json_t *resp;
+	json_t *req;
+
+	if (started < start_ms || started > end_ms)
+		started = start_ms;
+	if (ended < started)
+		ended = started;
+	e = entry(json_string_value(json_object_get(x, "method")),
+	          json_string_value(json_object_get(x, "url")),
+	          (int)json_integer_value(json_object_get(x, "status")),
+	          json_string_value(json_object_get(x, "type")), error, started, ended - started,
+	          pageref);
+	if (!e)
+		return NULL;
+	req = json_object_get(e, "request");
+	resp = json_object_get(e, "response");
+	if (json_is_array(json_object_get(x, "request_headers")))
+		json_object_set_new(req, "headers",
+		                    redacted_headers(json_object_get(x, "request_headers")));
+	if (json_is_array(json_object_get(x, "response_headers")))
+		json_object_set_new(resp, "headers",
+		                    redacted_headers(json_object_get(x, "response_headers")));
+	if (!error)
+		json_object_set_new(
+		    resp, "statusText",
+		    json_string(gb_or(json_string_value(json_object_get(x, "status_text")), "")));
+	if (protocol && protocol[0] && !error) {
+		char upper[32];
+		size_t i;
+
+		for (i = 0; protocol[i] && i + 1 < sizeof(upper); i++)
+			upper[i] = (char)toupper((unsigned char)protocol[i]);
+		upper[i] = '\0';
+		json_object_set_new(req, "httpVersion", json_string(upper));
+		json_object_set_new(resp, "httpVersion", json_string(upper));
+	}
+	if (mime && mime[0])
+		json_object_set_new(json_object_get(resp, "content"), "mimeType",
+		                    json_string(mime));
+	if (json_is_integer(json_object_get(x, "encoded_bytes")))
+		json_object_set(resp, "_transferSize", json_object_get(x, "encoded_bytes"));
+	return e;
+}
+
+json_t *trace_har_entries(const json_t *rec, const json_t *exchanges, int64_t start_ms,
+                          int64_t end_ms, const char *pageref)
 {
 	json_t *body = json_object_get(rec, "body");
 	json_t *list = json_array();
@@ -111,6 +194,13 @@ json_t *trace_har_entries(const json_t *rec, int64_t start_ms, int64_t end_ms, c
 	json_t *r;
 	size_t i;
 
+	json_array_foreach(exchanges, i, r)
+	{
+		if (json_is_string(json_object_get(r, "url")))
+			json_array_append_new(list, exchange_entry(r, start_ms, end_ms, pageref));
+	}
+	if (json_array_size(exchanges))
+		goto blocked;
 	json_array_foreach(json_object_get(body, "responses"), i, r)
 	{
 		const char *url = json_string_value(json_object_get(r, "url"));
@@ -133,6 +223,7 @@ json_t *trace_har_entries(const json_t *rec, int64_t start_ms, int64_t end_ms, c
 			          gb_or(json_string_value(json_object_get(r, "error")), "failed"),
 			          start_ms, span, pageref));
 	}
+blocked:
 	json_array_foreach(json_object_get(body, "blocked"), i, r)
 	{
 		const char *url = json_string_value(json_object_get(r, "url"));
@@ -165,10 +256,12 @@ int trace_build_har(const struct trace_session *s, unsigned char **out, size_t *
 		int64_t start_ms;
 		int64_t end_ms;
 
+		json_t *exchanges = trace_exchanges(s, rec);
 		json_t *mine;
 
 		trace_action_times(rec, &start_ms, &end_ms);
-		mine = trace_har_entries(rec, start_ms, end_ms, pageref);
+		mine = trace_har_entries(rec, exchanges, start_ms, end_ms, pageref);
+		json_decref(exchanges);
 		json_array_extend(entries, mine);
 		json_decref(mine);
 	}
@@ -178,7 +271,8 @@ int trace_build_har(const struct trace_session *s, unsigned char **out, size_t *
 	                GLASSBOX_VERSION, "pages", "startedDateTime", started, "id", pageref,
 	                "title", s->session, "pageTimings", "onContentLoad", -1, "onLoad", -1,
 	                "entries", entries, "comment",
-	                "from glassbox's audit log; headers, cookies and bodies are not recorded");
+	                "from glassbox's audit log: header values that may carry credentials "
+	                "redacted; cookies and bodies are not recorded");
 	*out = (unsigned char *)(har ? json_dumps(har, JSON_INDENT(2)) : NULL);
 	*len = *out ? strlen((char *)*out) : 0;
 	if (!*out) {

@@ -372,7 +372,8 @@ static void emit_action(struct build *bd, size_t i, const json_t *rec, const cha
 		              gb_or(json_string_value(json_object_get(error, "code")), "Error")));
 	emit(&bd->events, after, bd);
 	{
-		json_t *entries = trace_har_entries(rec, start_ms, end_ms, bd->page_id);
+		json_t *exchanges = trace_exchanges(bd->s, rec);
+		json_t *entries = trace_har_entries(rec, exchanges, start_ms, end_ms, bd->page_id);
 		json_t *en;
 
 		json_array_foreach(entries, k, en)
@@ -383,6 +384,7 @@ static void emit_action(struct build *bd, size_t i, const json_t *rec, const cha
 			     bd);
 		}
 		json_decref(entries);
+		json_decref(exchanges);
 	}
 }
 

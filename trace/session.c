@@ -95,6 +95,30 @@ int trace_artifact_bytes(const struct trace_session *s, const char *sha256, unsi
 	return evid_artifact_read(s->opts->data_dir, s->tenant, sha256, data, len, err, errlen);
 }
 
+json_t *trace_exchanges(const struct trace_session *s, const json_t *rec)
+{
+	json_t *art = trace_artifact(rec, "network_log");
+	const char *sha = json_string_value(json_object_get(art, "sha256"));
+	unsigned char *data = NULL;
+	json_t *log = NULL;
+	json_t *out = NULL;
+	char err[256];
+	size_t len = 0;
+
+	if (!sha || trace_artifact_bytes(s, sha, &data, &len, err, sizeof(err)) != 0)
+		goto out;
+	log = json_loadb((const char *)data, len, 0, NULL);
+	out = json_object_get(log, "exchanges");
+	if (json_is_array(out) && json_array_size(out))
+		json_incref(out);
+	else
+		out = NULL;
+out:
+	json_decref(log);
+	free(data);
+	return out;
+}
+
 int trace_is_replayable(const json_t *rec)
 {
 	static const char *const tools[] = {

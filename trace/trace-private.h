@@ -54,10 +54,17 @@ int trace_artifact_bytes(const struct trace_session *s, const char *sha256, unsi
                          size_t *len, char *err, size_t errlen);
 
 /* The HAR 1.2 entries (a new array) of the requests one action made: its
- * responses, failed and blocked requests, timed within [start_ms,
- * end_ms]; pageref names the page. Query parameters named like
+ * exchanges when the network_log has them (borrowed; may be NULL),
+ * otherwise its recorded responses and failed requests, and its blocked
+ * requests, timed within [start_ms, end_ms]; pageref names the page. Query parameters named like
  * credentials are redacted as the audit log redacts members. */
-json_t *trace_har_entries(const json_t *rec, int64_t start_ms, int64_t end_ms, const char *pageref);
+json_t *trace_har_entries(const json_t *rec, const json_t *exchanges, int64_t start_ms,
+                          int64_t end_ms, const char *pageref);
+
+/* The exchanges (headers, MIME types, sizes, times) of rec's network_log
+ * artifact, a new reference; NULL when it has none (records from before
+ * they were kept, an unreadable artifact). */
+json_t *trace_exchanges(const struct trace_session *s, const json_t *rec);
 
 /* ---- the zip writer (zip.c) ---------------------------------------------- */
 

@@ -21,6 +21,7 @@ import { exec as execIn, zipEntries, inTraceViewer, harValidator, runSpec } from
 const FLOWS = path.join(REPO_ROOT, 'fixtures', 'flows');
 const SECRET = `pw-${crypto.randomBytes(12).toString('hex')}`;
 const TOKEN = `tok-${crypto.randomBytes(12).toString('hex')}`;
+const HEADER_TOKEN = `hdr-${crypto.randomBytes(12).toString('hex')}`;
 let fixture;
 let work;
 let dataDir;
@@ -40,7 +41,12 @@ before(async () => {
   /* a navigation whose query carries a credential, for the HAR */
   fs.writeFileSync(path.join(work, 'token.json'), JSON.stringify({
     name: 'token in query',
-    steps: [{ navigate: `\${SHOP_URL}/shop/?token=${TOKEN}&q=coffee`, expect: { title: 'Corner Shop' } }],
+    steps: [
+      { navigate: `\${SHOP_URL}/shop/?token=${TOKEN}&q=coffee`, expect: { title: 'Corner Shop' } },
+      /* the page's own request with credentials in its headers */
+      { evaluate: `() => fetch('/api/items', { headers: { Authorization: 'Bearer ${HEADER_TOKEN}', 'X-Api-Key': '${HEADER_TOKEN}' } }).then((r) => r.status)`,
+        expect: { text: '200' } },
+    ],
   }));
   firstRun = await glassbox(['run', path.join(FLOWS, 'checkout.json'), path.join(FLOWS, 'expect-fails.json'),
     path.join(work, 'token.json'), '--config', path.join(REPO_ROOT, 'fixtures', 'policy', 'flows.json'),
@@ -159,7 +165,8 @@ test('har export is valid HAR 1.2 with the requests of each action and credentia
   for (const flow of ['checkout', 'token in query']) {
     const r = await glassbox(['har', 'export', '--flow', flow]);
     assert.equal(r.code, 0, r.stderr);
-    assert.ok(!r.stdout.includes(SECRET) && !r.stdout.includes(TOKEN), 'no secret in the HAR');
+    assert.ok(!r.stdout.includes(SECRET) && !r.stdout.includes(TOKEN) && !r.stdout.includes(HEADER_TOKEN),
+      'no secret in the HAR');
     const har = JSON.parse(r.stdout);
     assert.ok(validate(har), JSON.stringify(validate.errors));
     assert.ok(har.log.entries.some((e) => e.request.url.startsWith(`http://shop.test:${fixture.port}/shop/`)
@@ -168,6 +175,16 @@ test('har export is valid HAR 1.2 with the requests of each action and credentia
       const doc = har.log.entries.find((e) => e.request.url.includes('/shop/?'));
       assert.equal(doc.request.url, `http://shop.test:${fixture.port}/shop/?token=%5Bredacted%5D&q=coffee`);
       assert.deepEqual(doc.request.queryString, [{ name: 'token', value: '[redacted]' }, { name: 'q', value: 'coffee' }]);
+      /* the exchanges the action kept: headers (credentials redacted), MIME type, status text */
+      const api = har.log.entries.find((e) => e.request.url.endsWith('/api/items'));
+      assert.ok(api, `the page's fetch is an entry: ${har.log.entries.map((e) => e.request.url)}`);
+      const header = (list, name) => list.find((h) => h.name.toLowerCase() === name)?.value;
+      assert.equal(header(api.request.headers, 'authorization'), '[redacted]');
+      assert.equal(header(api.request.headers, 'x-api-key'), '[redacted]');
+      assert.equal(api.response.status, 200);
+      assert.equal(api.response.statusText, 'OK');
+      assert.match(api.response.content.mimeType, /json/);
+      assert.match(header(api.response.headers, 'content-type'), /json/);
     }
   }
   /* a schema that cannot fail proves nothing: a broken HAR is refused */

@@ -139,7 +139,7 @@ static void test_har_entries(void **state)
 	    "\"status\": 200, \"type\": \"Document\"}], \"failed_requests\": [{\"url\": "
 	    "\"http://a.test/f\", \"method\": \"POST\", \"error\": \"net::ERR_FAILED\"}], "
 	    "\"blocked\": [{\"url\": \"http://evil.test/\", \"rule\": \"deny evil.test\"}]}");
-	json_t *list = trace_har_entries(rec, 1000, 3000, "page@s");
+	json_t *list = trace_har_entries(rec, NULL, 1000, 3000, "page@s");
 	json_t *e;
 	char *text;
 
@@ -164,6 +164,34 @@ static void test_har_entries(void **state)
 	assert_string_equal(json_string_value(json_object_get(e, "_failureText")),
 	                    "blocked by glassbox's policy: deny evil.test");
 	json_decref(list);
+	/* kept exchanges replace the responses: headers, MIME type, times */
+	{
+		json_error_t jerr;
+		json_t *x = json_loads(
+		    "[{\"method\": \"GET\", \"url\": \"http://a.test/y\", \"type\": \"Fetch\", "
+		    "\"request_headers\": [{\"name\": \"Accept\", \"value\": \"*/*\"}], "
+		    "\"started_ms\": 1500, \"status\": 201, \"status_text\": \"Created\", "
+		    "\"mime_type\": \"application/json\", \"protocol\": \"http/1.1\", "
+		    "\"response_headers\": [], \"encoded_bytes\": 42, \"ended_ms\": 1750}]",
+		    0, &jerr);
+
+		list = trace_har_entries(rec, x, 1000, 3000, "page@s");
+		assert_int_equal(json_array_size(list), 2); /* the exchange, the blocked one */
+		e = json_array_get(list, 0);
+		assert_int_equal(json_integer_value(json_object_get(e, "time")), 250);
+		assert_string_equal(json_string_value(json_object_get(
+		                        json_object_get(e, "response"), "statusText")),
+		                    "Created");
+		assert_string_equal(
+		    json_string_value(json_object_get(
+		        json_object_get(json_object_get(e, "response"), "content"), "mimeType")),
+		    "application/json");
+		assert_string_equal(json_string_value(json_object_get(json_object_get(e, "request"),
+		                                                      "httpVersion")),
+		                    "HTTP/1.1");
+		json_decref(list);
+		json_decref(x);
+	}
 	json_decref(rec);
 }
 
