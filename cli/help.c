@@ -147,8 +147,8 @@ static const struct cli_help helps[] = {
 	  "Writes one HAR entry per request of the session's actions (method, URL,\n"
 	  "headers, status, MIME type, bytes, times) and per request the policy blocked.\n"
 	  "Header values that may carry credentials and credential query parameters are\n"
-	  "redacted; cookies and bodies are not recorded. The export is recorded in the\n"
-	  "audit log.\n",
+	  "redacted; cookies are not recorded, text response bodies only when the policy\n"
+	  "says \"har_bodies\" (size-capped). The export is recorded in the audit log.\n",
 	  DATA_DIR_OPTION "  --session ID        the session\n"
 	                  "  --flow NAME         the newest run of the flow of that name\n"
 	                  "  --tenant T          the tenant (as for trace export)\n"

@@ -67,7 +67,7 @@ static const char *const known_keys[] = {
 	"egress",           "egress_layers",      "risk",
 	"approvals",        "page_content",       "limits",
 	"require_evidence", "before_screenshots", "retention_days",
-	"screencast",
+	"screencast",       "har_bodies",
 };
 
 /* ---- egress ------------------------------------------------------------------ */
@@ -205,6 +205,7 @@ static void parse_settings(struct policy_tenant *t, const json_t *json, struct e
 	static const char *const limit_keys[] = { "browser_memory_mb", "browser_cpu_percent",
 		                                  "browser_cpu_window_s" };
 	static const char *const cast_keys[] = { "fps", "max_width", "max_height", "max_frames" };
+	static const char *const body_keys[] = { "max_bytes" };
 	const json_t *cast = json_object_get(json, "screencast");
 	struct policy_tenant_settings *s = &t->settings;
 	const json_t *layers = json_object_get(json, "egress_layers");
@@ -258,6 +259,18 @@ static void parse_settings(struct policy_tenant *t, const json_t *json, struct e
 	get_bool(json, "", "before_screenshots", &s->before_screenshots, e);
 	get_int(json, "", "retention_days", 1, 36500, &s->retention_days, e);
 	/* screencast: off unless asked; true or an object turns it on, capped */
+	/* har_bodies: off unless asked; true or {"max_bytes"} keeps text bodies */
+	s->har_body_max_bytes = 0;
+	if (json_is_true(json_object_get(json, "har_bodies"))) {
+		s->har_body_max_bytes = 65536;
+	} else if (json_object_get(json, "har_bodies") &&
+	           !json_is_false(json_object_get(json, "har_bodies")) &&
+	           check_object(json_object_get(json, "har_bodies"), "har_bodies", body_keys, 1,
+	                        "{\"max_bytes\": 65536} (or true)", e)) {
+		s->har_body_max_bytes = 65536;
+		get_int(json_object_get(json, "har_bodies"), "har_bodies", "max_bytes", 1, 1 << 20,
+		        &s->har_body_max_bytes, e);
+	}
 	s->screencast_fps = 0;
 	s->screencast_max_width = 640;
 	s->screencast_max_height = 480;
@@ -652,5 +665,10 @@ json_t *policy_tenant_effective(const struct policy_tenant *p)
 		                    s->screencast_max_width, "max_height", s->screencast_max_height,
 		                    "max_frames", s->screencast_max_frames)
 		        : json_string("off"));
+	if (j)
+		json_object_set_new(j, "har_bodies",
+		                    s->har_body_max_bytes
+		                        ? json_pack("{s:i}", "max_bytes", s->har_body_max_bytes)
+		                        : json_string("off"));
 	return j;
 }

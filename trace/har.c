@@ -5,8 +5,8 @@
  * kept, the record's responses and failed requests), and one per request
  * the policy blocked. The trace's trace.network (playwright_trace.c)
  * holds the same entries. Header values that may carry a credential were
- * redacted when kept (actions/netlog.c); bodies and cookies are not kept,
- * so those members are empty. Query parameters named like credentials
+ * redacted when kept (actions/netlog.c); cookies are not kept, and text
+ * response bodies only when the policy says har_bodies (content.text). Query parameters named like credentials
  * are redacted here, in the URL and in header values that are URLs
  * (Referer, Location).
  */
@@ -180,6 +180,17 @@ static json_t *exchange_entry(json_t *x, int64_t start_ms, int64_t end_ms, const
 	if (mime && mime[0])
 		json_object_set_new(json_object_get(resp, "content"), "mimeType",
 		                    json_string(mime));
+	if (json_is_string(json_object_get(x, "body_text"))) {
+		json_t *content = json_object_get(resp, "content");
+
+		json_object_set(content, "text", json_object_get(x, "body_text"));
+		json_object_set_new(
+		    content, "size",
+		    json_integer((json_int_t)json_string_length(json_object_get(x, "body_text"))));
+	} else if (json_is_string(json_object_get(x, "body_omitted"))) {
+		json_object_set(json_object_get(resp, "content"), "comment",
+		                json_object_get(x, "body_omitted"));
+	}
 	if (json_is_integer(json_object_get(x, "encoded_bytes")))
 		json_object_set(resp, "_transferSize", json_object_get(x, "encoded_bytes"));
 	return e;
@@ -272,7 +283,7 @@ int trace_build_har(const struct trace_session *s, unsigned char **out, size_t *
 	                "title", s->session, "pageTimings", "onContentLoad", -1, "onLoad", -1,
 	                "entries", entries, "comment",
 	                "from glassbox's audit log: header values that may carry credentials "
-	                "redacted; cookies and bodies are not recorded");
+	                "redacted; cookies and request bodies are not recorded");
 	*out = (unsigned char *)(har ? json_dumps(har, JSON_INDENT(2)) : NULL);
 	*len = *out ? strlen((char *)*out) : 0;
 	if (!*out) {

@@ -219,10 +219,11 @@ test('session → Playwright spec → npx playwright test passes on a plain Chro
   assert.match(pw.stdout, /1 passed/);
 });
 
-test('session recording: screencast frames are signed evidence, capped, a filmstrip in the trace and the report', async () => {
+test('session recording and HAR bodies: frames are signed evidence, capped, a filmstrip in the trace and the report; text bodies capped', async () => {
   const castData = path.join(work, 'cast-data');
   const policy = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'fixtures', 'policy', 'flows.json'), 'utf8'));
   policy.screencast = { fps: 2, max_width: 320, max_height: 240, max_frames: 3 };
+  policy.har_bodies = { max_bytes: 2000 };
   const policyFile = path.join(work, 'cast-policy.json');
   fs.writeFileSync(policyFile, JSON.stringify(policy));
   const check = await glassbox(['policy', 'check', policyFile, '--json']);
@@ -262,4 +263,16 @@ test('session recording: screencast frames are signed evidence, capped, a filmst
   const strips = html.match(/<div class="film"[\s\S]*?<\/div><\/div><\/div>|<div class="film"/g) ?? [];
   assert.ok(strips.length >= framed.length, `one filmstrip per action with frames: ${strips.length}`);
   for (const sha of frames) assert.ok(html.includes(`.i${sha}{background-image:url("data:image/png;base64,`), `frame ${sha} is embedded`);
+  /* HAR bodies: text up to max_bytes (the shop's page), a larger one left out, saying why */
+  const har = await glassbox(['har', 'export', '--flow', 'checkout'], { env });
+  assert.equal(har.code, 0, har.stderr);
+  assert.ok(!har.stdout.includes(SECRET));
+  const harEntries = JSON.parse(har.stdout).log.entries;
+  assert.ok(harValidator()(JSON.parse(har.stdout)), 'still valid HAR 1.2 with bodies');
+  const shop = harEntries.find((e) => e.request.url.endsWith('/shop/') && e._resourceType === 'document');
+  assert.match(shop.response.content.text, /<title>Corner Shop<\/title>/);
+  assert.equal(shop.response.content.size, Buffer.byteLength(shop.response.content.text));
+  const checkout = harEntries.find((e) => e.request.url.endsWith('/shop/checkout.html'));
+  assert.equal(checkout.response.content.text, undefined, 'a body over max_bytes is not kept');
+  assert.equal(checkout.response.content.comment, 'larger than har_bodies.max_bytes');
 });
