@@ -35,27 +35,27 @@ int trace_cli(int argc, char **argv, const char *data_dir)
 	o.audit = 1;
 	if (argc < 2 || strcmp(argv[1], "export") != 0)
 		return usage(cmd, "the subcommand is export, not '%s'", argc < 2 ? "" : argv[1]);
-	for (i = 2; i < argc; i++) {
+	for (i = 2; i < argc; i += 2) {
 		const char *a = argv[i];
-		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+		const char **slot = NULL;
 
-		if (!v)
-			return usage(cmd, "%s needs a value", a);
 		if (!strcmp(a, "--session"))
-			o.session = v;
+			slot = &o.session;
 		else if (!strcmp(a, "--flow"))
-			o.flow = v;
+			slot = &o.flow;
 		else if (!strcmp(a, "--tenant"))
-			o.tenant = v;
+			slot = &o.tenant;
 		else if (!strcmp(a, "-o") || !strcmp(a, "--output"))
-			out = v;
+			slot = &out;
 		else if (!strcmp(a, "--as") && !strcmp(cmd, "session"))
-			as = v;
+			slot = &as;
 		else if (!strcmp(a, "--name") && !strcmp(cmd, "session"))
-			o.flow_name = v;
-		else
+			slot = &o.flow_name;
+		if (!slot)
 			return usage(cmd, "unknown option '%s'", a);
-		i++;
+		if (i + 1 >= argc)
+			return usage(cmd, "%s needs a value", a);
+		*slot = argv[i + 1];
 	}
 	if (!o.session == !o.flow)
 		return usage(cmd, "give exactly one of --session ID and --flow NAME%s", "");

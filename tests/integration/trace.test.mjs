@@ -155,6 +155,12 @@ test('bad export requests get a precise error and touch nothing', async () => {
   r = await glassbox(['har', 'export']);
   assert.equal(r.code, 2);
   assert.match(r.stderr, /give exactly one of --session ID and --flow NAME/);
+  r = await glassbox(['trace', 'export', '--sesion', 'x']);
+  assert.equal(r.code, 2);
+  assert.match(r.stderr, /unknown option '--sesion'\n\(glassbox trace --help shows the options\)/);
+  r = await glassbox(['trace', 'export', '--flow', 'checkout', '-o', '-']);
+  assert.equal(r.code, 2);
+  assert.match(r.stderr, /a trace is a zip file: give -o FILE/);
   r = await glassbox(['session', 'export', '--flow', 'checkout', '--as', 'selenium']);
   assert.equal(r.code, 2);
   assert.match(r.stderr, /--as is flow or playwright, not 'selenium'/);
