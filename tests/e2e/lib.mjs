@@ -419,9 +419,13 @@ export function auditText(dataDir, tenant) {
     .join('');
 }
 
-/* The audit records of tenant (default "local") in dataDir, oldest first. */
+/* The audit records of tenant (default "local") in dataDir, oldest first:
+ * whole lines only (a record being appended while this reads is left for
+ * the next read). */
 export function auditRecords(dataDir, tenant = 'local') {
-  return auditText(dataDir, tenant).split('\n').filter(Boolean).map((l) => JSON.parse(l));
+  const lines = auditText(dataDir, tenant).split('\n');
+  lines.pop(); // after the last newline: "" or a line still being written
+  return lines.filter(Boolean).map((l) => JSON.parse(l));
 }
 
 /* Files under dir whose bytes contain needle (as UTF-8, and as UTF-16LE). */
