@@ -203,6 +203,25 @@ struct act_recorder {
  * fields). */
 #define ACT_MAX_PARTS 64
 
+/* Frames of the page while one action runs (screencast.c). */
+struct act_screencast {
+	struct cdp_conn *cdp;
+	char psid[64];   /* the page's CDP session */
+	int listener;    /* cdp_on handle; 0: not recording */
+	int interval_ms; /* the least time between two frames kept */
+	int max_frames;
+	int64_t last_ms; /* wall time of the last frame kept */
+	json_t *frames;  /* [{"png": base64, "at_ms"}] */
+};
+
+/* The exchanges of one action, for its network_log (netlog.c). */
+struct act_netlog {
+	struct cdp_conn *cdp;
+	int listener;  /* cdp_on handle; 0: none */
+	json_t *byid;  /* requestId -> exchange (in order too) */
+	json_t *order; /* the exchanges, in the order they began */
+};
+
 /* The context of one call as it moves through the pipeline. */
 struct act_ctx {
 	struct act_session *as;
@@ -220,6 +239,8 @@ struct act_ctx {
 	struct act_target target;
 	int has_target;
 	struct act_recorder rec;
+	struct act_screencast cast;
+	struct act_netlog netlog;
 
 	json_t *out;        /* structuredContent being built */
 	json_t *content;    /* extra content items (images, links) */
@@ -316,6 +337,7 @@ struct act_keeper_action {
 	size_t before_len;
 	struct evid_annotation annotation;
 	const char *snapshot_text; /* copied; may be NULL */
+	json_t *frames;            /* taken; may be NULL: act_screencast_take() */
 	int secret_text;
 };
 /* user: who runs the session's process; token: the id of the credential
@@ -345,6 +367,27 @@ void act_keeper_note_error(struct act_keeper *k, const char *why);
 /* Hands out (once) the last failure to keep evidence; 1 if there was one. */
 int act_keeper_take_error(struct act_keeper *k, char *buf, size_t len);
 void act_keeper_stop(struct act_keeper *k);
+
+/* screencast.c: a session recording, when the policy asks for one. start
+ * begins casting the page (no-op when off), stop ends it (idempotent),
+ * take hands over the frames kept (a new reference, NULL: none; none
+ * when secrets are in play, noted in body, borrowed). keep
+ * (keeper thread) stores frames as screencast_frame artifacts under
+ * meta, appends them to artifacts and lists them in body.screencast. */
+void act_screencast_start(struct act_ctx *ctx);
+void act_screencast_stop(struct act_ctx *ctx);
+json_t *act_screencast_take(struct act_ctx *ctx, json_t *body);
+struct evid_meta;
+void act_screencast_keep(struct evid_store *store, const struct evid_meta *meta, json_t *frames,
+                         json_t *artifacts, json_t *body);
+
+/* netlog.c: each request and response of an action with its headers
+ * (credential-like values redacted), for the network_log. start listens
+ * (with the recorder), stop ends it (idempotent), take hands over the
+ * exchanges (a new reference, an empty array when none). */
+void act_netlog_start(struct act_ctx *ctx);
+void act_netlog_stop(struct act_ctx *ctx);
+json_t *act_netlog_take(struct act_ctx *ctx);
 
 /* session.c */
 /* Closes the session's browser (recorded with reason); no-op without one. */

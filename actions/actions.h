@@ -318,6 +318,10 @@ const struct act_def *act_internal_tool_at(size_t i);
 int act_session_new(const struct act_config *cfg, struct act_session **out, char *err,
                     size_t errlen);
 
+/* The agent session's id (borrowed, fixed for its life): its browser
+ * sessions' session_opened records name it as agent_session. */
+const char *act_session_id(const struct act_session *s);
+
 /* Calls a session holds queued (not counting the one running): the
  * mailbox's ceiling. */
 #define ACT_SESSION_MAX_QUEUED 64

@@ -251,6 +251,11 @@ out:
 	return rc;
 }
 
+const char *act_session_id(const struct act_session *s)
+{
+	return s->id;
+}
+
 int act_session_submit(struct act_session *s, struct act_call *call)
 {
 	int rc = 0;
