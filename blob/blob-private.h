@@ -8,8 +8,8 @@
 #include "blob/blob.h"
 
 struct blob_ops {
-	int (*put)(struct blob_store *b, const char *key, const void *data, size_t len,
-	           int replace, char *err, size_t errlen);
+	int (*put)(struct blob_store *b, const char *key, const void *data, size_t len, int replace,
+	           char *err, size_t errlen);
 	int (*get)(struct blob_store *b, const char *key, size_t max_bytes, unsigned char **data,
 	           size_t *len, char *err, size_t errlen);
 	int (*list)(struct blob_store *b, const char *prefix, blob_list_cb cb, void *user,
@@ -22,7 +22,7 @@ struct blob_store {
 	const struct blob_ops *ops;
 	struct blob_config cfg;
 	char describe[800]; /* fits every config: dir is cut at 780 bytes */
-	void *impl; /* the implementation's own state */
+	void *impl;         /* the implementation's own state */
 };
 
 extern const struct blob_ops blob_fs_ops;

@@ -116,8 +116,8 @@ int blob_put(struct blob_store *b, const char *key, const void *data, size_t len
 }
 
 /* See blob.h. */
-int blob_put_replace(struct blob_store *b, const char *key, const void *data, size_t len,
-                     char *err, size_t errlen)
+int blob_put_replace(struct blob_store *b, const char *key, const void *data, size_t len, char *err,
+                     size_t errlen)
 {
 	int rc = check_key(key, err, errlen);
 
@@ -143,7 +143,8 @@ int blob_list(struct blob_store *b, const char *prefix, blob_list_cb cb, void *u
 
 	for (i = 0; i < n; i++) {
 		if (prefix[i] != '/' && prefix[i] != '.' && prefix[i] != '_' && prefix[i] != '-' &&
-		    !((prefix[i] >= 'a' && prefix[i] <= 'z') || (prefix[i] >= 'A' && prefix[i] <= 'Z') ||
+		    !((prefix[i] >= 'a' && prefix[i] <= 'z') ||
+		      (prefix[i] >= 'A' && prefix[i] <= 'Z') ||
 		      (prefix[i] >= '0' && prefix[i] <= '9'))) {
 			gb_set_error(err, errlen, "\"%.80s\" is not a key prefix", prefix);
 			return -EINVAL;

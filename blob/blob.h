@@ -32,13 +32,14 @@ enum blob_kind { BLOB_FS = 1, BLOB_S3 = 2 };
 /* Where objects go. Strings are copied by blob_open(). */
 struct blob_config {
 	enum blob_kind kind;
-	char dir[1024];      /* BLOB_FS: the root directory (created 0700) */
-	char endpoint[512];  /* BLOB_S3: "https://s3.eu-west-1.amazonaws.com", "http://127.0.0.1:9000" */
-	char bucket[64];     /* BLOB_S3 */
-	char region[64];     /* BLOB_S3: signs with it ("us-east-1" unless configured) */
-	char prefix[128];    /* every key is put under it ("" or ending in '/') */
-	int path_style;      /* 1: endpoint/bucket/key (self-hosted stores); 0: bucket.endpoint/key */
-	int timeout_ms;      /* one request, connect to last byte */
+	char dir[1024]; /* BLOB_FS: the root directory (created 0700) */
+	char endpoint
+	    [512]; /* BLOB_S3: "https://s3.eu-west-1.amazonaws.com", "http://127.0.0.1:9000" */
+	char bucket[64];  /* BLOB_S3 */
+	char region[64];  /* BLOB_S3: signs with it ("us-east-1" unless configured) */
+	char prefix[128]; /* every key is put under it ("" or ending in '/') */
+	int path_style;   /* 1: endpoint/bucket/key (self-hosted stores); 0: bucket.endpoint/key */
+	int timeout_ms;   /* one request, connect to last byte */
 	char access_key_id[128];
 	char secret_access_key[256];
 	char session_token[2048]; /* "" unless temporary credentials */
@@ -58,6 +59,11 @@ struct blob_config {
  */
 int blob_config_parse(json_t *obj, const char *where, struct blob_config *c, char *err,
                       size_t errlen);
+
+/* Reads the "object_store" member of the JSON file path (a `glassbox
+ * serve` config) with blob_config_parse(). Returns 0, or -1 with the
+ * reason in err ("FILE has no object_store: ..."). */
+int blob_config_load(const char *path, struct blob_config *c, char *err, size_t errlen);
 
 /* Wipes the credentials in c. */
 void blob_config_wipe(struct blob_config *c);
@@ -88,8 +94,8 @@ int blob_put(struct blob_store *b, const char *key, const void *data, size_t len
              size_t errlen);
 
 /* Stores data as key, replacing what is there. Returns 0 or as blob_put. */
-int blob_put_replace(struct blob_store *b, const char *key, const void *data, size_t len,
-                     char *err, size_t errlen);
+int blob_put_replace(struct blob_store *b, const char *key, const void *data, size_t len, char *err,
+                     size_t errlen);
 
 /* Reads object key into a malloc'd buffer (NUL-terminated one byte past
  * *len; the caller frees it) of at most max_bytes. Returns 0, -ENOENT (no

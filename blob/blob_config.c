@@ -30,11 +30,12 @@ static int only_keys(json_t *obj, const char *where, const char *const *allowed,
 		for (i = 0; allowed[i] && strcmp(allowed[i], key) != 0; i++)
 			;
 		if (!allowed[i]) {
-			gb_set_error(err, errlen,
-			             "%s: unknown key \"%.64s\" (credentials go in files named by "
-			             "access_key_id_file and secret_access_key_file, or in "
-			             "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY; see docs/deploy.md)",
-			             where, key);
+			gb_set_error(
+			    err, errlen,
+			    "%s: unknown key \"%.64s\" (credentials go in files named by "
+			    "access_key_id_file and secret_access_key_file, or in "
+			    "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY; see docs/deploy.md)",
+			    where, key);
 			return -1;
 		}
 	}
@@ -75,7 +76,8 @@ static int get_secret(json_t *obj, const char *where, const char *key, const cha
 	if (get_str(obj, where, key, path, sizeof(path), err, errlen) < 0)
 		goto out;
 	if (path[0]) {
-		if (gb_fs_read_file(path, CRED_FILE_MAX_BYTES, &text, &len, ferr, sizeof(ferr)) != 0) {
+		if (gb_fs_read_file(path, CRED_FILE_MAX_BYTES, &text, &len, ferr, sizeof(ferr)) !=
+		    0) {
 			gb_set_error(err, errlen, "%s.%s: %s", where, key, ferr);
 			goto out;
 		}
@@ -110,8 +112,7 @@ out:
 }
 
 /* The "s3" object. */
-static int parse_s3(json_t *s3, const char *where, struct blob_config *c, char *err,
-                    size_t errlen)
+static int parse_s3(json_t *s3, const char *where, struct blob_config *c, char *err, size_t errlen)
 {
 	static const char *const keys[] = { "endpoint",
 		                            "bucket",
@@ -142,16 +143,18 @@ static int parse_s3(json_t *s3, const char *where, struct blob_config *c, char *
 		gb_set_error(err, errlen, "%s.endpoint must be an http:// or https:// URL", w);
 		return -1;
 	}
-	if (!c->bucket[0] || strspn(c->bucket, "abcdefghijklmnopqrstuvwxyz0123456789.-") !=
-	                         strlen(c->bucket)) {
+	if (!c->bucket[0] ||
+	    strspn(c->bucket, "abcdefghijklmnopqrstuvwxyz0123456789.-") != strlen(c->bucket)) {
 		gb_set_error(err, errlen,
 		             "%s.bucket must be a bucket name: lowercase letters, digits, . and -",
 		             w);
 		return -1;
 	}
 	n = strlen(c->prefix);
-	if (n && (c->prefix[n - 1] != '/' || c->prefix[0] == '/' ||
-	          strspn(c->prefix, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-/") != n)) {
+	if (n &&
+	    (c->prefix[n - 1] != '/' || c->prefix[0] == '/' ||
+	     strspn(c->prefix,
+	            "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-/") != n)) {
 		gb_set_error(err, errlen,
 		             "%s.prefix must end in '/' and hold only A-Z a-z 0-9 . _ - /", w);
 		return -1;
@@ -219,6 +222,34 @@ int blob_config_parse(json_t *obj, const char *where, struct blob_config *c, cha
 out:
 	if (rc != 0)
 		blob_config_wipe(c);
+	return rc;
+}
+
+/* See blob.h. */
+int blob_config_load(const char *path, struct blob_config *c, char *err, size_t errlen)
+{
+	json_error_t jerr;
+	json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
+	char where[1200];
+	int rc = -1;
+
+	memset(c, 0, sizeof(*c));
+	if (!root) {
+		gb_set_error(err, errlen, "cannot read %s: %s (line %d)", path, jerr.text,
+		             jerr.line);
+		goto out;
+	}
+	if (!json_object_get(root, "object_store")) {
+		gb_set_error(err, errlen,
+		             "%s has no object_store: add {\"object_store\": {\"s3\": {...}}} "
+		             "(docs/deploy.md)",
+		             path);
+		goto out;
+	}
+	snprintf(where, sizeof(where), "object_store of %s", path);
+	rc = blob_config_parse(json_object_get(root, "object_store"), where, c, err, errlen);
+out:
+	json_decref(root);
 	return rc;
 }
 

@@ -27,8 +27,8 @@ int blob_fs_init(struct blob_store *b, char *err, size_t errlen)
 }
 
 /* The path of key into path. */
-static int key_path(const struct blob_store *b, const char *key, char *path, size_t cap,
-                    char *err, size_t errlen)
+static int key_path(const struct blob_store *b, const char *key, char *path, size_t cap, char *err,
+                    size_t errlen)
 {
 	if (gb_pathf(path, cap, "%s/%s", b->cfg.dir, key) < 0) {
 		gb_set_error(err, errlen, "the path of %s under %s is too long", key, b->cfg.dir);
@@ -37,8 +37,8 @@ static int key_path(const struct blob_store *b, const char *key, char *path, siz
 	return 0;
 }
 
-static int fs_put(struct blob_store *b, const char *key, const void *data, size_t len,
-                  int replace, char *err, size_t errlen)
+static int fs_put(struct blob_store *b, const char *key, const void *data, size_t len, int replace,
+                  char *err, size_t errlen)
 {
 	char path[PATH_BYTES], dir[PATH_BYTES], tmp[PATH_BYTES];
 	char *slash;
@@ -138,8 +138,7 @@ static int walk(const char *root, const char *rel, const char *prefix, struct ke
 		if (e->d_name[0] == '.')
 			continue;
 		if (gb_pathf(key, sizeof(key), "%s%s%s", rel, rel[0] ? "/" : "", e->d_name) < 0 ||
-		    gb_pathf(path, sizeof(path), "%s/%s", root, key) < 0 ||
-		    lstat(path, &st) != 0)
+		    gb_pathf(path, sizeof(path), "%s/%s", root, key) < 0 || lstat(path, &st) != 0)
 			continue;
 		/* descend only where the prefix may still match */
 		n = strlen(key);
@@ -161,8 +160,8 @@ static int cmp_keys(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static int fs_list(struct blob_store *b, const char *prefix, blob_list_cb cb, void *user,
-                   char *err, size_t errlen)
+static int fs_list(struct blob_store *b, const char *prefix, blob_list_cb cb, void *user, char *err,
+                   size_t errlen)
 {
 	struct keys k = { 0 };
 	struct stat st;

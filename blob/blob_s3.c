@@ -51,8 +51,8 @@ int blob_s3_init(struct blob_store *b, char *err, size_t errlen)
 		gb_set_error(err, errlen, "libcurl could not be initialised");
 		return -EIO;
 	}
-	snprintf(b->describe, sizeof(b->describe), "s3://%s/%s at %s", b->cfg.bucket,
-	         b->cfg.prefix, b->cfg.endpoint);
+	snprintf(b->describe, sizeof(b->describe), "s3://%s/%s at %s", b->cfg.bucket, b->cfg.prefix,
+	         b->cfg.endpoint);
 	return 0;
 }
 
@@ -200,7 +200,6 @@ static int perform(struct blob_store *b, struct req *r, char *err, size_t errlen
 	gb_hex(digest, sizeof(digest), sha);
 	snprintf(hash_hdr, sizeof(hash_hdr), "x-amz-content-sha256: %s", sha);
 	hdrs = curl_slist_append(hdrs, hash_hdr);
-	hdrs = curl_slist_append(hdrs, "Expect:");
 	if (r->if_none_match)
 		hdrs = curl_slist_append(hdrs, "If-None-Match: *");
 	if (b->cfg.session_token[0]) {
@@ -287,8 +286,8 @@ static int refusal(const struct blob_store *b, const struct req *r, char *err, s
 	return -EIO;
 }
 
-static int s3_put(struct blob_store *b, const char *key, const void *data, size_t len,
-                  int replace, char *err, size_t errlen)
+static int s3_put(struct blob_store *b, const char *key, const void *data, size_t len, int replace,
+                  char *err, size_t errlen)
 {
 	struct req r;
 	int rc;
@@ -377,8 +376,8 @@ static xmlChar *child_text(xmlNodePtr n, const char *name)
 /* Calls cb for each key of one ListObjectsV2 page; fills next (the
  * continuation token, "" on the last page). Returns 0, the callback's
  * value, or -EIO (not a listing). */
-static int list_page(const struct blob_store *b, const struct body *bd, blob_list_cb cb,
-                     void *user, char *next, size_t next_cap, char *err, size_t errlen)
+static int list_page(const struct blob_store *b, const struct body *bd, blob_list_cb cb, void *user,
+                     char *next, size_t next_cap, char *err, size_t errlen)
 {
 	size_t plen = strlen(b->cfg.prefix);
 	xmlDocPtr doc = NULL;
@@ -420,8 +419,8 @@ out:
 	return rc;
 }
 
-static int s3_list(struct blob_store *b, const char *prefix, blob_list_cb cb, void *user,
-                   char *err, size_t errlen)
+static int s3_list(struct blob_store *b, const char *prefix, blob_list_cb cb, void *user, char *err,
+                   size_t errlen)
 {
 	char full[BLOB_MAX_KEY_BYTES + 256], query[3 * (BLOB_MAX_KEY_BYTES + 1024) + 64];
 	char token[1024] = "";

@@ -41,6 +41,10 @@ struct cli_serve_args {
 /* Runs the service until SIGTERM/SIGINT; returns the exit status. */
 int cli_cmd_serve(const struct cli_serve_args *a);
 
+/* `glassbox objects check | ls | get | put` (cmd_objects.c): argv[0] is
+ * "objects". 0 done, 1 the store refused or could not be reached, 2 usage. */
+int cli_cmd_objects(int argc, char **argv);
+
 /* `glassbox policy check FILE [--json]` (cmd_policy.c): argv[0] is "policy".
  * 0 valid, 2 not valid or not readable. */
 int cli_cmd_policy(int argc, char **argv);

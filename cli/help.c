@@ -112,6 +112,20 @@ static const struct cli_help helps[] = {
 	  "  --days N            purge: keep the last N days\n"
 	  "  --json              machine-readable output\n",
 	  "glassbox audit verify --tenant local\n" },
+	{ "objects", "check, list, read and write the object store a service config names",
+	  "glassbox objects check --config FILE\n"
+	  "glassbox objects ls [PREFIX] --config FILE\n"
+	  "glassbox objects get KEY [-o FILE] --config FILE\n"
+	  "glassbox objects put KEY FILE --config FILE\n",
+	  "Uses the object_store of a service config (docs/deploy.md): a directory, or an\n"
+	  "S3-API bucket with its credentials from files or AWS_* variables. check stores a\n"
+	  "probe object, reads it back and lists it, so endpoint, bucket, region and\n"
+	  "credentials are known to work before the service relies on them. put never\n"
+	  "replaces an object (If-None-Match). Exit status: 0 done, 1 the store refused or\n"
+	  "could not be reached, 2 usage.\n",
+	  "  --config FILE       the service config whose object_store to use\n"
+	  "  -o FILE             where get writes (default stdout)\n",
+	  "glassbox objects check --config /etc/glassbox/serve.json\n" },
 	{ "report", "write the audit trail as one self-contained HTML file for reviewers",
 	  "glassbox report --tenant T [--since YYYY-MM-DD] -o FILE [--pubkey FILE]\n"
 	  "glassbox report --session ID [--tenant T] -o FILE [--pubkey FILE]\n",

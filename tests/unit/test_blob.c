@@ -206,9 +206,9 @@ static void config(void **state)
 	assert_string_equal(c.secret_access_key, "s3cr3t-file");
 	blob_config_wipe(&c);
 	/* bad values name the key */
-	assert_int_equal(parse("{\"s3\": {\"endpoint\": \"ftp://x\", \"bucket\": \"b\"}}", &c, err,
-	                       sizeof(err)),
-	                 -1);
+	assert_int_equal(
+	    parse("{\"s3\": {\"endpoint\": \"ftp://x\", \"bucket\": \"b\"}}", &c, err, sizeof(err)),
+	    -1);
 	assert_non_null(strstr(err, "endpoint"));
 	assert_int_equal(parse("{\"s3\": {\"endpoint\": \"http://x\", \"bucket\": \"B/x\"}}", &c,
 	                       err, sizeof(err)),
