@@ -17,11 +17,10 @@
 
 #define OBJECT_MAX_BYTES (512u * 1024u * 1024u)
 
-static const char usage[] =
-    "usage: glassbox objects check --config FILE\n"
-    "       glassbox objects ls [PREFIX] --config FILE\n"
-    "       glassbox objects get KEY [-o FILE] --config FILE\n"
-    "       glassbox objects put KEY FILE --config FILE\n";
+static const char usage[] = "usage: glassbox objects check --config FILE\n"
+                            "       glassbox objects ls [PREFIX] --config FILE\n"
+                            "       glassbox objects get KEY [-o FILE] --config FILE\n"
+                            "       glassbox objects put KEY FILE --config FILE\n";
 
 static int print_key(const char *key, size_t size, void *user)
 {
@@ -91,7 +90,8 @@ int cli_cmd_objects(int argc, char **argv)
 			else
 				out = argv[++i];
 		} else if (argv[i][0] == '-' || npos == 3) {
-			fprintf(stderr, "glassbox objects: unexpected argument %s\n\n%s", argv[i], usage);
+			fprintf(stderr, "glassbox objects: unexpected argument %s\n\n%s", argv[i],
+			        usage);
 			goto out;
 		} else {
 			pos[npos++] = argv[i];

@@ -95,11 +95,15 @@ static const struct cli_help helps[] = {
 	  "customer\"\n" },
 	{ "audit", "verify the signed audit trail, export its public key, purge old records",
 	  "glassbox audit verify [--tenant T] [--pubkey FILE] [--json]\n"
+	  "glassbox audit verify --store CONFIG [--tenant T] [--pubkey FILE] [--json]\n"
 	  "glassbox audit export-key [-o FILE]\n"
 	  "glassbox audit purge --tenant T --days N\n",
 	  "verify checks every tenant's audit chain (or one): order, hashes, signatures,\n"
 	  "and that each artifact a record references exists and is unchanged; it names\n"
-	  "the first record that fails and exits 1. export-key writes the public key\n"
+	  "the first record that fails and exits 1. With --store it verifies the merged\n"
+	  "trail that every replica shipped to the object store CONFIG names (each\n"
+	  "replica's chain, segment by segment, read from the store alone) and names a\n"
+	  "missing or altered segment. export-key writes the public key\n"
 	  "reviewers verify with. purge removes a tenant's records and artifacts older\n"
 	  "than N days, after a signed purge record, so the shortened chain still\n"
 	  "verifies. Exit status: 0 ok, 1 the trail does not verify, 2 usage, 3 could\n"
@@ -108,6 +112,7 @@ static const struct cli_help helps[] = {
 	  "  --tenant T          one tenant only\n"
 	  "  --pubkey FILE       verify against this public key (a reviewer's copy),\n"
 	  "                      not the data dir's\n"
+	  "  --store CONFIG      the service config whose object_store holds the trail\n"
 	  "  -o FILE             where export-key writes (default stdout)\n"
 	  "  --days N            purge: keep the last N days\n"
 	  "  --json              machine-readable output\n",

@@ -27,19 +27,21 @@ export const sha256hex = (s) => crypto.createHash('sha256').update(s).digest('he
  * Starts glassbox serve. tenants: {name: {policy?, max_sessions?,
  * tool_calls_per_session?, action_timeout_ms?}}; limits, prelaunch: as in
  * docs/service.md; admin: true for an admin listener. dataDir: reuse one.
+ * extra: more top-level config (object_store, replica); env: more
+ * environment; tokens, adminToken: reuse another replica's.
  */
-export async function startServe({ tenants, limits = {}, admin = false, prelaunch, dataDir, warmPool } = {}) {
+export async function startServe({ tenants, limits = {}, admin = false, prelaunch, dataDir, warmPool, extra = {}, env = {}, tokens: givenTokens, adminToken: givenAdminToken } = {}) {
   const dir = dataDir || newDataDir('glassbox-serve-');
-  const tokens = {};
+  const tokens = { ...(givenTokens || {}) };
   const cfgTenants = {};
   for (const [name, t] of Object.entries(tenants)) {
-    tokens[name] = crypto.randomBytes(24).toString('hex');
+    tokens[name] = tokens[name] || crypto.randomBytes(24).toString('hex');
     cfgTenants[name] = { token_sha256: sha256hex(tokens[name]), policy: t.policy || LOOPBACK_POLICY };
     for (const k of ['max_sessions', 'tool_calls_per_session', 'action_timeout_ms'])
       if (t[k] !== undefined) cfgTenants[name][k] = t[k];
   }
-  const config = { listen: { host: '127.0.0.1', port: 0 }, limits, tenants: cfgTenants };
-  const adminToken = crypto.randomBytes(24).toString('hex');
+  const config = { listen: { host: '127.0.0.1', port: 0 }, limits, tenants: cfgTenants, ...extra };
+  const adminToken = givenAdminToken || crypto.randomBytes(24).toString('hex');
   if (admin) config.admin = { host: '127.0.0.1', port: 0, token_sha256: sha256hex(adminToken) };
   if (prelaunch !== undefined) config.prelaunch = prelaunch;
   if (warmPool !== undefined) config.warm_pool = warmPool;
@@ -47,7 +49,7 @@ export async function startServe({ tenants, limits = {}, admin = false, prelaunc
   fs.writeFileSync(cfgPath, JSON.stringify(config), { mode: 0o600 });
 
   const proc = spawn(glassboxBin(), ['serve', '--config', cfgPath], {
-    env: { ...process.env, GLASSBOX_DATA_DIR: dir },
+    env: { ...process.env, GLASSBOX_DATA_DIR: dir, ...env },
     stdio: ['ignore', 'ignore', 'pipe'],
     cwd: REPO_ROOT,
   });
@@ -72,6 +74,7 @@ export async function startServe({ tenants, limits = {}, admin = false, prelaunc
     proc,
     pid: proc.pid,
     dataDir: dir,
+    configPath: cfgPath,
     url,
     tokens,
     adminToken,
