@@ -113,8 +113,9 @@ static int on_key(const char *key, size_t size, void *user)
 
 	(void)size;
 	if (!(p = component(p, word, sizeof(word))) || strcmp(word, "tenants") ||
-	    !(p = component(p, tenant, sizeof(tenant))) || !(p = component(p, word, sizeof(word))) ||
-	    strcmp(word, "replicas") || !(p = component(p, replica, sizeof(replica))) ||
+	    !(p = component(p, tenant, sizeof(tenant))) ||
+	    !(p = component(p, word, sizeof(word))) || strcmp(word, "replicas") ||
+	    !(p = component(p, replica, sizeof(replica))) ||
 	    !(p = component(p, word, sizeof(word))) || strcmp(word, "audit") || strchr(p, '/'))
 		return 0;
 	if ((l->only && strcmp(l->only, tenant)) || !gb_fs_name_is_safe(tenant) ||
@@ -199,8 +200,8 @@ static int append_to(const char *root, const char *rel_dir, const char *name, co
 }
 
 /* Copies object key (when the store has it) to root/rel. */
-static int copy_object(struct blob_store *store, const char *key, const char *root,
-                       const char *rel, char *err, size_t errlen)
+static int copy_object(struct blob_store *store, const char *key, const char *root, const char *rel,
+                       char *err, size_t errlen)
 {
 	char dir[PATH_BYTES];
 	unsigned char *data = NULL;
@@ -260,7 +261,8 @@ static int copy_artifacts(struct blob_store *store, const struct chain *c, json_
 		    !strchr(meta, '/')) {
 			snprintf(key, sizeof(key), "tenants/%s/replicas/%s/%s/%.2s/%s", c->tenant,
 			         c->replica, area, sha, meta);
-			snprintf(rel, sizeof(rel), "tenants/%s/%s/%.2s/%s", c->tenant, area, sha, meta);
+			snprintf(rel, sizeof(rel), "tenants/%s/%s/%.2s/%s", c->tenant, area, sha,
+			         meta);
 			rc = copy_object(store, key, root, rel, err, errlen);
 		}
 		if (rc != 0)
@@ -282,8 +284,8 @@ static int copy_segment(struct blob_store *store, const struct chain *c, const s
 	json_t *rec;
 	int rc;
 
-	rc = blob_get(store, seg->key, EVID_SHIP_SEGMENT_MAX_BYTES + EVID_AUDIT_MAX_RECORD_BYTES, &data,
-	              &len, err, errlen);
+	rc = blob_get(store, seg->key, EVID_SHIP_SEGMENT_MAX_BYTES + EVID_AUDIT_MAX_RECORD_BYTES,
+	              &data, &len, err, errlen);
 	if (rc == -ENOENT) {
 		failed(r, seg, "segment %s is listed but cannot be read: it was removed", seg->key);
 		rc = 1;
@@ -303,7 +305,8 @@ static int copy_segment(struct blob_store *store, const struct chain *c, const s
 			failed(r, seg,
 			       "segment %s was altered: where record %" PRIu64
 			       " should be it holds %s",
-			       seg->key, want, rec ? "another record" : "text that is not a record");
+			       seg->key, want,
+			       rec ? "another record" : "text that is not a record");
 			json_decref(rec);
 			rc = 1;
 			break;
@@ -364,9 +367,11 @@ static int verify_chain(struct blob_store *store, struct chain *c, const unsigne
 				       " are in no segment: the segment before %s is missing",
 				       next, c->segs[i].first - 1, c->segs[i].key);
 			else
-				failed(r, &c->segs[i],
-				       "segment %s overlaps the one before it (records from %" PRIu64 ")",
-				       c->segs[i].key, c->segs[i].first);
+				failed(
+				    r, &c->segs[i],
+				    "segment %s overlaps the one before it (records from %" PRIu64
+				    ")",
+				    c->segs[i].key, c->segs[i].first);
 			return 0;
 		}
 		next = c->segs[i].last + 1;

@@ -75,8 +75,8 @@ struct batch {
 	uint64_t first, last;
 	size_t n;
 	char file[EVID_DAY_NAME_BYTES];
-	off_t offset;           /* the cursor after the batch */
-	unsigned char *head;    /* head.json's bytes when the batch reaches it */
+	off_t offset;        /* the cursor after the batch */
+	unsigned char *head; /* head.json's bytes when the batch reaches it */
 	size_t head_len;
 };
 
@@ -141,8 +141,8 @@ static uint64_t line_seq(const char *line, size_t len)
 /* Adds the complete lines of dir/name from *offset (moved past each line
  * it consumed) with a seq after t->shipped to b, until b is full. Returns
  * 1 when b is full, 0 at the end of the file, or -EIO. */
-static int read_from(const struct ship_tenant *t, const char *dir, const char *name,
-                     off_t *offset, struct batch *b, char *err, size_t errlen)
+static int read_from(const struct ship_tenant *t, const char *dir, const char *name, off_t *offset,
+                     struct batch *b, char *err, size_t errlen)
 {
 	char path[PATH_BYTES + EVID_DAY_NAME_BYTES];
 	char *buf = NULL;
@@ -163,7 +163,8 @@ static int read_from(const struct ship_tenant *t, const char *dir, const char *n
 		goto out;
 	}
 	for (;;) {
-		n = pread(fd, buf + have, EVID_SHIP_SEGMENT_MAX_BYTES + EVID_AUDIT_MAX_RECORD_BYTES - have,
+		n = pread(fd, buf + have,
+		          EVID_SHIP_SEGMENT_MAX_BYTES + EVID_AUDIT_MAX_RECORD_BYTES - have,
 		          *offset + (off_t)have);
 		if (n < 0) {
 			gb_set_io_error(err, errlen, "read", path, errno);
@@ -254,8 +255,7 @@ out:
 
 /* Puts the local file rel (under the data dir) as key, unless the store
  * has it. A local file that is gone is skipped (the verifier will say). */
-static int put_file(struct evid_ship *s, const char *rel, const char *key, char *err,
-                    size_t errlen)
+static int put_file(struct evid_ship *s, const char *rel, const char *key, char *err, size_t errlen)
 {
 	char path[PATH_BYTES];
 	unsigned char *data = NULL;
@@ -301,7 +301,8 @@ static int put_artifacts(struct evid_ship *s, const char *tenant, const char *li
 		rc = put_file(s, rel, rel, err, errlen);
 		if (rc == 0 && meta && strncmp(meta, sha, 64) == 0 && !strchr(meta, '/') &&
 		    blob_key_is_valid(meta)) {
-			snprintf(rel, sizeof(rel), "tenants/%s/%s/%.2s/%s", tenant, area, sha, meta);
+			snprintf(rel, sizeof(rel), "tenants/%s/%s/%.2s/%s", tenant, area, sha,
+			         meta);
 			snprintf(key, sizeof(key), "tenants/%s/replicas/%s/%s/%.2s/%s", tenant,
 			         s->replica, area, sha, meta);
 			rc = put_file(s, rel, key, err, errlen);
@@ -327,8 +328,9 @@ static int put_batch(struct evid_ship *s, const struct ship_tenant *t, const str
 	}
 	if (rc != 0)
 		return rc;
-	snprintf(key, sizeof(key), "tenants/%s/replicas/%s/audit/%020" PRIu64 "-%020" PRIu64 ".jsonl",
-	         t->name, s->replica, b->first, b->last);
+	snprintf(key, sizeof(key),
+	         "tenants/%s/replicas/%s/audit/%020" PRIu64 "-%020" PRIu64 ".jsonl", t->name,
+	         s->replica, b->first, b->last);
 	rc = blob_put(s->store, key, b->lines.data, b->lines.len, err, errlen);
 	if (rc == BLOB_EXISTS)
 		rc = 0; /* an earlier pass put it and stopped before moving on */
@@ -430,10 +432,12 @@ static void *ship_main(void *arg)
 		if (pass(s, err, sizeof(err)) != 0) {
 			gb_metrics_counter_add("glassbox_audit_ship_failures_total", NULL, 1);
 			if (!s->failing)
-				GB_LOGW(MOD, "the audit trail could not be shipped (retrying): %s", err);
+				GB_LOGW(MOD, "the audit trail could not be shipped (retrying): %s",
+				        err);
 			s->failing = 1;
 		} else if (s->failing) {
-			GB_LOGI(MOD, "the audit trail is shipped again to %s", blob_describe(s->store));
+			GB_LOGI(MOD, "the audit trail is shipped again to %s",
+			        blob_describe(s->store));
 			s->failing = 0;
 		}
 		pthread_mutex_lock(&s->lock);
@@ -510,10 +514,11 @@ void evid_ship_stop(struct evid_ship *s)
 		pthread_mutex_unlock(&s->lock);
 		pthread_join(s->thread, NULL);
 		if (pass(s, err, sizeof(err)) != 0)
-			GB_LOGE(MOD,
-			        "the last records of the audit trail could not be shipped: %s; they "
-			        "are in %s and are shipped at the next start",
-			        err, s->data_dir);
+			GB_LOGE(
+			    MOD,
+			    "the last records of the audit trail could not be shipped: %s; they "
+			    "are in %s and are shipped at the next start",
+			    err, s->data_dir);
 	}
 	while (s->tenants) {
 		t = s->tenants;
