@@ -28,9 +28,10 @@ export const sha256hex = (s) => crypto.createHash('sha256').update(s).digest('he
  * tool_calls_per_session?, action_timeout_ms?}}; limits, prelaunch: as in
  * docs/service.md; admin: true for an admin listener. dataDir: reuse one.
  * extra: more top-level config (object_store, replica); env: more
- * environment; tokens, adminToken: reuse another replica's.
+ * environment; tokens, adminToken: reuse another replica's; port,
+ * adminPort: fixed ports (a restarted replica keeps its address).
  */
-export async function startServe({ tenants, limits = {}, admin = false, prelaunch, dataDir, warmPool, extra = {}, env = {}, tokens: givenTokens, adminToken: givenAdminToken } = {}) {
+export async function startServe({ tenants, limits = {}, admin = false, prelaunch, dataDir, warmPool, extra = {}, env = {}, tokens: givenTokens, adminToken: givenAdminToken, port: givenPort = 0, adminPort: givenAdminPort = 0 } = {}) {
   const dir = dataDir || newDataDir('glassbox-serve-');
   const tokens = { ...(givenTokens || {}) };
   const cfgTenants = {};
@@ -40,9 +41,9 @@ export async function startServe({ tenants, limits = {}, admin = false, prelaunc
     for (const k of ['max_sessions', 'tool_calls_per_session', 'action_timeout_ms'])
       if (t[k] !== undefined) cfgTenants[name][k] = t[k];
   }
-  const config = { listen: { host: '127.0.0.1', port: 0 }, limits, tenants: cfgTenants, ...extra };
+  const config = { listen: { host: '127.0.0.1', port: givenPort }, limits, tenants: cfgTenants, ...extra };
   const adminToken = givenAdminToken || crypto.randomBytes(24).toString('hex');
-  if (admin) config.admin = { host: '127.0.0.1', port: 0, token_sha256: sha256hex(adminToken) };
+  if (admin) config.admin = { host: '127.0.0.1', port: givenAdminPort, token_sha256: sha256hex(adminToken) };
   if (prelaunch !== undefined) config.prelaunch = prelaunch;
   if (warmPool !== undefined) config.warm_pool = warmPool;
   const cfgPath = path.join(dir, 'serve-test.json');
