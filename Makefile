@@ -25,7 +25,7 @@ DEBIAN_PACKAGES := build-essential pkg-config meson ninja-build libwebsockets-de
 	iproute2 util-linux
 
 .PHONY: all deps build run test test-unit test-asan test-tsan test-fuzz test-http-fuzz test-node test-conformance \
-	bench format format-check clean cli-doc demo test-newcomer
+	bench format format-check clean cli-doc demo test-newcomer test-deploy
 
 all: build
 
@@ -109,6 +109,12 @@ test-http-fuzz: $(ASAN_BUILD)/build.ninja
 
 test-node: build
 	GLASSBOX_BIN=$(BUILD)/glassbox tests/run-node-tests.sh
+
+# The deployment files alone (test-node runs it too): the Kubernetes
+# manifests against the API schemas and the restricted profile, and
+# haproxy -c of deploy/haproxy/haproxy.cfg.
+test-deploy:
+	tests/run-node-tests.sh tests/e2e/deploy.test.mjs
 
 # The official MCP conformance suite (server scenarios, 2025-11-25) against
 # glassbox serve, with the Node 22 pinned in tests/conformance.
