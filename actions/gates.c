@@ -75,6 +75,9 @@ int act_gates_start(struct act_session *s, const struct policy_tenant *policy, c
 		return -1;
 	}
 	store_set_approval_hook(s->db, on_approval_event, s);
+	/* which replica owns this session (store.h, "the session registry") */
+	if (store_session_claim(s->db, s->tenant, s->id, 0, gerr, sizeof(gerr)) < 0)
+		GB_LOGW("actions", "session %s is not in the session registry: %s", s->id, gerr);
 	/* parsed and checked once, with the rest of the policy (policy/tenant.h) */
 	s->risk = policy_tenant_risk(policy);
 	s->elicit_approvals = policy_tenant_settings(policy)->elicit_approvals;
@@ -90,6 +93,8 @@ void act_gates_stop(struct act_session *s)
 	policy_admin_stop(s->admin);
 	s->admin = NULL;
 	s->risk = NULL; /* the session's tenant_policy owns it */
+	if (s->db)
+		store_session_release(s->db, s->id, NULL, 0);
 	store_close(s->db);
 	s->db = NULL;
 }
@@ -202,30 +207,6 @@ static const char facts_js[] =
     "  submits, method: submits ? method : '', action: submits ? action : '', form_label: flabel,"
     "  href: link ? link.href : '', download: !!(link && link.hasAttribute('download')),"
     "  frame: location.href }; }";
-
-static enum policy_action_kind kind_of(const char *tool)
-{
-	static const struct {
-		const char *tool;
-		enum policy_action_kind kind;
-	} map[] = {
-		{ "browser_click", POLICY_ACT_CLICK },
-		{ "browser_type", POLICY_ACT_TYPE },
-		{ "browser_select_option", POLICY_ACT_SELECT },
-		{ "browser_press_key", POLICY_ACT_PRESS },
-		{ "browser_hover", POLICY_ACT_HOVER },
-		{ "browser_navigate", POLICY_ACT_NAVIGATE },
-		{ "browser_navigate_back", POLICY_ACT_NAVIGATE },
-		{ "browser_evaluate", POLICY_ACT_EVALUATE },
-		{ "browser_handle_dialog", POLICY_ACT_DIALOG },
-	};
-	size_t i;
-
-	for (i = 0; i < sizeof(map) / sizeof(map[0]); i++)
-		if (!strcmp(map[i].tool, tool))
-			return map[i].kind;
-	return POLICY_ACT_OTHER;
-}
 
 /* The value the action carries (hashed into the fingerprint, never kept). */
 static char *value_of(struct act_ctx *ctx)
@@ -353,11 +334,11 @@ static int gate_run(struct act_ctx *ctx, const char *approval_id, int may_ask)
 	int asked;
 	int rc = 0;
 
-	f.kind = kind_of(ctx->def->name);
-	if (f.kind == POLICY_ACT_OTHER)
-		return 0;
+	if (ctx->def->policy.exempt)
+		return 0; /* read-only tools: the descriptor says why */
+	f.kind = (enum policy_action_kind)ctx->def->policy.kind;
 	f.session_id = ctx->as->id;
-	f.page_url = sess_page_url(ctx->page);
+	f.page_url = ctx->page ? sess_page_url(ctx->page) : "";
 	if (ctx->has_target) {
 		/* in an isolated world: the page's scripts cannot fake these */
 		rc = act_call_in_isolated_world(ctx, facts_js, &facts, "reading the target");

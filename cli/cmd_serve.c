@@ -231,11 +231,25 @@ static json_t *serve_status(void *user)
 /* Ends the browsers and removes the run dirs a glassbox killed earlier
  * left in data_dir (never those of one still running; the reaper logs what
  * it removed). */
-static void reap_orphans(const char *data_dir)
+/* Names an orphan of this replica's last run in the log. */
+static void on_registry_orphan(const struct store_session *s, void *user)
 {
+	(void)user;
+	GB_LOGI("cli", "session %s of tenant %s ended with the last run of replica %s", s->session,
+	        s->tenant, s->replica);
+}
+
+/* Ends the browsers the last run of this data dir left, and removes the
+ * sessions of this replica's dead runs from the session registry. */
+static void reap_orphans(const char *data_dir, struct store *store)
+{
+	char err[512];
+
 	if (sess_reap_orphans(data_dir, NULL) < 0)
 		GB_LOGW("cli", "the run dirs of %s could not be checked for orphaned browsers",
 		        data_dir);
+	if (store_session_reap(store, on_registry_orphan, NULL, NULL, err, sizeof(err)) < 0)
+		GB_LOGW("cli", "the session registry could not be cleaned: %s", err);
 }
 
 /* Opens (and frees) a session of each tenant without a browser, so a
@@ -266,20 +280,16 @@ static int check_policies(const struct mcp_serve_config *cfg, const struct act_c
 	return 0;
 }
 
-/* Opens the object store and starts shipping the audit trail to it, as
- * the configured replica (else this host's name). Returns 0 (nothing to
- * do without an object store) or -1 with the reason printed. */
+/* Opens the object store and starts shipping the audit trail to it as
+ * replica (the store's name for this replica). Returns 0 (nothing to do
+ * without an object store) or -1 with the reason printed. */
 static int start_shipping(const struct mcp_serve_config *cfg, const char *data_dir,
-                          struct blob_store **store, struct evid_ship **ship)
+                          const char *replica, struct blob_store **store, struct evid_ship **ship)
 {
-	char replica[MCP_TENANT_NAME_MAX] = "", err[1024];
+	char err[1024];
 
 	if (!cfg->has_object_store)
 		return 0;
-	if (cfg->replica_id[0])
-		snprintf(replica, sizeof(replica), "%s", cfg->replica_id);
-	else if (gethostname(replica, sizeof(replica) - 1) != 0 || !replica[0])
-		snprintf(replica, sizeof(replica), "replica");
 	if (blob_open(&cfg->object_store, store, err, sizeof(err)) != 0 ||
 	    evid_ship_start(data_dir, *store, replica, cfg->audit_ship_interval_ms, ship, err,
 	                    sizeof(err)) != 0) {
@@ -338,6 +348,22 @@ int cli_cmd_serve(const struct cli_serve_args *a)
 	}
 	cli_policy_serve_prepare(cfg, a->config_path);
 	rc = 1;
+	{
+		struct store_location loc = {
+			.postgres = cfg->store_postgres[0] ? cfg->store_postgres : NULL,
+			/* replica.id, else $GLASSBOX_REPLICA_ID (the pod's name); else
+			 * the host's */
+			.replica = cfg->replica_id[0] ? cfg->replica_id : NULL,
+		};
+
+		/* every store handle of this process (sessions, profiles, the
+		 * artifact index) goes there */
+		if (store_configure(&loc, err, sizeof(err)) != 0) {
+			fprintf(stderr, "glassbox serve: the config's store is not valid: %s\n",
+			        err);
+			goto out;
+		}
+	}
 	if (store_open(a->data_dir, &store, err, sizeof(err)) != 0) {
 		fprintf(stderr, "glassbox serve: cannot open the store in %s: %s\n", a->data_dir,
 		        err);
@@ -357,14 +383,14 @@ int cli_cmd_serve(const struct cli_serve_args *a)
 		rc = 2;
 		goto out;
 	}
-	reap_orphans(a->data_dir);
+	reap_orphans(a->data_dir, store);
 	st.egress_layers = act_egress_layers_active(); /* says once when layer 4 is off */
 	if (act_pool_start(&base, (size_t)cfg->warm_pool, &st.pool, err, sizeof(err)) < 0) {
 		fprintf(stderr, "glassbox serve: cannot start the warm pool: %s\n", err);
 		goto out;
 	}
 	base.pool = st.pool;
-	if (start_shipping(cfg, a->data_dir, &objects, &ship) < 0)
+	if (start_shipping(cfg, a->data_dir, store_replica(store), &objects, &ship) < 0)
 		goto out;
 
 	memset(&sa, 0, sizeof(sa));
@@ -372,7 +398,8 @@ int cli_cmd_serve(const struct cli_serve_args *a)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
-	GB_LOGI("cli", "glassbox serve: %zu tenant(s); data dir %s", cfg->n_tenants, a->data_dir);
+	GB_LOGI("cli", "glassbox serve: %zu tenant(s); data dir %s; store %s, replica %s",
+	        cfg->n_tenants, a->data_dir, store_backend_name(store), store_replica(store));
 	rc = mcp_http_serve(cfg, &base, &hooks, &stop_requested) == 0 ? 0 : 1;
 out:
 	act_pool_stop(st.pool); /* after mcp_http_serve freed every session */

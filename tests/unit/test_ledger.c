@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "store/store.h"
+#include "store_fixture.h"
 
 #include <ftw.h>
 #include <pthread.h>
@@ -50,7 +51,7 @@ static int setup(void **state)
 	json_t *args = json_pack("{s:s, s:s}", "target", "e12", "element", "Delete button");
 
 	snprintf(fx->dir, sizeof(fx->dir), "/tmp/gb-ledger-XXXXXX");
-	if (!mkdtemp(fx->dir))
+	if (!mkdtemp(fx->dir) || store_fixture_begin(fx->dir) < 0)
 		return -1;
 	fx->st = open_store(fx->dir);
 	if (store_args_hash(args, fx->hash) != 0)
@@ -65,6 +66,7 @@ static int teardown(void **state)
 	struct fixture *fx = *state;
 
 	store_close(fx->st);
+	store_fixture_end();
 	nftw(fx->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 	free(fx);
 	return 0;
