@@ -20,6 +20,7 @@
 #include "blob/blob.h"
 #include "common/fs.h"
 #include "common/util.h"
+#include "store/store.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -48,6 +49,10 @@ struct chain {
 	struct segment *segs;
 	size_t n, cap;
 	int has_head;
+	int in_table;           /* the segment table has its row */
+	int64_t table_records;  /* that row's last record */
+	char table_hash[65];    /* and its hash */
+	char hash_at_table[65]; /* the hash of that record in the object store */
 };
 
 struct listing {
@@ -314,6 +319,11 @@ static int copy_segment(struct blob_store *store, const struct chain *c, const s
 		snprintf(day, sizeof(day), "%.10s.jsonl", time);
 		if (!evid_is_day_file(day))
 			snprintf(day, sizeof(day), "0000-00-00.jsonl");
+		if (c->in_table && want == (uint64_t)c->table_records) {
+			const char *h = json_string_value(json_object_get(rec, "hash"));
+
+			snprintf(((struct chain *)c)->hash_at_table, 65, "%s", h ? h : "");
+		}
 		rc = append_to(root, audit_rel, day, p, (size_t)(nl - p), err, errlen);
 		if (rc == 0)
 			rc = append_to(root, audit_rel, day, "\n", 1, err, errlen);
@@ -388,7 +398,29 @@ static int verify_chain(struct blob_store *store, struct chain *c, const unsigne
 	if (rc != 0)
 		return rc;
 	if (c->n == 0) {
-		failed(r, NULL, "the store holds a head for this chain but none of its segments");
+		failed(r, NULL,
+		       c->in_table
+		           ? "the segment table says this replica wrote %lld records, and "
+		             "the object store holds none of its segments: they were removed"
+		           : "the store holds a head for this chain but none of its segments",
+		       (long long)c->table_records);
+		return 0;
+	}
+	if (c->in_table && (uint64_t)c->table_records > c->segs[c->n - 1].last) {
+		failed(
+		    r, NULL,
+		    "the segment table says this replica wrote records up to %lld and the object "
+		    "store holds them up to %" PRIu64 ": the segments after %s are missing",
+		    (long long)c->table_records, c->segs[c->n - 1].last, c->segs[c->n - 1].key);
+		return 0;
+	}
+	if (c->in_table && c->table_records > 0 && strcmp(c->hash_at_table, c->table_hash) != 0) {
+		at = segment_of(c, (uint64_t)c->table_records);
+		failed(
+		    r, at,
+		    "segment %s was altered: record %lld does not have the hash the segment table "
+		    "holds for it",
+		    at ? at->key : "?", (long long)c->table_records);
 		return 0;
 	}
 	rc = evid_audit_verify(root, c->tenant, pk, &rep, err, errlen);
@@ -417,10 +449,63 @@ static int verify_chain(struct blob_store *store, struct chain *c, const unsigne
 	return 0;
 }
 
+/* store_audit_segment_cb: the rows "replicas/<r>/audit" of one tenant. */
+struct table_walk {
+	struct listing *l;
+	const char *tenant;
+};
+
+static int on_row(const struct store_audit_segment *row, void *user)
+{
+	struct table_walk *w = user;
+	char replica[EVID_MAX_NAME_BYTES + 1];
+	const char *p = row->segment;
+	struct chain *c;
+
+	if (strncmp(p, "replicas/", 9) != 0 || !(p = component(p + 9, replica, sizeof(replica))) ||
+	    strcmp(p, "audit") != 0 || !gb_fs_name_is_safe(replica))
+		return 0;
+	c = chain_of(w->l, w->tenant, replica);
+	if (!c) {
+		w->l->oom = 1;
+		return -ENOMEM;
+	}
+	c->in_table = 1;
+	c->table_records = row->records;
+	snprintf(c->table_hash, sizeof(c->table_hash), "%s", row->head_hash);
+	return 0;
+}
+
+/* Adds what the segment table holds for each tenant of the listing (and
+ * for l->only) to it. */
+static int read_table(struct store *db, struct listing *l, char *err, size_t errlen)
+{
+	char tenants[64][EVID_MAX_NAME_BYTES + 1];
+	struct table_walk w = { l, NULL };
+	struct chain *c;
+	size_t n = 0, i;
+	int rc = 0;
+
+	if (l->only)
+		snprintf(tenants[n++], sizeof(tenants[0]), "%s", l->only);
+	for (c = l->chains; c && n < 64; c = c->next) {
+		for (i = 0; i < n && strcmp(tenants[i], c->tenant) != 0; i++)
+			;
+		if (i == n)
+			snprintf(tenants[n++], sizeof(tenants[0]), "%s", c->tenant);
+	}
+	for (i = 0; i < n && rc == 0; i++) {
+		w.tenant = tenants[i];
+		if (store_audit_segment_list(db, tenants[i], on_row, &w, err, errlen) != 0)
+			rc = -EIO;
+	}
+	return rc;
+}
+
 /* See ship.h. */
-int evid_merged_verify(struct blob_store *store, const char *tenant, const unsigned char pk[32],
-                       const char *tmp_root, evid_merged_cb cb, void *user, char *err,
-                       size_t errlen)
+int evid_merged_verify(struct blob_store *store, struct store *db, const char *tenant,
+                       const unsigned char pk[32], const char *tmp_root, evid_merged_cb cb,
+                       void *user, char *err, size_t errlen)
 {
 	struct listing l = { tenant, NULL, 0 };
 	struct evid_merged_result r;
@@ -433,6 +518,8 @@ int evid_merged_verify(struct blob_store *store, const char *tenant, const unsig
 	else
 		snprintf(prefix, sizeof(prefix), "tenants/");
 	rc = blob_list(store, prefix, on_key, &l, err, errlen);
+	if (rc == 0 && db)
+		rc = read_table(db, &l, err, errlen);
 	if (rc != 0)
 		goto out;
 	if (!l.chains) {

@@ -18,6 +18,11 @@
  * reaches it. Nothing advances until every put succeeded: a failure is
  * retried whole on the next pass, and puts of what is there already are
  * no-ops (If-None-Match), so a retry never duplicates or replaces.
+ * Last, the chain's row in the store's audit segment table (store.h:
+ * PostgreSQL when replicas share one) moves to the new last record and
+ * its hash, so the table never names a record the object store lacks,
+ * and a segment deleted from the object store is found missing even when
+ * it was the last one.
  */
 #include "evidence/audit.h"
 #include "evidence/evidence-private.h"
@@ -28,6 +33,7 @@
 #include "common/log.h"
 #include "common/metrics.h"
 #include "common/util.h"
+#include "store/store.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -51,13 +57,16 @@ struct ship_tenant {
 	int known;        /* shipped_seq was learnt from the store */
 	uint64_t shipped; /* the last seq in the store */
 	char file[EVID_DAY_NAME_BYTES];
-	off_t offset; /* in file: the lines before it are shipped or older */
+	off_t offset;          /* in file: the lines before it are shipped or older */
+	int registered;        /* its row in the segment table exists */
+	int64_t table_records; /* what that row says */
 };
 
 struct evid_ship {
 	char *data_dir;
 	char replica[EVID_MAX_NAME_BYTES + 1];
 	struct blob_store *store;
+	struct store *db; /* the segment table's store; used under pass_lock */
 	int interval_ms;
 	pthread_mutex_t pass_lock; /* serialises passes; guards tenants */
 	struct ship_tenant *tenants;
@@ -342,6 +351,54 @@ static int put_batch(struct evid_ship *s, const struct ship_tenant *t, const str
 	return rc;
 }
 
+/* The "hash" of the last line in b. */
+static void last_hash(const struct batch *b, char hash[65])
+{
+	const char *end = b->lines.data + b->lines.len - 1; /* its '\n' */
+	const char *p = end;
+	const char *h;
+	json_t *j;
+
+	while (p > b->lines.data && p[-1] != '\n')
+		p--;
+	j = json_loadb(p, (size_t)(end - p), 0, NULL);
+	h = json_string_value(json_object_get(j, "hash"));
+	snprintf(hash, 65, "%s", h ? h : "");
+	json_decref(j);
+}
+
+/* Moves the chain's row in the segment table to b's last record. */
+static int advance_head(struct evid_ship *s, struct ship_tenant *t, const struct batch *b,
+                        char *err, size_t errlen)
+{
+	struct store_audit_segment row;
+	char name[STORE_SEGMENT_MAX + 1], hash[65];
+	int rc, tries;
+
+	snprintf(name, sizeof(name), "replicas/%s/audit", s->replica);
+	last_hash(b, hash);
+	for (tries = 0; tries < 2; tries++) {
+		if (!t->registered || tries > 0) {
+			rc = store_audit_segment_register(s->db, t->name, name, &row, err, errlen);
+			if (rc != 0)
+				return -EIO;
+			t->registered = 1;
+			t->table_records = row.records;
+		}
+		if ((uint64_t)t->table_records >= b->last)
+			return 0; /* shipped before, and recorded */
+		rc = store_audit_segment_advance(s->db, t->name, name, t->table_records,
+		                                 (int64_t)b->last, hash, err, errlen);
+		if (rc == 0) {
+			t->table_records = (int64_t)b->last;
+			return 0;
+		}
+		if (rc != -STORE_ESTATE)
+			return -EIO;
+	}
+	return -EIO;
+}
+
 /* Ships what t's log holds beyond what the store has, segment by segment. */
 static int ship_tenant(struct evid_ship *s, struct ship_tenant *t, char *err, size_t errlen)
 {
@@ -356,6 +413,8 @@ static int ship_tenant(struct evid_ship *s, struct ship_tenant *t, char *err, si
 		rc = collect(s, t, &b, err, errlen);
 		if (rc == 0 && b.n)
 			rc = put_batch(s, t, &b, err, errlen);
+		if (rc == 0 && b.n)
+			rc = advance_head(s, t, &b, err, errlen);
 		if (rc == 0 && b.n) {
 			t->shipped = b.last;
 			gb_metrics_counter_add("glassbox_audit_records_shipped_total", NULL,
@@ -479,6 +538,11 @@ int evid_ship_start(const char *data_dir, struct blob_store *store, const char *
 	}
 	snprintf(s->replica, sizeof(s->replica), "%s", replica);
 	s->store = store;
+	if (store_open(data_dir, &s->db, err, errlen) != 0) {
+		free(s->data_dir);
+		free(s);
+		return -EIO;
+	}
 	s->interval_ms = interval_ms > 0 ? interval_ms : 1000;
 	pthread_mutex_init(&s->pass_lock, NULL);
 	pthread_mutex_init(&s->lock, NULL);
@@ -528,6 +592,7 @@ void evid_ship_stop(struct evid_ship *s)
 	pthread_cond_destroy(&s->wake);
 	pthread_mutex_destroy(&s->lock);
 	pthread_mutex_destroy(&s->pass_lock);
+	store_close(s->db);
 	free(s->data_dir);
 	free(s);
 }

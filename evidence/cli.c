@@ -10,6 +10,7 @@
 #include "evidence/ship.h"
 
 #include "blob/blob.h"
+#include "store/store.h"
 
 #include <dirent.h>
 #include <stdio.h>
@@ -185,6 +186,33 @@ static void print_merged(const struct evid_merged_result *r, void *user)
 		printf("%s (replica %s): FAILED: %s\n", r->tenant, r->replica, r->reason);
 }
 
+/* Opens the store of config's "store": {"postgres": URL}, whose audit
+ * segment table the replicas advanced; *db stays NULL when the config
+ * names none (each replica then had its own). 0, or EXIT_CANNOT_RUN
+ * after printing why. */
+static int open_segment_table(const char *config, const char *data_dir, struct store **db)
+{
+	struct store_location loc = { NULL, NULL };
+	json_t *root = json_load_file(config, 0, NULL);
+	const char *url =
+	    json_string_value(json_object_get(json_object_get(root, "store"), "postgres"));
+	char err[1024];
+	int rc = 0;
+
+	*db = NULL;
+	if (!url)
+		goto out;
+	loc.postgres = url;
+	if (store_configure(&loc, err, sizeof(err)) != 0 ||
+	    store_open(data_dir, db, err, sizeof(err)) != 0) {
+		fprintf(stderr, "glassbox: cannot open the store of %s: %s\n", config, err);
+		rc = EXIT_CANNOT_RUN;
+	}
+out:
+	json_decref(root);
+	return rc;
+}
+
 /* audit verify --store CONFIG: the merged trail in the object store. */
 static int verify_merged(const struct cli_opts *o, const unsigned char *given_pk,
                          const char *data_dir)
@@ -192,6 +220,7 @@ static int verify_merged(const struct cli_opts *o, const unsigned char *given_pk
 	struct merged_out m = { o->json, json_array(), 0 };
 	struct blob_config cfg;
 	struct blob_store *b = NULL;
+	struct store *db = NULL;
 	unsigned char pk[32];
 	char err[1024], keyfile[PATH_BYTES];
 	const char *tmp = getenv("TMPDIR");
@@ -214,8 +243,10 @@ static int verify_merged(const struct cli_opts *o, const unsigned char *given_pk
 		goto out;
 	}
 	blob_config_wipe(&cfg);
-	rc = evid_merged_verify(b, o->tenant, pk, tmp && tmp[0] ? tmp : "/tmp", print_merged, &m,
-	                        err, sizeof(err));
+	if (open_segment_table(o->store, data_dir, &db) != 0)
+		goto out;
+	rc = evid_merged_verify(b, db, o->tenant, pk, tmp && tmp[0] ? tmp : "/tmp", print_merged,
+	                        &m, err, sizeof(err));
 	if (rc < 0) {
 		fprintf(stderr, "glassbox: cannot verify the merged trail: %s\n", err);
 		rc = EXIT_CANNOT_RUN;
@@ -229,6 +260,7 @@ static int verify_merged(const struct cli_opts *o, const unsigned char *given_pk
 out:
 	json_decref(m.all);
 	blob_close(b);
+	store_close(db);
 	return rc;
 }
 

@@ -25,6 +25,7 @@
 
 struct blob_store;
 struct evid_ship;
+struct store;
 
 /* Most records and bytes in one segment. */
 #define EVID_SHIP_SEGMENT_MAX_RECORDS 1000u
@@ -71,12 +72,17 @@ typedef void (*evid_merged_cb)(const struct evid_merged_result *r, void *user);
  * name says, the shipped head names no record beyond them, and the chain
  * verifies as evid_audit_verify() does (hashes, links, signatures by pk,
  * every artifact and metadata record present and unchanged), from
- * copies in a private temp dir under tmp_root. A missing or altered
- * segment is named. Returns 0 when every chain verified, 1 when one did
- * not, or a negated errno (the store could not be read) with err.
+ * copies in a private temp dir under tmp_root. With db (may be NULL:
+ * the store whose audit segment table the replicas advanced, PostgreSQL
+ * when they share one), each chain's row there must name no record
+ * beyond what the object store holds, and the hash of the record it
+ * names; a chain in the table with nothing in the object store fails
+ * too. A missing or altered segment is named. Returns 0 when every chain
+ * verified, 1 when one did not, or a negated errno (the store could not
+ * be read) with err.
  */
-int evid_merged_verify(struct blob_store *store, const char *tenant, const unsigned char pk[32],
-                       const char *tmp_root, evid_merged_cb cb, void *user, char *err,
-                       size_t errlen);
+int evid_merged_verify(struct blob_store *store, struct store *db, const char *tenant,
+                       const unsigned char pk[32], const char *tmp_root, evid_merged_cb cb,
+                       void *user, char *err, size_t errlen);
 
 #endif

@@ -1,16 +1,19 @@
 /*
  * replicas.test.mjs - three `glassbox serve` replicas behind HAProxy with
  * the shipped config (deploy/haproxy/haproxy.cfg), each with its own data
- * dir, one audit key, and a real S3-API server on loopback for the trail
- * (tests/e2e/s3_server.mjs). Two tenants run sessions through the proxy:
+ * dir, one audit key, one PostgreSQL (a throwaway server: the shared
+ * ledger, approvals, session registry and audit segment table) and a
+ * real S3-API server on loopback for the trail (tests/e2e/s3_server.mjs). Two tenants run sessions through the proxy:
  * each session is served by the replica its id names, new ones spread;
  * a request sent to the wrong replica is refused naming the owner; a
  * draining replica says so on /readyz, keeps serving its sessions and
  * gets no new one; a replica killed with SIGKILL in the middle of a
  * click: its clients get a clear error, the others go on, the restarted
- * replica reaps the browsers left behind and reports the click
- * `unknown`; `audit verify --store` passes over the merged trail of all
- * three and names a deleted segment.
+ * replica reaps the browsers left behind, and the click is `unknown` in
+ * the shared ledger, whichever replica is asked; `audit verify --store`
+ * passes over the merged trail of all three and names a deleted segment,
+ * also the last one of a chain deleted with its head (the segment table
+ * in PostgreSQL still says it was written).
  */
 import { test, before, after } from 'node:test';
 import { spawn } from 'node:child_process';
@@ -20,9 +23,11 @@ import { assert, Client, StreamableHTTPClientTransport, startFixtureServer, ok, 
 import { startS3 } from '../e2e/s3_server.mjs';
 import { startHaproxy, freePort } from '../e2e/haproxy.mjs';
 import { startServe } from './serve_helpers.mjs';
+import { startPostgres } from './postgres_helpers.mjs';
 import { buttonRef, seen } from './gates_helpers.mjs';
 
 let fixture;
+let pg;
 let s3;
 let lb;
 let work;
@@ -50,6 +55,7 @@ async function startReplica(name) {
     adminPort: ports[name].adminPort,
     tokens,
     adminToken,
+    store: { postgres: pg.url },
     extra: { object_store: objectStore, replica: { id: name, drain_s: 120, audit_ship_interval_ms: 300 } },
   });
   if (first) {
@@ -106,13 +112,14 @@ const alive = (pid) => {
 };
 
 before(async () => {
+  pg = await startPostgres();
   fixture = await startFixtureServer();
   s3 = await startS3({ bucket: 'replicas' });
   work = newDataDir('glassbox-replicas-');
   fs.writeFileSync(path.join(work, 'akid'), s3.accessKeyId + '\n', { mode: 0o600 });
   fs.writeFileSync(path.join(work, 'secret'), s3.secretAccessKey + '\n', { mode: 0o600 });
   objectStore = { s3: { endpoint: s3.endpoint, bucket: 'replicas', path_style: true, access_key_id_file: path.join(work, 'akid'), secret_access_key_file: path.join(work, 'secret') } };
-  fs.writeFileSync(path.join(work, 'store.json'), JSON.stringify({ object_store: objectStore }), { mode: 0o600 });
+  fs.writeFileSync(path.join(work, 'store.json'), JSON.stringify({ object_store: objectStore, store: { postgres: pg.url } }), { mode: 0o600 });
   for (const name of ['r1', 'r2', 'r3']) ports[name] = { port: await freePort(), adminPort: await freePort(), dataDir: newDataDir(`glassbox-replica-${name}-`) };
   await startReplica('r1');
   // one audit key for all replicas, as one Kubernetes Secret would give them
@@ -132,6 +139,7 @@ after(async () => {
   }
   if (fixture) await fixture.close();
   if (s3) await s3.stop();
+  if (pg) await pg.stop();
   if (work) fs.rmSync(work, { recursive: true, force: true });
 });
 
@@ -202,7 +210,15 @@ test('SIGKILL of a replica in the middle of a click: its clients get a clear err
   // restarted on its data dir: it reaps the browsers its killed run left
   const restarted = await startReplica(victimName);
   assert.ok(await pollUntil(() => oldBrowsers.every((pid) => !alive(pid)), { deadlineMs: 60000 }), `browsers of the killed run are gone: ${oldBrowsers.filter(alive)}`);
-  // the click is unknown there and is not run again
+  // the click is unknown in the shared ledger: asked on another replica, it is not run again
+  const elsewhere = await connect(victim.tenant, replicas[others[0].replica].url);
+  await ok(elsewhere.client, 'browser_navigate', { url: `${fixture.url}/gates/slow.html` });
+  const clicks0 = seen(fixture, 'POST /api/click');
+  const there = await callTool(elsewhere.client, 'browser_click', { target: ref, operation_id: opId });
+  assert.equal(sc(there).state, 'unknown', dump(there));
+  assert.equal(seen(fixture, 'POST /api/click'), clicks0, 'not clicked on another replica');
+  await end(elsewhere);
+  // nor on the restarted one
   const c = await connect(victim.tenant, restarted.url);
   await ok(c.client, 'browser_navigate', { url: `${fixture.url}/gates/slow.html` });
   const clicks = seen(fixture, 'POST /api/click');
@@ -267,4 +283,18 @@ test('audit verify --store passes over the merged trail of the three replicas an
   r = await run(['audit', 'verify', '--store', store, '--pubkey', pub, '--tenant', 'acme']);
   assert.equal(r.code, 1, r.out);
   assert.match(r.out, /acme \(replica r1\): FAILED: records 1 to \d+ are in no segment: the segment before .* is missing/);
+  // the last segment of a chain deleted with the head shipped beside it:
+  // the segment table in PostgreSQL still says those records were written
+  const lsb = await run(['objects', 'ls', 'tenants/beta/replicas/', '--config', store]);
+  const chain = lsb.out.split('\n').filter((l) => l.endsWith('.jsonl')).map((l) => l.split('\t')[1]).sort()[0].split('/audit/')[0];
+  const bsegs = lsb.out.split('\n').filter((l) => l.includes(chain + '/audit/') && l.endsWith('.jsonl')).map((l) => l.split('\t')[1]).sort();
+  for (const key of [bsegs[bsegs.length - 1], `${chain}/audit/head.json`]) {
+    const p = s3.objectPath(key);
+    for (const f of fs.readdirSync(path.dirname(p))) if (f.startsWith(path.basename(key) + '._S3rver_')) fs.rmSync(path.join(path.dirname(p), f));
+  }
+  r = await run(['audit', 'verify', '--store', store, '--pubkey', pub, '--tenant', 'beta']);
+  assert.equal(r.code, 1, r.out);
+  assert.match(r.out, /FAILED: the segment table says this replica wrote (records up to \d+ and the object store holds them up to \d+: the segments after .* are missing|\d+ records, and the object store holds none)/);
+  const rows = pg.query(`SELECT tenant, segment, records FROM audit_segments ORDER BY seq`);
+  assert.ok(rows.some((row) => row[0] === 'acme' && row[1] === 'replicas/r1/audit' && Number(row[2]) > 0), JSON.stringify(rows));
 });
