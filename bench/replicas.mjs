@@ -14,6 +14,7 @@
 // in a replica of M MiB (default 2560, the StatefulSet's limit). JSON: bench/results/replicas.json.
 import { spawn } from 'node:child_process';
 import crypto from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile, mkdir } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
@@ -23,7 +24,7 @@ import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startSite } from './lib/site-server.mjs';
-import { memOf, killTree, browserTree } from './lib/proc.mjs';
+import { memOf, killTree } from './lib/proc.mjs';
 import { summary, round } from './lib/stats.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -88,6 +89,28 @@ async function startHaproxy(replica) {
   return { proc, url: `http://127.0.0.1:${port}/mcp` };
 }
 
+// PSS (kB) of the replica's browsers: Chromium processes whose command line names its data dir
+// or its browsers' dirs (/tmp/gb-browsers/<tag>-..., the tag in DATA/run/.browsers-tag).
+function browsersPss(dataDir) {
+  const needles = [dataDir];
+  try {
+    needles.push(`/tmp/gb-browsers/${readFileSync(path.join(dataDir, 'run', '.browsers-tag'), 'latin1').trim()}-`);
+  } catch {}
+  let kb = 0;
+  for (const pid of readdirSync('/proc').filter((n) => /^\d+$/.test(n))) {
+    let cmd = '';
+    try {
+      cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+    } catch {
+      continue;
+    }
+    if (!needles.some((n) => cmd.includes(n)) || !/chrom/i.test(cmd)) continue;
+    const m = memOf(Number(pid));
+    if (Number.isFinite(m.pss)) kb += m.pss;
+  }
+  return kb;
+}
+
 async function connect(url, token) {
   const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { Authorization: `Bearer ${token}` } } });
   const client = new Client({ name: 'bench-replicas', version: '1.0.0' });
@@ -124,7 +147,7 @@ async function main() {
     result.snapshot.ratio_p95 = round(result.snapshot.proxied.p95 / result.snapshot.direct.p95, 3);
     for (const s of [direct, proxied]) { await s.transport.terminateSession(); await s.client.close(); }
     await sleep(3000);
-    const base = browserTree(replica.proc.pid).pss;
+    const base = browsersPss(path.join(replica.dir, 'data'));
     const own = memOf(replica.proc.pid).pss;
     const many = [];
     for (let i = 0; i < opts.sessions; i++) {
@@ -133,7 +156,7 @@ async function main() {
       many.push(s);
     }
     await sleep(2000);
-    const pss = browserTree(replica.proc.pid).pss - base;
+    const pss = browsersPss(path.join(replica.dir, 'data')) - base;
     const ownAfter = memOf(replica.proc.pid).pss;
     const perSession = (pss + (ownAfter - own)) / 1024 / opts.sessions;
     result.memory = { sessions: opts.sessions, browsers_pss_mib: round(pss / 1024), glassbox_pss_mib: round(ownAfter / 1024),

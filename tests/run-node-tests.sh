@@ -13,7 +13,9 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 
-if [ ! -d tests/e2e/node_modules/@modelcontextprotocol/sdk ]; then
+# installed when missing, or older than the lock file (a dependency was added)
+if [ ! -f tests/e2e/node_modules/.package-lock.json ] ||
+	[ tests/e2e/package-lock.json -nt tests/e2e/node_modules/.package-lock.json ]; then
 	echo "run-node-tests: installing the test dependencies (npm ci in tests/e2e)" >&2
 	(cd tests/e2e && npm ci --no-audit --no-fund --loglevel=error)
 fi

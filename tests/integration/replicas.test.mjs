@@ -5,6 +5,8 @@
  * ledger, approvals, session registry and audit segment table) and a
  * real S3-API server on loopback for the trail (tests/e2e/s3_server.mjs). Two tenants run sessions through the proxy:
  * each session is served by the replica its id names, new ones spread;
+ * an approval asked for on replica 3 and granted through replica 1's
+ * admin path is spent on replica 3 exactly once;
  * a request sent to the wrong replica is refused naming the owner; a
  * draining replica says so on /readyz, keeps serving its sessions and
  * gets no new one; a replica killed with SIGKILL in the middle of a
@@ -24,7 +26,13 @@ import { startS3 } from '../e2e/s3_server.mjs';
 import { startHaproxy, freePort } from '../e2e/haproxy.mjs';
 import { startServe } from './serve_helpers.mjs';
 import { startPostgres } from './postgres_helpers.mjs';
-import { buttonRef, seen } from './gates_helpers.mjs';
+import { GATES_POLICY, buttonRef, seen, approvals, decide, assertApprovalRequired, assertApprovalRefused } from './gates_helpers.mjs';
+
+// acme runs under the shipped gates policy (deleting orders needs a person's approval), with
+// approvals that outlive a slow machine; beta under the loopback test policy
+const ACME_POLICY = JSON.parse(fs.readFileSync(GATES_POLICY, 'utf8'));
+ACME_POLICY.risk = { ...ACME_POLICY.risk, approval_ttl_seconds: 600 };
+const DELETE = 'POST /orders/delete';
 
 let fixture;
 let pg;
@@ -48,7 +56,7 @@ let adminToken;
 async function startReplica(name) {
   const first = !tokens;
   const svc = await startServe({
-    tenants: { acme: {}, beta: {} },
+    tenants: { acme: { policy: ACME_POLICY }, beta: {} },
     admin: true,
     dataDir: ports[name].dataDir,
     port: ports[name].port,
@@ -177,6 +185,39 @@ test('a request for a session sent to another replica is refused naming the owne
   const fake = `${other}.${'0'.repeat(64)}`;
   const nf = await post(lb.url, s.tenant, { jsonrpc: '2.0', id: 9, method: 'tools/list' }, { 'mcp-session-id': fake });
   assert.equal(nf.status, 404, nf.text);
+});
+
+test('an approval asked for on replica 3 and granted through replica 1 is spent on replica 3 exactly once', async () => {
+  // a session of acme on r3, through the proxy (new sessions go round the ready replicas)
+  let agent;
+  for (let i = 0; i < 9 && !agent; i++) {
+    const c = await connect('acme');
+    if (c.replica === 'r3') agent = c;
+    else await end(c);
+  }
+  assert.ok(agent, 'the proxy gave acme a session on r3');
+  await ok(agent.client, 'browser_navigate', { url: fixture.url + '/gates/orders.html' });
+  fixture.reset();
+  const ref = await buttonRef(agent.client, 'Delete all orders');
+  const g = assertApprovalRequired(await callTool(agent.client, 'browser_click', { target: ref }), 'Delete all orders on r3');
+  assert.equal(seen(fixture, DELETE), 0);
+  // replica 1's admin path (its admin socket, there while a session of its own runs)
+  const mine = sessions.find((s) => s.replica === 'r1') || (await connect('acme', replicas.r1.url));
+  await ok(mine.client, 'browser_snapshot', {});
+  const socket = path.join(ports.r1.dataDir, 'run', 'admin.sock');
+  assert.ok(await pollUntil(() => fs.existsSync(socket), { deadlineMs: 30000 }), 'replica 1 has an admin socket');
+  const list = await approvals(ports.r1.dataDir, ['list']);
+  assert.ok(list.stdout.includes(g.approval_id), `replica 1 lists r3's request: ${list.stdout}${list.stderr}`);
+  await decide(ports.r1.dataDir, 'approve', g.approval_id, ['--by', 'alice']);
+  // spent on r3 through the proxy, once
+  const r = await ok(agent.client, 'browser_click', { target: ref, approval: g.approval_id });
+  assert.equal(sc(r).approval?.by, 'alice', dump(r));
+  assert.equal(seen(fixture, DELETE), 1, JSON.stringify(fixture.hits()));
+  assertApprovalRefused(await callTool(agent.client, 'browser_click', { target: ref, approval: g.approval_id }), 'used', 'the second use');
+  assert.equal(seen(fixture, DELETE), 1, 'still exactly one delete');
+  const [[state]] = pg.query(`SELECT state FROM approvals WHERE id = '${g.approval_id}'`);
+  assert.equal(state, 'used');
+  await end(agent);
 });
 
 test('SIGKILL of a replica in the middle of a click: its clients get a clear error, the others go on, the restart reaps its browsers and the click is unknown', async () => {
