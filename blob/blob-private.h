@@ -28,6 +28,18 @@ struct blob_store {
 extern const struct blob_ops blob_fs_ops;
 extern const struct blob_ops blob_s3_ops;
 
+/* s3_xml.c: the S3 error code of an error body ("SignatureDoesNotMatch";
+ * "" when there is none or it is not one word) into code. */
+void blob_s3_error_code(const unsigned char *data, size_t len, char *code, size_t cap);
+
+/* s3_xml.c: calls cb for each key of one ListObjectsV2 page (data, len:
+ * the response body) that starts with prefix and is a valid key after it
+ * (passed without it); fills next with the continuation token ("" on the
+ * last page). Returns 0, the callback's non-zero value, or -EIO when the
+ * body is not a listing. */
+int blob_s3_list_page(const char *prefix, const unsigned char *data, size_t len, blob_list_cb cb,
+                      void *user, char *next, size_t next_cap);
+
 /* Each implementation's set-up of b (cfg and describe filled): 0 or a
  * negated errno with the reason. */
 int blob_fs_init(struct blob_store *b, char *err, size_t errlen);

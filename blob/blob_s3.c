@@ -10,7 +10,7 @@
  * If-None-Match: * (a store that honours it settles a race; 412 means
  * the other writer won). The body's sha256 is sent as
  * x-amz-content-sha256, so the signature covers the bytes. Listings are
- * ListObjectsV2 pages read with libxml2. Responses are read into buffers
+ * ListObjectsV2 pages, read by s3_xml.c. Responses are read into buffers
  * with a ceiling. Credentials go to curl only; errors carry the store's
  * error code (SignatureDoesNotMatch, NoSuchBucket, ...) and never the
  * request's headers.
@@ -19,8 +19,6 @@
 
 #include <curl/curl.h>
 #include <errno.h>
-#include <libxml/parser.h>
-#include <libxml/tree.h>
 #include <pthread.h>
 #include <sodium.h>
 #include <stdio.h>
@@ -137,37 +135,6 @@ struct req {
 	long status;      /* out: HTTP status, 0 when none came */
 };
 
-/* The S3 error code in an error body ("SignatureDoesNotMatch"), or "". */
-static void error_code(const struct body *bd, char *code, size_t cap)
-{
-	xmlDocPtr doc;
-	xmlNodePtr n;
-	xmlChar *text;
-
-	code[0] = '\0';
-	if (!bd->data || bd->len == 0 || bd->len > INT32_MAX)
-		return;
-	doc = xmlReadMemory((const char *)bd->data, (int)bd->len, NULL, NULL,
-	                    XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
-	if (!doc)
-		return;
-	for (n = xmlDocGetRootElement(doc) ? xmlDocGetRootElement(doc)->children : NULL; n;
-	     n = n->next) {
-		if (n->type == XML_ELEMENT_NODE && !xmlStrcmp(n->name, (const xmlChar *)"Code")) {
-			text = xmlNodeGetContent(n);
-			if (text) {
-				snprintf(code, cap, "%.60s", (const char *)text);
-				xmlFree(text);
-			}
-			break;
-		}
-	}
-	xmlFreeDoc(doc);
-	if (strspn(code, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789") !=
-	    strlen(code))
-		code[0] = '\0';
-}
-
 /* Runs r against the store. Returns 0 when a response came (r->status
  * says which), or -EIO with the reason (unreachable, timeout, too big). */
 static int perform(struct blob_store *b, struct req *r, char *err, size_t errlen)
@@ -267,7 +234,7 @@ static int refusal(const struct blob_store *b, const struct req *r, char *err, s
 {
 	char code[64];
 
-	error_code(&r->body, code, sizeof(code));
+	blob_s3_error_code(r->body.data, r->body.len, code, sizeof(code));
 	if (r->status == 404 && r->key && strcmp(code, "NoSuchBucket") != 0) {
 		gb_set_error(err, errlen, "no object %s in %s", r->key, b->describe);
 		return -ENOENT;
@@ -364,61 +331,6 @@ out:
 	return rc;
 }
 
-/* The text of child name of n (a new xmlChar*, or NULL). */
-static xmlChar *child_text(xmlNodePtr n, const char *name)
-{
-	for (n = n->children; n; n = n->next)
-		if (n->type == XML_ELEMENT_NODE && !xmlStrcmp(n->name, (const xmlChar *)name))
-			return xmlNodeGetContent(n);
-	return NULL;
-}
-
-/* Calls cb for each key of one ListObjectsV2 page; fills next (the
- * continuation token, "" on the last page). Returns 0, the callback's
- * value, or -EIO (not a listing). */
-static int list_page(const struct blob_store *b, const struct body *bd, blob_list_cb cb, void *user,
-                     char *next, size_t next_cap, char *err, size_t errlen)
-{
-	size_t plen = strlen(b->cfg.prefix);
-	xmlDocPtr doc = NULL;
-	xmlNodePtr root, n;
-	xmlChar *key, *size, *trunc, *token;
-	int rc = 0;
-
-	next[0] = '\0';
-	if (bd->len <= INT32_MAX)
-		doc = xmlReadMemory((const char *)bd->data, (int)bd->len, NULL, NULL,
-		                    XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
-	root = doc ? xmlDocGetRootElement(doc) : NULL;
-	if (!root || xmlStrcmp(root->name, (const xmlChar *)"ListBucketResult")) {
-		gb_set_error(err, errlen, "the object store %s sent a listing that is not one",
-		             b->describe);
-		rc = -EIO;
-		goto out;
-	}
-	for (n = root->children; n && rc == 0; n = n->next) {
-		if (n->type != XML_ELEMENT_NODE || xmlStrcmp(n->name, (const xmlChar *)"Contents"))
-			continue;
-		key = child_text(n, "Key");
-		size = child_text(n, "Size");
-		if (key && !strncmp((const char *)key, b->cfg.prefix, plen) &&
-		    blob_key_is_valid((const char *)key + plen))
-			rc = cb((const char *)key + plen,
-			        size ? (size_t)strtoull((const char *)size, NULL, 10) : 0, user);
-		xmlFree(key);
-		xmlFree(size);
-	}
-	trunc = child_text(root, "IsTruncated");
-	token = child_text(root, "NextContinuationToken");
-	if (trunc && !xmlStrcmp(trunc, (const xmlChar *)"true") && token)
-		snprintf(next, next_cap, "%s", (const char *)token);
-	xmlFree(trunc);
-	xmlFree(token);
-out:
-	xmlFreeDoc(doc);
-	return rc;
-}
-
 static int s3_list(struct blob_store *b, const char *prefix, blob_list_cb cb, void *user, char *err,
                    size_t errlen)
 {
@@ -457,7 +369,12 @@ static int s3_list(struct blob_store *b, const char *prefix, blob_list_cb cb, vo
 			rc = refusal(b, &r, err, errlen);
 			goto out;
 		}
-		rc = list_page(b, &r.body, cb, user, token, sizeof(token), err, errlen);
+		rc = blob_s3_list_page(b->cfg.prefix, r.body.data, r.body.len, cb, user, token,
+		                       sizeof(token));
+		if (rc == -EIO)
+			gb_set_error(err, errlen,
+			             "the object store %s sent a listing that is not one",
+			             b->describe);
 		free(r.body.data);
 		r.body.data = NULL;
 	} while (rc == 0 && token[0] && ++pages < LIST_MAX_PAGES);
