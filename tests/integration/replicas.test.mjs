@@ -293,10 +293,12 @@ test('a draining replica says so on /readyz, keeps serving its open sessions and
     assert.notEqual(n.replica, name);
     await end(n);
   }
-  // the drain ends when its last session does
+  // the drain ends when its last session does (not at replica.drain_s)
+  for (const s of sessions.filter((x) => x.replica === name)) await end(s);
   await end(mine);
   const exit = await svc.exited;
   assert.deepEqual(exit, { code: 0, signal: null }, svc.stderr().slice(-2000));
+  assert.doesNotMatch(svc.stderr(), /drain period over/, 'it stopped when its sessions had ended');
   await startReplica(name);
 });
 
