@@ -348,22 +348,12 @@ int cli_cmd_serve(const struct cli_serve_args *a)
 	}
 	cli_policy_serve_prepare(cfg, a->config_path);
 	rc = 1;
-	{
-		struct store_location loc = {
-			.postgres = cfg->store_postgres[0] ? cfg->store_postgres : NULL,
-			/* replica.id, else $GLASSBOX_REPLICA_ID (the pod's name); else
-			 * the host's */
-			.replica = cfg->replica_id[0] ? cfg->replica_id : NULL,
-		};
-
-		/* every store handle of this process (sessions, profiles, the
-		 * artifact index) goes there */
-		if (store_configure(&loc, err, sizeof(err)) != 0) {
-			fprintf(stderr, "glassbox serve: the config's store is not valid: %s\n",
-			        err);
-			goto out;
-		}
-	}
+	/* every store handle of this process (sessions, profiles, the artifact
+	 * index) goes there; the config's store wins over the environment's, and
+	 * replica.id (else $GLASSBOX_REPLICA_ID, else the host name) names it */
+	if (cli_store_configure(cfg->store_postgres[0] ? cfg->store_postgres : NULL,
+	                        cfg->replica_id[0] ? cfg->replica_id : NULL) < 0)
+		goto out;
 	if (store_open(a->data_dir, &store, err, sizeof(err)) != 0) {
 		fprintf(stderr, "glassbox serve: cannot open the store in %s: %s\n", a->data_dir,
 		        err);

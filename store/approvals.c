@@ -818,7 +818,7 @@ int store_approval_wait(struct store *st, const char *tenant, const char *id, in
 	return rc;
 }
 
-/* One row of history, copied out of SQLite. */
+/* One row of history, copied out of the database. */
 struct history_row {
 	int64_t seq;
 	int64_t time_ms;

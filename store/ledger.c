@@ -11,7 +11,7 @@
  * Waiting: a second caller with the id of an operation in flight waits
  * on st->changed, which store_op_finish broadcasts in this process, and
  * re-reads the row at least every 100 ms for other processes. While
- * waiting it checks once whether the owner is a dead process of this
+ * waiting it checks every second whether the owner is a dead process of this
  * machine or, with PostgreSQL, replica (db.c) and, if so, closes the
  * operation for it.
  */
@@ -30,8 +30,10 @@
 	"tenant, id, session, tool, args_hash, state, acted, attempts, created_at, started_at," \
 	" finished_at, result, note, owner"
 
-/* How often a waiter re-reads the row, ms. */
+/* How often a waiter re-reads the row, and asks whether its owner is
+ * alive, ms. */
 #define POLL_MS 100
+#define OWNER_CHECK_MS 1000
 
 static const char *const op_state_names[] = { "pending", "running", "done", "failed", "unknown" };
 
@@ -163,7 +165,7 @@ int store_op_begin(struct store *st, const struct store_op_request *req, int wai
 	char id[STORE_ID_MAX + 1];
 	char owner[STORE_INSTANCE_BYTES + 8];
 	int64_t deadline = gb_now_ms() + (wait_ms > 0 ? wait_ms : 0);
-	int owner_checked = 0;
+	int64_t next_owner_check_ms = 0;
 	int changes = 0;
 	int rc = 0;
 
@@ -247,8 +249,11 @@ int store_op_begin(struct store *st, const struct store_op_request *req, int wai
 			continue;
 		}
 		/* pending or running: its owner may be a dead process */
-		if (!owner_checked && strcmp(owner, st->instance) != 0) {
-			owner_checked = 1;
+		if (gb_now_ms() >= next_owner_check_ms && strcmp(owner, st->instance) != 0) {
+			/* again now and then: a killed process's claim may take a
+			 * moment to go (PostgreSQL ends its connection after the
+			 * kernel closes the socket) */
+			next_owner_check_ms = gb_now_ms() + OWNER_CHECK_MS;
 			rc = store_recover_owner_locked(st, owner, err, errlen);
 			if (rc < 0)
 				break;

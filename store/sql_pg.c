@@ -36,7 +36,6 @@
 #define OID_INT8 20
 #define OID_TEXT 25
 #define MAX_PARAMS 16
-#define SQL_MAX_BYTES 4096
 /* the key of the advisory lock that serialises migrations ("gbxmigr") */
 #define MIGRATION_LOCK_KEY 0x6762786d696772LL
 
@@ -237,23 +236,22 @@ static void reset_if_broken(struct store *st)
 		GB_LOGW("store", "%s: cannot take this replica's liveness lock again", st->path);
 }
 
-/* Copies sql with ?N written $N. */
-static int to_dollars(const char *sql, char *out, size_t outlen)
+/* A copy of sql with ?N written $N (free it), or NULL without memory. */
+static char *to_dollars(const char *sql)
 {
 	size_t n = strlen(sql);
+	char *out = malloc(n + 1);
 	size_t i;
 
-	if (n >= outlen)
-		return -1;
-	for (i = 0; i <= n; i++)
+	for (i = 0; out && i <= n; i++)
 		out[i] = (sql[i] == '?' && sql[i + 1] >= '0' && sql[i + 1] <= '9') ? '$' : sql[i];
-	return 0;
+	return out;
 }
 
 static int pg_run(struct store *st, const char *sql, const struct store_sql_param *p, size_t n,
                   struct store_sql_rows **rows, int64_t *changes)
 {
-	char text[SQL_MAX_BYTES];
+	char *text = NULL;
 	char ints[MAX_PARAMS][24];
 	const char *values[MAX_PARAMS];
 	int lengths[MAX_PARAMS];
@@ -263,8 +261,15 @@ static int pg_run(struct store *st, const char *sql, const struct store_sql_para
 	PGresult *res;
 	size_t i;
 
-	if (n > MAX_PARAMS || to_dollars(sql, text, sizeof(text)) < 0) {
-		snprintf(st->last_error, sizeof(st->last_error), "a statement too large (a bug)");
+	if (n > MAX_PARAMS) {
+		snprintf(st->last_error, sizeof(st->last_error),
+		         "a statement with too many parameters");
+		st->last_state[0] = '\0';
+		return -1;
+	}
+	text = to_dollars(sql);
+	if (!text) {
+		snprintf(st->last_error, sizeof(st->last_error), "out of memory");
 		st->last_state[0] = '\0';
 		return -1;
 	}
@@ -290,6 +295,7 @@ static int pg_run(struct store *st, const char *sql, const struct store_sql_para
 		res = PQexec(conn_of(st), text); /* may be several statements */
 	else
 		res = PQexecParams(conn_of(st), text, (int)n, types, values, lengths, formats, 0);
+	free(text);
 	status = PQresultStatus(res);
 	if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) {
 		note_error(st, res);

@@ -17,6 +17,7 @@
 #include "common/fs.h"
 #include "common/util.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <sqlite3.h>
@@ -307,9 +308,35 @@ fail:
 	return -STORE_EIO;
 }
 
+static int sqlite_owner_is_dead(struct store *st, const char *owner);
+
+/* Removes the lock files of handles that are gone (a killed process
+ * leaves one per handle it had open; the operations they owned are
+ * recovered all the same: a missing lock file is a dead owner). At most
+ * 10000 entries are looked at. */
+static void remove_stale_locks(struct store *st)
+{
+	DIR *d = opendir(st->lock_dir);
+	struct dirent *e;
+	char name[STORE_INSTANCE_BYTES];
+	int seen = 0;
+
+	while (d && seen++ < 10000 && (e = readdir(d)) != NULL) {
+		size_t n = strlen(e->d_name);
+
+		if (n != STORE_INSTANCE_BYTES - 1 + 5 || strcmp(e->d_name + n - 5, ".lock") != 0)
+			continue;
+		snprintf(name, sizeof(name), "%.*s", (int)(n - 5), e->d_name);
+		sqlite_owner_is_dead(st, name); /* unlinks it when it is free */
+	}
+	if (d)
+		closedir(d);
+}
+
 static int sqlite_claim_instance(struct store *st, char *err, size_t errlen)
 {
 	char path[STORE_PATH_BYTES + 64];
+	char tmp[STORE_PATH_BYTES + 64];
 	int rc;
 
 	snprintf(path, sizeof(path), "%s/run", st->data_dir);
@@ -319,15 +346,22 @@ static int sqlite_claim_instance(struct store *st, char *err, size_t errlen)
 	rc = make_private_dir(st->lock_dir, err, errlen);
 	if (rc < 0)
 		return rc;
+	/* locked under a temporary name, then named: a <instance>.lock is
+	 * locked from the moment it exists, so remove_stale_locks never
+	 * takes a new one for a dead one */
+	snprintf(tmp, sizeof(tmp), "%s/%s.new", st->lock_dir, st->instance);
 	snprintf(path, sizeof(path), "%s/%s.lock", st->lock_dir, st->instance);
-	st->instance_fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (st->instance_fd < 0 || flock(st->instance_fd, LOCK_EX | LOCK_NB) != 0) {
+	st->instance_fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (st->instance_fd < 0 || flock(st->instance_fd, LOCK_EX | LOCK_NB) != 0 ||
+	    rename(tmp, path) != 0) {
 		store_set_error(err, errlen,
 		                "cannot create and lock %s: %s; make the data dir "
 		                "writable by this user",
 		                path, strerror(errno));
+		unlink(tmp);
 		return -STORE_EIO;
 	}
+	remove_stale_locks(st);
 	return 0;
 }
 

@@ -10,9 +10,10 @@
  * SQLite file.
  */
 import { test, before, after } from 'node:test';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { assert, startFixtureServer, ok, callTool, sc, textOf, pollUntil } from '../e2e/lib.mjs';
+import { assert, startFixtureServer, ok, callTool, sc, textOf, pollUntil, glassboxBin, newDataDir } from '../e2e/lib.mjs';
 import {
   GATES_POLICY, approvals, decide, seen, buttonRef, assertApprovalRequired, assertApprovalRefused,
 } from './gates_helpers.mjs';
@@ -31,6 +32,7 @@ const replicas = [];
 async function startReplica(name, dataDir) {
   const svc = await startServe({
     tenants: { acme: { policy: POLICY } },
+    admin: true,
     store: { postgres: pg.url },
     env: { GLASSBOX_REPLICA_ID: name },
     dataDir,
@@ -76,6 +78,10 @@ test('an approval granted through replica 1 is spent on replica 2 exactly once',
   // the registry says which replica owns which session
   const owners = pg.query('SELECT session, replica FROM session_registry ORDER BY replica');
   assert.deepEqual(owners.map((x) => x[1]), ['replica-1', 'replica-2'], JSON.stringify(owners));
+  const pending = await r1.admin('GET', '/approvals');
+  assert.equal(pending.status, 200, pending.text);
+  assert.ok(pending.json.approvals.some((a) => a.id === g.approval_id && a.state === 'pending'),
+    `replica 1's admin listener lists replica 2's request: ${pending.text}`);
   const list = await approvals(r1.dataDir, ['list']);
   assert.equal(list.code, 0, list.stderr);
   assert.ok(list.stdout.includes(g.approval_id), `replica 1 lists replica 2's request: ${list.stdout}`);
@@ -99,6 +105,15 @@ test('an approval granted through replica 1 is spent on replica 2 exactly once',
   assert.deepEqual(events, ['created', 'approved', 'used', 'refused']);
   const show = await approvals(r1.dataDir, ['show', g.approval_id]);
   assert.match(show.stdout, /state\s+used/, show.stdout);
+
+  // a command where no replica runs reads the shared store directly
+  const lone = newDataDir('glassbox-cli-');
+  const direct = spawnSync(glassboxBin(), ['approvals', 'show', g.approval_id, '--data-dir', lone],
+    { env: { ...process.env, GLASSBOX_STORE_POSTGRES: pg.url }, encoding: 'utf8', timeout: 30000 });
+  assert.equal(direct.status, 0, direct.stderr);
+  assert.match(direct.stdout, /state\s+used/, direct.stdout);
+  assert.equal(fs.existsSync(path.join(lone, 'glassbox.db')), false);
+  fs.rmSync(lone, { recursive: true, force: true });
 
   // no replica kept anything of it in a SQLite file of its own
   for (const svc of [r1, r2]) assert.equal(fs.existsSync(path.join(svc.dataDir, 'glassbox.db')), false, svc.dataDir);

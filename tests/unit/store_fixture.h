@@ -10,6 +10,7 @@
 #define GB_TEST_STORE_FIXTURE_H
 
 #include "common/util.h"
+#include "store/sql.h"
 #include "store/store.h"
 
 #include <libpq-fe.h>
@@ -17,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static char store_fixture_schema[64];
 static char store_fixture_url[2048];
@@ -119,6 +121,22 @@ static inline int store_fixture_exec(const char *sql)
 	         : -1;
 	sqlite3_close(db);
 	return rc;
+}
+
+/* Waits (at most 10 s) until the store handle named instance, of a
+ * process that was just killed, is seen as gone from st: PostgreSQL ends
+ * a dead client's connection, and with it its claim, a moment after the
+ * kernel closed the socket. Returns 0, or -1 if it stays alive. */
+static inline int store_fixture_wait_gone(struct store *st, const char *instance)
+{
+	int i;
+
+	for (i = 0; i < 100; i++) {
+		if (!store_owner_alive(st, instance))
+			return 0;
+		usleep(100 * 1000);
+	}
+	return -1;
 }
 
 #endif

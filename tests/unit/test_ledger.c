@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "store/sql.h"
 #include "store/store.h"
 #include "store_fixture.h"
 
@@ -320,8 +321,9 @@ static void test_running_waits(void **state)
 }
 
 /* In a child process: begins "crash-running" (marked running) and
- * "crash-pending", then dies without closing anything. */
-static void crash_child(const char *dir, const char *hash)
+ * "crash-pending", writes its handle's instance to fd, then dies
+ * without closing anything. */
+static void crash_child(const char *dir, const char *hash, int fd)
 {
 	struct store_op_request r = {
 		.tenant = "acme", .session = "s-1", .tool = "browser_click", .args_hash = hash
@@ -340,20 +342,31 @@ static void crash_child(const char *dir, const char *hash)
 	r.operation_id = "crash-pending";
 	if (store_op_begin(st, &r, 0, &got, &op, err, sizeof(err)) != 0 || got != STORE_OP_NEW)
 		_exit(4);
+	if (write(fd, store_instance(st), 32) != 32)
+		_exit(5);
 	_exit(0);
 }
 
 static void run_crash_child(struct fixture *fx)
 {
-	pid_t pid = fork();
+	char instance[33] = "";
+	int fds[2];
+	pid_t pid;
 	int status = 0;
 
+	assert_int_equal(pipe(fds), 0);
+	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0)
-		crash_child(fx->dir, fx->hash);
+		crash_child(fx->dir, fx->hash, fds[1]);
+	close(fds[1]);
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	assert_true(WIFEXITED(status));
 	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_int_equal(read(fds[0], instance, 32), 32);
+	close(fds[0]);
+	/* gone for every handle before the test goes on */
+	assert_int_equal(store_fixture_wait_gone(fx->st, instance), 0);
 }
 
 static void test_restart_turns_running_into_unknown(void **state)

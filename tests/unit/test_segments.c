@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "store/sql.h"
 #include "store/store.h"
 #include "store_fixture.h"
 
@@ -171,14 +172,17 @@ static void on_orphan(const struct store_session *s, void *user)
 	r->pid = (long long)s->browser_pid;
 }
 
-/* In a child: replica-1 claims s-orphan, then dies. */
-static void claim_and_die(const char *dir)
+/* In a child: replica-1 claims s-orphan, writes its instance to fd,
+ * then dies. */
+static void claim_and_die(const char *dir, int fd)
 {
 	struct store *st = open_as(dir, "replica-1");
 	char err[512];
 
 	if (store_session_claim(st, "acme", "s-orphan", 4242, err, sizeof(err)) != 0)
 		_exit(3);
+	if (write(fd, store_instance(st), 32) != 32)
+		_exit(4);
 	_exit(0);
 }
 
@@ -191,7 +195,9 @@ static void test_registry_one_owner_and_reaping(void **state)
 	struct reaped r = { 0 };
 	size_t n = 9;
 	char err[512] = "";
+	char dead[33] = "";
 	int status = 0;
+	int fds[2];
 	pid_t pid;
 
 	assert_int_equal(store_session_claim(fx->st, "acme", "s-1", 0, err, sizeof(err)), 0);
@@ -208,12 +214,17 @@ static void test_registry_one_owner_and_reaping(void **state)
 	assert_int_equal(store_session_owner(other, "s-none", &s, err, sizeof(err)),
 	                 -STORE_ENOTFOUND);
 
+	assert_int_equal(pipe(fds), 0);
 	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0)
-		claim_and_die(fx->dir);
+		claim_and_die(fx->dir, fds[1]);
+	close(fds[1]);
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	assert_int_equal(read(fds[0], dead, 32), 32);
+	close(fds[0]);
+	assert_int_equal(store_fixture_wait_gone(other, dead), 0);
 	assert_int_equal(store_session_owner(other, "s-orphan", &s, err, sizeof(err)), 0);
 	assert_int_equal(s.alive, 0);
 
@@ -271,6 +282,148 @@ static void test_bad_locations(void **state)
 	assert_int_equal(store_configure(NULL, err, sizeof(err)), 0);
 }
 
+struct count_ctx {
+	int rows;
+	int held_instance_null;
+};
+
+static int count_row(const struct store_row *r, void *user)
+{
+	struct count_ctx *c = user;
+
+	c->rows++;
+	c->held_instance_null += store_row_text(r, 1) == NULL;
+	return 0;
+}
+
+/* A data dir written before the store had migrations 2 to 4 (profiles'
+ * and the index's tables made by their modules, without held_instance)
+ * is brought up to date, its rows kept. */
+static void test_upgrade_keeps_old_tables(void **state)
+{
+	struct fixture *fx = *state;
+	struct count_ctx c = { 0 };
+	char err[512] = "";
+
+	if (store_fixture_server())
+		skip(); /* SQLite data dirs only */
+	store_close(fx->st);
+	fx->st = NULL;
+	assert_int_equal(
+	    store_fixture_exec(
+	        "DROP TABLE session_registry; DROP TABLE audit_segments; DROP TABLE prof_profiles;"
+	        " DROP TABLE evid_artifacts;"
+	        "CREATE TABLE prof_profiles (id TEXT PRIMARY KEY, tenant TEXT NOT NULL, user TEXT "
+	        "NOT"
+	        " NULL, name TEXT NOT NULL, version INTEGER NOT NULL DEFAULT 0, created_ms INTEGER"
+	        " NOT NULL, last_used_ms INTEGER NOT NULL DEFAULT 0, expires_ms INTEGER NOT NULL"
+	        " DEFAULT 0, revoked INTEGER NOT NULL DEFAULT 0, revoked_ms INTEGER NOT NULL"
+	        " DEFAULT 0, size INTEGER NOT NULL DEFAULT 0, wrapped_key BLOB, held_by TEXT,"
+	        " held_pid INTEGER NOT NULL DEFAULT 0, held_start INTEGER NOT NULL DEFAULT 0,"
+	        " held_since_ms INTEGER NOT NULL DEFAULT 0, UNIQUE (tenant, user, name));"
+	        "INSERT INTO prof_profiles (id, tenant, user, name, created_ms) VALUES ('p1', "
+	        "'acme',"
+	        " 'alice', 'work', 1);"
+	        "CREATE TABLE evid_artifacts (id INTEGER PRIMARY KEY, tenant TEXT NOT NULL, sha256"
+	        " TEXT NOT NULL, kind TEXT NOT NULL, mime TEXT NOT NULL, size INTEGER NOT NULL,"
+	        " session TEXT, operation TEXT, tool TEXT, url TEXT, time TEXT NOT NULL, valid"
+	        " INTEGER NOT NULL, reason TEXT, record TEXT NOT NULL UNIQUE);"
+	        "UPDATE store_schema SET version = 1;"),
+	    0);
+	fx->st = open_as(fx->dir, "replica-1");
+	assert_int_equal(store_sql_select(fx->st, "read the profiles",
+	                                  "SELECT name, held_instance FROM prof_profiles", NULL, 0,
+	                                  count_row, &c, err, sizeof(err)),
+	                 0);
+	assert_int_equal(c.rows, 1);
+	assert_int_equal(c.held_instance_null, 1);
+	/* the tables of migrations 2 and 4 are there again */
+	assert_int_equal(store_session_claim(fx->st, "acme", "s-1", 0, err, sizeof(err)), 0);
+	assert_int_equal(store_sql_change(fx->st, "index an artifact",
+	                                  "INSERT INTO evid_artifacts (tenant, sha256, kind, mime,"
+	                                  " size, time, valid, record) VALUES ('acme', 'x', 'k',"
+	                                  " 'm', 1, 't', 1, 'r')",
+	                                  NULL, 0, NULL, err, sizeof(err)),
+	                 0);
+}
+
+/* SQLite: the lock file a killed process's handle left is removed by the
+ * next open; a live handle's stays. */
+static void test_stale_lock_files_removed(void **state)
+{
+	struct fixture *fx = *state;
+	struct store *again;
+	char dead[33] = "";
+	char path[256];
+	char mine[256];
+	int fds[2];
+	int status = 0;
+	pid_t pid;
+
+	if (store_fixture_server())
+		skip(); /* PostgreSQL's claims are advisory locks, not files */
+	assert_int_equal(pipe(fds), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct store *st = open_as(fx->dir, "replica-1");
+
+		_exit(write(fds[1], store_instance(st), 32) == 32 ? 0 : 3);
+	}
+	close(fds[1]);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	assert_int_equal(read(fds[0], dead, 32), 32);
+	close(fds[0]);
+	snprintf(path, sizeof(path), "%s/locks/%s.lock", fx->dir, dead);
+	snprintf(mine, sizeof(mine), "%s/locks/%s.lock", fx->dir, store_instance(fx->st));
+	assert_int_equal(access(path, F_OK), 0);
+	again = open_as(fx->dir, "replica-1");
+	assert_int_equal(access(path, F_OK), -1);
+	assert_int_equal(access(mine, F_OK), 0);
+	store_close(again);
+}
+
+/* A connection the server ends (a restart, a failover): the statement
+ * that finds it broken fails with advice (never the URL), the next one
+ * reconnects, and the handle's claim is taken again. */
+static void test_connection_lost_and_back(void **state)
+{
+	struct fixture *fx = *state;
+	struct store *other = open_as(fx->dir, "replica-2");
+	struct store_session s;
+	char err[512] = "";
+	char sql[256];
+	char key[16] = "";
+	int rc;
+
+	if (!store_fixture_server()) {
+		store_close(other);
+		skip(); /* PostgreSQL only */
+	}
+	assert_int_equal(store_session_claim(fx->st, "acme", "s-1", 0, err, sizeof(err)), 0);
+	/* the server ends fx->st's connection: the one holding its claim (an
+	 * advisory lock on its instance's first 15 hex digits) */
+	snprintf(sql, sizeof(sql),
+	         "SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory'"
+	         " AND ((classid::bigint << 32) | objid::bigint) = %lld",
+	         strtoll(strncpy(key, store_instance(fx->st), 15), NULL, 16));
+	assert_int_equal(store_fixture_exec(sql), 0);
+	rc = store_session_heartbeat(fx->st, "s-1", 1, err, sizeof(err));
+	if (rc != 0) {
+		assert_int_equal(rc, -STORE_EIO);
+		if (!strstr(err, "try again") && !strstr(err, "reachable"))
+			fail_msg("no advice in: %s", err);
+		assert_null(strstr(err, "postgresql://"));
+	}
+	assert_int_equal(store_session_heartbeat(fx->st, "s-1", 2, err, sizeof(err)), 0);
+	/* another handle sees fx->st alive again: its claim was taken anew */
+	assert_int_equal(store_session_owner(other, "s-1", &s, err, sizeof(err)), 0);
+	assert_int_equal(s.alive, 1);
+	assert_int_equal(s.browser_pid, 2);
+	store_close(other);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -279,6 +432,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_registry_one_owner_and_reaping, setup,
 		                                teardown),
 		cmocka_unit_test(test_bad_locations),
+		cmocka_unit_test_setup_teardown(test_upgrade_keeps_old_tables, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stale_lock_files_removed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_connection_lost_and_back, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
