@@ -18,17 +18,17 @@ ASAN_BUILD ?= build-asan
 TSAN_BUILD ?= build-tsan
 FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 20
-FUZZERS := cdp/fuzz_cdp mcp/fuzz_jsonrpc mcp/fuzz_serve_config actions/fuzz_snapshot actions/fuzz_find store/fuzz_risk \
+FUZZERS := cdp/fuzz_cdp blob/fuzz_blob mcp/fuzz_jsonrpc mcp/fuzz_serve_config actions/fuzz_snapshot actions/fuzz_find store/fuzz_risk \
 	store/fuzz_admin flows/fuzz_flow profiles/fuzz_profile policy/fuzz_policy trace/fuzz_trace
 
 DEBIAN_PACKAGES := build-essential pkg-config meson ninja-build libwebsockets-dev libmicrohttpd-dev \
 	libjansson-dev libpng-dev libsodium-dev libxml2-dev libxml2-utils libsqlite3-dev libpq-dev postgresql \
 	libcmocka-dev \
-	libidn2-dev libarchive-dev libpcre2-dev chromium clang clang-format libclang-rt-14-dev nodejs npm procps \
-	iproute2 util-linux
+	libidn2-dev libarchive-dev libpcre2-dev libcurl4-openssl-dev haproxy chromium clang clang-format \
+	libclang-rt-14-dev nodejs npm procps iproute2 util-linux
 
 .PHONY: all deps build run test test-unit test-postgres test-asan test-tsan test-fuzz test-http-fuzz test-node \
-	test-conformance bench format format-check clean cli-doc pipeline-doc demo test-newcomer
+	test-conformance bench format format-check clean cli-doc pipeline-doc demo test-newcomer test-deploy
 
 all: build
 
@@ -122,6 +122,12 @@ test-http-fuzz: $(ASAN_BUILD)/build.ninja
 
 test-node: build
 	GLASSBOX_BIN=$(BUILD)/glassbox tests/run-node-tests.sh
+
+# The deployment files alone (test-node runs it too): the Kubernetes
+# manifests against the API schemas and the restricted profile, and
+# haproxy -c of deploy/haproxy/haproxy.cfg.
+test-deploy:
+	tests/run-node-tests.sh tests/e2e/deploy.test.mjs
 
 # The official MCP conformance suite (server scenarios, 2025-11-25) against
 # glassbox serve, with the Node 22 pinned in tests/conformance.

@@ -28,9 +28,11 @@
 #include <unistd.h>
 
 #include "actions/actions.h"
+#include "blob/blob.h"
 #include "common/log.h"
 #include "common/metrics.h"
 #include "common/util.h"
+#include "evidence/ship.h"
 #include "mcp/serve.h"
 #include "sessions/sessions.h"
 #include "store/store.h"
@@ -278,6 +280,28 @@ static int check_policies(const struct mcp_serve_config *cfg, const struct act_c
 	return 0;
 }
 
+/* Opens the object store and starts shipping the audit trail to it as
+ * replica (the store's name for this replica). Returns 0 (nothing to do
+ * without an object store) or -1 with the reason printed. */
+static int start_shipping(const struct mcp_serve_config *cfg, const char *data_dir,
+                          const char *replica, struct blob_store **store, struct evid_ship **ship)
+{
+	char err[1024];
+
+	if (!cfg->has_object_store)
+		return 0;
+	if (blob_open(&cfg->object_store, store, err, sizeof(err)) != 0 ||
+	    evid_ship_start(data_dir, *store, replica, cfg->audit_ship_interval_ms, ship, err,
+	                    sizeof(err)) != 0) {
+		fprintf(stderr, "glassbox serve: cannot ship evidence to the object store: %s\n",
+		        err);
+		return -1;
+	}
+	GB_LOGI("cli", "shipping the audit trail to %s as replica %s every %d ms",
+	        blob_describe(*store), replica, cfg->audit_ship_interval_ms);
+	return 0;
+}
+
 /* See commands.h. */
 int cli_cmd_serve(const struct cli_serve_args *a)
 {
@@ -286,6 +310,8 @@ int cli_cmd_serve(const struct cli_serve_args *a)
 	struct serve_state st = { 0 };
 	struct act_config base;
 	struct store *store = NULL;
+	struct blob_store *objects = NULL;
+	struct evid_ship *ship = NULL;
 	struct sigaction sa;
 	json_error_t jerr;
 	json_t *root = NULL;
@@ -323,8 +349,10 @@ int cli_cmd_serve(const struct cli_serve_args *a)
 	cli_policy_serve_prepare(cfg, a->config_path);
 	rc = 1;
 	/* every store handle of this process (sessions, profiles, the artifact
-	 * index) goes there; the config's store wins over the environment's */
-	if (cli_store_configure(cfg->store_postgres[0] ? cfg->store_postgres : NULL) < 0)
+	 * index) goes there; the config's store wins over the environment's, and
+	 * replica.id (else $GLASSBOX_REPLICA_ID, else the host name) names it */
+	if (cli_store_configure(cfg->store_postgres[0] ? cfg->store_postgres : NULL,
+	                        cfg->replica_id[0] ? cfg->replica_id : NULL) < 0)
 		goto out;
 	if (store_open(a->data_dir, &store, err, sizeof(err)) != 0) {
 		fprintf(stderr, "glassbox serve: cannot open the store in %s: %s\n", a->data_dir,
@@ -352,6 +380,8 @@ int cli_cmd_serve(const struct cli_serve_args *a)
 		goto out;
 	}
 	base.pool = st.pool;
+	if (start_shipping(cfg, a->data_dir, store_replica(store), &objects, &ship) < 0)
+		goto out;
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_stop_signal;
@@ -363,6 +393,8 @@ int cli_cmd_serve(const struct cli_serve_args *a)
 	rc = mcp_http_serve(cfg, &base, &hooks, &stop_requested) == 0 ? 0 : 1;
 out:
 	act_pool_stop(st.pool); /* after mcp_http_serve freed every session */
+	evid_ship_stop(ship);   /* after the last records: ships them */
+	blob_close(objects);
 	json_decref(st.egress_layers);
 	if (st.data_dir) /* the lock was made with it */
 		pthread_mutex_destroy(&st.unowned_lock);

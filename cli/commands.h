@@ -41,12 +41,15 @@ struct cli_serve_args {
 /* Runs the service until SIGTERM/SIGINT; returns the exit status. */
 int cli_cmd_serve(const struct cli_serve_args *a);
 
+/* `glassbox objects check | ls | get | put` (cmd_objects.c): argv[0] is
+ * "objects". 0 done, 1 the store refused or could not be reached, 2 usage. */
+int cli_cmd_objects(int argc, char **argv);
 /* Points every store handle of this process at the PostgreSQL database
  * postgres_url names (borrowed; NULL: $GLASSBOX_STORE_POSTGRES, and when
- * that is unset or empty SQLite in the data dir), as replica
- * $GLASSBOX_REPLICA_ID (else the host name). Returns 0, or -1 with the
- * reason printed (never the URL). */
-int cli_store_configure(const char *postgres_url);
+ * that is unset or empty SQLite in the data dir), as replica (borrowed;
+ * NULL: $GLASSBOX_REPLICA_ID, else the host name). Returns 0, or -1 with
+ * the reason printed (never the URL). */
+int cli_store_configure(const char *postgres_url, const char *replica);
 
 /* `glassbox policy check FILE [--json]` (cmd_policy.c): argv[0] is "policy".
  * 0 valid, 2 not valid or not readable. */

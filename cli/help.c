@@ -95,11 +95,15 @@ static const struct cli_help helps[] = {
 	  "customer\"\n" },
 	{ "audit", "verify the signed audit trail, export its public key, purge old records",
 	  "glassbox audit verify [--tenant T] [--pubkey FILE] [--json]\n"
+	  "glassbox audit verify --store CONFIG [--tenant T] [--pubkey FILE] [--json]\n"
 	  "glassbox audit export-key [-o FILE]\n"
 	  "glassbox audit purge --tenant T --days N\n",
 	  "verify checks every tenant's audit chain (or one): order, hashes, signatures,\n"
 	  "and that each artifact a record references exists and is unchanged; it names\n"
-	  "the first record that fails and exits 1. export-key writes the public key\n"
+	  "the first record that fails and exits 1. With --store it verifies the merged\n"
+	  "trail that every replica shipped to the object store CONFIG names (each\n"
+	  "replica's chain, segment by segment, read from the store alone) and names a\n"
+	  "missing or altered segment. export-key writes the public key\n"
 	  "reviewers verify with. purge removes a tenant's records and artifacts older\n"
 	  "than N days, after a signed purge record, so the shortened chain still\n"
 	  "verifies. Exit status: 0 ok, 1 the trail does not verify, 2 usage, 3 could\n"
@@ -108,10 +112,25 @@ static const struct cli_help helps[] = {
 	  "  --tenant T          one tenant only\n"
 	  "  --pubkey FILE       verify against this public key (a reviewer's copy),\n"
 	  "                      not the data dir's\n"
+	  "  --store CONFIG      the service config whose object_store holds the trail\n"
 	  "  -o FILE             where export-key writes (default stdout)\n"
 	  "  --days N            purge: keep the last N days\n"
 	  "  --json              machine-readable output\n",
 	  "glassbox audit verify --tenant local\n" },
+	{ "objects", "check, list, read and write the object store a service config names",
+	  "glassbox objects check --config FILE\n"
+	  "glassbox objects ls [PREFIX] --config FILE\n"
+	  "glassbox objects get KEY [-o FILE] --config FILE\n"
+	  "glassbox objects put KEY FILE --config FILE\n",
+	  "Uses the object_store of a service config (docs/deploy.md): a directory, or an\n"
+	  "S3-API bucket with its credentials from files or AWS_* variables. check stores a\n"
+	  "probe object, reads it back and lists it, so endpoint, bucket, region and\n"
+	  "credentials are known to work before the service relies on them. put never\n"
+	  "replaces an object (If-None-Match). Exit status: 0 done, 1 the store refused or\n"
+	  "could not be reached, 2 usage.\n",
+	  "  --config FILE       the service config whose object_store to use\n"
+	  "  -o FILE             where get writes (default stdout)\n",
+	  "glassbox objects check --config /etc/glassbox/serve.json\n" },
 	{ "report", "write the audit trail as one self-contained HTML file for reviewers",
 	  "glassbox report --tenant T [--since YYYY-MM-DD] -o FILE [--pubkey FILE]\n"
 	  "glassbox report --session ID [--tenant T] -o FILE [--pubkey FILE]\n",

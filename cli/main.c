@@ -430,11 +430,12 @@ static int cmd_help(int argc, char **argv)
 }
 
 /* See commands.h. */
-int cli_store_configure(const char *postgres_url)
+int cli_store_configure(const char *postgres_url, const char *replica)
 {
 	const char *env = getenv("GLASSBOX_STORE_POSTGRES");
 	struct store_location loc = { .postgres = postgres_url,
-		                      .replica = getenv("GLASSBOX_REPLICA_ID") };
+		                      .replica =
+		                          replica ? replica : getenv("GLASSBOX_REPLICA_ID") };
 	char err[512];
 
 	if (!loc.postgres && env && env[0])
@@ -470,7 +471,7 @@ int main(int argc, char **argv)
 		printf("glassbox %s\n", GLASSBOX_VERSION);
 		return 0;
 	}
-	if (cli_store_configure(NULL) < 0)
+	if (cli_store_configure(NULL, NULL) < 0)
 		return 2;
 	if (!strcmp(argv[1], "profile") || !strcmp(argv[1], "keys")) {
 		default_data_dir(&o);
@@ -483,6 +484,8 @@ int main(int argc, char **argv)
 		return cmd_evidence(argc, argv);
 	if (!strcmp(argv[1], "policy"))
 		return cli_cmd_policy(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "objects"))
+		return cli_cmd_objects(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "tools"))
 		return cli_cmd_tools(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "run")) {

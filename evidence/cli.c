@@ -7,6 +7,10 @@
 #include "evidence/audit.h"
 #include "evidence/evidence-private.h"
 #include "evidence/evidence.h"
+#include "evidence/ship.h"
+
+#include "blob/blob.h"
+#include "store/store.h"
 
 #include <dirent.h>
 #include <stdio.h>
@@ -21,12 +25,15 @@
 
 static const char audit_usage[] =
     "usage: glassbox audit verify [--tenant T] [--pubkey FILE] [--json]\n"
+    "       glassbox audit verify --store CONFIG [--tenant T] [--pubkey FILE] [--json]\n"
     "       glassbox audit export-key [-o FILE]\n"
     "       glassbox audit purge --tenant T --days N\n"
     "\n"
     "  verify      check every tenant's audit chain (or one): order, hashes, signatures,\n"
     "              and that each artifact a record references exists and is unchanged;\n"
-    "              names the first record that fails and exits 1\n"
+    "              names the first record that fails and exits 1; with --store, the\n"
+    "              merged trail of every replica in the object store CONFIG names,\n"
+    "              naming a missing or altered segment\n"
     "  export-key  write the public key reviewers verify with (stdout by default)\n"
     "  purge       remove the tenant's records and artifacts older than N days; a signed\n"
     "              purge record is written first so the shortened chain still verifies\n";
@@ -46,6 +53,7 @@ struct cli_opts {
 	const char *session;
 	const char *since;
 	const char *days;
+	const char *store;
 	int json;
 };
 
@@ -83,6 +91,8 @@ static int parse_opts(int argc, char **argv, int first, struct cli_opts *o, cons
 			o->since = v;
 		else if (!strcmp(a, "--days"))
 			o->days = v;
+		else if (!strcmp(a, "--store"))
+			o->store = v;
 		else {
 			fprintf(stderr, "glassbox: unknown option '%s'\n\n%s", a, usage);
 			rc = EXIT_USAGE;
@@ -146,6 +156,114 @@ static int worse(int a, int b)
 	return a > b ? a : b;
 }
 
+/* evid_merged_cb: prints (or collects) one chain's outcome. */
+struct merged_out {
+	int json;
+	json_t *all;
+	int count;
+};
+
+static void print_merged(const struct evid_merged_result *r, void *user)
+{
+	struct merged_out *m = user;
+
+	m->count++;
+	if (m->json) {
+		json_array_append_new(
+		    m->all, json_pack("{s:s, s:s, s:b, s:I, s:I, s:I, s:s, s:s}", "tenant",
+		                      r->tenant, "replica", r->replica, "ok", r->ok, "records",
+		                      (json_int_t)r->records, "segments", (json_int_t)r->segments,
+		                      "artifacts", (json_int_t)r->artifacts, "segment", r->segment,
+		                      "reason", r->reason));
+		return;
+	}
+	if (r->ok)
+		printf("%s (replica %s): chain verified: %llu records in %zu segments, %llu "
+		       "artifacts\n",
+		       r->tenant, r->replica, (unsigned long long)r->records, r->segments,
+		       (unsigned long long)r->artifacts);
+	else
+		printf("%s (replica %s): FAILED: %s\n", r->tenant, r->replica, r->reason);
+}
+
+/* Opens the store of config's "store": {"postgres": URL}, whose audit
+ * segment table the replicas advanced; *db stays NULL when the config
+ * names none (each replica then had its own). 0, or EXIT_CANNOT_RUN
+ * after printing why. */
+static int open_segment_table(const char *config, const char *data_dir, struct store **db)
+{
+	struct store_location loc = { NULL, NULL };
+	json_t *root = json_load_file(config, 0, NULL);
+	const char *url =
+	    json_string_value(json_object_get(json_object_get(root, "store"), "postgres"));
+	char err[1024];
+	int rc = 0;
+
+	*db = NULL;
+	if (!url)
+		goto out;
+	loc.postgres = url;
+	if (store_configure(&loc, err, sizeof(err)) != 0 ||
+	    store_open(data_dir, db, err, sizeof(err)) != 0) {
+		fprintf(stderr, "glassbox: cannot open the store of %s: %s\n", config, err);
+		rc = EXIT_CANNOT_RUN;
+	}
+out:
+	json_decref(root);
+	return rc;
+}
+
+/* audit verify --store CONFIG: the merged trail in the object store. */
+static int verify_merged(const struct cli_opts *o, const unsigned char *given_pk,
+                         const char *data_dir)
+{
+	struct merged_out m = { o->json, json_array(), 0 };
+	struct blob_config cfg;
+	struct blob_store *b = NULL;
+	struct store *db = NULL;
+	unsigned char pk[32];
+	char err[1024], keyfile[PATH_BYTES];
+	const char *tmp = getenv("TMPDIR");
+	int rc = EXIT_CANNOT_RUN;
+
+	if (given_pk) {
+		memcpy(pk, given_pk, 32);
+	} else {
+		snprintf(keyfile, sizeof(keyfile), "%s/keys/audit.pub", data_dir);
+		if (evid_keys_load_public(keyfile, pk, NULL, err, sizeof(err)) != 0) {
+			fprintf(stderr, "glassbox: %s (give the replicas' key with --pubkey)\n",
+			        err);
+			goto out;
+		}
+	}
+	if (blob_config_load(o->store, &cfg, err, sizeof(err)) != 0 ||
+	    blob_open(&cfg, &b, err, sizeof(err)) != 0) {
+		blob_config_wipe(&cfg);
+		fprintf(stderr, "glassbox: %s\n", err);
+		goto out;
+	}
+	blob_config_wipe(&cfg);
+	if (open_segment_table(o->store, data_dir, &db) != 0)
+		goto out;
+	rc = evid_merged_verify(b, db, o->tenant, pk, tmp && tmp[0] ? tmp : "/tmp", print_merged,
+	                        &m, err, sizeof(err));
+	if (rc < 0) {
+		fprintf(stderr, "glassbox: cannot verify the merged trail: %s\n", err);
+		rc = EXIT_CANNOT_RUN;
+	} else {
+		rc = rc ? EXIT_VERIFY_FAILED : 0;
+	}
+	if (o->json) {
+		json_dumpf(m.all, stdout, JSON_INDENT(2));
+		printf("\n");
+	}
+out:
+	json_decref(m.all);
+	blob_close(b);
+	store_close(db);
+	return rc;
+}
+
 static int cmd_verify(int argc, char **argv, const char *data_dir)
 {
 	struct cli_opts o;
@@ -164,6 +282,10 @@ static int cmd_verify(int argc, char **argv, const char *data_dir)
 		rc = load_pubkey(&o, pk, &have);
 	if (rc != 0)
 		goto out;
+	if (o.store) {
+		rc = verify_merged(&o, have ? pk : NULL, data_dir);
+		goto out;
+	}
 	if (o.tenant) {
 		rc = verify_one(data_dir, o.tenant, have ? pk : NULL, o.json, all);
 		count = 1;

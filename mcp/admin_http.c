@@ -87,8 +87,10 @@ void mcp_admin_handle(struct serve *s, struct http_req *req, const char *method,
 		goto out;
 	}
 	if (!strcmp(path, "/readyz")) {
-		if (s->stopping)
+		if (s->stopping || (atomic_load(s->stop) && s->cfg->drain_s == 0))
 			mcp_http_respond(req, 503, "text/plain", "stopping\n", 9);
+		else if (s->draining || atomic_load(s->stop))
+			mcp_http_respond(req, 503, "text/plain", "draining\n", 9);
 		else
 			mcp_http_respond(req, 200, "text/plain", "ready\n", 6);
 		goto out;

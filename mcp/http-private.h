@@ -17,6 +17,9 @@
 #include "common/util.h"
 #include "mcp/serve.h"
 
+/* An Mcp-Session-Id: the replica id, a dot, 64 hex digits, NUL. */
+#define HS_ID_BYTES (MCP_TENANT_NAME_MAX + 66)
+
 struct MHD_Connection;
 struct MHD_Daemon;
 struct http_req;
@@ -53,7 +56,7 @@ enum hs_state { HS_OPEN, HS_CLOSING };
  * tenant. Reference-counted: the table holds one, each connection using it
  * one, the closer one. */
 struct http_session {
-	char id[65]; /* Mcp-Session-Id: 32 random bytes, hex */
+	char id[HS_ID_BYTES]; /* Mcp-Session-Id: [<replica>.]<32 random bytes, hex> */
 	const struct mcp_tenant *tenant;
 	struct act_config cfg; /* the tenant's view of the base config */
 	struct mcp_server *srv;
@@ -174,17 +177,19 @@ struct serve {
 	const struct mcp_serve_config *cfg;
 	const struct mcp_serve_hooks *hooks;
 	struct hs_table table;
-	struct MHD_Daemon *mcp;   /* the /mcp listener */
-	struct MHD_Daemon *admin; /* the admin listener, or NULL */
-	struct http_req *reqs;    /* every request alive, linked by next */
-	struct http_peer *peers;  /* client addresses with connections open */
-	int loopback_only;        /* listening on loopback: Host is checked */
-	int stopping;             /* SIGTERM: no new requests */
-	int tearing_down;         /* the loop is over: nothing waits any more */
-	int64_t stop_deadline_ms; /* calls in flight are cancelled after */
-	int64_t closed_at_ms;     /* every session closed: exit soon after */
-	int finished;             /* leave the service loop */
-	const atomic_int *stop;   /* raised by the signal handler */
+	struct MHD_Daemon *mcp;    /* the /mcp listener */
+	struct MHD_Daemon *admin;  /* the admin listener, or NULL */
+	struct http_req *reqs;     /* every request alive, linked by next */
+	struct http_peer *peers;   /* client addresses with connections open */
+	int loopback_only;         /* listening on loopback: Host is checked */
+	int draining;              /* SIGTERM with replica.drain_s: no new sessions */
+	int64_t drain_deadline_ms; /* the stop begins then at the latest */
+	int stopping;              /* SIGTERM: no new requests */
+	int tearing_down;          /* the loop is over: nothing waits any more */
+	int64_t stop_deadline_ms;  /* calls in flight are cancelled after */
+	int64_t closed_at_ms;      /* every session closed: exit soon after */
+	int finished;              /* leave the service loop */
+	const atomic_int *stop;    /* raised by the signal handler */
 };
 
 /* A fixed response (an error, an admin answer), queued once the request
@@ -194,11 +199,11 @@ struct fixed_resp {
 	char ctype[64];
 	char *body; /* owned, or NULL */
 	size_t len;
-	char session_id[65];        /* Mcp-Session-Id to send, or "" */
-	int retry_after_s;          /* Retry-After, or 0 */
-	char www_authenticate[160]; /* or "" */
-	char allow[48];             /* Allow (405), or "" */
-	int close_after;            /* close the connection once written */
+	char session_id[HS_ID_BYTES]; /* Mcp-Session-Id to send, or "" */
+	int retry_after_s;            /* Retry-After, or 0 */
+	char www_authenticate[160];   /* or "" */
+	char allow[48];               /* Allow (405), or "" */
+	int close_after;              /* close the connection once written */
 };
 
 /* One HTTP request, from its headers until its connection is done with
@@ -211,7 +216,7 @@ struct http_req {
 	int suspended;  /* waiting for output (mcp_http_wake resumes it) */
 	int route;      /* enum mcp_http_route */
 	const struct mcp_tenant *tenant;
-	char session_id[80];
+	char session_id[HS_ID_BYTES + 16];
 	struct gb_buf body;
 	int body_on;
 	int too_large;

@@ -564,7 +564,20 @@ static void housekeeping(struct serve *s)
 	int64_t now = gb_now_ms();
 	size_t busy, idle, closing;
 
-	if (atomic_load(s->stop) && !s->stopping) {
+	if (atomic_load(s->stop) && !s->stopping && !s->draining && s->cfg->drain_s > 0) {
+		s->draining = 1;
+		s->drain_deadline_ms = now + (int64_t)s->cfg->drain_s * 1000;
+		GB_LOGI(MOD,
+		        "draining: /readyz says 503, new sessions are refused; the open ones are "
+		        "served for up to %d s",
+		        s->cfg->drain_s);
+	}
+	if (s->draining && (!s->table.head || now >= s->drain_deadline_ms)) {
+		if (s->table.head)
+			GB_LOGW(MOD, "drain period over: stopping the sessions still open");
+		s->draining = 0;
+	}
+	if (atomic_load(s->stop) && !s->stopping && !s->draining) {
 		s->stopping = 1;
 		s->stop_deadline_ms = now + (int64_t)s->cfg->shutdown_grace_s * 1000;
 		GB_LOGI(MOD, "stopping: no new requests; calls in flight have %d s to finish",
@@ -586,7 +599,7 @@ static void housekeeping(struct serve *s)
 				s->finished = 1;
 		}
 	} else {
-		hs_expire(&s->table, now);
+		hs_expire(&s->table, now); /* while draining too */
 	}
 	mcp_admin_update_gauges(s);
 }

@@ -42,6 +42,29 @@ static void delete_session(struct serve *s, struct http_req *req, const char *id
 	hs_unref(hs);
 }
 
+/* When id names another replica ("<replica>.<hex>"), answers 421 naming
+ * the owner and returns 1: a session is served by the replica that owns
+ * its browser, never by another. */
+static int misdirected(struct serve *s, struct http_req *req, const char *id)
+{
+	const char *dot = strchr(id, '.');
+	char text[400];
+	size_t n;
+
+	if (!s->cfg->replica_id[0] || !dot)
+		return 0;
+	n = (size_t)(dot - id);
+	if (n == strlen(s->cfg->replica_id) && !strncmp(id, s->cfg->replica_id, n))
+		return 0;
+	gb_metrics_counter_add("glassbox_sessions_misdirected_total", NULL, 1);
+	snprintf(text, sizeof(text),
+	         "session %.*s... belongs to replica %.*s, not to this one (%s): send its requests "
+	         "through the router, which routes by Mcp-Session-Id to the owner",
+	         (int)(n < 64 ? n + 9 : 73), id, (int)(n < 64 ? n : 64), id, s->cfg->replica_id);
+	mcp_http_respond_rpc_error(req, 421, -32001, text);
+	return 1;
+}
+
 /* See http-private.h. */
 void mcp_http_mcp_headers(struct serve *s, struct http_req *req, const char *method,
                           const char *path)
@@ -62,7 +85,7 @@ void mcp_http_mcp_headers(struct serve *s, struct http_req *req, const char *met
 		    "no server-initiated stream, so GET is not offered");
 		goto out;
 	}
-	if (s->stopping || atomic_load(s->stop)) {
+	if (s->stopping || (atomic_load(s->stop) && s->cfg->drain_s == 0)) {
 		mcp_http_respond_rpc_error(req, 503, -32000,
 		                           "the service is shutting down: try again "
 		                           "later or elsewhere");
@@ -103,6 +126,16 @@ void mcp_http_mcp_headers(struct serve *s, struct http_req *req, const char *met
 		goto out;
 	}
 	v = mcp_http_header(req, "Mcp-Session-Id", req->session_id, sizeof(req->session_id));
+	if (v && misdirected(s, req, v))
+		goto out;
+	if (!v && (s->draining || atomic_load(s->stop))) {
+		req->resp.retry_after_s = s->cfg->retry_after_s;
+		mcp_http_respond_rpc_error(req, 503, -32000,
+		                           "this replica is draining and takes no new sessions: "
+		                           "start the session again (the router sends it to "
+		                           "another replica)");
+		goto out;
+	}
 	if (req->route == MCP_ROUTE_DELETE) {
 		delete_session(s, req, v);
 		goto out;

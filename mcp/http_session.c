@@ -243,7 +243,14 @@ struct http_session *hs_create(struct hs_table *t, const struct mcp_tenant *tena
 		}
 		t->closer_started = 1;
 	}
-	gb_random_hex(hs->id, 32);
+	if (t->cfg->replica_id[0]) {
+		/* the replica that owns it comes first: a proxy routes by it */
+		size_t n = (size_t)snprintf(hs->id, sizeof(hs->id), "%s.", t->cfg->replica_id);
+
+		gb_random_hex(hs->id + n, 32);
+	} else {
+		gb_random_hex(hs->id, 32);
+	}
 	hs->tenant = tenant;
 	hs->table = t;
 	hs->cfg = *t->base;

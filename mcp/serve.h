@@ -15,6 +15,8 @@
 #ifndef GB_MCP_SERVE_H
 #define GB_MCP_SERVE_H
 
+#include "blob/blob.h"
+
 #include <jansson.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -65,7 +67,16 @@ struct mcp_serve_config {
 	                                     (default), not at its first tool call */
 	int warm_pool;                /* browsers kept launched for new sessions
 	                                     (0 = none) */
-	struct mcp_tenant *tenants;   /* owned */
+	/* One replica of many (docs/deploy.md). */
+	char replica_id[MCP_TENANT_NAME_MAX]; /* replica.id, else $GLASSBOX_REPLICA_ID; "":
+	                                       * one machine, session ids name no replica */
+	int drain_s;                          /* SIGTERM: /readyz says 503 and new sessions go
+	                                     elsewhere; open ones are served this long (or
+	                                     until they end) before the stop (0: none) */
+	int audit_ship_interval_ms;           /* how often the audit trail is shipped */
+	int has_object_store;                 /* object_store given: evidence is shipped there */
+	struct blob_config object_store;      /* its settings and credentials */
+	struct mcp_tenant *tenants;           /* owned */
 	size_t n_tenants;
 	/* "store": where the durable state is (docs/store.md); "" for SQLite
 	 * in the data dir. The URL may hold a password: never log or echo it. */

@@ -267,6 +267,42 @@ static int parse_limits(json_t *v, struct mcp_serve_config *c, struct mcp_tenant
 	return 0;
 }
 
+/* The "replica" object: {id, drain_s, audit_ship_interval_ms}; the id
+ * falls back to $GLASSBOX_REPLICA_ID (a StatefulSet's pod name). */
+static int parse_replica(json_t *v, struct mcp_serve_config *c, char *err, size_t errlen)
+{
+	static const char *const keys[] = { "id", "drain_s", "audit_ship_interval_ms", NULL };
+	const char *env = getenv("GLASSBOX_REPLICA_ID");
+	size_t i;
+
+	if (v && !json_is_object(v))
+		return fail(err, errlen,
+		            "replica must be an object {id, drain_s, audit_ship_interval_ms}");
+	if (v &&
+	    (only_keys(v, "replica", keys, err, errlen) < 0 ||
+	     get_str(v, "replica", "id", c->replica_id, sizeof(c->replica_id), err, errlen) < 0 ||
+	     get_int(v, "replica", "drain_s", 0, 86400, &c->drain_s, err, errlen) < 0 ||
+	     get_int(v, "replica", "audit_ship_interval_ms", 100, 600000,
+	             &c->audit_ship_interval_ms, err, errlen) < 0))
+		return -1;
+	if (!c->replica_id[0] && env && env[0]) {
+		if (strlen(env) >= sizeof(c->replica_id))
+			return fail(err, errlen, "GLASSBOX_REPLICA_ID is longer than %zu bytes",
+			            sizeof(c->replica_id) - 1);
+		snprintf(c->replica_id, sizeof(c->replica_id), "%s", env);
+	}
+	/* it starts session ids ("<id>.<hex>") that a proxy routes by */
+	for (i = 0; c->replica_id[i]; i++)
+		if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-",
+		            c->replica_id[i]))
+			return fail(
+			    err, errlen,
+			    "the replica id (replica.id or GLASSBOX_REPLICA_ID) must be 1 to %zu "
+			    "of A-Z a-z 0-9 _ -",
+			    sizeof(c->replica_id) - 1);
+	return 0;
+}
+
 /* One tenant: defaults from limits, then its own keys; its policy is
  * copied here and checked by actions/ (cmd_serve.c does so at start). */
 static int parse_tenant(const char *name, json_t *v, const struct mcp_tenant *defaults,
@@ -308,8 +344,9 @@ static int parse_tenant(const char *name, json_t *v, const struct mcp_tenant *de
 /* See serve.h. */
 int mcp_serve_config_parse(json_t *root, struct mcp_serve_config **out, char *err, size_t errlen)
 {
-	static const char *const keys[] = { "listen",    "admin",     "limits", "tenants",
-		                            "prelaunch", "warm_pool", "store",  NULL };
+	static const char *const keys[] = { "listen",    "admin",     "limits",       "tenants",
+		                            "prelaunch", "warm_pool", "object_store", "replica",
+		                            "store",     NULL };
 	struct mcp_tenant defaults = { .max_sessions = 8, .action_timeout_ms = 30000 };
 	struct mcp_serve_config *c;
 	json_t *tenants;
@@ -348,6 +385,15 @@ int mcp_serve_config_parse(json_t *root, struct mcp_serve_config **out, char *er
 	    parse_store(json_object_get(root, "store"), c, err, errlen) < 0 ||
 	    parse_limits(json_object_get(root, "limits"), c, &defaults, err, errlen) < 0)
 		goto out;
+	c->audit_ship_interval_ms = 1000;
+	if (parse_replica(json_object_get(root, "replica"), c, err, errlen) < 0)
+		goto out;
+	if (json_object_get(root, "object_store")) {
+		if (blob_config_parse(json_object_get(root, "object_store"), "object_store",
+		                      &c->object_store, err, errlen) < 0)
+			goto out;
+		c->has_object_store = 1;
+	}
 	if (json_object_get(root, "prelaunch") &&
 	    !json_is_boolean(json_object_get(root, "prelaunch"))) {
 		fail(err, errlen, "prelaunch must be true or false");
@@ -412,5 +458,6 @@ void mcp_serve_config_free(struct mcp_serve_config *c)
 	for (i = 0; i < c->n_tenants; i++)
 		json_decref(c->tenants[i].policy);
 	free(c->tenants);
+	blob_config_wipe(&c->object_store);
 	free(c);
 }

@@ -27,21 +27,24 @@ export const sha256hex = (s) => crypto.createHash('sha256').update(s).digest('he
  * Starts glassbox serve. tenants: {name: {policy?, max_sessions?,
  * tool_calls_per_session?, action_timeout_ms?}}; limits, prelaunch, store:
  * as in docs/service.md; admin: true for an admin listener. dataDir: reuse
- * one. env: more environment for the process.
+ * one. env: more environment for the process. extra: more top-level
+ * config (object_store, replica); tokens, adminToken: reuse another
+ * replica's; port, adminPort: fixed ports (a restarted replica keeps its
+ * address).
  */
-export async function startServe({ tenants, limits = {}, admin = false, prelaunch, dataDir, warmPool, store, env = {} } = {}) {
+export async function startServe({ tenants, limits = {}, admin = false, prelaunch, dataDir, warmPool, store, env = {}, extra = {}, tokens: givenTokens, adminToken: givenAdminToken, port: givenPort = 0, adminPort: givenAdminPort = 0 } = {}) {
   const dir = dataDir || newDataDir('glassbox-serve-');
-  const tokens = {};
+  const tokens = { ...(givenTokens || {}) };
   const cfgTenants = {};
   for (const [name, t] of Object.entries(tenants)) {
-    tokens[name] = crypto.randomBytes(24).toString('hex');
+    tokens[name] = tokens[name] || crypto.randomBytes(24).toString('hex');
     cfgTenants[name] = { token_sha256: sha256hex(tokens[name]), policy: t.policy || LOOPBACK_POLICY };
     for (const k of ['max_sessions', 'tool_calls_per_session', 'action_timeout_ms'])
       if (t[k] !== undefined) cfgTenants[name][k] = t[k];
   }
-  const config = { listen: { host: '127.0.0.1', port: 0 }, limits, tenants: cfgTenants };
-  const adminToken = crypto.randomBytes(24).toString('hex');
-  if (admin) config.admin = { host: '127.0.0.1', port: 0, token_sha256: sha256hex(adminToken) };
+  const config = { listen: { host: '127.0.0.1', port: givenPort }, limits, tenants: cfgTenants, ...extra };
+  const adminToken = givenAdminToken || crypto.randomBytes(24).toString('hex');
+  if (admin) config.admin = { host: '127.0.0.1', port: givenAdminPort, token_sha256: sha256hex(adminToken) };
   if (prelaunch !== undefined) config.prelaunch = prelaunch;
   if (warmPool !== undefined) config.warm_pool = warmPool;
   if (store !== undefined) config.store = store;
@@ -74,6 +77,7 @@ export async function startServe({ tenants, limits = {}, admin = false, prelaunc
     proc,
     pid: proc.pid,
     dataDir: dir,
+    configPath: cfgPath,
     url,
     tokens,
     adminToken,

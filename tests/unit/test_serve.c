@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "mcp/http-headers.h"
@@ -125,6 +126,59 @@ static void test_config_defaults(void **state)
 	assert_int_equal(c->max_connections_per_peer, 64);
 	assert_int_equal(c->tenants[0].tool_calls_per_session, 0);
 	mcp_serve_config_free(c);
+}
+
+/* replica and object_store: what one of many replicas is told. */
+static void test_config_replica(void **state)
+{
+	struct mcp_serve_config *c = NULL;
+	char text[1024], err[512];
+
+	(void)state;
+	unsetenv("GLASSBOX_REPLICA_ID");
+	snprintf(text, sizeof(text),
+	         "{\"tenants\": {\"a\": {\"token_sha256\": \"%s\"}}, \"replica\": {\"id\": "
+	         "\"r-1\", \"drain_s\": 30, \"audit_ship_interval_ms\": 250}, \"object_store\": "
+	         "{\"dir\": \"/srv/objects\"}}",
+	         alpha_hash);
+	assert_int_equal(parse(text, &c, err, sizeof(err)), 0);
+	assert_string_equal(c->replica_id, "r-1");
+	assert_int_equal(c->drain_s, 30);
+	assert_int_equal(c->audit_ship_interval_ms, 250);
+	assert_int_equal(c->has_object_store, 1);
+	assert_int_equal(c->object_store.kind, BLOB_FS);
+	mcp_serve_config_free(c);
+	/* defaults: no replica id, no drain, no object store */
+	snprintf(text, sizeof(text), "{\"tenants\": {\"a\": {\"token_sha256\": \"%s\"}}}",
+	         alpha_hash);
+	assert_int_equal(parse(text, &c, err, sizeof(err)), 0);
+	assert_string_equal(c->replica_id, "");
+	assert_int_equal(c->drain_s, 0);
+	assert_int_equal(c->has_object_store, 0);
+	mcp_serve_config_free(c);
+	/* the id from the environment (a StatefulSet's pod name) */
+	setenv("GLASSBOX_REPLICA_ID", "glassbox-2", 1);
+	assert_int_equal(parse(text, &c, err, sizeof(err)), 0);
+	assert_string_equal(c->replica_id, "glassbox-2");
+	mcp_serve_config_free(c);
+	/* a dot would break the session ids' routing prefix */
+	setenv("GLASSBOX_REPLICA_ID", "a.b", 1);
+	assert_int_equal(parse(text, &c, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "replica id"));
+	unsetenv("GLASSBOX_REPLICA_ID");
+	snprintf(text, sizeof(text),
+	         "{\"tenants\": {\"a\": {\"token_sha256\": \"%s\"}}, \"replica\": {\"drain\": "
+	         "1}}",
+	         alpha_hash);
+	assert_int_equal(parse(text, &c, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "replica: unknown key \"drain\""));
+	snprintf(text, sizeof(text),
+	         "{\"tenants\": {\"a\": {\"token_sha256\": \"%s\"}}, \"object_store\": {\"s3\": "
+	         "{\"bucket\": \"b\", \"endpoint\": \"http://127.0.0.1:1\", "
+	         "\"secret_access_key\": \"x\"}}}",
+	         alpha_hash);
+	assert_int_equal(parse(text, &c, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "object_store.s3: unknown key \"secret_access_key\""));
 }
 
 static void test_config_errors(void **state)
@@ -305,13 +359,10 @@ static void test_accept_type_version(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_config_full),
-		cmocka_unit_test(test_config_defaults),
-		cmocka_unit_test(test_config_errors),
-		cmocka_unit_test(test_tokens),
-		cmocka_unit_test(test_routes),
-		cmocka_unit_test(test_origin_and_host),
-		cmocka_unit_test(test_accept_type_version),
+		cmocka_unit_test(test_config_full),     cmocka_unit_test(test_config_defaults),
+		cmocka_unit_test(test_config_errors),   cmocka_unit_test(test_config_replica),
+		cmocka_unit_test(test_tokens),          cmocka_unit_test(test_routes),
+		cmocka_unit_test(test_origin_and_host), cmocka_unit_test(test_accept_type_version),
 	};
 
 	return cmocka_run_group_tests(tests, setup, NULL);
