@@ -21,7 +21,7 @@ FUZZERS := cdp/fuzz_cdp mcp/fuzz_jsonrpc mcp/fuzz_serve_config actions/fuzz_snap
 
 DEBIAN_PACKAGES := build-essential pkg-config meson ninja-build libwebsockets-dev libmicrohttpd-dev \
 	libjansson-dev libpng-dev libsodium-dev libxml2-dev libxml2-utils libsqlite3-dev libcmocka-dev \
-	libidn2-dev libarchive-dev chromium clang clang-format libclang-rt-14-dev nodejs npm procps \
+	libidn2-dev libarchive-dev libmagic-dev chromium clang clang-format libclang-rt-14-dev nodejs npm procps \
 	iproute2 util-linux
 
 .PHONY: all deps build run test test-unit test-asan test-tsan test-fuzz test-http-fuzz test-node test-conformance \

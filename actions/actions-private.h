@@ -24,6 +24,8 @@ struct sess_options;
 struct sess_page;
 struct evid_audit;
 struct act_keeper;
+struct act_pagelog;
+struct act_downloads;
 struct store;
 struct policy_risk;
 struct policy_admin;
@@ -117,6 +119,11 @@ struct act_session {
 	struct sess *pool_held; /* a pooled browser taken with its network namespace when
 	                             * the session started, adopted by the worker when it
 	                             * starts (warm_pool.c); the worker's once it runs; or NULL */
+	/* files (files.c): the page log and the download area of the browser
+	 * they follow (its sess id; "" none); worker thread only */
+	struct act_pagelog *pagelog;
+	struct act_downloads *downloads;
+	char files_browser[40];
 };
 
 /* profile.c */
@@ -263,6 +270,11 @@ int act_keeper_start(struct evid_store *store, struct evid_audit *audit, const c
 /* Queues an audit record (body taken) of kind for the session. */
 void act_keeper_record(struct act_keeper *k, const char *kind, const char *session_id,
                        const char *operation_id, json_t *body, int secret_text);
+/* Queues an audit record of kind naming artifacts already stored (a
+ * download's receipt, an upload): body and artifacts (an array of
+ * evid_artifact_json objects) taken. */
+void act_keeper_record_artifacts(struct act_keeper *k, const char *kind, const char *session_id,
+                                 const char *operation_id, json_t *body, json_t *artifacts);
 /* Queues a tool call's evidence and its audit record (everything in a
  * taken, also on failure), waiting for room when the queue is full.
  * Returns 0 with *ticket, or -1 with err when it could not be queued:

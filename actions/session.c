@@ -11,6 +11,8 @@
  * and again after a crash has been reported.
  */
 #include "actions/actions-private.h"
+#include "actions/files-private.h"
+#include "actions/pagelog.h"
 
 #include "cdp/cdp.h"
 #include "common/log.h"
@@ -211,6 +213,12 @@ int act_session_new(const struct act_config *cfg, struct act_session **out, char
 	if (act_gates_start(s, s->tenant_policy, err, errlen) < 0)
 		goto out;
 	act_secrets_start(s, s->tenant_policy);
+	s->pagelog = act_pagelog_new();
+	s->downloads = act_downloads_new();
+	if (!s->pagelog || !s->downloads) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
 	check_retention(s);
 	act_limits_read(s, cfg, s->tenant_policy);
 	s->profile_save_at_end = cfg->profile_save_at_end;
@@ -226,6 +234,8 @@ int act_session_new(const struct act_config *cfg, struct act_session **out, char
 	rc = 0;
 out:
 	if (rc < 0) {
+		act_pagelog_free(s->pagelog);
+		act_downloads_free(s->downloads);
 		prof_lease_close(s->profile);
 		json_decref(s->profile_origins);
 		json_decref(s->policy);
@@ -309,6 +319,8 @@ void act_session_free(struct act_session *s)
 	json_decref(s->profile_closed);
 	json_decref(s->profile_origins);
 	act_secrets_stop(s);
+	act_pagelog_free(s->pagelog);
+	act_downloads_free(s->downloads);
 	policy_tenant_unref(s->tenant_policy);
 	free(s->last_snapshot);
 	pthread_mutex_destroy(&s->lock);

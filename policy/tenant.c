@@ -64,9 +64,16 @@ static void add_error(struct errors *e, const char *fmt, ...)
 }
 
 static const char *const known_keys[] = {
-	"egress",           "egress_layers",      "risk",
-	"approvals",        "page_content",       "limits",
-	"require_evidence", "before_screenshots", "retention_days",
+	"egress",
+	"egress_layers",
+	"risk",
+	"approvals",
+	"page_content",
+	"limits",
+	"require_evidence",
+	"before_screenshots",
+	"retention_days",
+	"files",
 };
 
 /* ---- egress ------------------------------------------------------------------ */
@@ -203,11 +210,14 @@ static void parse_settings(struct policy_tenant *t, const json_t *json, struct e
 	static const char *const page_keys[] = { "hidden_text" };
 	static const char *const limit_keys[] = { "browser_memory_mb", "browser_cpu_percent",
 		                                  "browser_cpu_window_s" };
+	static const char *const file_keys[] = { "uploads", "upload_max_mb", "downloads",
+		                                 "download_max_mb" };
 	struct policy_tenant_settings *s = &t->settings;
 	const json_t *layers = json_object_get(json, "egress_layers");
 	const json_t *approvals = json_object_get(json, "approvals");
 	const json_t *page = json_object_get(json, "page_content");
 	const json_t *limits = json_object_get(json, "limits");
+	const json_t *files = json_object_get(json, "files");
 	const char *key;
 	json_t *v;
 
@@ -250,6 +260,18 @@ static void parse_settings(struct policy_tenant *t, const json_t *json, struct e
 		        e);
 		get_int(limits, "limits", "browser_cpu_window_s", 1, 600, &s->browser_cpu_window_s,
 		        e);
+	}
+	s->uploads = s->downloads = 1;
+	s->upload_max_mb = POLICY_UPLOAD_MAX_MB_DEFAULT;
+	s->download_max_mb = POLICY_DOWNLOAD_MAX_MB_DEFAULT;
+	if (check_object(files, "files", file_keys, 4,
+	                 "{\"uploads\": false, \"download_max_mb\": 8}", e)) {
+		get_bool(files, "files", "uploads", &s->uploads, e);
+		get_bool(files, "files", "downloads", &s->downloads, e);
+		get_int(files, "files", "upload_max_mb", 1, POLICY_FILE_MAX_MB, &s->upload_max_mb,
+		        e);
+		get_int(files, "files", "download_max_mb", 1, POLICY_FILE_MAX_MB,
+		        &s->download_max_mb, e);
 	}
 	get_bool(json, "", "require_evidence", &s->require_evidence, e);
 	get_bool(json, "", "before_screenshots", &s->before_screenshots, e);
@@ -605,7 +627,7 @@ json_t *policy_tenant_effective(const struct policy_tenant *p)
 	}
 	j = json_pack(
 	    "{s:s, s:s, s:o, s:{s:b, s:b, s:b, s:s}, s:o, s:{s:b}, s:{s:s}, "
-	    "s:{s:o, s:o, s:o}, s:b, s:b, s:o}",
+	    "s:{s:o, s:o, s:o}, s:b, s:b, s:o, s:{s:b, s:i, s:b, s:i}}",
 	    "source", p->source[0] ? p->source : "(none: every default)", "hash", p->hash, "egress",
 	    egress_json(p), "egress_layers", "tool", s->layer_tool, "fetch", s->layer_fetch,
 	    "proxy", s->layer_proxy, "netns",
@@ -622,6 +644,8 @@ json_t *policy_tenant_effective(const struct policy_tenant *p)
 	                            : json_string("default"),
 	    "require_evidence", s->require_evidence, "before_screenshots", s->before_screenshots,
 	    "retention_days",
-	    s->retention_days ? json_integer(s->retention_days) : json_string("kept"));
+	    s->retention_days ? json_integer(s->retention_days) : json_string("kept"), "files",
+	    "uploads", s->uploads, "upload_max_mb", s->upload_max_mb, "downloads", s->downloads,
+	    "download_max_mb", s->download_max_mb);
 	return j;
 }

@@ -19,6 +19,8 @@
  *     "require_evidence": bool,      default false
  *     "before_screenshots": bool,    default false
  *     "retention_days": 1..36500     default: kept until purged by hand
+ *     "files": {"uploads": bool, "upload_max_mb": 1..64,     default true, 16
+ *               "downloads": bool, "download_max_mb": 1..64} default true, 32
  *   }
  *
  * Threads: a struct policy_tenant never changes once parsed; any thread
@@ -48,7 +50,17 @@ struct policy_tenant_settings {
 	int retention_days;       /* 0: kept */
 	int layer_tool, layer_fetch, layer_proxy; /* egress_layers; 1 unless turned off */
 	int layer_netns; /* 1 asked on, 0 asked off, -1 where the machine allows */
+	/* files: uploads from the upload area and downloads the pages start
+	 * (docs/tools.md); each allowed unless turned off, each capped */
+	int uploads;
+	int upload_max_mb;
+	int downloads;
+	int download_max_mb;
 };
+
+#define POLICY_UPLOAD_MAX_MB_DEFAULT 16
+#define POLICY_DOWNLOAD_MAX_MB_DEFAULT 32
+#define POLICY_FILE_MAX_MB 64 /* the artifact store's ceiling */
 
 /*
  * Parses and validates the whole policy json (borrowed; NULL: every

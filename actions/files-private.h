@@ -1,0 +1,69 @@
+/*
+ * files-private.h - files that move between the tenant and the page:
+ * the session's download area (downloads.c) and the files handed to a
+ * page from the tenant's upload area (uploads.c). Private to actions/.
+ */
+#ifndef GB_ACTIONS_FILES_PRIVATE_H
+#define GB_ACTIONS_FILES_PRIVATE_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+struct act_session;
+struct act_ctx;
+struct act_downloads;
+
+/* ---- files.c: the hooks the pipeline calls -------------------------------- */
+
+/* After the browser is there, before the call acts: attaches the page
+ * log and the download area to a browser they have not seen yet (a new
+ * one); a call that can change the page is the one downloads that begin
+ * now belong to. Returns 0, or -1 with the call failed (the browser's
+ * downloads could not be confined). */
+int act_files_begin(struct act_ctx *ctx);
+/* At the end of every call that reached the browser: its downloads
+ * (act_downloads_call_end). */
+void act_files_end(struct act_ctx *ctx);
+
+/* ---- downloads.c --------------------------------------------------------- */
+
+/* Downloads a session keeps track of at once; more are refused. */
+#define ACT_DOWNLOADS_MAX 32
+/* How long, at most, the end of a call waits for its downloads to finish. */
+#define ACT_DOWNLOAD_WAIT_MS 15000
+
+/* A new, empty tracker (NULL when out of memory); freed with the session. */
+struct act_downloads *act_downloads_new(void);
+void act_downloads_free(struct act_downloads *d);
+
+/*
+ * On a freshly launched browser: makes the session's download area (a
+ * dir only this session's browser can write, sessions/areas.c) and points
+ * the browser at it with Browser.setDownloadBehavior ("allowAndName":
+ * files are named by their guid, never by what the page suggests), or
+ * "deny" when the policy's files.downloads is false; listens to its
+ * download events. Returns 0, or -1 with err: the browser must not be
+ * used, since its downloads would land where nobody keeps them. What
+ * was followed of the browser before is dropped (its listener went with
+ * its connection when it closed).
+ */
+int act_downloads_attach(struct act_session *as, char *err, size_t errlen);
+
+/* Right before a call acts on the page: downloads that begin from now on
+ * are this call's. */
+void act_downloads_call_begin(struct act_ctx *ctx);
+/*
+ * At the end of every call: when it acted, waits (bounded by
+ * ACT_DOWNLOAD_WAIT_MS and the call's deadline) for the downloads it
+ * started to end; keeps each finished download as an artifact of the
+ * operation that caused it (kind "download": sha256, MIME sniffed, size
+ * capped by files.download_max_mb) with a receipt in the audit log
+ * (kind "download"), and reports every download not reported before in
+ * the result's `downloads`: [{name, size, sha256, mime, uri, url, state,
+ * operation_id}] (state "completed"; or "too_large", "canceled",
+ * "refused", "failed" with a reason; "in_progress" when still running:
+ * reported again once it ends).
+ */
+void act_downloads_call_end(struct act_ctx *ctx);
+
+#endif
