@@ -274,8 +274,8 @@ static void keep(struct act_session *as, struct act_downloads *d, struct dl_item
 	rc = gb_fs_read_file(path, d->max_bytes, &data, &len, err, sizeof(err));
 	if (rc < 0) {
 		it->state = DL_FAILED;
-		snprintf(it->reason, sizeof(it->reason), "the downloaded file could not be read: %s",
-		         err);
+		snprintf(it->reason, sizeof(it->reason),
+		         "the downloaded file could not be read: %s", err);
 		goto out;
 	}
 	evid_sniff_mime(data, len, it->mime, sizeof(it->mime));
@@ -298,8 +298,7 @@ static void keep(struct act_session *as, struct act_downloads *d, struct dl_item
 	act_keeper_record_artifacts(
 	    as->keeper, "download", meta.session_id, it->operation_id,
 	    json_pack("{s:s, s:s, s:s, s:I, s:s, s:s}", "name", it->name, "url", it->url, "state",
-	              "completed", "size", (json_int_t)len, "sha256", it->sha256, "mime",
-	              it->mime),
+	              "completed", "size", (json_int_t)len, "sha256", it->sha256, "mime", it->mime),
 	    json_pack("[o]", evid_artifact_json(EVID_KIND_DOWNLOAD, meta.mime, &ref, 1)));
 out:
 	unlink(path);
@@ -368,11 +367,11 @@ void act_downloads_call_end(struct act_ctx *ctx)
 		if (it->reported_state == (int)it->state)
 			continue;
 		if (it->state != DL_KEPT && it->state != DL_IN_PROGRESS)
-			act_keeper_record(as->keeper, "download", as->sess ? sess_id(as->sess) : NULL,
-			                  it->operation_id,
+			act_keeper_record(as->keeper, "download",
+			                  as->sess ? sess_id(as->sess) : NULL, it->operation_id,
 			                  json_pack("{s:s, s:s, s:s, s:s}", "name", it->name, "url",
-			                            it->url, "state", state_names[it->state], "reason",
-			                            it->reason),
+			                            it->url, "state", state_names[it->state],
+			                            "reason", it->reason),
 			                  0);
 		if (!list) {
 			list = json_array();

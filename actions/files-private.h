@@ -66,4 +66,29 @@ void act_downloads_call_begin(struct act_ctx *ctx);
  */
 void act_downloads_call_end(struct act_ctx *ctx);
 
+/* ---- uploads.c ----------------------------------------------------------- */
+
+/* Files one call may hand to a page. */
+#define ACT_UPLOADS_MAX_FILES 16
+#define ACT_UPLOAD_URI_PREFIX "glassbox://upload/"
+
+/*
+ * Finds each of paths (borrowed: an array of strings, each the NAME of a
+ * file of the tenant's upload area or its resource URI
+ * "glassbox://upload/NAME"; never a path on the host) and copies it into
+ * the session's uploads area, which only its browser can read. *files: a
+ * new array of the copies' paths, for the browser; *info: a new array of
+ * {name, size, sha256, mime}. Refused when the policy's files.uploads is
+ * false, or the files together are larger than files.upload_max_mb.
+ * Returns 0, or -1 with the call failed (bad_arguments, not_found,
+ * uploads_refused, too_large) and a message that says what to do.
+ */
+int act_uploads_stage(struct act_ctx *ctx, json_t *paths, json_t **files, json_t **info);
+
+/* The receipt of files handed to the page (info as act_uploads_stage
+ * made it, borrowed): one audit record of kind "upload" naming each
+ * file's artifact, and `uploads` in the result. how: "file_chooser",
+ * "file_input" or "drop". */
+void act_uploads_record(struct act_ctx *ctx, json_t *info, const char *how);
+
 #endif

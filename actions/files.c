@@ -26,7 +26,8 @@ int act_files_begin(struct act_ctx *ctx)
 			return act_fail(ctx, "browser_error", "cannot follow the browser's pages");
 		if (act_downloads_attach(as, err, sizeof(err)) < 0)
 			return act_fail(ctx, "browser_error",
-			                "%s; the browser is not used without its download area", err);
+			                "%s; the browser is not used without its download area",
+			                err);
 		snprintf(as->files_browser, sizeof(as->files_browser), "%s", sess_id(as->sess));
 	}
 	if (ctx->def->changes_state)

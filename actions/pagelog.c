@@ -27,9 +27,9 @@
 #include <string.h>
 #include <strings.h>
 
-#define TEXT_MAX 4000        /* one console message, characters */
-#define URL_MAX 4096         /* a request's URL kept */
-#define HEADERS_MAX 48       /* headers kept per request and direction */
+#define TEXT_MAX 4000  /* one console message, characters */
+#define URL_MAX 4096   /* a request's URL kept */
+#define HEADERS_MAX 48 /* headers kept per request and direction */
 #define HEADER_VALUE_MAX 1024
 #define MAX_PAGES_TRACKED 64 /* navigation counts of page sessions */
 
@@ -49,6 +49,10 @@ struct act_pagelog {
 	unsigned next_index;
 	struct page_nav pages[MAX_PAGES_TRACKED];
 	size_t n_pages;
+	/* the file chooser opened last and not answered yet (chooser_node 0: none) */
+	char chooser_sid[64];
+	int chooser_node;
+	int chooser_multiple;
 };
 
 static const char *const level_names[] = { "error", "warning", "info", "debug" };
@@ -66,8 +70,8 @@ int act_console_level_parse(const char *name)
 int act_header_is_credential(const char *name)
 {
 	static const char *const names[] = {
-		"cookie",         "set-cookie",   "authorization", "proxy-authorization",
-		"x-api-key",      "x-auth-token", "x-csrf-token",  "x-xsrf-token",
+		"cookie",         "set-cookie",   "authorization",        "proxy-authorization",
+		"x-api-key",      "x-auth-token", "x-csrf-token",         "x-xsrf-token",
 		"x-access-token", "api-key",      "x-amz-security-token",
 	};
 	size_t i;
@@ -211,15 +215,18 @@ static void request_started(struct act_pagelog *l, const char *sid, json_t *para
 		json_object_set_new(prev, "finished", json_true());
 	}
 	nav = page_nav(l, sid);
-	if (is_main_document(l, sid, params))
+	if (is_main_document(l, sid, params)) {
 		nav->navs++;
+		if (!strcmp(l->chooser_sid, sid))
+			l->chooser_node = 0; /* its page goes away */
+	}
 	e = json_pack("{s:I, s:s, s:s, s:o, s:s, s:o, s:s, s:o, s:b, s:b, s:I}", "index",
 	              (json_int_t)++l->next_index, "request_id", rid, "session_id", sid, "url",
 	              bounded(json_string_value(json_object_get(request, "url")), URL_MAX),
 	              "method", gb_or(json_string_value(json_object_get(request, "method")), "GET"),
 	              "request_headers", kept_headers(json_object_get(request, "headers")), "type",
-	              gb_or(json_string_value(json_object_get(params, "type")), "Other"),
-	              "time", json_real(json_number_value(json_object_get(params, "wallTime"))),
+	              gb_or(json_string_value(json_object_get(params, "type")), "Other"), "time",
+	              json_real(json_number_value(json_object_get(params, "wallTime"))),
 	              "has_post_data",
 	              post || json_is_true(json_object_get(request, "hasPostData")), "finished", 0,
 	              "nav", (json_int_t)nav->navs);
@@ -257,9 +264,9 @@ static void on_network(struct act_pagelog *l, const char *sid, const char *metho
 		json_t *h = kept_headers(json_object_get(resp, "headers"));
 
 		l->bytes += entry_bytes(h);
-		json_object_set_new(e, "status",
-		                    json_integer((json_int_t)json_number_value(
-		                        json_object_get(resp, "status"))));
+		json_object_set_new(
+		    e, "status",
+		    json_integer((json_int_t)json_number_value(json_object_get(resp, "status"))));
 		json_object_set_new(
 		    e, "status_text",
 		    bounded(json_string_value(json_object_get(resp, "statusText")), 200));
@@ -275,7 +282,8 @@ static void on_network(struct act_pagelog *l, const char *sid, const char *metho
 	} else if (!strcmp(method, "Network.loadingFailed")) {
 		json_object_set_new(e, "finished", json_true());
 		json_object_set_new(
-		    e, "failed", bounded(json_string_value(json_object_get(params, "errorText")), 200));
+		    e, "failed",
+		    bounded(json_string_value(json_object_get(params, "errorText")), 200));
 	}
 }
 
@@ -299,8 +307,9 @@ static void console_text(json_t *args, struct gb_buf *b)
 		else if (v && (dump = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT)))
 			gb_buf_appendf(b, "%.*s", TEXT_MAX, dump);
 		else
-			gb_buf_appendf(b, "%.*s", TEXT_MAX,
-			               d ? d : gb_or(json_string_value(json_object_get(a, "type")), ""));
+			gb_buf_appendf(
+			    b, "%.*s", TEXT_MAX,
+			    d ? d : gb_or(json_string_value(json_object_get(a, "type")), ""));
 		free(dump);
 		if (b->len >= TEXT_MAX)
 			break;
@@ -332,10 +341,10 @@ static void add_console(struct act_pagelog *l, const char *sid, enum act_console
 		return;
 	if (url && url[0]) {
 		json_object_set_new(e, "url", bounded(url, URL_MAX));
-		json_object_set_new(e, "line",
-		                    json_integer((json_int_t)json_number_value(
-		                                     json_object_get(frame, "lineNumber")) +
-		                                 1));
+		json_object_set_new(
+		    e, "line",
+		    json_integer(
+		        (json_int_t)json_number_value(json_object_get(frame, "lineNumber")) + 1));
 	}
 	l->bytes += entry_bytes(e);
 	json_array_append_new(l->console, e);
@@ -364,7 +373,8 @@ static void on_runtime(struct act_pagelog *l, const char *sid, const char *metho
 
 		add_console(l, sid, ACT_CONSOLE_ERROR, "exception",
 		            desc ? desc : gb_or(json_string_value(json_object_get(d, "text")), ""),
-		            frame ? frame : d, json_number_value(json_object_get(params, "timestamp")));
+		            frame ? frame : d,
+		            json_number_value(json_object_get(params, "timestamp")));
 	}
 	gb_buf_free(&text);
 }
@@ -375,10 +385,33 @@ static void on_event(void *user, const char *session_id, const char *method, jso
 
 	if (!session_id || !session_id[0])
 		return;
-	if (!strncmp(method, "Network.", 8))
+	if (!strncmp(method, "Network.", 8)) {
 		on_network(l, session_id, method, params);
-	else if (!strncmp(method, "Runtime.", 8))
+	} else if (!strncmp(method, "Runtime.", 8)) {
 		on_runtime(l, session_id, method, params);
+	} else if (!strcmp(method, "Page.fileChooserOpened")) {
+		const char *mode = json_string_value(json_object_get(params, "mode"));
+
+		snprintf(l->chooser_sid, sizeof(l->chooser_sid), "%s", session_id);
+		l->chooser_node = (int)json_integer_value(json_object_get(params, "backendNodeId"));
+		l->chooser_multiple = mode && !strcmp(mode, "selectMultiple");
+	}
+}
+
+int act_pagelog_chooser(struct act_pagelog *l, char *sid, size_t sidlen, int *backend_node_id,
+                        int *multiple)
+{
+	if (!l->chooser_node)
+		return 0;
+	snprintf(sid, sidlen, "%s", l->chooser_sid);
+	*backend_node_id = l->chooser_node;
+	*multiple = l->chooser_multiple;
+	return 1;
+}
+
+void act_pagelog_chooser_done(struct act_pagelog *l)
+{
+	l->chooser_node = 0;
 }
 
 struct act_pagelog *act_pagelog_new(void)
@@ -404,6 +437,7 @@ static void forget(struct act_pagelog *l)
 	json_object_clear(l->by_id);
 	l->bytes = 0;
 	l->n_pages = 0;
+	l->chooser_node = 0;
 }
 
 int act_pagelog_attach(struct act_pagelog *l, struct sess *s)
@@ -434,8 +468,8 @@ static int in_span(struct act_pagelog *l, json_t *e, const char *psid, int all)
 		sid = json_string_value(json_object_get(e, "session_id"));
 	if (!sid || strcmp(sid, psid))
 		return 0;
-	return all || (unsigned)json_integer_value(json_object_get(e, "nav")) ==
-	                  page_nav(l, psid)->navs;
+	return all ||
+	       (unsigned)json_integer_value(json_object_get(e, "nav")) == page_nav(l, psid)->navs;
 }
 
 json_t *act_pagelog_console(struct act_pagelog *l, const char *psid, enum act_console_level level,
@@ -458,13 +492,12 @@ json_t *act_pagelog_console(struct act_pagelog *l, const char *psid, enum act_co
 		*warnings += lv == ACT_CONSOLE_WARNING;
 		if (lv > (int)level)
 			continue;
-		json_array_append_new(out, json_pack("{s:O, s:O, s:O, s:O*, s:O*, s:O}", "level",
-		                                     json_object_get(e, "level"), "type",
-		                                     json_object_get(e, "type"), "text",
-		                                     json_object_get(e, "text"), "url",
-		                                     json_object_get(e, "url"), "line",
-		                                     json_object_get(e, "line"), "time",
-		                                     json_object_get(e, "time")));
+		json_array_append_new(
+		    out, json_pack("{s:O, s:O, s:O, s:O*, s:O*, s:O}", "level",
+		                   json_object_get(e, "level"), "type", json_object_get(e, "type"),
+		                   "text", json_object_get(e, "text"), "url",
+		                   json_object_get(e, "url"), "line", json_object_get(e, "line"),
+		                   "time", json_object_get(e, "time")));
 	}
 	return out;
 }

@@ -77,6 +77,15 @@ json_t *act_pagelog_requests(struct act_pagelog *l, const char *psid, int with_s
  * valid until the log changes; NULL when it is not (or no longer) kept. */
 json_t *act_pagelog_request(struct act_pagelog *l, unsigned index);
 
+/* The file chooser a page opened (a click on <input type=file>; the
+ * browser shows none, sessions/targets.c) that no tool answered yet: 1
+ * with the CDP session of its frame, the input's backend node id and
+ * whether it takes several files; 0 when there is none (or its page
+ * navigated since). act_pagelog_chooser_done: it was answered. */
+int act_pagelog_chooser(struct act_pagelog *l, char *sid, size_t sidlen, int *backend_node_id,
+                        int *multiple);
+void act_pagelog_chooser_done(struct act_pagelog *l);
+
 /* 1 when a header of that name carries credentials (Cookie, Set-Cookie,
  * Authorization, Proxy-Authorization, X-Api-Key, ...): never kept. */
 int act_header_is_credential(const char *name);

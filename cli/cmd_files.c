@@ -65,8 +65,8 @@ static const char *base_name(const char *path)
 	return slash ? slash + 1 : path;
 }
 
-static int cmd_put(struct evid_store *s, const char *data_dir, const char *tenant,
-                   const char *file, const char *name, int as_json)
+static int cmd_put(struct evid_store *s, const char *data_dir, const char *tenant, const char *file,
+                   const char *name, int as_json)
 {
 	struct evid_upload u;
 	unsigned char *data = NULL;
@@ -140,8 +140,7 @@ static int cmd_list(struct evid_store *s, const char *tenant, int as_json)
 	return 0;
 }
 
-static int cmd_rm(struct evid_store *s, const char *data_dir, const char *tenant,
-                  const char *name)
+static int cmd_rm(struct evid_store *s, const char *data_dir, const char *tenant, const char *name)
 {
 	char err[1024];
 

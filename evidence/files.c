@@ -202,7 +202,8 @@ int evid_upload_find(struct evid_store *s, const char *tenant, const char *name,
 		goto out;
 	}
 	if (rc == 0 && entry_from_json(entry, out) < 0) {
-		gb_set_error(err, errlen, "the upload entry %s is damaged: put the file again", path);
+		gb_set_error(err, errlen, "the upload entry %s is damaged: put the file again",
+		             path);
 		rc = -EVID_EIO;
 	}
 	if (rc == 0 && evid_artifact_path(evid_store_data_dir(s), tenant, 1, out->sha256,

@@ -18,8 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-int sess_area_dir(struct sess *s, const char *name, char *dir, size_t len, char *err,
-                  size_t errlen)
+int sess_area_dir(struct sess *s, const char *name, char *dir, size_t len, char *err, size_t errlen)
 {
 	const char *base = s->home[0] ? s->home : s->dir;
 

@@ -47,6 +47,14 @@ static json_t *auto_attach_params(void)
 	                 1);
 }
 
+/* A file chooser a page opens (a click on <input type=file>) is reported
+ * as Page.fileChooserOpened instead of a dialog: files are set only by
+ * browser_file_upload, from the tenant's upload area. */
+static json_t *file_chooser_params(void)
+{
+	return json_pack("{s:b}", "enabled", 1);
+}
+
 static void free_page(struct sess_page *p)
 {
 	if (!p)
@@ -104,6 +112,7 @@ static void setup_page(struct sess *s, const char *sid, const char *target_id, c
 	send_forget(s, sid, "Runtime.enable", NULL);
 	send_forget(s, sid, "Network.enable", NULL);
 	send_forget(s, sid, "Inspector.enable", NULL);
+	send_forget(s, sid, "Page.setInterceptFileChooserDialog", file_chooser_params());
 	send_forget(s, sid, "Target.setAutoAttach", auto_attach_params());
 	if (s->on_target)
 		s->on_target(s->on_target_user, s, sid, "page");
@@ -125,6 +134,7 @@ static void setup_child(struct sess *s, const char *sid, const char *target_id, 
 		send_forget(s, sid, "Page.enable", NULL);
 		send_forget(s, sid, "Runtime.enable", NULL);
 		send_forget(s, sid, "Network.enable", NULL);
+		send_forget(s, sid, "Page.setInterceptFileChooserDialog", file_chooser_params());
 		send_forget(s, sid, "Target.setAutoAttach", auto_attach_params());
 	} else if (strstr(type, "worker")) {
 		send_forget(s, sid, "Network.enable", NULL);

@@ -1,0 +1,147 @@
+/*
+ * uploads.c - files handed to a page (browser_file_upload, browser_drop)
+ * come from the tenant's upload area only (evidence/files.h), never from
+ * a path the agent names on the host.
+ *
+ * A name is looked up in the area, its bytes read back through the store
+ * (their hash checked), and copied into the session's uploads area
+ * (sessions/areas.c): a dir its browser can read, where the copy has the
+ * name the page sees. The browser is then given that copy's path. Each
+ * file handed over is named, by its artifact, in an audit record.
+ */
+#include "actions/actions-private.h"
+#include "actions/files-private.h"
+
+#include "common/fs.h"
+#include "evidence/files.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The upload area's name in path: "NAME" or "glassbox://upload/NAME". */
+static const char *name_of(const char *path)
+{
+	size_t n = strlen(ACT_UPLOAD_URI_PREFIX);
+
+	return strncmp(path, ACT_UPLOAD_URI_PREFIX, n) ? path : path + n;
+}
+
+/* Copies data into the uploads area as name; its path into out. */
+static int stage_one(struct act_ctx *ctx, const char *dir, const char *name,
+                     const unsigned char *data, size_t len, char *out, size_t outlen)
+{
+	char tmp[4200], err[512];
+
+	if (gb_pathf(out, outlen, "%s/%s", dir, name) < 0)
+		return act_fail(ctx, "browser_error", "the uploads area's path is too long");
+	if (gb_fs_write_temp(dir, data, len, tmp, sizeof(tmp), err, sizeof(err)) < 0 ||
+	    gb_fs_publish_replace(tmp, out, dir, err, sizeof(err)) < 0 ||
+	    sess_area_give(ctx->sess, out, err, sizeof(err)) < 0)
+		return act_fail(ctx, "browser_error", "cannot hand %s to the browser: %s", name, err);
+	return 0;
+}
+
+int act_uploads_stage(struct act_ctx *ctx, json_t *paths, json_t **files, json_t **info)
+{
+	const struct policy_tenant_settings *set = policy_tenant_settings(ctx->as->tenant_policy);
+	size_t max = (size_t)set->upload_max_mb << 20;
+	size_t total = 0, i;
+	char dir[4096], err[1024], staged[4200];
+	int rc = -1;
+
+	*files = json_array();
+	*info = json_array();
+	if (!set->uploads) {
+		act_fail(ctx, "uploads_refused",
+		         "this tenant's policy refuses uploads (files.uploads is false): nothing "
+		         "was handed to the page");
+		goto out;
+	}
+	if (json_array_size(paths) > ACT_UPLOADS_MAX_FILES) {
+		act_fail(ctx, "bad_arguments", "at most %d files per call",
+		         ACT_UPLOADS_MAX_FILES);
+		goto out;
+	}
+	if (sess_area_dir(ctx->sess, "uploads", dir, sizeof(dir), err, sizeof(err)) < 0) {
+		act_fail(ctx, "browser_error", "%s", err);
+		goto out;
+	}
+	for (i = 0; i < json_array_size(paths); i++) {
+		const char *path = json_string_value(json_array_get(paths, i));
+		const char *name = path ? name_of(path) : "";
+		struct evid_upload u;
+		unsigned char *data = NULL;
+		size_t len = 0;
+		int failed;
+
+		if (strchr(name, '/')) {
+			act_fail(ctx, "bad_arguments",
+			         "paths[%zu] \"%.200s\" is a path: files come only from the "
+			         "tenant's upload area, by name; its operator puts one there with "
+			         "`glassbox files put %.200s --tenant %s`",
+			         i, path, path, ctx->as->tenant);
+			goto out;
+		}
+		if (evid_upload_find(ctx->as->store, ctx->as->tenant, name, &u, err, sizeof(err)) <
+		    0) {
+			act_fail(ctx, "not_found", "paths[%zu]: %s", i, err);
+			goto out;
+		}
+		total += u.size_bytes;
+		if (total > max) {
+			act_fail(ctx, "too_large",
+			         "the files are larger than this tenant's limit of %d MiB per call "
+			         "(files.upload_max_mb): nothing was handed to the page",
+			         set->upload_max_mb);
+			goto out;
+		}
+		if (evid_upload_read(ctx->as->store, ctx->as->tenant, &u, &data, &len, err,
+		                     sizeof(err)) < 0) {
+			act_fail(ctx, "not_found", "paths[%zu]: %s", i, err);
+			goto out;
+		}
+		failed = stage_one(ctx, dir, u.name, data, len, staged, sizeof(staged)) < 0;
+		free(data);
+		if (failed)
+			goto out;
+		json_array_append_new(*files, json_string(staged));
+		json_array_append_new(*info, json_pack("{s:s, s:I, s:s, s:s}", "name", u.name, "size",
+		                                       (json_int_t)u.size_bytes, "sha256", u.sha256,
+		                                       "mime", u.mime));
+	}
+	rc = 0;
+out:
+	if (rc < 0) {
+		json_decref(*files);
+		json_decref(*info);
+		*files = *info = NULL;
+	}
+	return rc;
+}
+
+void act_uploads_record(struct act_ctx *ctx, json_t *info, const char *how)
+{
+	json_t *artifacts = json_array();
+	json_t *f;
+	size_t i;
+
+	json_array_foreach(info, i, f)
+	{
+		struct evid_ref ref = { 0 };
+
+		snprintf(ref.sha256, sizeof(ref.sha256), "%s",
+		         json_string_value(json_object_get(f, "sha256")));
+		ref.size_bytes = (size_t)json_integer_value(json_object_get(f, "size"));
+		json_array_append_new(artifacts,
+		                      evid_artifact_json(EVID_KIND_UPLOAD,
+		                                         json_string_value(json_object_get(f, "mime")),
+		                                         &ref, 1));
+	}
+	json_object_set(ctx->out, "uploads", info);
+	act_keeper_record_artifacts(ctx->as->keeper, "upload", ctx->sess ? sess_id(ctx->sess) : NULL,
+	                            ctx->operation_id,
+	                            json_pack("{s:s, s:s, s:O}", "tool", ctx->def->name, "how", how,
+	                                      "files", info),
+	                            artifacts);
+}
