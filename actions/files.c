@@ -30,7 +30,7 @@ int act_files_begin(struct act_ctx *ctx)
 			                err);
 		snprintf(as->files_browser, sizeof(as->files_browser), "%s", sess_id(as->sess));
 	}
-	if (ctx->def->changes_state)
+	if (ctx->def->effect == ACT_EFFECT_PAGE)
 		act_downloads_call_begin(ctx);
 	return 0;
 }

@@ -11,6 +11,7 @@
  * skip a step.
  */
 #include "actions/actions-private.h"
+#include "actions/files-private.h"
 
 #include "cdp/cdp.h"
 #include "common/log.h"
@@ -687,7 +688,8 @@ void act_run_call(struct act_session *as, struct act_call *call)
 		impl->run(&ctx);
 		goto done;
 	}
-	if (check_evidence_writable(&ctx) < 0 || ensure_browser(&ctx) < 0 || check_page(&ctx) < 0)
+	if (check_evidence_writable(&ctx) < 0 || ensure_browser(&ctx) < 0 || check_page(&ctx) < 0 ||
+	    act_files_begin(&ctx) < 0)
 		goto done;
 	snprintf(ctx.url_before, sizeof(ctx.url_before), "%s", sess_page_url(ctx.page));
 	sess_set_busy(ctx.sess, 1);
@@ -721,6 +723,9 @@ void act_run_call(struct act_session *as, struct act_call *call)
 		act_step(&ctx, ACT_STEP_SETTLE);
 		act_settle(&ctx, 0);
 	}
+
+	/* the downloads it started, and those of earlier calls that ended since */
+	act_files_end(&ctx);
 
 	/* post-observe, verify, record: on the tab shown now */
 	if (acts_on_page && sess_get_state(ctx.sess) != SESS_FAILED) {
