@@ -66,6 +66,21 @@ void act_downloads_call_begin(struct act_ctx *ctx);
  */
 void act_downloads_call_end(struct act_ctx *ctx);
 
+/* ---- artifact.c ---------------------------------------------------------- */
+
+/* Stores data[0..len) (borrowed) as an artifact of the call (kind, mime),
+ * links it from the result (`evidence`, a resource_link) and names it in
+ * an audit record (evidence_kept), for tools whose output is a file (a
+ * PDF, a request's body). sha (65 bytes, may be NULL) receives its hash.
+ * Returns 0, or -1 with the call failed (evidence_failed). */
+int act_keep_artifact(struct act_ctx *ctx, const char *kind, const char *mime,
+                      const unsigned char *data, size_t len, char *sha);
+
+/* One round trip into the call's page, so that every event its page sent
+ * before (console messages, requests, file choosers) has been read.
+ * Returns 0, or -1 with the call failed. */
+int act_page_sync(struct act_ctx *ctx);
+
 /* ---- uploads.c ----------------------------------------------------------- */
 
 /* Files one call may hand to a page. */

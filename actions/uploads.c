@@ -38,7 +38,8 @@ static int stage_one(struct act_ctx *ctx, const char *dir, const char *name,
 	if (gb_fs_write_temp(dir, data, len, tmp, sizeof(tmp), err, sizeof(err)) < 0 ||
 	    gb_fs_publish_replace(tmp, out, dir, err, sizeof(err)) < 0 ||
 	    sess_area_give(ctx->sess, out, err, sizeof(err)) < 0)
-		return act_fail(ctx, "browser_error", "cannot hand %s to the browser: %s", name, err);
+		return act_fail(ctx, "browser_error", "cannot hand %s to the browser: %s", name,
+		                err);
 	return 0;
 }
 
@@ -59,8 +60,7 @@ int act_uploads_stage(struct act_ctx *ctx, json_t *paths, json_t **files, json_t
 		goto out;
 	}
 	if (json_array_size(paths) > ACT_UPLOADS_MAX_FILES) {
-		act_fail(ctx, "bad_arguments", "at most %d files per call",
-		         ACT_UPLOADS_MAX_FILES);
+		act_fail(ctx, "bad_arguments", "at most %d files per call", ACT_UPLOADS_MAX_FILES);
 		goto out;
 	}
 	if (sess_area_dir(ctx->sess, "uploads", dir, sizeof(dir), err, sizeof(err)) < 0) {
@@ -106,9 +106,9 @@ int act_uploads_stage(struct act_ctx *ctx, json_t *paths, json_t **files, json_t
 		if (failed)
 			goto out;
 		json_array_append_new(*files, json_string(staged));
-		json_array_append_new(*info, json_pack("{s:s, s:I, s:s, s:s}", "name", u.name, "size",
-		                                       (json_int_t)u.size_bytes, "sha256", u.sha256,
-		                                       "mime", u.mime));
+		json_array_append_new(*info, json_pack("{s:s, s:I, s:s, s:s}", "name", u.name,
+		                                       "size", (json_int_t)u.size_bytes, "sha256",
+		                                       u.sha256, "mime", u.mime));
 	}
 	rc = 0;
 out:
@@ -133,15 +133,14 @@ void act_uploads_record(struct act_ctx *ctx, json_t *info, const char *how)
 		snprintf(ref.sha256, sizeof(ref.sha256), "%s",
 		         json_string_value(json_object_get(f, "sha256")));
 		ref.size_bytes = (size_t)json_integer_value(json_object_get(f, "size"));
-		json_array_append_new(artifacts,
-		                      evid_artifact_json(EVID_KIND_UPLOAD,
-		                                         json_string_value(json_object_get(f, "mime")),
-		                                         &ref, 1));
+		json_array_append_new(
+		    artifacts,
+		    evid_artifact_json(EVID_KIND_UPLOAD,
+		                       json_string_value(json_object_get(f, "mime")), &ref, 1));
 	}
 	json_object_set(ctx->out, "uploads", info);
-	act_keeper_record_artifacts(ctx->as->keeper, "upload", ctx->sess ? sess_id(ctx->sess) : NULL,
-	                            ctx->operation_id,
-	                            json_pack("{s:s, s:s, s:O}", "tool", ctx->def->name, "how", how,
-	                                      "files", info),
-	                            artifacts);
+	act_keeper_record_artifacts(
+	    ctx->as->keeper, "upload", ctx->sess ? sess_id(ctx->sess) : NULL, ctx->operation_id,
+	    json_pack("{s:s, s:s, s:O}", "tool", ctx->def->name, "how", how, "files", info),
+	    artifacts);
 }

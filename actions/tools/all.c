@@ -9,7 +9,9 @@
 extern const struct act_def act_tool_navigate, act_tool_navigate_back, act_tool_snapshot,
     act_tool_click, act_tool_type, act_tool_press_key, act_tool_select_option, act_tool_hover,
     act_tool_evaluate, act_tool_take_screenshot, act_tool_handle_dialog, act_tool_wait_for,
-    act_tool_tabs, act_tool_close, act_tool_session;
+    act_tool_tabs, act_tool_close, act_tool_session, act_tool_file_upload, act_tool_drop,
+    act_tool_console_messages, act_tool_network_requests, act_tool_network_request,
+    act_tool_pdf_save;
 
 static const struct act_def *const tools[] = {
 	&act_tool_navigate,
@@ -27,6 +29,12 @@ static const struct act_def *const tools[] = {
 	&act_tool_tabs,
 	&act_tool_close,
 	&act_tool_session,
+	&act_tool_file_upload,
+	&act_tool_drop,
+	&act_tool_console_messages,
+	&act_tool_network_requests,
+	&act_tool_network_request,
+	&act_tool_pdf_save,
 };
 
 #define N_TOOLS (sizeof(tools) / sizeof(tools[0]))

@@ -48,6 +48,12 @@ export const TOOL_NAMES = [
   'browser_tabs',
   'browser_close',
   'browser_session',
+  'browser_file_upload',
+  'browser_drop',
+  'browser_console_messages',
+  'browser_network_requests',
+  'browser_network_request',
+  'browser_pdf_save',
 ];
 
 const STDERR_MAX_CHARS = 4 << 20;

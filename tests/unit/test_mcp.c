@@ -863,7 +863,11 @@ static void test_tools_list_shapes(void **state)
 		assert_int_equal(json_array_size(json_object_get(out, "required")), 3);
 		ann = json_object_get(t, "annotations");
 		ro = !strcmp(name, "browser_snapshot") ||
-		     !strcmp(name, "browser_take_screenshot") || !strcmp(name, "browser_wait_for");
+		     !strcmp(name, "browser_take_screenshot") ||
+		     !strcmp(name, "browser_wait_for") ||
+		     !strcmp(name, "browser_console_messages") ||
+		     !strcmp(name, "browser_network_requests") ||
+		     !strcmp(name, "browser_network_request") || !strcmp(name, "browser_pdf_save");
 		assert_int_equal(json_is_true(json_object_get(ann, "readOnlyHint")), ro);
 		assert_int_equal(json_is_true(json_object_get(ann, "destructiveHint")), !ro);
 		assert_true(json_is_false(json_object_get(ann, "idempotentHint")));

@@ -16,10 +16,27 @@
 #include "policy/risk.h"
 
 static const char *const expected_names[] = {
-	"browser_navigate", "browser_navigate_back",   "browser_snapshot",      "browser_click",
-	"browser_type",     "browser_press_key",       "browser_select_option", "browser_hover",
-	"browser_evaluate", "browser_take_screenshot", "browser_handle_dialog", "browser_wait_for",
-	"browser_tabs",     "browser_close",           "browser_session",
+	"browser_navigate",
+	"browser_navigate_back",
+	"browser_snapshot",
+	"browser_click",
+	"browser_type",
+	"browser_press_key",
+	"browser_select_option",
+	"browser_hover",
+	"browser_evaluate",
+	"browser_take_screenshot",
+	"browser_handle_dialog",
+	"browser_wait_for",
+	"browser_tabs",
+	"browser_close",
+	"browser_session",
+	"browser_file_upload",
+	"browser_drop",
+	"browser_console_messages",
+	"browser_network_requests",
+	"browser_network_request",
+	"browser_pdf_save",
 };
 #define N_EXPECTED (sizeof(expected_names) / sizeof(expected_names[0]))
 
