@@ -45,9 +45,9 @@ int act_keep_artifact(struct act_ctx *ctx, const char *kind, const char *mime,
 	json_array_append_new(list, json_pack("{s:s, s:s, s:s, s:s, s:I}", "kind", kind, "sha256",
 	                                      ref.sha256, "uri", uri, "mime", mime, "size",
 	                                      (json_int_t)len));
-	json_array_append_new(ctx->content, json_pack("{s:s, s:s, s:s, s:s}", "type",
-	                                              "resource_link", "uri", uri, "name", kind,
-	                                              "mimeType", mime));
+	json_array_append_new(ctx->content,
+	                      json_pack("{s:s, s:s, s:s, s:s}", "type", "resource_link", "uri", uri,
+	                                "name", kind, "mimeType", mime));
 	act_keeper_record_artifacts(ctx->as->keeper, EVID_AUDIT_EVIDENCE_KEPT, meta.session_id,
 	                            ctx->operation_id,
 	                            json_pack("{s:s, s:s}", "what", kind, "tool", ctx->def->name),

@@ -43,12 +43,14 @@ static int console_run(struct act_ctx *ctx)
 		act_page_content_open(ctx, "console messages", id);
 		json_array_foreach(list, i, m)
 		{
-			gb_buf_appendf(&ctx->text, "[%s] %s", json_string_value(json_object_get(m, "level")),
+			gb_buf_appendf(&ctx->text, "[%s] %s",
+			               json_string_value(json_object_get(m, "level")),
 			               json_string_value(json_object_get(m, "text")));
 			if (json_object_get(m, "url"))
-				gb_buf_appendf(&ctx->text, " @ %s:%lld",
-				               json_string_value(json_object_get(m, "url")),
-				               (long long)json_integer_value(json_object_get(m, "line")));
+				gb_buf_appendf(
+				    &ctx->text, " @ %s:%lld",
+				    json_string_value(json_object_get(m, "url")),
+				    (long long)json_integer_value(json_object_get(m, "line")));
 			gb_buf_appendf(&ctx->text, "\n");
 		}
 		act_page_content_close(ctx, id);
@@ -78,9 +80,10 @@ static const struct act_tool_impl impl = {
 const struct act_def act_tool_console_messages = {
 	.name = "browser_console_messages",
 	.title = "Get console messages",
-	.description = "Returns the console messages (and uncaught exceptions) of the current page "
-	               "since its last navigation, at `level` and above. The session keeps the last "
-	               "1000 messages. Read-only.",
+	.description =
+	    "Returns the console messages (and uncaught exceptions) of the current page "
+	    "since its last navigation, at `level` and above. The session keeps the last "
+	    "1000 messages. Read-only.",
 	PARAMS(params),
 	.effect = ACT_EFFECT_READ,
 	.policy = ACT_POLICY_EXEMPT("reads what the page logged: nothing on the page changes"),

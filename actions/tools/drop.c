@@ -49,13 +49,15 @@ static int check_data(struct act_ctx *ctx, json_t *data)
 	json_object_foreach(data, mime, v)
 	{
 		if (!json_is_string(v))
-			return act_fail(ctx, "bad_arguments",
-			                "argument 'data' maps MIME types to strings: data[\"%.80s\"] is "
-			                "not a string",
-			                mime);
+			return act_fail(
+			    ctx, "bad_arguments",
+			    "argument 'data' maps MIME types to strings: data[\"%.80s\"] is "
+			    "not a string",
+			    mime);
 		if (!mime[0] || strlen(mime) > 100 || strchr(mime, ' '))
 			return act_fail(ctx, "bad_arguments",
-			                "data key \"%.80s\" is not a MIME type such as text/plain", mime);
+			                "data key \"%.80s\" is not a MIME type such as text/plain",
+			                mime);
 		total += json_string_length(v);
 	}
 	if (total > DROP_DATA_MAX)
@@ -72,16 +74,29 @@ static int dispatch(struct act_ctx *ctx, const char *type, double x, double y, j
 	               NULL, "dropping onto the element");
 }
 
-/* 1 when rec (the drop the page saw) carried the files of info. */
-static int carried_files(json_t *rec, json_t *info)
+/* 1 when rec (the drop the page saw) carried the files of info (may be
+ * NULL) and a type for each key of data (may be NULL). */
+static int carried(json_t *rec, json_t *info, json_t *data)
 {
 	json_t *got = json_object_get(rec, "files");
-	size_t i;
+	json_t *types = json_object_get(rec, "types");
+	const char *mime;
+	json_t *v;
+	size_t i, k;
 
+	json_object_foreach(data, mime, v)
+	{
+		for (k = 0; k < json_array_size(types); k++)
+			if (!strcmp(gb_or(json_string_value(json_array_get(types, k)), ""), mime))
+				break;
+		if (k == json_array_size(types))
+			return 0;
+	}
 	if (json_array_size(got) != json_array_size(info))
 		return 0;
 	for (i = 0; i < json_array_size(info); i++)
-		if (strcmp(gb_or(json_string_value(json_object_get(json_array_get(got, i), "name")), ""),
+		if (strcmp(gb_or(json_string_value(json_object_get(json_array_get(got, i), "name")),
+		                 ""),
 		           json_string_value(json_object_get(json_array_get(info, i), "name"))))
 			return 0;
 	return 1;
@@ -114,18 +129,20 @@ static int drop_run(struct act_ctx *ctx)
 	if (act_call_in_isolated_world(ctx, read_js, &rec, "reading the drop back") < 0)
 		goto out;
 	json_object_set(ctx->out, "drop", rec);
-	if (!json_is_true(json_object_get(rec, "seen")) || !json_is_true(json_object_get(rec, "inside"))) {
+	if (!json_is_true(json_object_get(rec, "seen")) ||
+	    !json_is_true(json_object_get(rec, "inside"))) {
 		act_fail(ctx, "missed",
 		         "the drop did not reach %s: %s; take a snapshot, check that nothing "
 		         "covers it",
 		         ctx->target.description,
-		         json_is_true(json_object_get(rec, "seen")) ? "it fell on another element"
-		                                                    : "no drop event fired (the page "
-		                                                      "did not accept the drag)");
+		         json_is_true(json_object_get(rec, "seen"))
+		             ? "it fell on another element"
+		             : "no drop event fired (the page "
+		               "did not accept the drag)");
 		goto out;
 	}
-	if (info && !carried_files(rec, info)) {
-		act_fail(ctx, "not_set", "the drop on %s did not carry the files given",
+	if (!carried(rec, info, data)) {
+		act_fail(ctx, "not_set", "the drop on %s did not carry the files and data given",
 		         ctx->target.description);
 		goto out;
 	}
@@ -154,8 +171,9 @@ static const struct act_param params[] = {
 	                 "host." },
 	{ .name = "data",
 	  .type = ACT_T_OBJECT,
-	  .description = "Data to drop, as a map of MIME type to string value (e.g. "
-	                 "{\"text/plain\": \"hello\", \"text/uri-list\": \"https://example.com\"})." },
+	  .description =
+	      "Data to drop, as a map of MIME type to string value (e.g. "
+	      "{\"text/plain\": \"hello\", \"text/uri-list\": \"https://example.com\"})." },
 	P_EXPECT,
 	P_OPERATION_ID,
 };
@@ -168,10 +186,11 @@ static const struct act_tool_impl impl = {
 const struct act_def act_tool_drop = {
 	.name = "browser_drop",
 	.title = "Drop files or data onto an element",
-	.description = "Drop files or MIME-typed data onto an element, as if dragged from outside "
-	               "the page. At least one of \"paths\" or \"data\" must be provided. Files come "
-	               "from the tenant's upload area; ok only when the element's drop event saw "
-	               "them.",
+	.description =
+	    "Drop files or MIME-typed data onto an element, as if dragged from outside "
+	    "the page. At least one of \"paths\" or \"data\" must be provided. Files come "
+	    "from the tenant's upload area; ok only when the element's drop event saw "
+	    "them.",
 	PARAMS(params),
 	.effect = ACT_EFFECT_PAGE,
 	.policy = ACT_POLICY(POLICY_ACT_UPLOAD),

@@ -57,10 +57,11 @@ static int upload_gate(struct act_ctx *ctx)
 	}
 	rc = act_call_on_target(ctx, input_js, NULL, &info, "reading the file input");
 	if (rc == 0 && !json_is_true(json_object_get(info, "file")))
-		rc = act_fail(ctx, "bad_target",
-		              "%s is not a file input (<input type=file>): name the input, or click "
-		              "it to open its chooser",
-		              ctx->target.description);
+		rc =
+		    act_fail(ctx, "bad_target",
+		             "%s is not a file input (<input type=file>): name the input, or click "
+		             "it to open its chooser",
+		             ctx->target.description);
 	json_decref(info);
 	return rc;
 }

@@ -57,11 +57,12 @@ static int fetch_body(struct act_ctx *ctx, json_t *e, int response, unsigned cha
 		snprintf(why, whylen, "no response came");
 		return 1;
 	}
-	if (cdp_call(ctx->cdp, sid, response ? "Network.getResponseBody" : "Network.getRequestPostData",
+	if (cdp_call(ctx->cdp, sid,
+	             response ? "Network.getResponseBody" : "Network.getRequestPostData",
 	             json_pack("{s:s}", "requestId", rid), act_left_ms(ctx), &res, &err) < 0) {
 		snprintf(why, whylen,
-		         "the browser no longer has it (%.200s): a body stays available while the "
-		         "page that loaded it is open",
+		         "the browser does not have it (%.200s): it keeps a body the page read, "
+		         "while the page is open",
 		         err.message);
 		goto out;
 	}
@@ -90,11 +91,12 @@ out:
 static int show_body(struct act_ctx *ctx, json_t *e, int response, size_t show)
 {
 	const char *what = response ? "response body" : "request body";
-	const char *mime = response ? gb_or(json_string_value(json_object_get(e, "mime")),
-	                                    "application/octet-stream")
-	                            : gb_or(json_string_value(json_object_get(
-	                                        json_object_get(e, "request_headers"), "Content-Type")),
-	                                    "text/plain");
+	const char *mime =
+	    response
+	        ? gb_or(json_string_value(json_object_get(e, "mime")), "application/octet-stream")
+	        : gb_or(json_string_value(
+	                    json_object_get(json_object_get(e, "request_headers"), "Content-Type")),
+	                "text/plain");
 	unsigned char *data = NULL;
 	char why[400] = "", sha[65], id[17];
 	int truncated = 0;
@@ -129,13 +131,15 @@ static int show_body(struct act_ctx *ctx, json_t *e, int response, size_t show)
 	                       data, len, sha);
 	if (rc == 0) {
 		json_object_set_new(ctx->out, response ? "response_body" : "request_body",
-		                    json_pack("{s:I, s:s, s:s, s:b}", "size", (json_int_t)len, "sha256",
-		                              sha, "mime", mime, "truncated", truncated));
-		gb_buf_appendf(&ctx->text, "\n  %s: %zu bytes%s (%s), glassbox://artifact/%s", what, len,
-		               truncated ? " (cut at the limit)" : "", mime, sha);
+		                    json_pack("{s:I, s:s, s:s, s:b}", "size", (json_int_t)len,
+		                              "sha256", sha, "mime", mime, "truncated", truncated));
+		gb_buf_appendf(&ctx->text, "\n  %s: %zu bytes%s (%s), glassbox://artifact/%s", what,
+		               len, truncated ? " (cut at the limit)" : "", mime, sha);
 		if (is_textual(mime) && show) {
+			gb_buf_appendf(&ctx->text, "\n");
 			act_page_content_open(ctx, what, id);
-			gb_buf_appendf(&ctx->text, "%.*s%s", (int)(len < show ? len : show), (char *)data,
+			gb_buf_appendf(&ctx->text, "%.*s%s", (int)(len < show ? len : show),
+			               (char *)data,
 			               len > show ? "\n[... more in the artifact]" : "");
 			act_page_content_close(ctx, id);
 		}
@@ -178,7 +182,8 @@ static int request_run(struct act_ctx *ctx)
 	json_object_del(copy, "post_data");
 	act_secrets_scrub_json(ctx->as, copy);
 	json_object_set_new(ctx->out, "request", copy);
-	gb_buf_appendf(&ctx->text, "#%u [%s] %s", index, json_string_value(json_object_get(copy, "method")),
+	gb_buf_appendf(&ctx->text, "#%u [%s] %s", index,
+	               json_string_value(json_object_get(copy, "method")),
 	               json_string_value(json_object_get(copy, "url")));
 	if (json_object_get(copy, "status"))
 		gb_buf_appendf(&ctx->text, "\n  status: [%lld] %s",
@@ -187,7 +192,8 @@ static int request_run(struct act_ctx *ctx)
 	else if (json_object_get(copy, "failed"))
 		gb_buf_appendf(&ctx->text, "\n  status: [FAILED] %s",
 		               json_string_value(json_object_get(copy, "failed")));
-	gb_buf_appendf(&ctx->text, "\n  type: %s", json_string_value(json_object_get(copy, "type")));
+	gb_buf_appendf(&ctx->text, "\n  type: %s",
+	               json_string_value(json_object_get(copy, "type")));
 	if (!part || !strcmp(part, "request-headers"))
 		show_headers(ctx, "Request headers", json_object_get(copy, "request_headers"));
 	if (!part || !strcmp(part, "response-headers"))

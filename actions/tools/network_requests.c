@@ -27,18 +27,19 @@ static int requests_run(struct act_ctx *ctx)
 	int rc;
 
 	if (pattern && strlen(pattern) > FILTER_MAX)
-		return act_fail(ctx, "bad_arguments", "argument 'filter' is longer than %d characters",
-		                FILTER_MAX);
+		return act_fail(ctx, "bad_arguments",
+		                "argument 'filter' is longer than %d characters", FILTER_MAX);
 	if (pattern) {
 		rc = regcomp(&re, pattern, REG_EXTENDED | REG_NOSUB);
 		if (rc != 0) {
 			char why[200];
 
 			regerror(rc, &re, why, sizeof(why));
-			return act_fail(ctx, "bad_arguments",
-			                "argument 'filter' is not a regular expression (%s): give an "
-			                "extended regex such as \"/api/.*user\"",
-			                why);
+			return act_fail(
+			    ctx, "bad_arguments",
+			    "argument 'filter' is not a regular expression (%s): give an "
+			    "extended regex such as \"/api/.*user\"",
+			    why);
 		}
 	}
 	rc = act_page_sync(ctx);
@@ -58,9 +59,10 @@ static int requests_run(struct act_ctx *ctx)
 		               json_string_value(json_object_get(r, "method")),
 		               json_string_value(json_object_get(r, "url")));
 		if (json_object_get(r, "status"))
-			gb_buf_appendf(&ctx->text, " => [%lld] %s",
-			               (long long)json_integer_value(json_object_get(r, "status")),
-			               gb_or(json_string_value(json_object_get(r, "status_text")), ""));
+			gb_buf_appendf(
+			    &ctx->text, " => [%lld] %s",
+			    (long long)json_integer_value(json_object_get(r, "status")),
+			    gb_or(json_string_value(json_object_get(r, "status_text")), ""));
 		else if (json_object_get(r, "failed"))
 			gb_buf_appendf(&ctx->text, " => [FAILED] %s",
 			               json_string_value(json_object_get(r, "failed")));
@@ -68,10 +70,11 @@ static int requests_run(struct act_ctx *ctx)
 	}
 	act_page_content_close(ctx, id);
 	if (hidden)
-		gb_buf_appendf(&ctx->text,
-		               "\nNote: %zu static request%s not shown, run with \"static\": true to "
-		               "see %s.",
-		               hidden, hidden == 1 ? "" : "s", hidden == 1 ? "it" : "them");
+		gb_buf_appendf(
+		    &ctx->text,
+		    "\nNote: %zu static request%s not shown, run with \"static\": true to "
+		    "see %s.",
+		    hidden, hidden == 1 ? "" : "s", hidden == 1 ? "it" : "them");
 	json_decref(list);
 out:
 	if (pattern)
