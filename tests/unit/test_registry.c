@@ -367,6 +367,12 @@ static void test_output_schema(void **state)
 		"profile",
 		"profile_closed",
 		"profiles",
+		"downloads",
+		"uploads",
+		"messages",
+		"requests",
+		"request",
+		"pdf",
 	};
 	size_t i;
 
