@@ -100,6 +100,13 @@ int act_page_sync(struct act_ctx *ctx);
  */
 int act_uploads_stage(struct act_ctx *ctx, json_t *paths, json_t **files, json_t **info);
 
+/* What a call hands to the page, for the fingerprint an approval is
+ * bound to: each name of `paths` with the sha256 of its file in the
+ * upload area now (another file under the same name is another action),
+ * and `data` (sorted, compact), appended to b. */
+struct gb_buf;
+void act_uploads_fingerprint(struct act_ctx *ctx, struct gb_buf *b);
+
 /* The receipt of files handed to the page (info as act_uploads_stage
  * made it, borrowed): one audit record of kind "upload" naming each
  * file's artifact, and `uploads` in the result. how: "file_chooser",

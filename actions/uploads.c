@@ -144,3 +144,26 @@ void act_uploads_record(struct act_ctx *ctx, json_t *info, const char *how)
 	    json_pack("{s:s, s:s, s:O}", "tool", ctx->def->name, "how", how, "files", info),
 	    artifacts);
 }
+
+void act_uploads_fingerprint(struct act_ctx *ctx, struct gb_buf *b)
+{
+	json_t *paths = json_object_get(ctx->args, "paths");
+	json_t *data = json_object_get(ctx->args, "data");
+	char err[256];
+	size_t i;
+
+	for (i = 0; i < json_array_size(paths); i++) {
+		const char *path = gb_or(json_string_value(json_array_get(paths, i)), "");
+		struct evid_upload u;
+		int found = evid_upload_find(ctx->as->store, ctx->as->tenant, name_of(path), &u,
+		                             err, sizeof(err)) == 0;
+
+		gb_buf_appendf(b, "\nfile:%s:%s", name_of(path), found ? u.sha256 : "missing");
+	}
+	if (json_is_object(data)) {
+		char *dump = json_dumps(data, JSON_COMPACT | JSON_SORT_KEYS);
+
+		gb_buf_appendf(b, "\ndata:%s", dump ? dump : "");
+		free(dump);
+	}
+}

@@ -20,6 +20,7 @@ import {
   evaluate,
   filesContaining,
   assertToolError,
+  pollUntil,
 } from '../e2e/lib.mjs';
 import { FILES_COOKIE_SECRET } from '../../fixtures/files-routes.mjs';
 import { putFile, readResource, sha256 } from './files_helpers.mjs';
@@ -151,7 +152,7 @@ test('browser_drop: files of the upload area and data reach the drop zone as tru
     paths: ['notes.txt'],
     data: { 'text/plain': 'hello drop', 'text/uri-list': 'https://example.com/' },
   });
-  const seen = await evaluate(h.client, '() => window.__dropped');
+  const seen = await pollUntil(() => evaluate(h.client, '() => window.__dropped ?? null'));
   assert.equal(seen.trusted, true);
   assert.deepEqual(seen.files, [{ name: 'notes.txt', size: h.notes.bytes.length, sha256: h.notes.sha256 }]);
   assert.equal(seen.data['text/plain'], 'hello drop');

@@ -23,7 +23,7 @@ import {
   assertToolError,
   pollUntil,
 } from '../e2e/lib.mjs';
-import { assertApprovalRequired } from './gates_helpers.mjs';
+import { assertApprovalRequired, decide } from './gates_helpers.mjs';
 import { putFile, recordsOf } from './files_helpers.mjs';
 
 /* A glassbox on the loopback policy with extra settings (risk rules, files). */
@@ -82,11 +82,23 @@ describe('risk rules and download limits', () => {
     assert.equal(await chosen(s.client), 1);
   });
 
-  test('a drop a rule holds for approval does not reach the page', async () => {
+  test('a drop a rule holds for approval does not reach the page; its approval is bound to the files', async () => {
+    putFile(s.dataDir, 'other.pdf', Buffer.from('%PDF-1.4\nanother file\n'));
     await ok(s.client, 'browser_navigate', { url: shop('/files/drop.html') });
     const r = await callTool(s.client, 'browser_drop', { target: '#zone', paths: ['invoice.pdf'] });
-    assertApprovalRequired(r, 'the drop');
+    const g = assertApprovalRequired(r, 'the drop');
     assert.equal(await evaluate(s.client, '() => window.__dropped ?? null'), null);
+    await decide(s.dataDir, 'approve', g.approval_id);
+
+    // the approval is for invoice.pdf: another file is another action
+    const other = await callTool(s.client, 'browser_drop', { target: '#zone', paths: ['other.pdf'], approval: g.approval_id });
+    assert.equal(other.isError, true, dump(other));
+    assert.equal(await evaluate(s.client, '() => window.__dropped ?? null'), null);
+
+    const done = await ok(s.client, 'browser_drop', { target: '#zone', paths: ['invoice.pdf'], approval: g.approval_id });
+    assert.equal(sc(done).approval.id, g.approval_id);
+    const seen = await pollUntil(() => evaluate(s.client, '() => window.__dropped ?? null'));
+    assert.equal(seen.files[0].name, 'invoice.pdf');
   });
 
   test('a download larger than files.download_max_mb is cancelled and not kept', async () => {
