@@ -16,7 +16,8 @@ ASAN_BUILD ?= build-asan
 TSAN_BUILD ?= build-tsan
 FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 20
-FUZZERS := cdp/fuzz_cdp mcp/fuzz_jsonrpc mcp/fuzz_serve_config actions/fuzz_snapshot store/fuzz_risk \
+FUZZERS := cdp/fuzz_cdp mcp/fuzz_jsonrpc mcp/fuzz_serve_config actions/fuzz_snapshot actions/fuzz_pagelog \
+	store/fuzz_risk \
 	store/fuzz_admin flows/fuzz_flow profiles/fuzz_profile policy/fuzz_policy
 
 DEBIAN_PACKAGES := build-essential pkg-config meson ninja-build libwebsockets-dev libmicrohttpd-dev \

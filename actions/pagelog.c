@@ -19,6 +19,7 @@
 #include "actions/pagelog.h"
 
 #include "cdp/cdp.h"
+#include "common/unittest.h"
 #include "common/util.h"
 #include "sessions/sessions.h"
 
@@ -379,7 +380,8 @@ static void on_runtime(struct act_pagelog *l, const char *sid, const char *metho
 	gb_buf_free(&text);
 }
 
-static void on_event(void *user, const char *session_id, const char *method, json_t *params)
+UNITTEST void act_pagelog_event(void *user, const char *session_id, const char *method,
+                                json_t *params)
 {
 	struct act_pagelog *l = user;
 
@@ -445,7 +447,7 @@ int act_pagelog_attach(struct act_pagelog *l, struct sess *s)
 	forget(l);
 	l->sess = s;
 	l->cdp = sess_cdp(s);
-	l->listener = cdp_on(l->cdp, NULL, NULL, on_event, l);
+	l->listener = cdp_on(l->cdp, NULL, NULL, act_pagelog_event, l);
 	return l->listener > 0 ? 0 : -1;
 }
 

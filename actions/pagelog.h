@@ -15,6 +15,8 @@
 #ifndef GB_ACTIONS_PAGELOG_H
 #define GB_ACTIONS_PAGELOG_H
 
+#include "common/unittest.h"
+
 #include <jansson.h>
 #include <regex.h>
 #include <stddef.h>
@@ -89,5 +91,10 @@ void act_pagelog_chooser_done(struct act_pagelog *l);
 /* 1 when a header of that name carries credentials (Cookie, Set-Cookie,
  * Authorization, Proxy-Authorization, X-Api-Key, ...): never kept. */
 int act_header_is_credential(const char *name);
+
+#ifdef GB_UNITTEST_BUILD
+/* The listener: one CDP event of a page (unit tests and the fuzzer feed it). */
+void act_pagelog_event(void *user, const char *session_id, const char *method, json_t *params);
+#endif
 
 #endif
