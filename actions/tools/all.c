@@ -11,7 +11,7 @@ extern const struct act_def act_tool_navigate, act_tool_navigate_back, act_tool_
     act_tool_evaluate, act_tool_take_screenshot, act_tool_handle_dialog, act_tool_wait_for,
     act_tool_tabs, act_tool_close, act_tool_session, act_tool_file_upload, act_tool_drop,
     act_tool_console_messages, act_tool_network_requests, act_tool_network_request,
-    act_tool_pdf_save;
+    act_tool_pdf_save, act_tool_profile_export, act_tool_profile_import;
 
 static const struct act_def *const tools[] = {
 	&act_tool_navigate,
@@ -61,5 +61,26 @@ const struct act_def *act_tool_find(const char *name)
 	for (i = 0; name && i < N_TOOLS; i++)
 		if (!strcmp(tools[i]->name, name))
 			return tools[i];
+	return NULL;
+}
+
+/* Driven by the glassbox CLI only: never listed, never found by name. */
+static const struct act_def *const internal_tools[] = {
+	&act_tool_profile_export,
+	&act_tool_profile_import,
+};
+
+const struct act_def *act_internal_tool_at(size_t i)
+{
+	return i < sizeof(internal_tools) / sizeof(internal_tools[0]) ? internal_tools[i] : NULL;
+}
+
+const struct act_def *act_internal_tool_find(const char *name)
+{
+	size_t i;
+
+	for (i = 0; name && i < sizeof(internal_tools) / sizeof(internal_tools[0]); i++)
+		if (!strcmp(internal_tools[i]->name, name))
+			return internal_tools[i];
 	return NULL;
 }

@@ -47,8 +47,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (!sid)
 			continue;
 		for (lv = ACT_CONSOLE_ERROR; lv <= ACT_CONSOLE_DEBUG; lv++) {
-			got = act_pagelog_console(l, sid, (enum act_console_level)lv, lv & 1, &total,
-			                          &errors, &warnings);
+			got = act_pagelog_console(l, sid, (enum act_console_level)lv, lv & 1,
+			                          &total, &errors, &warnings);
 			json_decref(got);
 		}
 		json_decref(act_pagelog_requests(l, sid, 0, NULL, &hidden));

@@ -177,8 +177,8 @@ static void test_hostile_events(void **state)
 		"{\"exceptionDetails\": 1}",
 	};
 	const char *methods[] = { "Network.requestWillBeSent", "Network.responseReceived",
-		                  "Network.loadingFailed", "Runtime.consoleAPICalled",
-		                  "Runtime.exceptionThrown", "Page.fileChooserOpened" };
+		                  "Network.loadingFailed",     "Runtime.consoleAPICalled",
+		                  "Runtime.exceptionThrown",   "Page.fileChooserOpened" };
 	size_t i, k, total, errors, warnings;
 	json_t *got;
 
