@@ -10,6 +10,7 @@ import { execFileSync } from 'node:child_process';
 import {
   assert, useGlassbox, ok, sc, dump, snapshot, findRef, auditRecords, glassboxBin, TOOL_NAMES, callTool, pollUntil, textOf,
 } from '../e2e/lib.mjs';
+import { putFile } from './files_helpers.mjs';
 
 const h = useGlassbox();
 let plan;
@@ -58,6 +59,16 @@ test('each tool runs the steps its descriptor plans, and its record says so', as
   await calls('browser_handle_dialog', { accept: true }, seen);
   await calls('browser_tabs', { action: 'list' }, seen);
   await calls('browser_session', { action: 'status' }, seen);
+  // the files tools (docs/files.md): the upload area holds x.txt
+  putFile(h.gb.dataDir, 'x.txt', Buffer.from('x\n'));
+  await calls('browser_navigate', { url: h.url('/files/upload.html') }, seen);
+  await calls('browser_file_upload', { target: '#doc', paths: ['x.txt'] }, seen);
+  await calls('browser_console_messages', {}, seen);
+  const listed = await calls('browser_network_requests', { static: true }, seen);
+  await calls('browser_network_request', { index: sc(listed).requests[0].index }, seen);
+  await calls('browser_pdf_save', {}, seen);
+  await calls('browser_navigate', { url: h.url('/files/drop.html') }, seen);
+  await calls('browser_drop', { target: '#zone', data: { 'text/plain': 'x' } }, seen);
   await calls('browser_close', {}, seen);
   assert.deepEqual([...seen].sort(), [...TOOL_NAMES].sort(), 'every tool of the contract was called');
   assert.deepEqual(plan.browser_snapshot, ['run', 'record'], 'a tool that reads is neither gated nor evidenced');
