@@ -65,3 +65,14 @@ test('a download of data the page made (<a download> of a blob) is kept too, and
   const again = await ok(h.client, 'browser_snapshot', {});
   assert.equal(sc(again).downloads, undefined, 'a download is reported once');
 });
+
+test('after browser_close, the next browser downloads into its own area too', async () => {
+  await ok(h.client, 'browser_close', {});
+  await ok(h.client, 'browser_navigate', { url: h.url('/files/download.html?size=1234') });
+  const r = await ok(h.client, 'browser_click', { target: '#report' });
+  let d = sc(r).downloads || [];
+  if (!d.length) d = sc(await ok(h.client, 'browser_snapshot', {})).downloads || [];
+  assert.equal(d.length, 1, dump(r));
+  assert.equal(d[0].state, 'completed');
+  assert.equal(d[0].sha256, sha256(filesBody('report.pdf', 1234)));
+});
