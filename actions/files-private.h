@@ -85,7 +85,6 @@ int act_page_sync(struct act_ctx *ctx);
 
 /* Files one call may hand to a page. */
 #define ACT_UPLOADS_MAX_FILES 16
-#define ACT_UPLOAD_URI_PREFIX "glassbox://upload/"
 
 /*
  * Finds each of paths (borrowed: an array of strings, each the NAME of a

@@ -123,3 +123,22 @@ test('no paths dismisses the chooser; a target that is not a file input is refus
   r = await callTool(h.client, 'browser_file_upload', { target: '#send', paths: ['a.txt'] });
   assert.match(assertToolError(r), /is not a file input/);
 });
+
+test('the upload area is listed as MCP resources, read back by URI, and its URIs upload', async () => {
+  const list = await h.client.listResources();
+  const names = list.resources.map((r) => r.name).sort();
+  assert.deepEqual(names, ['a.txt', 'b.csv', 'invoice.pdf']);
+  const inv = list.resources.find((r) => r.name === 'invoice.pdf');
+  assert.equal(inv.uri, 'glassbox://upload/invoice.pdf');
+  assert.equal(inv.mimeType, 'application/pdf');
+  const read = await h.client.readResource({ uri: inv.uri });
+  assert.equal(Buffer.from(read.contents[0].blob, 'base64').equals(h.files.invoice.bytes), true);
+  const templates = await h.client.listResourceTemplates();
+  assert.ok(templates.resourceTemplates.some((t) => t.uriTemplate === 'glassbox://upload/{name}'));
+  await assert.rejects(h.client.readResource({ uri: 'glassbox://upload/../keys/audit.key' }), /not a file name of the upload area/);
+
+  await ok(h.client, 'browser_navigate', { url: url('/files/upload.html') });
+  await ok(h.client, 'browser_click', { target: '#doc' });
+  await ok(h.client, 'browser_file_upload', { paths: [inv.uri] });
+  assert.deepEqual(await chosen(), ['invoice.pdf']);
+});
