@@ -15,6 +15,9 @@
 #include "common/fs.h"
 #include "evidence/files.h"
 
+#include <errno.h>
+#include <limits.h>
+#include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +46,103 @@ static int stage_one(struct act_ctx *ctx, const char *dir, const char *name,
 	return 0;
 }
 
+/* A file named by path under one of the policy's files.upload_dirs: its
+ * real path (symlinks resolved) must be inside one of them, a regular
+ * file of at most max bytes. 0 with *data (malloc'd), *len and its name
+ * (the last component, a safe name); -1 with the call failed. */
+static int read_from_dirs(struct act_ctx *ctx, const char *path, size_t max, unsigned char **data,
+                          size_t *len, char *name, size_t namelen)
+{
+	const struct policy_tenant_settings *set = policy_tenant_settings(ctx->as->tenant_policy);
+	char real[PATH_MAX], dir[PATH_MAX], err[512];
+	const char *base;
+	int i, inside = 0;
+
+	if (!set->n_upload_dirs)
+		return act_fail(
+		    ctx, "bad_arguments",
+		    "\"%.200s\" is a path: files come only from the tenant's upload "
+		    "area, by name; its operator puts one there with `glassbox files put "
+		    "%.200s --tenant %s` (or names its dir in the policy's "
+		    "files.upload_dirs)",
+		    path, path, ctx->as->tenant);
+	if (!realpath(path, real))
+		return act_fail(ctx, "not_found", "%.200s cannot be read: %s", path,
+		                strerror(errno));
+	for (i = 0; i < set->n_upload_dirs && !inside; i++) {
+		size_t n;
+
+		if (!realpath(set->upload_dirs[i], dir))
+			continue;
+		n = strlen(dir);
+		inside = !strncmp(real, dir, n) && real[n] == '/';
+	}
+	base = strrchr(real, '/') + 1;
+	if (!inside)
+		return act_fail(
+		    ctx, "bad_arguments",
+		    "%.200s is not inside a dir of the policy's files.upload_dirs: only "
+		    "files there (or of the upload area, by name) can be uploaded",
+		    path);
+	if (!gb_fs_name_is_safe(base))
+		return act_fail(
+		    ctx, "bad_arguments",
+		    "%.200s: its file name is not 1..64 of A-Z a-z 0-9 . _ -: rename it, "
+		    "or put it in the upload area with glassbox files put --name",
+		    path);
+	if (gb_fs_read_file(real, max, data, len, err, sizeof(err)) < 0)
+		return act_fail(ctx, "not_found", "%.200s cannot be read: %s", path, err);
+	snprintf(name, namelen, "%s", base);
+	return 0;
+}
+
+/* The file of paths[i]: from the upload area by name, or from a
+ * configured dir by path (then kept as an upload artifact too). Fills u
+ * and *data. 0, or -1 with the call failed. */
+static int load_one(struct act_ctx *ctx, size_t i, const char *path, size_t max,
+                    struct evid_upload *u, unsigned char **data, size_t *len)
+{
+	struct evid_meta meta = { 0 };
+	char err[1024];
+	const char *name = name_of(path);
+
+	*data = NULL;
+	if (path[0] == '/') {
+		if (read_from_dirs(ctx, path, max, data, len, u->name, sizeof(u->name)) < 0)
+			return -1;
+		evid_sniff_mime(*data, *len, u->mime, sizeof(u->mime));
+		meta.tenant = ctx->as->tenant;
+		meta.kind = EVID_KIND_UPLOAD;
+		meta.mime = strcmp(u->mime, "image/png") ? u->mime : "application/octet-stream";
+		meta.operation_id = ctx->operation_id;
+		meta.tool = ctx->def->name;
+		if (evid_store_put(ctx->as->store, &meta, *data, *len, &u->ref, err, sizeof(err)) <
+		    0) {
+			free(*data);
+			*data = NULL;
+			return act_fail(ctx, "evidence_failed", "%.200s could not be kept: %s",
+			                path, err);
+		}
+		snprintf(u->sha256, sizeof(u->sha256), "%s", u->ref.sha256);
+		u->size_bytes = *len;
+		return 0;
+	}
+	if (strchr(name, '/'))
+		return act_fail(
+		    ctx, "bad_arguments",
+		    "paths[%zu] \"%.200s\" is a path: files come only from the tenant's "
+		    "upload area, by name; its operator puts one there with `glassbox "
+		    "files put %.200s --tenant %s`",
+		    i, path, path, ctx->as->tenant);
+	if (evid_upload_find(ctx->as->store, ctx->as->tenant, name, u, err, sizeof(err)) < 0)
+		return act_fail(ctx, "not_found", "paths[%zu]: %s", i, err);
+	if (u->size_bytes > max)
+		return 0; /* the caller refuses it */
+	if (evid_upload_read(ctx->as->store, ctx->as->tenant, u, data, len, err, sizeof(err)) < 0)
+		return act_fail(ctx, "not_found", "paths[%zu]: %s", i, err);
+	return 0;
+}
+
 int act_uploads_stage(struct act_ctx *ctx, json_t *paths, json_t **files, json_t **info)
 {
 	const struct policy_tenant_settings *set = policy_tenant_settings(ctx->as->tenant_policy);
@@ -68,37 +168,22 @@ int act_uploads_stage(struct act_ctx *ctx, json_t *paths, json_t **files, json_t
 		goto out;
 	}
 	for (i = 0; i < json_array_size(paths); i++) {
-		const char *path = json_string_value(json_array_get(paths, i));
-		const char *name = path ? name_of(path) : "";
+		const char *path = gb_or(json_string_value(json_array_get(paths, i)), "");
 		struct evid_upload u;
 		unsigned char *data = NULL;
 		size_t len = 0;
 		int failed;
 
-		if (strchr(name, '/')) {
-			act_fail(ctx, "bad_arguments",
-			         "paths[%zu] \"%.200s\" is a path: files come only from the "
-			         "tenant's upload area, by name; its operator puts one there with "
-			         "`glassbox files put %.200s --tenant %s`",
-			         i, path, path, ctx->as->tenant);
+		memset(&u, 0, sizeof(u));
+		if (load_one(ctx, i, path, max - total, &u, &data, &len) < 0)
 			goto out;
-		}
-		if (evid_upload_find(ctx->as->store, ctx->as->tenant, name, &u, err, sizeof(err)) <
-		    0) {
-			act_fail(ctx, "not_found", "paths[%zu]: %s", i, err);
-			goto out;
-		}
 		total += u.size_bytes;
 		if (total > max) {
+			free(data);
 			act_fail(ctx, "too_large",
 			         "the files are larger than this tenant's limit of %d MiB per call "
 			         "(files.upload_max_mb): nothing was handed to the page",
 			         set->upload_max_mb);
-			goto out;
-		}
-		if (evid_upload_read(ctx->as->store, ctx->as->tenant, &u, &data, &len, err,
-		                     sizeof(err)) < 0) {
-			act_fail(ctx, "not_found", "paths[%zu]: %s", i, err);
 			goto out;
 		}
 		failed = stage_one(ctx, dir, u.name, data, len, staged, sizeof(staged)) < 0;
@@ -155,9 +240,24 @@ void act_uploads_fingerprint(struct act_ctx *ctx, struct gb_buf *b)
 	for (i = 0; i < json_array_size(paths); i++) {
 		const char *path = gb_or(json_string_value(json_array_get(paths, i)), "");
 		struct evid_upload u;
-		int found = evid_upload_find(ctx->as->store, ctx->as->tenant, name_of(path), &u,
-		                             err, sizeof(err)) == 0;
+		int found;
 
+		if (path[0] == '/') { /* a file of a configured dir: its bytes now */
+			unsigned char *bytes = NULL, digest[crypto_hash_sha256_BYTES];
+			char hex[65] = "missing";
+			size_t len = 0;
+
+			if (gb_fs_read_file(path, EVID_UPLOAD_MAX_BYTES, &bytes, &len, err,
+			                    sizeof(err)) == 0) {
+				crypto_hash_sha256(digest, bytes, len);
+				gb_hex(digest, sizeof(digest), hex);
+			}
+			free(bytes);
+			gb_buf_appendf(b, "\nfile:%s:%s", path, hex);
+			continue;
+		}
+		found = evid_upload_find(ctx->as->store, ctx->as->tenant, name_of(path), &u, err,
+		                         sizeof(err)) == 0;
 		gb_buf_appendf(b, "\nfile:%s:%s", name_of(path), found ? u.sha256 : "missing");
 	}
 	if (json_is_object(data)) {

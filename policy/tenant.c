@@ -203,6 +203,38 @@ static int check_object(const json_t *obj, const char *where, const char *const 
 	return 1;
 }
 
+/* files.upload_dirs: absolute dirs, without "..", whose files a tool may
+ * name by path (docs/files.md). */
+static void get_upload_dirs(const json_t *dirs, struct policy_tenant_settings *s, struct errors *e)
+{
+	const json_t *v;
+	size_t i;
+
+	if (!dirs)
+		return;
+	if (!json_is_array(dirs) || json_array_size(dirs) > POLICY_MAX_UPLOAD_DIRS) {
+		add_error(e,
+		          "policy.files.upload_dirs must be an array of at most %d absolute dirs",
+		          POLICY_MAX_UPLOAD_DIRS);
+		return;
+	}
+	json_array_foreach(dirs, i, v)
+	{
+		const char *d = json_string_value(v);
+
+		if (!d || d[0] != '/' || strstr(d, "/..") ||
+		    strlen(d) >= sizeof(s->upload_dirs[0]) || !strcmp(d, "/")) {
+			add_error(
+			    e,
+			    "policy.files.upload_dirs[%zu] must be an absolute dir other than / "
+			    "without \"..\" (such as \"/srv/invoices\")",
+			    i);
+			continue;
+		}
+		snprintf(s->upload_dirs[s->n_upload_dirs++], sizeof(s->upload_dirs[0]), "%s", d);
+	}
+}
+
 static void parse_settings(struct policy_tenant *t, const json_t *json, struct errors *e)
 {
 	static const char *const layer_keys[] = { "tool", "fetch", "proxy", "netns" };
@@ -211,7 +243,7 @@ static void parse_settings(struct policy_tenant *t, const json_t *json, struct e
 	static const char *const limit_keys[] = { "browser_memory_mb", "browser_cpu_percent",
 		                                  "browser_cpu_window_s" };
 	static const char *const file_keys[] = { "uploads", "upload_max_mb", "downloads",
-		                                 "download_max_mb" };
+		                                 "download_max_mb", "upload_dirs" };
 	struct policy_tenant_settings *s = &t->settings;
 	const json_t *layers = json_object_get(json, "egress_layers");
 	const json_t *approvals = json_object_get(json, "approvals");
@@ -264,8 +296,9 @@ static void parse_settings(struct policy_tenant *t, const json_t *json, struct e
 	s->uploads = s->downloads = 1;
 	s->upload_max_mb = POLICY_UPLOAD_MAX_MB_DEFAULT;
 	s->download_max_mb = POLICY_DOWNLOAD_MAX_MB_DEFAULT;
-	if (check_object(files, "files", file_keys, 4,
+	if (check_object(files, "files", file_keys, 5,
 	                 "{\"uploads\": false, \"download_max_mb\": 8}", e)) {
+		get_upload_dirs(json_object_get(files, "upload_dirs"), s, e);
 		get_bool(files, "files", "uploads", &s->uploads, e);
 		get_bool(files, "files", "downloads", &s->downloads, e);
 		get_int(files, "files", "upload_max_mb", 1, POLICY_FILE_MAX_MB, &s->upload_max_mb,
@@ -647,5 +680,13 @@ json_t *policy_tenant_effective(const struct policy_tenant *p)
 	    s->retention_days ? json_integer(s->retention_days) : json_string("kept"), "files",
 	    "uploads", s->uploads, "upload_max_mb", s->upload_max_mb, "downloads", s->downloads,
 	    "download_max_mb", s->download_max_mb);
+	if (j) {
+		json_t *dirs = json_array();
+		int i;
+
+		for (i = 0; i < s->n_upload_dirs; i++)
+			json_array_append_new(dirs, json_string(s->upload_dirs[i]));
+		json_object_set_new(json_object_get(j, "files"), "upload_dirs", dirs);
+	}
 	return j;
 }

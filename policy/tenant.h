@@ -20,7 +20,8 @@
  *     "before_screenshots": bool,    default false
  *     "retention_days": 1..36500     default: kept until purged by hand
  *     "files": {"uploads": bool, "upload_max_mb": 1..64,     default true, 16
- *               "downloads": bool, "download_max_mb": 1..64} default true, 32
+ *               "downloads": bool, "download_max_mb": 1..64, default true, 32
+ *               "upload_dirs": ["/abs/dir", ...]}           default none
  *   }
  *
  * Threads: a struct policy_tenant never changes once parsed; any thread
@@ -37,6 +38,8 @@
 #include <stddef.h>
 
 struct policy_tenant;
+
+#define POLICY_MAX_UPLOAD_DIRS 8
 
 /* The settings outside egress and risk, defaults filled in. */
 struct policy_tenant_settings {
@@ -56,6 +59,9 @@ struct policy_tenant_settings {
 	int upload_max_mb;
 	int downloads;
 	int download_max_mb;
+	/* files.upload_dirs: dirs whose files tools may name by path */
+	char upload_dirs[POLICY_MAX_UPLOAD_DIRS][1024];
+	int n_upload_dirs;
 };
 
 #define POLICY_UPLOAD_MAX_MB_DEFAULT 16

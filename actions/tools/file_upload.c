@@ -151,8 +151,9 @@ static const struct act_param params[] = {
 	  .type = ACT_T_STRING_ARRAY,
 	  .description = "The files to upload: names of files in the tenant's upload area (put "
 	                 "there with `glassbox files put`), or their resource URIs "
-	                 "glassbox://upload/NAME; never paths on the host. Can be single file or "
-	                 "multiple files. If omitted, file chooser is cancelled." },
+	                 "glassbox://upload/NAME; a path on the host only inside a dir of the "
+	                 "policy's files.upload_dirs. Can be single file or multiple files. If "
+	                 "omitted, file chooser is cancelled." },
 	{ .name = "target",
 	  .type = ACT_T_STRING,
 	  .description = "The file input to set the files on, when no file chooser is open (a "

@@ -8,6 +8,7 @@
  */
 import { test, before, after, describe } from 'node:test';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import {
   assert,
@@ -24,7 +25,7 @@ import {
   pollUntil,
 } from '../e2e/lib.mjs';
 import { assertApprovalRequired, decide } from './gates_helpers.mjs';
-import { putFile, recordsOf } from './files_helpers.mjs';
+import { putFile, recordsOf, sha256 } from './files_helpers.mjs';
 
 /* A glassbox on the loopback policy with extra settings (risk rules, files). */
 function useSession(extra) {
@@ -136,5 +137,38 @@ describe('files.uploads and files.downloads false', () => {
     assert.equal(d.length, 1, dump(r));
     assert.equal(d[0].state, 'refused');
     assert.match(d[0].reason, /files.downloads is false/);
+  });
+});
+
+describe('files.upload_dirs: a configured dir, by path', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'glassbox-upload-dir-'));
+  const outside = fs.mkdtempSync(path.join(os.tmpdir(), 'glassbox-outside-'));
+  const s = useSession({ files: { upload_dirs: [dir] } });
+  after(() => {
+    fs.rmSync(dir, { recursive: true, force: true });
+    fs.rmSync(outside, { recursive: true, force: true });
+  });
+
+  test('a file under the dir is uploaded by its path, hashed and recorded; nothing outside it is', async () => {
+    const bytes = Buffer.from('%PDF-1.4\nfrom the invoices dir\n');
+    fs.writeFileSync(path.join(dir, 'march.pdf'), bytes);
+    fs.writeFileSync(path.join(outside, 'secret.txt'), 'not for the page');
+    fs.symlinkSync(path.join(outside, 'secret.txt'), path.join(dir, 'link.txt'));
+
+    await ok(s.client, 'browser_navigate', { url: s.fixture.url + '/files/upload.html' });
+    await ok(s.client, 'browser_click', { target: '#doc' });
+    for (const p of [path.join(outside, 'secret.txt'), path.join(dir, 'link.txt'), path.join(dir, '..', path.basename(outside), 'secret.txt')]) {
+      const r = await callTool(s.client, 'browser_file_upload', { paths: [p] });
+      assert.match(assertToolError(r), /is not inside a dir of the policy's files.upload_dirs/, p);
+    }
+    assert.equal(await chosen(s.client), 0);
+    const r = await ok(s.client, 'browser_file_upload', { paths: [path.join(dir, 'march.pdf')] });
+    assert.equal(sc(r).uploads[0].name, 'march.pdf');
+    assert.equal(sc(r).uploads[0].sha256, sha256(bytes));
+    await ok(s.client, 'browser_click', { target: '#send' });
+    const got = s.fixture.uploads().filter((u) => u.field === 'doc');
+    assert.equal(got[0].sha256, sha256(bytes));
+    const rec = await pollUntil(() => recordsOf(s.dataDir, 'upload').find((x) => x.operation === sc(r).operation_id));
+    assert.equal(rec.artifacts[0].sha256, sha256(bytes));
   });
 });

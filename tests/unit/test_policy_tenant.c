@@ -149,12 +149,18 @@ static void test_every_error_at_once(void **state)
 	             " \"page_content\": {\"hidden_text\": \"hide\"},"
 	             " \"approvals\": {\"elicitation\": \"yes\"},"
 	             " \"retention_days\": 0,"
-	             " \"files\": {\"upload_max_mb\": 65, \"downloads\": \"no\", \"dirs\": []}}",
+	             " \"files\": {\"upload_max_mb\": 65, \"downloads\": \"no\", \"dirs\": [],"
+	             " \"upload_dirs\": [\"/srv/ok\", \"relative\", \"/srv/../etc\", \"/\", 3]}}",
 	             err, sizeof(err));
 	assert_non_null(
 	    strstr(err, "policy.files.upload_max_mb must be a whole number from 1 to 64"));
 	assert_non_null(strstr(err, "policy.files.downloads must be true or false"));
 	assert_non_null(strstr(err, "policy.files.dirs is not a setting"));
+	assert_null(strstr(err, "upload_dirs[0]"));
+	assert_non_null(strstr(err, "policy.files.upload_dirs[1] must be an absolute dir"));
+	assert_non_null(strstr(err, "policy.files.upload_dirs[2]"));
+	assert_non_null(strstr(err, "policy.files.upload_dirs[3]"));
+	assert_non_null(strstr(err, "policy.files.upload_dirs[4]"));
 	assert_non_null(strstr(err, "policy.egress.allow[1]: \"*foo.test\" is not a host pattern"));
 	assert_non_null(strstr(err, "policy.egress.allow[2]: \"bad/path\""));
 	assert_null(strstr(err, "allow[0]"));
