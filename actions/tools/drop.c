@@ -36,8 +36,9 @@ static json_t *drag_data(json_t *data, json_t *files)
 
 	json_object_foreach(data, mime, v)
 	    json_array_append_new(items, json_pack("{s:s, s:O}", "mimeType", mime, "data", v));
-	return json_pack("{s:o, s:O, s:i}", "items", items, "files", files ? files : json_array(),
-	                 "dragOperationsMask", 1);
+	/* "o" takes the reference: a borrowed files gets one of its own */
+	return json_pack("{s:o, s:o, s:i}", "items", items, "files",
+	                 files ? json_incref(files) : json_array(), "dragOperationsMask", 1);
 }
 
 static int check_data(struct act_ctx *ctx, json_t *data)
