@@ -76,3 +76,16 @@ test('after browser_close, the next browser downloads into its own area too', as
   assert.equal(d[0].state, 'completed');
   assert.equal(d[0].sha256, sha256(filesBody('report.pdf', 1234)));
 });
+
+test('a download the page starts later belongs to the last call that acted, and comes with the next result', async () => {
+  const nav = await ok(h.client, 'browser_navigate', { url: h.url('/files/download.html?size=777&later=1500') });
+  assert.equal((sc(nav).downloads || []).length, 0, dump(nav));
+  await new Promise((r) => setTimeout(r, 2500));
+  const d = await pollUntil(async () => {
+    const r = await ok(h.client, 'browser_console_messages', {}); // any call reads the browser's events
+    return (sc(r).downloads || []).find((x) => x.state === 'completed');
+  });
+  assert.ok(d, 'the later download was not reported');
+  assert.equal(d.operation_id, sc(nav).operation_id, 'it belongs to the navigation that loaded the page');
+  assert.equal(d.sha256, sha256(filesBody('report.pdf', 777)));
+});
