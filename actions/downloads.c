@@ -337,6 +337,21 @@ static json_t *report(const struct dl_item *it)
 	return j;
 }
 
+/* The receipt of a download that was not kept (refused, too large,
+ * cancelled, failed), and what it left in the area removed. */
+static void drop_unkept(struct act_session *as, struct act_downloads *d, struct dl_item *it)
+{
+	char path[4200];
+
+	snprintf(path, sizeof(path), "%s/%s", d->dir, it->guid);
+	unlink(path);
+	act_keeper_record(as->keeper, "download", as->sess ? sess_id(as->sess) : NULL,
+	                  it->operation_id,
+	                  json_pack("{s:s, s:s, s:s, s:s}", "name", it->name, "url", it->url,
+	                            "state", state_names[it->state], "reason", it->reason),
+	                  0);
+}
+
 void act_downloads_call_end(struct act_ctx *ctx)
 {
 	struct act_session *as = ctx->as;
@@ -367,12 +382,7 @@ void act_downloads_call_end(struct act_ctx *ctx)
 		if (it->reported_state == (int)it->state)
 			continue;
 		if (it->state != DL_KEPT && it->state != DL_IN_PROGRESS)
-			act_keeper_record(as->keeper, "download",
-			                  as->sess ? sess_id(as->sess) : NULL, it->operation_id,
-			                  json_pack("{s:s, s:s, s:s, s:s}", "name", it->name, "url",
-			                            it->url, "state", state_names[it->state],
-			                            "reason", it->reason),
-			                  0);
+			drop_unkept(as, d, it);
 		if (!list) {
 			list = json_array();
 			json_object_set_new(ctx->out, "downloads", list);
