@@ -166,3 +166,24 @@ test('browser_drop: files of the upload area and data reach the drop zone as tru
   const host = await callTool(h.client, 'browser_drop', { target: '#zone', paths: ['/etc/hostname'] });
   assert.match(assertToolError(host), /is a path: files come only from the tenant's upload area/);
 });
+
+test('hostile arguments get precise errors, and the session keeps serving', async () => {
+  await ok(h.client, 'browser_navigate', { url: url('/files/drop.html') });
+  const cases = [
+    ['browser_drop', { target: '#zone', paths: Array.from({ length: 17 }, () => 'notes.txt') }, /at most 16 files per call/],
+    ['browser_drop', { target: '#zone', data: { 'text/plain': 5 } }, /data\["text\/plain"\] is not a string/],
+    ['browser_drop', { target: '#zone', data: { 'not a type': 'x' } }, /is not a MIME type/],
+    ['browser_drop', { target: '#zone', data: { 'text/plain': 'x'.repeat((1 << 20) + 1) } }, /larger than 1048576 bytes/],
+    ['browser_network_requests', { filter: 'a'.repeat(600) }, /longer than 512 characters/],
+    ['browser_network_request', { index: 0 }, /index/],
+    ['browser_network_request', { index: 'one' }, /index/],
+    ['browser_console_messages', { level: ['error'] }, /level/],
+    ['browser_file_upload', { target: '#zone', paths: ['notes.txt'] }, /is not a file input/],
+    ['browser_pdf_save', { filename: 7 }, /filename/],
+  ];
+  for (const [tool, args, re] of cases) {
+    const r = await callTool(h.client, tool, args);
+    assert.match(assertToolError(r, tool), re, `${tool} ${JSON.stringify(args).slice(0, 80)}`);
+  }
+  await ok(h.client, 'browser_console_messages', {});
+});
