@@ -11,16 +11,19 @@ import { glassboxBin, auditRecords } from '../e2e/lib.mjs';
 
 export const sha256 = (buf) => crypto.createHash('sha256').update(buf).digest('hex');
 
-/* Writes bytes to a temp file and puts it in dataDir's upload area as
- * name (tenant local); returns {name, bytes, sha256}. */
-export function putFile(dataDir, name, bytes) {
+/* Writes bytes to a temp file and puts it in dataDir's upload area of
+ * tenant as name, with the real `glassbox files put`; returns {name,
+ * bytes, sha256}. putFile: tenant local. */
+export function putFileFor(dataDir, tenant, name, bytes) {
   fs.mkdirSync(dataDir, { recursive: true });
   const src = path.join(dataDir, `.src-${name}`);
   fs.writeFileSync(src, bytes);
-  execFileSync(glassboxBin(), ['files', 'put', src, '--name', name, '--data-dir', dataDir], { encoding: 'utf8' });
+  execFileSync(glassboxBin(), ['files', 'put', src, '--name', name, '--tenant', tenant, '--data-dir', dataDir], { encoding: 'utf8' });
   fs.rmSync(src);
   return { name, bytes, sha256: sha256(bytes) };
 }
+
+export const putFile = (dataDir, name, bytes) => putFileFor(dataDir, 'local', name, bytes);
 
 /* The bytes of a glassbox:// resource, read with resources/read. */
 export async function readResource(client, uri) {
