@@ -6,7 +6,7 @@
  */
 import { test, before, after } from 'node:test';
 import fs from 'node:fs';
-import { assert, startFixtureServer, callTool, sc, dump, textOf, newDataDir } from '../e2e/lib.mjs';
+import { assert, startFixtureServer, callTool, sc, dump, textOf, newDataDir, pollUntil } from '../e2e/lib.mjs';
 import { startServe } from './serve_helpers.mjs';
 import { putFileFor } from './files_helpers.mjs';
 
@@ -52,4 +52,26 @@ test("a download is kept in the tenant's store and read back by that tenant only
   const got = await a.client.readResource({ uri: d[0].uri });
   assert.equal(Buffer.from(got.contents[0].blob, 'base64').length, 4321);
   await assert.rejects(b.client.readResource({ uri: d[0].uri }), /not found/);
+});
+
+test('a pooled browser downloads into its session area too', async () => {
+  const pooled = await startServe({ tenants: { t: {} }, warmPool: 1, admin: true });
+  try {
+    const ready = async () => JSON.parse((await pooled.admin('GET', '/healthz', { token: null })).text).warm_pool;
+    assert.ok(await pollUntil(async () => (await ready()).ready === 1, { deadlineMs: 60000 }), 'the pool filled');
+    const c = await pooled.connect('t');
+    try {
+      const nav = await callTool(c.client, 'browser_navigate', { url: fixture.url + '/files/download.html?size=999' });
+      assert.equal(sc(nav).browser, 'pooled', dump(nav));
+      const r = await callTool(c.client, 'browser_click', { target: '#report' });
+      let d = sc(r).downloads || [];
+      if (!d.length) d = sc(await callTool(c.client, 'browser_snapshot', {})).downloads || [];
+      assert.equal(d[0]?.state, 'completed', dump(r));
+      assert.equal(d[0].size, 999);
+    } finally {
+      await c.client.close();
+    }
+  } finally {
+    await pooled.stop('SIGTERM');
+  }
 });
