@@ -94,8 +94,15 @@ static int upload_run(struct act_ctx *ctx)
 	int rc = -1;
 
 	if (!paths) { /* Playwright: no paths cancels the chooser */
+		char sid[64];
+		int node, multiple;
+		int open =
+		    act_pagelog_chooser(ctx->as->pagelog, sid, sizeof(sid), &node, &multiple);
+
 		act_pagelog_chooser_done(ctx->as->pagelog);
-		gb_buf_appendf(&ctx->text, "The file chooser was dismissed; no file was set");
+		gb_buf_appendf(&ctx->text, "%s; no file was set",
+		               open ? "The file chooser was dismissed" : "No paths were given");
+		json_object_set_new(ctx->out, "uploads", json_array());
 		return 0;
 	}
 	if (act_uploads_stage(ctx, paths, &files, &info) < 0)
