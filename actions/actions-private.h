@@ -517,6 +517,13 @@ void act_secrets_stop(struct act_session *s);
  * focused field (frame origin on its hosts, field kind) right before
  * Input.insertText, types it, presses Enter when submit. */
 int act_type_secret(struct act_ctx *ctx, const char *name, int submit);
+/* Text typed as such into a password field (browser_type): remembered
+ * like a secret's value (name "typed password"), so that what the page
+ * does with it later (a request's body, a script's result, a snapshot)
+ * never leaves with it. Shorter than ACT_TYPED_PASSWORD_MIN: not
+ * remembered (it would blank out ordinary text). */
+#define ACT_TYPED_PASSWORD_MIN 4
+void act_secrets_note_typed(struct act_session *s, const char *text);
 /* text with every value typed in the session (and its URL and JSON
  * encodings) replaced by "[secret NAME]": malloc'd, or NULL when there
  * was nothing to replace. */

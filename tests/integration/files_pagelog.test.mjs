@@ -187,3 +187,21 @@ test('hostile arguments get precise errors, and the session keeps serving', asyn
   }
   await ok(h.client, 'browser_console_messages', {});
 });
+
+test('a password typed into a login form never leaves with the request that carried it', async () => {
+  const password = 'hunter2-Quartz-91';
+  await ok(h.client, 'browser_navigate', { url: url('/secrets/login.html') });
+  await ok(h.client, 'browser_type', { target: '#username', text: 'ada' });
+  await ok(h.client, 'browser_type', { target: '#password', text: password });
+  await ok(h.client, 'browser_click', { target: '#signin' });
+  const list = sc(await ok(h.client, 'browser_network_requests', { static: true })).requests;
+  const post = list.find((q) => q.method === 'POST' && q.url.endsWith('/secrets/login'));
+  assert.ok(post, JSON.stringify(list));
+  const r = await ok(h.client, 'browser_network_request', { index: post.index, part: 'request-body' });
+  assert.match(textOf(r), /username=ada/);
+  assert.match(textOf(r), /password=\[secret typed password\]/);
+  assert.ok(!JSON.stringify(r).includes(password) && !JSON.stringify(r).includes(encodeURIComponent(password)));
+  const body = await readResource(h.client, `glassbox://artifact/${sc(r).request_body.sha256}`);
+  assert.ok(!body.toString('utf8').includes(password), 'the stored body holds the password');
+  assert.deepEqual(filesContaining(h.dataDir, password), []);
+});
