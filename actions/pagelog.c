@@ -32,7 +32,7 @@
 #define URL_MAX 4096   /* a request's URL kept */
 #define HEADERS_MAX 48 /* headers kept per request and direction */
 #define HEADER_VALUE_MAX 1024
-#define MAX_PAGES_TRACKED 64 /* navigation counts of page sessions */
+#define MAX_PAGES_TRACKED 128 /* navigation counts: every tab and frame session a browser keeps */
 
 struct page_nav {
 	char sid[64];
