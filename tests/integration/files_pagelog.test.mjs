@@ -7,8 +7,11 @@
  * of the upload area and data, checked on the page's drop event).
  */
 import { test, before, after } from 'node:test';
+import fs from 'node:fs';
+import path from 'node:path';
 import {
   assert,
+  REPO_ROOT,
   openGlassbox,
   newDataDir,
   startFixtureServer,
@@ -33,7 +36,12 @@ before(async () => {
   h.fixture = await startFixtureServer();
   h.dataDir = newDataDir('glassbox-pagelog-');
   h.notes = putFile(h.dataDir, 'notes.txt', Buffer.from('dropped notes\n'));
-  h.gb = await openGlassbox({ dataDir: h.dataDir });
+  // browser_pdf_save is in the capability group pdf
+  const policy = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'fixtures', 'policy', 'loopback.json'), 'utf8'));
+  policy.caps = ['pdf'];
+  const config = path.join(h.dataDir, 'policy.json');
+  fs.writeFileSync(config, JSON.stringify(policy));
+  h.gb = await openGlassbox({ dataDir: h.dataDir, config });
   h.client = h.gb.client;
 });
 
