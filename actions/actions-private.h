@@ -24,6 +24,8 @@ struct sess_options;
 struct sess_page;
 struct evid_audit;
 struct act_keeper;
+struct act_pagelog;
+struct act_downloads;
 struct store;
 struct policy_risk;
 struct policy_admin;
@@ -130,6 +132,11 @@ struct act_session {
 	struct sess *pool_held; /* a pooled browser taken with its network namespace when
 	                             * the session started, adopted by the worker when it
 	                             * starts (warm_pool.c); the worker's once it runs; or NULL */
+	/* files (files.c): the page log and the download area of the browser
+	 * they follow (its sess id; "" none); worker thread only */
+	struct act_pagelog *pagelog;
+	struct act_downloads *downloads;
+	char files_browser[40];
 };
 
 /* profile.c */
@@ -348,6 +355,11 @@ int act_keeper_start(struct evid_store *store, struct evid_audit *audit, const c
 /* Queues an audit record (body taken) of kind for the session. */
 void act_keeper_record(struct act_keeper *k, const char *kind, const char *session_id,
                        const char *operation_id, json_t *body, int secret_text);
+/* Queues an audit record of kind naming artifacts already stored (a
+ * download's receipt, an upload): body and artifacts (an array of
+ * evid_artifact_json objects) taken. */
+void act_keeper_record_artifacts(struct act_keeper *k, const char *kind, const char *session_id,
+                                 const char *operation_id, json_t *body, json_t *artifacts);
 /* Queues a tool call's evidence and its audit record (everything in a
  * taken, also on failure), waiting for room when the queue is full.
  * Returns 0 with *ticket, or -1 with err when it could not be queued:
@@ -725,6 +737,13 @@ void act_secrets_stop(struct act_session *s);
  * focused field (frame origin on its hosts, field kind) right before
  * Input.insertText, types it, presses Enter when submit. */
 int act_type_secret(struct act_ctx *ctx, const char *name, int submit);
+/* Text typed as such into a password field (browser_type): remembered
+ * like a secret's value (name "typed password"), so that what the page
+ * does with it later (a request's body, a script's result, a snapshot)
+ * never leaves with it. Shorter than ACT_TYPED_PASSWORD_MIN: not
+ * remembered (it would blank out ordinary text). */
+#define ACT_TYPED_PASSWORD_MIN 4
+void act_secrets_note_typed(struct act_session *s, const char *text);
 /* text with every value typed in the session (and its URL and JSON
  * encodings) replaced by "[secret NAME]": malloc'd, or NULL when there
  * was nothing to replace. */

@@ -362,10 +362,19 @@ int act_browser_check(const struct act_config *cfg, char *version, size_t vlen, 
                       size_t errlen);
 
 /* Reads an evidence artifact linked from a result ("glassbox://artifact/
- * <sha256>"): *data malloc'd, mime at most mime_len. Thread-safe. Returns
- * 0 or -1 with a reason in err. */
+ * <sha256>") or a file of the tenant's upload area ("glassbox://upload/
+ * <name>", docs/files.md): *data malloc'd, mime at most mime_len.
+ * Thread-safe. Returns 0 or -1 with a reason in err. */
 int act_session_read_artifact(struct act_session *s, const char *uri, unsigned char **data,
                               size_t *len, char *mime, size_t mime_len, char *err, size_t errlen);
+
+/* The URI of a file of the upload area: this prefix and its name. */
+#define ACT_UPLOAD_URI_PREFIX "glassbox://upload/"
+
+/* The files of the tenant's upload area as MCP resources (a new array of
+ * {uri: "glassbox://upload/<name>", name, mimeType, size, sha256,
+ * description}), for resources/list. Thread-safe. */
+json_t *act_session_list_uploads(struct act_session *s);
 
 /*
  * The egress layers sessions of this process run with by default

@@ -259,6 +259,8 @@ int act_field_fill_text(struct act_ctx *ctx, const char *text, int slowly)
 	if (rc < 0)
 		goto out;
 	ctx->sensitive = json_is_true(json_object_get(info, "password")) || ctx->call->secret_text;
+	if (ctx->sensitive)
+		act_secrets_note_typed(ctx->as, text); /* scrubbed from all that leaves later */
 	if (!strcmp(gb_or(json_string_value(json_object_get(info, "tag")), ""), "input") &&
 	    check_input_format(ctx, gb_or(json_string_value(json_object_get(info, "type")), ""),
 	                       text ? text : "", &fill) < 0) {

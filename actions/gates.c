@@ -17,6 +17,7 @@
  * `unknown` and never re-run blindly.
  */
 #include "actions/actions-private.h"
+#include "actions/files-private.h"
 
 #include "common/log.h"
 #include "evidence/audit.h"
@@ -227,6 +228,7 @@ static char *value_of(struct act_ctx *ctx)
 	if (json_is_boolean(json_object_get(a, "accept")))
 		gb_buf_appendf(&b, "%s",
 		               json_is_true(json_object_get(a, "accept")) ? "accept" : "dismiss");
+	act_uploads_fingerprint(ctx, &b);
 	return gb_buf_steal(&b);
 }
 

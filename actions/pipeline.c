@@ -11,6 +11,7 @@
  * skip a step.
  */
 #include "actions/actions-private.h"
+#include "actions/files-private.h"
 
 #include "cdp/cdp.h"
 #include "common/log.h"
@@ -786,7 +787,8 @@ void act_run_call(struct act_session *as, struct act_call *call)
 		impl->run(&ctx);
 		goto done;
 	}
-	if (check_evidence_writable(&ctx) < 0 || ensure_browser(&ctx) < 0 || check_page(&ctx) < 0)
+	if (check_evidence_writable(&ctx) < 0 || ensure_browser(&ctx) < 0 || check_page(&ctx) < 0 ||
+	    act_files_begin(&ctx) < 0)
 		goto done;
 	snprintf(ctx.url_before, sizeof(ctx.url_before), "%s", sess_page_url(ctx.page));
 	sess_set_busy(ctx.sess, 1);
@@ -819,6 +821,9 @@ void act_run_call(struct act_session *as, struct act_call *call)
 		progress(&ctx, 2, "waiting for the page to settle");
 		act_settle(&ctx, 0);
 	}
+
+	/* the downloads it started, and those of earlier calls that ended since */
+	act_files_end(&ctx);
 
 	/* post-observe, verify, record: on the tab shown now */
 	if ((plan & ACT_STEP_BIT(ACT_STEP_OBSERVE_AFTER)) &&

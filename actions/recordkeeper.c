@@ -65,6 +65,7 @@ struct keeper_job {
 	char *snapshot_text;
 	json_t *network_log;
 	json_t *frames; /* screencast frames, or NULL */
+	json_t *artifacts; /* kept already (a download, an upload): named by the record */
 };
 
 struct act_keeper {
@@ -100,6 +101,7 @@ static void job_free(struct keeper_job *j)
 	json_decref(j->arguments);
 	json_decref(j->network_log);
 	json_decref(j->frames);
+	json_decref(j->artifacts);
 	free(j->png);
 	free(j->before_png);
 	free(j->snapshot_text);
@@ -191,7 +193,7 @@ static int keep_one(struct act_keeper *k, struct keeper_job *j)
 		e.session_id = j->session_id[0] ? j->session_id : NULL;
 		e.operation_id = j->operation_id[0] ? j->operation_id : NULL;
 		e.body = j->body;
-		e.artifacts = artifacts;
+		e.artifacts = artifacts ? artifacts : j->artifacts;
 		e.secret_text = j->secret_text;
 		if (evid_audit_append(k->audit, &e, NULL, aerr, sizeof(aerr)) < 0) {
 			if (!err[0])
@@ -360,28 +362,39 @@ void act_keeper_note_error(struct act_keeper *k, const char *why)
 	pthread_mutex_unlock(&k->lock);
 }
 
-void act_keeper_record(struct act_keeper *k, const char *kind, const char *session_id,
-                       const char *operation_id, json_t *body, int secret_text)
+/* Queues an audit record without evidence of its own; body and
+ * artifacts (may be NULL) taken. */
+static void queue_record(struct act_keeper *k, const char *kind, const char *session_id,
+                         const char *operation_id, json_t *body, json_t *artifacts, int secret_text)
 {
-	struct keeper_job *j;
+	struct keeper_job *j = k ? calloc(1, sizeof(*j)) : NULL;
 	char err[512];
 
-	if (!k) {
-		json_decref(body);
-		return;
-	}
-	j = calloc(1, sizeof(*j));
 	if (!j) {
 		json_decref(body);
+		json_decref(artifacts);
 		return;
 	}
 	snprintf(j->kind, sizeof(j->kind), "%s", kind);
 	snprintf(j->session_id, sizeof(j->session_id), "%s", session_id ? session_id : "");
 	snprintf(j->operation_id, sizeof(j->operation_id), "%s", operation_id ? operation_id : "");
 	j->body = body;
+	j->artifacts = artifacts;
 	j->secret_text = secret_text;
 	if (submit(k, j, NULL, err, sizeof(err)) < 0)
 		act_keeper_note_error(k, err);
+}
+
+void act_keeper_record(struct act_keeper *k, const char *kind, const char *session_id,
+                       const char *operation_id, json_t *body, int secret_text)
+{
+	queue_record(k, kind, session_id, operation_id, body, NULL, secret_text);
+}
+
+void act_keeper_record_artifacts(struct act_keeper *k, const char *kind, const char *session_id,
+                                 const char *operation_id, json_t *body, json_t *artifacts)
+{
+	queue_record(k, kind, session_id, operation_id, body, artifacts, 0);
 }
 
 int act_keeper_record_action(struct act_keeper *k, const struct act_keeper_action *a,

@@ -214,6 +214,34 @@ json_t *act_output_schema(void)
 	                              "string", "user", "string", "version", "integer", "saved",
 	                              "boolean", "reason", "string", NULL));
 	json_object_set_new(p, "profiles", array_of(json_object(), "the tenant's profiles"));
+	json_object_set_new(
+	    p, "downloads",
+	    array_of(object_of(NULL, "name", "string", "size", "integer", "sha256", "string",
+	                       "mime", "string", "uri", "string", "url", "string", "state",
+	                       "string", "operation_id", "string", "reason", "string", NULL),
+	             "downloads the page started, each kept as an artifact of the operation that "
+	             "caused it (docs/files.md)"));
+	json_object_set_new(
+	    p, "uploads",
+	    array_of(object_of(NULL, "name", "string", "size", "integer", "sha256", "string",
+	                       "mime", "string", NULL),
+	             "browser_file_upload, browser_drop: the files handed to the page"));
+	json_object_set_new(p, "messages",
+	                    array_of(object_of(NULL, "level", "string", "type", "string", "text",
+	                                       "string", "url", "string", "line", "integer", NULL),
+	                             "browser_console_messages: the messages, oldest first"));
+	json_object_set_new(
+	    p, "requests",
+	    array_of(object_of(NULL, "index", "integer", "method", "string", "url", "string",
+	                       "type", "string", "status", "integer", "failed", "string", NULL),
+	             "browser_network_requests: the page's requests"));
+	json_object_set_new(p, "request",
+	                    object_of("browser_network_request: the request, credential headers "
+	                              "redacted",
+	                              "index", "integer", "url", "string", NULL));
+	json_object_set_new(p, "pdf",
+	                    object_of("browser_pdf_save: the PDF kept", "name", "string", "size",
+	                              "integer", "sha256", "string", "uri", "string", NULL));
 
 	json_object_set_new(schema, "type", json_string("object"));
 	json_object_set_new(schema, "properties", p);

@@ -157,6 +157,13 @@ UNITTEST void act_secrets_remember(struct act_session *s, const char *name,
 	s->n_typed_secrets++;
 }
 
+void act_secrets_note_typed(struct act_session *s, const char *text)
+{
+	if (text && strlen(text) >= ACT_TYPED_PASSWORD_MIN)
+		act_secrets_remember(s, "typed password", (const unsigned char *)text,
+		                     strlen(text));
+}
+
 /* Remembers the field that received a secret, to mask it later. */
 static void remember_field(struct act_session *s, const char *session_id, int backend_node_id,
                            const char *frame_id)

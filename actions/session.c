@@ -11,11 +11,14 @@
  * and again after a crash has been reported.
  */
 #include "actions/actions-private.h"
+#include "actions/files-private.h"
+#include "actions/pagelog.h"
 
 #include "cdp/cdp.h"
 #include "common/log.h"
 #include "evidence/audit.h"
 #include "evidence/evidence.h"
+#include "evidence/files.h"
 #include "profiles/profiles.h"
 #include "sessions/sessions.h"
 
@@ -219,6 +222,12 @@ int act_session_new(const struct act_config *cfg, struct act_session **out, char
 	if (act_gates_start(s, s->tenant_policy, err, errlen) < 0)
 		goto out;
 	act_secrets_start(s, s->tenant_policy);
+	s->pagelog = act_pagelog_new();
+	s->downloads = act_downloads_new();
+	if (!s->pagelog || !s->downloads) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
 	check_retention(s);
 	act_limits_read(s, cfg, s->tenant_policy);
 	s->profile_save_at_end = cfg->profile_save_at_end;
@@ -234,6 +243,8 @@ int act_session_new(const struct act_config *cfg, struct act_session **out, char
 	rc = 0;
 out:
 	if (rc < 0) {
+		act_pagelog_free(s->pagelog);
+		act_downloads_free(s->downloads);
 		prof_lease_close(s->profile);
 		json_decref(s->profile_origins);
 		json_decref(s->policy);
@@ -372,6 +383,8 @@ void act_session_free(struct act_session *s)
 	json_decref(s->profile_closed);
 	json_decref(s->profile_origins);
 	act_secrets_stop(s);
+	act_pagelog_free(s->pagelog);
+	act_downloads_free(s->downloads);
 	policy_tenant_unref(s->tenant_policy);
 	free(s->last_snapshot);
 	pthread_mutex_destroy(&s->lock);
@@ -407,6 +420,45 @@ int act_browser_check(const struct act_config *cfg, char *version, size_t vlen, 
 	return 0;
 }
 
+/* A file of the tenant's upload area, by name (its hash checked). */
+static int read_upload(struct act_session *s, const char *name, unsigned char **data, size_t *len,
+                       char *mime, size_t mime_len, char *err, size_t errlen)
+{
+	struct evid_upload u;
+
+	if (evid_upload_find(s->store, s->tenant, name, &u, err, errlen) < 0 ||
+	    evid_upload_read(s->store, s->tenant, &u, data, len, err, errlen) < 0)
+		return -1;
+	snprintf(mime, mime_len, "%s", u.mime);
+	return 0;
+}
+
+json_t *act_session_list_uploads(struct act_session *s)
+{
+	json_t *list = evid_upload_list(s->store, s->tenant);
+	json_t *out = json_array();
+	json_t *e;
+	size_t i;
+
+	json_array_foreach(list, i, e)
+	{
+		const char *name = json_string_value(json_object_get(e, "name"));
+		char uri[128];
+
+		snprintf(uri, sizeof(uri), "%s%s", ACT_UPLOAD_URI_PREFIX, name);
+		json_array_append_new(
+		    out,
+		    json_pack("{s:s, s:s, s:s, s:O, s:O, s:s}", "uri", uri, "name", name,
+		              "mimeType", json_string_value(json_object_get(e, "mime")), "size",
+		              json_object_get(e, "size"), "sha256", json_object_get(e, "sha256"),
+		              "description",
+		              "a file of the upload area: pass its uri (or name) in the paths of "
+		              "browser_file_upload or browser_drop"));
+	}
+	json_decref(list);
+	return out;
+}
+
 /* Waits (bounded by the action timeout) while the worker still takes
  * the screenshot of operation op after its answer. */
 static void wait_evidence_queued(struct act_session *s, const char *op)
@@ -431,6 +483,9 @@ int act_session_read_artifact(struct act_session *s, const char *uri, unsigned c
 	const char *sha;
 	int rc;
 
+	if (!strncmp(uri, ACT_UPLOAD_URI_PREFIX, strlen(ACT_UPLOAD_URI_PREFIX)))
+		return read_upload(s, uri + strlen(ACT_UPLOAD_URI_PREFIX), data, len, mime,
+		                   mime_len, err, errlen);
 	act_keeper_flush(s->keeper); /* it may still be on its way to disk */
 	if (!strncmp(uri, by_op, sizeof(by_op) - 1)) {
 		/* an operation's screenshot, linked before it was taken */
@@ -463,7 +518,8 @@ int act_session_read_artifact(struct act_session *s, const char *uri, unsigned c
 	if (strncmp(uri, prefix, sizeof(prefix) - 1) != 0) {
 		snprintf(err, errlen,
 		         "unknown resource %.200s: evidence URIs look like "
-		         "glassbox://artifact/<sha256>",
+		         "glassbox://artifact/<sha256>, files of the upload area "
+		         "glassbox://upload/<name>",
 		         uri);
 		return -1;
 	}

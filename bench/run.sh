@@ -2,6 +2,7 @@
 # Agent-loop benchmark (see bench/README.md). Options are passed to bench/agent-loop.mjs;
 # `bench/run.sh serve [options]` runs bench/serve.mjs (many sessions in one glassbox serve);
 # `bench/run.sh replicas [options]` runs bench/replicas.mjs (HAProxy vs direct, sessions per replica).
+# `bench/run.sh files [options]` runs bench/files.mjs (uploads and downloads).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cd "$here"
@@ -18,5 +19,9 @@ fi
 if [ "${1:-}" = serve ]; then
   shift
   exec node bench/serve.mjs "$@"
+fi
+if [ "${1:-}" = files ]; then
+  shift
+  exec node bench/files.mjs "$@"
 fi
 exec node bench/agent-loop.mjs "$@"

@@ -28,6 +28,9 @@ int cli_cmd_keys(int argc, char **argv, const char *default_data_dir);
 /* `glassbox secret set | list | delete` (cmd_secret.c): argv[0] is "secret". */
 int cli_cmd_secret(int argc, char **argv, const char *default_data_dir);
 
+/* `glassbox files put | list | rm` (cmd_files.c): argv[0] is "files". */
+int cli_cmd_files(int argc, char **argv, const char *default_data_dir);
+
 /* `glassbox serve`: the settings main.c parsed; strings borrowed. */
 struct cli_serve_args {
 	const char *data_dir;    /* created already */

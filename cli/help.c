@@ -267,6 +267,20 @@ static const struct cli_help helps[] = {
 	  "  --tenant T          the tenant (default \"local\")\n"
 	  "  --json              machine-readable output\n" DATA_DIR_OPTION,
 	  "printf %s \"$PASSWORD\" | glassbox secret set SHOP_PASSWORD --hosts shop.test\n" },
+	{ "files", "put, list or remove the files of a tenant's upload area",
+	  "glassbox files put FILE [--name NAME] [--tenant T] [--json]\n"
+	  "glassbox files list [--tenant T] [--json]\n"
+	  "glassbox files rm NAME [--tenant T]\n",
+	  "The upload area holds the only files browser_file_upload and browser_drop give\n"
+	  "a page: a tool names a file by its NAME here, never by a path on the host\n"
+	  "(docs/tools.md). put stores FILE's bytes as an artifact (sha256, MIME sniffed,\n"
+	  "at most 64 MiB) under NAME (default: FILE's base name), replacing a file of\n"
+	  "that name; rm removes the name (the artifact stays for the audit trail). Both\n"
+	  "are recorded in the tenant's audit log (upload_added, upload_removed).\n",
+	  "  --name NAME         the name tools use (1..64 of A-Z a-z 0-9 . _ -)\n"
+	  "  --tenant T          the tenant (default \"local\")\n"
+	  "  --json              machine-readable output\n" DATA_DIR_OPTION,
+	  "glassbox files put invoice-2026-11.pdf --tenant acme\n" },
 	{ "tools", "list the browser tools and the pipeline steps each one runs",
 	  "glassbox tools [--json | --markdown]\n",
 	  "Lists every browser tool with what its descriptor says: its effect (read, page\n"

@@ -11,6 +11,7 @@
  *   glassbox profile ...       a tenant's encrypted browser profiles (cmd_profile.c)
  *   glassbox keys ...          the master key of the sealed stores (cmd_keys.c)
  *   glassbox secret ...        set, list or delete a tenant's secrets
+ *   glassbox files ...         the upload area of a tenant (cmd_files.c)
  *   glassbox version           (also --version)
  *   glassbox help [COMMAND]    the help of every command is in help.c;
  *                              COMMAND --help and -h print it too
@@ -386,6 +387,8 @@ static int cmd_evidence(int argc, char **argv)
 	else if (!strcmp(argv[1], "trace") || !strcmp(argv[1], "har") ||
 	         !strcmp(argv[1], "session"))
 		rc = trace_cli(n, rest, o.data_dir);
+	else if (!strcmp(argv[1], "files"))
+		rc = cli_cmd_files(n, rest, o.data_dir);
 	else
 		rc = policy_cli_approvals(n, rest, o.data_dir);
 	free(rest);
@@ -480,7 +483,8 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "audit") || !strcmp(argv[1], "report") ||
 	    !strcmp(argv[1], "approvals") || !strcmp(argv[1], "secret") ||
-	    !strcmp(argv[1], "trace") || !strcmp(argv[1], "har") || !strcmp(argv[1], "session"))
+	    !strcmp(argv[1], "trace") || !strcmp(argv[1], "har") || !strcmp(argv[1], "session") ||
+	    !strcmp(argv[1], "files"))
 		return cmd_evidence(argc, argv);
 	if (!strcmp(argv[1], "policy"))
 		return cli_cmd_policy(argc - 1, argv + 1);

@@ -830,12 +830,14 @@ static void handle_resources_read(struct mcp_server *srv, struct mcp_msg *msg)
 		goto out;
 	}
 	uri = json_string_value(juri);
-	if (!is_artifact_uri(uri)) {
+	if (!is_artifact_uri(uri) &&
+	    strncmp(uri, ACT_UPLOAD_URI_PREFIX, strlen(ACT_UPLOAD_URI_PREFIX)) != 0) {
 		printable(uri, text, sizeof(text));
 		reply_error_data(srv, msg->id, MCP_ERR_RESOURCE_NOT_FOUND,
 		                 json_pack("{s:O}", "uri", juri),
 		                 "resource not found: %s; glassbox serves " ARTIFACT_URI_PREFIX
-		                 "<sha256> links from tool results",
+		                 "<sha256> links from tool results and " ACT_UPLOAD_URI_PREFIX
+		                 "<name> files of the upload area",
 		                 text);
 		goto out;
 	}
@@ -869,22 +871,35 @@ out:
 	free(data);
 }
 
-/* resources/list: empty; artifacts are not listed but linked from results. */
+/* resources/list: the files of the tenant's upload area (docs/files.md),
+ * which browser_file_upload and browser_drop take; artifacts are not
+ * listed but linked from results. */
 static void handle_resources_list(struct mcp_server *srv, struct mcp_msg *msg)
 {
-	/* artifacts are reached through the links in tool results */
-	reply_result(srv, msg->id, json_pack("{s:[]}", "resources"));
+	char err[512];
+
+	if (ensure_session(srv, err, sizeof(err)) < 0) {
+		reply_error(srv, msg->id, MCP_ERR_INTERNAL,
+		            "could not open the upload area; see the server log");
+		return;
+	}
+	reply_result(srv, msg->id,
+	             json_pack("{s:o}", "resources", act_session_list_uploads(srv->session)));
 }
 
 /* resources/templates/list: the shape of artifact URIs. */
 static void handle_resource_templates(struct mcp_server *srv, struct mcp_msg *msg)
 {
 	reply_result(srv, msg->id,
-	             json_pack("{s:[{s:s, s:s, s:s, s:s}]}", "resourceTemplates", "uriTemplate",
-	                       ARTIFACT_URI_PREFIX "{sha256}", "name", "artifact", "title",
-	                       "Evidence artifact", "description",
+	             json_pack("{s:[{s:s, s:s, s:s, s:s}, {s:s, s:s, s:s, s:s}]}",
+	                       "resourceTemplates", "uriTemplate", ARTIFACT_URI_PREFIX "{sha256}",
+	                       "name", "artifact", "title", "Evidence artifact", "description",
 	                       "A screenshot or other evidence stored by a tool call, by the "
-	                       "sha256 of its content; tool results link to them"));
+	                       "sha256 of its content; tool results link to them",
+	                       "uriTemplate", ACT_UPLOAD_URI_PREFIX "{name}", "name", "upload",
+	                       "title", "File of the upload area", "description",
+	                       "A file the tenant's operator put in the upload area (glassbox "
+	                       "files put); browser_file_upload and browser_drop take its uri"));
 }
 
 /* logging/setLevel: accepts a syslog level name and remembers it. Logs go

@@ -77,6 +77,7 @@ static const char *const known_keys[] = {
 	"caps",
 	"screencast",
 	"har_bodies",
+	"files",
 };
 
 /* ---- egress ------------------------------------------------------------------ */
@@ -206,6 +207,38 @@ static int check_object(const json_t *obj, const char *where, const char *const 
 	return 1;
 }
 
+/* files.upload_dirs: absolute dirs, without "..", whose files a tool may
+ * name by path (docs/files.md). */
+static void get_upload_dirs(const json_t *dirs, struct policy_tenant_settings *s, struct errors *e)
+{
+	const json_t *v;
+	size_t i;
+
+	if (!dirs)
+		return;
+	if (!json_is_array(dirs) || json_array_size(dirs) > POLICY_MAX_UPLOAD_DIRS) {
+		add_error(e,
+		          "policy.files.upload_dirs must be an array of at most %d absolute dirs",
+		          POLICY_MAX_UPLOAD_DIRS);
+		return;
+	}
+	json_array_foreach(dirs, i, v)
+	{
+		const char *d = json_string_value(v);
+
+		if (!d || d[0] != '/' || strstr(d, "/..") ||
+		    strlen(d) >= sizeof(s->upload_dirs[0]) || !strcmp(d, "/")) {
+			add_error(
+			    e,
+			    "policy.files.upload_dirs[%zu] must be an absolute dir other than / "
+			    "without \"..\" (such as \"/srv/invoices\")",
+			    i);
+			continue;
+		}
+		snprintf(s->upload_dirs[s->n_upload_dirs++], sizeof(s->upload_dirs[0]), "%s", d);
+	}
+}
+
 /* "caps": the capability groups of tools turned on for the tenant, an
  * array of names; which names exist is the tools' business (actions/caps.c
  * checks them when a session starts), the shape is checked here. */
@@ -236,12 +269,15 @@ static void parse_settings(struct policy_tenant *t, const json_t *json, struct e
 	static const char *const cast_keys[] = { "fps", "max_width", "max_height", "max_frames" };
 	static const char *const body_keys[] = { "max_bytes" };
 	const json_t *cast = json_object_get(json, "screencast");
+	static const char *const file_keys[] = { "uploads", "upload_max_mb", "downloads",
+		                                 "download_max_mb", "upload_dirs" };
 	struct policy_tenant_settings *s = &t->settings;
 	const json_t *layers = json_object_get(json, "egress_layers");
 	const json_t *approvals = json_object_get(json, "approvals");
 	const json_t *page = json_object_get(json, "page_content");
 	const json_t *limits = json_object_get(json, "limits");
 	const json_t *evidence = json_object_get(json, "evidence");
+	const json_t *files = json_object_get(json, "files");
 	const char *key;
 	json_t *v;
 
@@ -284,6 +320,19 @@ static void parse_settings(struct policy_tenant *t, const json_t *json, struct e
 		        e);
 		get_int(limits, "limits", "browser_cpu_window_s", 1, 600, &s->browser_cpu_window_s,
 		        e);
+	}
+	s->uploads = s->downloads = 1;
+	s->upload_max_mb = POLICY_UPLOAD_MAX_MB_DEFAULT;
+	s->download_max_mb = POLICY_DOWNLOAD_MAX_MB_DEFAULT;
+	if (check_object(files, "files", file_keys, 5,
+	                 "{\"uploads\": false, \"download_max_mb\": 8}", e)) {
+		get_upload_dirs(json_object_get(files, "upload_dirs"), s, e);
+		get_bool(files, "files", "uploads", &s->uploads, e);
+		get_bool(files, "files", "downloads", &s->downloads, e);
+		get_int(files, "files", "upload_max_mb", 1, POLICY_FILE_MAX_MB, &s->upload_max_mb,
+		        e);
+		get_int(files, "files", "download_max_mb", 1, POLICY_FILE_MAX_MB,
+		        &s->download_max_mb, e);
 	}
 	s->evidence_before_answer = 1;
 	if (check_object(evidence, "evidence", evidence_keys, 1, "{\"before_answer\": false}", e))
@@ -673,7 +722,7 @@ json_t *policy_tenant_effective(const struct policy_tenant *p)
 	}
 	j = json_pack(
 	    "{s:s, s:s, s:o, s:{s:b, s:b, s:b, s:s}, s:o, s:{s:b}, s:{s:s}, "
-	    "s:{s:o, s:o, s:o}, s:b, s:{s:b}, s:b, s:o}",
+	    "s:{s:o, s:o, s:o}, s:b, s:{s:b}, s:b, s:o, s:{s:b, s:i, s:b, s:i}}",
 	    "source", p->source[0] ? p->source : "(none: every default)", "hash", p->hash, "egress",
 	    egress_json(p), "egress_layers", "tool", s->layer_tool, "fetch", s->layer_fetch,
 	    "proxy", s->layer_proxy, "netns",
@@ -691,7 +740,17 @@ json_t *policy_tenant_effective(const struct policy_tenant *p)
 	    "require_evidence", s->require_evidence, "evidence", "before_answer",
 	    s->evidence_before_answer, "before_screenshots", s->before_screenshots,
 	    "retention_days",
-	    s->retention_days ? json_integer(s->retention_days) : json_string("kept"));
+	    s->retention_days ? json_integer(s->retention_days) : json_string("kept"), "files",
+	    "uploads", s->uploads, "upload_max_mb", s->upload_max_mb, "downloads", s->downloads,
+	    "download_max_mb", s->download_max_mb);
+	if (j) {
+		json_t *dirs = json_array();
+		int i;
+
+		for (i = 0; i < s->n_upload_dirs; i++)
+			json_array_append_new(dirs, json_string(s->upload_dirs[i]));
+		json_object_set_new(json_object_get(j, "files"), "upload_dirs", dirs);
+	}
 	if (j)
 		json_object_set_new(
 		    j, "screencast",

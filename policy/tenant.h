@@ -23,6 +23,9 @@
  *     "screencast": true | {"fps": 1..5, "max_width": 160..1920,
  *                   "max_height": 120..1080, "max_frames": 1..60}   default off
  *     "har_bodies": true | {"max_bytes": 1..1048576}   default off
+ *     "files": {"uploads": bool, "upload_max_mb": 1..64,     default true, 16
+ *               "downloads": bool, "download_max_mb": 1..64, default true, 32
+ *               "upload_dirs": ["/abs/dir", ...]}           default none
  *   }
  *
  * Threads: a struct policy_tenant never changes once parsed; any thread
@@ -39,6 +42,8 @@
 #include <stddef.h>
 
 struct policy_tenant;
+
+#define POLICY_MAX_UPLOAD_DIRS 8
 
 /* The settings outside egress and risk, defaults filled in. */
 struct policy_tenant_settings {
@@ -62,7 +67,20 @@ struct policy_tenant_settings {
 	int har_body_max_bytes;
 	int layer_tool, layer_fetch, layer_proxy; /* egress_layers; 1 unless turned off */
 	int layer_netns; /* 1 asked on, 0 asked off, -1 where the machine allows */
+	/* files: uploads from the upload area and downloads the pages start
+	 * (docs/tools.md); each allowed unless turned off, each capped */
+	int uploads;
+	int upload_max_mb;
+	int downloads;
+	int download_max_mb;
+	/* files.upload_dirs: dirs whose files tools may name by path */
+	char upload_dirs[POLICY_MAX_UPLOAD_DIRS][1024];
+	int n_upload_dirs;
 };
+
+#define POLICY_UPLOAD_MAX_MB_DEFAULT 16
+#define POLICY_DOWNLOAD_MAX_MB_DEFAULT 32
+#define POLICY_FILE_MAX_MB 64 /* the artifact store's ceiling */
 
 /*
  * Parses and validates the whole policy json (borrowed; NULL: every

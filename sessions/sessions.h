@@ -115,6 +115,14 @@ int sess_devtools_port(const struct sess *s);
 int sess_pid(const struct sess *s);
 /* The session's private dir (removed on close). */
 const char *sess_dir(const struct sess *s);
+/* A dir of the session named name ("downloads", "uploads") that its
+ * browser may read and write and no other session's browser can (its
+ * user's home, or the private dir): created when missing, its path in
+ * dir. Removed with the session. Returns 0, or -1 with err. */
+int sess_area_dir(struct sess *s, const char *name, char *dir, size_t len, char *err,
+                  size_t errlen);
+/* Makes path (a file written into an area) 0600 and the browser's. */
+int sess_area_give(struct sess *s, const char *path, char *err, size_t errlen);
 /* The flags Chromium was launched with (array of strings; borrowed, owned
  * by the session): part of the environment manifest. */
 struct json_t *sess_launch_flags(const struct sess *s);

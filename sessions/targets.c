@@ -19,6 +19,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define SESS_BODY_BUFFER_BYTES (32 * 1024 * 1024)
+#define SESS_BODY_MAX_BYTES (4 * 1024 * 1024)
+
 void sess_fail(struct sess *s, const char *fmt, ...)
 {
 	va_list ap;
@@ -45,6 +48,23 @@ static json_t *auto_attach_params(void)
 {
 	return json_pack("{s:b, s:b, s:b}", "autoAttach", 1, "waitForDebuggerOnStart", 1, "flatten",
 	                 1);
+}
+
+/* A file chooser a page opens (a click on <input type=file>) is reported
+ * as Page.fileChooserOpened instead of a dialog: files are set only by
+ * browser_file_upload, from the tenant's upload area. */
+static json_t *file_chooser_params(void)
+{
+	return json_pack("{s:b}", "enabled", 1);
+}
+
+/* Bodies the browser keeps for browser_network_request (it drops the
+ * oldest beyond these): SESS_BODY_BUFFER_BYTES in all per page, and at
+ * most SESS_BODY_MAX_BYTES of one response. */
+static json_t *network_params(void)
+{
+	return json_pack("{s:i, s:i}", "maxTotalBufferSize", SESS_BODY_BUFFER_BYTES,
+	                 "maxResourceBufferSize", SESS_BODY_MAX_BYTES);
 }
 
 static void free_page(struct sess_page *p)
@@ -102,8 +122,9 @@ static void setup_page(struct sess *s, const char *sid, const char *target_id, c
 
 	send_forget(s, sid, "Page.enable", NULL);
 	send_forget(s, sid, "Runtime.enable", NULL);
-	send_forget(s, sid, "Network.enable", NULL);
+	send_forget(s, sid, "Network.enable", network_params());
 	send_forget(s, sid, "Inspector.enable", NULL);
+	send_forget(s, sid, "Page.setInterceptFileChooserDialog", file_chooser_params());
 	send_forget(s, sid, "Target.setAutoAttach", auto_attach_params());
 	if (s->on_target)
 		s->on_target(s->on_target_user, s, sid, "page");
@@ -124,7 +145,8 @@ static void setup_child(struct sess *s, const char *sid, const char *target_id, 
 	if (!strcmp(type, "iframe")) {
 		send_forget(s, sid, "Page.enable", NULL);
 		send_forget(s, sid, "Runtime.enable", NULL);
-		send_forget(s, sid, "Network.enable", NULL);
+		send_forget(s, sid, "Network.enable", network_params());
+		send_forget(s, sid, "Page.setInterceptFileChooserDialog", file_chooser_params());
 		send_forget(s, sid, "Target.setAutoAttach", auto_attach_params());
 	} else if (strstr(type, "worker")) {
 		send_forget(s, sid, "Network.enable", NULL);

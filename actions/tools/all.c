@@ -14,7 +14,8 @@ extern const struct act_def act_tool_navigate, act_tool_navigate_back, act_tool_
     act_tool_mouse_move_xy, act_tool_mouse_drag_xy, act_tool_mouse_down, act_tool_mouse_up,
     act_tool_mouse_wheel, act_tool_verify_element_visible, act_tool_verify_text_visible,
     act_tool_verify_list_visible, act_tool_verify_value, act_tool_generate_locator,
-    act_tool_profile_export, act_tool_profile_import;
+    act_tool_file_upload, act_tool_drop, act_tool_console_messages, act_tool_network_requests,
+    act_tool_network_request, act_tool_pdf_save, act_tool_profile_export, act_tool_profile_import;
 
 static const struct act_def *const tools[] = {
 	&act_tool_navigate,
@@ -48,6 +49,12 @@ static const struct act_def *const tools[] = {
 	&act_tool_verify_list_visible,
 	&act_tool_verify_value,
 	&act_tool_generate_locator,
+	&act_tool_file_upload,
+	&act_tool_drop,
+	&act_tool_console_messages,
+	&act_tool_network_requests,
+	&act_tool_network_request,
+	&act_tool_pdf_save,
 };
 
 #define N_TOOLS (sizeof(tools) / sizeof(tools[0]))

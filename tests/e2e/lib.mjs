@@ -54,6 +54,11 @@ export const TOOL_NAMES = [
   'browser_find',
   'browser_resize',
   'browser_emulate_media',
+  'browser_file_upload',
+  'browser_drop',
+  'browser_console_messages',
+  'browser_network_requests',
+  'browser_network_request',
 ];
 
 const STDERR_MAX_CHARS = 4 << 20;

@@ -42,5 +42,15 @@ export async function runSequence(call, url) {
   await call('browser_handle_dialog', { accept: true });
   await call('browser_tabs', { action: 'list' });
   await call('browser_session', { action: 'status' });
+  // the files tools (docs/files.md), without files of the upload area
+  await call('browser_navigate', { url: url('/files/console.html') });
+  await call('browser_wait_for', { text: 'loaded' });
+  await call('browser_console_messages', {});
+  const listed = await call('browser_network_requests', { static: true });
+  await call('browser_network_request', { index: sc(listed).requests[0].index, part: 'request-headers' });
+  await call('browser_navigate', { url: url('/files/upload.html') });
+  await call('browser_file_upload', { target: '#doc' });
+  await call('browser_navigate', { url: url('/files/drop.html') });
+  await call('browser_drop', { target: '#zone', data: { 'text/plain': 'dropped' } });
   await call('browser_close', {});
 }

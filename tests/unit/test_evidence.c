@@ -26,6 +26,7 @@
 #include "store_fixture.h"
 #include "evidence/evidence-private.h"
 #include "evidence/evidence.h"
+#include "evidence/files.h"
 
 /* ---- helpers ------------------------------------------------------------ */
 
@@ -899,6 +900,101 @@ static void test_strerror(void **state)
 	assert_string_equal(evid_strerror(-99), "unknown evidence error");
 }
 
+/* ---- the upload area (files.c) ------------------------------------------ */
+
+static void test_upload_area(void **state)
+{
+	struct fixture *f = *state;
+	const unsigned char pdf[] = "%PDF-1.4\nan invoice\n";
+	const unsigned char txt[] = "plain words\n";
+	struct evid_upload u, found;
+	unsigned char *data = NULL;
+	char err[512];
+	json_t *list;
+	size_t len = 0;
+
+	assert_int_equal(evid_upload_put(f->store, "acme", "invoice.pdf", pdf, sizeof(pdf) - 1, &u,
+	                                 err, sizeof(err)),
+	                 0);
+	assert_string_equal(u.mime, "application/pdf");
+	assert_int_equal(u.size_bytes, sizeof(pdf) - 1);
+	assert_int_equal(
+	    evid_upload_find(f->store, "acme", "invoice.pdf", &found, err, sizeof(err)), 0);
+	assert_string_equal(found.sha256, u.sha256);
+	assert_int_equal(evid_upload_read(f->store, "acme", &found, &data, &len, err, sizeof(err)),
+	                 0);
+	assert_int_equal(len, sizeof(pdf) - 1);
+	assert_memory_equal(data, pdf, len);
+	free(data);
+
+	/* the same name again replaces it; another tenant does not see it */
+	assert_int_equal(evid_upload_put(f->store, "acme", "invoice.pdf", txt, sizeof(txt) - 1, &u,
+	                                 err, sizeof(err)),
+	                 0);
+	assert_int_equal(
+	    evid_upload_find(f->store, "acme", "invoice.pdf", &found, err, sizeof(err)), 0);
+	assert_string_equal(found.mime, "text/plain");
+	assert_int_equal(
+	    evid_upload_find(f->store, "other", "invoice.pdf", &found, err, sizeof(err)),
+	    -EVID_ENOENT);
+	assert_non_null(strstr(err, "glassbox files put"));
+	assert_int_equal(evid_upload_put(f->store, "acme", "a.txt", txt, sizeof(txt) - 1, NULL, err,
+	                                 sizeof(err)),
+	                 0);
+	list = evid_upload_list(f->store, "acme");
+	assert_int_equal(json_array_size(list), 2);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(list, 0), "name")),
+	                    "a.txt");
+	json_decref(list);
+	assert_int_equal(evid_upload_remove(f->store, "acme", "a.txt", err, sizeof(err)), 0);
+	assert_int_equal(evid_upload_remove(f->store, "acme", "a.txt", err, sizeof(err)),
+	                 -EVID_ENOENT);
+}
+
+/* Names that are paths, and entries damaged on disk, are refused. */
+static void test_upload_area_hostile(void **state)
+{
+	struct fixture *f = *state;
+	const char *bad[] = { "../x", "a/b", ".hidden", "", "x\ny", "..", NULL };
+	const unsigned char b[] = "x";
+	struct evid_upload u;
+	char err[512], path[700];
+	FILE *fp;
+	size_t i;
+
+	for (i = 0; bad[i]; i++) {
+		assert_int_equal(
+		    evid_upload_put(f->store, "acme", bad[i], b, 1, &u, err, sizeof(err)),
+		    -EVID_EINVAL);
+		assert_non_null(strstr(err, "is not a file name of the upload area"));
+		assert_int_equal(evid_upload_find(f->store, "acme", bad[i], &u, err, sizeof(err)),
+		                 -EVID_EINVAL);
+	}
+	assert_int_equal(evid_upload_put(f->store, "../acme", "x.txt", b, 1, &u, err, sizeof(err)),
+	                 -EVID_EINVAL);
+	/* an entry that is not one, or names a hash that is not in the store */
+	assert_int_equal(evid_upload_put(f->store, "acme", "x.txt", b, 1, &u, err, sizeof(err)), 0);
+	snprintf(path, sizeof(path), "%s/tenants/acme/uploads/x.txt.json", f->data);
+	fp = fopen(path, "w");
+	assert_non_null(fp);
+	fputs("{\"name\": \"x.txt\", \"sha256\": \"../../keys\", \"size\": 1, \"mime\": \"a\"}",
+	      fp);
+	fclose(fp);
+	assert_int_equal(evid_upload_find(f->store, "acme", "x.txt", &u, err, sizeof(err)),
+	                 -EVID_EIO);
+	assert_non_null(strstr(err, "damaged"));
+	fp = fopen(path, "w");
+	assert_non_null(fp);
+	fputs("{\"name\": \"x.txt\", \"sha256\": "
+	      "\"0000000000000000000000000000000000000000000000000000000000000000\", \"size\": 1, "
+	      "\"mime\": \"a\"}",
+	      fp);
+	fclose(fp);
+	assert_int_equal(evid_upload_find(f->store, "acme", "x.txt", &u, err, sizeof(err)),
+	                 -EVID_ENOENT);
+	assert_non_null(strstr(err, "no longer in the store"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -922,6 +1018,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_store_eio, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_store_concurrent_same_bytes, setup, teardown),
 		cmocka_unit_test(test_strerror),
+		cmocka_unit_test_setup_teardown(test_upload_area, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_upload_area_hostile, setup, teardown),
 	};
 
 	if (sodium_init() < 0)

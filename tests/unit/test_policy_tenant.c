@@ -59,6 +59,11 @@ static void test_defaults(void **state)
 	assert_int_equal(s->layer_fetch, 1);
 	assert_int_equal(s->layer_proxy, 1);
 	assert_int_equal(s->layer_netns, -1);
+	/* files: both allowed, each capped */
+	assert_int_equal(s->uploads, 1);
+	assert_int_equal(s->downloads, 1);
+	assert_int_equal(s->upload_max_mb, POLICY_UPLOAD_MAX_MB_DEFAULT);
+	assert_int_equal(s->download_max_mb, POLICY_DOWNLOAD_MAX_MB_DEFAULT);
 	assert_non_null(policy_tenant_risk(t));
 	assert_int_equal(policy_risk_approval_ttl_ms(policy_tenant_risk(t)), 300000);
 	assert_int_equal(policy_egress_check_url(policy_tenant_egress(t), "https://any.test/", &d),
@@ -77,6 +82,9 @@ static void test_defaults(void **state)
 	assert_string_equal(
 	    json_string_value(json_object_get(json_object_get(eff, "egress"), "default")), "allow");
 	assert_string_equal(json_string_value(json_object_get(eff, "retention_days")), "kept");
+	assert_int_equal(
+	    json_integer_value(json_object_get(json_object_get(eff, "files"), "download_max_mb")),
+	    POLICY_DOWNLOAD_MAX_MB_DEFAULT);
 	json_decref(eff);
 	policy_tenant_unref(t);
 }
@@ -95,6 +103,7 @@ static void test_values_and_effective(void **state)
 	                " \"page_content\": {\"hidden_text\": \"drop\"},"
 	                " \"limits\": {\"browser_memory_mb\": 512},"
 	                " \"require_evidence\": true, \"retention_days\": 30,"
+	                " \"files\": {\"uploads\": false, \"download_max_mb\": 8},"
 	                " \"risk\": {\"evaluate\": \"allow\", \"approval_ttl_seconds\": 60}}");
 	s = policy_tenant_settings(t);
 	assert_int_equal(s->elicit_approvals, 1);
@@ -102,7 +111,11 @@ static void test_values_and_effective(void **state)
 	assert_int_equal(s->browser_memory_mb, 512);
 	assert_int_equal(s->require_evidence, 1);
 	assert_int_equal(s->retention_days, 30);
+	assert_int_equal(s->uploads, 0);
+	assert_int_equal(s->downloads, 1);
+	assert_int_equal(s->download_max_mb, 8);
 	eff = policy_tenant_effective(t);
+	assert_true(json_is_false(json_object_get(json_object_get(eff, "files"), "uploads")));
 	allow = json_object_get(json_object_get(eff, "egress"), "allow");
 	assert_int_equal(json_array_size(allow), 3);
 	assert_string_equal(json_string_value(json_object_get(json_array_get(allow, 0), "ports")),
@@ -135,8 +148,19 @@ static void test_every_error_at_once(void **state)
 	             " \"limits\": {\"browser_memory_mb\": 1, \"cpu\": 2},"
 	             " \"page_content\": {\"hidden_text\": \"hide\"},"
 	             " \"approvals\": {\"elicitation\": \"yes\"},"
-	             " \"retention_days\": 0}",
+	             " \"retention_days\": 0,"
+	             " \"files\": {\"upload_max_mb\": 65, \"downloads\": \"no\", \"dirs\": [],"
+	             " \"upload_dirs\": [\"/srv/ok\", \"relative\", \"/srv/../etc\", \"/\", 3]}}",
 	             err, sizeof(err));
+	assert_non_null(
+	    strstr(err, "policy.files.upload_max_mb must be a whole number from 1 to 64"));
+	assert_non_null(strstr(err, "policy.files.downloads must be true or false"));
+	assert_non_null(strstr(err, "policy.files.dirs is not a setting"));
+	assert_null(strstr(err, "upload_dirs[0]"));
+	assert_non_null(strstr(err, "policy.files.upload_dirs[1] must be an absolute dir"));
+	assert_non_null(strstr(err, "policy.files.upload_dirs[2]"));
+	assert_non_null(strstr(err, "policy.files.upload_dirs[3]"));
+	assert_non_null(strstr(err, "policy.files.upload_dirs[4]"));
 	assert_non_null(strstr(err, "policy.egress.allow[1]: \"*foo.test\" is not a host pattern"));
 	assert_non_null(strstr(err, "policy.egress.allow[2]: \"bad/path\""));
 	assert_null(strstr(err, "allow[0]"));

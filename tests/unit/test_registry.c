@@ -48,6 +48,12 @@ static const char *const expected_names[] = {
 	"browser_verify_list_visible",
 	"browser_verify_value",
 	"browser_generate_locator",
+	"browser_file_upload",
+	"browser_drop",
+	"browser_console_messages",
+	"browser_network_requests",
+	"browser_network_request",
+	"browser_pdf_save",
 };
 #define N_EXPECTED (sizeof(expected_names) / sizeof(expected_names[0]))
 
@@ -390,6 +396,12 @@ static void test_output_schema(void **state)
 		"profile",
 		"profile_closed",
 		"profiles",
+		"downloads",
+		"uploads",
+		"messages",
+		"requests",
+		"request",
+		"pdf",
 	};
 	size_t i;
 
