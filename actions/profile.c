@@ -412,6 +412,8 @@ static int session_run(struct act_ctx *ctx)
 		return session_list(ctx);
 	if (!strcmp(action, "narrow"))
 		return act_egress_narrow_call(ctx);
+	if (!strcmp(action, "cdp"))
+		return act_cdp_run(ctx);
 	return session_status(ctx);
 }
 

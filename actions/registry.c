@@ -257,8 +257,8 @@ static const struct act_param close_params[] = {
 	P_OPERATION_ID,
 };
 
-static const char *const session_action_values[] = { "open", "close",  "status",
-	                                             "list", "narrow", NULL };
+static const char *const session_action_values[] = { "open",   "close", "status", "list",
+	                                             "narrow", "cdp",   NULL };
 
 static const struct act_param session_params[] = {
 	{ .name = "action",
@@ -268,7 +268,8 @@ static const struct act_param session_params[] = {
 	                 "the profile's state as a new version (or discard it with save: false); "
 	                 "status: the open profile and how the last one was closed; list: this "
 	                 "tenant's profiles; narrow: restrict where this session's browser may go "
-	                 "(egress)",
+	                 "(egress); cdp: the session's policed CDP endpoint for Playwright or "
+	                 "Puppeteer (glassbox serve, tenant policy cdp: allow)",
 	  .enum_values = session_action_values },
 	{ .name = "egress",
 	  .type = ACT_T_OBJECT,
@@ -456,7 +457,8 @@ static const struct act_def tools[] = {
 	      "time may write a profile: a second one is refused unless it asks for a read-only "
 	      "copy. A browser that crashes is never sealed: the last good version stays. "
 	      "`narrow` restricts where this session's browser may go, on top of the tenant's "
-	      "policy.",
+	      "policy. `cdp` returns a websocket URL on which a Playwright or Puppeteer client "
+	      "drives this session's browser through glassbox's filters, gates and evidence.",
 	  PARAMS(session_params),
 	  .read_only = 0,
 	  .changes_state = 0 },

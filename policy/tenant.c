@@ -67,6 +67,7 @@ static const char *const known_keys[] = {
 	"egress",           "egress_layers",      "risk",
 	"approvals",        "page_content",       "limits",
 	"require_evidence", "before_screenshots", "retention_days",
+	"cdp",
 };
 
 /* ---- egress ------------------------------------------------------------------ */
@@ -196,6 +197,51 @@ static int check_object(const json_t *obj, const char *where, const char *const 
 	return 1;
 }
 
+/* Reads obj[key], one of two words, into *out: 1 for yes, 0 for no (kept
+ * when absent). */
+static void get_word(const json_t *obj, const char *where, const char *key, const char *yes,
+                     const char *no, int *out, struct errors *e)
+{
+	const json_t *v = json_object_get(obj, key);
+
+	if (!v)
+		return;
+	if (!json_is_string(v) ||
+	    (strcmp(json_string_value(v), yes) && strcmp(json_string_value(v), no))) {
+		add_error(e, "policy.%s%s%s must be \"%s\" or \"%s\"", where, where[0] ? "." : "",
+		          key, yes, no);
+		return;
+	}
+	*out = !strcmp(json_string_value(v), yes);
+}
+
+/* "cdp": "allow" | "deny", or {"access", "gates", "screenshot_every_s"}
+ * (docs/cdp.md). Defaults: deny, gates on, a screenshot every 5 s of input. */
+static void parse_cdp(struct policy_tenant_settings *s, const json_t *json, struct errors *e)
+{
+	static const char *const cdp_keys[] = { "access", "gates", "screenshot_every_s" };
+	const json_t *cdp = json_object_get(json, "cdp");
+
+	s->cdp_allow = 0;
+	s->cdp_gates = 1;
+	s->cdp_screenshot_every_s = 5;
+	if (json_is_string(cdp)) {
+		get_word(json, "", "cdp", "allow", "deny", &s->cdp_allow, e);
+		return;
+	}
+	if (cdp && !json_is_object(cdp)) {
+		add_error(e, "policy.cdp must be \"allow\", \"deny\" or an object such as "
+		             "{\"access\": \"allow\", \"gates\": \"on\"}");
+		return;
+	}
+	if (!check_object(cdp, "cdp", cdp_keys, 3, "{\"access\": \"allow\", \"gates\": \"on\"}",
+	                  e))
+		return;
+	get_word(cdp, "cdp", "access", "allow", "deny", &s->cdp_allow, e);
+	get_word(cdp, "cdp", "gates", "on", "off", &s->cdp_gates, e);
+	get_int(cdp, "cdp", "screenshot_every_s", 1, 3600, &s->cdp_screenshot_every_s, e);
+}
+
 static void parse_settings(struct policy_tenant *t, const json_t *json, struct errors *e)
 {
 	static const char *const layer_keys[] = { "tool", "fetch", "proxy", "netns" };
@@ -254,6 +300,7 @@ static void parse_settings(struct policy_tenant *t, const json_t *json, struct e
 	get_bool(json, "", "require_evidence", &s->require_evidence, e);
 	get_bool(json, "", "before_screenshots", &s->before_screenshots, e);
 	get_int(json, "", "retention_days", 1, 36500, &s->retention_days, e);
+	parse_cdp(s, json, e);
 }
 
 /* ---- warnings ------------------------------------------------------------------ */
@@ -605,7 +652,7 @@ json_t *policy_tenant_effective(const struct policy_tenant *p)
 	}
 	j = json_pack(
 	    "{s:s, s:s, s:o, s:{s:b, s:b, s:b, s:s}, s:o, s:{s:b}, s:{s:s}, "
-	    "s:{s:o, s:o, s:o}, s:b, s:b, s:o}",
+	    "s:{s:o, s:o, s:o}, s:b, s:b, s:o, s:{s:s, s:s, s:i}}",
 	    "source", p->source[0] ? p->source : "(none: every default)", "hash", p->hash, "egress",
 	    egress_json(p), "egress_layers", "tool", s->layer_tool, "fetch", s->layer_fetch,
 	    "proxy", s->layer_proxy, "netns",
@@ -622,6 +669,8 @@ json_t *policy_tenant_effective(const struct policy_tenant *p)
 	                            : json_string("default"),
 	    "require_evidence", s->require_evidence, "before_screenshots", s->before_screenshots,
 	    "retention_days",
-	    s->retention_days ? json_integer(s->retention_days) : json_string("kept"));
+	    s->retention_days ? json_integer(s->retention_days) : json_string("kept"), "cdp",
+	    "access", s->cdp_allow ? "allow" : "deny", "gates", s->cdp_gates ? "on" : "off",
+	    "screenshot_every_s", s->cdp_screenshot_every_s);
 	return j;
 }
