@@ -13,7 +13,7 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 
-if [ ! -d tests/e2e/node_modules/@modelcontextprotocol/sdk ]; then
+if [ ! -d tests/e2e/node_modules/@modelcontextprotocol/sdk ] || [ ! -d tests/e2e/node_modules/playwright-core ]; then
 	echo "run-node-tests: installing the test dependencies (npm ci in tests/e2e)" >&2
 	(cd tests/e2e && npm ci --no-audit --no-fund --loglevel=error)
 fi
