@@ -55,7 +55,6 @@ static const struct {
 	{ "Network.setCookieControls", "network-path", "cookie controls are the session's" },
 	{ "Page.setDownloadBehavior", "downloads",
 	  "deprecated: use Browser.setDownloadBehavior, whose path stays in the session" },
-	{ "Tracing.start", "tracing", "traces are not written" },
 	{ "Storage.clearDataForOrigin", "storage-contexts",
 	  "it reaches every context: clear with Network or Storage.clearCookies instead" },
 	{ "Storage.clearDataForStorageKey", "storage-contexts", "it reaches every context" },

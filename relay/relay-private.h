@@ -53,6 +53,14 @@ struct relay_page {
 	int shot_on_load; /* a navigation happened: screenshot at the next load */
 };
 
+/* A client message read while the relay could not take it yet (wslay
+ * hands over every message of what one read brought in). */
+struct relay_backlog {
+	struct relay_backlog *next;
+	size_t len;
+	uint8_t data[];
+};
+
 /* Input held until its element was probed. */
 struct relay_held {
 	json_t *msg;  /* owned: the client's message */
@@ -102,6 +110,7 @@ struct relay {
 	size_t ncontexts;
 	struct relay_held held;
 	int holding;
+	struct relay_backlog *backlog, *backlog_tail; /* in arrival order */
 	int64_t last_shot_ms;
 	unsigned long messages, refused, inputs, navigations;
 	char end_reason[200];
@@ -120,8 +129,12 @@ int relay_client_readable(struct relay *r);
 /* 1 when the browser's socket may be read now (back-pressure). */
 int relay_browser_readable(struct relay *r);
 
-/* relay.c: what wsio.c hands over, one whole message each. */
+/* relay.c: what wsio.c hands over, one whole message each. A client
+ * message that cannot be taken now (an input is held, or too many calls
+ * are in flight) waits in the backlog; relay_drain_backlog takes them in
+ * order once it can. */
 void relay_on_client_message(struct relay *r, const uint8_t *data, size_t len);
+void relay_drain_backlog(struct relay *r);
 void relay_on_browser_message(struct relay *r, const uint8_t *data, size_t len);
 /* Answers client call id (borrowed; may be NULL) on sid with a CDP error. */
 void relay_reply_error(struct relay *r, json_t *id, const char *sid, int code, const char *msg);

@@ -52,6 +52,12 @@ static void relay_free(struct relay *r)
 		close(r->wake_fd);
 	json_decref(r->held.msg);
 	free(r->held.raw);
+	while (r->backlog) {
+		struct relay_backlog *b = r->backlog;
+
+		r->backlog = b->next;
+		free(b);
+	}
 	for (i = 0; i < r->ncontexts; i++)
 		free(r->contexts[i]);
 	pthread_mutex_destroy(&r->lock);
@@ -226,8 +232,8 @@ static void scope_of(struct relay *r, struct relay_scope *sc)
 	sc->n_client_contexts = r->ncontexts;
 }
 
-/* See relay-private.h. */
-void relay_on_client_message(struct relay *r, const uint8_t *data, size_t len)
+/* Takes one client message now (the relay can). */
+static void take_client_message(struct relay *r, const uint8_t *data, size_t len)
 {
 	struct relay_scope sc;
 	json_error_t je;
@@ -265,6 +271,45 @@ void relay_on_client_message(struct relay *r, const uint8_t *data, size_t len)
 	relay_forward(r, m, v == RELAY_FORWARD ? (const char *)data : NULL, len);
 out:
 	json_decref(m);
+}
+
+/* See relay-private.h. */
+void relay_on_client_message(struct relay *r, const uint8_t *data, size_t len)
+{
+	struct relay_backlog *b;
+
+	if (relay_client_readable(r)) {
+		take_client_message(r, data, len);
+		return;
+	}
+	b = malloc(sizeof(*b) + len);
+	if (!b) {
+		relay_reply_error(r, NULL, NULL, -32603, "glassbox: out of memory: send it again");
+		return;
+	}
+	b->next = NULL;
+	b->len = len;
+	memcpy(b->data, data, len);
+	if (r->backlog_tail)
+		r->backlog_tail->next = b;
+	else
+		r->backlog = b;
+	r->backlog_tail = b;
+}
+
+/* See relay-private.h. */
+void relay_drain_backlog(struct relay *r)
+{
+	struct relay_backlog *b;
+
+	while (r->backlog && !r->holding && r->ncalls < RELAY_MAX_INFLIGHT) {
+		b = r->backlog;
+		r->backlog = b->next;
+		if (!r->backlog)
+			r->backlog_tail = NULL;
+		take_client_message(r, b->data, b->len);
+		free(b);
+	}
 }
 
 /* Notes what a reply to one of the client's calls says about its scope. */
@@ -413,6 +458,7 @@ static void run_loop(struct relay *r)
 				return;
 			}
 		}
+		relay_drain_backlog(r);
 		if (wslay_event_want_write(r->bws) && wslay_event_send(r->bws) != 0) {
 			close_client(r, 1011, "the browser's DevTools connection failed");
 			return;

@@ -35,7 +35,7 @@
 /* See relay-private.h. */
 int relay_client_readable(struct relay *r)
 {
-	return !r->holding && r->ncalls < RELAY_MAX_INFLIGHT;
+	return !r->holding && !r->backlog && r->ncalls < RELAY_MAX_INFLIGHT;
 }
 
 /* See relay-private.h. */
