@@ -103,3 +103,32 @@ test("the client's own Fetch interception cannot steer a request to the denied h
   assert.equal(deniedHits(), 0, JSON.stringify(denied.hits()));
   assert.equal(denied.connections(), 0, 'the denied server saw no connection at all');
 });
+
+test('with a warm pool (a context per session, its proxy set on the context) new tabs and contexts stay on the proxy', async () => {
+  const policy = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'fixtures', 'policy', 'egress-drill.json'), 'utf8'));
+  policy.egress.allow.push(`shop.test:${M()}`, `127.0.0.1:${M()}`);
+  policy.cdp = 'allow';
+  const pooled = await startServe({ tenants: { a: { policy } }, limits: { unused_ttl_s: 600 }, warmPool: 1 });
+  let b;
+  try {
+    const s = await newSession(pooled, 'a');
+    b = await chromium.connectOverCDP(s.url, { timeout: 120000 });
+    // a tab opened without a context lands in the session's own
+    const page = await b.contexts()[0].newPage();
+    assert.equal((await page.goto(shop('/index.html'))).status(), 200);
+    const bad = await page.goto(evil('/leak/pooled-tab')).catch((e) => e);
+    assert.ok(bad instanceof Error || bad.status() === 403);
+    const ctx = await b.newContext();
+    const p2 = await ctx.newPage();
+    assert.equal((await p2.goto(shop('/index.html'))).status(), 200, 'the new context reaches the allowed site through the proxy');
+    const bad2 = await p2.goto(evil('/leak/pooled-context')).catch((e) => e);
+    assert.ok(bad2 instanceof Error || bad2.status() === 403);
+    await ctx.close();
+  } finally {
+    if (b) await b.close();
+    await pooled.stop();
+    pooled.removeDataDir();
+  }
+  assert.equal(deniedHits(), 0, JSON.stringify(denied.hits()));
+  assert.equal(denied.connections(), 0);
+});
