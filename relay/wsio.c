@@ -20,6 +20,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <sodium.h>
 #include <stdio.h>
@@ -146,10 +148,17 @@ static void browser_msg(wslay_event_context_ptr ctx,
 		relay_on_browser_message(user, arg->msg, arg->msg_length);
 }
 
+/* Non-blocking, and without Nagle's delay: CDP is many small messages,
+ * each waited for, and a relay that holds them back for an ACK costs every
+ * round trip tens of milliseconds. */
 static int set_nonblocking(int fd)
 {
 	int fl = fcntl(fd, F_GETFL);
+	int one = 1;
 
+	if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) < 0 && errno != ENOTSUP &&
+	    errno != EOPNOTSUPP)
+		return -1;
 	return fl < 0 ? -1 : fcntl(fd, F_SETFL, fl | O_NONBLOCK);
 }
 
