@@ -106,8 +106,8 @@ struct act_session {
 	/* limits (limits.c; immutable after act_session_new) */
 	struct sess_limits limits;
 	/* the CDP endpoint (cdp_endpoint.c) */
-	char cdp_endpoint[320];          /* act_config.cdp_endpoint, "" if none (immutable) */
-	struct act_cdp_note *cdp_note;   /* {lock} how a DevTools client reaches the browser */
+	char cdp_endpoint[320];        /* act_config.cdp_endpoint, "" if none (immutable) */
+	struct act_cdp_note *cdp_note; /* {lock} how a DevTools client reaches the browser */
 	/* warm pool (warm_pool.c) */
 	struct act_pool *pool; /* borrowed; NULL = none */
 	int pooled;            /* worker only: the browser came from the pool */

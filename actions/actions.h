@@ -289,13 +289,13 @@ int act_profile_import(const struct act_config *cfg, const char *user, const cha
 
 /* How a second DevTools client reaches a session's browser. */
 struct act_cdp_endpoint {
-	char devtools_url[704];    /* ws://127.0.0.1:PORT/devtools/browser/ID */
-	int port;                  /* its port */
-	int fd;                    /* a socket connected to that port (the caller's), or -1 */
-	char context_id[64];       /* the browser context the session's pages open in, or "" */
-	char proxy_server[112];    /* the session's egress proxy, or "" (layer off) */
-	char downloads_dir[1100];  /* where downloads may go: inside the browser's own dir */
-	char browser_session[40];  /* the browser's session id, for records */
+	char devtools_url[704];   /* ws://127.0.0.1:PORT/devtools/browser/ID */
+	int port;                 /* its port */
+	int fd;                   /* a socket connected to that port (the caller's), or -1 */
+	char context_id[64];      /* the browser context the session's pages open in, or "" */
+	char proxy_server[112];   /* the session's egress proxy, or "" (layer off) */
+	char downloads_dir[1100]; /* where downloads may go: inside the browser's own dir */
+	char browser_session[40]; /* the browser's session id, for records */
 };
 
 /*
@@ -316,8 +316,8 @@ void act_session_cdp_record(struct act_session *s, const char *kind, const char 
 
 /* Keeps a screenshot (png of len bytes, taken) of url with its audit
  * record; why: "navigation" or "input". Any thread. */
-void act_session_cdp_screenshot(struct act_session *s, const char *browser_session,
-                                const char *why, const char *url, unsigned char *png, size_t len);
+void act_session_cdp_screenshot(struct act_session *s, const char *browser_session, const char *why,
+                                const char *url, unsigned char *png, size_t len);
 
 /* The tenant's parsed policy, borrowed while s lives. Any thread. */
 const struct policy_tenant *act_session_policy(const struct act_session *s);

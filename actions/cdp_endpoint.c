@@ -76,12 +76,13 @@ int act_cdp_run(struct act_ctx *ctx)
 	char err[512] = "";
 
 	if (!policy_tenant_settings(as->tenant_policy)->cdp_allow)
-		return act_fail(ctx, "policy_refused",
-		                "this tenant's policy does not offer a CDP endpoint (cdp is \"deny\" "
-		                "by default): set \"cdp\": \"allow\" in %s",
-		                policy_tenant_source(as->tenant_policy)[0]
-		                    ? policy_tenant_source(as->tenant_policy)
-		                    : "the tenant's policy");
+		return act_fail(
+		    ctx, "policy_refused",
+		    "this tenant's policy does not offer a CDP endpoint (cdp is \"deny\" "
+		    "by default): set \"cdp\": \"allow\" in %s",
+		    policy_tenant_source(as->tenant_policy)[0]
+		        ? policy_tenant_source(as->tenant_policy)
+		        : "the tenant's policy");
 	if (!as->cdp_endpoint[0])
 		return act_fail(ctx, "unsupported",
 		                "the CDP endpoint is offered by `glassbox serve` only: run the "
@@ -174,7 +175,8 @@ int act_session_cdp_endpoint(struct act_session *s, int timeout_ms, const atomic
 	}
 	pthread_mutex_unlock(&w.lock);
 	if (w.failed || cancelled) {
-		snprintf(err, errlen, "%s", cancelled ? "the browser did not start in time" : w.error);
+		snprintf(err, errlen, "%s",
+		         cancelled ? "the browser did not start in time" : w.error);
 		goto out;
 	}
 	pthread_mutex_lock(&s->lock);
@@ -205,8 +207,8 @@ void act_session_cdp_record(struct act_session *s, const char *kind, const char 
 }
 
 /* See actions.h. */
-void act_session_cdp_screenshot(struct act_session *s, const char *browser_session,
-                                const char *why, const char *url, unsigned char *png, size_t len)
+void act_session_cdp_screenshot(struct act_session *s, const char *browser_session, const char *why,
+                                const char *url, unsigned char *png, size_t len)
 {
 	struct act_keeper_action a;
 	char op[72];
@@ -219,8 +221,8 @@ void act_session_cdp_screenshot(struct act_session *s, const char *browser_sessi
 	a.operation_id = NULL;
 	a.tool = "cdp";
 	a.url = url;
-	a.body = json_pack("{s:s, s:s, s:s}", "source", "cdp", "screenshot", why, "url",
-	                   url ? url : "");
+	a.body =
+	    json_pack("{s:s, s:s, s:s}", "source", "cdp", "screenshot", why, "url", url ? url : "");
 	a.arguments = json_object();
 	a.png = png;
 	a.png_len = len;

@@ -638,6 +638,8 @@ json_t *act_output_schema(void)
 	                              "string", "user", "string", "version", "integer", "saved",
 	                              "boolean", "reason", "string", NULL));
 	json_object_set_new(p, "profiles", array_of(json_object(), "the tenant's profiles"));
+	json_object_set_new(p, "wsEndpoint",
+	                    prop("string", "browser_session cdp: the session's CDP endpoint"));
 
 	json_object_set_new(schema, "type", json_string("object"));
 	json_object_set_new(schema, "properties", p);

@@ -80,7 +80,7 @@ struct http_session {
 struct hs_table {
 	const struct mcp_serve_config *cfg;
 	const struct act_config *base;
-	int wake_fd; /* eventfd: a worker queued output (any thread writes) */
+	int wake_fd;        /* eventfd: a worker queued output (any thread writes) */
 	char cdp_base[300]; /* ws://HOST:PORT of the listener, for CDP endpoints */
 	struct http_session *head;
 	size_t count;
@@ -179,19 +179,19 @@ struct serve {
 	const struct mcp_serve_config *cfg;
 	const struct mcp_serve_hooks *hooks;
 	struct hs_table table;
-	struct MHD_Daemon *mcp;   /* the /mcp listener */
-	struct MHD_Daemon *admin; /* the admin listener, or NULL */
-	struct http_req *reqs;    /* every request alive, linked by next */
-	struct http_peer *peers;  /* client addresses with connections open */
-	int loopback_only;        /* listening on loopback: Host is checked */
-	int stopping;             /* SIGTERM: no new requests */
-	int tearing_down;         /* the loop is over: nothing waits any more */
-	int64_t stop_deadline_ms; /* calls in flight are cancelled after */
-	int64_t closed_at_ms;     /* every session closed: exit soon after */
-	int finished;             /* leave the service loop */
-	int bound_port;           /* the port of the /mcp listener */
+	struct MHD_Daemon *mcp;     /* the /mcp listener */
+	struct MHD_Daemon *admin;   /* the admin listener, or NULL */
+	struct http_req *reqs;      /* every request alive, linked by next */
+	struct http_peer *peers;    /* client addresses with connections open */
+	int loopback_only;          /* listening on loopback: Host is checked */
+	int stopping;               /* SIGTERM: no new requests */
+	int tearing_down;           /* the loop is over: nothing waits any more */
+	int64_t stop_deadline_ms;   /* calls in flight are cancelled after */
+	int64_t closed_at_ms;       /* every session closed: exit soon after */
+	int finished;               /* leave the service loop */
+	int bound_port;             /* the port of the /mcp listener */
 	struct cdp_link *cdp_links; /* CDP clients connected (http_cdp.c) */
-	const atomic_int *stop;   /* raised by the signal handler */
+	const atomic_int *stop;     /* raised by the signal handler */
 };
 
 /* A fixed response (an error, an admin answer), queued once the request

@@ -37,8 +37,7 @@
 #define MOD "serve"
 #define CDP_PREFIX "/cdp/"
 #define SESSIONS_PATH "/sessions"
-#define CDP_NOT_FOUND                                                                        \
-	"no such session: it ended or never existed; start one with POST /sessions"
+#define CDP_NOT_FOUND "no such session: it ended or never existed; start one with POST /sessions"
 /* How long a connecting client may wait for the session's browser. */
 #define CDP_BROWSER_WAIT_MS 60000
 
@@ -86,7 +85,8 @@ static const struct mcp_tenant *authenticate(struct serve *s, struct http_req *r
 {
 	char auth[600];
 	const char *token =
-	    query_ok ? MHD_lookup_connection_value(req->conn, MHD_GET_ARGUMENT_KIND, "token") : NULL;
+	    query_ok ? MHD_lookup_connection_value(req->conn, MHD_GET_ARGUMENT_KIND, "token")
+	             : NULL;
 	const struct mcp_tenant *t;
 
 	if (mcp_http_header(req, "Authorization", auth, sizeof(auth)))
@@ -156,9 +156,9 @@ static void post_session(struct serve *s, struct http_req *req, const struct mcp
 	at = time(NULL) + ttl;
 	gmtime_r(&at, &tm);
 	strftime(expires, sizeof(expires), "%Y-%m-%dT%H:%M:%SZ", &tm);
-	mcp_http_respond_json(req, 201,
-	                      json_pack("{s:s, s:s, s:s}", "id", hs->id, "wsEndpoint", url,
-	                                "expires_at", expires));
+	mcp_http_respond_json(
+	    req, 201,
+	    json_pack("{s:s, s:s, s:s}", "id", hs->id, "wsEndpoint", url, "expires_at", expires));
 	hs_unref(hs);
 }
 
@@ -393,7 +393,8 @@ void mcp_http_cdp_headers(struct serve *s, struct http_req *req, const char *met
 	const char *id = is_cdp ? path + strlen(CDP_PREFIX) : path + strlen(SESSIONS_PATH);
 
 	if (s->stopping || atomic_load(s->stop)) {
-		respond_error(req, 503, "the service is shutting down: try again later or elsewhere");
+		respond_error(req, 503,
+		              "the service is shutting down: try again later or elsewhere");
 		return;
 	}
 	if (!mcp_http_host_ok(mcp_http_header(req, "Host", host, sizeof(host)), s->loopback_only) ||

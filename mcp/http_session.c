@@ -256,7 +256,7 @@ struct http_session *hs_create(struct hs_table *t, const struct mcp_tenant *tena
 	hs->cfg.prelaunch = t->cfg->prelaunch; /* the browser starts while the client initializes */
 	snprintf(hs->cdp_url, sizeof(hs->cdp_url), "%s/cdp/%s", t->cdp_base, hs->id);
 	hs->cfg.cdp_endpoint = hs->cdp_url;
-	hs->cfg.profile_save_at_end = 1;       /* unless cut off (hs_close) */
+	hs->cfg.profile_save_at_end = 1; /* unless cut off (hs_close) */
 	pthread_mutex_init(&hs->lock, NULL);
 	hs->refs = 2; /* the table's and the caller's */
 	hs->created_ms = hs->last_active_ms = gb_now_ms();

@@ -64,9 +64,15 @@ static void add_error(struct errors *e, const char *fmt, ...)
 }
 
 static const char *const known_keys[] = {
-	"egress",           "egress_layers",      "risk",
-	"approvals",        "page_content",       "limits",
-	"require_evidence", "before_screenshots", "retention_days",
+	"egress",
+	"egress_layers",
+	"risk",
+	"approvals",
+	"page_content",
+	"limits",
+	"require_evidence",
+	"before_screenshots",
+	"retention_days",
 	"cdp",
 };
 
@@ -234,8 +240,7 @@ static void parse_cdp(struct policy_tenant_settings *s, const json_t *json, stru
 		             "{\"access\": \"allow\", \"gates\": \"on\"}");
 		return;
 	}
-	if (!check_object(cdp, "cdp", cdp_keys, 3, "{\"access\": \"allow\", \"gates\": \"on\"}",
-	                  e))
+	if (!check_object(cdp, "cdp", cdp_keys, 3, "{\"access\": \"allow\", \"gates\": \"on\"}", e))
 		return;
 	get_word(cdp, "cdp", "access", "allow", "deny", &s->cdp_allow, e);
 	get_word(cdp, "cdp", "gates", "on", "off", &s->cdp_gates, e);

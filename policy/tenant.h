@@ -47,7 +47,7 @@ struct policy_tenant_settings {
 	int before_screenshots;   /* a screenshot before each page-changing action too */
 	int retention_days;       /* 0: kept */
 	int layer_tool, layer_fetch, layer_proxy; /* egress_layers; 1 unless turned off */
-	int layer_netns; /* 1 asked on, 0 asked off, -1 where the machine allows */
+	int layer_netns;            /* 1 asked on, 0 asked off, -1 where the machine allows */
 	int cdp_allow;              /* cdp / cdp.access is "allow" (default deny) */
 	int cdp_gates;              /* cdp.gates: 1 "on" (default), 0 "off" */
 	int cdp_screenshot_every_s; /* cdp.screenshot_every_s: during input; default 5 */

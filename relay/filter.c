@@ -18,15 +18,48 @@
 
 /* The domains relayed. Everything else is refused. */
 static const char *const relayed_domains[] = {
-	"Accessibility", "Animation",   "Audits",      "BackgroundService", "Browser",
-	"CacheStorage",  "Console",     "CSS",         "Database",          "Debugger",
-	"DeviceOrientation", "DOM",     "DOMDebugger", "DOMSnapshot",       "DOMStorage",
-	"Emulation",     "EventBreakpoints", "Fetch",  "HeadlessExperimental", "HeapProfiler",
-	"IndexedDB",     "Input",       "Inspector",   "IO",                "LayerTree",
-	"Log",           "Media",       "Network",     "Overlay",           "Page",
-	"Performance",   "PerformanceTimeline", "Preload", "Profiler",      "Runtime",
-	"Schema",        "Security",    "ServiceWorker", "Storage",         "Target",
-	"WebAudio",      "WebAuthn",
+	"Accessibility",
+	"Animation",
+	"Audits",
+	"BackgroundService",
+	"Browser",
+	"CacheStorage",
+	"Console",
+	"CSS",
+	"Database",
+	"Debugger",
+	"DeviceOrientation",
+	"DOM",
+	"DOMDebugger",
+	"DOMSnapshot",
+	"DOMStorage",
+	"Emulation",
+	"EventBreakpoints",
+	"Fetch",
+	"HeadlessExperimental",
+	"HeapProfiler",
+	"IndexedDB",
+	"Input",
+	"Inspector",
+	"IO",
+	"LayerTree",
+	"Log",
+	"Media",
+	"Network",
+	"Overlay",
+	"Page",
+	"Performance",
+	"PerformanceTimeline",
+	"Preload",
+	"Profiler",
+	"Runtime",
+	"Schema",
+	"Security",
+	"ServiceWorker",
+	"Storage",
+	"Target",
+	"WebAudio",
+	"WebAuthn",
 };
 
 /* Methods of relayed domains that are refused, with their rule. */
@@ -39,7 +72,8 @@ static const struct {
 	  "the browser belongs to the session: end it with DELETE /sessions/ID" },
 	{ "Browser.crash", "browser-lifecycle", "the browser belongs to the session" },
 	{ "Browser.crashGpuProcess", "browser-lifecycle", "the browser belongs to the session" },
-	{ "Browser.executeBrowserCommand", "browser-lifecycle", "browser commands are not relayed" },
+	{ "Browser.executeBrowserCommand", "browser-lifecycle",
+	  "browser commands are not relayed" },
 	{ "Browser.getBrowserCommandLine", "system", "the browser's command line is not shown" },
 	{ "Browser.getHistograms", "system", "browser internals are not shown" },
 	{ "Browser.getHistogram", "system", "browser internals are not shown" },
@@ -124,7 +158,8 @@ enum relay_verdict relay_filter(const struct relay_scope *sc, const char *method
 			return refuse(rule, rulelen, why, whylen, refused[i].rule, refused[i].why);
 
 	if (!strcmp(method, "Target.createBrowserContext")) {
-		if (json_object_get(params, "proxyServer") || json_object_get(params, "proxyBypassList"))
+		if (json_object_get(params, "proxyServer") ||
+		    json_object_get(params, "proxyBypassList"))
 			return refuse(rule, rulelen, why, whylen, "network-path",
 			              "a context's proxy is the session's: leave proxyServer out");
 		if (!sc->proxy_server[0] || !params)
@@ -143,7 +178,8 @@ enum relay_verdict relay_filter(const struct relay_scope *sc, const char *method
 			return refuse(rule, rulelen, why, whylen, "contexts",
 			              "that browser context is not this session's");
 		if (!s && sc->context_id[0] && params) {
-			json_object_set_new(params, "browserContextId", json_string(sc->context_id));
+			json_object_set_new(params, "browserContextId",
+			                    json_string(sc->context_id));
 			return RELAY_REWRITTEN;
 		}
 		return RELAY_FORWARD;
@@ -164,7 +200,8 @@ enum relay_verdict relay_filter(const struct relay_scope *sc, const char *method
 	}
 	if (!strcmp(method, "Browser.setDownloadBehavior")) {
 		s = json_string_value(json_object_get(params, "behavior"));
-		if (!own_context(sc, json_string_value(json_object_get(params, "browserContextId"))))
+		if (!own_context(sc,
+		                 json_string_value(json_object_get(params, "browserContextId"))))
 			return refuse(rule, rulelen, why, whylen, "contexts",
 			              "that browser context is not this session's");
 		if (!s || !strcmp(s, "deny") || !strcmp(s, "default"))
@@ -176,8 +213,10 @@ enum relay_verdict relay_filter(const struct relay_scope *sc, const char *method
 		return RELAY_REWRITTEN;
 	}
 	if (!strncmp(method, "Storage.", 8) || !strcmp(method, "Browser.grantPermissions") ||
-	    !strcmp(method, "Browser.resetPermissions") || !strcmp(method, "Browser.setPermission")) {
-		if (!own_context(sc, json_string_value(json_object_get(params, "browserContextId"))))
+	    !strcmp(method, "Browser.resetPermissions") ||
+	    !strcmp(method, "Browser.setPermission")) {
+		if (!own_context(sc,
+		                 json_string_value(json_object_get(params, "browserContextId"))))
 			return refuse(rule, rulelen, why, whylen, "storage-contexts",
 			              "that browser context is not this session's");
 	}

@@ -131,7 +131,8 @@ void relay_observe_event(struct relay *r, const char *sid, const char *method, j
 		p->shot_on_load = 1;
 	} else if (!strcmp(method, "Page.loadEventFired") && p->shot_on_load) {
 		p->shot_on_load = 0;
-		relay_own_send(r, sid, "Page.captureScreenshot", json_pack("{s:s}", "format", "png"),
+		relay_own_send(r, sid, "Page.captureScreenshot",
+		               json_pack("{s:s, s:b}", "format", "png", "optimizeForSpeed", 1),
 		               RELAY_OWN_SHOT, "navigation");
 	}
 }
@@ -182,10 +183,10 @@ int relay_observe_hold_input(struct relay *r, json_t *msg, const char *raw, size
 	else
 		snprintf(where, sizeof(where), "document.activeElement");
 	snprintf(expr, sizeof(expr), probe_js, where);
-	id = relay_own_send(r, sid, "Runtime.evaluate",
-	                    json_pack("{s:s, s:b, s:b}", "expression", expr, "returnByValue", 1,
-	                              "silent", 1),
-	                    RELAY_OWN_PROBE, "probe");
+	id = relay_own_send(
+	    r, sid, "Runtime.evaluate",
+	    json_pack("{s:s, s:b, s:b}", "expression", expr, "returnByValue", 1, "silent", 1),
+	    RELAY_OWN_PROBE, "probe");
 	if (id < 0)
 		return 0;
 	r->held.raw = malloc(len ? len : 1);
@@ -223,8 +224,8 @@ static json_t *input_body(struct relay *r, json_t *el)
 	json_t *params = json_object_get(r->held.msg, "params");
 	const char *type = json_string_value(json_object_get(params, "type"));
 	const char *key = json_string_value(json_object_get(params, "key"));
-	json_t *b = json_pack("{s:s}", "method", json_string_value(json_object_get(r->held.msg,
-	                                                                           "method")));
+	json_t *b =
+	    json_pack("{s:s}", "method", json_string_value(json_object_get(r->held.msg, "method")));
 
 	if (!b)
 		return NULL;
@@ -233,7 +234,8 @@ static json_t *input_body(struct relay *r, json_t *el)
 	if (r->held.kind == RELAY_INPUT_POINTER)
 		json_object_set_new(b, "point", json_pack("[f, f]", r->held.x, r->held.y));
 	if (r->held.kind == RELAY_INPUT_KEY)
-		json_object_set_new(b, "key", json_string(key && strlen(key) > 1 ? key : "[character]"));
+		json_object_set_new(b, "key",
+		                    json_string(key && strlen(key) > 1 ? key : "[character]"));
 	if (r->held.kind == RELAY_INPUT_TEXT)
 		json_object_set_new(b, "length",
 		                    json_integer((json_int_t)strlen(gb_or(
@@ -317,7 +319,8 @@ static void pass_held(struct relay *r, json_t *el)
 	relay_forward(r, r->held.msg, r->held.raw, r->held.len);
 	if (now - r->last_shot_ms >= (int64_t)r->opt.screenshot_every_s * 1000) {
 		r->last_shot_ms = now;
-		relay_own_send(r, sid, "Page.captureScreenshot", json_pack("{s:s}", "format", "png"),
+		relay_own_send(r, sid, "Page.captureScreenshot",
+		               json_pack("{s:s, s:b}", "format", "png", "optimizeForSpeed", 1),
 		               RELAY_OWN_SHOT, "input");
 	}
 	release_held(r);
@@ -327,8 +330,8 @@ static void probe_answered(struct relay *r, json_t *reply)
 {
 	json_t *res = json_object_get(json_object_get(reply, "result"), "result");
 	json_t *el = json_object_get(res, "value");
-	const char *err = json_string_value(
-	    json_object_get(json_object_get(reply, "error"), "message"));
+	const char *err =
+	    json_string_value(json_object_get(json_object_get(reply, "error"), "message"));
 	struct policy_risk_decision d;
 	char msg[POLICY_RISK_SUMMARY_MAX + 512];
 
@@ -358,8 +361,8 @@ static void probe_answered(struct relay *r, json_t *reply)
 
 static void shot_answered(struct relay *r, const struct relay_own *own, json_t *reply)
 {
-	const char *b64 = json_string_value(
-	    json_object_get(json_object_get(reply, "result"), "data"));
+	const char *b64 =
+	    json_string_value(json_object_get(json_object_get(reply, "result"), "data"));
 	struct relay_page *p = relay_page_by_sid(r, own->sid);
 	unsigned char *png;
 	size_t b64len, len = 0;

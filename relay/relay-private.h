@@ -16,8 +16,9 @@
  * from RELAY_OWN_ID_BASE up (Chromium reads an id as a 32-bit int). */
 #define RELAY_CLIENT_ID_MAX 999999999LL
 #define RELAY_OWN_ID_BASE 1000000000LL
-#define RELAY_MAX_INFLIGHT 512                  /* client calls in flight: then it is not read */
-#define RELAY_CLIENT_QUEUE_BYTES ((size_t)64 << 20) /* queued to the client: then the browser is not read */
+#define RELAY_MAX_INFLIGHT 512 /* client calls in flight: then it is not read */
+#define RELAY_CLIENT_QUEUE_BYTES \
+	((size_t)64 << 20) /* queued to the client: then the browser is not read */
 #define RELAY_BROWSER_MAX_MESSAGE ((size_t)256 << 20)
 #define RELAY_DEFAULT_MAX_MESSAGE ((size_t)16 << 20)
 #define RELAY_MAX_OWN 32
@@ -63,12 +64,12 @@ struct relay_backlog {
 
 /* Input held until its element was probed. */
 struct relay_held {
-	json_t *msg;  /* owned: the client's message */
-	char *raw;    /* owned: as sent */
+	json_t *msg; /* owned: the client's message */
+	char *raw;   /* owned: as sent */
 	size_t len;
 	int64_t probe_id;
 	int64_t deadline_ms;
-	int kind;     /* RELAY_INPUT_* */
+	int kind; /* RELAY_INPUT_* */
 	double x, y;
 };
 

@@ -205,8 +205,9 @@ static int check_shape(struct relay *r, json_t *m, const char **method, const ch
 		return -1;
 	}
 	if (!*method || !(*method)[0] || strlen(*method) >= 64) {
-		relay_reply_error(r, id, NULL, -32600,
-		                  "glassbox: \"method\" must be a string such as \"Page.navigate\"");
+		relay_reply_error(
+		    r, id, NULL, -32600,
+		    "glassbox: \"method\" must be a string such as \"Page.navigate\"");
 		return -1;
 	}
 	if (!*sid || strlen(*sid) >= RELAY_SID_MAX) {
@@ -261,9 +262,9 @@ static void take_client_message(struct relay *r, const uint8_t *data, size_t len
 		r->refused++;
 		snprintf(msg, sizeof(msg), "glassbox refused %s (rule %s): %s", method, rule, why);
 		relay_reply_error(r, json_object_get(m, "id"), sid, -32000, msg);
-		relay_record(r, "cdp_refused",
-		             json_pack("{s:s, s:s, s:s}", "method", method, "rule", rule, "reason",
-		                       why));
+		relay_record(
+		    r, "cdp_refused",
+		    json_pack("{s:s, s:s, s:s}", "method", method, "rule", rule, "reason", why));
 		goto out;
 	}
 	if (v == RELAY_FORWARD && relay_observe_hold_input(r, m, (const char *)data, len))
@@ -317,7 +318,8 @@ static void after_reply(struct relay *r, const struct relay_call *c, json_t *rep
 {
 	const char *ctx;
 
-	if (!strcmp(c->method, "Target.createBrowserContext") && r->ncontexts < RELAY_MAX_CONTEXTS) {
+	if (!strcmp(c->method, "Target.createBrowserContext") &&
+	    r->ncontexts < RELAY_MAX_CONTEXTS) {
 		ctx = json_string_value(
 		    json_object_get(json_object_get(reply, "result"), "browserContextId"));
 		if (ctx)
@@ -338,7 +340,8 @@ void relay_on_browser_message(struct relay *r, const uint8_t *data, size_t len)
 		goto out;
 	}
 	if (!id) {
-		relay_observe_event(r, gb_or(json_string_value(json_object_get(m, "sessionId")), ""),
+		relay_observe_event(r,
+		                    gb_or(json_string_value(json_object_get(m, "sessionId")), ""),
 		                    gb_or(json_string_value(json_object_get(m, "method")), ""),
 		                    json_object_get(m, "params"));
 		relay_send_client(r, (const char *)data, len);
@@ -416,14 +419,13 @@ static void run_loop(struct relay *r)
 			return;
 		}
 		fds[0].fd = r->cfd;
-		fds[0].events = (short)((relay_client_readable(r) && wslay_event_want_read(r->cws)
-		                             ? POLLIN
-		                             : 0) |
-		                        (wslay_event_want_write(r->cws) ? POLLOUT : 0));
+		fds[0].events =
+		    (short)((relay_client_readable(r) && wslay_event_want_read(r->cws) ? POLLIN
+		                                                                       : 0) |
+		            (wslay_event_want_write(r->cws) ? POLLOUT : 0));
 		fds[1].fd = r->bfd;
-		fds[1].events =
-		    (short)((relay_browser_readable(r) ? POLLIN : 0) |
-		            (wslay_event_want_write(r->bws) ? POLLOUT : 0));
+		fds[1].events = (short)((relay_browser_readable(r) ? POLLIN : 0) |
+		                        (wslay_event_want_write(r->bws) ? POLLOUT : 0));
 		fds[2].fd = r->wake_fd;
 		fds[2].events = POLLIN;
 		fds[0].revents = fds[1].revents = fds[2].revents = 0;
@@ -442,11 +444,13 @@ static void run_loop(struct relay *r)
 		}
 		if (r->holding && gb_now_ms() >= r->held.deadline_ms)
 			relay_observe_probe_timeout(r);
-		if ((fds[0].revents & (POLLIN | POLLHUP | POLLERR)) || r->extra_off < r->extra_len) {
+		if ((fds[0].revents & (POLLIN | POLLHUP | POLLERR)) ||
+		    r->extra_off < r->extra_len) {
 			if (wslay_event_recv(r->cws) != 0) {
-				snprintf(r->end_reason, sizeof(r->end_reason),
-				         "the client's connection failed or sent a frame over %zu bytes",
-				         r->opt.max_message_bytes);
+				snprintf(
+				    r->end_reason, sizeof(r->end_reason),
+				    "the client's connection failed or sent a frame over %zu bytes",
+				    r->opt.max_message_bytes);
 				wslay_event_queue_close(r->cws, 1009, NULL, 0);
 				flush_client(r, 500);
 				return;
@@ -491,16 +495,15 @@ static void *relay_main(void *arg)
 		close_client(r, 1011, err);
 		goto out;
 	}
-	relay_record(r, "cdp_connected",
-	             json_pack("{s:s, s:s}", "client", r->who, "browser_session",
-	                       r->br.browser_session));
+	relay_record(
+	    r, "cdp_connected",
+	    json_pack("{s:s, s:s}", "client", r->who, "browser_session", r->br.browser_session));
 	GB_LOGI(MOD, "a CDP client (%s) is connected to session %.8s", r->who, r->endpoint);
 	run_loop(r);
 	relay_record(r, "cdp_disconnected",
 	             json_pack("{s:s, s:I, s:I, s:I, s:I}", "reason", r->end_reason, "messages",
 	                       (json_int_t)r->messages, "refused", (json_int_t)r->refused, "inputs",
-	                       (json_int_t)r->inputs, "navigations",
-	                       (json_int_t)r->navigations));
+	                       (json_int_t)r->inputs, "navigations", (json_int_t)r->navigations));
 	GB_LOGI(MOD, "the CDP client of session %.8s is gone: %s", r->endpoint, r->end_reason);
 out:
 	relay_ws_free(r);

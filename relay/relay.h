@@ -54,16 +54,16 @@ struct relay_hooks {
 };
 
 struct relay_options {
-	int client_fd;            /* the client's socket, upgraded (borrowed: the front closes it) */
-	const char *extra_in;     /* bytes the front read past the handshake (copied) */
+	int client_fd;        /* the client's socket, upgraded (borrowed: the front closes it) */
+	const char *extra_in; /* bytes the front read past the handshake (copied) */
 	size_t extra_in_len;
-	const char *who;          /* the client, for records: tenant and peer (copied) */
-	const char *endpoint;     /* the endpoint's session id, for records (copied) */
+	const char *who;                /* the client, for records: tenant and peer (copied) */
+	const char *endpoint;           /* the endpoint's session id, for records (copied) */
 	const struct policy_risk *risk; /* the tenant's risk rules (borrowed; must outlive) */
-	int gates;                /* 1: input the risk rules hold is refused */
-	int screenshot_every_s;   /* during input; >= 1 */
-	size_t max_message_bytes; /* client -> browser; 0 = 16 MiB */
-	struct relay_hooks hooks; /* copied */
+	int gates;                      /* 1: input the risk rules hold is refused */
+	int screenshot_every_s;         /* during input; >= 1 */
+	size_t max_message_bytes;       /* client -> browser; 0 = 16 MiB */
+	struct relay_hooks hooks;       /* copied */
 };
 
 /* Starts the relay's thread. Returns 0 with *out (the caller's
@@ -114,9 +114,9 @@ struct relay_scope {
  * session sid ("" = the browser target). On RELAY_REFUSE, rule names the
  * rule and why says what to do (both NUL-terminated). Pure: no I/O.
  */
-enum relay_verdict relay_filter(const struct relay_scope *scope, const char *method,
-                                json_t *params, const char *sid, char *rule, size_t rulelen,
-                                char *why, size_t whylen);
+enum relay_verdict relay_filter(const struct relay_scope *scope, const char *method, json_t *params,
+                                const char *sid, char *rule, size_t rulelen, char *why,
+                                size_t whylen);
 
 /* The documented table (docs/cdp.md): a new JSON array of {domain,
  * relayed, rules}. */

@@ -97,8 +97,8 @@ static ssize_t client_recv(wslay_event_context_ptr ctx, uint8_t *buf, size_t len
 	return sock_recv(ctx, r->cfd, buf, len);
 }
 
-static ssize_t client_send(wslay_event_context_ptr ctx, const uint8_t *data, size_t len,
-                           int flags, void *user)
+static ssize_t client_send(wslay_event_context_ptr ctx, const uint8_t *data, size_t len, int flags,
+                           void *user)
 {
 	(void)flags;
 	return sock_send(ctx, ((struct relay *)user)->cfd, data, len);
@@ -125,8 +125,8 @@ static ssize_t browser_recv(wslay_event_context_ptr ctx, uint8_t *buf, size_t le
 	return sock_recv(ctx, r->bfd, buf, len);
 }
 
-static ssize_t browser_send(wslay_event_context_ptr ctx, const uint8_t *data, size_t len,
-                            int flags, void *user)
+static ssize_t browser_send(wslay_event_context_ptr ctx, const uint8_t *data, size_t len, int flags,
+                            void *user)
 {
 	(void)flags;
 	return sock_send(ctx, ((struct relay *)user)->bfd, data, len);
@@ -140,8 +140,8 @@ static int browser_mask(wslay_event_context_ptr ctx, uint8_t *buf, size_t len, v
 	return 0;
 }
 
-static void browser_msg(wslay_event_context_ptr ctx,
-                        const struct wslay_event_on_msg_recv_arg *arg, void *user)
+static void browser_msg(wslay_event_context_ptr ctx, const struct wslay_event_on_msg_recv_arg *arg,
+                        void *user)
 {
 	(void)ctx;
 	if (arg->opcode == WSLAY_TEXT_FRAME || arg->opcode == WSLAY_BINARY_FRAME)
@@ -165,14 +165,13 @@ static int set_nonblocking(int fd)
 /* See relay-private.h. */
 int relay_ws_init(struct relay *r, char *err, size_t errlen)
 {
-	static const struct wslay_event_callbacks ccb = { client_recv, client_send, NULL, NULL,
+	static const struct wslay_event_callbacks ccb = { client_recv, client_send, NULL,      NULL,
 		                                          NULL,        NULL,        client_msg };
 	static const struct wslay_event_callbacks bcb = { browser_recv, browser_send, browser_mask,
 		                                          NULL,         NULL,         NULL,
 		                                          browser_msg };
 
-	if (set_nonblocking(r->cfd) < 0 ||
-	    wslay_event_context_server_init(&r->cws, &ccb, r) != 0) {
+	if (set_nonblocking(r->cfd) < 0 || wslay_event_context_server_init(&r->cws, &ccb, r) != 0) {
 		snprintf(err, errlen, "the client's websocket could not be set up");
 		return -1;
 	}
@@ -302,12 +301,13 @@ int relay_ws_accept(const char *key, char *out, size_t outlen)
 	size_t rawlen = 0;
 
 	/* a key is the base64 of 16 bytes */
-	if (klen != 24 || sodium_base642bin(raw, sizeof(raw), key, klen, NULL, &rawlen, NULL,
-	                                    sodium_base64_VARIANT_ORIGINAL) != 0 ||
+	if (klen != 24 ||
+	    sodium_base642bin(raw, sizeof(raw), key, klen, NULL, &rawlen, NULL,
+	                      sodium_base64_VARIANT_ORIGINAL) != 0 ||
 	    rawlen != 16 || outlen < 29)
 		return -1;
 	snprintf(joined, sizeof(joined), "%s%s", key, guid);
 	lws_SHA1((const unsigned char *)joined, strlen(joined), md);
 	return lws_b64_encode_string((const char *)md, (int)sizeof(md), out, (int)outlen) > 0 ? 0
-	                                                                                        : -1;
+	                                                                                      : -1;
 }
