@@ -17,7 +17,7 @@ TSAN_BUILD ?= build-tsan
 FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 20
 FUZZERS := cdp/fuzz_cdp mcp/fuzz_jsonrpc mcp/fuzz_serve_config actions/fuzz_snapshot store/fuzz_risk \
-	store/fuzz_admin flows/fuzz_flow profiles/fuzz_profile policy/fuzz_policy
+	store/fuzz_admin flows/fuzz_flow profiles/fuzz_profile policy/fuzz_policy relay/fuzz_relay
 
 DEBIAN_PACKAGES := build-essential pkg-config meson ninja-build libwebsockets-dev libmicrohttpd-dev \
 	libjansson-dev libpng-dev libsodium-dev libxml2-dev libxml2-utils libsqlite3-dev libcmocka-dev \
