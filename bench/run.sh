@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Agent-loop benchmark (see bench/README.md). Options are passed to bench/agent-loop.mjs;
-# `bench/run.sh serve [options]` runs bench/serve.mjs (many sessions in one glassbox serve).
+# `bench/run.sh serve [options]` runs bench/serve.mjs (many sessions in one glassbox serve);
+# `bench/run.sh cdp [options]` runs bench/cdp-relay.mjs (the CDP endpoint's relay overhead).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cd "$here"
@@ -13,5 +14,9 @@ cd "$here/.."
 if [ "${1:-}" = serve ]; then
   shift
   exec node bench/serve.mjs "$@"
+fi
+if [ "${1:-}" = cdp ]; then
+  shift
+  exec node bench/cdp-relay.mjs "$@"
 fi
 exec node bench/agent-loop.mjs "$@"
