@@ -232,8 +232,9 @@ struct http_req {
 	int sse_end;
 	struct http_req *next, *prev; /* in s->reqs */
 	/* a websocket upgrade to queue (http_cdp.c) */
-	struct cdp_link *cdp_link;
+	struct cdp_link *cdp_link; /* until the relay takes it (or the request ends) */
 	char cdp_accept[40];
+	int upgrade_queued;
 };
 
 /* Sets req's fixed response: body (borrowed, copied) of len bytes. */

@@ -493,8 +493,12 @@ static enum MHD_Result on_request(struct serve *s, int admin, struct MHD_Connect
 	}
 	if (req->resp.status)
 		return queue_fixed(req);
-	if (req->cdp_link)
+	if (req->cdp_link) {
+		if (req->upgrade_queued)
+			return MHD_YES;
+		req->upgrade_queued = 1;
 		return mcp_http_cdp_queue_upgrade(req);
+	}
 	if (req->st)
 		return answer_stream(req);
 	mcp_http_respond_rpc_error(req, 500, -32603, "the request got no answer: try again");

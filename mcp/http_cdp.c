@@ -223,20 +223,40 @@ static void hook_ended(void *user)
 
 /* ---- the upgrade ------------------------------------------------------- */
 
+/* Forgets a link whose relay never started: the session may be connected
+ * to again. */
+static void link_abandon(struct cdp_link *l)
+{
+	pthread_mutex_lock(&l->hs->lock);
+	l->hs->cdp_connecting = 0;
+	pthread_mutex_unlock(&l->hs->lock);
+	hs_unref(l->hs);
+	free(l);
+}
+
 /* MHD_UpgradeHandler: the 101 is out; the socket is the relay's to use. */
 static void on_upgraded(void *cls, struct MHD_Connection *conn, void *req_cls, const char *extra_in,
                         size_t extra_in_size, MHD_socket sock,
                         struct MHD_UpgradeResponseHandle *urh)
 {
 	struct cdp_link *l = cls;
-	const struct policy_tenant *pol = act_session_policy(l->as);
+	struct http_req *req = req_cls;
 	const union MHD_ConnectionInfo *ci =
 	    MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	const struct policy_tenant *pol;
 	struct relay_options o;
 	char who[160], peer[64] = "unknown", err[256];
 
-	(void)req_cls;
+	if (req)
+		req->cdp_link = NULL; /* the link is the relay's now */
 	l->urh = urh;
+	if (l->hs->state != HS_OPEN) {
+		/* closed while the 101 went out: its browser may be gone already */
+		MHD_upgrade_action(urh, MHD_UPGRADE_ACTION_CLOSE);
+		link_abandon(l);
+		return;
+	}
+	pol = act_session_policy(l->as);
 	if (ci && ci->client_addr &&
 	    getnameinfo(ci->client_addr,
 	                ci->client_addr->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
@@ -261,11 +281,7 @@ static void on_upgraded(void *cls, struct MHD_Connection *conn, void *req_cls, c
 	if (relay_start(&o, &l->relay, err, sizeof(err)) < 0) {
 		GB_LOGW(MOD, "session %.8s: %s", l->hs->id, err);
 		MHD_upgrade_action(urh, MHD_UPGRADE_ACTION_CLOSE);
-		pthread_mutex_lock(&l->hs->lock);
-		l->hs->cdp_connecting = 0;
-		pthread_mutex_unlock(&l->hs->lock);
-		hs_unref(l->hs);
-		free(l);
+		link_abandon(l);
 		return;
 	}
 	pthread_mutex_lock(&l->hs->lock);
@@ -351,7 +367,8 @@ enum MHD_Result mcp_http_cdp_queue_upgrade(struct http_req *req)
 	struct MHD_Response *resp = MHD_create_response_for_upgrade(on_upgraded, l);
 	enum MHD_Result rc = MHD_NO;
 
-	req->cdp_link = NULL;
+	/* req->cdp_link stays set until on_upgraded takes the link: a
+	 * connection that fails before the 101 is out drops it (req_free) */
 	if (resp) {
 		MHD_add_response_header(resp, "Upgrade", "websocket");
 		MHD_add_response_header(resp, "Sec-WebSocket-Accept", req->cdp_accept);
@@ -359,11 +376,8 @@ enum MHD_Result mcp_http_cdp_queue_upgrade(struct http_req *req)
 		MHD_destroy_response(resp);
 	}
 	if (rc != MHD_YES) {
-		pthread_mutex_lock(&l->hs->lock);
-		l->hs->cdp_connecting = 0;
-		pthread_mutex_unlock(&l->hs->lock);
-		hs_unref(l->hs);
-		free(l);
+		req->cdp_link = NULL;
+		link_abandon(l);
 	}
 	return rc;
 }
@@ -376,11 +390,7 @@ void mcp_http_cdp_drop(struct http_req *req)
 	if (!l)
 		return;
 	req->cdp_link = NULL;
-	pthread_mutex_lock(&l->hs->lock);
-	l->hs->cdp_connecting = 0;
-	pthread_mutex_unlock(&l->hs->lock);
-	hs_unref(l->hs);
-	free(l);
+	link_abandon(l);
 }
 
 /* See http-private.h. */
