@@ -22,8 +22,7 @@ static const struct relay_scope scope = {
 };
 
 /* The filter's verdict on method with params (JSON text or NULL); rule out. */
-static enum relay_verdict decide(const char *method, const char *params, char *rule,
-                                 json_t **out)
+static enum relay_verdict decide(const char *method, const char *params, char *rule, json_t **out)
 {
 	json_t *p = params ? json_loads(params, 0, NULL) : NULL;
 	char why[256];
@@ -52,7 +51,8 @@ static void test_refusals_name_their_rule(void **state)
 		{ "Browser.close", NULL, "browser-lifecycle" },
 		{ "Browser.crash", NULL, "browser-lifecycle" },
 		{ "Target.sendMessageToTarget", "{}", "nested-messages" },
-		{ "Target.createBrowserContext", "{\"proxyServer\": \"http://x:1\"}", "network-path" },
+		{ "Target.createBrowserContext", "{\"proxyServer\": \"http://x:1\"}",
+		  "network-path" },
 		{ "Target.createBrowserContext", "{\"proxyBypassList\": \"*\"}", "network-path" },
 		{ "Network.loadNetworkResource", "{}", "network-path" },
 		{ "Page.navigate", "{\"url\": \"file:///etc/passwd\"}", "url-scheme" },
@@ -60,7 +60,8 @@ static void test_refusals_name_their_rule(void **state)
 		{ "Target.createTarget", "{\"url\": \"chrome://settings\"}", "url-scheme" },
 		{ "Target.createTarget", "{\"url\": \"about:blank\", \"browserContextId\": \"X\"}",
 		  "contexts" },
-		{ "Target.disposeBrowserContext", "{\"browserContextId\": \"SESSCTX\"}", "contexts" },
+		{ "Target.disposeBrowserContext", "{\"browserContextId\": \"SESSCTX\"}",
+		  "contexts" },
 		{ "Target.disposeBrowserContext", "{\"browserContextId\": \"X\"}", "contexts" },
 		{ "Target.disposeBrowserContext", "{}", "contexts" },
 		{ "Page.setDownloadBehavior", "{\"behavior\": \"allow\"}", "downloads" },
@@ -72,7 +73,8 @@ static void test_refusals_name_their_rule(void **state)
 
 	(void)state;
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		assert_int_equal(decide(cases[i].method, cases[i].params, rule, NULL), RELAY_REFUSE);
+		assert_int_equal(decide(cases[i].method, cases[i].params, rule, NULL),
+		                 RELAY_REFUSE);
 		assert_string_equal(rule, cases[i].rule);
 	}
 }
@@ -86,9 +88,9 @@ static void test_relayed_as_sent(void **state)
 	                 RELAY_FORWARD);
 	assert_int_equal(decide("Page.navigate", "{\"url\": \"https://shop.test/\"}", rule, NULL),
 	                 RELAY_FORWARD);
-	assert_int_equal(decide("Target.disposeBrowserContext", "{\"browserContextId\": \"C1\"}",
-	                        rule, NULL),
-	                 RELAY_FORWARD);
+	assert_int_equal(
+	    decide("Target.disposeBrowserContext", "{\"browserContextId\": \"C1\"}", rule, NULL),
+	    RELAY_FORWARD);
 	assert_int_equal(decide("Storage.getCookies", "{}", rule, NULL), RELAY_FORWARD);
 	assert_int_equal(
 	    decide("Browser.setDownloadBehavior", "{\"behavior\": \"deny\"}", rule, NULL),
@@ -106,9 +108,9 @@ static void test_rewrites_keep_the_session(void **state)
 	                 RELAY_REWRITTEN);
 	assert_string_equal(json_string_value(json_object_get(p, "browserContextId")), "SESSCTX");
 	json_decref(p);
-	assert_int_equal(decide("Target.createBrowserContext", "{\"disposeOnDetach\": true}", rule,
-	                        &p),
-	                 RELAY_REWRITTEN);
+	assert_int_equal(
+	    decide("Target.createBrowserContext", "{\"disposeOnDetach\": true}", rule, &p),
+	    RELAY_REWRITTEN);
 	assert_string_equal(json_string_value(json_object_get(p, "proxyServer")),
 	                    "http://127.0.0.1:4444");
 	json_decref(p);
