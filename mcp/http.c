@@ -1,6 +1,7 @@
 /*
- * http.c - the front of `glassbox serve`: MCP Streamable HTTP (2025-11-25)
- * and the admin listener, two libmicrohttpd daemons run by one thread.
+ * http.c - the front of `glassbox serve`: MCP Streamable HTTP (2025-11-25),
+ * the CDP endpoint's routes (http_cdp.c) and the admin listener, two
+ * libmicrohttpd daemons run by one thread.
  *
  * Design note
  * - Threads: everything here runs on the front (the thread in
