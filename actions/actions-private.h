@@ -120,6 +120,9 @@ struct act_session {
 	int profile_save_at_end; /* {lock} seal the profile when the session ends */
 	/* limits (limits.c; immutable after act_session_new) */
 	struct sess_limits limits;
+	/* the CDP endpoint (cdp_endpoint.c) */
+	char cdp_endpoint[320];        /* act_config.cdp_endpoint, "" if none (immutable) */
+	struct act_cdp_note *cdp_note; /* {lock} how a DevTools client reaches the browser */
 	/* warm pool (warm_pool.c) */
 	struct act_pool *pool; /* borrowed; NULL = none */
 	int pooled;            /* worker only: the browser came from the pool */
@@ -404,6 +407,11 @@ json_t *act_netlog_take(struct act_ctx *ctx);
 /* session.c */
 /* Closes the session's browser (recorded with reason); no-op without one. */
 void act_close_browser(struct act_session *as, const char *reason);
+
+/* cdp_endpoint.c: browser_session {"action": "cdp"} (worker thread), and
+ * the note's end (act_session_free). */
+int act_cdp_run(struct act_ctx *ctx);
+void act_cdp_note_free(struct act_session *s);
 
 /* pipeline.c: launches the session's browser (worker thread). */
 int act_launch_browser(struct act_session *as, char *err, size_t errlen);

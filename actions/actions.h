@@ -200,6 +200,10 @@ struct act_config {
 	 * act_session_new); NULL = none. The tenant policy's "caps" array adds
 	 * to it. */
 	const char *caps;
+	/* The session's CDP endpoint as a client reaches it
+	 * ("ws://HOST:PORT/cdp/<id>", docs/cdp.md), reported by
+	 * browser_session {"action": "cdp"}; NULL: not offered (stdio, flows). */
+	const char *cdp_endpoint;
 };
 
 /* ---- capability groups (caps.c) ----------------------------------------- */
@@ -407,5 +411,42 @@ int act_profile_export(const struct act_config *cfg, const char *user, const cha
  * reason. */
 int act_profile_import(const struct act_config *cfg, const char *user, const char *name,
                        json_t *state, int64_t *version, char *err, size_t errlen);
+
+/* ---- the CDP endpoint (cdp_endpoint.c, docs/cdp.md) ------------------- */
+
+/* How a second DevTools client reaches a session's browser. */
+struct act_cdp_endpoint {
+	char devtools_url[704];   /* ws://127.0.0.1:PORT/devtools/browser/ID */
+	int port;                 /* its port */
+	int fd;                   /* a socket connected to that port (the caller's), or -1 */
+	char context_id[64];      /* the browser context the session's pages open in, or "" */
+	char proxy_server[112];   /* the session's egress proxy, or "" (layer off) */
+	char downloads_dir[1100]; /* where downloads may go: inside the browser's own dir */
+	char browser_session[40]; /* the browser's session id, for records */
+};
+
+/*
+ * Makes sure s's browser runs (queueing browser_session {"action": "cdp"}
+ * on its worker, which checks the tenant's policy), connects a socket to
+ * its DevTools port (inside its network namespace) and fills out. Waits up
+ * to timeout_ms, or until *stop (may be NULL) rises. Any thread but the
+ * session's worker. Returns 0, or -1 with the reason in err (the policy's
+ * refusal, a launch failure).
+ */
+int act_session_cdp_endpoint(struct act_session *s, int timeout_ms, const atomic_int *stop,
+                             struct act_cdp_endpoint *out, char *err, size_t errlen);
+
+/* Queues an audit record of kind for the browser session (body stolen);
+ * signed and chained like a tool call's. Any thread. */
+void act_session_cdp_record(struct act_session *s, const char *kind, const char *browser_session,
+                            json_t *body);
+
+/* Keeps a screenshot (png of len bytes, taken) of url with its audit
+ * record; why: "navigation" or "input". Any thread. */
+void act_session_cdp_screenshot(struct act_session *s, const char *browser_session, const char *why,
+                                const char *url, unsigned char *png, size_t len);
+
+/* The tenant's parsed policy, borrowed while s lives. Any thread. */
+const struct policy_tenant *act_session_policy(const struct act_session *s);
 
 #endif

@@ -64,7 +64,7 @@ struct keeper_job {
 	struct evid_annotation annotation;
 	char *snapshot_text;
 	json_t *network_log;
-	json_t *frames; /* screencast frames, or NULL */
+	json_t *frames;    /* screencast frames, or NULL */
 	json_t *artifacts; /* kept already (a download, an upload): named by the record */
 };
 

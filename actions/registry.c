@@ -242,6 +242,8 @@ json_t *act_output_schema(void)
 	json_object_set_new(p, "pdf",
 	                    object_of("browser_pdf_save: the PDF kept", "name", "string", "size",
 	                              "integer", "sha256", "string", "uri", "string", NULL));
+	json_object_set_new(p, "wsEndpoint",
+	                    prop("string", "browser_session cdp: the session's CDP endpoint"));
 
 	json_object_set_new(schema, "type", json_string("object"));
 	json_object_set_new(schema, "properties", p);

@@ -173,6 +173,7 @@ int act_session_new(const struct act_config *cfg, struct act_session **out, char
 	s->policy = cfg->tenant_policy ? json_deep_copy(cfg->tenant_policy) : json_object();
 	snprintf(s->client_name, sizeof(s->client_name), "%s", gb_or(cfg->client_name, ""));
 	snprintf(s->flow_name, sizeof(s->flow_name), "%s", gb_or(cfg->flow_name, ""));
+	snprintf(s->cdp_endpoint, sizeof(s->cdp_endpoint), "%s", gb_or(cfg->cdp_endpoint, ""));
 	gb_random_hex(s->id, 16);
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_cond_init(&s->cond, NULL);
@@ -385,6 +386,7 @@ void act_session_free(struct act_session *s)
 	act_secrets_stop(s);
 	act_pagelog_free(s->pagelog);
 	act_downloads_free(s->downloads);
+	act_cdp_note_free(s);
 	policy_tenant_unref(s->tenant_policy);
 	free(s->last_snapshot);
 	pthread_mutex_destroy(&s->lock);

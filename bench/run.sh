@@ -3,6 +3,7 @@
 # `bench/run.sh serve [options]` runs bench/serve.mjs (many sessions in one glassbox serve);
 # `bench/run.sh replicas [options]` runs bench/replicas.mjs (HAProxy vs direct, sessions per replica).
 # `bench/run.sh files [options]` runs bench/files.mjs (uploads and downloads).
+# `bench/run.sh cdp [options]` runs bench/cdp-relay.mjs (the CDP endpoint's relay overhead).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cd "$here"
@@ -23,5 +24,8 @@ fi
 if [ "${1:-}" = files ]; then
   shift
   exec node bench/files.mjs "$@"
+if [ "${1:-}" = cdp ]; then
+  shift
+  exec node bench/cdp-relay.mjs "$@"
 fi
 exec node bench/agent-loop.mjs "$@"

@@ -24,6 +24,7 @@ void mcp_admin_update_gauges(struct serve *s)
 	gb_metrics_gauge_set("glassbox_sessions", "busy", (double)busy);
 	gb_metrics_gauge_set("glassbox_sessions", "idle", (double)idle);
 	gb_metrics_gauge_set("glassbox_sessions", "closing", (double)closing);
+	gb_metrics_gauge_set("glassbox_cdp_sessions", NULL, (double)mcp_http_cdp_count(s));
 }
 
 /* A small JSON {"error": message}. */
@@ -83,6 +84,8 @@ void mcp_admin_handle(struct serve *s, struct http_req *req, const char *method,
 		if (!status)
 			status = json_object();
 		json_object_set_new(status, "status", json_string("ok"));
+		json_object_set_new(status, "cdp_sessions",
+		                    json_integer((json_int_t)mcp_http_cdp_count(s)));
 		mcp_http_respond_json(req, 200, status);
 		goto out;
 	}

@@ -73,13 +73,18 @@ struct http_session {
 	struct http_session *next; /* in the table */
 	int cut_off;               /* closed by hard TTL or a kill: its profile is not
 	                                  sealed (set before the closer thread sees it) */
+	/* its CDP client (http_cdp.c): one at a time */
+	struct relay *cdp_relay; /* {lock} the running relay (a counted reference), or NULL */
+	int cdp_connecting;      /* {lock} a client's upgrade is under way */
+	char cdp_url[300 + 8 + HS_ID_BYTES]; /* ws://HOST:PORT/cdp/<id> (cfg.cdp_endpoint) */
 };
 
 /* The sessions of the service. Front thread only, except wake. */
 struct hs_table {
 	const struct mcp_serve_config *cfg;
 	const struct act_config *base;
-	int wake_fd; /* eventfd: a worker queued output (any thread writes) */
+	int wake_fd;        /* eventfd: a worker queued output (any thread writes) */
+	char cdp_base[300]; /* ws://HOST:PORT of the listener, for CDP endpoints */
 	struct http_session *head;
 	size_t count;
 	/* the closer thread: frees sessions off the front */
@@ -177,19 +182,21 @@ struct serve {
 	const struct mcp_serve_config *cfg;
 	const struct mcp_serve_hooks *hooks;
 	struct hs_table table;
-	struct MHD_Daemon *mcp;    /* the /mcp listener */
-	struct MHD_Daemon *admin;  /* the admin listener, or NULL */
-	struct http_req *reqs;     /* every request alive, linked by next */
-	struct http_peer *peers;   /* client addresses with connections open */
-	int loopback_only;         /* listening on loopback: Host is checked */
-	int draining;              /* SIGTERM with replica.drain_s: no new sessions */
-	int64_t drain_deadline_ms; /* the stop begins then at the latest */
-	int stopping;              /* SIGTERM: no new requests */
-	int tearing_down;          /* the loop is over: nothing waits any more */
-	int64_t stop_deadline_ms;  /* calls in flight are cancelled after */
-	int64_t closed_at_ms;      /* every session closed: exit soon after */
-	int finished;              /* leave the service loop */
-	const atomic_int *stop;    /* raised by the signal handler */
+	struct MHD_Daemon *mcp;     /* the /mcp listener */
+	struct MHD_Daemon *admin;   /* the admin listener, or NULL */
+	struct http_req *reqs;      /* every request alive, linked by next */
+	struct http_peer *peers;    /* client addresses with connections open */
+	int loopback_only;          /* listening on loopback: Host is checked */
+	int draining;               /* SIGTERM with replica.drain_s: no new sessions */
+	int64_t drain_deadline_ms;  /* the stop begins then at the latest */
+	int stopping;               /* SIGTERM: no new requests */
+	int tearing_down;           /* the loop is over: nothing waits any more */
+	int64_t stop_deadline_ms;   /* calls in flight are cancelled after */
+	int64_t closed_at_ms;       /* every session closed: exit soon after */
+	int finished;               /* leave the service loop */
+	int bound_port;             /* the port of the /mcp listener */
+	struct cdp_link *cdp_links; /* CDP clients connected (http_cdp.c) */
+	const atomic_int *stop;     /* raised by the signal handler */
 };
 
 /* A fixed response (an error, an admin answer), queued once the request
@@ -229,6 +236,10 @@ struct http_req {
 	size_t sse_off;
 	int sse_end;
 	struct http_req *next, *prev; /* in s->reqs */
+	/* a websocket upgrade to queue (http_cdp.c) */
+	struct cdp_link *cdp_link; /* until the relay takes it (or the request ends) */
+	char cdp_accept[40];
+	int upgrade_queued;
 };
 
 /* Sets req's fixed response: body (borrowed, copied) of len bytes. */
@@ -279,5 +290,30 @@ void mcp_admin_handle(struct serve *s, struct http_req *req, const char *method,
 /* Sets the gauges that are counted rather than updated (sessions by
  * state, approvals pending). */
 void mcp_admin_update_gauges(struct serve *s);
+
+/* ---- http_cdp.c: POST /sessions, DELETE /sessions/<id>, GET /cdp/<id> -- */
+
+struct cdp_link;
+
+/* 1 when path is one of the CDP endpoint's. */
+int mcp_http_cdp_route(const char *path);
+/* Handles a CDP endpoint request once its headers are in: a fixed
+ * response, or req->cdp_link for an upgrade to queue. Front thread. */
+void mcp_http_cdp_headers(struct serve *s, struct http_req *req, const char *method,
+                          const char *path);
+/* Queues the 101 of req->cdp_link (the relay starts once it is out). */
+enum MHD_Result mcp_http_cdp_queue_upgrade(struct http_req *req);
+/* Drops an upgrade that was never queued (its request ended). */
+void mcp_http_cdp_drop(struct http_req *req);
+/* Closes the sockets of relays that ended and forgets them; keeps the
+ * sessions of connected clients alive. Front thread. */
+void mcp_http_cdp_reap(struct serve *s);
+/* CDP clients connected now. Front thread. */
+size_t mcp_http_cdp_count(struct serve *s);
+/* Asks hs's relay to end (hs_close, front). */
+void hs_cdp_stop(struct http_session *hs);
+/* Stops hs's relay and waits until it no longer uses the session (the
+ * closer thread, before the browser goes). */
+void hs_cdp_end(struct http_session *hs);
 
 #endif

@@ -1,6 +1,7 @@
 /*
- * http.c - the front of `glassbox serve`: MCP Streamable HTTP (2025-11-25)
- * and the admin listener, two libmicrohttpd daemons run by one thread.
+ * http.c - the front of `glassbox serve`: MCP Streamable HTTP (2025-11-25),
+ * the CDP endpoint's routes (http_cdp.c) and the admin listener, two
+ * libmicrohttpd daemons run by one thread.
  *
  * Design note
  * - Threads: everything here runs on the front (the thread in
@@ -339,6 +340,7 @@ static void req_free(struct http_req *req)
 		req->next->prev = req->prev;
 	if (req->st && req->hs)
 		hs_stream_release(req->hs, req->st);
+	mcp_http_cdp_drop(req);
 	hs_unref(req->hs);
 	if (req->body_on)
 		gb_buf_free(&req->body);
@@ -469,6 +471,8 @@ static enum MHD_Result on_request(struct serve *s, int admin, struct MHD_Connect
 		if (!framing_refused(req) && !peer_refused(req)) {
 			if (admin)
 				mcp_admin_handle(s, req, method, url ? url : "");
+			else if (url && mcp_http_cdp_route(url))
+				mcp_http_cdp_headers(s, req, method, url);
 			else
 				mcp_http_mcp_headers(s, req, method, url ? url : "");
 		}
@@ -490,6 +494,12 @@ static enum MHD_Result on_request(struct serve *s, int admin, struct MHD_Connect
 	}
 	if (req->resp.status)
 		return queue_fixed(req);
+	if (req->cdp_link) {
+		if (req->upgrade_queued)
+			return MHD_YES;
+		req->upgrade_queued = 1;
+		return mcp_http_cdp_queue_upgrade(req);
+	}
 	if (req->st)
 		return answer_stream(req);
 	mcp_http_respond_rpc_error(req, 500, -32603, "the request got no answer: try again");
@@ -564,6 +574,7 @@ static void housekeeping(struct serve *s)
 	int64_t now = gb_now_ms();
 	size_t busy, idle, closing;
 
+	mcp_http_cdp_reap(s);
 	if (atomic_load(s->stop) && !s->stopping && !s->draining && s->cfg->drain_s > 0) {
 		s->draining = 1;
 		s->drain_deadline_ms = now + (int64_t)s->cfg->drain_s * 1000;
@@ -633,6 +644,7 @@ static void wait_and_run(struct serve *s, int64_t timeout_ms)
 		if (read(s->table.wake_fd, &count, sizeof(count)) < 0 && errno != EAGAIN)
 			GB_LOGW(MOD, "the wake-up fd could not be read: %s", strerror(errno));
 		hs_table_flush(&s->table);
+		mcp_http_cdp_reap(s);
 	}
 	for (i = 0; i < 2; i++) {
 		if (daemons[i])
@@ -663,7 +675,7 @@ static struct MHD_Daemon *listen_on(struct serve *s, const char *host, int port,
 		GB_LOGE(MOD, "cannot listen on %s: %s", host, gai_strerror(err));
 		goto out;
 	}
-	flags = MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
+	flags = MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG | MHD_ALLOW_UPGRADE;
 	if (ai->ai_family == AF_INET6)
 		flags |= MHD_USE_IPv6;
 	d = MHD_start_daemon(
@@ -735,6 +747,10 @@ int mcp_http_serve(const struct mcp_serve_config *cfg, const struct act_config *
 		goto out;
 	}
 	s.mcp = listen_on(&s, cfg->host, cfg->port, on_mcp_request, &port);
+	s.bound_port = port;
+	snprintf(s.table.cdp_base, sizeof(s.table.cdp_base), "ws://%s%s%s:%d",
+	         strchr(cfg->host, ':') ? "[" : "", cfg->host, strchr(cfg->host, ':') ? "]" : "",
+	         port);
 	if (!s.mcp) {
 		GB_LOGE(MOD, "cannot listen on %s:%d: is the port in use? set listen.port",
 		        cfg->host, cfg->port);
@@ -767,6 +783,7 @@ int mcp_http_serve(const struct mcp_serve_config *cfg, const struct act_config *
 	GB_LOGI(MOD, "every session is closed: exiting");
 out:
 	hs_table_shutdown(&s.table);
+	mcp_http_cdp_reap(&s); /* every relay ended with its session */
 	stop_listeners(&s);
 	if (s.table.wake_fd >= 0)
 		close(s.table.wake_fd);

@@ -134,6 +134,7 @@ static void *closer_main(void *arg)
 		t->close_queue = hs->next;
 		t->freeing = hs;
 		pthread_mutex_unlock(&t->close_lock);
+		hs_cdp_end(hs); /* its CDP client no longer uses the session */
 		/* a session cut off does not seal its profile; a clean end does */
 		mcp_server_set_profile_end(hs->srv, !hs->cut_off);
 		mcp_server_free(hs->srv); /* waits for cancelled calls, closes the browser */
@@ -260,7 +261,9 @@ struct http_session *hs_create(struct hs_table *t, const struct mcp_tenant *tena
 	hs->cfg.policy = tenant->parsed;
 	hs->cfg.action_timeout_ms = tenant->action_timeout_ms;
 	hs->cfg.prelaunch = t->cfg->prelaunch; /* the browser starts while the client initializes */
-	hs->cfg.profile_save_at_end = 1;       /* unless cut off (hs_close) */
+	snprintf(hs->cdp_url, sizeof(hs->cdp_url), "%s/cdp/%s", t->cdp_base, hs->id);
+	hs->cfg.cdp_endpoint = hs->cdp_url;
+	hs->cfg.profile_save_at_end = 1; /* unless cut off (hs_close) */
 	pthread_mutex_init(&hs->lock, NULL);
 	hs->refs = 2; /* the table's and the caller's */
 	hs->created_ms = hs->last_active_ms = gb_now_ms();
@@ -333,6 +336,7 @@ void hs_close(struct http_session *hs, const char *reason)
 	if (hs->state != HS_OPEN)
 		return;
 	hs->state = HS_CLOSING;
+	hs_cdp_stop(hs);
 	hs->cut_off = !strcmp(reason, "hard_ttl") || !strcmp(reason, "killed") ||
 	              !strcmp(reason, "init_failed");
 	for (pp = &t->head; *pp; pp = &(*pp)->next) {

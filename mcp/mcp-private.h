@@ -169,6 +169,11 @@ void mcp_server_set_profile_end(struct mcp_server *srv, int save);
  * thread. */
 int mcp_server_busy(struct mcp_server *srv);
 
+/* The server's act_session, created on first use (its browser then starts
+ * if cfg->prelaunch); borrowed until mcp_server_free. NULL with err when
+ * it cannot be created. Front thread only. */
+struct act_session *mcp_server_act_session(struct mcp_server *srv, char *err, size_t errlen);
+
 /* Drains, frees the act_session (closing its browser) and the server.
  * NULL is fine. Front thread only. */
 void mcp_server_free(struct mcp_server *srv);

@@ -8,6 +8,8 @@
  *   http.c          the front: libmicrohttpd listeners run by one thread,
  *                   requests, responses, SSE, the wake-up from workers
  *   http_mcp.c      /mcp: the checks on headers, bodies, sessions
+ *   http_cdp.c      the CDP endpoint: POST /sessions, DELETE /sessions/<id>,
+ *                   the websocket GET /cdp/<id> handed to a relay (relay/)
  *   http_session.c  the table of MCP sessions: ids, tenants, queues of
  *                   outgoing messages, limits, TTLs, closing off the front
  *   admin_http.c    the admin listener: health, sessions, approvals, metrics

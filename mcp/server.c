@@ -304,6 +304,12 @@ out:
 	return rc;
 }
 
+/* See mcp-private.h. */
+struct act_session *mcp_server_act_session(struct mcp_server *srv, char *err, size_t errlen)
+{
+	return ensure_session(srv, err, errlen) == 0 ? srv->session : NULL;
+}
+
 /* ---- calls in flight ---------------------------------------------------- */
 
 /* The call in flight with request id id (borrowed), or NULL; 5 and "5"

@@ -78,6 +78,7 @@ static const char *const known_keys[] = {
 	"screencast",
 	"har_bodies",
 	"files",
+	"cdp",
 };
 
 /* ---- egress ------------------------------------------------------------------ */
@@ -258,6 +259,50 @@ static void check_caps(const json_t *caps, struct errors *e)
 			add_error(e, "policy.caps[%zu] must be a string, such as \"vision\"", i);
 }
 
+/* Reads obj[key], one of two words, into *out: 1 for yes, 0 for no (kept
+ * when absent). */
+static void get_word(const json_t *obj, const char *where, const char *key, const char *yes,
+                     const char *no, int *out, struct errors *e)
+{
+	const json_t *v = json_object_get(obj, key);
+
+	if (!v)
+		return;
+	if (!json_is_string(v) ||
+	    (strcmp(json_string_value(v), yes) && strcmp(json_string_value(v), no))) {
+		add_error(e, "policy.%s%s%s must be \"%s\" or \"%s\"", where, where[0] ? "." : "",
+		          key, yes, no);
+		return;
+	}
+	*out = !strcmp(json_string_value(v), yes);
+}
+
+/* "cdp": "allow" | "deny", or {"access", "gates", "screenshot_every_s"}
+ * (docs/cdp.md). Defaults: deny, gates on, a screenshot every 5 s of input. */
+static void parse_cdp(struct policy_tenant_settings *s, const json_t *json, struct errors *e)
+{
+	static const char *const cdp_keys[] = { "access", "gates", "screenshot_every_s" };
+	const json_t *cdp = json_object_get(json, "cdp");
+
+	s->cdp_allow = 0;
+	s->cdp_gates = 1;
+	s->cdp_screenshot_every_s = 5;
+	if (json_is_string(cdp)) {
+		get_word(json, "", "cdp", "allow", "deny", &s->cdp_allow, e);
+		return;
+	}
+	if (cdp && !json_is_object(cdp)) {
+		add_error(e, "policy.cdp must be \"allow\", \"deny\" or an object such as "
+		             "{\"access\": \"allow\", \"gates\": \"on\"}");
+		return;
+	}
+	if (!check_object(cdp, "cdp", cdp_keys, 3, "{\"access\": \"allow\", \"gates\": \"on\"}", e))
+		return;
+	get_word(cdp, "cdp", "access", "allow", "deny", &s->cdp_allow, e);
+	get_word(cdp, "cdp", "gates", "on", "off", &s->cdp_gates, e);
+	get_int(cdp, "cdp", "screenshot_every_s", 1, 3600, &s->cdp_screenshot_every_s, e);
+}
+
 static void parse_settings(struct policy_tenant *t, const json_t *json, struct errors *e)
 {
 	static const char *const layer_keys[] = { "tool", "fetch", "proxy", "netns" };
@@ -371,6 +416,7 @@ static void parse_settings(struct policy_tenant *t, const json_t *json, struct e
 		get_int(cast, "screencast", "max_height", 120, 1080, &s->screencast_max_height, e);
 		get_int(cast, "screencast", "max_frames", 1, 60, &s->screencast_max_frames, e);
 	}
+	parse_cdp(s, json, e);
 }
 
 /* ---- warnings ------------------------------------------------------------------ */
@@ -424,19 +470,22 @@ static void warn_every_port(struct policy_tenant *t)
 		}
 		if (inner)
 			warn(t,
-			     "policy.egress.allow[%zu]: \"%s\" allows every port of a loopback or "
-			     "private address: a page can reach every service there; name the "
+			     "policy.egress.allow[%zu]: \"%s\" allows every port of a "
+			     "loopback or "
+			     "private address: a page can reach every service there; name "
+			     "the "
 			     "port (\"%s\" without \":*\", plus \":8080\")",
 			     i, pat->text, pat->text);
 	}
 	for (i = 0; i < l->nprivate_ok; i++)
 		if (l->private_ok[i].any_port)
-			warn(
-			    t,
-			    "policy.egress.allow_private[%zu]: every port of a loopback or private "
-			    "address is allowed: a page can reach every service there; name the "
-			    "port instead (\"127.0.0.1:8080\")",
-			    i);
+			warn(t,
+			     "policy.egress.allow_private[%zu]: every port of a loopback "
+			     "or private "
+			     "address is allowed: a page can reach every service there; "
+			     "name the "
+			     "port instead (\"127.0.0.1:8080\")",
+			     i);
 }
 
 static void add_warnings(struct policy_tenant *t, const json_t *json)
@@ -458,7 +507,8 @@ static void add_warnings(struct policy_tenant *t, const json_t *json)
 		warn_every_port(t);
 	if (!s->layer_tool || !s->layer_fetch || !s->layer_proxy || s->layer_netns == 0)
 		warn(t,
-		     "policy.egress_layers turns egress layers off (tool %s, fetch %s, proxy %s, "
+		     "policy.egress_layers turns egress layers off (tool %s, fetch %s, "
+		     "proxy %s, "
 		     "netns %s): for drills only, never for a production policy",
 		     s->layer_tool ? "on" : "OFF", s->layer_fetch ? "on" : "OFF",
 		     s->layer_proxy ? "on" : "OFF", s->layer_netns == 0 ? "OFF" : "on");
@@ -722,7 +772,8 @@ json_t *policy_tenant_effective(const struct policy_tenant *p)
 	}
 	j = json_pack(
 	    "{s:s, s:s, s:o, s:{s:b, s:b, s:b, s:s}, s:o, s:{s:b}, s:{s:s}, "
-	    "s:{s:o, s:o, s:o}, s:b, s:{s:b}, s:b, s:o, s:{s:b, s:i, s:b, s:i}}",
+	    "s:{s:o, s:o, s:o}, s:b, s:{s:b}, s:b, s:o, s:{s:b, s:i, s:b, s:i}, s:{s:s, "
+	    "s:s, s:i}}",
 	    "source", p->source[0] ? p->source : "(none: every default)", "hash", p->hash, "egress",
 	    egress_json(p), "egress_layers", "tool", s->layer_tool, "fetch", s->layer_fetch,
 	    "proxy", s->layer_proxy, "netns",
@@ -742,7 +793,8 @@ json_t *policy_tenant_effective(const struct policy_tenant *p)
 	    "retention_days",
 	    s->retention_days ? json_integer(s->retention_days) : json_string("kept"), "files",
 	    "uploads", s->uploads, "upload_max_mb", s->upload_max_mb, "downloads", s->downloads,
-	    "download_max_mb", s->download_max_mb);
+	    "download_max_mb", s->download_max_mb, "cdp", "access", s->cdp_allow ? "allow" : "deny",
+	    "gates", s->cdp_gates ? "on" : "off", "screenshot_every_s", s->cdp_screenshot_every_s);
 	if (j) {
 		json_t *dirs = json_array();
 		int i;

@@ -76,6 +76,9 @@ struct policy_tenant_settings {
 	/* files.upload_dirs: dirs whose files tools may name by path */
 	char upload_dirs[POLICY_MAX_UPLOAD_DIRS][1024];
 	int n_upload_dirs;
+	int cdp_allow;              /* cdp / cdp.access is "allow" (default deny) */
+	int cdp_gates;              /* cdp.gates: 1 "on" (default), 0 "off" */
+	int cdp_screenshot_every_s; /* cdp.screenshot_every_s: during input; default 5 */
 };
 
 #define POLICY_UPLOAD_MAX_MB_DEFAULT 16

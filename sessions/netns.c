@@ -17,7 +17,11 @@
 
 #include "cdp/cdp.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 #include <pthread.h>
 #include <sched.h>
 #include <spawn.h>
@@ -125,4 +129,60 @@ int sess_cdp_connect_in_netns(int netns_fd, const char *ws_url, const struct cdp
 		rc = -CDP_ECONNECT;
 	}
 	return rc;
+}
+
+struct socket_job {
+	int port;
+	int fd;
+	int err;
+};
+
+/* socket() and connect() from the thread inside the namespace. */
+static int socket_job_run(void *p)
+{
+	struct socket_job *j = p;
+	struct sockaddr_in sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sin_family = AF_INET;
+	sa.sin_port = htons((uint16_t)j->port);
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	j->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (j->fd < 0) {
+		j->err = errno;
+		return -1;
+	}
+	if (connect(j->fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		j->err = errno;
+		close(j->fd);
+		j->fd = -1;
+		return -1;
+	}
+	return 0;
+}
+
+int sess_devtools_socket(int netns_fd, int port, int *fd_out, char *err, size_t errlen)
+{
+	struct socket_job j = { .port = port, .fd = -1 };
+	int why = 0;
+	int rc;
+
+	*fd_out = -1;
+	if (port <= 0 || port > 65535) {
+		snprintf(err, errlen, "the browser's DevTools port is not known");
+		return -1;
+	}
+	rc = netns_fd > 0 ? run_in_netns(netns_fd, socket_job_run, &j, &why) : socket_job_run(&j);
+	if (why) {
+		snprintf(err, errlen, "cannot enter the browser's network namespace: %s",
+		         strerror(why));
+		return -1;
+	}
+	if (rc < 0) {
+		snprintf(err, errlen, "cannot connect to the browser's DevTools port %d: %s", port,
+		         strerror(j.err));
+		return -1;
+	}
+	*fd_out = j.fd;
+	return 0;
 }

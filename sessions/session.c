@@ -180,6 +180,7 @@ int sess_launch(const struct sess_options *opt, struct sess **out, char *err, si
 		goto out;
 	if (sscanf(url, "ws://127.0.0.1:%d/", &s->devtools_port) != 1)
 		s->devtools_port = 0;
+	snprintf(s->devtools_url, sizeof(s->devtools_url), "%s", url);
 	copt.connect_timeout_ms = timeout_ms;
 	if ((opt->netns_fd > 0
 	         ? sess_cdp_connect_in_netns(opt->netns_fd, url, &copt, &s->cdp, &cerr)
@@ -313,6 +314,16 @@ struct cdp_conn *sess_cdp(struct sess *s)
 int sess_devtools_port(const struct sess *s)
 {
 	return s->devtools_port;
+}
+
+const char *sess_devtools_url(const struct sess *s)
+{
+	return s->devtools_url;
+}
+
+const char *sess_profile_dir(const struct sess *s)
+{
+	return s->profile_dir;
 }
 
 int64_t sess_time_to_ready_ms(const struct sess *s)

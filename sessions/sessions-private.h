@@ -62,8 +62,9 @@ struct sess {
 	int exited;
 	int exit_status;
 	struct cdp_conn *cdp;
-	int devtools_port;    /* Chromium's DevTools port on 127.0.0.1 */
-	struct json_t *flags; /* the launch flags, for the environment manifest */
+	int devtools_port;      /* Chromium's DevTools port on 127.0.0.1 */
+	char devtools_url[704]; /* ws://127.0.0.1:PORT/devtools/browser/ID */
+	struct json_t *flags;   /* the launch flags, for the environment manifest */
 	int64_t started_ms;
 	int64_t time_to_ready_ms;
 	sess_target_setup_fn on_target;

@@ -113,6 +113,17 @@ int64_t sess_time_to_ready_ms(const struct sess *s);
  * no page may reach it (the egress layers refuse it). */
 int sess_devtools_port(const struct sess *s);
 int sess_pid(const struct sess *s);
+/* The browser's DevTools websocket URL, ws://127.0.0.1:PORT/devtools/browser/ID
+ * ("" if unknown); borrowed. */
+const char *sess_devtools_url(const struct sess *s);
+/* Chromium's user-data-dir (removed on close unless the caller owns it). */
+const char *sess_profile_dir(const struct sess *s);
+/* Opens a TCP connection to 127.0.0.1:port from inside the network
+ * namespace netns_fd (borrowed; <= 0: this process's own), so that a
+ * second DevTools client reaches a browser launched there (netns.c).
+ * Returns 0 with *fd_out (a connected, blocking, close-on-exec socket, now
+ * the caller's), or -1 with the reason in err. */
+int sess_devtools_socket(int netns_fd, int port, int *fd_out, char *err, size_t errlen);
 /* The session's private dir (removed on close). */
 const char *sess_dir(const struct sess *s);
 /* A dir of the session named name ("downloads", "uploads") that its

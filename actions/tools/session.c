@@ -1,5 +1,5 @@
 /*
- * session.c - browser_session: the browser run on a saved profile of the tenant, and the session's egress narrowed.
+ * session.c - browser_session: the browser run on a saved profile of the tenant, the session's egress narrowed, and its CDP endpoint (actions/cdp_endpoint.c).
  */
 #include "actions/actions-private.h"
 #include "actions/tools/params.h"
@@ -134,11 +134,13 @@ static int session_run(struct act_ctx *ctx)
 		return session_list(ctx);
 	if (!strcmp(action, "narrow"))
 		return act_egress_narrow_call(ctx);
+	if (!strcmp(action, "cdp"))
+		return act_cdp_run(ctx);
 	return session_status(ctx);
 }
 
-static const char *const session_action_values[] = { "open", "close",  "status",
-	                                             "list", "narrow", NULL };
+static const char *const session_action_values[] = { "open",   "close", "status", "list",
+	                                             "narrow", "cdp",   NULL };
 
 static const struct act_param params[] = {
 	{ .name = "action",
@@ -148,7 +150,8 @@ static const struct act_param params[] = {
 	                 "the profile's state as a new version (or discard it with save: false); "
 	                 "status: the open profile and how the last one was closed; list: this "
 	                 "tenant's profiles; narrow: restrict where this session's browser may go "
-	                 "(egress)",
+	                 "(egress); cdp: the session's policed CDP endpoint for Playwright or "
+	                 "Puppeteer (glassbox serve, tenant policy cdp: allow)",
 	  .enum_values = session_action_values },
 	{ .name = "egress",
 	  .type = ACT_T_OBJECT,
@@ -191,7 +194,8 @@ const struct act_def act_tool_session = {
 	    "time may write a profile: a second one is refused unless it asks for a read-only "
 	    "copy. A browser that crashes is never sealed: the last good version stays. "
 	    "`narrow` restricts where this session's browser may go, on top of the tenant's "
-	    "policy.",
+	    "policy. `cdp` returns a websocket URL on which a Playwright or Puppeteer client "
+	    "drives this session's browser through glassbox's filters, gates and evidence.",
 	PARAMS(params),
 	.effect = ACT_EFFECT_LIFECYCLE,
 	.policy = ACT_POLICY(POLICY_ACT_OTHER),

@@ -273,10 +273,48 @@ static void test_caps_shape(void **state)
 	assert_non_null(strstr(err, "policy.caps[1] must be a string"));
 }
 
+/* cdp: deny by default; "allow" or the object form; bad values named. */
+static void test_cdp(void **state)
+{
+	struct policy_tenant *t;
+	char err[2048] = "";
+
+	(void)state;
+	t = tenant_from("{}");
+	assert_int_equal(policy_tenant_settings(t)->cdp_allow, 0);
+	assert_int_equal(policy_tenant_settings(t)->cdp_gates, 1);
+	assert_int_equal(policy_tenant_settings(t)->cdp_screenshot_every_s, 5);
+	policy_tenant_unref(t);
+	t = tenant_from("{\"cdp\": \"allow\"}");
+	assert_int_equal(policy_tenant_settings(t)->cdp_allow, 1);
+	assert_int_equal(policy_tenant_settings(t)->cdp_gates, 1);
+	policy_tenant_unref(t);
+	t = tenant_from("{\"cdp\": {\"access\": \"allow\", \"gates\": \"off\", "
+	                "\"screenshot_every_s\": 30}}");
+	assert_int_equal(policy_tenant_settings(t)->cdp_allow, 1);
+	assert_int_equal(policy_tenant_settings(t)->cdp_gates, 0);
+	assert_int_equal(policy_tenant_settings(t)->cdp_screenshot_every_s, 30);
+	policy_tenant_unref(t);
+	t = tenant_from("{\"cdp\": {\"gates\": \"off\"}}");
+	assert_int_equal(policy_tenant_settings(t)->cdp_allow, 0); /* access still denies */
+	policy_tenant_unref(t);
+	tenant_error("{\"cdp\": \"yes\"}", err, sizeof(err));
+	assert_non_null(strstr(err, "policy.cdp must be \"allow\" or \"deny\""));
+	tenant_error("{\"cdp\": {\"gates\": false, \"access\": \"allow\"}}", err, sizeof(err));
+	assert_non_null(strstr(err, "policy.cdp.gates must be \"on\" or \"off\""));
+	tenant_error("{\"cdp\": {\"screenshot_every_s\": 0}}", err, sizeof(err));
+	assert_non_null(strstr(err, "policy.cdp.screenshot_every_s must be a whole number"));
+	tenant_error("{\"cdp\": {\"acess\": \"allow\"}}", err, sizeof(err));
+	assert_non_null(strstr(err, "policy.cdp.acess is not a setting"));
+	tenant_error("{\"cdp\": true}", err, sizeof(err));
+	assert_non_null(strstr(err, "policy.cdp must be \"allow\", \"deny\" or an object"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_cdp),
 		cmocka_unit_test(test_values_and_effective),
 		cmocka_unit_test(test_every_error_at_once),
 		cmocka_unit_test(test_warnings),

@@ -402,6 +402,7 @@ static void test_output_schema(void **state)
 		"requests",
 		"request",
 		"pdf",
+		"wsEndpoint",
 	};
 	size_t i;
 

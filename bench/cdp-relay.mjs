@@ -1,0 +1,187 @@
+#!/usr/bin/env node
+// bench/cdp-relay.mjs: what glassbox's CDP endpoint costs a Playwright suite.
+//
+// The same Playwright script (playwright-core, connectOverCDP) runs its loop on the bench site
+// against two browsers:
+//   - glassbox: a session of `glassbox serve` (POST /sessions, then its /cdp/<id> websocket): the
+//     relay with its allowlist, element probes and evidence, and the session's egress proxy and
+//     Fetch interception behind it;
+//   - direct: the same Chromium binary launched here with --remote-debugging-port, connected to
+//     directly.
+// One iteration: goto the form, fill the note, click Save, wait for "Saved: <text>", click the
+// link, wait for the second page, read the title, take a screenshot. Rounds alternate between the
+// two (glassbox, direct, glassbox, ...) so that a busy machine weighs on both alike; the first
+// iterations of each are warm-up. Reports the median per iteration and the overhead
+// (glassbox / direct - 1).
+//
+//   node bench/cdp-relay.mjs [--iterations N] [--rounds R] [--chromium PATH] [--glassbox PATH] [--out FILE]
+//
+// --chromium is the browser launched directly (default: the binary glassbox runs).
+//
+// Prints a table and writes JSON (default bench/results/cdp-relay.json).
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import crypto from 'node:crypto';
+import { mkdtemp, rm, writeFile, mkdir } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+import { startSite } from './lib/site-server.mjs';
+import { killTree } from './lib/proc.mjs';
+import { median, round } from './lib/stats.mjs';
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const REPO = path.resolve(HERE, '..');
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+function parseArgs(argv) {
+  // glassbox runs /usr/lib/chromium/chromium (the binary behind Debian's /usr/bin/chromium)
+  const o = { iterations: 10, rounds: 3, warmup: 2,
+    chromium: existsSync('/usr/lib/chromium/chromium') ? '/usr/lib/chromium/chromium' : '/usr/bin/chromium',
+    glassbox: process.env.GLASSBOX_BIN || path.join(REPO, 'build', 'glassbox'), out: path.join(HERE, 'results', 'cdp-relay.json') };
+  for (let i = 2; i < argv.length; i++) {
+    const v = argv[i + 1];
+    switch (argv[i]) {
+      case '--iterations': o.iterations = Number(v); i++; break;
+      case '--rounds': o.rounds = Number(v); i++; break;
+      case '--chromium': o.chromium = v; i++; break;
+      case '--glassbox': o.glassbox = path.resolve(v); i++; break;
+      case '--out': o.out = path.resolve(v); i++; break;
+      default: console.error(`unknown option ${argv[i]}`); process.exit(2);
+    }
+  }
+  return o;
+}
+
+// glassbox serve with one tenant whose policy offers CDP; resolves {wsEndpoint, stop}.
+async function startGlassbox(opts) {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'gb-bench-cdp-'));
+  const token = crypto.randomBytes(24).toString('hex');
+  const policy = { egress: { allow_private: ['127.0.0.1:*'] }, cdp: 'allow' };
+  const config = {
+    listen: { host: '127.0.0.1', port: 0 },
+    limits: { idle_ttl_s: 3600, unused_ttl_s: 3600 },
+    tenants: { bench: { token_sha256: crypto.createHash('sha256').update(token).digest('hex'), policy } },
+  };
+  const cfg = path.join(dir, 'serve.json');
+  await writeFile(cfg, JSON.stringify(config), { mode: 0o600 });
+  const proc = spawn(opts.glassbox, ['serve', '--config', cfg], {
+    env: { ...process.env, GLASSBOX_DATA_DIR: path.join(dir, 'data'), GLASSBOX_LOG: 'warn' },
+    stdio: ['ignore', 'ignore', 'pipe'], detached: true,
+  });
+  let stderr = '';
+  proc.stderr.on('data', (d) => { stderr += d; });
+  const re = /MCP on http:\/\/127\.0\.0\.1:(\d+)\/mcp/;
+  for (let i = 0; i < 300 && !re.test(stderr); i++) await sleep(50);
+  const port = (stderr.match(re) || [])[1];
+  if (!port) throw new Error(`glassbox serve did not start:\n${stderr}`);
+  const res = await fetch(`http://127.0.0.1:${port}/sessions`, { method: 'POST', headers: { authorization: `Bearer ${token}` } });
+  const s = await res.json();
+  if (res.status !== 201) throw new Error(`POST /sessions: ${res.status} ${JSON.stringify(s)}`);
+  return {
+    wsEndpoint: `${s.wsEndpoint}?token=${token}`,
+    async stop() {
+      proc.kill('SIGTERM');
+      await Promise.race([new Promise((r) => proc.on('exit', r)), sleep(60000)]);
+      await killTree(proc.pid, { rootIsGroupLeader: true }).catch(() => {});
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+// The same Chromium launched directly with a DevTools port; resolves {wsEndpoint, stop}.
+async function startDirect(opts) {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'gb-bench-direct-'));
+  const args = ['--headless', '--no-first-run', '--no-default-browser-check', '--disable-extensions',
+    '--disable-background-networking', '--disable-component-update', '--disable-sync', '--mute-audio',
+    '--hide-scrollbars', '--remote-debugging-port=0', '--remote-debugging-address=127.0.0.1',
+    `--user-data-dir=${dir}`, '--window-size=1280,720', 'about:blank'];
+  if (process.getuid && process.getuid() === 0) args.unshift('--no-sandbox');
+  const proc = spawn(opts.chromium, args, { stdio: ['ignore', 'ignore', 'pipe'], detached: true });
+  let stderr = '';
+  proc.stderr.on('data', (d) => { stderr += d; });
+  const re = /DevTools listening on (ws:\/\/\S+)/;
+  for (let i = 0; i < 400 && !re.test(stderr); i++) await sleep(50);
+  const ws = (stderr.match(re) || [])[1];
+  if (!ws) throw new Error(`Chromium did not start:\n${stderr.slice(-2000)}`);
+  return {
+    wsEndpoint: ws,
+    async stop() {
+      await killTree(proc.pid, { rootIsGroupLeader: true }).catch(() => {});
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+// One iteration of the Playwright script; returns its duration in ms.
+async function iteration(page, site, i) {
+  const text = `note ${i}`;
+  const t0 = performance.now();
+  await page.goto(site.formUrl);
+  await page.fill('#note', text);
+  await page.click('#save');
+  await page.waitForFunction((t) => document.getElementById('status').textContent === `Saved: ${t}`, text);
+  await page.click('#next');
+  await page.waitForURL('**/second.html');
+  if ((await page.title()) !== 'Second page') throw new Error('the second page did not load');
+  await page.screenshot();
+  return performance.now() - t0;
+}
+
+// Connects Playwright to wsEndpoint and runs n iterations (after warm-up ones).
+async function runLoop(wsEndpoint, site, n, warmup) {
+  const browser = await chromium.connectOverCDP(wsEndpoint, { timeout: 120000 });
+  try {
+    const ctx = browser.contexts()[0];
+    const page = ctx.pages()[0] || (await ctx.newPage());
+    for (let i = 0; i < warmup; i++) await iteration(page, site, -1 - i);
+    const ms = [];
+    for (let i = 0; i < n; i++) ms.push(await iteration(page, site, i));
+    return ms;
+  } finally {
+    await browser.close();
+  }
+}
+
+async function main() {
+  const opts = parseArgs(process.argv);
+  const site = await startSite(path.join(HERE, 'site'));
+  const gb = await startGlassbox(opts);
+  const direct = await startDirect(opts);
+  const all = { glassbox: [], direct: [] };
+  try {
+    for (let r = 0; r < opts.rounds; r++) {
+      process.stderr.write(`round ${r + 1}/${opts.rounds}: glassbox\n`);
+      all.glassbox.push(...(await runLoop(gb.wsEndpoint, site, opts.iterations, r === 0 ? opts.warmup : 0)));
+      process.stderr.write(`round ${r + 1}/${opts.rounds}: direct\n`);
+      all.direct.push(...(await runLoop(direct.wsEndpoint, site, opts.iterations, r === 0 ? opts.warmup : 0)));
+    }
+  } finally {
+    await gb.stop();
+    await direct.stop();
+    await site.close();
+  }
+  const mg = median(all.glassbox);
+  const md = median(all.direct);
+  const result = {
+    when: new Date().toISOString(),
+    iterations: all.glassbox.length,
+    chromium: opts.chromium,
+    median_ms: { glassbox: round(mg), direct: round(md) },
+    overhead_percent: round((mg / md - 1) * 100),
+    samples_ms: { glassbox: all.glassbox.map((x) => round(x)), direct: all.direct.map((x) => round(x)) },
+  };
+  await mkdir(path.dirname(opts.out), { recursive: true });
+  await writeFile(opts.out, JSON.stringify(result, null, 2));
+  console.log('| browser | median per iteration (ms) |');
+  console.log('|---|---|');
+  console.log(`| glassbox CDP endpoint | ${result.median_ms.glassbox} |`);
+  console.log(`| Chromium direct | ${result.median_ms.direct} |`);
+  console.log(`overhead: ${result.overhead_percent} % (median of ${result.iterations} iterations each)`);
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exit(2);
+});
