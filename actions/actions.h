@@ -204,6 +204,16 @@ struct act_call {
 	int secret_text;
 };
 
+struct console_live;
+/* The session's live state for the web console (console/live.h),
+ * borrowed: it lives as long as the session (take a reference to keep
+ * it longer). */
+struct console_live *act_session_live(struct act_session *s);
+/* Wakes the session's worker to do the console's work (any thread). */
+void act_session_wake(struct act_session *s);
+/* The agent session's id (the one its audit records carry). */
+const char *act_session_id(const struct act_session *s);
+
 /* Creates a session (no browser yet: it is launched on the first call
  * that needs one, on the worker thread). */
 int act_session_new(const struct act_config *cfg, struct act_session **out, char *err,

@@ -14,6 +14,7 @@
 
 #include "cdp/cdp.h"
 #include "common/log.h"
+#include "console/live.h"
 #include "evidence/audit.h"
 #include "evidence/evidence.h"
 #include "profiles/profiles.h"
@@ -33,8 +34,8 @@ static char *dup_or_null(const char *s)
 	return s ? strdup(s) : NULL;
 }
 
-/* cdp_service() stop condition while idle: a call was queued or the
- * session is stopping. */
+/* cdp_service() stop condition while idle: a call was queued, the
+ * session is stopping, or the web console has work (takeover.c). */
 static int work_waiting(void *user)
 {
 	struct act_session *s = user;
@@ -43,7 +44,7 @@ static int work_waiting(void *user)
 	pthread_mutex_lock(&s->lock);
 	waiting = s->head != NULL || s->stopping;
 	pthread_mutex_unlock(&s->lock);
-	return waiting;
+	return waiting || (s->live && console_live_has_work(s->live));
 }
 
 /* Between calls the worker keeps servicing its browser, so new targets
@@ -59,7 +60,7 @@ static void idle_until_work(struct act_session *s)
 			continue;
 		}
 		pthread_mutex_lock(&s->lock);
-		while (!s->head && !s->stopping)
+		while (!s->head && !s->stopping && !(s->live && console_live_has_work(s->live)))
 			pthread_cond_wait(&s->cond, &s->lock);
 		pthread_mutex_unlock(&s->lock);
 	}
@@ -70,7 +71,7 @@ static void *worker_main(void *arg)
 	struct act_session *s = arg;
 	struct act_call *call;
 	char err[512];
-	int save;
+	int save, stop;
 
 	/* a failed pre-launch is tried again, and reported, by the first call;
 	 * a pooled browser held since the session started is adopted now, so
@@ -79,11 +80,15 @@ static void *worker_main(void *arg)
 		GB_LOGW("actions", "the browser could not be started ahead of time: %s", err);
 	for (;;) {
 		idle_until_work(s);
+		act_takeover_service(s);
 		pthread_mutex_lock(&s->lock);
 		call = s->head;
 		if (!call) {
+			stop = s->stopping;
 			pthread_mutex_unlock(&s->lock);
-			break;
+			if (stop)
+				break;
+			continue; /* the console's work only */
 		}
 		s->head = call->next;
 		if (!s->head)
@@ -93,7 +98,8 @@ static void *worker_main(void *arg)
 		atomic_store(&s->cancel_flag, atomic_load(&call->cancelled));
 		pthread_mutex_unlock(&s->lock);
 
-		act_run_call(s, call);
+		if (!act_takeover_before_call(s, call))
+			act_run_call(s, call);
 
 		pthread_mutex_lock(&s->lock);
 		s->running = NULL;
@@ -172,6 +178,7 @@ int act_session_new(const struct act_config *cfg, struct act_session **out, char
 	gb_random_hex(s->id, 16);
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_cond_init(&s->cond, NULL);
+	s->live = console_live_new();
 	/* every error of the policy at once, before any part of it is used */
 	if (cfg->policy)
 		s->tenant_policy = policy_tenant_ref(cfg->policy);
@@ -238,6 +245,7 @@ out:
 		free(s->data_dir);
 		free(s->tenant);
 		free(s->chromium_path);
+		act_takeover_free(s);
 		free(s);
 	}
 	return rc;
@@ -311,6 +319,7 @@ void act_session_free(struct act_session *s)
 	act_secrets_stop(s);
 	policy_tenant_unref(s->tenant_policy);
 	free(s->last_snapshot);
+	act_takeover_free(s);
 	pthread_mutex_destroy(&s->lock);
 	pthread_cond_destroy(&s->cond);
 	free(s->data_dir);

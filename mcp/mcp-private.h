@@ -168,6 +168,11 @@ void mcp_server_set_profile_end(struct mcp_server *srv, int save);
  * thread. */
 int mcp_server_busy(struct mcp_server *srv);
 
+/* The server's agent session, or NULL before it has one. Front thread. */
+struct act_session *mcp_server_session(struct mcp_server *srv);
+/* The client's name (clientInfo.name), "" if none. */
+const char *mcp_server_client(const struct mcp_server *srv);
+
 /* Drains, frees the act_session (closing its browser) and the server.
  * NULL is fine. Front thread only. */
 void mcp_server_free(struct mcp_server *srv);

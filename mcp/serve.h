@@ -11,6 +11,9 @@
  *   http_session.c  the table of MCP sessions: ids, tenants, queues of
  *                   outgoing messages, limits, TTLs, closing off the front
  *   admin_http.c    the admin listener: health, sessions, approvals, metrics
+ *   console_http.c  the web console on the admin listener: login, routes,
+ *                   decisions, take-over (docs/console.md)
+ *   console_pages.c its pages: sessions, live view, approvals, trail
  */
 #ifndef GB_MCP_SERVE_H
 #define GB_MCP_SERVE_H
@@ -20,7 +23,10 @@
 #include <stdatomic.h>
 #include <stddef.h>
 
+#include "console/console.h"
+
 struct act_config;
+struct store;
 struct policy_tenant;
 
 #define MCP_TENANT_NAME_MAX 64
@@ -67,6 +73,7 @@ struct mcp_serve_config {
 	                                     (0 = none) */
 	struct mcp_tenant *tenants;   /* owned */
 	size_t n_tenants;
+	struct console_config console; /* the web console on the admin listener */
 };
 
 /*
@@ -101,6 +108,9 @@ struct mcp_serve_hooks {
 	 * object, or NULL. May be NULL. Front thread. */
 	json_t *(*status)(void *user);
 	void *user;
+	/* The approvals' store, for the web console's decisions (borrowed, thread-safe); NULL:
+	 * the console lists and decides nothing. */
+	struct store *store;
 };
 
 /*

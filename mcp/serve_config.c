@@ -269,8 +269,8 @@ static int parse_tenant(const char *name, json_t *v, const struct mcp_tenant *de
 /* See serve.h. */
 int mcp_serve_config_parse(json_t *root, struct mcp_serve_config **out, char *err, size_t errlen)
 {
-	static const char *const keys[] = { "listen",    "admin",     "limits", "tenants",
-		                            "prelaunch", "warm_pool", NULL };
+	static const char *const keys[] = { "listen",    "admin",     "limits",  "tenants",
+		                            "prelaunch", "warm_pool", "console", NULL };
 	struct mcp_tenant defaults = { .max_sessions = 8, .action_timeout_ms = 30000 };
 	struct mcp_serve_config *c;
 	json_t *tenants;
@@ -306,8 +306,15 @@ int mcp_serve_config_parse(json_t *root, struct mcp_serve_config **out, char *er
 	if (only_keys(root, "config", keys, err, errlen) < 0 ||
 	    parse_listen(json_object_get(root, "listen"), c, err, errlen) < 0 ||
 	    parse_admin(json_object_get(root, "admin"), c, err, errlen) < 0 ||
-	    parse_limits(json_object_get(root, "limits"), c, &defaults, err, errlen) < 0)
+	    parse_limits(json_object_get(root, "limits"), c, &defaults, err, errlen) < 0 ||
+	    console_config_parse(json_object_get(root, "console"), &c->console, err, errlen) < 0)
 		goto out;
+	if (c->console.n_creds && !c->admin_enabled) {
+		fail(err, errlen,
+		     "console.credentials need the admin listener: add admin {host, "
+		     "port, token_sha256}");
+		goto out;
+	}
 	if (json_object_get(root, "prelaunch") &&
 	    !json_is_boolean(json_object_get(root, "prelaunch"))) {
 		fail(err, errlen, "prelaunch must be true or false");
