@@ -62,6 +62,7 @@ void console_html_begin(struct gb_buf *b, const char *title, const struct consol
 {
 	gb_buf_appendf(b, "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
 	                  "<meta name=\"viewport\" content=\"width=device-width\">"
+	                  "<link rel=\"icon\" href=\"/console/assets/favicon.svg\">"
 	                  "<link rel=\"stylesheet\" href=\"/console/assets/console.css\">"
 	                  "<script src=\"/console/assets/console.js\" defer></script><title>");
 	console_html_text(b, title);

@@ -26,9 +26,12 @@ export const sha256hex = (s) => crypto.createHash('sha256').update(s).digest('he
 /*
  * Starts glassbox serve. tenants: {name: {policy?, max_sessions?,
  * tool_calls_per_session?, action_timeout_ms?}}; limits, prelaunch: as in
- * docs/service.md; admin: true for an admin listener. dataDir: reuse one.
+ * docs/service.md; admin: true for an admin listener; console: the web
+ * console's {frames_per_second?, credentials: [{id, name, tenant, role}]}
+ * (each credential gets a random token: svc.consoleTokens[id]). dataDir:
+ * reuse one.
  */
-export async function startServe({ tenants, limits = {}, admin = false, prelaunch, dataDir, warmPool } = {}) {
+export async function startServe({ tenants, limits = {}, admin = false, prelaunch, dataDir, warmPool, console: consoleCfg } = {}) {
   const dir = dataDir || newDataDir('glassbox-serve-');
   const tokens = {};
   const cfgTenants = {};
@@ -41,6 +44,14 @@ export async function startServe({ tenants, limits = {}, admin = false, prelaunc
   const config = { listen: { host: '127.0.0.1', port: 0 }, limits, tenants: cfgTenants };
   const adminToken = crypto.randomBytes(24).toString('hex');
   if (admin) config.admin = { host: '127.0.0.1', port: 0, token_sha256: sha256hex(adminToken) };
+  // console: {frames_per_second?, credentials: [{id, name, tenant, role}]}: each gets a random token
+  const consoleTokens = {};
+  if (consoleCfg) {
+    config.console = { ...consoleCfg, credentials: (consoleCfg.credentials || []).map((c) => {
+      consoleTokens[c.id] = crypto.randomBytes(24).toString('hex');
+      return { ...c, token_sha256: sha256hex(consoleTokens[c.id]) };
+    }) };
+  }
   if (prelaunch !== undefined) config.prelaunch = prelaunch;
   if (warmPool !== undefined) config.warm_pool = warmPool;
   const cfgPath = path.join(dir, 'serve-test.json');
@@ -75,6 +86,7 @@ export async function startServe({ tenants, limits = {}, admin = false, prelaunc
     url,
     tokens,
     adminToken,
+    consoleTokens,
     adminUrl: adminPort ? `http://127.0.0.1:${adminPort}` : undefined,
     stderr: () => stderr,
     exited,
