@@ -118,7 +118,7 @@ static void record_human(struct act_session *s, const char *kind, const char *by
 	e.actor.tenant = s->tenant;
 	e.actor.user = by;
 	e.actor.token = credential;
-	e.session_id = s->id;
+	e.session_id = s->sess ? sess_id(s->sess) : s->id; /* as the tool calls' records */
 	e.body = body;
 	e.artifacts = artifacts;
 	act_keeper_flush(s->keeper); /* the agent's records first, in order */
@@ -293,7 +293,7 @@ void act_takeover_service(struct act_session *s)
 	if (!s->live)
 		return;
 	cdp = live_page(s, &psid, &url);
-	console_live_set_url(s->live, url);
+	console_live_set_page(s->live, url, s->sess ? sess_id(s->sess) : NULL);
 	console_live_screencast(s->live, cdp, psid);
 	console_live_take_transitions(s->live, &b, &e, by, sizeof(by), credential,
 	                              sizeof(credential));

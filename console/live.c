@@ -43,8 +43,9 @@ struct console_live {
 	uint64_t frame_seq;
 	int css_width;
 	int css_height;
-	int64_t viewer_ms; /* {lock} a viewer last asked for a frame; 0: never */
-	char url[2048];    /* {lock} */
+	int64_t viewer_ms;        /* {lock} a viewer last asked for a frame; 0: never */
+	char url[2048];           /* {lock} */
+	char browser_session[64]; /* {lock} */
 	/* the screencast {lock}; cdp and page_sid are the worker's */
 	struct cdp_conn *cast_cdp;
 	char cast_sid[64];
@@ -195,7 +196,8 @@ json_t *console_live_status(struct console_live *l)
 	json_t *st;
 
 	pthread_mutex_lock(&l->lock);
-	st = json_pack("{s:s, s:s, s:I, s:b, s:i, s:i}", "url", l->url, "control",
+	st = json_pack("{s:s, s:s, s:s, s:I, s:b, s:i, s:i}", "url", l->url, "browser_session",
+	               l->browser_session, "control",
 	               l->control == CONTROL_HUMAN ? "human" : "agent", "frames",
 	               (json_int_t)l->frame_seq, "screencast", l->casting, "css_width",
 	               l->css_width, "css_height", l->css_height);
@@ -245,10 +247,12 @@ int console_live_has_work(struct console_live *l)
 }
 
 /* See live.h. */
-void console_live_set_url(struct console_live *l, const char *url)
+void console_live_set_page(struct console_live *l, const char *url, const char *browser_session)
 {
 	pthread_mutex_lock(&l->lock);
 	snprintf(l->url, sizeof(l->url), "%s", url ? url : "");
+	if (browser_session)
+		snprintf(l->browser_session, sizeof(l->browser_session), "%s", browser_session);
 	pthread_mutex_unlock(&l->lock);
 }
 

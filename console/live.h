@@ -89,8 +89,8 @@ int console_live_release(struct console_live *l, char *err, size_t errlen);
 int console_live_push_input(struct console_live *l, const struct console_input *in, char *err,
                             size_t errlen);
 
-/* {url, control: "agent"|"human", by?, since_ms?, frames, viewers_ms} as
- * a new object. */
+/* {url, browser_session, control: "agent"|"human", by?, credential?,
+ * for_ms?, frames, screencast, css_width, css_height} as a new object. */
 json_t *console_live_status(struct console_live *l);
 
 /* 1 when a person has the browser, with their name in by (may be NULL). */
@@ -102,8 +102,9 @@ int console_live_human(struct console_live *l, char *by, size_t bylen);
  * or a take-over began or ended and is not recorded yet. Cheap. */
 int console_live_has_work(struct console_live *l);
 
-/* Notes the page's URL for the sessions list. */
-void console_live_set_url(struct console_live *l, const char *url);
+/* Notes the page's URL and the browser session's id (the one the
+ * session's tool-call records carry), for the console's lists. */
+void console_live_set_page(struct console_live *l, const char *url, const char *browser_session);
 
 /* Starts (want 1) or stops the page's screencast on cdp's page session
  * page_sid when it should, from whether anyone watched lately. The

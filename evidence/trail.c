@@ -54,7 +54,9 @@ static int scan_line(const char *line, size_t len, unsigned long lineno, int com
 	rec = json_loadb(line, len, JSON_REJECT_DUPLICATES, NULL);
 	if (!json_is_object(rec))
 		goto drop;
-	if (!matches(q->session, json_string_value(json_object_get(rec, "session"))) ||
+	if ((!matches(q->session, json_string_value(json_object_get(rec, "session"))) &&
+	     !(q->session_alt &&
+	       matches(q->session_alt, json_string_value(json_object_get(rec, "session"))))) ||
 	    !matches(q->operation, json_string_value(json_object_get(rec, "operation"))) ||
 	    !matches(q->tool,
 	             json_string_value(json_object_get(json_object_get(rec, "body"), "tool"))) ||

@@ -49,9 +49,10 @@
     actions.replaceChildren();
     for (const a of list) {
       const li = document.createElement('li');
-      li.className = `verdict-${a.verdict === 'ok' ? 'ok' : 'bad'}`;
+      li.className = a.verdict === 'ok' ? 'verdict-ok' : a.kind === 'tool_call' ? 'verdict-bad' : '';
       const t = document.createElement('span');
-      t.textContent = `${a.time} ${a.tool || a.kind} ${a.verdict}${a.actor === 'human' ? ' (a person: ' + a.by + ')' : ''}`;
+      const what = a.kind === 'tool_call' ? `${a.tool} ${a.verdict}` : a.tool ? `${a.kind} (${a.tool})` : a.kind;
+      t.textContent = `${a.time} ${what}${a.actor === 'human' ? ' (a person: ' + a.by + ')' : ''}`;
       li.append(t);
       if (a.thumb) {
         const link = document.createElement('a');

@@ -268,7 +268,9 @@ test('take over: the agent is told a person has the browser; the person types; h
   await frame.click({ position: at(box.save) });
   await pollUntil(() => (fixture.hits().requests['POST /api/save'] ?? 0) > saves, { deadlineMs: 30000 });
   // the live view shows the person's actions
-  await alice.page.waitForFunction(() => [...document.querySelectorAll('#actions li')].some((li) => li.textContent.includes('a person: alice')), null, { timeout: 30000 });
+  await alice.page.waitForFunction(() => [...document.querySelectorAll('#actions li')].filter((li) => /human_input \(a person: alice\)/.test(li.textContent)).length >= 3, null, { timeout: 30000 });
+  const seqNow = Number(await frame.getAttribute('data-seq'));
+  await alice.page.waitForFunction((n) => Number(document.getElementById('frame').dataset.seq) > n, seqNow, { timeout: 30000 }).catch(() => {});
   await shot(alice.page, 'live');
   await alice.page.click('#release');
   await alice.page.waitForFunction(() => document.body.dataset.control === 'agent', null, { timeout: 30000 });
