@@ -25,6 +25,7 @@
  */
 #include "mcp/console-private.h"
 
+#include <math.h>
 #include <microhttpd.h>
 #include <sodium.h>
 #include <stdio.h>
@@ -287,8 +288,8 @@ static int input_from_form(const struct form *f, const struct console_login *log
 		if (!f->len[F_X] || *end)
 			goto bad_xy;
 		in->y = strtod(f->value[F_Y], &end);
-		if (!f->len[F_Y] || *end || in->x < 0 || in->y < 0 || in->x > 20000 ||
-		    in->y > 20000)
+		if (!f->len[F_Y] || *end || !isfinite(in->x) || !isfinite(in->y) || in->x < 0 ||
+		    in->y < 0 || in->x > 20000 || in->y > 20000)
 			goto bad_xy;
 		return 0;
 	}

@@ -318,3 +318,67 @@ test('the trail page finds records by tenant, session, tool and verdict', async 
   await shot(alice.page, 'trail');
   await alice.context.close();
 });
+
+/* Logs in over plain HTTP; returns the cookie header value and the page's CSRF token. */
+async function rawLogin(id) {
+  const r = await fetch(`${svc.adminUrl}/console/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ token: svc.consoleTokens[id] }),
+    redirect: 'manual',
+  });
+  assert.equal(r.status, 303);
+  const cookie = r.headers.get('set-cookie').split(';')[0];
+  const page = await (await fetch(`${svc.adminUrl}/console/sessions`, { headers: { cookie } })).text();
+  return { cookie, csrf: /data-csrf="([0-9a-f]{64})"/.exec(page)[1] };
+}
+
+test('hostile requests to the console get precise refusals and the service keeps serving', async () => {
+  const u = svc.adminUrl;
+  const form = (body, headers = {}) => ({ method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, body, redirect: 'manual' });
+  let r = await fetch(`${u}/console/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"token":"x"}' });
+  assert.equal(r.status, 415);
+  assert.match((await r.json()).error, /x-www-form-urlencoded/);
+  r = await fetch(`${u}/console/login`, form(`token=${'a'.repeat(2000)}`));
+  assert.equal(r.status, 400);
+  r = await fetch(`${u}/console/login`, form(`token=${'a'.repeat(200000)}`));
+  assert.equal(r.status, 413);
+  r = await fetch(`${u}/console/sessions/${agent.sessionId}/frame`);
+  assert.equal(r.status, 401);
+  r = await fetch(`${u}/console/sessions`, { headers: { cookie: `gb_console=${'0'.repeat(64)}` }, redirect: 'manual' });
+  assert.equal(r.status, 303, 'a forged cookie is sent to the login page');
+  assert.match(r.headers.get('location'), /\/console\/login$/);
+  r = await fetch(`${u}/console/sessions`, { method: 'PUT' });
+  assert.equal(r.status, 405);
+
+  const { cookie, csrf } = await rawLogin('c-alice');
+  for (const p of ['/console/artifacts/acme/..%2F..%2Fkeys%2Faudit.key', '/console/artifacts/beta/' + 'a'.repeat(64), '/console/sessions/..%2F..', '/console/nothing'])
+    assert.equal((await fetch(u + p, { headers: { cookie } })).status, 404, p);
+  r = await fetch(`${u}/console/sessions/${agent.sessionId}/input`, form(new URLSearchParams({ csrf, kind: 'click', x: 'NaN', y: '1' }).toString(), { cookie }));
+  assert.equal(r.status, 400);
+  assert.match((await r.json()).error, /x and y/);
+  r = await fetch(`${u}/console/sessions/${agent.sessionId}/input`, form(new URLSearchParams({ csrf, kind: 'type', text: 'x' }).toString(), { cookie }));
+  assert.equal(r.status, 409, 'input without taking over is refused');
+  assert.match((await r.json()).error, /take the browser over first/);
+  // a viewer's frame rate is bounded: requests faster than frames_per_second get 429
+  const statuses = [];
+  for (let i = 0; i < 5; i++) statuses.push((await fetch(`${u}/console/sessions/${agent.sessionId}/frame`, { headers: { cookie } })).status);
+  assert.ok(statuses.includes(429), `back-to-back frame requests are limited: ${statuses}`);
+
+  assert.equal((await fetch(`${u}/healthz`)).status, 200);
+  await ok(agent.client, 'browser_evaluate', { function: '() => 2' });
+});
+
+test('a decision over the admin socket lands in the approval\'s own tenant\'s trail', async () => {
+  // the admin socket is served by the first session's store (acme's): a
+  // decision on beta's approval must still be recorded in beta's trail
+  const { gate } = await heldClick(agentB.client);
+  const { execFile } = await import('node:child_process');
+  const { glassboxBin } = await import('./lib.mjs');
+  const out = await new Promise((res) => execFile(glassboxBin(), ['approvals', 'approve', gate.approval_id, '--by', 'carol', '--data-dir', svc.dataDir], { encoding: 'utf8', timeout: 30000 }, (err, stdout, stderr) => res({ code: err ? err.code : 0, stdout, stderr })));
+  assert.equal(out.code, 0, out.stdout + out.stderr);
+  const inBeta = await pollUntil(() => auditRecords(svc.dataDir, 'beta').find((x) => x.kind === 'approval_granted' && x.body.approval_id === gate.approval_id), { deadlineMs: 20000 });
+  assert.ok(inBeta, 'recorded in beta\'s trail');
+  assert.equal(inBeta.body.by, 'carol');
+  assert.equal(auditRecords(svc.dataDir, 'acme').filter((x) => x.body?.approval_id === gate.approval_id).length, 0, 'and not in acme\'s');
+});
