@@ -305,6 +305,36 @@ test('take over: the agent is told a person has the browser; the person types; h
   await alice.context.close();
 });
 
+test('a password a person types in the live view is recorded as its length only, nowhere in clear', async () => {
+  const secret = 'hunter2-from-a-person';
+  await navigate(agent.client, `http://shop.test:${fixture.port}/secrets/login.html`);
+  const p = await evaluate(agent.client, `() => { const b = document.getElementById('password').getBoundingClientRect(); return { x: b.x + b.width / 2, y: b.y + b.height / 2 }; }`);
+  const alice = await person('c-alice');
+  await alice.page.goto(`${svc.adminUrl}/console/sessions/${agent.sessionId}`);
+  await alice.page.waitForFunction(() => Number(document.getElementById('frame').dataset.seq || 0) > 0, null, { timeout: 60000 });
+  await alice.page.click('#take');
+  await alice.page.waitForFunction(() => document.body.dataset.mine === '1', null, { timeout: 30000 });
+  const css = await alice.page.evaluate(async () => (await (await fetch(`${document.getElementById('live').dataset.base}/status`)).json()).live);
+  const fb = await alice.page.locator('#frame').boundingBox();
+  await alice.page.locator('#frame').click({ position: { x: (p.x / css.css_width) * fb.width, y: (p.y / css.css_height) * fb.height } });
+  await alice.page.fill('#type-text', secret);
+  await alice.page.click('#type-form button[type=submit]');
+  await alice.page.waitForFunction(() => document.getElementById('type-text').value === '', null, { timeout: 30000 });
+  await alice.page.click('#release');
+  await alice.page.waitForFunction(() => document.body.dataset.control === 'agent', null, { timeout: 30000 });
+  const r = await ok(agent.client, 'browser_evaluate', { function: `() => document.getElementById('password').value.length` });
+  assert.equal(sc(r).result, secret.length, 'the person\'s typing reached the field');
+  assert.ok(!JSON.stringify(r).includes(secret), 'not in the agent\'s answer');
+  const typed = auditRecords(svc.dataDir, 'acme').filter((x) => x.kind === 'human_input' && x.body.type === 'type').pop();
+  assert.equal(typed.body.text_redacted, true, JSON.stringify(typed.body));
+  assert.equal(typed.body.length, secret.length);
+  assert.equal(typed.body.text, undefined);
+  const { filesContaining } = await import('./lib.mjs');
+  assert.deepEqual(filesContaining(path.join(svc.dataDir, 'tenants'), secret), [], 'nowhere in the trail or the evidence');
+  assert.ok(!svc.stderr().includes(secret), 'not in the service log');
+  await alice.context.close();
+});
+
 test('the trail page finds records by tenant, session, tool and verdict', async () => {
   const alice = await person('c-alice');
   await alice.page.goto(`${svc.adminUrl}/console/trail?tool=browser_click&verdict=approval_required`);
