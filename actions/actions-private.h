@@ -123,6 +123,7 @@ struct act_session {
 	int human_events;              /* the person's input events */
 	struct cdp_conn *human_cdp;    /* where human_listener is */
 	int human_listener;
+	char live_browser[64];  /* the browser the console's listeners are on (sess_id) */
 	json_t *human_note;     /* for the agent's next answer, or NULL */
 	struct sess *pool_held; /* a pooled browser taken with its network namespace when
 	                             * the session started, adopted by the worker when it

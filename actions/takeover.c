@@ -293,6 +293,15 @@ void act_takeover_service(struct act_session *s)
 	if (!s->live)
 		return;
 	cdp = live_page(s, &psid, &url);
+	if (strcmp(s->live_browser, s->sess ? sess_id(s->sess) : "") != 0) {
+		/* another browser (or none): listeners on the old connection went with it,
+		 * and a new connection at the same address must not lose its own */
+		console_live_screencast(s->live, NULL, NULL);
+		s->human_listener = 0;
+		s->human_cdp = NULL;
+		snprintf(s->live_browser, sizeof(s->live_browser), "%s",
+		         s->sess ? sess_id(s->sess) : "");
+	}
 	console_live_set_page(s->live, url, s->sess ? sess_id(s->sess) : NULL);
 	console_live_screencast(s->live, cdp, psid);
 	console_live_take_transitions(s->live, &b, &e, by, sizeof(by), credential,

@@ -92,12 +92,13 @@ static void test_config(void **state)
 	                       &c, err, sizeof(err)),
 	                 -1);
 	assert_non_null(strstr(err, "used twice"));
-	assert_int_equal(parse_with("{\"credentials\": [{\"id\": \"c-a\", \"name\": \"a\", "
-	                            "\"tenant\": \"acme\", \"role\": \"viewer\", \"token_sha256\": "
-	                            "\"%s\"}, {\"id\": \"c-b\", \"name\": \"b\", \"tenant\": \"acme\", "
-	                            "\"role\": \"viewer\", \"token_sha256\": \"%s\"}]}",
-	                            hash_a, hash_a, &c, err, sizeof(err)),
-	                 -1);
+	assert_int_equal(
+	    parse_with("{\"credentials\": [{\"id\": \"c-a\", \"name\": \"a\", "
+	               "\"tenant\": \"acme\", \"role\": \"viewer\", \"token_sha256\": "
+	               "\"%s\"}, {\"id\": \"c-b\", \"name\": \"b\", \"tenant\": \"acme\", "
+	               "\"role\": \"viewer\", \"token_sha256\": \"%s\"}]}",
+	               hash_a, hash_a, &c, err, sizeof(err)),
+	    -1);
 	assert_non_null(strstr(err, "has the token of"));
 	assert_int_equal(parse("{\"frames_per_second\": 500}", &c, err, sizeof(err)), -1);
 	assert_int_equal(parse("{\"credentials\": [], \"extra\": 1}", &c, err, sizeof(err)), -1);
@@ -162,8 +163,7 @@ static void test_html(void **state)
 	(void)state;
 	gb_buf_init(&b, 4096);
 	console_html_text(&b, "<img src=x onerror=\"a('b')\">&");
-	assert_string_equal(b.data,
-	                    "&lt;img src=x onerror=&quot;a(&#39;b&#39;)&quot;&gt;&amp;");
+	assert_string_equal(b.data, "&lt;img src=x onerror=&quot;a(&#39;b&#39;)&quot;&gt;&amp;");
 	gb_buf_free(&b);
 	gb_buf_init(&b, 4096);
 	console_url_part(&b, "a b&c/\"");
