@@ -68,9 +68,11 @@ void console_live_unref(struct console_live *l);
 /* Copies the latest frame when it is newer than after: 1 with *jpeg
  * (malloc'd, the caller frees), *len, *seq and the page's CSS size the
  * frame shows; 0 when there is none newer. Either way the viewer is
- * counted as watching (the worker keeps the screencast on). */
-int console_live_frame(struct console_live *l, uint64_t after, unsigned char **jpeg, size_t *len,
-                       uint64_t *seq, int *css_width, int *css_height);
+ * counted as watching (the worker keeps the screencast on), and the
+ * browser sends at most fps frames a second (the config's
+ * frames_per_second: the same bound at the source as for each viewer). */
+int console_live_frame(struct console_live *l, int fps, uint64_t after, unsigned char **jpeg,
+                       size_t *len, uint64_t *seq, int *css_width, int *css_height);
 
 /* A person takes the browser: from now on the agent's calls are refused
  * with human_control until console_live_release. 0, or -1 with err when
@@ -112,6 +114,10 @@ void console_live_set_page(struct console_live *l, const char *url, const char *
  * over CONSOLE_LIVE_FRAME_MAX_BYTES is dropped. Call when the browser
  * changes with cdp NULL: the screencast is forgotten. */
 void console_live_screencast(struct console_live *l, struct cdp_conn *cdp, const char *page_sid);
+
+/* How long the worker may sleep servicing its browser before the
+ * screencast's next acknowledgement is due: at most longest_ms. */
+int console_live_wait_ms(struct console_live *l, int longest_ms);
 
 /* Takes the oldest queued input into *out: 1, or 0 when none. */
 int console_live_pop_input(struct console_live *l, struct console_input *out);

@@ -254,7 +254,8 @@ static void get_frame(struct serve *s, struct http_req *req, struct console_logi
 		return;
 	}
 	login->last_frame_ms = now;
-	if (!console_live_frame(live, (uint64_t)after, &jpeg, &len, &seq, &w, &h)) {
+	if (!console_live_frame(live, s->cfg->console.frames_per_second, (uint64_t)after, &jpeg,
+	                        &len, &seq, &w, &h)) {
 		act_session_wake(as); /* start the screencast if it is not on */
 		secure_headers(req);
 		snprintf(num, sizeof(num), "%llu", (unsigned long long)seq);

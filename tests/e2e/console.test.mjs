@@ -34,6 +34,8 @@ before(async () => {
   fixture = await startFixtureServer();
   svc = await startServe({
     tenants: { acme: { policy: POLICY }, beta: { policy: POLICY } },
+    // beta's agent makes its first call late: its session must not expire unused meanwhile
+    limits: { unused_ttl_s: 3600, idle_ttl_s: 3600 },
     admin: true,
     console: {
       frames_per_second: 5,
