@@ -330,6 +330,7 @@ static void on_done_noted(struct act_call *call, json_t *result)
 	json_t *content = json_object_get(result, "content");
 	void (*done)(struct act_call *, json_t *) = noted_on_done;
 	json_t *note = noted_note;
+	const char *uri;
 	char text[3072];
 
 	if (call != noted_call || !done)
@@ -356,9 +357,18 @@ static void on_done_noted(struct act_call *call, json_t *result)
 	         gb_or(json_string_value(json_object_get(
 	                   json_array_get(json_object_get(note, "evidence"), 0), "uri")),
 	               "none kept"));
-	if (json_is_array(content))
+	uri = json_string_value(
+	    json_object_get(json_array_get(json_object_get(note, "evidence"), 0), "uri"));
+	if (json_is_array(content)) {
 		json_array_insert_new(content, 0,
 		                      json_pack("{s:s, s:s}", "type", "text", "text", text));
+		if (uri)
+			json_array_insert_new(content, 1,
+			                      json_pack("{s:s, s:s, s:s, s:s}", "type",
+			                                "resource_link", "uri", uri, "name",
+			                                "the page when the person handed it back",
+			                                "mimeType", "image/png"));
+	}
 	json_decref(note);
 	done(call, result);
 }

@@ -353,8 +353,14 @@ static void post_session(struct http_req *req, struct console_login *login, cons
 		GB_LOGI(MOD, "%s %s session %s in the web console", login->cred.name,
 		        !strcmp(what, "take") ? "took over" : "handed back", act_session_id(as));
 	act_session_wake(as);
-	mcp_console_json(req, 200,
-	                 json_pack("{s:b, s:o}", "ok", 1, "live", console_live_status(live)));
+	if (!strcmp(what,
+	            "input")) /* sent by the worker; its record says whether it reached the page */
+		mcp_console_json(
+		    req, 202,
+		    json_pack("{s:b, s:o}", "queued", 1, "live", console_live_status(live)));
+	else
+		mcp_console_json(
+		    req, 200, json_pack("{s:b, s:o}", "ok", 1, "live", console_live_status(live)));
 }
 
 /* /console/sessions/<id>[/<what>] */

@@ -288,6 +288,10 @@ test('take over: the agent is told a person has the browser; the person types; h
   assert.ok(h.requests.some((q) => q.method === 'POST' && q.url.endsWith('/api/save')), dump(r));
   assert.match(h.evidence[0]?.uri || '', /^glassbox:\/\/artifact\/[0-9a-f]{64}$/, dump(r));
   assert.match(textOf(r), /a person \(alice\) had the browser/, dump(r));
+  const link = r.content.find((c) => c.type === 'resource_link' && c.name === 'the page when the person handed it back');
+  assert.equal(link?.uri, h.evidence[0].uri, dump(r));
+  const shotRes = await agent.client.readResource({ uri: link.uri });
+  assert.equal(shotRes.contents[0].mimeType, 'image/png', 'the agent can read the evidence');
   // only the first answer after the hand-back carries it
   const next = await ok(agent.client, 'browser_evaluate', { function: `() => 1` });
   assert.equal(sc(next).human_control, undefined);
