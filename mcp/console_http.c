@@ -17,6 +17,10 @@
  * - A decision is taken through the service's own store handle and
  *   appended to the approval's own tenant's audit chain, with the
  *   credential's id (actor.token) and name (by, actor.user).
+ * - Host must be a loopback name when the admin listener is on loopback,
+ *   and a POST's Origin (when sent) this machine or listen.allowed_origins
+ *   (the /mcp checks, http_headers.c): no DNS rebinding, no other site's
+ *   forms.
  * - Responses carry a strict Content-Security-Policy (no inline script or
  *   style), nosniff, no referrer, no caching, no framing.
  * - Hostile input: bodies are bounded (max_body_bytes), forms parsed by
@@ -24,6 +28,7 @@
  *   their shape before any lookup.
  */
 #include "mcp/console-private.h"
+#include "mcp/http-headers.h"
 
 #include <math.h>
 #include <microhttpd.h>
@@ -55,7 +60,7 @@ static void secure_headers(struct http_req *req)
 {
 	mcp_http_resp_header(&req->resp, "Content-Security-Policy", csp);
 	mcp_http_resp_header(&req->resp, "X-Content-Type-Options", "nosniff");
-	mcp_http_resp_header(&req->resp, "Referrer-Policy", "no-referrer");
+	mcp_http_resp_header(&req->resp, "Referrer-Policy", "same-origin");
 	mcp_http_resp_header(&req->resp, "Cache-Control", "no-store");
 	mcp_http_resp_header(&req->resp, "X-Frame-Options", "DENY");
 }
@@ -578,11 +583,25 @@ static void route(struct serve *s, struct http_req *req, const char *method, con
 /* See http-private.h. */
 int mcp_console_handle(struct serve *s, struct http_req *req, const char *method, const char *path)
 {
+	char host[256], origin[256];
+
 	if (strncmp(path, PREFIX, strlen(PREFIX)) != 0 ||
 	    (path[strlen(PREFIX)] != '\0' && path[strlen(PREFIX)] != '/'))
 		return 0;
 	if (!s->console) {
 		json_error(req, 503, "the web console could not start: see the service log");
+		return 1;
+	}
+	if (!mcp_http_host_ok(mcp_http_header(req, "Host", host, sizeof(host)),
+	                      mcp_http_is_loopback(s->cfg->admin_host))) {
+		json_error(req, 403,
+		           "the console listens on loopback: use http://127.0.0.1:PORT/console");
+		return 1;
+	}
+	if (!strcmp(method, "POST") &&
+	    !mcp_http_origin_ok(mcp_http_header(req, "Origin", origin, sizeof(origin)),
+	                        s->cfg->origins, s->cfg->n_origins)) {
+		json_error(req, 403, "a form of another site cannot post to the console");
 		return 1;
 	}
 	if (strlen(path) >= sizeof(req->admin_path)) {

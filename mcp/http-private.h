@@ -262,6 +262,9 @@ int mcp_http_header_count(struct http_req *req, const char *name);
 /* Resumes req if it is suspended waiting for output. Front thread. */
 void mcp_http_wake(struct http_req *req);
 
+/* Whether host is a loopback address or name. */
+int mcp_http_is_loopback(const char *host);
+
 /* Wakes the front from any thread (a worker queued output). */
 void mcp_http_wake_front(struct hs_table *t);
 

@@ -687,8 +687,8 @@ out:
 	return d;
 }
 
-/* Whether host is a loopback address or name. */
-static int is_loopback(const char *host)
+/* See http-private.h. */
+int mcp_http_is_loopback(const char *host)
 {
 	return !strcmp(host, "127.0.0.1") || !strcmp(host, "localhost") || !strcmp(host, "::1") ||
 	       !strncmp(host, "127.", 4);
@@ -729,7 +729,7 @@ int mcp_http_serve(const struct mcp_serve_config *cfg, const struct act_config *
 	s.cfg = cfg;
 	s.hooks = hooks;
 	s.stop = stop;
-	s.loopback_only = is_loopback(cfg->host);
+	s.loopback_only = mcp_http_is_loopback(cfg->host);
 	hs_table_init(&s.table, cfg, base);
 	s.table.wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (s.table.wake_fd < 0) {

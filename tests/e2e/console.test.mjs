@@ -386,6 +386,9 @@ test('hostile requests to the console get precise refusals and the service keeps
   assert.match(r.headers.get('location'), /\/console\/login$/);
   r = await fetch(`${u}/console/sessions`, { method: 'PUT' });
   assert.equal(r.status, 405);
+  r = await fetch(`${u}/console/login`, form(`token=${svc.adminToken}`, { origin: 'https://evil.example' }));
+  assert.equal(r.status, 403, 'another site\'s form cannot post, not even the login');
+  assert.equal(r.headers.get('set-cookie'), null);
 
   const { cookie, csrf } = await rawLogin('c-alice');
   for (const p of ['/console/artifacts/acme/..%2F..%2Fkeys%2Faudit.key', '/console/artifacts/beta/' + 'a'.repeat(64), '/console/sessions/..%2F..', '/console/nothing'])
