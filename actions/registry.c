@@ -1,17 +1,18 @@
 /*
- * registry.c - the tool table: every browser tool's name, description,
- * parameters and hints, the one JSON Schema of their structuredContent,
- * and the argument check every call passes before it reaches a browser.
+ * registry.c - what every tool shares: the one JSON Schema of their
+ * structuredContent, the hints for missing arguments, and the argument
+ * check every call passes before it reaches a browser.
  *
  * Design note
- * - One table, in a stable order. Transports generate their schemas from
- *   it (mcp/schema.c) and call act_check_args() with it, so the schema an
- *   agent sees and the check a call meets cannot drift apart.
+ * - Each tool is one descriptor (actions/tools/<name>.c, listed in
+ *   actions/tools/all.c). Transports generate their schemas from the
+ *   descriptors (mcp/schema.c) and call act_check_args() with them, so the
+ *   schema an agent sees and the check a call meets cannot drift apart.
  * - Names and parameter names follow Playwright MCP where they overlap, so
  *   agents written for it work unchanged.
  * - Every tool that is not read-only also accepts `operation_id` (an
- *   idempotency key); every tool that changes state (and so runs settle,
- *   post-observe verification and evidence) also accepts `expect`.
+ *   idempotency key); exactly the tools that check `expect` accept it
+ *   (tests/unit/test_registry.c walks the table).
  * - The table is constant data: no locks, callable from any thread.
  */
 #include "actions/actions.h"
@@ -20,449 +21,6 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-
-/* ---- parameter building blocks ------------------------------------------ */
-
-#define TARGET_DESC                                                                             \
-	"Exact target element reference from the page snapshot, or a unique element selector: " \
-	"CSS, or a locator such as role=button[name=\"Save\"] or text=\"Save\" (searched in "   \
-	"the page and its frames)"
-#define ELEMENT_DESC                                                                         \
-	"Human-readable element description used to obtain permission to interact with the " \
-	"element"
-#define EXPECT_DESC                                                                               \
-	"Checks to run after the action; each one yields a verdict (structuredContent.verdicts) " \
-	"and any failure makes the result an error. Keys: url (exact), urlContains (substring), " \
-	"title (exact), text (present on the page), textGone (absent from the page), value "      \
-	"(value of the target, or of expect.target), response ({url: substring, status: "         \
-	"integer}: a response seen during the action)"
-#define OPERATION_ID_DESC                                                                    \
-	"Your id for this operation, used as an idempotency key: a retry with the same "     \
-	"operation_id returns the recorded outcome instead of acting twice. Generated when " \
-	"omitted"
-
-#define P_TARGET                                                                                  \
-	{                                                                                         \
-		.name = "target", .type = ACT_T_STRING, .required = 1, .description = TARGET_DESC \
-	}
-#define P_TARGET_OPT                                                                              \
-	{                                                                                         \
-		.name = "target", .type = ACT_T_STRING, .required = 0, .description = TARGET_DESC \
-	}
-#define P_ELEMENT                                                                    \
-	{                                                                            \
-		.name = "element", .type = ACT_T_STRING, .description = ELEMENT_DESC \
-	}
-#define P_EXPECT                                                                   \
-	{                                                                          \
-		.name = "expect", .type = ACT_T_OBJECT, .description = EXPECT_DESC \
-	}
-#define APPROVAL_DESC                                                                            \
-	"The id of an approval a person granted for exactly this action (after an "              \
-	"approval_required result): the action runs only if it is still the same action on the " \
-	"same element, and the approval is then spent"
-/* operation_id and approval go together: every tool that acts takes both */
-#define P_OPERATION_ID                                                                      \
-	{ .name = "operation_id", .type = ACT_T_STRING, .description = OPERATION_ID_DESC }, \
-	{                                                                                   \
-		.name = "approval", .type = ACT_T_STRING, .description = APPROVAL_DESC      \
-	}
-
-static const char *const button_values[] = { "left", "right", "middle", NULL };
-static const char *const modifier_values[] = { "Alt",  "Control", "ControlOrMeta",
-	                                       "Meta", "Shift",   NULL };
-static const char *const image_type_values[] = { "png", NULL };
-static const char *const tabs_action_values[] = { "list", "new", "select", "close", NULL };
-
-/* ---- the tools ---------------------------------------------------------- */
-
-static const struct act_param navigate_params[] = {
-	{ .name = "url",
-	  .type = ACT_T_STRING,
-	  .required = 1,
-	  .description = "The URL to navigate to (http or https)" },
-	P_EXPECT,
-	P_OPERATION_ID,
-};
-
-static const struct act_param navigate_back_params[] = {
-	P_EXPECT,
-	P_OPERATION_ID,
-};
-
-static const char *const hidden_text_values[] = { "flag", "drop", NULL };
-static const char *const type_one_of[] = { "text", "secret", NULL };
-
-static const struct act_param snapshot_params[] = {
-	P_TARGET_OPT,
-	{ .name = "hiddenText",
-	  .type = ACT_T_STRING,
-	  .description = "Text on the page that a person would not see (hidden, off-screen, zero "
-	                 "size, transparent): \"flag\" marks it [hidden-text], \"drop\" leaves it "
-	                 "out. Default: the tenant's policy, else flag",
-	  .enum_values = hidden_text_values },
-	{ .name = "maxChars",
-	  .type = ACT_T_INTEGER,
-	  .description = "Longest snapshot text to return, in characters. Longer output is cut "
-	                 "and ends with an explicit marker saying how much was left out. "
-	                 "Default: the whole snapshot",
-	  .minimum = 100,
-	  .maximum = 10000000,
-	  .has_range = 1 },
-};
-
-static const struct act_param click_params[] = {
-	P_TARGET,
-	P_ELEMENT,
-	{ .name = "doubleClick",
-	  .type = ACT_T_BOOLEAN,
-	  .description = "Whether to perform a double click instead of a single click" },
-	{ .name = "button",
-	  .type = ACT_T_STRING,
-	  .description = "Button to click, defaults to left",
-	  .enum_values = button_values },
-	{ .name = "modifiers",
-	  .type = ACT_T_STRING_ARRAY,
-	  .description = "Modifier keys to press",
-	  .enum_values = modifier_values },
-	P_EXPECT,
-	P_OPERATION_ID,
-};
-
-static const struct act_param type_params[] = {
-	P_TARGET,
-	P_ELEMENT,
-	{ .name = "text",
-	  .type = ACT_T_STRING,
-	  .description = "Text to type into the element. Give either text or secret" },
-	{ .name = "secret",
-	  .type = ACT_T_STRING,
-	  .description =
-	      "Name of a secret of the tenant (e.g. \"SHOP_PASSWORD\") to type instead "
-	      "of text: you never see its value. It is typed only if the field's frame "
-	      "is on one of the secret's hosts and the field is a password, username, "
-	      "email or one-time-code field (or a kind the secret allows); otherwise the "
-	      "call is refused with the reason. Not with slowly" },
-	{ .name = "submit",
-	  .type = ACT_T_BOOLEAN,
-	  .description = "Whether to submit entered text (press Enter after)" },
-	{ .name = "slowly",
-	  .type = ACT_T_BOOLEAN,
-	  .description = "Whether to type one character at a time. Useful for triggering key "
-	                 "handlers in the page. By default entire text is filled in at once." },
-	P_EXPECT,
-	P_OPERATION_ID,
-};
-
-static const struct act_param press_key_params[] = {
-	{ .name = "key",
-	  .type = ACT_T_STRING,
-	  .required = 1,
-	  .description = "Name of the key to press or a character to generate, such as "
-	                 "`ArrowLeft` or `a`" },
-	P_EXPECT,
-	P_OPERATION_ID,
-};
-
-static const struct act_param select_option_params[] = {
-	P_TARGET,
-	P_ELEMENT,
-	{ .name = "values",
-	  .type = ACT_T_STRING_ARRAY,
-	  .required = 1,
-	  .description = "Array of values to select in the dropdown. This can be a single value "
-	                 "or multiple values." },
-	P_EXPECT,
-	P_OPERATION_ID,
-};
-
-static const struct act_param hover_params[] = {
-	P_TARGET,
-	P_ELEMENT,
-	P_EXPECT,
-	P_OPERATION_ID,
-};
-
-static const struct act_param evaluate_params[] = {
-	{ .name = "function",
-	  .type = ACT_T_STRING,
-	  .required = 1,
-	  .description = "() => { /* code */ } or (element) => { /* code */ } when element is "
-	                 "provided" },
-	P_TARGET_OPT,
-	P_ELEMENT,
-	P_EXPECT,
-	P_OPERATION_ID,
-};
-
-static const struct act_param screenshot_params[] = {
-	P_TARGET_OPT,
-	P_ELEMENT,
-	{ .name = "fullPage",
-	  .type = ACT_T_BOOLEAN,
-	  .description = "When true, takes a screenshot of the full scrollable page, instead of "
-	                 "the currently visible viewport. Cannot be used with element "
-	                 "screenshots." },
-	{ .name = "type",
-	  .type = ACT_T_STRING,
-	  .description = "Image format for the screenshot; only png is supported",
-	  .enum_values = image_type_values },
-};
-
-static const struct act_param handle_dialog_params[] = {
-	{ .name = "accept",
-	  .type = ACT_T_BOOLEAN,
-	  .required = 1,
-	  .description = "Whether to accept the dialog." },
-	{ .name = "promptText",
-	  .type = ACT_T_STRING,
-	  .description = "The text of the prompt in case of a prompt dialog." },
-	P_EXPECT,
-	P_OPERATION_ID,
-};
-
-static const struct act_param wait_for_params[] = {
-	{ .name = "text", .type = ACT_T_STRING, .description = "The text to wait for" },
-	{ .name = "textGone",
-	  .type = ACT_T_STRING,
-	  .description = "The text to wait for to disappear" },
-	{ .name = "time",
-	  .type = ACT_T_NUMBER,
-	  .description = "The time to wait in seconds, at most 30. When combined with text or "
-	                 "textGone, serves as a timeout for them instead of the default action "
-	                 "timeout",
-	  .minimum = 0,
-	  .maximum = 30,
-	  .has_range = 1 },
-};
-
-static const struct act_param tabs_params[] = {
-	{ .name = "action",
-	  .type = ACT_T_STRING,
-	  .required = 1,
-	  .description = "Operation to perform",
-	  .enum_values = tabs_action_values },
-	{ .name = "index",
-	  .type = ACT_T_INTEGER,
-	  .description = "Tab index, used for close/select. If omitted for close, current tab is "
-	                 "closed.",
-	  .minimum = 0,
-	  .maximum = 1000,
-	  .has_range = 1 },
-	P_EXPECT,
-	P_OPERATION_ID,
-};
-
-static const struct act_param close_params[] = {
-	P_OPERATION_ID,
-};
-
-static const char *const session_action_values[] = { "open", "close",  "status",
-	                                             "list", "narrow", NULL };
-
-static const struct act_param session_params[] = {
-	{ .name = "action",
-	  .type = ACT_T_STRING,
-	  .required = 1,
-	  .description = "open: start the browser on a profile; close: close the browser and seal "
-	                 "the profile's state as a new version (or discard it with save: false); "
-	                 "status: the open profile and how the last one was closed; list: this "
-	                 "tenant's profiles; narrow: restrict where this session's browser may go "
-	                 "(egress)",
-	  .enum_values = session_action_values },
-	{ .name = "egress",
-	  .type = ACT_T_OBJECT,
-	  .description =
-	      "narrow: {\"allow\"?: [host patterns], \"deny\"?: [host patterns], "
-	      "\"allow_private\"?: [addresses]}; from now on a request must pass the "
-	      "tenant's policy and this too, so it can only take away (docs/egress.md)" },
-	{ .name = "profile",
-	  .type = ACT_T_STRING,
-	  .description = "The profile's name (open): letters, digits, '.', '_', '-'" },
-	{ .name = "user",
-	  .type = ACT_T_STRING,
-	  .description = "Whose profile (open, list); default \"default\"" },
-	{ .name = "readonly",
-	  .type = ACT_T_BOOLEAN,
-	  .description = "open: a private copy that is never sealed back; allowed while another "
-	                 "session writes the profile" },
-	{ .name = "create",
-	  .type = ACT_T_BOOLEAN,
-	  .description = "open: create the profile, empty, when it does not exist" },
-	{ .name = "save",
-	  .type = ACT_T_BOOLEAN,
-	  .description = "close: seal the state as a new version (default true); false discards "
-	                 "what changed" },
-	P_OPERATION_ID,
-};
-
-#define PARAMS(a) .params = (a), .n_params = sizeof(a) / sizeof((a)[0])
-
-static const struct act_def tools[] = {
-	{ .name = "browser_navigate",
-	  .title = "Navigate to a URL",
-	  .description =
-	      "Navigate the current tab to a URL and wait, bounded, for the page to load. Only "
-	      "http and https: file:, chrome:, devtools:, javascript: and top-level data: URLs are "
-	      "refused, and the tenant's network policy applies. Reports the final URL, the "
-	      "main-document HTTP status, responses and console errors, and records a screenshot "
-	      "as evidence. Take a browser_snapshot afterwards to get element refs.",
-	  PARAMS(navigate_params),
-	  .read_only = 0,
-	  .changes_state = 1 },
-	{ .name = "browser_navigate_back",
-	  .title = "Go back",
-	  .description =
-	      "Go back to the previous page in the current tab's history and wait for it to load. "
-	      "Reports the URL before and after, so you can see whether it moved, and records "
-	      "evidence.",
-	  PARAMS(navigate_back_params),
-	  .read_only = 0,
-	  .changes_state = 1 },
-	{ .name = "browser_snapshot",
-	  .title = "Page snapshot",
-	  .description =
-	      "Capture an accessibility snapshot of the current page (or of one element's subtree "
-	      "with `target`): roles, names and refs such as [ref=e5]. Pass a ref as `target` to "
-	      "browser_click, browser_type and the other element tools; take a new snapshot after "
-	      "the page changes, because old refs go stale. Better than a screenshot for deciding "
-	      "what to do. Read-only.",
-	  PARAMS(snapshot_params),
-	  .read_only = 1,
-	  .changes_state = 0 },
-	{ .name = "browser_click",
-	  .title = "Click",
-	  .description =
-	      "Click an element, given by a ref from browser_snapshot or a unique selector. Before "
-	      "clicking it checks that the element is attached, visible, stable, enabled and "
-	      "actually receives the click (not covered by another element); then it reads back "
-	      "where the click really landed (a click that reached something else fails with "
-	      "error.code missed, naming it); afterwards it waits, "
-	      "bounded, for what the click started (navigation, requests). Reports navigation, "
-	      "responses, dialogs, console errors and whether the DOM changed, and records a "
-	      "screenshot as evidence. Pass `expect` to verify the outcome.",
-	  PARAMS(click_params),
-	  .read_only = 0,
-	  .changes_state = 1 },
-	{ .name = "browser_type",
-	  .title = "Type text",
-	  .description =
-	      "Type text into an editable element (input, textarea, contenteditable), replacing "
-	      "its content. Checks that the element is visible, enabled and editable, then "
-	      "re-reads "
-	      "the field to verify the value (structuredContent.value; a value that did not stick "
-	      "fails with error.code value_not_set; password fields are masked, "
-	      "and typed text never appears in logs or evidence). Date, time, datetime-local, "
-	      "month, week, range and color inputs take a value in their own format (date "
-	      "YYYY-MM-DD, time HH:MM, datetime-local YYYY-MM-DDTHH:MM, month YYYY-MM, week "
-	      "YYYY-Www, color #rrggbb) and are set as a user's choice sets them. `submit` presses "
-	      "Enter "
-	      "afterwards; `slowly` types key by key for pages that listen to key events. Pass "
-	      "`secret` instead of `text` to type a stored secret (a password, a token) by name "
-	      "without ever seeing it.",
-	  PARAMS(type_params),
-	  .read_only = 0,
-	  .changes_state = 1,
-	  .one_of = type_one_of },
-	{ .name = "browser_press_key",
-	  .title = "Press a key",
-	  .description =
-	      "Press a key on the keyboard in the focused element, such as `Enter`, `Escape`, "
-	      "`ArrowDown` or `a`. Reports what the key started (navigation, requests, dialogs) "
-	      "and "
-	      "records evidence.",
-	  PARAMS(press_key_params),
-	  .read_only = 0,
-	  .changes_state = 1 },
-	{ .name = "browser_select_option",
-	  .title = "Select option",
-	  .description =
-	      "Select one or more options in a dropdown (<select>) by value or label, then re-read "
-	      "the selection to verify it (structuredContent.value). Records evidence.",
-	  PARAMS(select_option_params),
-	  .read_only = 0,
-	  .changes_state = 1 },
-	{ .name = "browser_hover",
-	  .title = "Hover mouse",
-	  .description =
-	      "Move the mouse over an element (after the same actionability checks as a click), "
-	      "for example to open a menu or show a tooltip. Reports whether the DOM changed and "
-	      "records evidence.",
-	  PARAMS(hover_params),
-	  .read_only = 0,
-	  .changes_state = 1 },
-	{ .name = "browser_evaluate",
-	  .title = "Evaluate JavaScript",
-	  .description =
-	      "Evaluate a JavaScript function in the page, or on one element when `target` is "
-	      "given, and return its JSON-serializable result (structuredContent.result). The "
-	      "function can do anything the page can, so it is treated as state-changing: it runs "
-	      "under the same policy, verification and evidence as a click.",
-	  PARAMS(evaluate_params),
-	  .read_only = 0,
-	  .changes_state = 1 },
-	{ .name = "browser_take_screenshot",
-	  .title = "Take a screenshot",
-	  .description =
-	      "Take a PNG screenshot of the viewport, of the full page (`fullPage`) or of one "
-	      "element (`target`). The image is returned inline and stored as evidence. Use "
-	      "browser_snapshot to decide what to act on; screenshots are for looking and for the "
-	      "record. Read-only.",
-	  PARAMS(screenshot_params),
-	  .read_only = 1,
-	  .changes_state = 0 },
-	{ .name = "browser_handle_dialog",
-	  .title = "Handle a dialog",
-	  .description =
-	      "Accept or dismiss the JavaScript dialog (alert, confirm, prompt, beforeunload) that "
-	      "is waiting on the page; a previous result's structuredContent.dialog_open shows it. "
-	      "Other tools refuse to act while a dialog is open.",
-	  PARAMS(handle_dialog_params),
-	  .read_only = 0,
-	  .changes_state = 1 },
-	{ .name = "browser_wait_for",
-	  .title = "Wait for",
-	  .description =
-	      "Wait for text to appear or disappear on the page, or for a number of seconds to "
-	      "pass; give at least one of text, textGone or time. With text or textGone, `time` is "
-	      "the timeout. Reports what it observed. Read-only.",
-	  PARAMS(wait_for_params),
-	  .read_only = 1,
-	  .changes_state = 0 },
-	{ .name = "browser_tabs",
-	  .title = "Manage tabs",
-	  .description =
-	      "List, open, select or close browser tabs. `new` opens a tab and makes it current, "
-	      "`select` switches to the tab at `index`, `close` closes the tab at `index` (or the "
-	      "current one). Returns the tabs after the change (structuredContent.tabs).",
-	  PARAMS(tabs_params),
-	  .read_only = 0,
-	  .changes_state = 0 },
-	{ .name = "browser_close",
-	  .title = "Close browser",
-	  .description =
-	      "Close the browser: every tab, the Chromium process and its private profile "
-	      "directory, leaving nothing behind. The next tool call starts a fresh browser.",
-	  PARAMS(close_params),
-	  .read_only = 0,
-	  .changes_state = 0 },
-	{ .name = "browser_session",
-	  .title = "Browser profile",
-	  .description =
-	      "Run the browser on one of your tenant's saved profiles, so logins persist across "
-	      "sessions. `open` starts the browser on the profile (closing a running one); `close` "
-	      "closes the browser and seals the profile's state, encrypted, as a new version "
-	      "(save: false discards the changes); `status` and `list` report. One session at a "
-	      "time may write a profile: a second one is refused unless it asks for a read-only "
-	      "copy. A browser that crashes is never sealed: the last good version stays. "
-	      "`narrow` restricts where this session's browser may go, on top of the tenant's "
-	      "policy.",
-	  PARAMS(session_params),
-	  .read_only = 0,
-	  .changes_state = 0 },
-};
-
-#define N_TOOLS (sizeof(tools) / sizeof(tools[0]))
 
 /* What to pass when a required argument is missing; by parameter name.
  * Parameters not listed fall back to their description. */
@@ -482,40 +40,60 @@ static const struct {
 	{ "browser_session.action", "pass one of open, close, status, list, narrow" },
 };
 
-/* ---- lookups ------------------------------------------------------------ */
-
-/* Number of tools in the table. */
-size_t act_tool_count(void)
+int act_def_read_only(const struct act_def *def)
 {
-	return N_TOOLS;
+	return def->effect == ACT_EFFECT_READ;
 }
 
-/* The i-th tool in table order, or NULL when i is out of range. The
- * returned definition is static: borrowed forever. */
-const struct act_def *act_tool_at(size_t i)
+unsigned act_def_steps(const struct act_def *def)
 {
-	if (i >= N_TOOLS)
-		return NULL;
-	return &tools[i];
-}
+	unsigned gate = def->policy.exempt ? 0 : ACT_STEP_BIT(ACT_STEP_GATE);
+	unsigned always = ACT_STEP_BIT(ACT_STEP_RUN) | ACT_STEP_BIT(ACT_STEP_RECORD);
 
-/* The tool called name (borrowed), or NULL when there is none or name is
- * NULL. */
-const struct act_def *act_tool_find(const char *name)
-{
-	const struct act_def *found = NULL;
-	size_t i;
-
-	if (!name)
-		goto out;
-	for (i = 0; i < N_TOOLS; i++) {
-		if (!strcmp(tools[i].name, name)) {
-			found = &tools[i];
-			break;
-		}
+	switch (def->effect) {
+	case ACT_EFFECT_READ:
+		return always;
+	case ACT_EFFECT_LIFECYCLE:
+		return always | gate | ACT_STEP_BIT(ACT_STEP_LEDGER);
+	case ACT_EFFECT_PAGE:
+		return always | gate | ACT_STEP_BIT(ACT_STEP_LEDGER) |
+		       ACT_STEP_BIT(ACT_STEP_OBSERVE_BEFORE) | ACT_STEP_BIT(ACT_STEP_SETTLE) |
+		       ACT_STEP_BIT(ACT_STEP_OBSERVE_AFTER) | ACT_STEP_BIT(ACT_STEP_EVIDENCE);
+	case ACT_EFFECT_UNSET:
+	default:
+		return 0;
 	}
-out:
-	return found;
+}
+
+const char *act_step_name(enum act_step step)
+{
+	static const char *const names[ACT_STEP_COUNT] = {
+		[ACT_STEP_GATE] = "gate",
+		[ACT_STEP_LEDGER] = "ledger",
+		[ACT_STEP_OBSERVE_BEFORE] = "observe-before",
+		[ACT_STEP_RUN] = "run",
+		[ACT_STEP_SETTLE] = "settle",
+		[ACT_STEP_OBSERVE_AFTER] = "observe-after",
+		[ACT_STEP_EVIDENCE] = "evidence",
+		[ACT_STEP_RECORD] = "record",
+	};
+
+	return (int)step >= 0 && step < ACT_STEP_COUNT ? names[step] : "";
+}
+
+const char *act_effect_name(enum act_effect effect)
+{
+	switch (effect) {
+	case ACT_EFFECT_READ:
+		return "read";
+	case ACT_EFFECT_PAGE:
+		return "page";
+	case ACT_EFFECT_LIFECYCLE:
+		return "lifecycle";
+	case ACT_EFFECT_UNSET:
+	default:
+		return "unset";
+	}
 }
 
 /* ---- the output schema -------------------------------------------------- */
