@@ -130,9 +130,10 @@ void mcp_console_sessions_page(struct serve *s, struct http_req *req,
 
 	gb_buf_init(&b, PAGE_MAX_BYTES);
 	console_html_begin(&b, "Sessions", login);
-	gb_buf_appendf(&b, "<h1>Sessions</h1><table id=\"sessions\"><tr><th>Session</th>"
-	                   "<th>Tenant</th><th>Client</th><th>URL</th><th>State</th><th>Age</th>"
-	                   "<th>Tool calls</th></tr>");
+	gb_buf_appendf(
+	    &b, "<h1 data-refresh=\"5\">Sessions</h1><table id=\"sessions\"><tr><th>Session</th>"
+	        "<th>Tenant</th><th>Client</th><th>URL</th><th>State</th><th>Age</th>"
+	        "<th>Tool calls</th></tr>");
 	for (hs = s->table.head; hs; hs = hs->next) {
 		if (hs->state != HS_OPEN || !console_cred_sees(&login->cred, hs->tenant->name))
 			continue;
@@ -367,7 +368,7 @@ void mcp_console_approvals_page(struct serve *s, struct http_req *req,
 	q.tenant = login->cred.tenant[0] ? login->cred.tenant : NULL;
 	gb_buf_init(&b, PAGE_MAX_BYTES);
 	console_html_begin(&b, "Approvals", login);
-	gb_buf_appendf(&b, "<h1>Pending approvals</h1>");
+	gb_buf_appendf(&b, "<h1 data-refresh=\"5\">Pending approvals</h1>");
 	if (decided && s->hooks && s->hooks->store && strlen(decided) <= STORE_ID_MAX &&
 	    store_approval_get(s->hooks->store, q.tenant, decided, &done, err, sizeof(err)) == 0) {
 		gb_buf_appendf(&b, "<p class=\"decided\" id=\"decided\">Approval ");
@@ -474,6 +475,24 @@ static const char *browser_of(struct serve *s, const struct console_login *login
 	return NULL;
 }
 
+/* The chain's verification (evid_audit_verify: hashes, signatures,
+ * sequence, artifacts), as the report's header says it. */
+static void verify_line(struct serve *s, struct gb_buf *b, const char *tenant)
+{
+	struct evid_verify_report rep;
+	char line[1400], err[512];
+
+	memset(&rep, 0, sizeof(rep));
+	if (evid_audit_verify(s->console->data_dir, tenant, NULL, &rep, err, sizeof(err)) < 0)
+		snprintf(line, sizeof(line), "%s: the chain could not be verified: %s", tenant,
+		         err);
+	else
+		evid_verify_report_format(tenant, &rep, line, sizeof(line));
+	gb_buf_appendf(b, "<p id=\"verified\" class=\"badge %s\">", rep.ok ? "ok" : "bad");
+	console_html_text(b, line);
+	gb_buf_appendf(b, "</p>");
+}
+
 /* See console-private.h. */
 void mcp_console_trail_page(struct serve *s, struct http_req *req,
                             const struct console_login *login)
@@ -517,7 +536,11 @@ void mcp_console_trail_page(struct serve *s, struct http_req *req,
 	search_field(&b, "session", q.session);
 	search_field(&b, "tool", q.tool);
 	search_field(&b, "verdict", q.verdict);
-	gb_buf_appendf(&b, "<button type=\"submit\">Search</button></form>");
+	gb_buf_appendf(&b, "<button type=\"submit\">Search</button> <button type=\"submit\" "
+	                   "name=\"verify\" value=\"1\">Verify the chain</button></form>");
+	if (q.tenant && console_cred_sees(&login->cred, q.tenant) &&
+	    MHD_lookup_connection_value(req->conn, MHD_GET_ARGUMENT_KIND, "verify"))
+		verify_line(s, &b, q.tenant);
 	if (!q.tenant || !console_cred_sees(&login->cred, q.tenant)) {
 		gb_buf_appendf(&b, "<p>Choose a tenant.</p>");
 	} else if (evid_trail_search(s->console->data_dir, &q, &recs, err, sizeof(err)) < 0) {

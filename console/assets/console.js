@@ -4,6 +4,13 @@
 (function () {
   const body = document.body;
   const csrf = body.dataset.csrf || '';
+  /* lists that change by themselves reload every few seconds, unless the person is typing a reason */
+  const refresh = document.querySelector('[data-refresh]');
+  if (refresh)
+    setInterval(() => {
+      const busy = [...document.querySelectorAll('input[type=text]')].some((i) => i.value || i === document.activeElement);
+      if (!busy) location.reload();
+    }, Number(refresh.dataset.refresh) * 1000);
   const live = document.getElementById('live');
   if (!live) return;
   const base = live.dataset.base;

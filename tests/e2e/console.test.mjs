@@ -190,7 +190,8 @@ test('denied in the console with a reason: the retry is refused', async () => {
 test('a state change without the CSRF token, or with a wrong one, is refused and changes nothing', async () => {
   const { gate } = await heldClick(agent.client);
   const alice = await person('c-alice');
-  await alice.page.goto(`${svc.adminUrl}/console/approvals`);
+  // a page that does not reload itself, to post from
+  await alice.page.goto(`${svc.adminUrl}/console/trail`);
   const url = `${svc.adminUrl}/console/approvals/${gate.approval_id}/approve`;
   const none = await postFromPage(alice.page, url, { reason: 'x' });
   assert.equal(none.status, 403, none.text);
@@ -213,6 +214,7 @@ test('another tenant\'s approver and a viewer cannot see or decide', async () =>
   const bob = await person('c-bob');
   await bob.page.goto(`${svc.adminUrl}/console/approvals`);
   assert.equal(await bob.page.locator(`.approval[data-approval="${gate.approval_id}"]`).count(), 0, 'acme\'s approval is not listed for beta');
+  await bob.page.goto(`${svc.adminUrl}/console/trail`);
   const csrf = await bob.page.getAttribute('body', 'data-csrf');
   const tryIt = await postFromPage(bob.page, `${svc.adminUrl}/console/approvals/${gate.approval_id}/approve`, { csrf });
   assert.equal(tryIt.status, 404, tryIt.text);
@@ -230,6 +232,7 @@ test('another tenant\'s approver and a viewer cannot see or decide', async () =>
   const card = vic.page.locator(`.approval[data-approval="${gate.approval_id}"]`);
   await card.waitFor();
   assert.equal(await card.locator('form').count(), 0, 'a viewer gets no Approve / Deny');
+  await vic.page.goto(`${svc.adminUrl}/console/trail`);
   const vcsrf = await vic.page.getAttribute('body', 'data-csrf');
   const v = await postFromPage(vic.page, `${svc.adminUrl}/console/approvals/${gate.approval_id}/approve`, { csrf: vcsrf });
   assert.equal(v.status, 403, v.text);
@@ -350,7 +353,8 @@ test('the trail page finds records by tenant, session, tool and verdict', async 
     if (!t.startsWith('#')) assert.match(t, /browser_click.*approval_required/);
   await alice.page.goto(`${svc.adminUrl}/console/trail?verdict=human_input`);
   assert.ok((await alice.page.locator('#trail tr').count()) > 3);
-  await alice.page.goto(`${svc.adminUrl}/console/trail`);
+  await alice.page.goto(`${svc.adminUrl}/console/trail?verify=1`);
+  assert.match(await alice.page.textContent('#verified'), /acme: chain verified: \d+ records/);
   await shot(alice.page, 'trail');
   await alice.context.close();
 });
