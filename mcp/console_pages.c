@@ -410,17 +410,30 @@ static void trail_row(struct gb_buf *b, const char *tenant, json_t *rec)
 	json_t *element = json_object_get(body, "element");
 	const char *verdict = evid_trail_verdict(rec), *by, *sha;
 	const char *actor = record_actor(rec, &by);
-	char seq[24];
+	const char *session;
+	char seq[24], short_id[16];
 
 	snprintf(seq, sizeof(seq), "%lld",
 	         (long long)json_integer_value(json_object_get(rec, "seq")));
 	gb_buf_appendf(b, "<tr>");
 	td(b, NULL, seq);
 	td(b, NULL, json_string_value(json_object_get(rec, "time")));
-	td(b, "mono", json_string_value(json_object_get(rec, "session")));
+	session = json_string_value(json_object_get(rec, "session"));
+	gb_buf_appendf(b, "<td class=\"mono\" title=\"");
+	console_html_text(b, session);
+	gb_buf_appendf(b, "\">");
+	snprintf(short_id, sizeof(short_id), "%.12s", session ? session : "");
+	console_html_text(b, short_id);
+	gb_buf_appendf(b, "</td>");
 	td(b, NULL, json_string_value(json_object_get(rec, "kind")));
 	td(b, NULL, json_string_value(json_object_get(body, "tool")));
-	gb_buf_appendf(b, "<td><span class=\"badge %s\">", !strcmp(verdict, "ok") ? "ok" : "bad");
+	gb_buf_appendf(
+	    b, "<td><span class=\"badge %s\">",
+	    !strcmp(verdict, "ok") ? "ok"
+	    : gb_or(json_string_value(json_object_get(rec, "kind")), "")[0] &&
+	            !strcmp(json_string_value(json_object_get(rec, "kind")), EVID_AUDIT_TOOL_CALL)
+	        ? "bad"
+	        : "");
 	console_html_text(b, verdict);
 	gb_buf_appendf(b, "</span></td><td>");
 	console_html_text(b, actor);
@@ -429,7 +442,7 @@ static void trail_row(struct gb_buf *b, const char *tenant, json_t *rec)
 		console_html_text(b, by);
 	}
 	gb_buf_appendf(b, "</td>");
-	td(b, "mono",
+	td(b, "mono url",
 	   json_string_value(json_object_get(body, "url"))
 	       ? json_string_value(json_object_get(body, "url"))
 	       : json_string_value(json_object_get(body, "url_after")));

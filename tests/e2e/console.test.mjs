@@ -80,8 +80,8 @@ async function person(id) {
   return { context, page, errors };
 }
 
-async function shot(page, name) {
-  await page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
+async function shot(page, name, { fullPage = true } = {}) {
+  await page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage });
 }
 
 /* The agent clicks "Delete all orders": held for approval; returns {gate, ref}. */
@@ -355,7 +355,7 @@ test('the trail page finds records by tenant, session, tool and verdict', async 
   assert.ok((await alice.page.locator('#trail tr').count()) > 3);
   await alice.page.goto(`${svc.adminUrl}/console/trail?verify=1`);
   assert.match(await alice.page.textContent('#verified'), /acme: chain verified: \d+ records/);
-  await shot(alice.page, 'trail');
+  await shot(alice.page, 'trail', { fullPage: false });
   await alice.context.close();
 });
 
