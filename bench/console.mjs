@@ -24,7 +24,8 @@ import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startSite } from './lib/site-server.mjs';
-import { killTree } from './lib/proc.mjs';
+import { killTree, browserTree } from './lib/proc.mjs';
+import { readFileSync } from 'node:fs';
 import { median, ratio } from './lib/stats.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -104,6 +105,22 @@ async function round(client, url) {
   return performance.now() - t0;
 }
 
+// CPU time (ms) the process pid has used, user + system (clock ticks of 10 ms).
+function cpuMs(pid) {
+  try {
+    const s = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = s.slice(s.lastIndexOf(')') + 2).split(' ');
+    return (Number(f[11]) + Number(f[12])) * 10;
+  } catch {
+    return 0;
+  }
+}
+
+// CPU time of glassbox itself and of its browsers.
+function cpuNow(svc) {
+  return { glassbox: cpuMs(svc.proc.pid), browsers: browserTree(svc.proc.pid).processes.reduce((a, p) => a + cpuMs(p.pid), 0) };
+}
+
 async function login(svc) {
   const r = await fetch(`${svc.adminUrl}/console/login`, {
     method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' },
@@ -143,6 +160,7 @@ async function main() {
     for (let i = 0; i < o.sessions * o.viewers; i++) cookies.push(await login(svc));
     const times = { without: [], with: [] };
     const counts = { frames: 0, refused: 0 };
+    const cpu = { without: { glassbox: 0, browsers: 0 }, with: { glassbox: 0, browsers: 0 } };
     let watchedMs = 0;
     for (let p = 0; p < o.phases * 2; p++) {
       const watched = p % 2 === 1;
@@ -155,11 +173,15 @@ async function main() {
         await sleep(1500); // the screencasts start
       }
       const t0 = performance.now();
+      const c0 = cpuNow(svc);
       for (let r = 0; r < o.rounds; r++) {
         const ms = await Promise.all(agents.map((a) => round(a.client, site.formUrl)));
         times[watched ? 'with' : 'without'].push(...ms);
       }
       if (watched) watchedMs += performance.now() - t0;
+      const c1 = cpuNow(svc);
+      cpu[watched ? 'with' : 'without'].glassbox += c1.glassbox - c0.glassbox;
+      cpu[watched ? 'with' : 'without'].browsers += c1.browsers - c0.browsers;
       stop.on = true;
       await Promise.all(viewers);
       process.stderr.write(`phase ${p + 1}/${o.phases * 2} (${watched ? 'watched' : 'unwatched'}) done\n`);
@@ -169,6 +191,12 @@ async function main() {
     result.ratio_with_to_without = ratio(median(times.with), median(times.without));
     result.frames_per_viewer_per_second = Math.round((counts.frames / (o.sessions * o.viewers) / (watchedMs / 1000)) * 10) / 10;
     result.refused_429 = counts.refused;
+    // CPU per agent round, glassbox's own process and its browsers
+    const perRound = (ms) => Math.round(ms / (o.phases * o.rounds * o.sessions));
+    result.cpu_ms_per_round = {
+      glassbox_without: perRound(cpu.without.glassbox), glassbox_with: perRound(cpu.with.glassbox),
+      browsers_without: perRound(cpu.without.browsers), browsers_with: perRound(cpu.with.browsers),
+    };
   } finally {
     for (const a of agents) await a.transport.terminateSession().catch(() => {});
     svc.proc.kill('SIGTERM');
@@ -180,6 +208,8 @@ async function main() {
   console.log('| sessions | viewers each | viewers | round median, no viewers | with viewers | ratio | frames/s per viewer (bound) | 429s |');
   console.log('|---|---|---|---|---|---|---|---|');
   console.log(`| ${result.sessions} | ${result.viewers_per_session} | ${o.greedy ? 'greedy' : 'page-paced'} | ${result.round_median_ms_without_viewers} ms | ${result.round_median_ms_with_viewers} ms | ${result.ratio_with_to_without} | ${result.frames_per_viewer_per_second} (${o.fps}) | ${result.refused_429} |`);
+  const c = result.cpu_ms_per_round;
+  console.log(`CPU per agent round: glassbox ${c.glassbox_without} -> ${c.glassbox_with} ms, its browsers ${c.browsers_without} -> ${c.browsers_with} ms (without -> with viewers)`);
   await mkdir(path.dirname(o.out), { recursive: true });
   await writeFile(o.out, JSON.stringify(result, null, 2));
 }
