@@ -308,8 +308,8 @@ static int parse_tenant(const char *name, json_t *v, const struct mcp_tenant *de
 /* See serve.h. */
 int mcp_serve_config_parse(json_t *root, struct mcp_serve_config **out, char *err, size_t errlen)
 {
-	static const char *const keys[] = { "listen",    "admin",     "limits", "tenants",
-		                            "prelaunch", "warm_pool", "store",  "console", NULL };
+	static const char *const keys[] = { "listen",    "admin", "limits",  "tenants", "prelaunch",
+		                            "warm_pool", "store", "console", NULL };
 	struct mcp_tenant defaults = { .max_sessions = 8, .action_timeout_ms = 30000 };
 	struct mcp_serve_config *c;
 	json_t *tenants;
