@@ -676,7 +676,8 @@ static int gate(struct act_ctx *ctx, unsigned plan)
 	if (!(plan & ACT_STEP_BIT(ACT_STEP_GATE)))
 		return 0;
 	act_step(ctx, ACT_STEP_GATE);
-	return act_gate_check(ctx);
+	/* a tool acting on several elements gates each of them itself */
+	return ctx->def->impl->gate_parts ? ctx->def->impl->gate_parts(ctx) : act_gate_check(ctx);
 }
 
 /* The ledger step of the plan: the operation is running from now on (a
@@ -703,6 +704,12 @@ static int check_descriptor(struct act_ctx *ctx)
 		                "%s is not described completely (its effect or policy kind is "
 		                "missing), so it is not run",
 		                def->name);
+	if (!act_caps_allows(ctx->as->caps, def->caps)) {
+		char why[512];
+
+		return act_fail(ctx, "capability_off", "%s",
+		                act_caps_refusal(def, why, sizeof(why)));
+	}
 	return 0;
 }
 

@@ -64,10 +64,17 @@ static void add_error(struct errors *e, const char *fmt, ...)
 }
 
 static const char *const known_keys[] = {
-	"egress",           "egress_layers",      "risk",
-	"approvals",        "page_content",       "limits",
-	"require_evidence", "before_screenshots", "retention_days",
+	"egress",
+	"egress_layers",
+	"risk",
+	"approvals",
+	"page_content",
+	"limits",
+	"require_evidence",
+	"before_screenshots",
+	"retention_days",
 	"evidence",
+	"caps",
 };
 
 /* ---- egress ------------------------------------------------------------------ */
@@ -197,6 +204,25 @@ static int check_object(const json_t *obj, const char *where, const char *const 
 	return 1;
 }
 
+/* "caps": the capability groups of tools turned on for the tenant, an
+ * array of names; which names exist is the tools' business (actions/caps.c
+ * checks them when a session starts), the shape is checked here. */
+static void check_caps(const json_t *caps, struct errors *e)
+{
+	size_t i;
+
+	if (!caps)
+		return;
+	if (!json_is_array(caps)) {
+		add_error(e, "policy.caps must be an array of capability group names, such as "
+		             "[\"vision\", \"testing\"]");
+		return;
+	}
+	for (i = 0; i < json_array_size(caps); i++)
+		if (!json_is_string(json_array_get(caps, i)))
+			add_error(e, "policy.caps[%zu] must be a string, such as \"vision\"", i);
+}
+
 static void parse_settings(struct policy_tenant *t, const json_t *json, struct errors *e)
 {
 	static const char *const layer_keys[] = { "tool", "fetch", "proxy", "netns" };
@@ -260,6 +286,7 @@ static void parse_settings(struct policy_tenant *t, const json_t *json, struct e
 	get_bool(json, "", "require_evidence", &s->require_evidence, e);
 	get_bool(json, "", "before_screenshots", &s->before_screenshots, e);
 	get_int(json, "", "retention_days", 1, 36500, &s->retention_days, e);
+	check_caps(json_object_get(json, "caps"), e);
 }
 
 /* ---- warnings ------------------------------------------------------------------ */

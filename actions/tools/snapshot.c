@@ -18,30 +18,19 @@ static int snapshot_run(struct act_ctx *ctx)
 	const char *target = json_string_value(json_object_get(ctx->args, "target"));
 	const char *hidden = json_string_value(json_object_get(ctx->args, "hiddenText"));
 	struct snap_stats stats = { 0 };
-	struct snap_options opt = { 0 };
-	char *clean;
+	enum snap_hidden_mode mode;
+	int have_root = 0;
 	char id[17];
 	struct snap_ref root;
 	char *yaml = NULL;
-	char err[512] = "";
 	int truncated = 0;
 	int rc;
 
-	opt.page_session_id = ctx->psid;
-	opt.max_chars = max ? (size_t)json_integer_value(max) : 0;
-	opt.timeout_ms = act_left_ms(ctx);
-	opt.frame_session = act_frame_session;
-	opt.frame_session_user = ctx->sess;
-	opt.hidden = hidden ? (!strcmp(hidden, "drop") ? SNAP_HIDDEN_DROP : SNAP_HIDDEN_FLAG)
-	             : ctx->as->hidden_text ? (enum snap_hidden_mode)ctx->as->hidden_text
-	                                    : SNAP_HIDDEN_FLAG;
-	opt.stats = &stats;
-	act_secrets_masked_ids(ctx->as, &opt);
 	if (target && act_snapshot_find(&ctx->as->refs, target)) {
 		root = *act_snapshot_find(&ctx->as->refs, target);
 		root.role = NULL;
 		root.name = NULL;
-		opt.root = &root;
+		have_root = 1;
 	} else if (target) {
 		/* a CSS selector, or a ref the latest snapshot does not have */
 		json_t *node = NULL;
@@ -57,30 +46,25 @@ static int snapshot_run(struct act_ctx *ctx)
 		root.backend_node_id = (int)json_integer_value(
 		    json_object_get(json_object_get(node, "node"), "backendNodeId"));
 		json_decref(node);
-		opt.root = &root;
+		have_root = 1;
 	}
-	rc = act_snapshot_take(ctx->cdp, &opt, &ctx->as->refs, &yaml, &truncated, err, sizeof(err));
-	if (rc < 0) {
-		if (sess_check_alive(ctx->sess) < 0)
-			return act_connection_failed(ctx, -CDP_ECLOSED, "taking the snapshot");
-		return act_fail(ctx, "snapshot_failed", "cannot take the snapshot: %s", err);
-	}
+	mode = hidden ? (!strcmp(hidden, "drop") ? SNAP_HIDDEN_DROP : SNAP_HIDDEN_FLAG)
+	              : act_snapshot_hidden_mode(ctx);
+	rc = act_snapshot_for_agent(ctx, have_root ? &root : NULL,
+	                            max ? (size_t)json_integer_value(max) : 0, mode, &stats, &yaml,
+	                            &truncated);
+	if (rc < 0)
+		return rc;
 	json_object_set_new(ctx->out, "url", json_string(sess_page_url(ctx->page)));
 	json_object_set_new(ctx->out, "truncated", json_boolean(truncated));
 	json_object_set_new(ctx->out, "refs", json_integer((json_int_t)ctx->as->refs.n_refs));
 	json_object_set_new(ctx->out, "hidden_text",
 	                    json_pack("{s:s, s:I, s:I}", "mode",
-	                              opt.hidden == SNAP_HIDDEN_DROP ? "drop" : "flag", "flagged",
+	                              mode == SNAP_HIDDEN_DROP ? "drop" : "flag", "flagged",
 	                              (json_int_t)stats.hidden_flagged, "dropped",
 	                              (json_int_t)stats.hidden_dropped));
 	json_object_set_new(ctx->out, "label_differs",
 	                    json_integer((json_int_t)stats.label_differs));
-	/* a value typed from a secret never enters the text kept as evidence */
-	clean = act_secrets_scrub_text(ctx->as, yaml);
-	if (clean) {
-		free(yaml);
-		yaml = clean;
-	}
 	gb_buf_appendf(&ctx->text, "- Page URL: %s\n", sess_page_url(ctx->page));
 	act_page_content_open(ctx, "snapshot", id);
 	gb_buf_appendf(&ctx->text, "- Snapshot:\n```yaml\n%s\n```", yaml);
@@ -90,8 +74,7 @@ static int snapshot_run(struct act_ctx *ctx)
 		               "\n- hidden text: %zu line(s) flagged, %zu left out "
 		               "(hiddenText: \"%s\"); %zu label(s) differ from the visible text",
 		               stats.hidden_flagged, stats.hidden_dropped,
-		               opt.hidden == SNAP_HIDDEN_DROP ? "drop" : "flag",
-		               stats.label_differs);
+		               mode == SNAP_HIDDEN_DROP ? "drop" : "flag", stats.label_differs);
 	free(ctx->as->last_snapshot);
 	ctx->as->last_snapshot = yaml;
 	return 0;
