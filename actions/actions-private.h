@@ -131,7 +131,18 @@ struct act_session {
 	size_t n_typed_secrets;
 	struct snap_masked *masked_fields; /* fields that received a secret */
 	size_t n_masked_fields;
-	int hidden_text;        /* enum snap_hidden_mode: policy page_content.hidden_text */
+	int hidden_text; /* enum snap_hidden_mode: policy page_content.hidden_text */
+	/* the web console (takeover.c); live is shared with the front, the
+	 * rest is the worker's */
+	struct console_live *live;
+	json_t *human_before;          /* the page when a person took the browser */
+	json_t *human_requests;        /* the page's requests meanwhile */
+	long long human_requests_seen; /* how many */
+	int human_events;              /* the person's input events */
+	struct cdp_conn *human_cdp;    /* where human_listener is */
+	int human_listener;
+	char live_browser[64];  /* the browser the console's listeners are on (sess_id) */
+	json_t *human_note;     /* for the agent's next answer, or NULL */
 	struct sess *pool_held; /* a pooled browser taken with its network namespace when
 	                             * the session started, adopted by the worker when it
 	                             * starts (warm_pool.c); the worker's once it runs; or NULL */
@@ -412,6 +423,24 @@ void act_close_browser(struct act_session *as, const char *reason);
  * the note's end (act_session_free). */
 int act_cdp_run(struct act_ctx *ctx);
 void act_cdp_note_free(struct act_session *s);
+
+/* approval_evidence.c */
+struct store_approval;
+/* A pending approval's picture: the page with the target outlined, kept
+ * as evidence of the call's operation with an approval_requested record.
+ * Never fails the call. */
+void act_approval_evidence(struct act_ctx *ctx, const struct store_approval *approval);
+
+/* takeover.c */
+/* The web console's work between calls: screencast, a person's input,
+ * the take-over's records. Worker thread. */
+void act_takeover_service(struct act_session *s);
+/* Before a call runs: 1 when it was answered already (refused with
+ * human_control: a person has the browser); 0 to run it (its answer then
+ * carries what a person did, when one just handed the browser back). */
+int act_takeover_before_call(struct act_session *s, struct act_call *call);
+/* Frees the console's part of the session. */
+void act_takeover_free(struct act_session *s);
 
 /* pipeline.c: launches the session's browser (worker thread). */
 int act_launch_browser(struct act_session *as, char *err, size_t errlen);

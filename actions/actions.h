@@ -317,6 +317,14 @@ const struct act_def *act_internal_tool_find(const char *name);
 /* The i-th of those, or NULL past the last. */
 const struct act_def *act_internal_tool_at(size_t i);
 
+struct console_live;
+/* The session's live state for the web console (console/live.h),
+ * borrowed: it lives as long as the session (take a reference to keep
+ * it longer). */
+struct console_live *act_session_live(struct act_session *s);
+/* Wakes the session's worker to do the console's work (any thread). */
+void act_session_wake(struct act_session *s);
+
 /* Creates a session (no browser yet: it is launched on the first call
  * that needs one, on the worker thread). */
 int act_session_new(const struct act_config *cfg, struct act_session **out, char *err,

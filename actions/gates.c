@@ -32,6 +32,26 @@
 #include <string.h>
 #include <time.h>
 
+/* A decision on another tenant's approval, appended to that tenant's
+ * chain (body taken). */
+static void record_other_tenant(struct act_session *s, const char *tenant, const char *kind,
+                                const char *operation, const char *by, json_t *body)
+{
+	struct evid_audit_entry e = { 0 };
+	char err[512];
+
+	e.tenant = tenant;
+	e.kind = kind;
+	e.actor.tenant = tenant;
+	e.actor.user = by;
+	e.operation_id = operation && operation[0] ? operation : NULL;
+	e.body = body;
+	if (s->audit && evid_audit_append(s->audit, &e, NULL, err, sizeof(err)) < 0)
+		GB_LOGW("actions", "the decision on an approval of tenant %s was not recorded: %s",
+		        tenant, err);
+	json_decref(body);
+}
+
 /* Decisions on approvals go to the audit log, with who decided, when,
  * and what they decided on (evidence/audit.h: approval_id, tool,
  * fingerprint, by, at). A decision belongs to the call that asked for it. */
@@ -61,6 +81,13 @@ static void on_approval_event(void *user, const struct store_approval_event *ev)
 		json_object_set_new(body, "rule", json_string(a->rule));
 		json_object_set_new(body, "fingerprint", json_string(a->fingerprint));
 		json_object_set_new(body, "summary", json_string(a->summary));
+	}
+	if (a && strcmp(a->tenant, s->tenant) != 0) {
+		/* decided through a handle this session shares (the admin socket
+		 * is served by the first session's store): the record belongs to
+		 * the approval's own tenant's trail, not this session's */
+		record_other_tenant(s, a->tenant, kind, operation, ev->by, body);
+		return;
 	}
 	act_keeper_record(s->keeper, kind, NULL, operation, body, 0);
 }
@@ -431,6 +458,8 @@ static int gate_run(struct act_ctx *ctx, const struct act_gate_part *part, const
 		}
 	}
 	json_object_set_new(ctx->out, "gate", policy_gate_result_json(&res));
+	if (res.outcome == POLICY_GATE_APPROVAL_REQUIRED && !ctx->as->flow_name[0])
+		act_approval_evidence(ctx, &res.approval);
 	if (!strcmp(res.code, "forbidden"))
 		act_keeper_record(ctx->as->keeper, EVID_AUDIT_POLICY_REFUSAL, ctx->as->id,
 		                  ctx->operation_id,

@@ -16,6 +16,7 @@
 
 #include "cdp/cdp.h"
 #include "common/log.h"
+#include "console/live.h"
 #include "evidence/audit.h"
 #include "evidence/evidence.h"
 #include "evidence/files.h"
@@ -37,8 +38,8 @@ static char *dup_or_null(const char *s)
 	return s ? strdup(s) : NULL;
 }
 
-/* cdp_service() stop condition while idle: a call was queued or the
- * session is stopping. */
+/* cdp_service() stop condition while idle: a call was queued, the
+ * session is stopping, or the web console has work (takeover.c). */
 static int work_waiting(void *user)
 {
 	struct act_session *s = user;
@@ -47,7 +48,7 @@ static int work_waiting(void *user)
 	pthread_mutex_lock(&s->lock);
 	waiting = s->head != NULL || s->stopping;
 	pthread_mutex_unlock(&s->lock);
-	return waiting;
+	return waiting || (s->live && console_live_has_work(s->live));
 }
 
 /* Between calls the worker keeps servicing its browser, so new targets
@@ -59,11 +60,13 @@ static void idle_until_work(struct act_session *s)
 	while (!work_waiting(s)) {
 		if (s->sess && sess_get_state(s->sess) != SESS_FAILED &&
 		    cdp_is_open(sess_cdp(s->sess))) {
-			cdp_service(sess_cdp(s->sess), 10000, work_waiting, s);
+			cdp_service(sess_cdp(s->sess),
+			            s->live ? console_live_wait_ms(s->live, 10000) : 10000,
+			            work_waiting, s);
 			continue;
 		}
 		pthread_mutex_lock(&s->lock);
-		while (!s->head && !s->stopping)
+		while (!s->head && !s->stopping && !(s->live && console_live_has_work(s->live)))
 			pthread_cond_wait(&s->cond, &s->lock);
 		pthread_mutex_unlock(&s->lock);
 	}
@@ -74,7 +77,7 @@ static void *worker_main(void *arg)
 	struct act_session *s = arg;
 	struct act_call *call;
 	char err[512];
-	int save;
+	int save, stop;
 
 	/* a failed pre-launch is tried again, and reported, by the first call;
 	 * a pooled browser held since the session started is adopted now, so
@@ -83,11 +86,15 @@ static void *worker_main(void *arg)
 		GB_LOGW("actions", "the browser could not be started ahead of time: %s", err);
 	for (;;) {
 		idle_until_work(s);
+		act_takeover_service(s);
 		pthread_mutex_lock(&s->lock);
 		call = s->head;
 		if (!call) {
+			stop = s->stopping;
 			pthread_mutex_unlock(&s->lock);
-			break;
+			if (stop)
+				break;
+			continue; /* the console's work only */
 		}
 		s->head = call->next;
 		if (!s->head)
@@ -97,7 +104,8 @@ static void *worker_main(void *arg)
 		atomic_store(&s->cancel_flag, atomic_load(&call->cancelled));
 		pthread_mutex_unlock(&s->lock);
 
-		act_run_call(s, call);
+		if (!act_takeover_before_call(s, call))
+			act_run_call(s, call);
 
 		pthread_mutex_lock(&s->lock);
 		s->running = NULL;
@@ -177,6 +185,7 @@ int act_session_new(const struct act_config *cfg, struct act_session **out, char
 	gb_random_hex(s->id, 16);
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_cond_init(&s->cond, NULL);
+	s->live = console_live_new();
 	pthread_cond_init(&s->evidence_cond, NULL);
 	/* every error of the policy at once, before any part of it is used */
 	if (cfg->policy)
@@ -258,6 +267,7 @@ out:
 		free(s->data_dir);
 		free(s->tenant);
 		free(s->chromium_path);
+		act_takeover_free(s);
 		free(s);
 	}
 	return rc;
@@ -389,6 +399,7 @@ void act_session_free(struct act_session *s)
 	act_cdp_note_free(s);
 	policy_tenant_unref(s->tenant_policy);
 	free(s->last_snapshot);
+	act_takeover_free(s);
 	pthread_mutex_destroy(&s->lock);
 	pthread_cond_destroy(&s->cond);
 	pthread_cond_destroy(&s->evidence_cond);

@@ -4,6 +4,7 @@
 # `bench/run.sh replicas [options]` runs bench/replicas.mjs (HAProxy vs direct, sessions per replica).
 # `bench/run.sh files [options]` runs bench/files.mjs (uploads and downloads).
 # `bench/run.sh cdp [options]` runs bench/cdp-relay.mjs (the CDP endpoint's relay overhead).
+# `bench/run.sh console [options]` runs bench/console.mjs (web console viewers and the agents).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cd "$here"
@@ -16,6 +17,9 @@ cd "$here/.."
 if [ "${1:-}" = replicas ]; then
   shift
   exec node bench/replicas.mjs "$@"
+if [ "${1:-}" = console ]; then
+  shift
+  exec node bench/console.mjs "$@"
 fi
 if [ "${1:-}" = serve ]; then
   shift

@@ -363,6 +363,7 @@ int cli_cmd_serve(const struct cli_serve_args *a)
 	st.data_dir = a->data_dir;
 	pthread_mutex_init(&st.unowned_lock, NULL);
 	hooks.user = &st;
+	hooks.store = store;
 	memset(&base, 0, sizeof(base));
 	base.data_dir = a->data_dir;
 	base.chromium_path = a->chromium;

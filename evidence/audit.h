@@ -328,6 +328,35 @@ int evid_session_opened_by(const char *data_dir, const char *tenant, const char 
 int evid_artifact_read(const char *data_dir, const char *tenant, const char *sha256,
                        unsigned char **data, size_t *len, char *err, size_t errlen);
 
+/* ---- searching the trail (trail.c) --------------------------------------- */
+
+/* Which records evid_trail_search() returns; NULL members do not filter. */
+struct evid_trail_query {
+	const char *tenant;      /* required */
+	const char *session;     /* the record's session id */
+	const char *session_alt; /* or this one (an agent session's own id and its browser's) */
+	const char *tool;        /* body.tool */
+	const char *verdict;     /* "ok", an error code ("approval_required"), or a
+	                      * record kind for records that are not tool calls */
+	const char *operation;
+	size_t limit; /* 0: 200; at most 5000 */
+};
+
+/* The verdict of a record (borrowed from rec): "ok", body.error.code, or
+ * the kind when it is not a tool call. */
+const char *evid_trail_verdict(json_t *rec);
+
+/*
+ * The tenant's records that match q, newest first, as a new array of the
+ * records as written ({seq, time, tenant, kind, actor, session, operation,
+ * body, artifacts, ...}) in *out. Reads the day files newest first and
+ * stops at the limit; a line still being written is skipped. Returns 0
+ * (an empty array when the tenant has no trail yet) or a negative
+ * evid_err with err.
+ */
+int evid_trail_search(const char *data_dir, const struct evid_trail_query *q, json_t **out,
+                      char *err, size_t errlen);
+
 /* ---- command line (cli.c) ----------------------------------------------- */
 
 /*

@@ -2,7 +2,8 @@
  * admin_http.c - the admin listener of `glassbox serve`: /healthz,
  * /readyz (no token: they say nothing about tenants), and with the admin
  * bearer token GET /sessions, DELETE /sessions/<id>, GET /approvals and
- * GET /metrics (Prometheus text 0.0.4). Front thread.
+ * GET /metrics (Prometheus text 0.0.4); /console... is the web console
+ * (console_http.c), with its own login. Front thread.
  */
 #include "mcp/http-private.h"
 
@@ -72,6 +73,12 @@ static void get_metrics(struct serve *s, struct http_req *req)
 }
 
 /* See http-private.h. */
+void mcp_admin_body(struct serve *s, struct http_req *req)
+{
+	mcp_console_body(s, req);
+}
+
+/* See http-private.h. */
 void mcp_admin_handle(struct serve *s, struct http_req *req, const char *method, const char *path)
 {
 	char auth[600];
@@ -89,6 +96,8 @@ void mcp_admin_handle(struct serve *s, struct http_req *req, const char *method,
 		mcp_http_respond_json(req, 200, status);
 		goto out;
 	}
+	if (mcp_console_handle(s, req, method, path))
+		goto out;
 	if (!strcmp(path, "/readyz")) {
 		if (s->stopping || (atomic_load(s->stop) && s->cfg->drain_s == 0))
 			mcp_http_respond(req, 503, "text/plain", "stopping\n", 9);

@@ -182,22 +182,25 @@ struct serve {
 	const struct mcp_serve_config *cfg;
 	const struct mcp_serve_hooks *hooks;
 	struct hs_table table;
-	struct MHD_Daemon *mcp;     /* the /mcp listener */
-	struct MHD_Daemon *admin;   /* the admin listener, or NULL */
-	struct http_req *reqs;      /* every request alive, linked by next */
-	struct http_peer *peers;    /* client addresses with connections open */
-	int loopback_only;          /* listening on loopback: Host is checked */
-	int draining;               /* SIGTERM with replica.drain_s: no new sessions */
-	int64_t drain_deadline_ms;  /* the stop begins then at the latest */
-	int stopping;               /* SIGTERM: no new requests */
-	int tearing_down;           /* the loop is over: nothing waits any more */
-	int64_t stop_deadline_ms;   /* calls in flight are cancelled after */
-	int64_t closed_at_ms;       /* every session closed: exit soon after */
-	int finished;               /* leave the service loop */
-	int bound_port;             /* the port of the /mcp listener */
-	struct cdp_link *cdp_links; /* CDP clients connected (http_cdp.c) */
-	const atomic_int *stop;     /* raised by the signal handler */
+	struct MHD_Daemon *mcp;      /* the /mcp listener */
+	struct MHD_Daemon *admin;    /* the admin listener, or NULL */
+	struct http_req *reqs;       /* every request alive, linked by next */
+	struct http_peer *peers;     /* client addresses with connections open */
+	int loopback_only;           /* listening on loopback: Host is checked */
+	int draining;                /* SIGTERM with replica.drain_s: no new sessions */
+	int64_t drain_deadline_ms;   /* the stop begins then at the latest */
+	int stopping;                /* SIGTERM: no new requests */
+	int tearing_down;            /* the loop is over: nothing waits any more */
+	int64_t stop_deadline_ms;    /* calls in flight are cancelled after */
+	int64_t closed_at_ms;        /* every session closed: exit soon after */
+	int finished;                /* leave the service loop */
+	int bound_port;              /* the port of the /mcp listener */
+	struct cdp_link *cdp_links;  /* CDP clients connected (http_cdp.c) */
+	const atomic_int *stop;      /* raised by the signal handler */
+	struct mcp_console *console; /* the web console (console_http.c), or NULL */
 };
+
+#define FIXED_RESP_HEADERS_MAX 10
 
 /* A fixed response (an error, an admin answer), queued once the request
  * is read. */
@@ -211,7 +214,17 @@ struct fixed_resp {
 	char www_authenticate[160];   /* or "" */
 	char allow[48];               /* Allow (405), or "" */
 	int close_after;              /* close the connection once written */
+	/* more headers (the console's: Set-Cookie, Location, CSP...) */
+	struct {
+		char name[32];
+		char value[320];
+	} hdr[FIXED_RESP_HEADERS_MAX];
+	size_t n_hdr;
 };
+
+/* Adds header name: value (both copied, cut to fit) to r; ignored past
+ * FIXED_RESP_HEADERS_MAX. */
+void mcp_http_resp_header(struct fixed_resp *r, const char *name, const char *value);
 
 /* One HTTP request, from its headers until its connection is done with
  * it (keep-alive gets a new one per request). Front thread only. */
@@ -229,7 +242,9 @@ struct http_req {
 	int too_large;
 	size_t discarded;        /* body bytes read and dropped (a refused request) */
 	struct http_session *hs; /* counted reference, or NULL */
-	struct hs_stream *st;    /* the answer this request waits for */
+	char admin_method[8];    /* an admin request with a body: its method and path */
+	char admin_path[512];
+	struct hs_stream *st; /* the answer this request waits for */
 	struct fixed_resp resp;
 	/* an SSE answer being written */
 	struct gb_buf sse;
@@ -263,6 +278,9 @@ int mcp_http_header_count(struct http_req *req, const char *name);
 /* Resumes req if it is suspended waiting for output. Front thread. */
 void mcp_http_wake(struct http_req *req);
 
+/* Whether host is a loopback address or name. */
+int mcp_http_is_loopback(const char *host);
+
 /* Wakes the front from any thread (a worker queued output). */
 void mcp_http_wake_front(struct hs_table *t);
 
@@ -286,6 +304,22 @@ void mcp_http_mcp_body(struct serve *s, struct http_req *req);
 /* Handles a request on the admin listener (headers complete): sets req's
  * response. */
 void mcp_admin_handle(struct serve *s, struct http_req *req, const char *method, const char *path);
+
+/* The whole body of an admin request is in (a console form). */
+void mcp_admin_body(struct serve *s, struct http_req *req);
+
+/* ---- console_http.c, console_pages.c ------------------------------------ */
+
+struct mcp_console;
+/* The console's state (logins, evidence handles); NULL when it cannot be
+ * served (logged). Front thread. */
+struct mcp_console *mcp_console_start(struct serve *s);
+void mcp_console_stop(struct mcp_console *c);
+/* 1 when path is the console's (/console...): the request is handled
+ * (response set, or the body is awaited: req->body_on). */
+int mcp_console_handle(struct serve *s, struct http_req *req, const char *method, const char *path);
+/* A console request's body is in. */
+void mcp_console_body(struct serve *s, struct http_req *req);
 
 /* Sets the gauges that are counted rather than updated (sessions by
  * state, approvals pending). */

@@ -126,10 +126,21 @@ static void add_header(struct MHD_Response *resp, const char *name, const char *
 		MHD_add_response_header(resp, name, value);
 }
 
+/* See http-private.h. */
+void mcp_http_resp_header(struct fixed_resp *r, const char *name, const char *value)
+{
+	if (r->n_hdr >= FIXED_RESP_HEADERS_MAX)
+		return;
+	snprintf(r->hdr[r->n_hdr].name, sizeof(r->hdr[0].name), "%s", name);
+	snprintf(r->hdr[r->n_hdr].value, sizeof(r->hdr[0].value), "%s", value);
+	r->n_hdr++;
+}
+
 /* The headers a response may carry besides its type. */
 static void add_extra_headers(struct MHD_Response *resp, const struct fixed_resp *extra)
 {
 	char retry[16];
+	size_t i;
 
 	add_header(resp, "Mcp-Session-Id", extra->session_id);
 	if (extra->retry_after_s > 0) {
@@ -140,6 +151,8 @@ static void add_extra_headers(struct MHD_Response *resp, const struct fixed_resp
 	add_header(resp, "Allow", extra->allow);
 	if (extra->close_after)
 		add_header(resp, "Connection", "close");
+	for (i = 0; i < extra->n_hdr && i < FIXED_RESP_HEADERS_MAX; i++)
+		add_header(resp, extra->hdr[i].name, extra->hdr[i].value);
 }
 
 /* Queues resp (destroyed here) with status on req's connection. */
@@ -489,7 +502,9 @@ static enum MHD_Result on_request(struct serve *s, int admin, struct MHD_Connect
 	}
 	if (!req->dispatched) {
 		req->dispatched = 1;
-		if (!req->resp.status && req->body_on)
+		if (!req->resp.status && req->body_on && admin)
+			mcp_admin_body(s, req);
+		else if (!req->resp.status && req->body_on)
 			mcp_http_mcp_body(s, req);
 	}
 	if (req->resp.status)
@@ -697,8 +712,8 @@ out:
 	return d;
 }
 
-/* Whether host is a loopback address or name. */
-static int is_loopback(const char *host)
+/* See http-private.h. */
+int mcp_http_is_loopback(const char *host)
 {
 	return !strcmp(host, "127.0.0.1") || !strcmp(host, "localhost") || !strcmp(host, "::1") ||
 	       !strncmp(host, "127.", 4);
@@ -739,7 +754,7 @@ int mcp_http_serve(const struct mcp_serve_config *cfg, const struct act_config *
 	s.cfg = cfg;
 	s.hooks = hooks;
 	s.stop = stop;
-	s.loopback_only = is_loopback(cfg->host);
+	s.loopback_only = mcp_http_is_loopback(cfg->host);
 	hs_table_init(&s.table, cfg, base);
 	s.table.wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (s.table.wake_fd < 0) {
@@ -765,6 +780,8 @@ int mcp_http_serve(const struct mcp_serve_config *cfg, const struct act_config *
 			goto out;
 		}
 	}
+	if (s.admin)
+		s.console = mcp_console_start(&s);
 	/* the lines tests and operators look for */
 	fprintf(stderr, "glassbox serve: MCP on http://%s:%d/mcp\n", cfg->host, port);
 	if (s.admin)
@@ -785,6 +802,7 @@ out:
 	hs_table_shutdown(&s.table);
 	mcp_http_cdp_reap(&s); /* every relay ended with its session */
 	stop_listeners(&s);
+	mcp_console_stop(s.console);
 	if (s.table.wake_fd >= 0)
 		close(s.table.wake_fd);
 	return rc;

@@ -173,6 +173,10 @@ int mcp_server_busy(struct mcp_server *srv);
  * if cfg->prelaunch); borrowed until mcp_server_free. NULL with err when
  * it cannot be created. Front thread only. */
 struct act_session *mcp_server_act_session(struct mcp_server *srv, char *err, size_t errlen);
+/* The server's agent session, or NULL before it has one. Front thread. */
+struct act_session *mcp_server_session(struct mcp_server *srv);
+/* The client's name (clientInfo.name), "" if none. */
+const char *mcp_server_client(const struct mcp_server *srv);
 
 /* Drains, frees the act_session (closing its browser) and the server.
  * NULL is fine. Front thread only. */

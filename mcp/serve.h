@@ -13,6 +13,9 @@
  *   http_session.c  the table of MCP sessions: ids, tenants, queues of
  *                   outgoing messages, limits, TTLs, closing off the front
  *   admin_http.c    the admin listener: health, sessions, approvals, metrics
+ *   console_http.c  the web console on the admin listener: login, routes,
+ *                   decisions, take-over (docs/console.md)
+ *   console_pages.c its pages: sessions, live view, approvals, trail
  */
 #ifndef GB_MCP_SERVE_H
 #define GB_MCP_SERVE_H
@@ -24,7 +27,10 @@
 #include <stdatomic.h>
 #include <stddef.h>
 
+#include "console/console.h"
+
 struct act_config;
+struct store;
 struct policy_tenant;
 
 #define MCP_TENANT_NAME_MAX 64
@@ -83,6 +89,7 @@ struct mcp_serve_config {
 	/* "store": where the durable state is (docs/store.md); "" for SQLite
 	 * in the data dir. The URL may hold a password: never log or echo it. */
 	char store_postgres[2048];
+	struct console_config console; /* the web console on the admin listener */
 };
 
 /*
@@ -117,6 +124,9 @@ struct mcp_serve_hooks {
 	 * object, or NULL. May be NULL. Front thread. */
 	json_t *(*status)(void *user);
 	void *user;
+	/* The approvals' store, for the web console's decisions (borrowed, thread-safe); NULL:
+	 * the console lists and decides nothing. */
+	struct store *store;
 };
 
 /*

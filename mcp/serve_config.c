@@ -344,9 +344,10 @@ static int parse_tenant(const char *name, json_t *v, const struct mcp_tenant *de
 /* See serve.h. */
 int mcp_serve_config_parse(json_t *root, struct mcp_serve_config **out, char *err, size_t errlen)
 {
-	static const char *const keys[] = { "listen",    "admin",     "limits",       "tenants",
-		                            "prelaunch", "warm_pool", "object_store", "replica",
-		                            "store",     NULL };
+	static const char *const keys[] = { "listen",       "admin",     "limits",
+		                            "tenants",      "prelaunch", "warm_pool",
+		                            "object_store", "replica",   "store",
+		                            "console",      NULL };
 	struct mcp_tenant defaults = { .max_sessions = 8, .action_timeout_ms = 30000 };
 	struct mcp_serve_config *c;
 	json_t *tenants;
@@ -383,7 +384,8 @@ int mcp_serve_config_parse(json_t *root, struct mcp_serve_config **out, char *er
 	    parse_listen(json_object_get(root, "listen"), c, err, errlen) < 0 ||
 	    parse_admin(json_object_get(root, "admin"), c, err, errlen) < 0 ||
 	    parse_store(json_object_get(root, "store"), c, err, errlen) < 0 ||
-	    parse_limits(json_object_get(root, "limits"), c, &defaults, err, errlen) < 0)
+	    parse_limits(json_object_get(root, "limits"), c, &defaults, err, errlen) < 0 ||
+	    console_config_parse(json_object_get(root, "console"), &c->console, err, errlen) < 0)
 		goto out;
 	c->audit_ship_interval_ms = 1000;
 	if (parse_replica(json_object_get(root, "replica"), c, err, errlen) < 0)
@@ -393,6 +395,12 @@ int mcp_serve_config_parse(json_t *root, struct mcp_serve_config **out, char *er
 		                      &c->object_store, err, errlen) < 0)
 			goto out;
 		c->has_object_store = 1;
+	}
+	if (c->console.n_creds && !c->admin_enabled) {
+		fail(err, errlen,
+		     "console.credentials need the admin listener: add admin {host, "
+		     "port, token_sha256}");
+		goto out;
 	}
 	if (json_object_get(root, "prelaunch") &&
 	    !json_is_boolean(json_object_get(root, "prelaunch"))) {

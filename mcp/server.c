@@ -1219,3 +1219,15 @@ void mcp_server_free(struct mcp_server *srv)
 	pthread_mutex_destroy(&srv->lock);
 	free(srv);
 }
+
+/* See mcp-private.h. */
+struct act_session *mcp_server_session(struct mcp_server *srv)
+{
+	return srv->session;
+}
+
+/* See mcp-private.h. */
+const char *mcp_server_client(const struct mcp_server *srv)
+{
+	return srv->client_name;
+}

@@ -30,9 +30,11 @@ export const sha256hex = (s) => crypto.createHash('sha256').update(s).digest('he
  * one. env: more environment for the process. extra: more top-level
  * config (object_store, replica); tokens, adminToken: reuse another
  * replica's; port, adminPort: fixed ports (a restarted replica keeps its
- * address).
+ * address). console: the web console's {frames_per_second?, credentials:
+ * [{id, name, tenant, role}]} (each credential gets a random token:
+ * svc.consoleTokens[id]).
  */
-export async function startServe({ tenants, limits = {}, admin = false, prelaunch, dataDir, warmPool, store, env = {}, extra = {}, tokens: givenTokens, adminToken: givenAdminToken, port: givenPort = 0, adminPort: givenAdminPort = 0 } = {}) {
+export async function startServe({ tenants, limits = {}, admin = false, prelaunch, dataDir, warmPool, store, env = {}, extra = {}, tokens: givenTokens, adminToken: givenAdminToken, port: givenPort = 0, adminPort: givenAdminPort = 0, console: consoleCfg } = {}) {
   const dir = dataDir || newDataDir('glassbox-serve-');
   const tokens = { ...(givenTokens || {}) };
   const cfgTenants = {};
@@ -45,6 +47,14 @@ export async function startServe({ tenants, limits = {}, admin = false, prelaunc
   const config = { listen: { host: '127.0.0.1', port: givenPort }, limits, tenants: cfgTenants, ...extra };
   const adminToken = givenAdminToken || crypto.randomBytes(24).toString('hex');
   if (admin) config.admin = { host: '127.0.0.1', port: givenAdminPort, token_sha256: sha256hex(adminToken) };
+  // console: {frames_per_second?, credentials: [{id, name, tenant, role}]}: each gets a random token
+  const consoleTokens = {};
+  if (consoleCfg) {
+    config.console = { ...consoleCfg, credentials: (consoleCfg.credentials || []).map((c) => {
+      consoleTokens[c.id] = crypto.randomBytes(24).toString('hex');
+      return { ...c, token_sha256: sha256hex(consoleTokens[c.id]) };
+    }) };
+  }
   if (prelaunch !== undefined) config.prelaunch = prelaunch;
   if (warmPool !== undefined) config.warm_pool = warmPool;
   if (store !== undefined) config.store = store;
@@ -81,6 +91,7 @@ export async function startServe({ tenants, limits = {}, admin = false, prelaunc
     url,
     tokens,
     adminToken,
+    consoleTokens,
     adminUrl: adminPort ? `http://127.0.0.1:${adminPort}` : undefined,
     stderr: () => stderr,
     exited,
