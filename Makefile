@@ -25,7 +25,7 @@ FUZZERS := cdp/fuzz_cdp blob/fuzz_blob mcp/fuzz_jsonrpc mcp/fuzz_serve_config ac
 DEBIAN_PACKAGES := build-essential pkg-config meson ninja-build libwebsockets-dev libmicrohttpd-dev \
 	libjansson-dev libpng-dev libsodium-dev libxml2-dev libxml2-utils libsqlite3-dev libpq-dev postgresql \
 	libcmocka-dev \
-	libidn2-dev libarchive-dev libpcre2-dev libmagic-dev libcurl4-openssl-dev haproxy chromium clang clang-format \
+	libidn2-dev libarchive-dev libpcre2-dev libmagic-dev libcurl4-openssl-dev libwslay-dev haproxy chromium clang clang-format \
 	libclang-rt-14-dev nodejs npm procps iproute2 util-linux
 
 .PHONY: all deps build run test test-unit test-postgres test-asan test-tsan test-fuzz test-http-fuzz test-node \
