@@ -39,6 +39,7 @@
 #include <pthread.h>
 #include <sodium.h>
 #include <stdarg.h>
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -769,9 +770,12 @@ static int is_artifact_uri(const char *uri)
 	size_t i, n;
 
 	if (!strncmp(uri, EVIDENCE_URI_PREFIX, elen)) {
-		n = strspn(uri + elen,
-		           "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-");
-		return n > 0 && n <= 64 && !strcmp(uri + elen + n, "/screenshot");
+		const char *op = uri + elen;
+
+		/* an operation id: letters, digits, '.', '_', '-' */
+		for (n = 0; op[n] && (isalnum((unsigned char)op[n]) || strchr("._-", op[n])); n++)
+			;
+		return n > 0 && n <= 64 && !strcmp(op + n, "/screenshot");
 	}
 	if (strncmp(uri, ARTIFACT_URI_PREFIX, plen) != 0 || strlen(uri) != plen + 64)
 		return 0;
