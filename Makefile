@@ -96,8 +96,7 @@ TSAN_ENV := TSAN_OPTIONS="halt_on_error=0 exitcode=66 second_deadlock_stack=1 \
 test-tsan: $(TSAN_BUILD)/build.ninja
 	ninja -C $(TSAN_BUILD)
 	$(TSAN_ENV) meson test -C $(TSAN_BUILD) --print-errorlogs
-	@[ -d tests/e2e/node_modules/@modelcontextprotocol/sdk ] || \
-		(cd tests/e2e && npm ci --no-audit --no-fund --loglevel=error)
+	@sh tests/install-node-deps.sh
 	$(TSAN_ENV) GLASSBOX_BIN=$(TSAN_BUILD)/glassbox node --test --test-reporter=spec tests/tsan/*.test.mjs
 
 $(FUZZ_BUILD)/build.ninja:
@@ -116,8 +115,7 @@ test-fuzz: $(FUZZ_BUILD)/build.ninja
 # glassbox serve (tests/fuzz/http_clients.test.mjs).
 test-http-fuzz: $(ASAN_BUILD)/build.ninja
 	ninja -C $(ASAN_BUILD) glassbox
-	@[ -d tests/e2e/node_modules/@modelcontextprotocol/sdk ] || \
-		(cd tests/e2e && npm ci --no-audit --no-fund --loglevel=error)
+	@sh tests/install-node-deps.sh
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 		GLASSBOX_BIN=$(ASAN_BUILD)/glassbox node --test --test-reporter=spec tests/fuzz/http_clients.test.mjs
 

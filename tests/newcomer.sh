@@ -58,9 +58,7 @@ if [ ! -x "$bin" ]; then
 	echo "newcomer: $bin is missing: build first (make build)" >&2
 	exit 1
 fi
-if [ ! -d tests/e2e/node_modules/@modelcontextprotocol/sdk ]; then
-	(cd tests/e2e && npm ci --no-audit --no-fund --loglevel=error)
-fi
+sh tests/install-node-deps.sh
 
 # ---- 1. every command explains itself ----------------------------------------
 fails_before=$fails

@@ -13,13 +13,7 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 
-# installed when missing, or older than the lock file (a dependency was added)
-if [ ! -f tests/e2e/node_modules/.package-lock.json ] ||
-	[ tests/e2e/package-lock.json -nt tests/e2e/node_modules/.package-lock.json ]; then
-	echo "run-node-tests: installing the test dependencies (npm ci in tests/e2e)" >&2
-	# Playwright's packages are used with the system Chromium: no browser download
-	(cd tests/e2e && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error)
-fi
+sh tests/install-node-deps.sh
 
 bin="${GLASSBOX_BIN:-build/glassbox}"
 if [ ! -x "$bin" ]; then
