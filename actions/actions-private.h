@@ -178,6 +178,9 @@ void act_profile_note_url(struct act_session *as, const char *url);
 void act_profile_keep_side_state(struct cdp_conn *cdp, const char *dir, json_t *visited);
 /* The origins recorded in the profile dir (new array). */
 json_t *act_profile_known_origins(const char *dir);
+/* The settings storage_state.c runs its network-less Chromium with, for
+ * the session's tenant (cfg zeroed by the caller; strings borrowed). */
+void act_profile_storage_config(const struct act_session *as, struct act_config *cfg);
 /* The error code a tool result carries for a PROF_E* error rc. */
 const char *act_profile_error_code(int rc);
 /* {name, user, version, readonly} of the open profile (new reference). */

@@ -40,6 +40,14 @@
 #define ORIGINS_FILE "glassbox-origins.json"
 #define SIDE_FILE_MAX_BYTES (8u * 1024u * 1024u)
 
+void act_profile_storage_config(const struct act_session *as, struct act_config *cfg)
+{
+	cfg->data_dir = as->data_dir;
+	cfg->tenant = as->tenant;
+	cfg->chromium_path = as->chromium_path;
+	cfg->headless = 1;
+}
+
 const char *act_profile_error_code(int rc)
 {
 	switch (-rc) {

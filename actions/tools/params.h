@@ -53,6 +53,17 @@
 		.name = "approval", .type = ACT_T_STRING, .description = APPROVAL_DESC      \
 	}
 
+/* The profile a CLI-only tool works on: its name and its user. */
+#define P_PROFILE                                                   \
+	{ .name = "profile",                                        \
+	  .type = ACT_T_STRING,                                     \
+	  .required = 1,                                            \
+	  .description = "The profile's name" },                    \
+	{                                                           \
+		.name = "user", .type = ACT_T_STRING,               \
+		.description = "Whose profile; default \"default\"" \
+	}
+
 #define PARAMS(a) .params = (a), .n_params = sizeof(a) / sizeof((a)[0])
 
 #endif

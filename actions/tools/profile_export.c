@@ -46,10 +46,7 @@ static int export_run(struct act_ctx *ctx)
 	for (i = 0; i < n; i++)
 		origins[i] = json_string_value(json_array_get(list, i));
 	origins[n] = NULL;
-	cfg.data_dir = as->data_dir;
-	cfg.tenant = as->tenant;
-	cfg.chromium_path = as->chromium_path;
-	cfg.headless = 1;
+	act_profile_storage_config(as, &cfg);
 	if (act_profile_export(&cfg, user, name, n ? origins : NULL, &state, err, sizeof(err)) < 0)
 		return act_fail(ctx, "export_failed", "%s", err);
 	json_object_set_new(
@@ -64,13 +61,7 @@ static int export_run(struct act_ctx *ctx)
 }
 
 static const struct act_param params[] = {
-	{ .name = "profile",
-	  .type = ACT_T_STRING,
-	  .required = 1,
-	  .description = "The profile's name" },
-	{ .name = "user",
-	  .type = ACT_T_STRING,
-	  .description = "Whose profile; default \"default\"" },
+	P_PROFILE,
 	{ .name = "origins",
 	  .type = ACT_T_STRING_ARRAY,
 	  .description = "Origins whose localStorage to read besides those the profile recorded" },

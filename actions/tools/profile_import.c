@@ -27,10 +27,7 @@ static int import_run(struct act_ctx *ctx)
 
 	if (!json_is_object(state))
 		return act_fail(ctx, "bad_arguments", "no storageState was given to import");
-	cfg.data_dir = as->data_dir;
-	cfg.tenant = as->tenant;
-	cfg.chromium_path = as->chromium_path;
-	cfg.headless = 1;
+	act_profile_storage_config(as, &cfg);
 	if (act_profile_import(&cfg, user, name, state, &version, err, sizeof(err)) < 0)
 		return act_fail(ctx, "import_failed", "%s", err);
 	act_keeper_record(as->keeper, EVID_AUDIT_PROFILE_IMPORTED, as->id, ctx->operation_id,
@@ -47,13 +44,7 @@ static int import_run(struct act_ctx *ctx)
 }
 
 static const struct act_param params[] = {
-	{ .name = "profile",
-	  .type = ACT_T_STRING,
-	  .required = 1,
-	  .description = "The profile's name" },
-	{ .name = "user",
-	  .type = ACT_T_STRING,
-	  .description = "Whose profile; default \"default\"" },
+	P_PROFILE,
 	P_OPERATION_ID,
 };
 
