@@ -12,6 +12,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
+import net from 'node:net';
 import { startFixtureServer, pollUntil, Client, StreamableHTTPClientTransport } from '../e2e/lib.mjs';
 import { chromium } from '../e2e/cdp-libs.mjs';
 import { startCdpServe, cdpPolicy, newSession, postSession, rawClient, refusedUpgrade, records, waitRecord, baseOf } from './cdp_helpers.mjs';
@@ -279,4 +280,56 @@ test('an MCP session offers its endpoint with browser_session {"action": "cdp"}'
   } finally {
     await cc.close();
   }
+});
+
+/* Writes bytes (a string or chunks written one after another) to the
+ * endpoint's host over a plain socket; resolves with what came back once
+ * the server closes, or after ms. */
+function rawSocket(url, chunks, { endAfter = true, ms = 3000 } = {}) {
+  const u = new URL(url);
+  return new Promise((resolve) => {
+    let got = '';
+    const s = net.connect(Number(u.port), u.hostname, () => {
+      for (const c of [].concat(chunks)) s.write(c);
+      if (endAfter) s.end();
+    });
+    const done = () => { s.destroy(); resolve(got); };
+    s.on('data', (d) => { got += d.toString('latin1'); });
+    s.on('close', done);
+    s.on('error', done);
+    setTimeout(done, ms);
+  });
+}
+
+/* An upgrade request for url's /cdp/<id> path. */
+function upgradeRequest(url, { key = crypto.randomBytes(16).toString('base64') } = {}) {
+  const u = new URL(url);
+  return `GET ${u.pathname}${u.search} HTTP/1.1\r\nHost: ${u.host}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
+    (key ? `Sec-WebSocket-Key: ${key}\r\n` : '') + 'Sec-WebSocket-Version: 13\r\n\r\n';
+}
+
+test('hostile sockets on the upgrade: half a request, no key, two at once, bytes that are not frames, a close mid-upgrade', async () => {
+  const req = upgradeRequest(main.url);
+  // half a request, then the client closes
+  await rawSocket(main.url, req.slice(0, 40));
+  // no Sec-WebSocket-Key: refused, never upgraded
+  const nokey = await rawSocket(main.url, upgradeRequest(main.url, { key: null }));
+  assert.doesNotMatch(nokey, /^HTTP\/1\.1 101/, nokey);
+  // two upgrades in one write: at most one relay; the second never gets a second 101
+  const two = await rawSocket(main.url, req + upgradeRequest(main.url), { endAfter: false, ms: 2000 });
+  assert.ok((two.match(/HTTP\/1\.1 101/g) || []).length <= 1, two);
+  // an upgrade then bytes that are not a websocket frame
+  await rawSocket(main.url, [req, Buffer.from('GET / HTTP/1.1\r\n\r\n\x00\xff\x13garbage')], { ms: 2000 });
+  // an upgrade whose client closes before reading the 101
+  await rawSocket(main.url, req);
+  // the session takes a proper client again, and the other one kept serving
+  const c = await connectWhenFree(main);
+  try {
+    const v = await c.call('Browser.getVersion');
+    assert.match(v.result.product, /Chrome/);
+  } finally {
+    c.close();
+    await c.closed;
+  }
+  await otherStillServes();
 });
