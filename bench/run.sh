@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Agent-loop benchmark (see bench/README.md). Options are passed to bench/agent-loop.mjs;
 # `bench/run.sh serve [options]` runs bench/serve.mjs (many sessions in one glassbox serve);
+# `bench/run.sh pool [options]` runs bench/pool.mjs (a new session's first navigate, warm pool).
 # `bench/run.sh replicas [options]` runs bench/replicas.mjs (HAProxy vs direct, sessions per replica).
 # `bench/run.sh files [options]` runs bench/files.mjs (uploads and downloads).
 # `bench/run.sh cdp [options]` runs bench/cdp-relay.mjs (the CDP endpoint's relay overhead).
@@ -17,9 +18,14 @@ cd "$here/.."
 if [ "${1:-}" = replicas ]; then
   shift
   exec node bench/replicas.mjs "$@"
+fi
 if [ "${1:-}" = console ]; then
   shift
   exec node bench/console.mjs "$@"
+fi
+if [ "${1:-}" = pool ]; then
+  shift
+  exec node bench/pool.mjs "$@"
 fi
 if [ "${1:-}" = serve ]; then
   shift
@@ -28,6 +34,7 @@ fi
 if [ "${1:-}" = files ]; then
   shift
   exec node bench/files.mjs "$@"
+fi
 if [ "${1:-}" = cdp ]; then
   shift
   exec node bench/cdp-relay.mjs "$@"
