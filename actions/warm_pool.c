@@ -28,8 +28,9 @@
  * and its first call points downloads at the session's area. A session
  * takes a pooled browser only when its launch options equal the pool's
  * but for the proxy (same Chromium, headless mode, viewport, resolver
- * rules and extra flags) and its proxy and Fetch layers are on; else, or
- * when the pool is empty, it launches its own as before. Sessions with a
+ * rules and extra flags) and its proxy layer is on (a drill with the
+ * Fetch layer off gets the readied tab's interception turned off); else,
+ * or when the pool is empty, it launches its own as before. Sessions with a
  * browser profile must launch their own (the context is in-memory).
  *
  * Egress layer 4: where the process can make network namespaces, each
@@ -48,6 +49,7 @@
  */
 #include "actions/actions-private.h"
 
+#include "cdp/cdp.h"
 #include "common/log.h"
 #include "policy/egress.h"
 #include "sessions/sessions.h"
@@ -212,11 +214,10 @@ static int same_str(const char *a, const char *b)
 }
 
 /* 1 when the session's config (Chromium, headless mode, viewport, egress
- * layers: the proxy and Fetch ones on, as the pooled browsers have them)
- * matches the pool's: what can be known before its proxy starts. */
+ * layers) matches the pool's: what can be known before its proxy starts. */
 static int pool_fits_session(const struct act_pool *p, const struct act_session *as)
 {
-	return as->layer_proxy && as->layer_fetch && as->layer_netns == p->netns &&
+	return as->layer_proxy && as->layer_netns == p->netns &&
 	       same_str(p->chromium_path, as->chromium_path) && p->headless == as->headless &&
 	       p->viewport_width == as->viewport_width && p->viewport_height == as->viewport_height;
 }
@@ -281,6 +282,7 @@ struct sess *act_pool_take(struct act_session *as, const struct sess_options *op
 	struct act_pool *p = as->pool;
 	struct sess_adopt_options ao = { 0 };
 	struct sess *s = as->pool_held;
+	struct cdp_error cerr;
 	char err[512];
 
 	as->pool_held = NULL;
@@ -302,6 +304,17 @@ struct sess *act_pool_take(struct act_session *as, const struct sess_options *op
 		        "a pre-launched browser could not be adopted (launching one "
 		        "instead): %s",
 		        err);
+		sess_close(s);
+		return NULL;
+	}
+	/* a drill with the Fetch layer off: the readied tab's interception
+	 * goes (the session's later targets get none) */
+	if (!as->layer_fetch && cdp_call(sess_cdp(s), sess_page_session_id(sess_current_page(s)),
+	                                 "Fetch.disable", NULL, ao.timeout_ms, NULL, &cerr) < 0) {
+		GB_LOGW("actions",
+		        "a pre-launched browser could not be adopted (launching one "
+		        "instead): cannot turn its Fetch layer off: %s",
+		        cerr.message);
 		sess_close(s);
 		return NULL;
 	}

@@ -36,17 +36,21 @@ const shop = (p) => `http://shop.test:${allowed.port}${p}`;
 const evil = (p) => `http://evil.test:${denied.port}${p}`;
 const deniedHits = () => Object.values(denied.hits().paths).reduce((a, b) => a + b, 0);
 
-/* The drill policy, the allowed site added, the tool layer off. */
-function drillPolicy() {
+/* The drill policy, the allowed site added, with the given egress layers. */
+function drillPolicy(layers) {
   const policy = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'fixtures', 'policy', 'egress-drill.json'), 'utf8'));
-  policy.egress.allow.push(`shop.test:${allowed.port}`);
-  policy.egress_layers = { tool: false };
+  policy.egress.allow.push(`shop.test:${allowed.port}`, `127.0.0.1:${allowed.port}`);
+  policy.egress_layers = layers;
   return policy;
 }
 
+/* Tenant f: the tool layer off (Fetch faces the first request); tenant p:
+ * Fetch off too (the session's proxy alone). */
+const DRILL_TENANTS = () => ({ f: { policy: drillPolicy({ tool: false }) }, p: { policy: drillPolicy({ tool: false, fetch: false }) } });
+
 /* glassbox serve with a warm pool of size, filled before it returns. */
-async function serveWithPool(size, policy) {
-  const svc = await startServe({ tenants: { a: { policy } }, warmPool: size, admin: true });
+async function serveWithPool(size, tenants) {
+  const svc = await startServe({ tenants, warmPool: size, admin: true });
   const ready = async () => JSON.parse((await svc.admin('GET', '/healthz', { token: null })).text).warm_pool.ready;
   svc.poolReady = ready;
   if (size > 0) assert.ok(await pollUntil(async () => (await ready()) === size, { deadlineMs: 120000 }), 'the pool filled');
@@ -63,8 +67,8 @@ async function stopClean(svc) {
  * until a refusal for pathPart shows (a proxy's refusal may land in the
  * next result). Returns what a caller compares: the browser kind, whether
  * the navigate failed, and the refusals' layers and rules. */
-async function firstNavigate(svc, url, pathPart) {
-  const { client, transport } = await svc.connect('a');
+async function firstNavigate(svc, tenant, url, pathPart) {
+  const { client, transport } = await svc.connect(tenant);
   const blocked = [];
   const first = await callTool(client, 'browser_navigate', { url }, { timeout: 120000 });
   const browser = sc(first).browser;
@@ -87,22 +91,26 @@ async function firstNavigate(svc, url, pathPart) {
   };
 }
 
-/* The three first navigates of a drill, each in a new session. */
+/* The first navigates of a drill, each in a new session. */
 async function drill(svc, refill) {
+  const steps = [
+    ['fetch_denied', 'f', evil('/leak/fetch'), '/leak/fetch'],
+    ['proxy_denied', 'p', evil('/leak/proxy'), '/leak/proxy'],
+    ['proxy_private', 'p', 'http://intranet.test/leak/private', 'intranet.test'],
+    ['allowed', 'f', shop('/index.html'), ''],
+  ];
   const out = {};
-  out.denied = await firstNavigate(svc, evil('/leak/first'), '/leak/first');
-  await refill();
-  out.private = await firstNavigate(svc, 'http://intranet.test/leak/private', 'intranet.test');
-  await refill();
-  out.allowed = await firstNavigate(svc, shop('/index.html'), '');
+  for (const [name, tenant, url, pathPart] of steps) {
+    await refill();
+    out[name] = await firstNavigate(svc, tenant, url, pathPart);
+  }
   return out;
 }
 
 test("a pooled session's first request is refused or allowed exactly as a launched session's", async () => {
-  const policy = drillPolicy();
   const results = {};
   for (const [kind, size] of [['pooled', 1], ['launched', 0]]) {
-    const svc = await serveWithPool(size, policy);
+    const svc = await serveWithPool(size, DRILL_TENANTS());
     try {
       const refill = size
         ? async () => assert.ok(await pollUntil(async () => (await svc.poolReady()) === size, { deadlineMs: 120000 }), 'the pool refilled')
@@ -114,11 +122,13 @@ test("a pooled session's first request is refused or allowed exactly as a launch
   }
   for (const kind of ['pooled', 'launched']) {
     const r = results[kind];
-    for (const step of ['denied', 'private', 'allowed']) assert.equal(r[step].browser, kind, `${kind} ${step}: ${r[step].dump}`);
-    assert.deepEqual(r.denied.layers, ['fetch'], `${kind}: the denied host is refused by Fetch on the first request: ${r.denied.dump}`);
-    assert.deepEqual(r.denied.rules, ['egress-deny'], r.denied.dump);
-    assert.ok(r.denied.failed, `${kind}: the refused navigate is not ok: ${r.denied.dump}`);
-    assert.deepEqual(r.private.layers, ['proxy'], `${kind}: the session's own proxy refuses the private address: ${r.private.dump}`);
+    for (const [step, v] of Object.entries(r)) assert.equal(v.browser, kind, `${kind} ${step}: ${v.dump}`);
+    assert.deepEqual(r.fetch_denied.layers, ['fetch'], `${kind}: the denied host is refused by Fetch on the first request: ${r.fetch_denied.dump}`);
+    assert.deepEqual(r.fetch_denied.rules, ['egress-deny'], r.fetch_denied.dump);
+    assert.ok(r.fetch_denied.failed, `${kind}: the refused navigate is not ok: ${r.fetch_denied.dump}`);
+    assert.deepEqual(r.proxy_denied.layers, ['proxy'], `${kind}: the session's own proxy refuses the denied host: ${r.proxy_denied.dump}`);
+    assert.deepEqual(r.proxy_denied.rules, ['egress-deny'], r.proxy_denied.dump);
+    assert.deepEqual(r.proxy_private.layers, ['proxy'], `${kind}: the session's own proxy refuses the private address: ${r.proxy_private.dump}`);
     assert.equal(r.allowed.failed, false, `${kind}: the allowed site loads: ${r.allowed.dump}`);
     assert.deepEqual(r.allowed.layers, []);
   }
@@ -129,9 +139,7 @@ test("a pooled session's first request is refused or allowed exactly as a launch
 });
 
 test('the cookies and storage a pooled session left are not visible to the next pooled session', async () => {
-  const policy = drillPolicy();
-  policy.egress_layers = {};
-  const svc = await serveWithPool(1, policy);
+  const svc = await serveWithPool(1, { a: { policy: drillPolicy({}) } });
   try {
     const a = await svc.connect('a');
     const first = await ok(a.client, 'browser_navigate', { url: shop('/index.html') }, { timeout: 120000 });
