@@ -20,11 +20,12 @@
  * out half-ready, and counts as a failed launch.
  *
  * Network namespaces (egress layer 4): a pool started with
- * hooks.netns_new gets a fresh namespace from it for each launch and launches the browser inside it, exactly
- * as sess_launch does for a session's own namespace; the pooled session
- * owns that fd (closed with it) until sess_take_netns() hands it to the
- * session that takes the browser. sessions/ only holds the fd: making a
- * namespace is policy/'s job, reached through the callback.
+ * hooks.netns_new gets a fresh namespace from it for each launch and
+ * launches the browser inside it, exactly as sess_launch does for a
+ * session's own namespace; the pooled session owns that fd (closed with
+ * it) until sess_take_netns() hands it to the session that takes the
+ * browser. sessions/ only holds the fd: making a namespace is policy/'s
+ * job, reached through the callback.
  *
  * A replacement is launched only after a quiet moment (POOL_REFILL_QUIET_MS
  * since the last take), unless a taker is waiting: on a small machine a
