@@ -8,7 +8,9 @@
 //   - launched first: the first browser_navigate of a new session on a service without a pool
 //     (its browser launches during the call);
 // and initialize (connect) of each new session apart. Each round's session closes, and the next
-// round starts once the pool refilled and a moment passed (the refill's launch is over).
+// round starts once the pool refilled and a moment passed (the refill's launch is over). Besides
+// the ratio of the medians, the median over sessions of first / that session's own warm median
+// (paired: a machine whose load drifts during the run moves both alike).
 //
 //   node bench/pool.mjs [--rounds R] [--warm-per-round W] [--glassbox PATH] [--out FILE]
 //
@@ -68,7 +70,7 @@ async function oneSession(svc, url, warmCount) {
 
 async function measure(opts, site, pool) {
   const svc = await startServe(opts, pool);
-  const r = { init: [], first: [], warm: [], browsers: {} };
+  const r = { init: [], first: [], warm: [], paired: [], browsers: {} };
   try {
     for (let i = 0; i < opts.rounds; i++) {
       if (pool) await waitPool(svc, pool);
@@ -77,6 +79,7 @@ async function measure(opts, site, pool) {
       r.init.push(one.init);
       r.first.push(one.first.ms);
       r.warm.push(...one.warm);
+      if (one.warm.length) r.paired.push(one.first.ms / median(one.warm));
       r.browsers[one.first.browser || 'unknown'] = (r.browsers[one.first.browser || 'unknown'] || 0) + 1;
       console.error(`${pool ? 'pooled' : 'launched'} round ${i + 1}: first ${Math.round(one.first.ms)} ms` +
         (one.warm.length ? `, warm ${one.warm.map(Math.round).join('/')} ms` : ''));
@@ -106,6 +109,7 @@ async function main() {
       date: new Date().toISOString(), cores: os.cpus().length, rounds: opts.rounds, warm_per_round: opts.warmPerRound,
       medians: m,
       pooled_first_over_warm: Math.round((m.pooled_first_ms / m.warm_navigate_ms) * 100) / 100,
+      pooled_first_over_warm_paired: Math.round(median(pooled.paired) * 100) / 100,
       launched_first_over_warm: Math.round((m.launched_first_ms / m.warm_navigate_ms) * 100) / 100,
       browsers: { pooled: pooled.browsers, launched: launched.browsers },
       samples: { pooled, launched },
@@ -116,7 +120,8 @@ async function main() {
       `(warm: ${opts.rounds * opts.warmPerRound} navigates):`);
     console.log(`  pooled first ${m.pooled_first_ms} ms ${JSON.stringify(pooled.browsers)} | warm navigate ${m.warm_navigate_ms} ms | ` +
       `launched first ${m.launched_first_ms} ms ${JSON.stringify(launched.browsers)}`);
-    console.log(`  pooled first / warm ${report.pooled_first_over_warm} | launched first / warm ${report.launched_first_over_warm}`);
+    console.log(`  pooled first / warm ${report.pooled_first_over_warm} (median of each session's first / its own warm median: ` +
+      `${report.pooled_first_over_warm_paired}) | launched first / warm ${report.launched_first_over_warm}`);
     console.log(`  initialize: pooled service ${m.pooled_initialize_ms} ms, service without a pool ${m.launched_initialize_ms} ms`);
   } finally {
     await site.close();
