@@ -26,14 +26,33 @@
 #include <stdio.h>
 #include <string.h>
 
+/* The tabs being closed (their target ids), for old_tabs_gone. */
+struct old_tabs {
+	struct sess *s;
+	char ids[SESS_MAX_PAGES][SESS_ID_LEN];
+	size_t n;
+};
+
+/* cdp_service() predicate: none of the old tabs is attached any more. */
+static int old_tabs_gone(void *user)
+{
+	struct old_tabs *o = user;
+	size_t i;
+
+	for (i = 0; i < o->n; i++)
+		if (sess_page_by_target(o->s, o->ids[i]))
+			return 0;
+	return 1;
+}
+
 int sess_prepare_context(struct sess *s, const char *proxy_server, const char *proxy_bypass_list,
                          int timeout_ms, char *err, size_t errlen)
 {
-	char old[SESS_MAX_PAGES][SESS_ID_LEN];
+	struct old_tabs old = { .s = s };
 	struct cdp_error cerr;
 	json_t *params, *res = NULL;
 	const char *ctx;
-	size_t n_old, i;
+	size_t i;
 	int rc = -1;
 
 	if (s->context_id[0] || s->state != SESS_READY || !proxy_server ||
@@ -62,19 +81,26 @@ int sess_prepare_context(struct sess *s, const char *proxy_server, const char *p
 	}
 	snprintf(s->context_id, sizeof(s->context_id), "%s", ctx);
 	snprintf(s->context_proxy, sizeof(s->context_proxy), "%s", proxy_server);
-	n_old = s->n_pages;
-	for (i = 0; i < n_old; i++)
-		snprintf(old[i], sizeof(old[i]), "%s", s->pages[i]->target_id);
+	old.n = s->n_pages;
+	for (i = 0; i < old.n; i++)
+		snprintf(old.ids[i], sizeof(old.ids[i]), "%s", s->pages[i]->target_id);
 	if (sess_open_page(s, timeout_ms, err, errlen) < 0)
 		goto out;
-	for (i = 0; i < n_old; i++)
+	for (i = 0; i < old.n; i++)
 		if (cdp_call(s->cdp, NULL, "Target.closeTarget",
-		             json_pack("{s:s}", "targetId", old[i]), timeout_ms, NULL, &cerr) < 0) {
+		             json_pack("{s:s}", "targetId", old.ids[i]), timeout_ms, NULL,
+		             &cerr) < 0) {
 			snprintf(err, errlen,
 			         "cannot close the pre-launched browser's blank tab: %s",
 			         cerr.message);
 			goto out;
 		}
+	/* ready only once they are gone: the context's tab is the only one */
+	if (!old_tabs_gone(&old) &&
+	    (cdp_service(s->cdp, timeout_ms, old_tabs_gone, &old) < 0 || !old_tabs_gone(&old))) {
+		snprintf(err, errlen, "the pre-launched browser's blank tab did not close");
+		goto out;
+	}
 	rc = 0;
 out:
 	json_decref(res);

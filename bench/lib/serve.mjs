@@ -53,13 +53,14 @@ export async function connect(svc) {
   return { client, transport };
 }
 
-// browser_navigate to url: {ms, browser} ("pooled" or "launched" on a session's first call).
+// browser_navigate to url: {ms, browser, timeToReadyMs} (the last two on a session's first call:
+// "pooled" or "launched", and the launch or adoption time).
 export async function navigate(client, url) {
   const t0 = performance.now();
   const r = await client.callTool({ name: 'browser_navigate', arguments: { url } }, undefined, { timeout: 120000 });
   const ms = performance.now() - t0;
   if (r.isError) throw new Error(`navigate failed: ${JSON.stringify(r.content).slice(0, 300)}`);
-  return { ms, browser: r.structuredContent?.browser };
+  return { ms, browser: r.structuredContent?.browser, timeToReadyMs: r.structuredContent?.time_to_ready_ms };
 }
 
 // SIGTERM, then whatever is left of its process group; the data dir goes.

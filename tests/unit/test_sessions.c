@@ -451,8 +451,8 @@ static void page_targets(struct sess *s, const char *ctx, size_t *all, size_t *i
 	size_t i;
 
 	*all = *in_ctx = 0;
-	assert_int_equal(cdp_call(sess_cdp(s), NULL, "Target.getTargets", NULL, 20000, &res, &cerr),
-	                 0);
+	assert_int_equal(
+	    cdp_call(sess_cdp(s), NULL, "Target.getTargets", json_object(), 20000, &res, &cerr), 0);
 	json_array_foreach(json_object_get(res, "targetInfos"), i, t)
 	{
 		const char *type = json_string_value(json_object_get(t, "type"));
