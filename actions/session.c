@@ -298,7 +298,7 @@ void act_session_free(struct act_session *s)
 		cdp_wake(s->wake_cdp);
 	pthread_mutex_unlock(&s->lock);
 	pthread_join(s->thread, NULL);
-	act_snapshot_clear(&s->refs);
+	act_snapshot_forget(&s->refs);
 	act_gates_stop(s);
 	act_keeper_flush(s->keeper);
 	act_keeper_stop(s->keeper);

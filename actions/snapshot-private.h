@@ -7,6 +7,7 @@
  *   snapshot_hidden.c  what a person would not see (DOMSnapshot layout)
  *   snapshot_build.c   AX nodes -> the tree of rendered nodes (Playwright's rules)
  *   snapshot_render.c  the tree -> YAML lines, refs, truncation
+ *   snapshot_refs.c    ref numbering (e1, e2, ... per frame document) and the refs kept
  *   snapshot_text.c    JSON, UTF-8, whitespace and YAML quoting helpers
  */
 #ifndef GB_ACT_SNAPSHOT_PRIVATE_H
@@ -115,6 +116,7 @@ struct snode {
 	size_t n_kids;
 	size_t cap_kids;
 	char *visible; /* its visible text when its name says something else */
+	char ref[16];  /* "e5", "f1e5"; "" = none (snapshot_refs.c) */
 };
 
 /* The nodes of one CDP session that a person would not see. */
@@ -159,6 +161,7 @@ struct snap_ctx {
 
 	struct snode *frag; /* the rendered tree's root (its children are the top lines) */
 	int popup_depth;    /* inside a native <select>'s popup: options get no ref */
+	size_t n_active;    /* nodes built with the focus ([active]) */
 
 	struct gb_buf out;
 	struct gb_buf line;
@@ -171,6 +174,19 @@ struct snap_ctx {
 	struct snap_ref *refs;
 	size_t n_refs;
 	size_t cap_refs;
+
+	/* numbering (snapshot_refs.c): the previous map's refs handed out,
+	 * indexed by (session, node); the refs handed out now; the counters */
+	const struct snap_refmap *prev;
+	size_t *ix_slots; /* index into prev->issued + 1; 0 = empty */
+	size_t n_ix_slots;
+	struct snap_ref *fresh;
+	size_t n_fresh;
+	size_t cap_fresh;
+	struct snap_counter *counters;
+	size_t n_counters;
+	int retired[SNAP_MAX_FRAMES]; /* frame prefixes whose document was replaced */
+	size_t n_retired;
 
 	struct snap_hidden_set hidden[SNAP_MAX_FRAMES];
 	size_t n_hidden;
@@ -251,6 +267,26 @@ const char *act_snap_ax_value(json_t *n, char *buf, size_t len);
  * format (date, time, datetime-local, month, week, color): rendered as
  * Playwright does, a textbox with its value, not their inner fields. */
 int act_snap_is_value_input_role(const char *role);
+
+/* ---- snapshot_refs.c: numbering ------------------------------------------------ */
+
+#define SNAP_MAX_ISSUED 65536 /* refs kept for resolving; the oldest go first */
+
+/* Copies the previous map's counters and indexes its refs. Returns 0 or -1. */
+int act_snap_refs_seed(struct snap_ctx *x, const struct snap_refmap *prev);
+/* Doc d is about to be built: a new document in its frame restarts the
+ * numbering at e1 and retires the refs of the old one. */
+void act_snap_refs_doc(struct snap_ctx *x, size_t d);
+/* Gives node s (role and name set) its ref: the one it had, or the next
+ * number of its frame. Returns 0 or -1 (out of memory). */
+int act_snap_refs_assign(struct snap_ctx *x, struct snode *s);
+/* Moves the refs handed out and the counters into map (on success).
+ * Returns 0 or -1 (out of memory: map then keeps its old numbering). */
+int act_snap_refs_commit(struct snap_ctx *x, struct snap_refmap *map);
+/* Frees what numbering holds in x. */
+void act_snap_refs_free(struct snap_ctx *x);
+/* Frees an array of refs. */
+void act_snap_refs_free_array(struct snap_ref *refs, size_t n);
 
 /* ---- snapshot_build.c ---------------------------------------------------------- */
 

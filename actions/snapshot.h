@@ -12,9 +12,14 @@
  *
  * and the map from each ref to the DOM node it names. Private to actions/.
  *
- * A ref is "e" + the node's DOM.BackendNodeId, with "f<N>" in front for
- * the N-th child frame; a frame keeps its N from the previous snapshot in
- * the map, so a node keeps its ref while it lives. A password field's
+ * Refs are numbered as Playwright numbers them: "e1", "e2", ... in
+ * document order within each frame's document (the first snapshot of a
+ * document starts at e1, the page's body), with "f<N>" in front for the
+ * N-th child frame. A node keeps its ref while it lives and its role and
+ * name stay the same (else it gets the next number); a new node gets the
+ * next number; a new document in a frame starts again at e1. Every ref
+ * handed out stays in the map (snap_refmap.issued) while its document
+ * lives, so a ref from any answer resolves. A password field's
  * value is shown as "••••" whatever the AX tree says; a value that cannot
  * be checked is left out.
  */
@@ -37,10 +42,21 @@ struct snap_ref {
 	char *name;          /* accessible name as shown */
 };
 
+/* The last ref number handed out in one frame's document. */
+struct snap_counter {
+	int prefix;      /* the frame's N of "f<N>", 0 for the main frame */
+	int doc_backend; /* DOM.BackendNodeId of its document: a new document restarts at e1 */
+	unsigned last;
+};
+
 struct snap_refmap {
-	struct snap_ref *refs;
+	struct snap_ref *refs; /* the refs of the latest snapshot */
 	size_t n_refs;
-	unsigned generation; /* increases with every snapshot */
+	unsigned generation;     /* increases with every snapshot */
+	struct snap_ref *issued; /* every ref handed out whose document lives, oldest first */
+	size_t n_issued;
+	struct snap_counter *counters;
+	size_t n_counters;
 };
 
 /* A field whose value is never shown (it received a secret). */
@@ -109,10 +125,21 @@ struct snap_options {
 int act_snapshot_take(struct cdp_conn *c, const struct snap_options *opt, struct snap_refmap *map,
                       char **yaml_out, int *truncated, char *err, size_t errlen);
 
-/* Looks up ref in map; NULL when absent. Borrowed pointer into map. */
+/* Looks up ref in map: the latest snapshot's refs, then every ref handed
+ * out before whose document lives (the node may be gone: resolving it
+ * says so). NULL when absent. Borrowed pointer into map. */
 const struct snap_ref *act_snapshot_find(const struct snap_refmap *map, const char *ref);
 
-/* Frees the refs; the map can be reused. */
+/* Frees the latest snapshot's refs; the refs handed out before and the
+ * numbering stay. The map can be reused. */
 void act_snapshot_clear(struct snap_refmap *map);
+
+/* Frees everything the map holds, numbering included (a closed tab). */
+void act_snapshot_forget(struct snap_refmap *map);
+
+/* How many refs of the latest snapshot have this role and a name that
+ * contains name (case-insensitive; any name when name is NULL or ""), as
+ * Playwright's getByRole matches. */
+size_t act_snapshot_count_role(const struct snap_refmap *map, const char *role, const char *name);
 
 #endif

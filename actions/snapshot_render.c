@@ -21,13 +21,11 @@
 /* The ref of node s ("e5", "f1e5") into out; 0, or -1 when it has none. */
 static int node_ref(const struct snap_ctx *x, const struct snode *s, char *out, size_t outlen)
 {
-	int prefix = x->docs[s->doc].prefix;
 	int n = -1;
 
-	if (s->backend_id && !(s->flags & SN_NOREF) && prefix > 0)
-		n = snprintf(out, outlen, "f%de%d", prefix, s->backend_id);
-	else if (s->backend_id && !(s->flags & SN_NOREF))
-		n = snprintf(out, outlen, "e%d", s->backend_id);
+	(void)x;
+	if (s->backend_id && !(s->flags & SN_NOREF) && s->ref[0])
+		n = snprintf(out, outlen, "%s", s->ref);
 	return n > 0 && (size_t)n < outlen ? 0 : -1;
 }
 
