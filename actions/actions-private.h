@@ -144,6 +144,10 @@ void act_profile_note_url(struct act_session *as, const char *url);
 void act_profile_keep_side_state(struct cdp_conn *cdp, const char *dir, json_t *visited);
 /* The origins recorded in the profile dir (new array). */
 json_t *act_profile_known_origins(const char *dir);
+/* The error code a tool result carries for a PROF_E* error rc. */
+const char *act_profile_error_code(int rc);
+/* {name, user, version, readonly} of the open profile (new reference). */
+json_t *act_profile_lease_json(const struct prof_lease *l);
 /* One sentence for the model about a close result (borrowed). */
 void act_profile_describe_close(struct gb_buf *text, json_t *closed);
 
@@ -226,17 +230,58 @@ struct act_ctx {
 	double shot_dx;
 	double shot_dy;
 	int shot_masked; /* the stored screenshot had fields masked */
+	unsigned steps;  /* the pipeline steps it ran: 1u << enum act_step */
 };
 
-/* One tool's code: an optional gate (policy) and its execution. */
+/*
+ * One tool's code, the hooks of its descriptor (struct act_def.impl).
+ * The pipeline calls them in its order (pipeline.c); which of its steps
+ * run is decided by the descriptor's effect, never by the tool's name.
+ */
 struct act_tool_impl {
-	const char *name;
+	/* optional: a check of the tool's own before the risk rules (e.g. a
+	 * URL that is not a web page); 0 to go on, -1 with the call failed */
 	int (*gate)(struct act_ctx *ctx);
+	/* the action: 0 done (the pipeline settles), 1 done and settled
+	 * here, -1 failed (ctx says why) */
 	int (*run)(struct act_ctx *ctx);
 	int needs_target; /* resolve `target` before running (1), optional (2) or not (0) */
+	/* the previous evidence screenshot stands for this call when the page
+	 * visibly did not change (a script that only read) */
+	int evidence_if_changed;
+	/* runs while a JavaScript dialog waits (others are refused until it
+	 * is handled) */
+	int with_dialog_open;
 };
 
-const struct act_tool_impl *act_impl_find(const char *name);
+/* The pipeline's steps, as a call records which it ran (ctx->steps). */
+enum act_step {
+	ACT_STEP_GATE,           /* the risk rules classified the action */
+	ACT_STEP_OBSERVE_BEFORE, /* the ledger marked it running, the page was noted */
+	ACT_STEP_RUN,
+	ACT_STEP_SETTLE,
+	ACT_STEP_OBSERVE_AFTER, /* the page re-read, verdicts and expect checked */
+	ACT_STEP_EVIDENCE,      /* a screenshot kept (or the last one reused) */
+	ACT_STEP_COUNT
+};
+/* Notes that the call ran step. */
+void act_step(struct act_ctx *ctx, enum act_step step);
+#ifdef GB_UNITTEST_BUILD
+/* Called as each call finishes with the steps it ran (a bit per step). */
+extern void (*act_test_on_steps)(const char *tool, unsigned steps);
+#endif
+
+/* The page's current tab for the call: ctx->page, psid (after a tool
+ * changed tabs, so post-observe reads the tab now shown). */
+void act_ctx_follow_current_page(struct act_ctx *ctx);
+
+/* page_content.c */
+/* Opens a block of page content handed to the model (what: "snapshot",
+ * "result"), marked as data, never instructions; id (17 bytes) receives
+ * the block's random marker, which the page cannot know. */
+void act_page_content_open(struct act_ctx *ctx, const char *what, char id[17]);
+/* Closes the block opened with id, and says so in the result. */
+void act_page_content_close(struct act_ctx *ctx, const char *id);
 
 /* recordkeeper.c */
 struct act_keeper_action {
@@ -398,6 +443,9 @@ int act_actionable(struct act_ctx *ctx, const char *kind, double *x, double *y, 
  * with the action failed "missed", naming what it hit, with that
  * element's box in the annotation. */
 int act_click_landed(struct act_ctx *ctx, double x, double y, int released);
+/* The CDP session of frame_id in the browser sess (a struct sess *), for
+ * snapshot options (struct snap_options.frame_session). */
+const char *act_frame_session(void *sess, const char *frame_id);
 /* Offset (CSS px) of the content box of the iframe that holds frame_id
  * (an out-of-process frame) in its page; 0 with 0, 0 when frame_id is
  * NULL or empty, -1 when the frame has no owner box (the action then has

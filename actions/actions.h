@@ -42,18 +42,54 @@ struct act_param {
 	int has_range;
 };
 
+/* What a tool can change; the pipeline runs its steps from this alone. */
+enum act_effect {
+	ACT_EFFECT_UNSET = 0, /* a descriptor must say: the table check refuses it */
+	ACT_EFFECT_READ,      /* reads the page only: no gate, ledger or evidence */
+	ACT_EFFECT_PAGE,      /* can change the page: gate, ledger, pre-observe, settle,
+	                       * post-observe, verification and evidence */
+	ACT_EFFECT_LIFECYCLE, /* starts, ends or reconfigures the browser or the
+	                       * session: gate, ledger and its record */
+};
+
+/* How a tool meets the tenant's risk rules (policy/risk.h). There is no
+ * default: a descriptor names a kind, or says why the tool is exempt. */
+struct act_policy_spec {
+	int set;            /* 1 when given; 0 is a table error */
+	int kind;           /* enum policy_action_kind, when not exempt */
+	const char *exempt; /* why the risk rules never see this tool; or NULL */
+};
+#define ACT_POLICY(k)                 \
+	{                             \
+		.set = 1, .kind = (k) \
+	}
+#define ACT_POLICY_EXEMPT(why)            \
+	{                                 \
+		.set = 1, .exempt = (why) \
+	}
+
+struct act_tool_impl; /* its hooks (actions-private.h) */
+
+/* A tool's descriptor: everything about it, in its own file
+ * (actions/tools/<name>.c), listed in actions/tools/all.c. */
 struct act_def {
 	const char *name;  /* "browser_click" */
 	const char *title; /* "Click" */
 	const char *description;
 	const struct act_param *params;
 	size_t n_params;
-	int read_only;     /* readOnlyHint; otherwise destructiveHint */
-	int changes_state; /* runs settle, post-observe verification and evidence */
 	/* NULL-terminated names of parameters of which exactly one must be
 	 * given (browser_type: text or secret); or NULL */
 	const char *const *one_of;
+	enum act_effect effect;
+	struct act_policy_spec policy;
+	const char *caps;  /* capability group ("vision", "testing"); NULL = core */
+	int checks_expect; /* takes `expect` and checks it after the action */
+	const struct act_tool_impl *impl;
 };
+
+/* 1 when def only reads (readOnlyHint); otherwise it may change something. */
+int act_def_read_only(const struct act_def *def);
 
 /* The tools, in a stable order. */
 size_t act_tool_count(void);

@@ -203,30 +203,6 @@ static const char facts_js[] =
     "  href: link ? link.href : '', download: !!(link && link.hasAttribute('download')),"
     "  frame: location.href }; }";
 
-static enum policy_action_kind kind_of(const char *tool)
-{
-	static const struct {
-		const char *tool;
-		enum policy_action_kind kind;
-	} map[] = {
-		{ "browser_click", POLICY_ACT_CLICK },
-		{ "browser_type", POLICY_ACT_TYPE },
-		{ "browser_select_option", POLICY_ACT_SELECT },
-		{ "browser_press_key", POLICY_ACT_PRESS },
-		{ "browser_hover", POLICY_ACT_HOVER },
-		{ "browser_navigate", POLICY_ACT_NAVIGATE },
-		{ "browser_navigate_back", POLICY_ACT_NAVIGATE },
-		{ "browser_evaluate", POLICY_ACT_EVALUATE },
-		{ "browser_handle_dialog", POLICY_ACT_DIALOG },
-	};
-	size_t i;
-
-	for (i = 0; i < sizeof(map) / sizeof(map[0]); i++)
-		if (!strcmp(map[i].tool, tool))
-			return map[i].kind;
-	return POLICY_ACT_OTHER;
-}
-
 /* The value the action carries (hashed into the fingerprint, never kept). */
 static char *value_of(struct act_ctx *ctx)
 {
@@ -353,11 +329,11 @@ static int gate_run(struct act_ctx *ctx, const char *approval_id, int may_ask)
 	int asked;
 	int rc = 0;
 
-	f.kind = kind_of(ctx->def->name);
-	if (f.kind == POLICY_ACT_OTHER)
-		return 0;
+	if (ctx->def->policy.exempt)
+		return 0; /* read-only tools: the descriptor says why */
+	f.kind = (enum policy_action_kind)ctx->def->policy.kind;
 	f.session_id = ctx->as->id;
-	f.page_url = sess_page_url(ctx->page);
+	f.page_url = ctx->page ? sess_page_url(ctx->page) : "";
 	if (ctx->has_target) {
 		/* in an isolated world: the page's scripts cannot fake these */
 		rc = act_call_in_isolated_world(ctx, facts_js, &facts, "reading the target");

@@ -327,14 +327,15 @@ int act_store_png(struct act_ctx *ctx, const char *b64, const char *kind, char *
 }
 
 /* 1 when this action changed nothing a screenshot could show: only for
- * browser_evaluate, whose script may read without writing. */
+ * a tool whose descriptor says so (a script that may read without
+ * writing). */
 static int evidence_reusable(struct act_ctx *ctx)
 {
 	struct act_session *as = ctx->as;
 	const char *digest = json_string_value(json_object_get(ctx->out, "_digest_after"));
 	const char *url = json_string_value(json_object_get(ctx->out, "url"));
 
-	if (strcmp(ctx->def->name, "browser_evaluate") != 0 || !as->last_shot_sha[0])
+	if (!ctx->def->impl->evidence_if_changed || !as->last_shot_sha[0])
 		return 0;
 	/* before the page is re-read: decide from what the recorder saw */
 	if (!digest)

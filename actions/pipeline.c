@@ -340,6 +340,10 @@ out:
 	json_decref(res);
 }
 
+#ifdef GB_UNITTEST_BUILD
+void (*act_test_on_steps)(const char *tool, unsigned steps);
+#endif
+
 /* The usability checks every tool shares, before anything acts. */
 static int check_page(struct act_ctx *ctx)
 {
@@ -349,9 +353,7 @@ static int check_page(struct act_ctx *ctx)
 		return act_fail(ctx, "tab_crashed",
 		                "the current tab crashed: open a new one with "
 		                "browser_tabs (action \"new\") or close this one");
-	if (d && strcmp(ctx->def->name, "browser_handle_dialog") != 0 &&
-	    strcmp(ctx->def->name, "browser_tabs") != 0 &&
-	    strcmp(ctx->def->name, "browser_close") != 0)
+	if (d && !ctx->def->impl->with_dialog_open)
 		return act_fail(
 		    ctx, "dialog_open",
 		    "a %s dialog is open (\"%.200s\"): call browser_handle_dialog first", d->type,
@@ -446,7 +448,7 @@ static int check_evidence_writable(struct act_ctx *ctx)
 {
 	char err[512];
 
-	if (!ctx->as->require_evidence || !ctx->def->changes_state)
+	if (!ctx->as->require_evidence || ctx->def->effect != ACT_EFFECT_PAGE)
 		return 0;
 	if (evid_store_check_writable(ctx->as->store, ctx->as->tenant, err, sizeof(err)) < 0 ||
 	    (ctx->as->audit &&
@@ -532,7 +534,7 @@ static void keep_record(struct act_ctx *ctx)
 		    "failed_requests", gb_or_json(json_object_get(ctx->out, "failed_requests")));
 	}
 	if (act_keeper_record_action(ctx->as->keeper, &a, &ticket, err, sizeof(err)) == 0 &&
-	    !(ctx->as->require_evidence && ctx->def->changes_state &&
+	    !(ctx->as->require_evidence && ctx->def->effect == ACT_EFFECT_PAGE &&
 	      act_keeper_wait(ctx->as->keeper, ticket, err, sizeof(err))))
 		return;
 	json_object_set_new(ctx->out, "evidence_error", json_string(err));
@@ -578,12 +580,50 @@ static void finish(struct act_ctx *ctx)
 	if (ctx->failed)
 		json_object_set_new(result, "isError", json_true());
 	act_ledger_finish(ctx, result);
+#ifdef GB_UNITTEST_BUILD
+	if (act_test_on_steps)
+		act_test_on_steps(ctx->def->name, ctx->steps);
+#endif
 	ctx->call->on_done(ctx->call, result);
+}
+
+void act_step(struct act_ctx *ctx, enum act_step step)
+{
+	ctx->steps |= 1u << step;
+}
+
+void act_ctx_follow_current_page(struct act_ctx *ctx)
+{
+	struct sess_page *now = ctx->sess ? sess_current_page(ctx->sess) : NULL;
+
+	if (!now || now == ctx->page)
+		return;
+	ctx->page = now;
+	ctx->psid = sess_page_session_id(now);
+}
+
+/* The descriptor is whole: an effect, a policy kind or a reason for an
+ * exemption, and code to run. A tool without one never runs: a missing
+ * entry must not mean "ungated" or "no evidence". */
+static int check_descriptor(struct act_ctx *ctx)
+{
+	const struct act_def *def = ctx->def;
+
+	if (!def->impl || !def->impl->run)
+		return act_fail(ctx, "unknown_tool", "%s has no implementation", def->name);
+	if (def->effect == ACT_EFFECT_UNSET || !def->policy.set)
+		return act_fail(ctx, "unknown_tool",
+		                "%s is not described completely (its effect or policy kind is "
+		                "missing), so it is not run",
+		                def->name);
+	return 0;
 }
 
 void act_run_call(struct act_session *as, struct act_call *call)
 {
-	const struct act_tool_impl *impl = act_impl_find(call->def->name);
+	const struct act_def *def = call->def;
+	const struct act_tool_impl *impl = def->impl;
+	const int acts_on_page = def->effect == ACT_EFFECT_PAGE;
 	json_t *expect = json_object_get(call->args, "expect");
 	struct act_ctx ctx;
 	const char *target;
@@ -592,7 +632,7 @@ void act_run_call(struct act_session *as, struct act_call *call)
 	memset(&ctx, 0, sizeof(ctx));
 	ctx.as = as;
 	ctx.call = call;
-	ctx.def = call->def;
+	ctx.def = def;
 	ctx.args = call->args;
 	ctx.started_ms = gb_now_ms();
 	ctx.deadline_ms = ctx.started_ms + as->action_timeout_ms;
@@ -617,11 +657,9 @@ void act_run_call(struct act_session *as, struct act_call *call)
 		act_fail(&ctx, "cancelled", "cancelled before it started");
 		goto done;
 	}
-	if (!impl) {
-		act_fail(&ctx, "unknown_tool", "%s has no implementation", call->def->name);
+	if (check_descriptor(&ctx) < 0)
 		goto done;
-	}
-	if (act_check_args(call->def, call->args, err, sizeof(err)) < 0 ||
+	if (act_check_args(def, call->args, err, sizeof(err)) < 0 ||
 	    (expect && verify_expect_validate(expect, err, sizeof(err)) < 0)) {
 		act_fail(&ctx, "bad_arguments", "%s", err);
 		goto done;
@@ -639,9 +677,13 @@ void act_run_call(struct act_session *as, struct act_call *call)
 			goto done;
 		}
 	}
-	if (!strcmp(call->def->name, "browser_close") ||
-	    !strcmp(call->def->name, "browser_session")) {
+	if (def->effect == ACT_EFFECT_LIFECYCLE) {
+		/* the browser may be absent or about to go: gate and record only */
+		act_step(&ctx, ACT_STEP_GATE);
+		if (act_gate_check(&ctx) < 0)
+			goto done;
 		act_ledger_running(&ctx);
+		act_step(&ctx, ACT_STEP_RUN);
 		impl->run(&ctx);
 		goto done;
 	}
@@ -654,13 +696,15 @@ void act_run_call(struct act_session *as, struct act_call *call)
 		goto release;
 
 	/* gate: a refused action leaves the page untouched */
-	if ((impl->gate && impl->gate(&ctx) < 0) || act_gate_check(&ctx) < 0)
+	if (acts_on_page)
+		act_step(&ctx, ACT_STEP_GATE);
+	if ((impl->gate && impl->gate(&ctx) < 0) || (acts_on_page && act_gate_check(&ctx) < 0))
 		goto release;
-	if (call->def->changes_state)
-		act_ledger_running(&ctx);
 
 	/* pre-observe: start recording what the page does, note its state */
-	if (call->def->changes_state) {
+	if (acts_on_page) {
+		act_ledger_running(&ctx);
+		act_step(&ctx, ACT_STEP_OBSERVE_BEFORE);
 		act_recorder_start(&ctx.rec, ctx.cdp, ctx.psid, sess_page_main_frame_id(ctx.page));
 		if (!sess_page_dialog(ctx.page)) { /* a dialog blocks the page's script */
 			act_observe_before(&ctx);
@@ -671,19 +715,25 @@ void act_run_call(struct act_session *as, struct act_call *call)
 
 	/* execute, then settle (a tool that settled itself returns 1) */
 	progress(&ctx, 1, "acting");
-	if (impl->run(&ctx) == 0 && call->def->changes_state) {
+	act_step(&ctx, ACT_STEP_RUN);
+	if (impl->run(&ctx) == 0 && acts_on_page) {
 		progress(&ctx, 2, "waiting for the page to settle");
+		act_step(&ctx, ACT_STEP_SETTLE);
 		act_settle(&ctx, 0);
 	}
 
-	/* post-observe, verify, record */
-	if (call->def->changes_state && sess_get_state(ctx.sess) != SESS_FAILED) {
+	/* post-observe, verify, record: on the tab shown now */
+	if (acts_on_page && sess_get_state(ctx.sess) != SESS_FAILED) {
+		act_ctx_follow_current_page(&ctx);
 		progress(&ctx, 3, "verifying and keeping evidence");
-		if (strcmp(call->def->name, "browser_evaluate") != 0)
+		act_step(&ctx, ACT_STEP_OBSERVE_AFTER);
+		if (!impl->evidence_if_changed)
 			act_request_evidence(&ctx);
 		act_observe_after(&ctx);
-		if (!ctx.skip_evidence)
+		if (!ctx.skip_evidence) {
+			act_step(&ctx, ACT_STEP_EVIDENCE);
 			act_record_evidence(&ctx);
+		}
 	}
 release:
 	if (ctx.shot_call)

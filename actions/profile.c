@@ -40,8 +40,7 @@
 #define ORIGINS_FILE "glassbox-origins.json"
 #define SIDE_FILE_MAX_BYTES (8u * 1024u * 1024u)
 
-/* The error code a tool result carries for a PROF_E* error. */
-static const char *error_code(int rc)
+const char *act_profile_error_code(int rc)
 {
 	switch (-rc) {
 	case PROF_EBUSY:
@@ -63,8 +62,7 @@ static const char *error_code(int rc)
 	}
 }
 
-/* {name, user, version, readonly} of the open profile (new reference). */
-static json_t *lease_json(const struct prof_lease *l)
+json_t *act_profile_lease_json(const struct prof_lease *l)
 {
 	const struct prof_info *p = prof_lease_info(l);
 
@@ -91,10 +89,10 @@ int act_profile_open(struct act_session *as, const char *name, const char *user,
 		return rc;
 	json_decref(as->profile_origins);
 	as->profile_origins = json_object();
-	act_keeper_record(
-	    as->keeper, EVID_AUDIT_PROFILE_OPENED, NULL, NULL,
-	    json_pack("{s:o, s:s}", "profile", lease_json(as->profile), "agent_session", as->id),
-	    0);
+	act_keeper_record(as->keeper, EVID_AUDIT_PROFILE_OPENED, NULL, NULL,
+	                  json_pack("{s:o, s:s}", "profile", act_profile_lease_json(as->profile),
+	                            "agent_session", as->id),
+	                  0);
 	return 0;
 }
 
@@ -273,69 +271,6 @@ json_t *act_profile_close(struct act_session *as, int save, const char *why)
 	return closed;
 }
 
-/* ---- the browser_session tool ------------------------------------------------ */
-
-static int session_open(struct act_ctx *ctx)
-{
-	struct act_session *as = ctx->as;
-	const char *name = json_string_value(json_object_get(ctx->args, "profile"));
-	const char *user = json_string_value(json_object_get(ctx->args, "user"));
-	int readonly = json_is_true(json_object_get(ctx->args, "readonly"));
-	int create = json_is_true(json_object_get(ctx->args, "create"));
-	char err[1024] = "";
-	int rc;
-
-	if (!name)
-		return act_fail(ctx, "bad_arguments",
-		                "argument 'profile' is required to open: pass the profile's name");
-	if (as->profile)
-		return act_fail(ctx, "profile_open",
-		                "profile %s is already open in this session: close it first "
-		                "(browser_session with action \"close\")",
-		                prof_lease_info(as->profile)->name);
-	if (as->sess) {
-		act_close_browser(as, "closed to start the browser on a profile");
-		gb_buf_appendf(&ctx->text, "Closed the running browser (its tabs are gone).\n");
-	}
-	rc = act_profile_open(as, name, user, readonly, create, err, sizeof(err));
-	if (rc < 0)
-		return act_fail(ctx, error_code(rc), "%s", err);
-	if (act_launch_browser(as, err, sizeof(err)) < 0) {
-		json_decref(act_profile_close(as, 0, "the browser did not start"));
-		return act_fail(ctx, "launch_failed", "cannot start the browser on profile %s: %s",
-		                name, err);
-	}
-	json_object_set_new(ctx->out, "profile", lease_json(as->profile));
-	gb_buf_appendf(
-	    &ctx->text,
-	    "Opened profile %s of user %s (version %lld%s); the browser runs "
-	    "on it. Close it with browser_session action \"close\" to keep what changed.",
-	    name, prof_lease_info(as->profile)->user,
-	    (long long)prof_lease_info(as->profile)->version,
-	    readonly ? ", read-only copy: nothing will be sealed back" : "");
-	return 0;
-}
-
-static int session_close(struct act_ctx *ctx)
-{
-	json_t *save = json_object_get(ctx->args, "save");
-	json_t *closed;
-
-	if (!ctx->as->profile)
-		return act_fail(ctx, "no_profile",
-		                "no profile is open in this session: open one with "
-		                "browser_session action \"open\"");
-	closed = act_profile_close(ctx->as, save ? json_is_true(save) : 1,
-	                           save && !json_is_true(save) ? "discarded by browser_session"
-	                                                       : "closed by browser_session");
-	act_profile_describe_close(&ctx->text, closed);
-	json_object_set_new(ctx->out, "profile_closed", closed);
-	if (json_is_true(json_object_get(closed, "error")))
-		return act_fail(ctx, "profile_not_saved", "%s",
-		                gb_or(json_string_value(json_object_get(closed, "reason")), ""));
-	return 0;
-}
-
 void act_profile_describe_close(struct gb_buf *text, json_t *closed)
 {
 	if (!closed)
@@ -351,68 +286,3 @@ void act_profile_describe_close(struct gb_buf *text, json_t *closed)
 		               gb_or(json_string_value(json_object_get(closed, "reason")), ""),
 		               (long long)json_integer_value(json_object_get(closed, "version")));
 }
-
-static int session_status(struct act_ctx *ctx)
-{
-	struct act_session *as = ctx->as;
-
-	if (as->profile)
-		json_object_set_new(ctx->out, "profile", lease_json(as->profile));
-	if (as->profile_closed)
-		json_object_set(ctx->out, "profile_closed", as->profile_closed);
-	json_object_set_new(ctx->out, "browser_running", json_boolean(as->sess != NULL));
-	if (as->profile)
-		gb_buf_appendf(&ctx->text, "Profile %s of user %s is open (version %lld%s).",
-		               prof_lease_info(as->profile)->name,
-		               prof_lease_info(as->profile)->user,
-		               (long long)prof_lease_info(as->profile)->version,
-		               prof_lease_readonly(as->profile) ? ", read-only" : "");
-	else
-		gb_buf_appendf(&ctx->text, "No profile is open.");
-	if (as->profile_closed) {
-		gb_buf_appendf(&ctx->text, "\nLast close: ");
-		act_profile_describe_close(&ctx->text, as->profile_closed);
-	}
-	return 0;
-}
-
-static int session_list(struct act_ctx *ctx)
-{
-	const char *user = json_string_value(json_object_get(ctx->args, "user"));
-	json_t *list = NULL;
-	json_t *p;
-	char err[1024] = "";
-	size_t i;
-	int rc;
-
-	rc = prof_list(ctx->as->data_dir, ctx->as->tenant, user, &list, err, sizeof(err));
-	if (rc < 0)
-		return act_fail(ctx, error_code(rc), "%s", err);
-	gb_buf_appendf(&ctx->text, "%zu profile(s):", json_array_size(list));
-	json_array_foreach(list, i, p)
-	    gb_buf_appendf(&ctx->text, "\n- %s (user %s, version %lld%s%s)",
-	                   json_string_value(json_object_get(p, "name")),
-	                   json_string_value(json_object_get(p, "user")),
-	                   (long long)json_integer_value(json_object_get(p, "version")),
-	                   json_is_true(json_object_get(p, "revoked")) ? ", revoked" : "",
-	                   json_is_null(json_object_get(p, "held_by")) ? "" : ", in use");
-	json_object_set_new(ctx->out, "profiles", list);
-	return 0;
-}
-
-static int session_run(struct act_ctx *ctx)
-{
-	const char *action = json_string_value(json_object_get(ctx->args, "action"));
-
-	if (!strcmp(action, "open"))
-		return session_open(ctx);
-	if (!strcmp(action, "close"))
-		return session_close(ctx);
-	if (!strcmp(action, "list"))
-		return session_list(ctx);
-	if (!strcmp(action, "narrow"))
-		return act_egress_narrow_call(ctx);
-	return session_status(ctx);
-}
-
-const struct act_tool_impl act_tool_session = { "browser_session", NULL, session_run, 0 };

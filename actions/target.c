@@ -169,7 +169,7 @@ out:
 	return rc;
 }
 
-static const char *frame_session(void *user, const char *frame_id)
+const char *act_frame_session(void *user, const char *frame_id)
 {
 	return sess_frame_session(user, frame_id);
 }
@@ -217,7 +217,7 @@ static int resolve_role(struct act_ctx *ctx, const char *role, const char *name,
 	collapse_space(name, want, sizeof(want));
 	opt.page_session_id = ctx->psid;
 	opt.timeout_ms = act_left_ms(ctx);
-	opt.frame_session = frame_session;
+	opt.frame_session = act_frame_session;
 	opt.frame_session_user = ctx->sess;
 	if (act_snapshot_take(ctx->cdp, &opt, map, &yaml, &truncated, err, sizeof(err)) < 0) {
 		if (sess_check_alive(ctx->sess) < 0)

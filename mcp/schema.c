@@ -122,8 +122,8 @@ json_t *mcp_schema_tool(const struct act_def *def, const char *version)
 	if (has_structured_output(version))
 		json_object_set_new(tool, "outputSchema", act_output_schema());
 	json_object_set_new(ann, "title", json_string(def->title));
-	json_object_set_new(ann, "readOnlyHint", json_boolean(def->read_only));
-	json_object_set_new(ann, "destructiveHint", json_boolean(!def->read_only));
+	json_object_set_new(ann, "readOnlyHint", json_boolean(act_def_read_only(def)));
+	json_object_set_new(ann, "destructiveHint", json_boolean(!act_def_read_only(def)));
 	json_object_set_new(ann, "idempotentHint", json_false());
 	json_object_set_new(ann, "openWorldHint", json_true());
 	json_object_set_new(tool, "annotations", ann);

@@ -1,7 +1,8 @@
 /*
- * test_registry.c - the tool table and act_check_args(): the names agents
- * written for Playwright MCP call, the hints a client sees, and the
- * messages a model gets back when its arguments are wrong.
+ * test_registry.c - the tool descriptors and act_check_args(): every
+ * descriptor whole (effect, policy kind, expect, idempotency key), the
+ * names agents written for Playwright MCP call, the hints a client sees,
+ * and the messages a model gets back when its arguments are wrong.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,7 +12,8 @@
 
 #include <string.h>
 
-#include "actions/actions.h"
+#include "actions/actions-private.h"
+#include "policy/risk.h"
 
 static const char *const expected_names[] = {
 	"browser_navigate", "browser_navigate_back",   "browser_snapshot",      "browser_click",
@@ -70,7 +72,12 @@ static void test_table_names_and_order(void **state)
 	assert_null(act_tool_find(NULL));
 }
 
-static void test_table_hints(void **state)
+/* Every descriptor is whole, and the pipeline's guarantees follow from it:
+ * an effect and a policy kind (or a reason for an exemption, only for
+ * tools that read), code to run, `expect` accepted exactly by the tools
+ * that check it (and only those have the post-observation that checks
+ * it), an idempotency key on everything that can change something. */
+static void test_every_descriptor_is_whole(void **state)
 {
 	size_t i;
 	const struct act_def *d;
@@ -78,29 +85,40 @@ static void test_table_hints(void **state)
 	(void)state;
 	for (i = 0; i < act_tool_count(); i++) {
 		d = act_tool_at(i);
-		if (!strcmp(d->name, "browser_snapshot") ||
-		    !strcmp(d->name, "browser_take_screenshot") ||
-		    !strcmp(d->name, "browser_wait_for")) {
-			assert_true(d->read_only);
-			assert_false(d->changes_state);
-			assert_null(param(d, "expect"));
-			assert_null(param(d, "operation_id"));
+		print_message("%s\n", d->name);
+		assert_int_not_equal(d->effect, ACT_EFFECT_UNSET);
+		assert_true(d->policy.set);
+		assert_non_null(d->impl);
+		assert_non_null(d->impl->run);
+		if (d->policy.exempt) {
+			/* only a tool that reads may skip the risk rules, with its reason */
+			assert_int_equal(d->effect, ACT_EFFECT_READ);
+			assert_true(strlen(d->policy.exempt) > 20);
 		} else {
-			assert_false(d->read_only);
-			/* anything with side effects takes an idempotency key */
-			assert_non_null(param(d, "operation_id"));
+			assert_true(d->policy.kind >= 0 && d->policy.kind < POLICY_ACT_KIND_COUNT);
+		}
+		if (d->effect == ACT_EFFECT_READ)
+			assert_non_null(d->policy.exempt);
+		/* expect: accepted if and only if checked, and checked only after an
+		 * action on the page (post-observe) */
+		assert_int_equal(param(d, "expect") != NULL, d->checks_expect != 0);
+		if (d->checks_expect) {
+			assert_int_equal(d->effect, ACT_EFFECT_PAGE);
+			assert_int_equal(param(d, "expect")->type, ACT_T_OBJECT);
+		}
+		/* anything with side effects takes an idempotency key */
+		assert_int_equal(param(d, "operation_id") != NULL, d->effect != ACT_EFFECT_READ);
+		if (param(d, "operation_id")) {
 			assert_int_equal(param(d, "operation_id")->type, ACT_T_STRING);
 			assert_false(param(d, "operation_id")->required);
 		}
-		if (d->changes_state) {
-			assert_non_null(param(d, "expect"));
-			assert_int_equal(param(d, "expect")->type, ACT_T_OBJECT);
-		}
+		assert_int_equal(act_def_read_only(d), d->effect == ACT_EFFECT_READ);
 	}
-	assert_true(act_tool_find("browser_evaluate")->changes_state);
-	assert_true(act_tool_find("browser_click")->changes_state);
-	assert_false(act_tool_find("browser_close")->read_only);
-	assert_false(act_tool_find("browser_tabs")->read_only);
+	assert_int_equal(act_tool_find("browser_evaluate")->effect, ACT_EFFECT_PAGE);
+	assert_int_equal(act_tool_find("browser_click")->effect, ACT_EFFECT_PAGE);
+	assert_int_equal(act_tool_find("browser_tabs")->effect, ACT_EFFECT_PAGE);
+	assert_int_equal(act_tool_find("browser_close")->effect, ACT_EFFECT_LIFECYCLE);
+	assert_int_equal(act_tool_find("browser_snapshot")->effect, ACT_EFFECT_READ);
 }
 
 static void test_table_playwright_parameters(void **state)
@@ -370,7 +388,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_table_names_and_order),
-		cmocka_unit_test(test_table_hints),
+		cmocka_unit_test(test_every_descriptor_is_whole),
 		cmocka_unit_test(test_table_playwright_parameters),
 		cmocka_unit_test(test_check_accepts_valid_arguments),
 		cmocka_unit_test(test_check_required),

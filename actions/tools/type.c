@@ -1,11 +1,11 @@
 /*
- * tool_input.c - browser_click, browser_hover, browser_type,
- * browser_press_key and browser_select_option: input on one element, each
- * after the actionability checks, each re-reading what it changed.
+ * type.c - browser_type: text (or a stored secret) typed into one field, re-read from the page.
  */
 #include "actions/actions-private.h"
+#include "actions/tools/params.h"
 
 #include "cdp/cdp.h"
+#include "policy/risk.h"
 #include "sessions/sessions.h"
 
 #include <ctype.h>
@@ -143,63 +143,6 @@ static void squeeze(char *s)
 		*w++ = *r;
 	}
 	*w = '\0';
-}
-
-static int click_run(struct act_ctx *ctx)
-{
-	const char *button = json_string_value(json_object_get(ctx->args, "button"));
-	int dbl = json_is_true(json_object_get(ctx->args, "doubleClick"));
-	int mods = act_modifiers_from_json(json_object_get(ctx->args, "modifiers"));
-	json_t *info = NULL;
-	double x, y;
-	int rc;
-
-	int landed;
-	int c;
-
-	if (!button)
-		button = "left";
-	rc = act_actionable(ctx, "click", &x, &y, &info);
-	if (rc < 0)
-		goto out;
-	/* the press, then where it landed read back, then the release: a
-	 * missed press is still released, so the page is not left with a
-	 * button held down */
-	rc = act_mouse_down(ctx, x, y, button, 1, mods);
-	if (rc < 0)
-		goto out;
-	landed = act_click_landed(ctx, x, y, 0);
-	rc = act_mouse_up(ctx, x, y, button, 1, mods);
-	if (rc == 0 && landed == 0 && !strcmp(button, "left"))
-		landed = act_click_landed(ctx, x, y, 1);
-	for (c = 2; rc == 0 && dbl && c <= 2; c++) {
-		rc = act_mouse_down(ctx, x, y, button, c, mods);
-		if (rc == 0)
-			rc = act_mouse_up(ctx, x, y, button, c, mods);
-	}
-	if (rc == 0 && landed < 0)
-		rc = -1;
-	if (rc == 0)
-		gb_buf_appendf(&ctx->text, "%s %s", dbl ? "Double-clicked" : "Clicked",
-		               ctx->target.description);
-out:
-	json_decref(info);
-	return rc;
-}
-
-static int hover_run(struct act_ctx *ctx)
-{
-	json_t *info = NULL;
-	double x, y;
-	int rc;
-
-	rc = act_actionable(ctx, "hover", &x, &y, &info);
-	if (rc == 0)
-		rc = act_mouse_move(ctx, x, y);
-	if (rc == 0)
-		gb_buf_appendf(&ctx->text, "Hovered over %s", ctx->target.description);
-	json_decref(info);
-	return rc;
 }
 
 /*
@@ -366,92 +309,59 @@ out:
 	return rc;
 }
 
-static int press_key_run(struct act_ctx *ctx)
-{
-	const char *key = json_string_value(json_object_get(ctx->args, "key"));
-	int rc = act_press_key(ctx, key, 0);
+static const char *const type_one_of[] = { "text", "secret", NULL };
 
-	if (rc == 0)
-		gb_buf_appendf(&ctx->text, "Pressed %s", key);
-	return rc;
-}
+static const struct act_param params[] = {
+	P_TARGET,
+	P_ELEMENT,
+	{ .name = "text",
+	  .type = ACT_T_STRING,
+	  .description = "Text to type into the element. Give either text or secret" },
+	{ .name = "secret",
+	  .type = ACT_T_STRING,
+	  .description =
+	      "Name of a secret of the tenant (e.g. \"SHOP_PASSWORD\") to type instead "
+	      "of text: you never see its value. It is typed only if the field's frame "
+	      "is on one of the secret's hosts and the field is a password, username, "
+	      "email or one-time-code field (or a kind the secret allows); otherwise the "
+	      "call is refused with the reason. Not with slowly" },
+	{ .name = "submit",
+	  .type = ACT_T_BOOLEAN,
+	  .description = "Whether to submit entered text (press Enter after)" },
+	{ .name = "slowly",
+	  .type = ACT_T_BOOLEAN,
+	  .description = "Whether to type one character at a time. Useful for triggering key "
+	                 "handlers in the page. By default entire text is filled in at once." },
+	P_EXPECT,
+	P_OPERATION_ID,
+};
 
-/* Matches first, then selects: assigning selected = false in a single
- * select makes the browser re-select its first option. */
-static const char select_js[] =
-    "function(values) { const opts = [...this.options];"
-    " const want = opts.filter(o => values.includes(o.value) || values.includes(o.label.trim()));"
-    " if (!want.length) return { error: opts.map(o => o.value).slice(0, 20) };"
-    " if (this.multiple) opts.forEach(o => { o.selected = want.includes(o); }); else "
-    "want[0].selected = true;"
-    " this.dispatchEvent(new Event('input', { bubbles: true })); this.dispatchEvent(new "
-    "Event('change', { bubbles: true }));"
-    " return { selected: opts.filter(o => o.selected).map(o => o.value), wanted: (this.multiple ? "
-    "want : want.slice(0, 1)).map(o => o.value) }; }";
+static const struct act_tool_impl impl = {
+	.run = type_run,
+	.needs_target = 1,
+};
 
-static int select_run(struct act_ctx *ctx)
-{
-	json_t *values = json_object_get(ctx->args, "values");
-	json_t *info = NULL, *res = NULL;
-	char *avail = NULL;
-	double x, y;
-	int rc;
-
-	rc = act_actionable(ctx, "select", &x, &y, &info);
-	if (rc < 0)
-		goto out;
-	rc = act_call_isolated_args(ctx, select_js, json_pack("[{s:O}]", "value", values), &res,
-	                            "selecting options");
-	if (rc < 0)
-		goto out;
-	if (json_object_get(res, "error")) {
-		char *asked = json_dumps(values, JSON_COMPACT);
-
-		avail = json_dumps(json_object_get(res, "error"), JSON_COMPACT);
-		rc = act_fail(ctx, "no_such_option",
-		              "no option of %s matches %.300s: the options are %.500s",
-		              ctx->target.description, asked ? asked : "[]", avail ? avail : "[]");
-		free(asked);
-		goto out;
-	}
-	{
-		json_t *sel = json_object_get(res, "selected");
-		struct gb_buf joined;
-		size_t i;
-
-		gb_buf_init(&joined, 1 << 16);
-		for (i = 0; i < json_array_size(sel); i++)
-			gb_buf_appendf(&joined, "%s%s", i ? "," : "",
-			               gb_or(json_string_value(json_array_get(sel, i)), ""));
-		json_object_set_new(ctx->out, "value", json_string(joined.data ? joined.data : ""));
-		gb_buf_free(&joined);
-	}
-	avail = json_dumps(json_object_get(res, "selected"), JSON_COMPACT);
-	if (!json_equal(json_object_get(res, "selected"), json_object_get(res, "wanted"))) {
-		char *wanted = json_dumps(json_object_get(res, "wanted"), JSON_COMPACT);
-
-		/* re-read after input and change ran: the page put it back */
-		json_object_set(ctx->out, "expected", json_object_get(res, "wanted"));
-		json_object_set(ctx->out, "observed", json_object_get(res, "selected"));
-		rc =
-		    act_fail(ctx, "value_not_set",
-		             "%s has %.300s selected, not %.300s as asked: the page changed the "
-		             "selection back; check what it allows",
-		             ctx->target.description, avail ? avail : "[]", wanted ? wanted : "[]");
-		free(wanted);
-		goto out;
-	}
-	gb_buf_appendf(&ctx->text, "Selected %s in %s", avail ? avail : "",
-	               ctx->target.description);
-out:
-	free(avail);
-	json_decref(info);
-	json_decref(res);
-	return rc;
-}
-
-const struct act_tool_impl act_tool_click = { "browser_click", NULL, click_run, 1 };
-const struct act_tool_impl act_tool_hover = { "browser_hover", NULL, hover_run, 1 };
-const struct act_tool_impl act_tool_type = { "browser_type", NULL, type_run, 1 };
-const struct act_tool_impl act_tool_press_key = { "browser_press_key", NULL, press_key_run, 0 };
-const struct act_tool_impl act_tool_select = { "browser_select_option", NULL, select_run, 1 };
+const struct act_def act_tool_type = {
+	.name = "browser_type",
+	.title = "Type text",
+	.description =
+	    "Type text into an editable element (input, textarea, contenteditable), replacing "
+	    "its content. Checks that the element is visible, enabled and editable, then "
+	    "re-reads "
+	    "the field to verify the value (structuredContent.value; a value that did not stick "
+	    "fails with error.code value_not_set; password fields are masked, "
+	    "and typed text never appears in logs or evidence). Date, time, datetime-local, "
+	    "month, week, range and color inputs take a value in their own format (date "
+	    "YYYY-MM-DD, time HH:MM, datetime-local YYYY-MM-DDTHH:MM, month YYYY-MM, week "
+	    "YYYY-Www, color #rrggbb) and are set as a user's choice sets them. `submit` presses "
+	    "Enter "
+	    "afterwards; `slowly` types key by key for pages that listen to key events. Pass "
+	    "`secret` instead of `text` to type a stored secret (a password, a token) by name "
+	    "without ever seeing it.",
+	PARAMS(params),
+	.one_of = type_one_of,
+	.effect = ACT_EFFECT_PAGE,
+	.policy = ACT_POLICY(POLICY_ACT_TYPE),
+	.checks_expect = 1,
+	.impl = &impl,
+};

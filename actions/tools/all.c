@@ -1,0 +1,57 @@
+/*
+ * all.c - every tool's descriptor, in the stable order of tools/list.
+ * A new tool is one file in this directory and one line here.
+ */
+#include "actions/actions.h"
+
+#include <string.h>
+
+extern const struct act_def act_tool_navigate, act_tool_navigate_back, act_tool_snapshot,
+    act_tool_click, act_tool_type, act_tool_press_key, act_tool_select_option, act_tool_hover,
+    act_tool_evaluate, act_tool_take_screenshot, act_tool_handle_dialog, act_tool_wait_for,
+    act_tool_tabs, act_tool_close, act_tool_session;
+
+static const struct act_def *const tools[] = {
+	&act_tool_navigate,
+	&act_tool_navigate_back,
+	&act_tool_snapshot,
+	&act_tool_click,
+	&act_tool_type,
+	&act_tool_press_key,
+	&act_tool_select_option,
+	&act_tool_hover,
+	&act_tool_evaluate,
+	&act_tool_take_screenshot,
+	&act_tool_handle_dialog,
+	&act_tool_wait_for,
+	&act_tool_tabs,
+	&act_tool_close,
+	&act_tool_session,
+};
+
+#define N_TOOLS (sizeof(tools) / sizeof(tools[0]))
+
+/* Number of tools in the table. */
+size_t act_tool_count(void)
+{
+	return N_TOOLS;
+}
+
+/* The i-th tool in table order, or NULL when i is out of range. The
+ * returned definition is static: borrowed forever. */
+const struct act_def *act_tool_at(size_t i)
+{
+	return i < N_TOOLS ? tools[i] : NULL;
+}
+
+/* The tool called name (borrowed), or NULL when there is none or name is
+ * NULL. */
+const struct act_def *act_tool_find(const char *name)
+{
+	size_t i;
+
+	for (i = 0; name && i < N_TOOLS; i++)
+		if (!strcmp(tools[i]->name, name))
+			return tools[i];
+	return NULL;
+}

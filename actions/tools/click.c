@@ -1,0 +1,101 @@
+/*
+ * click.c - browser_click: a click on one element, read back where it landed.
+ */
+#include "actions/actions-private.h"
+#include "actions/tools/params.h"
+
+#include "cdp/cdp.h"
+#include "policy/risk.h"
+#include "sessions/sessions.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int click_run(struct act_ctx *ctx)
+{
+	const char *button = json_string_value(json_object_get(ctx->args, "button"));
+	int dbl = json_is_true(json_object_get(ctx->args, "doubleClick"));
+	int mods = act_modifiers_from_json(json_object_get(ctx->args, "modifiers"));
+	json_t *info = NULL;
+	double x, y;
+	int rc;
+
+	int landed;
+	int c;
+
+	if (!button)
+		button = "left";
+	rc = act_actionable(ctx, "click", &x, &y, &info);
+	if (rc < 0)
+		goto out;
+	/* the press, then where it landed read back, then the release: a
+	 * missed press is still released, so the page is not left with a
+	 * button held down */
+	rc = act_mouse_down(ctx, x, y, button, 1, mods);
+	if (rc < 0)
+		goto out;
+	landed = act_click_landed(ctx, x, y, 0);
+	rc = act_mouse_up(ctx, x, y, button, 1, mods);
+	if (rc == 0 && landed == 0 && !strcmp(button, "left"))
+		landed = act_click_landed(ctx, x, y, 1);
+	for (c = 2; rc == 0 && dbl && c <= 2; c++) {
+		rc = act_mouse_down(ctx, x, y, button, c, mods);
+		if (rc == 0)
+			rc = act_mouse_up(ctx, x, y, button, c, mods);
+	}
+	if (rc == 0 && landed < 0)
+		rc = -1;
+	if (rc == 0)
+		gb_buf_appendf(&ctx->text, "%s %s", dbl ? "Double-clicked" : "Clicked",
+		               ctx->target.description);
+out:
+	json_decref(info);
+	return rc;
+}
+
+static const char *const button_values[] = { "left", "right", "middle", NULL };
+static const char *const modifier_values[] = { "Alt",  "Control", "ControlOrMeta",
+	                                       "Meta", "Shift",   NULL };
+
+static const struct act_param params[] = {
+	P_TARGET,
+	P_ELEMENT,
+	{ .name = "doubleClick",
+	  .type = ACT_T_BOOLEAN,
+	  .description = "Whether to perform a double click instead of a single click" },
+	{ .name = "button",
+	  .type = ACT_T_STRING,
+	  .description = "Button to click, defaults to left",
+	  .enum_values = button_values },
+	{ .name = "modifiers",
+	  .type = ACT_T_STRING_ARRAY,
+	  .description = "Modifier keys to press",
+	  .enum_values = modifier_values },
+	P_EXPECT,
+	P_OPERATION_ID,
+};
+
+static const struct act_tool_impl impl = {
+	.run = click_run,
+	.needs_target = 1,
+};
+
+const struct act_def act_tool_click = {
+	.name = "browser_click",
+	.title = "Click",
+	.description =
+	    "Click an element, given by a ref from browser_snapshot or a unique selector. Before "
+	    "clicking it checks that the element is attached, visible, stable, enabled and "
+	    "actually receives the click (not covered by another element); then it reads back "
+	    "where the click really landed (a click that reached something else fails with "
+	    "error.code missed, naming it); afterwards it waits, "
+	    "bounded, for what the click started (navigation, requests). Reports navigation, "
+	    "responses, dialogs, console errors and whether the DOM changed, and records a "
+	    "screenshot as evidence. Pass `expect` to verify the outcome.",
+	PARAMS(params),
+	.effect = ACT_EFFECT_PAGE,
+	.policy = ACT_POLICY(POLICY_ACT_CLICK),
+	.checks_expect = 1,
+	.impl = &impl,
+};
