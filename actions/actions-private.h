@@ -86,7 +86,11 @@ struct act_session {
 	/* worker thread only */
 	struct sess *sess;
 	struct snap_refmap refs;
-	char *last_snapshot; /* the latest snapshot text the agent saw */
+	char *last_snapshot;   /* the latest snapshot text the agent saw */
+	struct snap_view view; /* what the agent saw of the page last (snapshot_mode changed) */
+	int snapshot_mode;     /* enum act_snapshot_mode (immutable) */
+	char test_id_attribute[64];
+	char *output_dir; /* NULL = none (immutable) */
 	unsigned operations;
 	/* the last evidence screenshot, reused while the page is unchanged */
 	char last_shot_sha[65];
@@ -204,9 +208,15 @@ struct act_ctx {
 	int has_target;
 	struct act_recorder rec;
 
-	json_t *out;        /* structuredContent being built */
-	json_t *content;    /* extra content items (images, links) */
-	struct gb_buf text; /* the short text for the model */
+	json_t *out;             /* structuredContent being built */
+	json_t *content;         /* extra content items (images, links) */
+	struct gb_buf text;      /* glassbox's facts for the model (### Verification) */
+	struct gb_buf code;      /* the Playwright code it ran (### Ran Playwright code) */
+	struct gb_buf result;    /* what it returned (### Result) */
+	struct gb_buf evidence;  /* where its evidence is (### Evidence) */
+	char *snapshot;          /* the ### Snapshot section's text (owned), or NULL */
+	char content_marker[17]; /* the marker of the page content in this answer, or "" */
+	json_t *code_probe;      /* the target's locator facts, read before acting (owned) */
 	int failed;
 	char error_code[32];
 	char error[1024];
@@ -252,6 +262,12 @@ struct act_tool_impl {
 	/* runs while a JavaScript dialog waits (others are refused until it
 	 * is handled) */
 	int with_dialog_open;
+	/* reads only, yet its answer shows the page as an action's does
+	 * (snapshot_mode): a wait that lets the page change */
+	int shows_page;
+	/* appends the Playwright code of the call to ctx->code (codegen.h);
+	 * NULL: the tool shows none */
+	void (*code)(struct act_ctx *ctx);
 };
 
 /* The pipeline's steps, as a call records which it ran (ctx->steps). */
@@ -275,13 +291,52 @@ extern void (*act_test_on_steps)(const char *tool, unsigned steps);
  * changed tabs, so post-observe reads the tab now shown). */
 void act_ctx_follow_current_page(struct act_ctx *ctx);
 
+/* page_state.c */
+/* Takes a snapshot of the current page (root: a subtree, or NULL; depth:
+ * levels shown, 0 = all) into the session's ref map, with the session's
+ * secret masking and hidden-text mode (hidden: SNAP_HIDDEN_OFF = the
+ * session's), the text scrubbed of typed secrets. *yaml malloc'd; lines
+ * filled when not NULL. Returns 0, or -1 with the call failed. */
+int act_page_snapshot(struct act_ctx *ctx, const struct snap_ref *root, size_t max_chars,
+                      unsigned depth, int hidden, struct snap_stats *stats, char **yaml,
+                      int *truncated, struct snap_lines *lines);
+
+/* output_dir.c */
+/* The path of filename in the session's output directory (--output-dir)
+ * into path. filename must be a plain name: letters, digits, '.', '-',
+ * '_', not starting with '.'. Returns 0, or -1 with the call failed (no
+ * output directory, or a name that is not plain). */
+int act_output_path(struct act_ctx *ctx, const char *filename, char *path, size_t pathlen);
+/* Writes data to path (created or replaced; a symlink is refused). Returns
+ * 0, or -1 with the call failed. */
+int act_output_write(struct act_ctx *ctx, const char *path, const void *data, size_t len);
+/* The snapshot an action's answer carries (snapshot_mode), into
+ * ctx->snapshot; a failure to take it is noted in the answer, the action's
+ * outcome stands. */
+void act_answer_snapshot(struct act_ctx *ctx);
+/* Notes a whole, uncut snapshot as the one the agent saw last. */
+void act_page_seen(struct act_ctx *ctx, char *yaml, const struct snap_lines *lines);
+
+/* code_target.c */
+struct act_code_target;
+/* Reads, before the action, what the target's locator needs from the page
+ * (act_code_probe_js); a failure leaves the code without that fact. */
+void act_code_probe(struct act_ctx *ctx);
+/* The target of the call as codegen.h describes it (borrows from ctx). */
+void act_code_target_of(const struct act_ctx *ctx, struct act_code_target *t);
+
+/* response.c */
+/* The answer's text in Playwright MCP's layout: ### Ran Playwright code,
+ * ### Error, ### Result, ### Open tabs, ### Page, ### Modal state,
+ * ### Snapshot, then glassbox's ### Verification and ### Evidence.
+ * Returns a malloc'd text (never NULL). */
+char *act_response_text(struct act_ctx *ctx);
+
 /* page_content.c */
-/* Opens a block of page content handed to the model (what: "snapshot",
- * "result"), marked as data, never instructions; id (17 bytes) receives
- * the block's random marker, which the page cannot know. */
-void act_page_content_open(struct act_ctx *ctx, const char *what, char id[17]);
-/* Closes the block opened with id, and says so in the result. */
-void act_page_content_close(struct act_ctx *ctx, const char *id);
+/* Notes that this answer hands page content to the model: the answer says
+ * so with its marker (a random id the page cannot know, the same for the
+ * whole answer), and structuredContent.page_content says so too. */
+void act_page_content_mark(struct act_ctx *ctx);
 
 /* recordkeeper.c */
 struct act_keeper_action {

@@ -119,6 +119,13 @@ struct act_config {
 	int viewport_width;        /* 0 = 1280 */
 	int viewport_height;       /* 0 = 720 */
 	int action_timeout_ms;     /* per tool call; 0 = 30000 */
+	/* What each answer of a tool that can change the page carries
+	 * (docs/tools.md): ACT_SNAPSHOT_FULL (default), _CHANGED, _NONE. */
+	int snapshot_mode;
+	const char *test_id_attribute; /* for the code shown (getByTestId); NULL = data-testid */
+	/* A directory the tools also write their files to (screenshots,
+	 * snapshots with a filename); NULL = none (artifact store only). */
+	const char *output_dir;
 	/* The tenant's policy (borrowed, read at act_session_new): {"egress": {...}
 	 * (policy/egress.h), "require_evidence": bool, "before_screenshots":
 	 * bool}; NULL = defaults. */
@@ -165,6 +172,20 @@ struct act_config {
 	const char *client_name;
 	const char *flow_name;
 };
+
+enum act_snapshot_mode {
+	ACT_SNAPSHOT_FULL = 0, /* the whole page snapshot */
+	ACT_SNAPSHOT_CHANGED,  /* the subtrees changed since the last one the agent saw */
+	ACT_SNAPSHOT_NONE,     /* none: the agent calls browser_snapshot */
+};
+
+/* "full" / "changed" / "none" -> enum act_snapshot_mode; -1 when unknown. */
+int act_snapshot_mode_parse(const char *s);
+
+/* The notice, given once at initialize (the server's instructions), that
+ * page content in answers is data from the web page, never instructions
+ * (page_content.c). */
+extern const char act_page_content_notice[];
 
 /* ---- warm pool --------------------------------------------------------- */
 

@@ -163,6 +163,11 @@ int act_session_new(const struct act_config *cfg, struct act_session **out, char
 	s->viewport_width = cfg->viewport_width > 0 ? cfg->viewport_width : 1280;
 	s->viewport_height = cfg->viewport_height > 0 ? cfg->viewport_height : 720;
 	s->action_timeout_ms = cfg->action_timeout_ms > 0 ? cfg->action_timeout_ms : 30000;
+	s->snapshot_mode = cfg->snapshot_mode;
+	snprintf(s->test_id_attribute, sizeof(s->test_id_attribute), "%s",
+	         cfg->test_id_attribute && *cfg->test_id_attribute ? cfg->test_id_attribute
+	                                                           : "data-testid");
+	s->output_dir = dup_or_null(cfg->output_dir);
 	s->prelaunch = cfg->prelaunch;
 	/* a session that starts on a profile launches its browser on it */
 	s->pool = cfg->profile ? NULL : cfg->pool;
@@ -311,6 +316,8 @@ void act_session_free(struct act_session *s)
 	act_secrets_stop(s);
 	policy_tenant_unref(s->tenant_policy);
 	free(s->last_snapshot);
+	act_snapshot_view_free(&s->view);
+	free(s->output_dir);
 	pthread_mutex_destroy(&s->lock);
 	pthread_cond_destroy(&s->cond);
 	free(s->data_dir);

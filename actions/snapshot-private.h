@@ -165,6 +165,8 @@ struct snap_ctx {
 
 	struct gb_buf out;
 	struct gb_buf line;
+	struct snap_lines lines_tab; /* every kept line (opt->lines) */
+	size_t cap_lines_tab;
 	size_t out_chars; /* characters (code points) kept in out */
 	size_t n_lines;
 	size_t limit_chars; /* max_chars, or SIZE_MAX */

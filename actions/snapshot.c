@@ -154,6 +154,7 @@ static void snap_ctx_free(struct snap_ctx *x)
 	free(x->old);
 	free(x->main_frame_id);
 	act_snap_refs_free(x);
+	act_snapshot_lines_free(&x->lines_tab);
 	act_snap_snode_free(x->frag);
 	act_snap_hidden_free(x);
 	gb_buf_free(&x->out);
@@ -224,6 +225,12 @@ int act_snapshot_take(struct cdp_conn *c, const struct snap_options *opt, struct
 		goto out;
 	}
 	*truncated = x->truncated;
+	if (opt->lines) {
+		act_snapshot_lines_free(opt->lines);
+		*opt->lines = x->lines_tab;
+		x->lines_tab.v = NULL;
+		x->lines_tab.n = 0;
+	}
 	rc = 0;
 out:
 	snap_ctx_free(x);
@@ -254,6 +261,15 @@ size_t act_snapshot_count_role(const struct snap_refmap *map, const char *role, 
 		    (!name || !*name || (map->refs[i].name && strcasestr(map->refs[i].name, name))))
 			n++;
 	return n;
+}
+
+void act_snapshot_lines_free(struct snap_lines *lines)
+{
+	if (!lines)
+		return;
+	free(lines->v);
+	lines->v = NULL;
+	lines->n = 0;
 }
 
 void act_snapshot_forget(struct snap_refmap *map)

@@ -28,6 +28,7 @@
 
 #include <jansson.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct cdp_conn;
 
@@ -81,6 +82,20 @@ struct snap_stats {
 	size_t label_differs;  /* controls marked [label-differs, ...] */
 };
 
+/* One rendered line: where it is in the text, its depth (indentation / 2)
+ * and its ref ("" for a text or property line). */
+struct snap_line {
+	size_t off;
+	size_t len;
+	unsigned depth;
+	char ref[16];
+};
+
+struct snap_lines {
+	struct snap_line *v;
+	size_t n;
+};
+
 /* Maps a frame id to the CDP session that owns it (out-of-process
  * iframes have their own target session); returns NULL when the frame
  * belongs to the page's own session. */
@@ -95,6 +110,7 @@ struct snap_options {
 	                               * (a node found by selector: it is then searched
 	                               * in every frame of its session) */
 	size_t max_chars;            /* 0 = unlimited; else cut with a marker line */
+	unsigned max_depth;          /* levels rendered (1 = the top lines only); 0 = all */
 	int timeout_ms;              /* for the whole snapshot; <= 0 = 30000 */
 	snap_frame_session_fn frame_session;
 	void *frame_session_user;
@@ -106,6 +122,7 @@ struct snap_options {
 	 * "..."] whenever this is not OFF */
 	enum snap_hidden_mode hidden;
 	struct snap_stats *stats; /* filled on success when not NULL */
+	struct snap_lines *lines; /* filled on success when not NULL (act_snapshot_lines_free) */
 };
 
 /*
@@ -141,5 +158,41 @@ void act_snapshot_forget(struct snap_refmap *map);
  * contains name (case-insensitive; any name when name is NULL or ""), as
  * Playwright's getByRole matches. */
 size_t act_snapshot_count_role(const struct snap_refmap *map, const char *role, const char *name);
+
+/* Frees a line table; the table can be reused. */
+void act_snapshot_lines_free(struct snap_lines *lines);
+
+/* ---- what the agent saw (snapshot_diff.c) ------------------------------- */
+
+/* Per ref of the last whole snapshot the agent was shown: a hash of its
+ * own line and of its subtree's lines. */
+struct snap_seen {
+	char ref[16];
+	uint64_t line_hash;
+	uint64_t tree_hash;
+};
+
+struct snap_view {
+	struct snap_seen *v;
+	size_t n;
+};
+
+/* Replaces view with what yaml (and its line table) shows. Returns 0 or
+ * -1 (out of memory: the view is then empty, and the next answer whole). */
+int act_snapshot_view_set(struct snap_view *view, const char *yaml, const struct snap_lines *lines);
+
+/*
+ * The part of yaml that changed since view: each subtree whose root is
+ * new or shows something else, whole and moved to the left edge; a
+ * subtree that shows the same is left out (its refs stay valid). A first
+ * comment line says what was left out and which refs of view are gone.
+ * With an empty view: yaml whole. Returns a malloc'd text, or NULL when
+ * memory is out.
+ */
+char *act_snapshot_changed(const struct snap_view *view, const char *yaml,
+                           const struct snap_lines *lines);
+
+/* Frees the view; it can be reused. */
+void act_snapshot_view_free(struct snap_view *view);
 
 #endif

@@ -87,6 +87,32 @@ static int line_indent(struct gb_buf *b, unsigned depth)
 	return rc;
 }
 
+/* Notes the line about to be written at off (for opt->lines): its depth
+ * is its indentation, which this file writes ("  " per level). */
+static int line_note(struct snap_ctx *x, size_t off, const char *ref)
+{
+	struct snap_line *l;
+	size_t sp = 0;
+
+	if (x->lines_tab.n == x->cap_lines_tab) {
+		size_t cap = x->cap_lines_tab ? x->cap_lines_tab * 2 : 256;
+		struct snap_line *grown = realloc(x->lines_tab.v, cap * sizeof(*grown));
+
+		if (!grown)
+			return -1;
+		x->lines_tab.v = grown;
+		x->cap_lines_tab = cap;
+	}
+	while (sp < x->line.len && x->line.data[sp] == ' ')
+		sp++;
+	l = &x->lines_tab.v[x->lines_tab.n++];
+	l->off = off;
+	l->len = x->line.len;
+	l->depth = (unsigned)(sp / 2);
+	snprintf(l->ref, sizeof(l->ref), "%s", ref ? ref : "");
+	return 0;
+}
+
 /*
  * Moves x->line into the output if it fits under max_chars and the byte
  * ceiling; otherwise marks the snapshot truncated and stops rendering.
@@ -108,6 +134,7 @@ static int line_emit(struct snap_ctx *x, const struct snode *s, const char *ref)
 	}
 	rc = -1;
 	if ((sep && gb_buf_append(&x->out, "\n", 1) < 0) ||
+	    (x->opt->lines && line_note(x, x->out.len, ref) < 0) ||
 	    gb_buf_append(&x->out, x->line.data, x->line.len) < 0)
 		goto out;
 	x->out_chars += sep + chars;
@@ -233,6 +260,10 @@ static int render_node(struct snap_ctx *x, const struct snode *s, unsigned depth
 	}
 	if (text && !act_snap_has_props(s)) {
 		rc = 0;
+		goto out;
+	}
+	if (x->opt->max_depth && depth + 1 >= x->opt->max_depth) {
+		rc = 0; /* at the depth limit: its children are left out */
 		goto out;
 	}
 	if (s->url && render_prop(x, "url", s->url, depth + 1) < 0)

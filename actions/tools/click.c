@@ -2,6 +2,7 @@
  * click.c - browser_click: a click on one element, read back where it landed.
  */
 #include "actions/actions-private.h"
+#include "actions/codegen.h"
 #include "actions/tools/params.h"
 
 #include "cdp/cdp.h"
@@ -76,9 +77,46 @@ static const struct act_param params[] = {
 	P_OPERATION_ID,
 };
 
+/* .click() / .dblclick(), with button and modifiers as Playwright's
+ * generator writes its options (one per line). */
+static void click_code(struct act_ctx *ctx)
+{
+	const char *button = json_string_value(json_object_get(ctx->args, "button"));
+	json_t *mods = json_object_get(ctx->args, "modifiers");
+	struct act_code_target t;
+	struct gb_buf opts;
+	json_t *m;
+	size_t i;
+
+	gb_buf_init(&opts, 4096);
+	if (button && strcmp(button, "left") != 0) {
+		gb_buf_appendf(&opts, "{\n  button: ");
+		act_code_quote(&opts, button);
+	}
+	if (json_array_size(mods)) {
+		gb_buf_appendf(&opts, "%s  modifiers: [", opts.len ? ",\n" : "{\n");
+		json_array_foreach(mods, i, m)
+		{
+			if (i)
+				gb_buf_appendf(&opts, ", ");
+			act_code_quote(&opts, json_string_value(m));
+		}
+		gb_buf_appendf(&opts, "]");
+	}
+	if (opts.len)
+		gb_buf_appendf(&opts, "\n}");
+	act_code_target_of(ctx, &t);
+	act_code_call(&ctx->code, &t,
+	              json_is_true(json_object_get(ctx->args, "doubleClick")) ? "dblclick"
+	                                                                      : "click",
+	              opts.data ? opts.data : "");
+	gb_buf_free(&opts);
+}
+
 static const struct act_tool_impl impl = {
 	.run = click_run,
 	.needs_target = 1,
+	.code = click_code,
 };
 
 const struct act_def act_tool_click = {

@@ -2,6 +2,7 @@
  * evaluate.c - browser_evaluate: a script run in the page, treated as an action that may change it.
  */
 #include "actions/actions-private.h"
+#include "actions/codegen.h"
 #include "actions/tools/params.h"
 
 #include "cdp/cdp.h"
@@ -19,7 +20,6 @@ static int evaluate_run(struct act_ctx *ctx)
 	const char *fn = json_string_value(json_object_get(ctx->args, "function"));
 	json_t *value = NULL;
 	char *dump = NULL;
-	char id[17];
 	struct gb_buf expr;
 	int rc;
 
@@ -44,11 +44,12 @@ static int evaluate_run(struct act_ctx *ctx)
 	/* strings the page returns may carry a secret typed earlier */
 	act_secrets_scrub_json(ctx->as, value);
 	json_object_set(ctx->out, "result", value);
-	dump = json_dumps(value, JSON_ENCODE_ANY | JSON_COMPACT);
-	act_page_content_open(ctx, "result", id);
-	gb_buf_appendf(&ctx->text, "Result: %.*s%s", RESULT_TEXT_MAX, dump ? dump : "undefined",
+	/* as Playwright MCP shows it: JSON.stringify(result, null, 2) */
+	dump = json_dumps(value, JSON_ENCODE_ANY | JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	act_page_content_mark(ctx);
+	gb_buf_appendf(&ctx->result, "%.*s%s", RESULT_TEXT_MAX, dump ? dump : "undefined",
 	               dump && strlen(dump) > RESULT_TEXT_MAX ? "… (truncated)" : "");
-	act_page_content_close(ctx, id);
+	gb_buf_appendf(&ctx->text, "Ran the function");
 out:
 	free(dump);
 	json_decref(value);
@@ -68,10 +69,30 @@ static const struct act_param params[] = {
 	P_OPERATION_ID,
 };
 
+/* await page.evaluate('<fn>'); or on the element: await <locator>.evaluate('<fn>'); */
+static void evaluate_code(struct act_ctx *ctx)
+{
+	const char *fn = json_string_value(json_object_get(ctx->args, "function"));
+	struct act_code_target t;
+	struct gb_buf arg;
+
+	gb_buf_init(&arg, 1 << 22);
+	act_code_quote(&arg, fn);
+	if (ctx->has_target) {
+		act_code_target_of(ctx, &t);
+		act_code_call(&ctx->code, &t, "evaluate", arg.data ? arg.data : "''");
+	} else {
+		gb_buf_appendf(&ctx->code, "await page.evaluate(%s);\n",
+		               arg.data ? arg.data : "''");
+	}
+	gb_buf_free(&arg);
+}
+
 static const struct act_tool_impl impl = {
 	.evidence_if_changed = 1,
 	.run = evaluate_run,
 	.needs_target = 2,
+	.code = evaluate_code,
 };
 
 const struct act_def act_tool_evaluate = {

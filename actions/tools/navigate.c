@@ -2,6 +2,7 @@
  * navigate.c - browser_navigate: the current tab sent to a URL.
  */
 #include "actions/actions-private.h"
+#include "actions/codegen.h"
 #include "actions/tools/params.h"
 
 #include "cdp/cdp.h"
@@ -70,9 +71,16 @@ static const struct act_param params[] = {
 	P_OPERATION_ID,
 };
 
+/* await page.goto('<url>'); */
+static void navigate_code(struct act_ctx *ctx)
+{
+	act_code_goto(&ctx->code, json_string_value(json_object_get(ctx->args, "url")));
+}
+
 static const struct act_tool_impl impl = {
 	.gate = navigate_gate,
 	.run = navigate_run,
+	.code = navigate_code,
 };
 
 const struct act_def act_tool_navigate = {

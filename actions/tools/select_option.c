@@ -2,6 +2,7 @@
  * select_option.c - browser_select_option: options chosen in a <select>, re-read from the page.
  */
 #include "actions/actions-private.h"
+#include "actions/codegen.h"
 #include "actions/tools/params.h"
 
 #include "cdp/cdp.h"
@@ -98,9 +99,37 @@ static const struct act_param params[] = {
 	P_OPERATION_ID,
 };
 
+/* .selectOption('v') for one value, .selectOption(['a', 'b']) for more. */
+static void select_code(struct act_ctx *ctx)
+{
+	json_t *values = json_object_get(ctx->args, "values");
+	struct act_code_target t;
+	struct gb_buf arg;
+	json_t *v;
+	size_t i;
+
+	gb_buf_init(&arg, 1 << 16);
+	if (json_array_size(values) == 1) {
+		act_code_quote(&arg, json_string_value(json_array_get(values, 0)));
+	} else {
+		gb_buf_appendf(&arg, "[");
+		json_array_foreach(values, i, v)
+		{
+			if (i)
+				gb_buf_appendf(&arg, ", ");
+			act_code_quote(&arg, json_string_value(v));
+		}
+		gb_buf_appendf(&arg, "]");
+	}
+	act_code_target_of(ctx, &t);
+	act_code_call(&ctx->code, &t, "selectOption", arg.data ? arg.data : "[]");
+	gb_buf_free(&arg);
+}
+
 static const struct act_tool_impl impl = {
 	.run = select_run,
 	.needs_target = 1,
+	.code = select_code,
 };
 
 const struct act_def act_tool_select_option = {

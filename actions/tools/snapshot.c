@@ -15,33 +15,32 @@
 static int snapshot_run(struct act_ctx *ctx)
 {
 	json_t *max = json_object_get(ctx->args, "maxChars");
+	json_t *depth = json_object_get(ctx->args, "depth");
 	const char *target = json_string_value(json_object_get(ctx->args, "target"));
 	const char *hidden = json_string_value(json_object_get(ctx->args, "hiddenText"));
+	const char *filename = json_string_value(json_object_get(ctx->args, "filename"));
 	struct snap_stats stats = { 0 };
-	struct snap_options opt = { 0 };
-	char *clean;
-	char id[17];
+	struct snap_lines lines = { 0 };
 	struct snap_ref root;
+	const struct snap_ref *rootp = NULL;
 	char *yaml = NULL;
-	char err[512] = "";
+	char path[1024];
 	int truncated = 0;
-	int rc;
+	int mode = hidden ? (!strcmp(hidden, "drop") ? SNAP_HIDDEN_DROP : SNAP_HIDDEN_FLAG) : 0;
+	int rc = -1;
 
-	opt.page_session_id = ctx->psid;
-	opt.max_chars = max ? (size_t)json_integer_value(max) : 0;
-	opt.timeout_ms = act_left_ms(ctx);
-	opt.frame_session = act_frame_session;
-	opt.frame_session_user = ctx->sess;
-	opt.hidden = hidden ? (!strcmp(hidden, "drop") ? SNAP_HIDDEN_DROP : SNAP_HIDDEN_FLAG)
-	             : ctx->as->hidden_text ? (enum snap_hidden_mode)ctx->as->hidden_text
-	                                    : SNAP_HIDDEN_FLAG;
-	opt.stats = &stats;
-	act_secrets_masked_ids(ctx->as, &opt);
+	if (json_is_true(json_object_get(ctx->args, "boxes")))
+		return act_fail(ctx, "unsupported",
+		                "boxes is not supported by this server: element boxes are not "
+		                "measured; call without boxes (browser_take_screenshot with a "
+		                "target shows where an element is)");
+	if (filename && act_output_path(ctx, filename, path, sizeof(path)) < 0)
+		return -1;
 	if (target && act_snapshot_find(&ctx->as->refs, target)) {
 		root = *act_snapshot_find(&ctx->as->refs, target);
 		root.role = NULL;
 		root.name = NULL;
-		opt.root = &root;
+		rootp = &root;
 	} else if (target) {
 		/* a CSS selector, or a ref the latest snapshot does not have */
 		json_t *node = NULL;
@@ -57,44 +56,52 @@ static int snapshot_run(struct act_ctx *ctx)
 		root.backend_node_id = (int)json_integer_value(
 		    json_object_get(json_object_get(node, "node"), "backendNodeId"));
 		json_decref(node);
-		opt.root = &root;
+		rootp = &root;
 	}
-	rc = act_snapshot_take(ctx->cdp, &opt, &ctx->as->refs, &yaml, &truncated, err, sizeof(err));
-	if (rc < 0) {
-		if (sess_check_alive(ctx->sess) < 0)
-			return act_connection_failed(ctx, -CDP_ECLOSED, "taking the snapshot");
-		return act_fail(ctx, "snapshot_failed", "cannot take the snapshot: %s", err);
-	}
+	if (act_page_snapshot(ctx, rootp, max ? (size_t)json_integer_value(max) : 0,
+	                      depth ? (unsigned)json_integer_value(depth) : 0, mode, &stats, &yaml,
+	                      &truncated, &lines) < 0)
+		goto out;
 	json_object_set_new(ctx->out, "url", json_string(sess_page_url(ctx->page)));
 	json_object_set_new(ctx->out, "truncated", json_boolean(truncated));
 	json_object_set_new(ctx->out, "refs", json_integer((json_int_t)ctx->as->refs.n_refs));
 	json_object_set_new(ctx->out, "hidden_text",
 	                    json_pack("{s:s, s:I, s:I}", "mode",
-	                              opt.hidden == SNAP_HIDDEN_DROP ? "drop" : "flag", "flagged",
-	                              (json_int_t)stats.hidden_flagged, "dropped",
+	                              mode == SNAP_HIDDEN_DROP ||
+	                                      (!mode && ctx->as->hidden_text == SNAP_HIDDEN_DROP)
+	                                  ? "drop"
+	                                  : "flag",
+	                              "flagged", (json_int_t)stats.hidden_flagged, "dropped",
 	                              (json_int_t)stats.hidden_dropped));
 	json_object_set_new(ctx->out, "label_differs",
 	                    json_integer((json_int_t)stats.label_differs));
-	/* a value typed from a secret never enters the text kept as evidence */
-	clean = act_secrets_scrub_text(ctx->as, yaml);
-	if (clean) {
-		free(yaml);
-		yaml = clean;
+	act_page_content_mark(ctx);
+	if (filename) {
+		if (act_output_write(ctx, path, yaml, strlen(yaml)) < 0)
+			goto out;
+		gb_buf_appendf(&ctx->result, "- [Snapshot](%s)", filename);
+	} else {
+		ctx->snapshot = strdup(yaml);
 	}
-	gb_buf_appendf(&ctx->text, "- Page URL: %s\n", sess_page_url(ctx->page));
-	act_page_content_open(ctx, "snapshot", id);
-	gb_buf_appendf(&ctx->text, "- Snapshot:\n```yaml\n%s\n```", yaml);
-	act_page_content_close(ctx, id);
 	if (stats.hidden_flagged || stats.hidden_dropped || stats.label_differs)
 		gb_buf_appendf(&ctx->text,
-		               "\n- hidden text: %zu line(s) flagged, %zu left out "
-		               "(hiddenText: \"%s\"); %zu label(s) differ from the visible text",
-		               stats.hidden_flagged, stats.hidden_dropped,
-		               opt.hidden == SNAP_HIDDEN_DROP ? "drop" : "flag",
-		               stats.label_differs);
-	free(ctx->as->last_snapshot);
-	ctx->as->last_snapshot = yaml;
-	return 0;
+		               "- hidden text: %zu line(s) flagged, %zu left out; %zu label(s) "
+		               "differ from the visible text",
+		               stats.hidden_flagged, stats.hidden_dropped, stats.label_differs);
+	/* the agent has seen the whole page: what changes is measured from here */
+	if (!rootp && !truncated && !depth) {
+		act_page_seen(ctx, yaml, &lines);
+		yaml = NULL;
+	} else {
+		free(ctx->as->last_snapshot);
+		ctx->as->last_snapshot = yaml;
+		yaml = NULL;
+	}
+	rc = 0;
+out:
+	free(yaml);
+	act_snapshot_lines_free(&lines);
+	return rc;
 }
 
 static const char *const hidden_text_values[] = { "flag", "drop", NULL };
@@ -115,6 +122,21 @@ static const struct act_param params[] = {
 	  .minimum = 100,
 	  .maximum = 10000000,
 	  .has_range = 1 },
+	{ .name = "depth",
+	  .type = ACT_T_INTEGER,
+	  .description = "Limit the depth of the snapshot tree: nodes deeper than this are left "
+	                 "out (their parents still show). Default: no limit",
+	  .minimum = 1,
+	  .maximum = 512,
+	  .has_range = 1 },
+	{ .name = "boxes",
+	  .type = ACT_T_BOOLEAN,
+	  .description = "Include each element's bounding box as [box=x,y,width,height]. Not "
+	                 "supported by this server: true is refused" },
+	{ .name = "filename",
+	  .type = ACT_T_STRING,
+	  .description = "Save the snapshot to this file in the server's output directory "
+	                 "(--output-dir) instead of returning it inline. A plain file name" },
 };
 
 static const struct act_tool_impl impl = {

@@ -2,6 +2,7 @@
  * type.c - browser_type: text (or a stored secret) typed into one field, re-read from the page.
  */
 #include "actions/actions-private.h"
+#include "actions/codegen.h"
 #include "actions/tools/params.h"
 
 #include "cdp/cdp.h"
@@ -336,9 +337,37 @@ static const struct act_param params[] = {
 	P_OPERATION_ID,
 };
 
+/* .fill(text) or .pressSequentially(text), then .press('Enter') with
+ * submit; a secret is written as process.env['NAME']. */
+static void type_code(struct act_ctx *ctx)
+{
+	const char *text = json_string_value(json_object_get(ctx->args, "text"));
+	const char *secret = json_string_value(json_object_get(ctx->args, "secret"));
+	struct act_code_target t;
+	struct gb_buf value;
+
+	gb_buf_init(&value, 1 << 20);
+	if (ctx->sensitive && !secret) {
+		/* typed into a password field: its value never shows */
+		act_code_line(&ctx->code, "// typed into a password field: its value is not shown");
+		gb_buf_appendf(&value, "process.env['PASSWORD']");
+	} else {
+		act_code_value(&value, text, secret);
+	}
+	act_code_target_of(ctx, &t);
+	act_code_call(&ctx->code, &t,
+	              json_is_true(json_object_get(ctx->args, "slowly")) ? "pressSequentially"
+	                                                                 : "fill",
+	              value.data ? value.data : "''");
+	if (json_is_true(json_object_get(ctx->args, "submit")))
+		act_code_call(&ctx->code, &t, "press", "'Enter'");
+	gb_buf_free(&value);
+}
+
 static const struct act_tool_impl impl = {
 	.run = type_run,
 	.needs_target = 1,
+	.code = type_code,
 };
 
 const struct act_def act_tool_type = {
