@@ -55,7 +55,7 @@ int act_page_snapshot(struct act_ctx *ctx, const struct snap_ref *root, size_t m
 	opt.timeout_ms = act_left_ms(ctx);
 	opt.frame_session = act_frame_session;
 	opt.frame_session_user = ctx->sess;
-	opt.hidden = hidden ? (enum snap_hidden_mode)hidden
+	opt.hidden = hidden                 ? (enum snap_hidden_mode)hidden
 	             : ctx->as->hidden_text ? (enum snap_hidden_mode)ctx->as->hidden_text
 	                                    : SNAP_HIDDEN_FLAG;
 	opt.stats = stats;
@@ -99,7 +99,8 @@ void act_answer_snapshot(struct act_ctx *ctx)
 		/* the action's outcome stands: the answer says the snapshot is missing */
 		if (!failed) {
 			ctx->failed = 0;
-			gb_buf_appendf(&ctx->text, "\n- no snapshot after the action: %s", ctx->error);
+			gb_buf_appendf(&ctx->text, "\n- no snapshot after the action: %s",
+			               ctx->error);
 			ctx->error[0] = '\0';
 			ctx->error_code[0] = '\0';
 		}

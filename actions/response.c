@@ -137,10 +137,11 @@ static void page_sections(struct act_ctx *ctx, struct gb_buf *b)
 		for (i = 0; i < n; i++) {
 			struct sess_page *p = sess_page_at(s, i);
 
-			gb_buf_appendf(b, "%s- %zu:%s [%s](%s)%s", i ? "\n" : "", i,
-			               i == sess_current_index(s) ? " (current)" : "",
-			               target_title(infos, sess_page_target_id(p), sess_page_url(p)),
-			               sess_page_url(p), sess_page_crashed(p) ? " [crashed]" : "");
+			gb_buf_appendf(
+			    b, "%s- %zu:%s [%s](%s)%s", i ? "\n" : "", i,
+			    i == sess_current_index(s) ? " (current)" : "",
+			    target_title(infos, sess_page_target_id(p), sess_page_url(p)),
+			    sess_page_url(p), sess_page_crashed(p) ? " [crashed]" : "");
 		}
 	}
 	cur = sess_current_page(s);
@@ -176,8 +177,9 @@ static void modal_section(struct act_ctx *ctx, struct gb_buf *b)
 	section(b, "Modal state");
 	/* the message is the page's: a typed secret never shows */
 	clean = act_secrets_scrub_text(ctx->as, d->message ? d->message : "");
-	gb_buf_appendf(b, "- [\"%s\" dialog with message \"%.500s\"]: can be handled by "
-	                  "browser_handle_dialog",
+	gb_buf_appendf(b,
+	               "- [\"%s\" dialog with message \"%.500s\"]: can be handled by "
+	               "browser_handle_dialog",
 	               d->type, clean ? clean : gb_or(d->message, ""));
 	free(clean);
 }

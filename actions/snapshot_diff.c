@@ -156,7 +156,8 @@ char *act_snapshot_changed(const struct snap_view *view, const char *yaml,
 	}
 	marks = calloc(view->n, 1);
 	for (i = 0; marks && i < lines->n; i++) {
-		const struct snap_seen *s = lines->v[i].ref[0] ? seen_find(view, lines->v[i].ref) : NULL;
+		const struct snap_seen *s =
+		    lines->v[i].ref[0] ? seen_find(view, lines->v[i].ref) : NULL;
 
 		if (s)
 			marks[s - view->v] = 1;

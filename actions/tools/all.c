@@ -12,10 +12,21 @@ extern const struct act_def act_tool_navigate, act_tool_navigate_back, act_tool_
     act_tool_tabs, act_tool_close, act_tool_session;
 
 static const struct act_def *const tools[] = {
-	&act_tool_navigate, &act_tool_navigate_back,   &act_tool_snapshot,      &act_tool_click,
-	&act_tool_type,     &act_tool_press_key,       &act_tool_select_option, &act_tool_hover,
-	&act_tool_evaluate, &act_tool_take_screenshot, &act_tool_handle_dialog, &act_tool_wait_for,
-	&act_tool_tabs,     &act_tool_close,           &act_tool_session,
+	&act_tool_navigate,
+	&act_tool_navigate_back,
+	&act_tool_snapshot,
+	&act_tool_click,
+	&act_tool_type,
+	&act_tool_press_key,
+	&act_tool_select_option,
+	&act_tool_hover,
+	&act_tool_evaluate,
+	&act_tool_take_screenshot,
+	&act_tool_handle_dialog,
+	&act_tool_wait_for,
+	&act_tool_tabs,
+	&act_tool_close,
+	&act_tool_session,
 };
 
 #define N_TOOLS (sizeof(tools) / sizeof(tools[0]))
