@@ -16,6 +16,8 @@
 
 #include <jansson.h>
 #include <pthread.h>
+
+#define ACT_LAUNCH_ARGS_MAX 16 /* launch flags of a session's browser */
 #include <stdint.h>
 
 struct cdp_conn;
@@ -90,7 +92,13 @@ struct act_session {
 	struct snap_view view; /* what the agent saw of the page last (snapshot_mode changed) */
 	int snapshot_mode;     /* enum act_snapshot_mode (immutable) */
 	char test_id_attribute[64];
-	char *output_dir; /* NULL = none (immutable) */
+	char *output_dir;          /* NULL = none (immutable) */
+	int navigation_timeout_ms; /* 0 = action_timeout_ms (immutable) */
+	int no_code;               /* answers show no code (immutable) */
+	char *user_agent;          /* NULL = Chromium's (immutable) */
+	char *grant_permissions;   /* NULL = none (immutable) */
+	char user_agent_flag[600];
+	const char *launch_args[ACT_LAUNCH_ARGS_MAX];
 	unsigned operations;
 	/* the last evidence screenshot, reused while the page is unchanged */
 	char last_shot_sha[65];
@@ -290,6 +298,13 @@ extern void (*act_test_on_steps)(const char *tool, unsigned steps);
 /* The page's current tab for the call: ctx->page, psid (after a tool
  * changed tabs, so post-observe reads the tab now shown). */
 void act_ctx_follow_current_page(struct act_ctx *ctx);
+
+/* browser_options.c */
+/* Adds the session's launch flags (--user-agent) to opt->extra_args. */
+void act_browser_launch_args(struct act_session *as, struct sess_options *opt);
+/* Grants the session's permissions in its new browser. Returns 0, or -1
+ * with the reason in err. */
+int act_browser_grant(struct act_session *as, char *err, size_t errlen);
 
 /* page_state.c */
 /* Takes a snapshot of the current page (root: a subtree, or NULL; depth:

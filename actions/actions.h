@@ -126,6 +126,16 @@ struct act_config {
 	/* A directory the tools also write their files to (screenshots,
 	 * snapshots with a filename); NULL = none (artifact store only). */
 	const char *output_dir;
+	int navigation_timeout_ms; /* browser_navigate's own deadline; 0 = action_timeout_ms */
+	const char *user_agent;    /* the browser's User-Agent; NULL = Chromium's */
+	/* Permissions granted to every page, comma-separated Playwright names
+	 * (geolocation, clipboard-read, ...; act_permission_known); NULL = none */
+	const char *grant_permissions;
+	/* Capability groups whose tools are offered, comma-separated ("vision,pdf");
+	 * the core tools always are; "" = the core only (`glassbox mcp` without
+	 * --caps, as Playwright MCP); NULL = every group (`glassbox serve`). */
+	const char *caps;
+	int no_code; /* answers show no "### Ran Playwright code" */
 	/* The tenant's policy (borrowed, read at act_session_new): {"egress": {...}
 	 * (policy/egress.h), "require_evidence": bool, "before_screenshots":
 	 * bool}; NULL = defaults. */
@@ -181,6 +191,12 @@ enum act_snapshot_mode {
 
 /* "full" / "changed" / "none" -> enum act_snapshot_mode; -1 when unknown. */
 int act_snapshot_mode_parse(const char *s);
+
+/* 1 when name is a permission act_config.grant_permissions can grant. */
+int act_permission_known(const char *name);
+
+/* 1 when def is offered under caps (act_config.caps; NULL = every group). */
+int act_def_offered(const struct act_def *def, const char *caps);
 
 /* The notice, given once at initialize (the server's instructions), that
  * page content in answers is data from the web page, never instructions

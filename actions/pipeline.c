@@ -204,6 +204,7 @@ int act_launch_browser(struct act_session *as, char *err, size_t errlen)
 		opt.close_grace_ms = 10000; /* let Chromium flush the profile's files */
 	}
 	act_egress_launch_options(as, &opt);
+	act_browser_launch_args(as, &opt);
 	as->sess = act_pool_take(as, &opt);
 	as->pooled = as->sess != NULL;
 	if (!as->sess && sess_launch(&opt, &as->sess, err, errlen) < 0)
@@ -215,7 +216,7 @@ int act_launch_browser(struct act_session *as, char *err, size_t errlen)
 		as->sess = NULL;
 		return -1;
 	}
-	if (act_limits_apply(as, err, errlen) < 0) {
+	if (act_limits_apply(as, err, errlen) < 0 || act_browser_grant(as, err, errlen) < 0) {
 		sess_close(as->sess);
 		as->sess = NULL;
 		return -1;
@@ -690,7 +691,7 @@ void act_run_call(struct act_session *as, struct act_call *call)
 			goto done;
 		act_ledger_running(&ctx);
 		act_step(&ctx, ACT_STEP_RUN);
-		if (impl->run(&ctx) >= 0 && !ctx.failed && impl->code)
+		if (impl->run(&ctx) >= 0 && !ctx.failed && impl->code && !as->no_code)
 			impl->code(&ctx);
 		goto done;
 	}
@@ -745,7 +746,7 @@ void act_run_call(struct act_session *as, struct act_call *call)
 		}
 	}
 	/* the answer: the code it ran and the page as it is now (snapshot_mode) */
-	if (!ctx.failed && impl->code)
+	if (!ctx.failed && impl->code && !as->no_code)
 		impl->code(&ctx);
 	if (!ctx.failed && (acts_on_page || impl->shows_page) &&
 	    sess_get_state(ctx.sess) != SESS_FAILED)

@@ -168,6 +168,10 @@ int act_session_new(const struct act_config *cfg, struct act_session **out, char
 	         cfg->test_id_attribute && *cfg->test_id_attribute ? cfg->test_id_attribute
 	                                                           : "data-testid");
 	s->output_dir = dup_or_null(cfg->output_dir);
+	s->navigation_timeout_ms = cfg->navigation_timeout_ms;
+	s->no_code = cfg->no_code;
+	s->user_agent = dup_or_null(cfg->user_agent);
+	s->grant_permissions = dup_or_null(cfg->grant_permissions);
 	s->prelaunch = cfg->prelaunch;
 	/* a session that starts on a profile launches its browser on it */
 	s->pool = cfg->profile ? NULL : cfg->pool;
@@ -318,6 +322,8 @@ void act_session_free(struct act_session *s)
 	free(s->last_snapshot);
 	act_snapshot_view_free(&s->view);
 	free(s->output_dir);
+	free(s->user_agent);
+	free(s->grant_permissions);
 	pthread_mutex_destroy(&s->lock);
 	pthread_cond_destroy(&s->cond);
 	free(s->data_dir);

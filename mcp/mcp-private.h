@@ -125,7 +125,7 @@ json_t *mcp_schema_input(const struct act_def *def);
 json_t *mcp_schema_tool(const struct act_def *def, const char *version);
 
 /* The result of tools/list: {"tools": [...]}. New reference. */
-json_t *mcp_schema_tools_list(const char *version);
+json_t *mcp_schema_tools_list(const char *version, const char *caps);
 
 /* ---- server.c ----------------------------------------------------------- */
 

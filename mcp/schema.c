@@ -131,12 +131,13 @@ json_t *mcp_schema_tool(const struct act_def *def, const char *version)
 }
 
 /* See mcp-private.h. One page: no nextCursor. */
-json_t *mcp_schema_tools_list(const char *version)
+json_t *mcp_schema_tools_list(const char *version, const char *caps)
 {
 	json_t *tools = json_array();
 	size_t i;
 
 	for (i = 0; i < act_tool_count(); i++)
-		json_array_append_new(tools, mcp_schema_tool(act_tool_at(i), version));
+		if (act_def_offered(act_tool_at(i), caps))
+			json_array_append_new(tools, mcp_schema_tool(act_tool_at(i), version));
 	return json_pack("{s:o}", "tools", tools);
 }

@@ -630,7 +630,8 @@ static void handle_ping(struct mcp_server *srv, struct mcp_msg *msg)
 static void handle_tools_list(struct mcp_server *srv, struct mcp_msg *msg)
 {
 	if (!srv->tools_list)
-		srv->tools_list = mcp_schema_tools_list(srv->version);
+		srv->tools_list =
+		    mcp_schema_tools_list(srv->version, srv->cfg ? srv->cfg->caps : NULL);
 	reply_result(srv, msg->id, json_incref(srv->tools_list));
 }
 
@@ -661,6 +662,13 @@ static void handle_tools_call(struct mcp_server *srv, struct mcp_msg *msg)
 		reply_error(srv, msg->id, MCP_ERR_INVALID_PARAMS,
 		            "unknown tool '%s': call tools/list for the tools glassbox offers",
 		            text);
+		goto out;
+	}
+	if (!act_def_offered(def, srv->cfg ? srv->cfg->caps : NULL)) {
+		reply_error(srv, msg->id, MCP_ERR_INVALID_PARAMS,
+		            "tool '%s' is in the capability group \"%s\", which this server does "
+		            "not offer: start it with --caps=%s",
+		            def->name, def->caps, def->caps);
 		goto out;
 	}
 	if (json_is_null(args))

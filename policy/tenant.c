@@ -67,6 +67,7 @@ static const char *const known_keys[] = {
 	"egress",           "egress_layers",      "risk",
 	"approvals",        "page_content",       "limits",
 	"require_evidence", "before_screenshots", "retention_days",
+	"allow_data_urls",
 };
 
 /* ---- egress ------------------------------------------------------------------ */
@@ -253,6 +254,7 @@ static void parse_settings(struct policy_tenant *t, const json_t *json, struct e
 	}
 	get_bool(json, "", "require_evidence", &s->require_evidence, e);
 	get_bool(json, "", "before_screenshots", &s->before_screenshots, e);
+	get_bool(json, "", "allow_data_urls", &s->allow_data_urls, e);
 	get_int(json, "", "retention_days", 1, 36500, &s->retention_days, e);
 }
 
@@ -605,7 +607,7 @@ json_t *policy_tenant_effective(const struct policy_tenant *p)
 	}
 	j = json_pack(
 	    "{s:s, s:s, s:o, s:{s:b, s:b, s:b, s:s}, s:o, s:{s:b}, s:{s:s}, "
-	    "s:{s:o, s:o, s:o}, s:b, s:b, s:o}",
+	    "s:{s:o, s:o, s:o}, s:b, s:b, s:b, s:o}",
 	    "source", p->source[0] ? p->source : "(none: every default)", "hash", p->hash, "egress",
 	    egress_json(p), "egress_layers", "tool", s->layer_tool, "fetch", s->layer_fetch,
 	    "proxy", s->layer_proxy, "netns",
@@ -621,7 +623,7 @@ json_t *policy_tenant_effective(const struct policy_tenant *p)
 	    s->browser_cpu_window_s ? json_integer(s->browser_cpu_window_s)
 	                            : json_string("default"),
 	    "require_evidence", s->require_evidence, "before_screenshots", s->before_screenshots,
-	    "retention_days",
+	    "allow_data_urls", s->allow_data_urls, "retention_days",
 	    s->retention_days ? json_integer(s->retention_days) : json_string("kept"));
 	return j;
 }

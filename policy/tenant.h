@@ -18,6 +18,7 @@
  *                "browser_cpu_window_s": 1..600},           default none
  *     "require_evidence": bool,      default false
  *     "before_screenshots": bool,    default false
+ *     "allow_data_urls": bool,       default false: top-level data: URLs refused
  *     "retention_days": 1..36500     default: kept until purged by hand
  *   }
  *
@@ -45,6 +46,7 @@ struct policy_tenant_settings {
 	int browser_cpu_window_s; /* limits; 0: the default window */
 	int require_evidence;     /* refuse page-changing actions without evidence */
 	int before_screenshots;   /* a screenshot before each page-changing action too */
+	int allow_data_urls;      /* browser_navigate may open top-level data: URLs */
 	int retention_days;       /* 0: kept */
 	int layer_tool, layer_fetch, layer_proxy; /* egress_layers; 1 unless turned off */
 	int layer_netns; /* 1 asked on, 0 asked off, -1 where the machine allows */

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 /* Gate: tools refuse URLs that are not web pages (policy layer 1). */
 static int navigate_gate(struct act_ctx *ctx)
@@ -22,6 +23,11 @@ static int navigate_gate(struct act_ctx *ctx)
 
 	json_t *blocked = NULL;
 
+	if (ctx->as->navigation_timeout_ms) /* --timeout-navigation: this call's deadline */
+		ctx->deadline_ms = ctx->started_ms + ctx->as->navigation_timeout_ms;
+	if (url && !strncasecmp(url, "data:", 5) &&
+	    policy_tenant_settings(ctx->as->tenant_policy)->allow_data_urls)
+		return 0; /* the policy allows top-level data: pages; no request leaves */
 	if (policy_check_tool_url(url, rule, sizeof(rule), err, sizeof(err)) < 0) {
 		json_object_set_new(ctx->out, "blocked",
 		                    json_pack("[{s:s, s:s, s:s}]", "url", url ? url : "", "rule",
