@@ -173,8 +173,10 @@ struct snap_seen {
 };
 
 struct snap_view {
-	struct snap_seen *v;
+	struct snap_seen *v; /* sorted by ref */
 	size_t n;
+	uint64_t *texts; /* lines without a ref: hash of (parent's ref, line), sorted */
+	size_t n_texts;
 };
 
 /* Replaces view with what yaml (and its line table) shows. Returns 0 or
@@ -182,12 +184,14 @@ struct snap_view {
 int act_snapshot_view_set(struct snap_view *view, const char *yaml, const struct snap_lines *lines);
 
 /*
- * The part of yaml that changed since view: each subtree whose root is
- * new or shows something else, whole and moved to the left edge; a
- * subtree that shows the same is left out (its refs stay valid). A first
- * comment line says what was left out and which refs of view are gone.
- * With an empty view: yaml whole. Returns a malloc'd text, or NULL when
- * memory is out.
+ * The part of yaml that changed since view: a subtree that shows the same
+ * is left out (its refs stay valid); a new node shows whole; a node whose
+ * own line or whose text lines changed shows its line and what changed
+ * under it; a node whose line is the same shows only its changed
+ * children. Changes keep their nesting and start at the left edge. A
+ * first comment line says so, and which refs of view are gone. With an
+ * empty view: yaml whole. Returns a malloc'd text, or NULL when memory is
+ * out.
  */
 char *act_snapshot_changed(const struct snap_view *view, const char *yaml,
                            const struct snap_lines *lines);
