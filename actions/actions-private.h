@@ -278,17 +278,7 @@ struct act_tool_impl {
 	void (*code)(struct act_ctx *ctx);
 };
 
-/* The pipeline's steps, as a call records which it ran (ctx->steps). */
-enum act_step {
-	ACT_STEP_GATE,           /* the risk rules classified the action */
-	ACT_STEP_OBSERVE_BEFORE, /* the ledger marked it running, the page was noted */
-	ACT_STEP_RUN,
-	ACT_STEP_SETTLE,
-	ACT_STEP_OBSERVE_AFTER, /* the page re-read, verdicts and expect checked */
-	ACT_STEP_EVIDENCE,      /* a screenshot kept (or the last one reused) */
-	ACT_STEP_COUNT
-};
-/* Notes that the call ran step. */
+/* Notes that the call ran step (ctx->steps). */
 void act_step(struct act_ctx *ctx, enum act_step step);
 #ifdef GB_UNITTEST_BUILD
 /* Called as each call finishes with the steps it ran (a bit per step). */

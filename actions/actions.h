@@ -91,6 +91,29 @@ struct act_def {
 /* 1 when def only reads (readOnlyHint); otherwise it may change something. */
 int act_def_read_only(const struct act_def *def);
 
+/* The pipeline's steps (docs/internals/pipeline.md), in their order. */
+enum act_step {
+	ACT_STEP_GATE,           /* the tenant's risk rules classify the action */
+	ACT_STEP_LEDGER,         /* the operation is marked running before it acts */
+	ACT_STEP_OBSERVE_BEFORE, /* what the page does is recorded, its state noted */
+	ACT_STEP_RUN,            /* the tool's own code */
+	ACT_STEP_SETTLE,         /* bounded wait for what the action started */
+	ACT_STEP_OBSERVE_AFTER,  /* the page re-read; verdicts and `expect` checked */
+	ACT_STEP_EVIDENCE,       /* a screenshot kept (or the last one, unchanged) */
+	ACT_STEP_RECORD,         /* the signed audit record of the call */
+	ACT_STEP_COUNT
+};
+#define ACT_STEP_BIT(s) (1u << (s))
+
+/* The steps a successful call of def runs (ACT_STEP_BIT flags), decided
+ * by its effect and policy alone; a call that fails stops early but
+ * still records. */
+unsigned act_def_steps(const struct act_def *def);
+/* "gate", "ledger", ...; "" for an unknown step. */
+const char *act_step_name(enum act_step step);
+/* "read", "page", "lifecycle"; "unset" for none. */
+const char *act_effect_name(enum act_effect effect);
+
 /* The tools, in a stable order. */
 size_t act_tool_count(void);
 const struct act_def *act_tool_at(size_t i);
@@ -275,7 +298,21 @@ struct act_call {
 	 * a flow's secret variable: handled as if typed into a password field,
 	 * so it never appears in the result, the audit record or the logs */
 	int secret_text;
+	/* Tools driven by the glassbox CLI only (act_internal_tool_find): a
+	 * value that carries secrets (a storageState), passed beside the
+	 * arguments so that it is never recorded or returned. secret_in is
+	 * borrowed; secret_out is set by the tool, a new reference the caller
+	 * owns (NULL when none). */
+	json_t *secret_in;
+	json_t *secret_out;
 };
+
+/* A tool that the glassbox CLI drives through the pipeline but that is
+ * never offered to agents (not in act_tool_at/act_tool_find): profile
+ * export and import, whose data is the profile's secrets. NULL if none. */
+const struct act_def *act_internal_tool_find(const char *name);
+/* The i-th of those, or NULL past the last. */
+const struct act_def *act_internal_tool_at(size_t i);
 
 /* Creates a session (no browser yet: it is launched on the first call
  * that needs one, on the worker thread). */
@@ -292,6 +329,11 @@ int act_session_new(const struct act_config *cfg, struct act_session **out, char
  * again once earlier calls finished); -ESHUTDOWN when the session is
  * stopping. */
 int act_session_submit(struct act_session *s, struct act_call *call);
+
+/* Submits call (its on_done and user are set here) and waits for its
+ * result: a new reference, never NULL (a refused submit is an error
+ * result). For callers that act one call at a time (flows, the CLI). */
+json_t *act_session_run(struct act_session *s, struct act_call *call);
 
 /* Thread-safe: asks a queued or running call to stop. A queued call
  * completes with a "cancelled" error without running; a running one is

@@ -461,6 +461,19 @@ static int check_evidence_writable(struct act_ctx *ctx)
 	return 0;
 }
 
+/* The names of the pipeline steps a call ran, in order (new array): the
+ * record says which checks an action went through. */
+static json_t *steps_json(unsigned steps)
+{
+	json_t *list = json_array();
+	int s;
+
+	for (s = 0; s < ACT_STEP_COUNT; s++)
+		if (steps & ACT_STEP_BIT(s))
+			json_array_append_new(list, json_string(act_step_name((enum act_step)s)));
+	return list;
+}
+
 /* The audit record of the call: what was asked (redacted), what was
  * acted on, what was observed; with its evidence, to the record keeper.
  * When it cannot be queued, or (a tenant that requires evidence, a call
@@ -516,6 +529,7 @@ static void keep_record(struct act_ctx *ctx)
 		json_object_set_new(body, "element", element);
 	}
 	json_object_set_new(body, "arguments", act_redacted_args(ctx));
+	json_object_set_new(body, "steps", steps_json(ctx->steps));
 	/* the Playwright code it ran (codegen.h), for a spec made of the session */
 	if (ctx->code.len)
 		json_object_set_new(body, "playwright_code", json_string(ctx->code.data));
@@ -574,6 +588,7 @@ static void finish(struct act_ctx *ctx)
 	act_profile_note_url(ctx->as, json_string_value(json_object_get(ctx->out, "url")));
 	/* nothing typed from a secret leaves: result, ledger, audit, evidence */
 	act_secrets_scrub_call(ctx);
+	act_step(ctx, ACT_STEP_RECORD);
 	keep_record(ctx);
 	text = act_response_text(ctx);
 	json_array_append_new(content, json_pack("{s:s, s:s}", "type", "text", "text", text));
@@ -606,6 +621,25 @@ void act_ctx_follow_current_page(struct act_ctx *ctx)
 	ctx->psid = sess_page_session_id(now);
 }
 
+/* The gate step of the plan: the tenant's risk rules on the action. */
+static int gate(struct act_ctx *ctx, unsigned plan)
+{
+	if (!(plan & ACT_STEP_BIT(ACT_STEP_GATE)))
+		return 0;
+	act_step(ctx, ACT_STEP_GATE);
+	return act_gate_check(ctx);
+}
+
+/* The ledger step of the plan: the operation is running from now on (a
+ * retry is not run blindly again). */
+static void ledger_running(struct act_ctx *ctx, unsigned plan)
+{
+	if (!(plan & ACT_STEP_BIT(ACT_STEP_LEDGER)))
+		return;
+	act_step(ctx, ACT_STEP_LEDGER);
+	act_ledger_running(ctx);
+}
+
 /* The descriptor is whole: an effect, a policy kind or a reason for an
  * exemption, and code to run. A tool without one never runs: a missing
  * entry must not mean "ungated" or "no evidence". */
@@ -627,7 +661,7 @@ void act_run_call(struct act_session *as, struct act_call *call)
 {
 	const struct act_def *def = call->def;
 	const struct act_tool_impl *impl = def->impl;
-	const int acts_on_page = def->effect == ACT_EFFECT_PAGE;
+	const unsigned plan = act_def_steps(def);
 	json_t *expect = json_object_get(call->args, "expect");
 	struct act_ctx ctx;
 	const char *target;
@@ -685,11 +719,10 @@ void act_run_call(struct act_session *as, struct act_call *call)
 		}
 	}
 	if (def->effect == ACT_EFFECT_LIFECYCLE) {
-		/* the browser may be absent or about to go: gate and record only */
-		act_step(&ctx, ACT_STEP_GATE);
-		if (act_gate_check(&ctx) < 0)
+		/* the browser may be absent or about to go: no page to observe */
+		if (gate(&ctx, plan) < 0)
 			goto done;
-		act_ledger_running(&ctx);
+		ledger_running(&ctx, plan);
 		act_step(&ctx, ACT_STEP_RUN);
 		if (impl->run(&ctx) >= 0 && !ctx.failed && impl->code && !as->no_code)
 			impl->code(&ctx);
@@ -706,14 +739,12 @@ void act_run_call(struct act_session *as, struct act_call *call)
 		act_code_probe(&ctx); /* before the action changes the page */
 
 	/* gate: a refused action leaves the page untouched */
-	if (acts_on_page)
-		act_step(&ctx, ACT_STEP_GATE);
-	if ((impl->gate && impl->gate(&ctx) < 0) || (acts_on_page && act_gate_check(&ctx) < 0))
+	if ((impl->gate && impl->gate(&ctx) < 0) || gate(&ctx, plan) < 0)
 		goto release;
+	ledger_running(&ctx, plan);
 
 	/* pre-observe: start recording what the page does, note its state */
-	if (acts_on_page) {
-		act_ledger_running(&ctx);
+	if (plan & ACT_STEP_BIT(ACT_STEP_OBSERVE_BEFORE)) {
 		act_step(&ctx, ACT_STEP_OBSERVE_BEFORE);
 		act_recorder_start(&ctx.rec, ctx.cdp, ctx.psid, sess_page_main_frame_id(ctx.page));
 		if (!sess_page_dialog(ctx.page)) { /* a dialog blocks the page's script */
@@ -726,21 +757,21 @@ void act_run_call(struct act_session *as, struct act_call *call)
 	/* execute, then settle (a tool that settled itself returns 1) */
 	progress(&ctx, 1, "acting");
 	act_step(&ctx, ACT_STEP_RUN);
-	if (impl->run(&ctx) == 0 && acts_on_page) {
+	if (impl->run(&ctx) == 0 && (plan & ACT_STEP_BIT(ACT_STEP_SETTLE))) {
 		progress(&ctx, 2, "waiting for the page to settle");
-		act_step(&ctx, ACT_STEP_SETTLE);
 		act_settle(&ctx, 0);
 	}
 
 	/* post-observe, verify, record: on the tab shown now */
-	if (acts_on_page && sess_get_state(ctx.sess) != SESS_FAILED) {
+	if ((plan & ACT_STEP_BIT(ACT_STEP_OBSERVE_AFTER)) &&
+	    sess_get_state(ctx.sess) != SESS_FAILED) {
 		act_ctx_follow_current_page(&ctx);
 		progress(&ctx, 3, "verifying and keeping evidence");
 		act_step(&ctx, ACT_STEP_OBSERVE_AFTER);
 		if (!impl->evidence_if_changed)
 			act_request_evidence(&ctx);
 		act_observe_after(&ctx);
-		if (!ctx.skip_evidence) {
+		if (!ctx.skip_evidence && (plan & ACT_STEP_BIT(ACT_STEP_EVIDENCE))) {
 			act_step(&ctx, ACT_STEP_EVIDENCE);
 			act_record_evidence(&ctx);
 		}

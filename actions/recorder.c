@@ -331,6 +331,7 @@ static int page_round_trip(struct act_ctx *ctx)
 
 int act_settle(struct act_ctx *ctx, int navigation_expected)
 {
+	act_step(ctx, ACT_STEP_SETTLE);
 	struct act_recorder *r = &ctx->rec;
 	int64_t nav_deadline = gb_now_ms() + SETTLE_NAV_MS;
 	int64_t req_deadline = gb_now_ms() + SETTLE_REQUESTS_MS;

@@ -45,6 +45,57 @@ int act_def_read_only(const struct act_def *def)
 	return def->effect == ACT_EFFECT_READ;
 }
 
+unsigned act_def_steps(const struct act_def *def)
+{
+	unsigned gate = def->policy.exempt ? 0 : ACT_STEP_BIT(ACT_STEP_GATE);
+	unsigned always = ACT_STEP_BIT(ACT_STEP_RUN) | ACT_STEP_BIT(ACT_STEP_RECORD);
+
+	switch (def->effect) {
+	case ACT_EFFECT_READ:
+		return always;
+	case ACT_EFFECT_LIFECYCLE:
+		return always | gate | ACT_STEP_BIT(ACT_STEP_LEDGER);
+	case ACT_EFFECT_PAGE:
+		return always | gate | ACT_STEP_BIT(ACT_STEP_LEDGER) |
+		       ACT_STEP_BIT(ACT_STEP_OBSERVE_BEFORE) | ACT_STEP_BIT(ACT_STEP_SETTLE) |
+		       ACT_STEP_BIT(ACT_STEP_OBSERVE_AFTER) | ACT_STEP_BIT(ACT_STEP_EVIDENCE);
+	case ACT_EFFECT_UNSET:
+	default:
+		return 0;
+	}
+}
+
+const char *act_step_name(enum act_step step)
+{
+	static const char *const names[ACT_STEP_COUNT] = {
+		[ACT_STEP_GATE] = "gate",
+		[ACT_STEP_LEDGER] = "ledger",
+		[ACT_STEP_OBSERVE_BEFORE] = "observe-before",
+		[ACT_STEP_RUN] = "run",
+		[ACT_STEP_SETTLE] = "settle",
+		[ACT_STEP_OBSERVE_AFTER] = "observe-after",
+		[ACT_STEP_EVIDENCE] = "evidence",
+		[ACT_STEP_RECORD] = "record",
+	};
+
+	return (int)step >= 0 && step < ACT_STEP_COUNT ? names[step] : "";
+}
+
+const char *act_effect_name(enum act_effect effect)
+{
+	switch (effect) {
+	case ACT_EFFECT_READ:
+		return "read";
+	case ACT_EFFECT_PAGE:
+		return "page";
+	case ACT_EFFECT_LIFECYCLE:
+		return "lifecycle";
+	case ACT_EFFECT_UNSET:
+	default:
+		return "unset";
+	}
+}
+
 /* ---- the output schema -------------------------------------------------- */
 
 /* {"type": type, "description": desc} (desc may be NULL); new reference. */

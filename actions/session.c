@@ -296,6 +296,55 @@ void act_session_cancel(struct act_session *s, struct act_call *call)
 	pthread_mutex_unlock(&s->lock);
 }
 
+/* One call in flight and its completion (act_session_run). */
+struct waiter {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	int done;
+	json_t *result;
+};
+
+/* The worker's completion: hands result (taken) to the waiter. */
+static void waiter_done(struct act_call *call, json_t *result)
+{
+	struct waiter *w = call->user;
+
+	pthread_mutex_lock(&w->lock);
+	w->result = result;
+	w->done = 1;
+	pthread_cond_signal(&w->cond);
+	pthread_mutex_unlock(&w->lock);
+}
+
+json_t *act_session_run(struct act_session *s, struct act_call *call)
+{
+	struct waiter w;
+
+	memset(&w, 0, sizeof(w));
+	pthread_mutex_init(&w.lock, NULL);
+	pthread_cond_init(&w.cond, NULL);
+	call->on_done = waiter_done;
+	call->user = &w;
+	if (act_session_submit(s, call) < 0) {
+		w.result = json_pack(
+		    "{s:[{s:s, s:s}], s:{s:b, s:{s:s, s:s}}, s:b}", "content", "type", "text",
+		    "text",
+		    "Error: the session refused the call (it is stopping or its queue is full)",
+		    "structuredContent", "ok", 0, "error", "code", "internal", "message",
+		    "the session refused the call (it is stopping or its queue is full)", "isError",
+		    1);
+		goto out;
+	}
+	pthread_mutex_lock(&w.lock);
+	while (!w.done)
+		pthread_cond_wait(&w.cond, &w.lock);
+	pthread_mutex_unlock(&w.lock);
+out:
+	pthread_mutex_destroy(&w.lock);
+	pthread_cond_destroy(&w.cond);
+	return w.result;
+}
+
 void act_session_free(struct act_session *s)
 {
 	if (!s)

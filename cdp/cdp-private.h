@@ -17,6 +17,7 @@
 
 #include <libwebsockets.h>
 #include <stdarg.h>
+#include <stdio.h>
 
 #ifdef UNITTEST
 #define CDP_UNITTEST_BUILD 1
@@ -166,7 +167,15 @@ struct cdp_conn {
 	int rx_skipping; /* over the ceiling: bytes go to the skim, not rx */
 	size_t rx_total; /* bytes of the current message so far */
 	struct cdp_skim skim;
+
+	FILE *trace; /* trace.c: a copy of the traffic, or NULL */
 };
+
+/* trace.c: opens the traffic copy of c when GLASSBOX_CDP_TRACE is set. */
+void cdp_trace_open(struct cdp_conn *c);
+/* Appends one message: dir '>' sent, '<' received. */
+void cdp_trace(struct cdp_conn *c, char dir, const char *msg, size_t len);
+void cdp_trace_close(struct cdp_conn *c);
 
 /* 1 inside the wait loop or an event dispatch: waits and cdp_close()
  * are refused there (listeners and predicates must not nest them). */

@@ -93,6 +93,7 @@ int cdp_out_push(struct cdp_conn *c, char *buf, size_t len, uint64_t id)
 		rc = -CDP_ENOMEM;
 		goto out;
 	}
+	cdp_trace(c, '>', buf + LWS_PRE, len);
 	o->id = id;
 	o->len = len;
 	o->buf = buf;
@@ -394,6 +395,7 @@ out:
 		cdp_close(c);
 	} else {
 		GB_LOGD("cdp", "connected to %s", c->endpoint);
+		cdp_trace_open(c);
 		*out = c;
 	}
 	return rc;
@@ -420,6 +422,7 @@ void cdp_close(struct cdp_conn *c)
 	cdp_calls_free_all(c);
 	cdp_events_free_all(c);
 	gb_buf_free(&c->rx);
+	cdp_trace_close(c);
 	free(c);
 out:
 	return;

@@ -204,8 +204,10 @@ void cdp_message_rx(struct cdp_conn *c, const char *in, size_t len, int final)
 		goto out;
 	if (c->rx_skipping)
 		cdp_message_oversized(c);
-	else
+	else {
+		cdp_trace(c, '<', c->rx.data ? c->rx.data : "", c->rx.len);
 		cdp_message_handle(c, c->rx.data ? c->rx.data : "", c->rx.len);
+	}
 	c->rx_active = 0;
 	c->rx_skipping = 0;
 	if (c->rx.cap > CDP_RX_KEEP_BYTES)

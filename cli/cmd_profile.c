@@ -12,6 +12,7 @@
 #include "actions/actions.h"
 #include "cli/commands.h"
 #include "common/fs.h"
+#include "common/util.h"
 #include "evidence/audit.h"
 #include "profiles/profiles.h"
 
@@ -223,34 +224,75 @@ static int write_secret_output(const char *path, const char *text)
 	return rc;
 }
 
-static void fill_config(const struct args *a, struct act_config *cfg)
+/* Runs the CLI-only tool (an act_internal_tool_find name) through the
+ * pipeline in a session of the tenant with no browser of its own: the
+ * gate, the ledger and the audit record apply as to any tool. args is
+ * taken; secret_in borrowed; *secret_out (may be NULL) the tool's secret
+ * result; *version (may be NULL) the version it reports. Returns 0, or -1 after saying why on stderr (prefix: the
+ * command). */
+static int run_tool(const struct args *a, const char *prefix, const char *tool, json_t *args,
+                    json_t *secret_in, json_t **secret_out, json_int_t *version)
 {
-	memset(cfg, 0, sizeof(*cfg));
-	cfg->data_dir = a->data_dir;
-	cfg->tenant = a->tenant;
-	cfg->chromium_path = a->chromium;
-	cfg->headless = 1;
+	struct act_config cfg;
+	struct act_session *s = NULL;
+	struct act_call call;
+	json_t *result = NULL;
+	json_t *sc;
+	char err[1024] = "";
+	int rc = -1;
+
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.data_dir = a->data_dir;
+	cfg.tenant = a->tenant;
+	cfg.chromium_path = a->chromium;
+	cfg.headless = 1;
+	cfg.client_name = "glassbox profile";
+	memset(&call, 0, sizeof(call));
+	call.def = act_internal_tool_find(tool);
+	call.args = args;
+	call.secret_in = secret_in;
+	call.client_name = "glassbox profile";
+	if (act_session_new(&cfg, &s, err, sizeof(err)) < 0) {
+		fprintf(stderr, "%s: %s\n", prefix, err);
+		goto out;
+	}
+	result = act_session_run(s, &call);
+	sc = json_object_get(result, "structuredContent");
+	if (version)
+		*version = json_integer_value(json_object_get(sc, "version"));
+	if (json_is_true(json_object_get(sc, "ok")))
+		rc = 0;
+	else
+		fprintf(stderr, "%s: %s\n", prefix,
+		        gb_or(json_string_value(
+		                  json_object_get(json_object_get(sc, "error"), "message")),
+		              "failed"));
+out:
+	if (secret_out)
+		*secret_out = call.secret_out;
+	else
+		json_decref(call.secret_out);
+	act_session_free(s);
+	json_decref(result);
+	json_decref(args);
+	return rc;
 }
 
 static int cmd_export(const struct args *a, const char *user)
 {
-	struct act_config cfg;
 	json_t *state = NULL;
+	json_t *origins = json_array();
 	char *text = NULL;
-	char err[1024] = "";
+	size_t i;
 	int rc = 1;
 
-	fill_config(a, &cfg);
-	/* recorded first: an export that cannot be recorded does not happen */
-	if (record(a, EVID_AUDIT_PROFILE_EXPORTED,
-	           json_pack("{s:s, s:s, s:s, s:I}", "profile", a->name, "user", user, "to",
-	                     a->out && strcmp(a->out, "-") ? a->out : "stdout", "origins",
-	                     (json_int_t)a->n_origins)) < 0)
-		return 1;
-	if (act_profile_export(&cfg, user, a->name, a->origins, &state, err, sizeof(err)) < 0) {
-		fprintf(stderr, "glassbox profile export: %s\n", err);
+	for (i = 0; i < a->n_origins; i++)
+		json_array_append_new(origins, json_string(a->origins[i]));
+	if (run_tool(a, "glassbox profile export", "glassbox_profile_export",
+	             json_pack("{s:s, s:s, s:o, s:s}", "profile", a->name, "user", user, "origins",
+	                       origins, "to", a->out && strcmp(a->out, "-") ? a->out : "stdout"),
+	             NULL, &state, NULL) < 0)
 		goto out;
-	}
 	text = json_dumps(state, JSON_INDENT(2));
 	if (text && write_secret_output(a->out, text) == 0)
 		rc = 0;
@@ -270,12 +312,11 @@ out:
 
 static int cmd_import(const struct args *a, const char *user)
 {
-	struct act_config cfg;
 	unsigned char *text = NULL;
 	size_t len = 0;
 	json_t *state = NULL;
 	json_error_t jerr;
-	int64_t version = 0;
+	json_int_t version = 0;
 	char err[1024] = "";
 	int rc = 1;
 
@@ -297,16 +338,10 @@ static int cmd_import(const struct args *a, const char *user)
 		        jerr.text, jerr.line);
 		goto out;
 	}
-	fill_config(a, &cfg);
-	if (act_profile_import(&cfg, user, a->name, state, &version, err, sizeof(err)) < 0) {
-		fprintf(stderr, "glassbox profile import: %s\n", err);
+	if (run_tool(a, "glassbox profile import", "glassbox_profile_import",
+	             json_pack("{s:s, s:s}", "profile", a->name, "user", user), state, NULL,
+	             &version) < 0)
 		goto out;
-	}
-	record(a, "profile_imported",
-	       json_pack("{s:s, s:s, s:I, s:I, s:I}", "profile", a->name, "user", user, "version",
-	                 (json_int_t)version, "cookies",
-	                 (json_int_t)json_array_size(json_object_get(state, "cookies")), "origins",
-	                 (json_int_t)json_array_size(json_object_get(state, "origins"))));
 	printf("imported into profile %s of user %s: version %lld\n", a->name, user,
 	       (long long)version);
 	rc = 0;

@@ -79,6 +79,10 @@ int cli_cmd_serve(const struct cli_serve_args *a);
  * 0 valid, 2 not valid or not readable. */
 int cli_cmd_policy(int argc, char **argv);
 
+/* `glassbox tools [--json|--markdown]` (cmd_tools.c): argv[0] is "tools".
+ * 0, or 2 on a usage error. */
+int cli_cmd_tools(int argc, char **argv);
+
 struct mcp_serve_config;
 /* Prints the warnings about a tenant's policy (borrowed; NULL: none) to
  * stderr, each with prefix ("glassbox init") and source (the file). */

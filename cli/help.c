@@ -223,6 +223,15 @@ static const struct cli_help helps[] = {
 	  "  --tenant T          the tenant (default \"local\")\n"
 	  "  --json              machine-readable output\n" DATA_DIR_OPTION,
 	  "printf %s \"$PASSWORD\" | glassbox secret set SHOP_PASSWORD --hosts shop.test\n" },
+	{ "tools", "list the browser tools and the pipeline steps each one runs",
+	  "glassbox tools [--json | --markdown]\n",
+	  "Lists every browser tool with what its descriptor says: its effect (read, page\n"
+	  "or lifecycle), the risk rules' action kind it is gated as (or exempt, for\n"
+	  "tools that only read), its capability group, and the pipeline steps a call of\n"
+	  "it runs (docs/internals/pipeline.md).\n",
+	  "  --json              machine-readable output\n"
+	  "  --markdown          the table of docs/internals/pipeline.md\n",
+	  "glassbox tools\n" },
 	{ "policy", "check a policy: the effective one (defaults shown) and its warnings",
 	  "glassbox policy check FILE [--json]\n",
 	  "Reads FILE, a tenant's policy (the JSON of glassbox mcp --config or run\n"

@@ -512,6 +512,8 @@ int main(int argc, char **argv)
 		return cmd_evidence(argc, argv);
 	if (!strcmp(argv[1], "policy"))
 		return cli_cmd_policy(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "tools"))
+		return cli_cmd_tools(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "run")) {
 		memset(&o, 0, sizeof(o));
 		default_data_dir(&o);

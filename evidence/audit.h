@@ -73,6 +73,7 @@ struct evid_audit;
 #define EVID_AUDIT_PROFILE_SEALED "profile_sealed"
 #define EVID_AUDIT_PROFILE_REVOKED "profile_revoked"
 #define EVID_AUDIT_PROFILE_EXPORTED "profile_exported"
+#define EVID_AUDIT_PROFILE_IMPORTED "profile_imported"
 #define EVID_AUDIT_EVIDENCE_KEPT "evidence_kept"     /* what; artifacts outside a tool call */
 #define EVID_AUDIT_EVIDENCE_FAILED "evidence_failed" /* reason: evidence that could not be kept */
 #define EVID_AUDIT_PURGE "purge"                     /* written by evid_audit_purge() only */

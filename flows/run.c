@@ -5,9 +5,8 @@
  * run stopped at the first step that still fails, with its verdicts and
  * the screenshot of the page at that moment.
  *
- * Threads: flow_run() blocks its caller; the session's worker completes
- * each call through on_done(), which hands the result over under a
- * mutex. Several flow_run() may run at once on different threads (each
+ * Threads: flow_run() blocks its caller while the session's worker runs
+ * each call (act_session_run). Several flow_run() may run at once on different threads (each
  * has its own session). Everything the result holds is redacted of the
  * flow's secret values.
  */
@@ -28,57 +27,18 @@
 
 #define STEP_TEXT_MAX 300 /* characters of a step's text in the log */
 
-/* One call in flight and its completion. */
-struct waiter {
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	int done;
-	json_t *result;
-};
-
-/* The session worker's completion: hands result (taken) to the waiter. */
-static void on_done(struct act_call *call, json_t *result)
-{
-	struct waiter *w = call->user;
-
-	pthread_mutex_lock(&w->lock);
-	w->result = result;
-	w->done = 1;
-	pthread_cond_signal(&w->cond);
-	pthread_mutex_unlock(&w->lock);
-}
-
 /* Submits one tool call (args borrowed) and waits for its result (new
  * reference; never NULL). */
 static json_t *call_tool(struct act_session *s, const struct act_def *def, json_t *args, int secret)
 {
 	struct act_call call;
-	struct waiter w;
 
 	memset(&call, 0, sizeof(call));
-	memset(&w, 0, sizeof(w));
-	pthread_mutex_init(&w.lock, NULL);
-	pthread_cond_init(&w.cond, NULL);
 	call.def = def;
 	call.args = args;
-	call.on_done = on_done;
-	call.user = &w;
 	call.client_name = "glassbox-run";
 	call.secret_text = secret;
-	if (act_session_submit(s, &call) < 0) {
-		w.result =
-		    json_pack("{s:{s:b, s:{s:s, s:s}}}", "structuredContent", "ok", 0, "error",
-		              "code", "internal", "message", "the session refused the call");
-		goto out;
-	}
-	pthread_mutex_lock(&w.lock);
-	while (!w.done)
-		pthread_cond_wait(&w.cond, &w.lock);
-	pthread_mutex_unlock(&w.lock);
-out:
-	pthread_mutex_destroy(&w.lock);
-	pthread_cond_destroy(&w.cond);
-	return w.result;
+	return act_session_run(s, &call);
 }
 
 /* Replaces every string in j (in place) by its redacted copy. */

@@ -9,24 +9,14 @@
 extern const struct act_def act_tool_navigate, act_tool_navigate_back, act_tool_snapshot,
     act_tool_click, act_tool_type, act_tool_press_key, act_tool_select_option, act_tool_hover,
     act_tool_evaluate, act_tool_take_screenshot, act_tool_handle_dialog, act_tool_wait_for,
-    act_tool_tabs, act_tool_close, act_tool_session;
+    act_tool_tabs, act_tool_close, act_tool_session, act_tool_profile_export,
+    act_tool_profile_import;
 
 static const struct act_def *const tools[] = {
-	&act_tool_navigate,
-	&act_tool_navigate_back,
-	&act_tool_snapshot,
-	&act_tool_click,
-	&act_tool_type,
-	&act_tool_press_key,
-	&act_tool_select_option,
-	&act_tool_hover,
-	&act_tool_evaluate,
-	&act_tool_take_screenshot,
-	&act_tool_handle_dialog,
-	&act_tool_wait_for,
-	&act_tool_tabs,
-	&act_tool_close,
-	&act_tool_session,
+	&act_tool_navigate, &act_tool_navigate_back,   &act_tool_snapshot,      &act_tool_click,
+	&act_tool_type,     &act_tool_press_key,       &act_tool_select_option, &act_tool_hover,
+	&act_tool_evaluate, &act_tool_take_screenshot, &act_tool_handle_dialog, &act_tool_wait_for,
+	&act_tool_tabs,     &act_tool_close,           &act_tool_session,
 };
 
 #define N_TOOLS (sizeof(tools) / sizeof(tools[0]))
@@ -53,5 +43,26 @@ const struct act_def *act_tool_find(const char *name)
 	for (i = 0; name && i < N_TOOLS; i++)
 		if (!strcmp(tools[i]->name, name))
 			return tools[i];
+	return NULL;
+}
+
+/* Driven by the glassbox CLI only: never listed, never found by name. */
+static const struct act_def *const internal_tools[] = {
+	&act_tool_profile_export,
+	&act_tool_profile_import,
+};
+
+const struct act_def *act_internal_tool_at(size_t i)
+{
+	return i < sizeof(internal_tools) / sizeof(internal_tools[0]) ? internal_tools[i] : NULL;
+}
+
+const struct act_def *act_internal_tool_find(const char *name)
+{
+	size_t i;
+
+	for (i = 0; name && i < sizeof(internal_tools) / sizeof(internal_tools[0]); i++)
+		if (!strcmp(internal_tools[i]->name, name))
+			return internal_tools[i];
 	return NULL;
 }

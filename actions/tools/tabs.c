@@ -92,9 +92,6 @@ static int tabs_run(struct act_ctx *ctx)
 		    sess_new_page(ctx->sess, err, sizeof(err)) < 0)
 			return act_fail(ctx, "browser_error", "%s", err);
 	} else {
-		/* listing changes nothing: no new screenshot (the current tab may be
-		 * behind a popup, where the browser draws no frames) */
-		ctx->skip_evidence = 1;
 		gb_buf_appendf(&ctx->text, "Tabs:");
 	}
 	if (strcmp(action, "list") != 0)
@@ -121,7 +118,10 @@ static const struct act_param params[] = {
 	P_OPERATION_ID,
 };
 
+/* A listing changes nothing: the last screenshot stands for it (the
+ * current tab may be behind a popup, where the browser draws no frames). */
 static const struct act_tool_impl impl = {
+	.evidence_if_changed = 1,
 	.with_dialog_open = 1,
 	.run = tabs_run,
 };

@@ -259,13 +259,17 @@ test('storageState export and import round trip (Playwright format), export reco
   assert.ok(login.expires > Date.now() / 1000, 'a persistent cookie keeps its expiry');
   assert.equal(state.cookies.find((c) => c.name === 'gb_tab').expires, -1, 'a session cookie');
   assert.deepEqual(state.origins, [{ origin: fixture.url, localStorage: [{ name: 'gb_note', value: note }] }]);
-  assert.ok(auditText(dataDir, 'acme').includes('"kind":"profile_exported"'), 'export recorded');
+  const trail = auditText(dataDir, 'acme');
+  assert.ok(trail.includes('"kind":"profile_exported"'), 'export recorded');
+  assert.ok(trail.includes('"tool":"glassbox_profile_export"'), 'the export ran through the pipeline: its tool call is recorded');
+  assert.ok(!trail.includes(login.value), 'the exported cookie values are never in the trail');
   assert.notEqual(cli(['profile', 'export', 'work', '--tenant', 'acme', '--user', 'alice', '-o', out]).status, 0,
     'an export never overwrites a file');
 
   r = cli(['profile', 'import', 'copy', out, '--tenant', 'acme', '--user', 'bob']);
   assert.equal(r.status, 0, r.stderr);
   assert.match(r.stdout, /version 1/);
+  assert.ok(auditText(dataDir, 'acme').includes('"tool":"glassbox_profile_import"'), 'the import ran through the pipeline');
   fs.rmSync(out);
   r = await openProfile(acme.client, { profile: 'copy', user: 'bob' });
   assert.equal(sc(r).profile.version, 1, dump(r));

@@ -63,3 +63,14 @@ test('selecting a tab that does not exist is an error naming the index', async (
   assert.equal(r.isError, true, dump(r));
   assert.match(r.content[0].text, /7/);
 });
+
+test('a tab change is verified and evidenced like any action: its expect is checked on the tab shown after it', async () => {
+  const list = await tabs();
+  const opener = list.find((t) => t.url === h.url('/popup.html'));
+  const r = await ok(h.client, 'browser_tabs', { action: 'select', index: opener.index, expect: { title: 'Popup opener' } });
+  assert.ok(sc(r).verdicts?.some((v) => v.check === 'title' && v.ok), dump(r));
+  assert.ok(sc(r).evidence?.some((e) => e.kind === 'screenshot'), `a screenshot of the tab now shown: ${dump(r)}`);
+  const bad = await h.client.callTool({ name: 'browser_tabs', arguments: { action: 'list', expect: { title: 'Not this page' } } });
+  assert.equal(bad.isError, true, `an expectation that fails is an error, not ok: ${dump(bad)}`);
+  assert.equal(sc(bad).error?.code, 'expectation_failed', dump(bad));
+});

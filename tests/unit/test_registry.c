@@ -83,8 +83,9 @@ static void test_every_descriptor_is_whole(void **state)
 	const struct act_def *d;
 
 	(void)state;
-	for (i = 0; i < act_tool_count(); i++) {
-		d = act_tool_at(i);
+	for (i = 0; (d = i < act_tool_count() ? act_tool_at(i)
+	                                      : act_internal_tool_at(i - act_tool_count()));
+	     i++) {
 		print_message("%s\n", d->name);
 		assert_int_not_equal(d->effect, ACT_EFFECT_UNSET);
 		assert_true(d->policy.set);
@@ -119,6 +120,11 @@ static void test_every_descriptor_is_whole(void **state)
 	assert_int_equal(act_tool_find("browser_tabs")->effect, ACT_EFFECT_PAGE);
 	assert_int_equal(act_tool_find("browser_close")->effect, ACT_EFFECT_LIFECYCLE);
 	assert_int_equal(act_tool_find("browser_snapshot")->effect, ACT_EFFECT_READ);
+	/* the CLI's tools are never offered to agents */
+	assert_null(act_tool_find("glassbox_profile_export"));
+	assert_non_null(act_internal_tool_find("glassbox_profile_export"));
+	assert_int_equal(act_internal_tool_find("glassbox_profile_import")->effect,
+	                 ACT_EFFECT_LIFECYCLE);
 }
 
 static void test_table_playwright_parameters(void **state)
