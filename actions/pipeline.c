@@ -779,7 +779,7 @@ void act_run_call(struct act_session *as, struct act_call *call)
 	/* the answer: the code it ran and the page as it is now (snapshot_mode) */
 	if (!ctx.failed && impl->code && !as->no_code)
 		impl->code(&ctx);
-	if (!ctx.failed && (acts_on_page || impl->shows_page) &&
+	if (!ctx.failed && ((plan & ACT_STEP_BIT(ACT_STEP_OBSERVE_AFTER)) || impl->shows_page) &&
 	    sess_get_state(ctx.sess) != SESS_FAILED)
 		act_answer_snapshot(&ctx);
 release:
