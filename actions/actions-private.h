@@ -223,6 +223,7 @@ struct act_ctx {
 	struct gb_buf result;    /* what it returned (### Result) */
 	struct gb_buf evidence;  /* where its evidence is (### Evidence) */
 	char *snapshot;          /* the ### Snapshot section's text (owned), or NULL */
+	int snapshot_is_link;    /* it is a "- [Snapshot](file)" line, not YAML */
 	char content_marker[17]; /* the marker of the page content in this answer, or "" */
 	json_t *code_probe;      /* the target's locator facts, read before acting (owned) */
 	int failed;
@@ -315,6 +316,12 @@ int act_output_path(struct act_ctx *ctx, const char *filename, char *path, size_
 /* Writes data to path (created or replaced; a symlink is refused). Returns
  * 0, or -1 with the call failed. */
 int act_output_write(struct act_ctx *ctx, const char *path, const void *data, size_t len);
+/* Writes data to a new file "<prefix>-<UTC time>.<ext>" of the output
+ * directory; link (linklen bytes) receives its path as the agent names it
+ * (relative to the server's working directory when inside it). Returns 0,
+ * or -1 with the call failed. */
+int act_output_new_file(struct act_ctx *ctx, const char *prefix, const char *ext,
+                        const void *data, size_t len, char *link, size_t linklen);
 /* The snapshot an action's answer carries (snapshot_mode), into
  * ctx->snapshot; a failure to take it is noted in the answer, the action's
  * outcome stands. */

@@ -70,3 +70,40 @@ out:
 	close(fd);
 	return rc;
 }
+
+int act_output_new_file(struct act_ctx *ctx, const char *prefix, const char *ext, const void *data,
+                        size_t len, char *link, size_t linklen)
+{
+	char stamp[40];
+	char name[128];
+	char path[4096];
+	char cwd[4096];
+	size_t i, n;
+	int k;
+
+	if (!ctx->as->output_dir)
+		return act_fail(ctx, "output_failed", "no output directory");
+	gb_utc_iso8601(stamp, sizeof(stamp));
+	for (i = 0; stamp[i]; i++)
+		if (stamp[i] == ':' || stamp[i] == '.')
+			stamp[i] = '-';
+	for (k = 0; k < 100; k++) {
+		if (k)
+			snprintf(name, sizeof(name), "%s-%s-%d.%s", prefix, stamp, k, ext);
+		else
+			snprintf(name, sizeof(name), "%s-%s.%s", prefix, stamp, ext);
+		snprintf(path, sizeof(path), "%s/%s", ctx->as->output_dir, name);
+		if (access(path, F_OK) != 0)
+			break;
+	}
+	if (act_output_write(ctx, path, data, len) < 0)
+		return -1;
+	n = getcwd(cwd, sizeof(cwd)) ? strlen(cwd) : 0;
+	if (n && !strcmp(ctx->as->output_dir, cwd))
+		snprintf(link, linklen, "%s", name);
+	else if (n && !strncmp(ctx->as->output_dir, cwd, n) && ctx->as->output_dir[n] == '/')
+		snprintf(link, linklen, "%s/%s", ctx->as->output_dir + n + 1, name);
+	else
+		snprintf(link, linklen, "%s", path);
+	return 0;
+}

@@ -106,10 +106,28 @@ void act_answer_snapshot(struct act_ctx *ctx)
 		}
 		goto out;
 	}
-	if (ctx->as->snapshot_mode == ACT_SNAPSHOT_CHANGED)
+	if (ctx->as->snapshot_mode == ACT_SNAPSHOT_CHANGED) {
 		shown = act_snapshot_changed(&ctx->as->view, yaml, &lines);
-	else
+	} else if (ctx->as->output_dir) {
+		/* as Playwright MCP with an output directory: the snapshot in a
+		 * file there, the answer linking it */
+		char link[4200];
+
+		if (act_output_new_file(ctx, "page", "yml", yaml, strlen(yaml), link,
+		                        sizeof(link)) < 0) {
+			ctx->failed = 0;
+			gb_buf_appendf(&ctx->text, "\n- no snapshot after the action: %s",
+			               ctx->error);
+			ctx->error[0] = '\0';
+			ctx->error_code[0] = '\0';
+			goto out;
+		}
+		if (asprintf(&shown, "- [Snapshot](%s)", link) < 0)
+			shown = NULL;
+		ctx->snapshot_is_link = 1;
+	} else {
 		shown = strdup(yaml);
+	}
 	if (!shown)
 		goto out;
 	act_page_content_mark(ctx);

@@ -110,7 +110,19 @@ static const char *target_title(json_t *infos, const char *target_id, const char
 			continue;
 		title = gb_or(json_string_value(json_object_get(t, "title")), "");
 	}
-	return !strcmp(title, gb_or(url, "")) ? "" : title;
+	/* without a <title>, Chromium reports the URL, or it without its scheme */
+	url = gb_or(url, "");
+	if (!strcmp(title, url))
+		return "";
+	if (strstr(url, "://")) {
+		const char *bare = strstr(url, "://") + 3;
+		size_t n = strlen(bare);
+
+		if (!strcmp(title, bare) || (n && bare[n - 1] == '/' && strlen(title) == n - 1 &&
+		                             !strncmp(title, bare, n - 1)))
+			return "";
+	}
+	return title;
 }
 
 /* ### Open tabs and ### Page. */
@@ -206,7 +218,10 @@ char *act_response_text(struct act_ctx *ctx)
 	}
 	page_sections(ctx, &b);
 	modal_section(ctx, &b);
-	if (ctx->snapshot) {
+	if (ctx->snapshot && ctx->snapshot_is_link) {
+		section(&b, "Snapshot");
+		gb_buf_appendf(&b, "%s", ctx->snapshot);
+	} else if (ctx->snapshot) {
 		section(&b, "Snapshot");
 		gb_buf_appendf(&b, "```yaml\n%s\n```", ctx->snapshot);
 	}

@@ -262,7 +262,7 @@ static int render_node(struct snap_ctx *x, const struct snode *s, unsigned depth
 		rc = 0;
 		goto out;
 	}
-	if (x->opt->max_depth && depth + 1 >= x->opt->max_depth) {
+	if (x->opt->max_depth && depth >= x->opt->max_depth) {
 		rc = 0; /* at the depth limit: its children are left out */
 		goto out;
 	}

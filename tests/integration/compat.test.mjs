@@ -37,9 +37,13 @@ function sections(result) {
   return out;
 }
 
+/* The snapshot of an answer: inline, or in the file it links (with an
+ * output dir, as Playwright MCP does), the path relative to glassbox's cwd. */
 function snapshotOf(result) {
   const s = sections(result).Snapshot;
   assert.ok(s, `the answer carries a snapshot:\n${textOf(result)}`);
+  const link = /^- \[Snapshot\]\(([^)]+)\)$/.exec(s);
+  if (link) return fs.readFileSync(path.resolve(REPO_ROOT, link[1]), 'utf8');
   return s.replace(/^```yaml\n?/, '').replace(/\n?```$/, '');
 }
 
@@ -89,6 +93,9 @@ after(async () => {
 test('the navigate answer carries the snapshot in Playwright shape, and its refs work at once', async () => {
   const nav = await ok(full.client, 'browser_navigate', { url: site.url + '/compat.html' });
   const s = sections(nav);
+  /* with an output dir, in a file there, as Playwright MCP does */
+  const file = /^- \[Snapshot\]\((.+\/page-[0-9T-]+Z\.yml)\)$/.exec(s.Snapshot);
+  assert.ok(file && path.dirname(file[1]) === outDir, `linked from the output dir: ${s.Snapshot}`);
   assert.equal(codeOf(nav), `await page.goto('${site.url}/compat.html');`);
   assert.equal(s.Page, `- Page URL: ${site.url}/compat.html\n- Page Title: Compat`);
   const yaml = snapshotOf(nav);
@@ -160,7 +167,8 @@ test('browser_evaluate: the value in ### Result as JSON, the code with the funct
 test('browser_snapshot: depth, filename into the output dir, boxes and bad names refused', async () => {
   await ok(full.client, 'browser_navigate', { url: site.url + '/form.html' });
   const shallow = snapshotOf(await ok(full.client, 'browser_snapshot', { depth: 1 }));
-  assert.doesNotMatch(shallow, /^ {2}- /m, 'depth 1: no nested lines');
+  assert.match(shallow, /^ {2}- /m, 'depth 1: the top lines and their children');
+  assert.doesNotMatch(shallow, /^ {4}- /m, 'depth 1: nothing deeper');
   const deep = snapshotOf(await ok(full.client, 'browser_snapshot', {}));
   assert.match(deep, /^ {4}- textbox "Name"/m);
   const saved = await ok(full.client, 'browser_snapshot', { filename: 'form-snapshot.yml' });
