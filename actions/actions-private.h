@@ -95,6 +95,7 @@ struct act_session {
 	char *output_dir;          /* NULL = none (immutable) */
 	int navigation_timeout_ms; /* 0 = action_timeout_ms (immutable) */
 	int no_code;               /* answers show no code (immutable) */
+	int snapshot_boxes;        /* snapshots show [box=...] (immutable) */
 	char *user_agent;          /* NULL = Chromium's (immutable) */
 	char *grant_permissions;   /* NULL = none (immutable) */
 	char user_agent_flag[600];
@@ -298,12 +299,13 @@ void act_browser_launch_args(struct act_session *as, struct sess_options *opt);
 int act_browser_grant(struct act_session *as, char *err, size_t errlen);
 
 /* page_state.c */
-/* Takes a snapshot of the current page (root: a subtree, or NULL; depth:
+/* Takes a snapshot of the current page (root: a subtree, or NULL; boxes:
+ * [box=...] after each ref; depth:
  * levels shown, 0 = all) into the session's ref map, with the session's
  * secret masking and hidden-text mode (hidden: SNAP_HIDDEN_OFF = the
  * session's), the text scrubbed of typed secrets. *yaml malloc'd; lines
  * filled when not NULL. Returns 0, or -1 with the call failed. */
-int act_page_snapshot(struct act_ctx *ctx, const struct snap_ref *root, size_t max_chars,
+int act_page_snapshot(struct act_ctx *ctx, const struct snap_ref *root, size_t max_chars, int boxes,
                       unsigned depth, int hidden, struct snap_stats *stats, char **yaml,
                       int *truncated, struct snap_lines *lines);
 
@@ -320,8 +322,8 @@ int act_output_write(struct act_ctx *ctx, const char *path, const void *data, si
  * directory; link (linklen bytes) receives its path as the agent names it
  * (relative to the server's working directory when inside it). Returns 0,
  * or -1 with the call failed. */
-int act_output_new_file(struct act_ctx *ctx, const char *prefix, const char *ext,
-                        const void *data, size_t len, char *link, size_t linklen);
+int act_output_new_file(struct act_ctx *ctx, const char *prefix, const char *ext, const void *data,
+                        size_t len, char *link, size_t linklen);
 /* The snapshot an action's answer carries (snapshot_mode), into
  * ctx->snapshot; a failure to take it is noted in the answer, the action's
  * outcome stands. */

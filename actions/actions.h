@@ -158,7 +158,8 @@ struct act_config {
 	 * the core tools always are; "" = the core only (`glassbox mcp` without
 	 * --caps, as Playwright MCP); NULL = every group (`glassbox serve`). */
 	const char *caps;
-	int no_code; /* answers show no "### Ran Playwright code" */
+	int no_code;        /* answers show no "### Ran Playwright code" */
+	int snapshot_boxes; /* snapshots show each element's [box=x,y,width,height] */
 	/* The tenant's policy (borrowed, read at act_session_new): {"egress": {...}
 	 * (policy/egress.h), "require_evidence": bool, "before_screenshots":
 	 * bool}; NULL = defaults. */

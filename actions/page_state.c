@@ -39,7 +39,7 @@ int act_snapshot_mode_parse(const char *s)
 	return -1;
 }
 
-int act_page_snapshot(struct act_ctx *ctx, const struct snap_ref *root, size_t max_chars,
+int act_page_snapshot(struct act_ctx *ctx, const struct snap_ref *root, size_t max_chars, int boxes,
                       unsigned depth, int hidden, struct snap_stats *stats, char **yaml,
                       int *truncated, struct snap_lines *lines)
 {
@@ -52,6 +52,7 @@ int act_page_snapshot(struct act_ctx *ctx, const struct snap_ref *root, size_t m
 	opt.root = root;
 	opt.max_chars = max_chars;
 	opt.max_depth = depth;
+	opt.boxes = boxes;
 	opt.timeout_ms = act_left_ms(ctx);
 	opt.frame_session = act_frame_session;
 	opt.frame_session_user = ctx->sess;
@@ -95,7 +96,8 @@ void act_answer_snapshot(struct act_ctx *ctx)
 	if (ctx->as->snapshot_mode == ACT_SNAPSHOT_NONE || ctx->snapshot || !ctx->sess ||
 	    !ctx->page || sess_page_dialog(ctx->page) || sess_page_crashed(ctx->page))
 		return;
-	if (act_page_snapshot(ctx, NULL, 0, 0, 0, NULL, &yaml, &truncated, &lines) < 0) {
+	if (act_page_snapshot(ctx, NULL, 0, ctx->as->snapshot_boxes, 0, 0, NULL, &yaml, &truncated,
+	                      &lines) < 0) {
 		/* the action's outcome stands: the answer says the snapshot is missing */
 		if (!failed) {
 			ctx->failed = 0;

@@ -119,6 +119,13 @@ struct snode {
 	char ref[16];  /* "e5", "f1e5"; "" = none (snapshot_refs.c) */
 };
 
+/* An element's box in its frame's viewport, CSS px, rounded
+ * (getBoundingClientRect, as Playwright's [box=x,y,width,height]). */
+struct snap_box {
+	int id; /* backend node id */
+	int x, y, w, h;
+};
+
 /* The nodes of one CDP session that a person would not see. */
 struct snap_hidden_set {
 	char session_id[SNAP_ID_MAX];
@@ -126,6 +133,9 @@ struct snap_hidden_set {
 	size_t n;
 	int *pointer; /* elements that show a pointer cursor (their parent not), sorted */
 	size_t n_pointer;
+	struct snap_box *boxes; /* with opt->boxes: each element's box, sorted by id */
+	size_t n_boxes;
+	int want_boxes;
 	uint64_t call_id; /* its captureSnapshot, until awaited; 0: none */
 };
 
@@ -259,6 +269,8 @@ void act_snap_fetch_hidden(struct snap_ctx *x);
 int act_snap_is_hidden(const struct snap_ctx *x, size_t d, int backend_id);
 /* Frees what act_snap_fetch_hidden() noted. */
 void act_snap_hidden_free(struct snap_ctx *x);
+/* The box of element backend_id of doc d (opt->boxes), or NULL. */
+const struct snap_box *act_snap_box(const struct snap_ctx *x, size_t d, int backend_id);
 /* 1 when the element backend_id of doc d shows a pointer cursor and its
  * parent does not (known with the hidden-text layout only). */
 int act_snap_is_pointer(const struct snap_ctx *x, size_t d, int backend_id);

@@ -121,6 +121,7 @@ struct snap_options {
 	 * visible text of a button or link is flagged [label-differs, visible
 	 * "..."] whenever this is not OFF */
 	enum snap_hidden_mode hidden;
+	int boxes;                /* show [box=x,y,width,height] after each ref */
 	struct snap_stats *stats; /* filled on success when not NULL */
 	struct snap_lines *lines; /* filled on success when not NULL (act_snapshot_lines_free) */
 };

@@ -232,11 +232,15 @@ static int render_node(struct snap_ctx *x, const struct snode *s, unsigned depth
 	        ? s->kids[0].text
 	        : NULL;
 	int has_ref = node_ref(x, s, ref, sizeof(ref)) == 0;
+	const struct snap_box *box =
+	    has_ref && x->opt->boxes ? act_snap_box(x, s->doc, s->backend_id) : NULL;
 	size_t i;
 	int rc = -1;
 
 	gb_buf_init(&key, SNAP_MAX_YAML_BYTES);
 	node_key(&key, s, has_ref ? ref : NULL);
+	if (box)
+		gb_buf_appendf(&key, " [box=%d,%d,%d,%d]", box->x, box->y, box->w, box->h);
 	line_reset(&x->line);
 	line_indent(&x->line, depth);
 	gb_buf_append(&x->line, "- ", 2);

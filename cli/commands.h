@@ -46,7 +46,8 @@ struct cli_pw {
 	char caps[256];
 	int headless; /* -1 unset */
 	int isolated;
-	int no_code; /* codegen "none" */
+	int no_code;        /* codegen "none" */
+	int snapshot_boxes; /* --snapshot-boxes, snapshot.boxes */
 };
 
 void cli_pw_init(struct cli_pw *o);

@@ -166,6 +166,8 @@ static int apply(const char *command, const char *name, const char *v, struct cl
 			        command, v ? v : "");
 			return -1;
 		}
+	} else if (!strcmp(name, "snapshot-boxes")) {
+		o->snapshot_boxes = 1;
 	} else if (!strcmp(name, "isolated")) {
 		o->isolated = 1; /* always so: each session has a fresh, private browser */
 	} else if (!strcmp(name, "headless")) {
@@ -185,7 +187,8 @@ bad_value:
 /* 1 for the flags that take no value. */
 static int is_switch(const char *name)
 {
-	return !strcmp(name, "isolated") || !strcmp(name, "headless") || !strcmp(name, "headed") ||
+	return !strcmp(name, "isolated") || !strcmp(name, "headless") ||
+	       !strcmp(name, "snapshot-boxes") || !strcmp(name, "headed") ||
 	       !strcmp(name, "allow-unrestricted-file-access") ||
 	       !strcmp(name, "ignore-https-errors") || !strcmp(name, "no-sandbox") ||
 	       !strcmp(name, "save-trace") || !strcmp(name, "save-session") ||
@@ -335,8 +338,7 @@ int cli_pw_config(const char *path, json_t *cfg, struct cli_pw *o)
 			const char *mode = json_string_value(json_object_get(v, "mode"));
 
 			if (json_is_true(json_object_get(v, "boxes")))
-				return key_refused(path, "snapshot.boxes",
-				                   "element boxes are not measured");
+				o->snapshot_boxes = 1;
 			if (mode && apply("mcp", "snapshot-mode", mode, o) < 0)
 				return -1;
 		} else if (!strcmp(key, "timeouts") && json_is_object(v)) {
@@ -394,4 +396,5 @@ void cli_pw_fill(const struct cli_pw *o, struct act_config *cfg)
 	if (o->headless >= 0)
 		cfg->headless = o->headless;
 	cfg->no_code = o->no_code;
+	cfg->snapshot_boxes = o->snapshot_boxes;
 }

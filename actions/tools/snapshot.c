@@ -16,6 +16,7 @@ static int snapshot_run(struct act_ctx *ctx)
 {
 	json_t *max = json_object_get(ctx->args, "maxChars");
 	json_t *depth = json_object_get(ctx->args, "depth");
+	json_t *boxes = json_object_get(ctx->args, "boxes");
 	const char *target = json_string_value(json_object_get(ctx->args, "target"));
 	const char *hidden = json_string_value(json_object_get(ctx->args, "hiddenText"));
 	const char *filename = json_string_value(json_object_get(ctx->args, "filename"));
@@ -29,11 +30,6 @@ static int snapshot_run(struct act_ctx *ctx)
 	int mode = hidden ? (!strcmp(hidden, "drop") ? SNAP_HIDDEN_DROP : SNAP_HIDDEN_FLAG) : 0;
 	int rc = -1;
 
-	if (json_is_true(json_object_get(ctx->args, "boxes")))
-		return act_fail(ctx, "unsupported",
-		                "boxes is not supported by this server: element boxes are not "
-		                "measured; call without boxes (browser_take_screenshot with a "
-		                "target shows where an element is)");
 	if (filename && act_output_path(ctx, filename, path, sizeof(path)) < 0)
 		return -1;
 	if (target && act_snapshot_find(&ctx->as->refs, target)) {
@@ -59,6 +55,7 @@ static int snapshot_run(struct act_ctx *ctx)
 		rootp = &root;
 	}
 	if (act_page_snapshot(ctx, rootp, max ? (size_t)json_integer_value(max) : 0,
+	                      boxes ? json_is_true(boxes) : ctx->as->snapshot_boxes,
 	                      depth ? (unsigned)json_integer_value(depth) : 0, mode, &stats, &yaml,
 	                      &truncated, &lines) < 0)
 		goto out;
@@ -131,8 +128,9 @@ static const struct act_param params[] = {
 	  .has_range = 1 },
 	{ .name = "boxes",
 	  .type = ACT_T_BOOLEAN,
-	  .description = "Include each element's bounding box as [box=x,y,width,height]. Not "
-	                 "supported by this server: true is refused" },
+	  .description =
+	      "Include each element's bounding box as [box=x,y,width,height] (CSS "
+	      "pixels in its frame's viewport). Default: the server's --snapshot-boxes" },
 	{ .name = "filename",
 	  .type = ACT_T_STRING,
 	  .description = "Save the snapshot to this file in the server's output directory "

@@ -164,7 +164,7 @@ test('browser_evaluate: the value in ### Result as JSON, the code with the funct
   assert.equal(codeOf(r), `await page.evaluate('() => document.title');`);
 });
 
-test('browser_snapshot: depth, filename into the output dir, boxes and bad names refused', async () => {
+test('browser_snapshot: depth, filename into the output dir, bad names refused', async () => {
   await ok(full.client, 'browser_navigate', { url: site.url + '/form.html' });
   const shallow = snapshotOf(await ok(full.client, 'browser_snapshot', { depth: 1 }));
   assert.match(shallow, /^ {2}- /m, 'depth 1: the top lines and their children');
@@ -180,9 +180,13 @@ test('browser_snapshot: depth, filename into the output dir, boxes and bad names
     assert.match(sections(r).Error, /not a plain file name/);
   }
   assert.ok(!fs.existsSync(path.join(outDir, '..', 'escape.yml')));
-  const boxes = await callTool(full.client, 'browser_snapshot', { boxes: true });
-  assert.equal(boxes.isError, true);
-  assert.match(sections(boxes).Error, /boxes is not supported/);
+  assert.doesNotMatch(deep, /\[box=/, 'no boxes unless asked');
+});
+
+test('browser_snapshot boxes: each element box in CSS pixels after its ref', async () => {
+  await ok(full.client, 'browser_navigate', { url: site.url + '/compat.html' });
+  const boxed = snapshotOf(await ok(full.client, 'browser_snapshot', { boxes: true }));
+  assert.match(boxed, /- button "Boxed" \[ref=e\d+\] \[box=600,50,80,40\]$/m);
 });
 
 test('an unknown ref fails with Playwright MCP words, then glassbox detail', async () => {
