@@ -96,6 +96,7 @@ struct act_session {
 	int navigation_timeout_ms; /* 0 = action_timeout_ms (immutable) */
 	int no_code;               /* answers show no code (immutable) */
 	int snapshot_boxes;        /* snapshots show [box=...] (immutable) */
+	int code_lang;             /* enum act_code_lang of the code shown (immutable) */
 	char *user_agent;          /* NULL = Chromium's (immutable) */
 	char *grant_permissions;   /* NULL = none (immutable) */
 	char user_agent_flag[600];

@@ -159,6 +159,7 @@ struct act_config {
 	 * --caps, as Playwright MCP); NULL = every group (`glassbox serve`). */
 	const char *caps;
 	int no_code;        /* answers show no "### Ran Playwright code" */
+	int code_lang;      /* the language of that code: 0 TypeScript, 1 Python, 2 Java, 3 C# */
 	int snapshot_boxes; /* snapshots show each element's [box=x,y,width,height] */
 	/* The tenant's policy (borrowed, read at act_session_new): {"egress": {...}
 	 * (policy/egress.h), "require_evidence": bool, "before_screenshots":
@@ -215,6 +216,9 @@ enum act_snapshot_mode {
 
 /* "full" / "changed" / "none" -> enum act_snapshot_mode; -1 when unknown. */
 int act_snapshot_mode_parse(const char *s);
+
+/* "typescript" / "python" / "java" / "csharp" -> act_config.code_lang; -1 otherwise. */
+int act_code_lang_parse(const char *s);
 
 /* 1 when name is a permission act_config.grant_permissions can grant. */
 int act_permission_known(const char *name);

@@ -39,6 +39,7 @@ void act_code_target_of(const struct act_ctx *ctx, struct act_code_target *t)
 	json_t *p = ctx->code_probe;
 
 	memset(t, 0, sizeof(*t));
+	t->lang = ctx->as->code_lang;
 	if (given && strcmp(given, ctx->target.ref) != 0) {
 		t->selector = given; /* the caller's selector, as given */
 		return;

@@ -21,7 +21,20 @@
 
 /* What is known of the element an action acted on. Every field borrowed;
  * NULL (or 0) when unknown. */
+/* The language the code is shown in (Playwright MCP's --codegen). Lines
+ * with no counterpart in the library API (keyboard, scripts, waits) stay
+ * JavaScript, as Playwright MCP writes them. */
+enum act_code_lang {
+	ACT_CODE_TYPESCRIPT = 0,
+	ACT_CODE_PYTHON,
+	ACT_CODE_JAVA,
+	ACT_CODE_CSHARP,
+};
+
+/* (act_code_lang_parse, actions.h, gives these from their names.) */
+
 struct act_code_target {
+	int lang;             /* enum act_code_lang */
 	const char *selector; /* the caller's CSS selector (target was not a ref) */
 	const char *role;     /* ARIA role as the snapshot shows it */
 	const char *name;     /* accessible name as the snapshot shows it */
@@ -48,16 +61,33 @@ int act_code_quote(struct gb_buf *b, const char *s);
  * or -1 when nothing identifies the element (no selector, role or CSS). */
 int act_code_locator(struct gb_buf *b, const struct act_code_target *t);
 
-/* Appends "await <locator>.<method>(<args>);\n"; args is raw JavaScript
- * (already quoted), "" for none. Returns 0 or -1. */
+/* Appends "await <locator>.<method>(<args>);\n" in JavaScript whatever
+ * t->lang says; args is raw JavaScript (already quoted), "" for none.
+ * Returns 0 or -1. */
 int act_code_call(struct gb_buf *b, const struct act_code_target *t, const char *method,
                   const char *args);
 
-/* Appends "await page.goto('<url>');\n". Returns 0 or -1. */
-int act_code_goto(struct gb_buf *b, const char *url);
+/* What an element action passes (act_code_action). Borrowed. */
+struct act_code_args {
+	const char *text;        /* fill, pressSequentially, press: the text or key */
+	const char *secret;      /* fill: the secret's name (the text is then not used) */
+	const char *const *list; /* selectOption: the values; click: the modifiers */
+	size_t n_list;
+	const char *button; /* click: "right", "middle"; NULL = left */
+};
 
-/* Appends the value typed: process.env['NAME'] for a secret (never its
- * value), else text quoted. Returns 0 or -1. */
+/* Appends one element action in t->lang: action is "click", "dblclick",
+ * "fill", "pressSequentially", "press", "selectOption" or "hover".
+ * Returns 0 or -1. */
+int act_code_action(struct gb_buf *b, const struct act_code_target *t, const char *action,
+                    const struct act_code_args *a);
+
+/* Appends the navigation to url in lang ("await page.goto('<url>');").
+ * Returns 0 or -1. */
+int act_code_goto(struct gb_buf *b, int lang, const char *url);
+
+/* Appends the value typed in JavaScript: process.env['NAME'] for a secret
+ * (never its value), else text quoted. Returns 0 or -1. */
 int act_code_value(struct gb_buf *b, const char *text, const char *secret_name);
 
 /* Appends one line as it is, with a newline. Returns 0 or -1. */

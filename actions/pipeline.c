@@ -735,7 +735,7 @@ void act_run_call(struct act_session *as, struct act_call *call)
 	target = json_string_value(json_object_get(call->args, "target"));
 	if (impl->needs_target && target && act_resolve_target(&ctx, target) < 0)
 		goto release;
-	if (impl->code && ctx.has_target)
+	if (ctx.has_target && !as->no_code)
 		act_code_probe(&ctx); /* before the action changes the page */
 
 	/* gate: a refused action leaves the page untouched */

@@ -110,8 +110,8 @@ struct snap_options {
 	                               * (a node found by selector: it is then searched
 	                               * in every frame of its session) */
 	size_t max_chars;            /* 0 = unlimited; else cut with a marker line */
-	unsigned max_depth;          /* levels below the top lines rendered (Playwright's depth); 0 = all */
-	int timeout_ms;              /* for the whole snapshot; <= 0 = 30000 */
+	unsigned max_depth; /* levels below the top lines rendered (Playwright's depth); 0 = all */
+	int timeout_ms;     /* for the whole snapshot; <= 0 = 30000 */
 	snap_frame_session_fn frame_session;
 	void *frame_session_user;
 	const struct snap_masked *masked; /* values shown as "••••" */

@@ -483,31 +483,29 @@ static int build_doc(struct snap_ctx *x, size_t d, struct snode *parent, unsigne
 	return build_node(x, d, x->docs[d].root, parent, depth);
 }
 
-/* The document's <body>: the ignored child of the ignored <html> that is
- * the RootWebArea's only child. Its backend id, or 0 when not found. */
-static int body_backend(const struct snap_doc *doc, json_t *root)
+/* The document's <body>: the last child with a DOM node of the ignored
+ * <html> that is the RootWebArea's only child (ignored itself unless it
+ * holds only text). Its index in doc, or -1 when not found. */
+static long body_index(const struct snap_doc *doc, json_t *root)
 {
 	json_t *kids = json_object_get(root, "childIds");
 	json_t *html;
 	json_t *kid;
 	long k;
+	long found = -1;
 	size_t i;
-	int found = 0;
 
 	if (json_array_size(kids) != 1)
-		return 0;
+		return -1;
 	k = act_snap_doc_find(doc, json_string_value(json_array_get(kids, 0)));
 	html = k >= 0 ? json_array_get(doc->nodes, (size_t)k) : NULL;
 	if (!html || !json_is_true(json_object_get(html, "ignored")))
-		return 0;
+		return -1;
 	json_array_foreach(json_object_get(html, "childIds"), i, kid)
 	{
-		json_t *n;
-
 		k = act_snap_doc_find(doc, json_string_value(kid));
-		n = k >= 0 ? json_array_get(doc->nodes, (size_t)k) : NULL;
-		if (n && json_is_true(json_object_get(n, "ignored")) && act_snap_ax_backend(n))
-			found = act_snap_ax_backend(n);
+		if (k >= 0 && act_snap_ax_backend(json_array_get(doc->nodes, (size_t)k)))
+			found = k;
 	}
 	return found;
 }
@@ -523,19 +521,21 @@ static int build_body(struct snap_ctx *x, size_t d, size_t idx, struct snode *pa
 {
 	struct snap_doc *doc = &x->docs[d];
 	json_t *n = json_array_get(doc->nodes, idx);
-	int body = body_backend(doc, n);
+	long b = body_index(doc, n);
+	json_t *body = b >= 0 ? json_array_get(doc->nodes, (size_t)b) : NULL;
 	size_t active;
 	struct snode *s;
 	int rc = -1;
 
-	if (!body)
+	if (!body || doc->info[b].built)
 		return 0;
+	doc->info[b].built = 1;
 	s = snode_new("generic", d);
 	if (!s)
 		goto out;
-	s->backend_id = body;
+	s->backend_id = act_snap_ax_backend(body);
 	active = x->n_active;
-	if (act_snap_refs_assign(x, s) < 0 || build_kids(x, d, n, idx, s, depth) < 0) {
+	if (act_snap_refs_assign(x, s) < 0 || build_kids(x, d, body, (size_t)b, s, depth) < 0) {
 		act_snap_snode_free(s);
 		goto out;
 	}

@@ -232,6 +232,8 @@ static int render_node(struct snap_ctx *x, const struct snode *s, unsigned depth
 	        ? s->kids[0].text
 	        : NULL;
 	int has_ref = node_ref(x, s, ref, sizeof(ref)) == 0;
+	/* at the depth limit a node shows no children (Playwright's depth) */
+	int at_limit = x->opt->max_depth && depth >= x->opt->max_depth;
 	const struct snap_box *box =
 	    has_ref && x->opt->boxes ? act_snap_box(x, s->doc, s->backend_id) : NULL;
 	size_t i;
@@ -251,7 +253,7 @@ static int render_node(struct snap_ctx *x, const struct snode *s, unsigned depth
 	if (text && !act_snap_has_props(s)) {
 		gb_buf_append(&x->line, ": ", 2);
 		act_snap_yaml_value(&x->line, text);
-	} else if (s->n_kids || act_snap_has_props(s)) {
+	} else if ((s->n_kids || act_snap_has_props(s)) && !at_limit) {
 		gb_buf_append(&x->line, ":", 1);
 	}
 	if (line_emit(x, s, has_ref ? ref : NULL) < 0)
@@ -266,7 +268,7 @@ static int render_node(struct snap_ctx *x, const struct snode *s, unsigned depth
 		rc = 0;
 		goto out;
 	}
-	if (x->opt->max_depth && depth >= x->opt->max_depth) {
+	if (at_limit) {
 		rc = 0; /* at the depth limit: its children are left out */
 		goto out;
 	}

@@ -48,6 +48,7 @@ struct cli_pw {
 	int isolated;
 	int no_code;        /* codegen "none" */
 	int snapshot_boxes; /* --snapshot-boxes, snapshot.boxes */
+	int code_lang;      /* --codegen: enum act_code_lang, -1 unset ($PW_LANG_NAME) */
 };
 
 void cli_pw_init(struct cli_pw *o);

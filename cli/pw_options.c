@@ -14,12 +14,14 @@
  * keys are Playwright MCP's; otherwise it is glassbox's tenant policy.
  */
 #include "cli/commands.h"
+#include "common/fs.h"
 
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* The flags and config keys glassbox refuses, with why. */
 static const struct {
@@ -72,6 +74,7 @@ void cli_pw_init(struct cli_pw *o)
 	memset(o, 0, sizeof(*o));
 	o->snapshot_mode = -1;
 	o->headless = -1;
+	o->code_lang = -1;
 }
 
 /* A positive integer of milliseconds; -1 when not one. */
@@ -129,6 +132,19 @@ static int apply(const char *command, const char *name, const char *v, struct cl
 			goto bad_value;
 		snprintf(o->test_id_attribute, sizeof(o->test_id_attribute), "%s", v);
 	} else if (!strcmp(name, "output-dir")) {
+		char abs[PATH_MAX + 8];
+		char cwd[PATH_MAX];
+		char mkerr[256] = "";
+
+		/* made when missing, as Playwright MCP makes it */
+		if (v && *v && v[0] == '/')
+			snprintf(abs, sizeof(abs), "%s", v);
+		else if (v && *v && getcwd(cwd, sizeof(cwd)))
+			snprintf(abs, sizeof(abs), "%s/%s", cwd, v);
+		else
+			abs[0] = '\0';
+		if (abs[0])
+			gb_fs_mkdirs_abs(abs, mkerr, sizeof(mkerr));
 		if (!v || !*v || !realpath(v, o->output_dir)) {
 			fprintf(stderr,
 			        "glassbox %s: --output-dir %s: %s: give an existing directory\n",
@@ -165,6 +181,15 @@ static int apply(const char *command, const char *name, const char *v, struct cl
 			        "Chromium only (chrome or chromium)\n",
 			        command, v ? v : "");
 			return -1;
+		}
+	} else if (!strcmp(name, "codegen")) {
+		if (v && !strcmp(v, "none")) {
+			o->no_code = 1;
+		} else {
+			if ((n = act_code_lang_parse(v)) < 0)
+				goto bad_value;
+			o->code_lang = n;
+			o->no_code = 0;
 		}
 	} else if (!strcmp(name, "snapshot-boxes")) {
 		o->snapshot_boxes = 1;
@@ -357,10 +382,9 @@ int cli_pw_config(const char *path, json_t *cfg, struct cli_pw *o)
 				if (apply("mcp", "timeout-navigation", num, o) < 0)
 					return -1;
 			}
-		} else if (!strcmp(key, "codegen") && json_is_string(v) &&
-		           (!strcmp(json_string_value(v), "typescript") ||
-		            !strcmp(json_string_value(v), "none"))) {
-			o->no_code = !strcmp(json_string_value(v), "none");
+		} else if (!strcmp(key, "codegen") && json_is_string(v)) {
+			if (apply("mcp", "codegen", json_string_value(v), o) < 0)
+				return -1;
 		} else if (refusal(key)) {
 			return key_refused(path, key, refusal(key));
 		} else {
@@ -396,5 +420,9 @@ void cli_pw_fill(const struct cli_pw *o, struct act_config *cfg)
 	if (o->headless >= 0)
 		cfg->headless = o->headless;
 	cfg->no_code = o->no_code;
+	cfg->code_lang = o->code_lang >= 0 ? o->code_lang
+	                 : act_code_lang_parse(getenv("PW_LANG_NAME")) >= 0
+	                     ? act_code_lang_parse(getenv("PW_LANG_NAME"))
+	                     : 0;
 	cfg->snapshot_boxes = o->snapshot_boxes;
 }

@@ -78,39 +78,24 @@ static const struct act_param params[] = {
 };
 
 /* .click() / .dblclick(), with button and modifiers as Playwright's
- * generator writes its options (one per line). */
+ * generator writes its options. */
 static void click_code(struct act_ctx *ctx)
 {
-	const char *button = json_string_value(json_object_get(ctx->args, "button"));
 	json_t *mods = json_object_get(ctx->args, "modifiers");
+	struct act_code_args a = { 0 };
 	struct act_code_target t;
-	struct gb_buf opts;
-	json_t *m;
+	const char *list[8];
 	size_t i;
 
-	gb_buf_init(&opts, 4096);
-	if (button && strcmp(button, "left") != 0) {
-		gb_buf_appendf(&opts, "{\n  button: ");
-		act_code_quote(&opts, button);
-	}
-	if (json_array_size(mods)) {
-		gb_buf_appendf(&opts, "%s  modifiers: [", opts.len ? ",\n" : "{\n");
-		json_array_foreach(mods, i, m)
-		{
-			if (i)
-				gb_buf_appendf(&opts, ", ");
-			act_code_quote(&opts, json_string_value(m));
-		}
-		gb_buf_appendf(&opts, "]");
-	}
-	if (opts.len)
-		gb_buf_appendf(&opts, "\n}");
+	for (i = 0; i < json_array_size(mods) && i < 8; i++)
+		list[i] = json_string_value(json_array_get(mods, i));
+	a.list = list;
+	a.n_list = i;
+	a.button = json_string_value(json_object_get(ctx->args, "button"));
 	act_code_target_of(ctx, &t);
-	act_code_call(&ctx->code, &t,
-	              json_is_true(json_object_get(ctx->args, "doubleClick")) ? "dblclick"
-	                                                                      : "click",
-	              opts.data ? opts.data : "");
-	gb_buf_free(&opts);
+	act_code_action(
+	    &ctx->code, &t,
+	    json_is_true(json_object_get(ctx->args, "doubleClick")) ? "dblclick" : "click", &a);
 }
 
 static const struct act_tool_impl impl = {

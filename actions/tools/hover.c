@@ -40,7 +40,7 @@ static void hover_code(struct act_ctx *ctx)
 	struct act_code_target t;
 
 	act_code_target_of(ctx, &t);
-	act_code_call(&ctx->code, &t, "hover", "");
+	act_code_action(&ctx->code, &t, "hover", NULL);
 }
 
 static const struct act_tool_impl impl = {

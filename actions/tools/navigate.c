@@ -80,7 +80,8 @@ static const struct act_param params[] = {
 /* await page.goto('<url>'); */
 static void navigate_code(struct act_ctx *ctx)
 {
-	act_code_goto(&ctx->code, json_string_value(json_object_get(ctx->args, "url")));
+	act_code_goto(&ctx->code, ctx->as->code_lang,
+	              json_string_value(json_object_get(ctx->args, "url")));
 }
 
 static const struct act_tool_impl impl = {

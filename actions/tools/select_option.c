@@ -103,27 +103,20 @@ static const struct act_param params[] = {
 static void select_code(struct act_ctx *ctx)
 {
 	json_t *values = json_object_get(ctx->args, "values");
+	struct act_code_args a = { 0 };
 	struct act_code_target t;
-	struct gb_buf arg;
-	json_t *v;
+	const char **list = calloc(json_array_size(values) + 1, sizeof(*list));
 	size_t i;
 
-	gb_buf_init(&arg, 1 << 16);
-	if (json_array_size(values) == 1) {
-		act_code_quote(&arg, json_string_value(json_array_get(values, 0)));
-	} else {
-		gb_buf_appendf(&arg, "[");
-		json_array_foreach(values, i, v)
-		{
-			if (i)
-				gb_buf_appendf(&arg, ", ");
-			act_code_quote(&arg, json_string_value(v));
-		}
-		gb_buf_appendf(&arg, "]");
-	}
+	if (!list)
+		return;
+	for (i = 0; i < json_array_size(values); i++)
+		list[i] = json_string_value(json_array_get(values, i));
+	a.list = list;
+	a.n_list = i;
 	act_code_target_of(ctx, &t);
-	act_code_call(&ctx->code, &t, "selectOption", arg.data ? arg.data : "[]");
-	gb_buf_free(&arg);
+	act_code_action(&ctx->code, &t, "selectOption", &a);
+	free(list);
 }
 
 static const struct act_tool_impl impl = {

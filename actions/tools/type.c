@@ -338,30 +338,26 @@ static const struct act_param params[] = {
 };
 
 /* .fill(text) or .pressSequentially(text), then .press('Enter') with
- * submit; a secret is written as process.env['NAME']. */
+ * submit; a secret is written as its environment variable. */
 static void type_code(struct act_ctx *ctx)
 {
-	const char *text = json_string_value(json_object_get(ctx->args, "text"));
-	const char *secret = json_string_value(json_object_get(ctx->args, "secret"));
+	struct act_code_args a = { 0 };
+	struct act_code_args enter = { .text = "Enter" };
 	struct act_code_target t;
-	struct gb_buf value;
 
-	gb_buf_init(&value, 1 << 20);
-	if (ctx->sensitive && !secret) {
+	a.text = json_string_value(json_object_get(ctx->args, "text"));
+	a.secret = json_string_value(json_object_get(ctx->args, "secret"));
+	if (ctx->sensitive && !a.secret) {
 		/* typed into a password field: its value never shows */
 		act_code_line(&ctx->code, "// typed into a password field: its value is not shown");
-		gb_buf_appendf(&value, "process.env['PASSWORD']");
-	} else {
-		act_code_value(&value, text, secret);
+		a.secret = "PASSWORD";
 	}
 	act_code_target_of(ctx, &t);
-	act_code_call(&ctx->code, &t,
-	              json_is_true(json_object_get(ctx->args, "slowly")) ? "pressSequentially"
-	                                                                 : "fill",
-	              value.data ? value.data : "''");
+	act_code_action(
+	    &ctx->code, &t,
+	    json_is_true(json_object_get(ctx->args, "slowly")) ? "pressSequentially" : "fill", &a);
 	if (json_is_true(json_object_get(ctx->args, "submit")))
-		act_code_call(&ctx->code, &t, "press", "'Enter'");
-	gb_buf_free(&value);
+		act_code_action(&ctx->code, &t, "press", &enter);
 }
 
 static const struct act_tool_impl impl = {
