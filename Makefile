@@ -5,6 +5,7 @@
 #                for a service config instead)
 #   make test    install what is missing, build, run the whole test suite (the last part,
 #                make test-newcomer, follows the README literally: tests/newcomer.sh)
+#   make test-postgres  the store's tests against a throwaway PostgreSQL
 #   make cli-doc rewrite docs/cli.md from the binary's help
 #   make pipeline-doc rewrite the table of docs/internals/pipeline.md from the tools
 #   make demo    the example QA flows against the fixture shop, the JUnit file, the HTML
@@ -21,12 +22,13 @@ FUZZERS := cdp/fuzz_cdp mcp/fuzz_jsonrpc mcp/fuzz_serve_config actions/fuzz_snap
 	store/fuzz_admin flows/fuzz_flow profiles/fuzz_profile policy/fuzz_policy
 
 DEBIAN_PACKAGES := build-essential pkg-config meson ninja-build libwebsockets-dev libmicrohttpd-dev \
-	libjansson-dev libpng-dev libsodium-dev libxml2-dev libxml2-utils libsqlite3-dev libcmocka-dev \
+	libjansson-dev libpng-dev libsodium-dev libxml2-dev libxml2-utils libsqlite3-dev libpq-dev postgresql \
+	libcmocka-dev \
 	libidn2-dev libarchive-dev chromium clang clang-format libclang-rt-14-dev nodejs npm procps \
 	iproute2 util-linux
 
-.PHONY: all deps build run test test-unit test-asan test-tsan test-fuzz test-http-fuzz test-node test-conformance \
-	bench format format-check clean cli-doc pipeline-doc demo test-newcomer
+.PHONY: all deps build run test test-unit test-postgres test-asan test-tsan test-fuzz test-http-fuzz test-node \
+	test-conformance bench format format-check clean cli-doc pipeline-doc demo test-newcomer
 
 all: build
 
@@ -57,11 +59,21 @@ run: build
 	@exec $(BUILD)/glassbox serve $(if $(CONFIG),--config $(CONFIG)) $(if $(POLICY),--policy $(POLICY))
 
 test: build
-	$(MAKE) format-check test-unit test-asan test-tsan test-fuzz test-http-fuzz test-node test-conformance \
-		test-newcomer
+	$(MAKE) format-check test-unit test-postgres test-asan test-tsan test-fuzz test-http-fuzz test-node \
+		test-conformance test-newcomer
 
 test-unit:
 	meson test -C $(BUILD) --print-errorlogs
+
+# The store's suites again, against a throwaway PostgreSQL server
+# (tests/postgres/run.sh: initdb in a temp dir, a unix socket only), and
+# two serve replicas sharing it (tests/integration/store_replicas.test.mjs,
+# which starts its own server; it also runs in test-node).
+PG_SUITES := approvals ledger segments gate admin profiles evidence
+
+test-postgres: build
+	tests/postgres/run.sh meson test -C $(BUILD) --print-errorlogs $(PG_SUITES)
+	GLASSBOX_BIN=$(BUILD)/glassbox tests/run-node-tests.sh tests/integration/store_replicas.test.mjs
 
 $(ASAN_BUILD)/build.ninja:
 	meson setup $(ASAN_BUILD) -Dwerror=true -Db_sanitize=address,undefined -Db_lundef=false

@@ -42,9 +42,11 @@ struct act_session {
 	int viewport_height;
 	int action_timeout_ms;
 	int prelaunch;
-	int require_evidence;   /* refuse to act when evidence cannot be kept */
-	int before_screenshots; /* also keep a screenshot from before each action */
-	json_t *policy;         /* the tenant's policy (a copy; hashed into the manifest) */
+	int require_evidence;       /* refuse to act when evidence cannot be kept */
+	int evidence_before_answer; /* policy evidence.before_answer: the screenshot is
+	                             * taken before the call answers (else right after) */
+	int before_screenshots;     /* also keep a screenshot from before each action */
+	json_t *policy;             /* the tenant's policy (a copy; hashed into the manifest) */
 	struct policy_tenant *tenant_policy; /* the same, parsed and validated once */
 	char client_name[64];                /* act_config.client_name, "" if none (immutable) */
 	char flow_name[128];                 /* act_config.flow_name, "" if none (immutable) */
@@ -80,6 +82,10 @@ struct act_session {
 	int stopping;              /* {lock} */
 	atomic_int cancel_flag;    /* raised for the running call; read by cdp waits */
 	struct cdp_conn *wake_cdp; /* {lock} the running browser's connection, for cdp_wake */
+	/* {lock} the operation whose screenshot is being taken after its
+	 * answer ("" when none); evidence_cond is signalled when it is queued */
+	char deferred_op[72];
+	pthread_cond_t evidence_cond;
 
 	struct evid_store *store;  /* thread-safe */
 	struct evid_audit *audit;  /* thread-safe; NULL when the log cannot be opened */
@@ -250,8 +256,9 @@ struct act_ctx {
 	 * origin (full-page and element screenshots), to mask secret fields */
 	double shot_dx;
 	double shot_dy;
-	int shot_masked; /* the stored screenshot had fields masked */
-	unsigned steps;  /* the pipeline steps it ran: 1u << enum act_step */
+	int shot_masked;   /* the stored screenshot had fields masked */
+	int shot_deferred; /* shot_call is collected after the answer (observe.c) */
+	unsigned steps;    /* the pipeline steps it ran: 1u << enum act_step */
 };
 
 /*
@@ -391,6 +398,9 @@ int act_keeper_wait(struct act_keeper *k, uint64_t ticket, char *err, size_t err
 void act_keeper_purge(struct act_keeper *k, unsigned days);
 /* Waits until everything queued is written. */
 void act_keeper_flush(struct act_keeper *k);
+/* Notes a failure to keep evidence that no call waits for: reported with
+ * the next call's result (act_keeper_take_error). */
+void act_keeper_note_error(struct act_keeper *k, const char *why);
 /* Hands out (once) the last failure to keep evidence; 1 if there was one. */
 int act_keeper_take_error(struct act_keeper *k, char *buf, size_t len);
 void act_keeper_stop(struct act_keeper *k);
@@ -575,6 +585,20 @@ void act_request_evidence(struct act_ctx *ctx);
  * links it from the result; fills sha (65 bytes) on success. */
 int act_store_png(struct act_ctx *ctx, const char *b64, const char *kind, char *sha);
 json_t *act_redacted_args(const struct act_ctx *ctx);
+/* Answer first (policy evidence.before_answer false): when a screenshot
+ * is on its way (shot_call), links it from the result by the operation
+ * (glassbox://evidence/<operation>/screenshot, pending) and returns 1:
+ * act_collect_evidence() takes it after the answer. 0 when the evidence
+ * is to be taken now (reused, a dialog open, nothing requested). */
+int act_defer_evidence(struct act_ctx *ctx);
+/* Marks op (NULL: none) as the operation whose screenshot is being
+ * taken after its answer; readers of its evidence wait until it is not. */
+void act_evidence_pending(struct act_session *s, const char *op);
+/* After the answer: waits for the deferred screenshot and hands it over
+ * (*png malloc'd, sha filled), masked like any evidence. -1 with err
+ * when there is none to keep (the next answer says so). */
+int act_collect_evidence(struct act_ctx *ctx, unsigned char **png, size_t *len, char sha[65],
+                         char *err, size_t errlen);
 
 /* secret_use.c */
 /* Reads the policy's "page_content" ({"hidden_text": "flag" | "drop"}). */

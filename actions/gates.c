@@ -75,6 +75,9 @@ int act_gates_start(struct act_session *s, const struct policy_tenant *policy, c
 		return -1;
 	}
 	store_set_approval_hook(s->db, on_approval_event, s);
+	/* which replica owns this session (store.h, "the session registry") */
+	if (store_session_claim(s->db, s->tenant, s->id, 0, gerr, sizeof(gerr)) < 0)
+		GB_LOGW("actions", "session %s is not in the session registry: %s", s->id, gerr);
 	/* parsed and checked once, with the rest of the policy (policy/tenant.h) */
 	s->risk = policy_tenant_risk(policy);
 	s->elicit_approvals = policy_tenant_settings(policy)->elicit_approvals;
@@ -90,6 +93,8 @@ void act_gates_stop(struct act_session *s)
 	policy_admin_stop(s->admin);
 	s->admin = NULL;
 	s->risk = NULL; /* the session's tenant_policy owns it */
+	if (s->db)
+		store_session_release(s->db, s->id, NULL, 0);
 	store_close(s->db);
 	s->db = NULL;
 }

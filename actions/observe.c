@@ -379,12 +379,110 @@ static int reuse_evidence(struct act_ctx *ctx)
 	return 0;
 }
 
+/* The URI of an operation's evidence screenshot before it is taken. */
+static void deferred_uri(const struct act_ctx *ctx, char *uri, size_t len)
+{
+	snprintf(uri, len, "glassbox://evidence/%s/screenshot", ctx->operation_id);
+}
+
+/* Notes the screenshot sha as the session's last one: a later action
+ * that changes nothing may reuse it. */
+static void remember_shot(struct act_ctx *ctx, const char *sha, const char *digest)
+{
+	struct act_session *as = ctx->as;
+
+	snprintf(as->last_shot_sha, sizeof(as->last_shot_sha), "%s", sha);
+	snprintf(as->last_shot_op, sizeof(as->last_shot_op), "%s", ctx->operation_id);
+	snprintf(as->last_shot_digest, sizeof(as->last_shot_digest), "%s", digest ? digest : "");
+	snprintf(as->last_shot_url, sizeof(as->last_shot_url), "%s",
+	         gb_or(json_string_value(json_object_get(ctx->out, "url")), ""));
+}
+
+void act_evidence_pending(struct act_session *s, const char *op)
+{
+	pthread_mutex_lock(&s->lock);
+	snprintf(s->deferred_op, sizeof(s->deferred_op), "%s", op ? op : "");
+	if (!op)
+		pthread_cond_broadcast(&s->evidence_cond);
+	pthread_mutex_unlock(&s->lock);
+}
+
+int act_defer_evidence(struct act_ctx *ctx)
+{
+	char uri[160];
+
+	if (!ctx->shot_call || sess_page_dialog(ctx->page))
+		return 0;
+	deferred_uri(ctx, uri, sizeof(uri));
+	json_object_set_new(ctx->out, "evidence",
+	                    json_pack("[{s:s, s:s, s:s, s:b}]", "kind", "screenshot", "uri", uri,
+	                              "mime", "image/png", "pending", 1));
+	json_array_append_new(ctx->content,
+	                      json_pack("{s:s, s:s, s:s, s:s}", "type", "resource_link", "uri", uri,
+	                                "name", "screenshot", "mimeType", "image/png"));
+	gb_buf_appendf(&ctx->text, "\n- evidence: %s (taken as this answer leaves)", uri);
+	/* the state this answer reports is the one the screenshot shows: noted
+	 * now (the result leaves with the answer), its sha once it is taken */
+	remember_shot(ctx, "", json_string_value(json_object_get(ctx->out, "_digest_after")));
+	json_object_del(ctx->out, "_digest_after");
+	act_evidence_pending(ctx->as, ctx->operation_id);
+	ctx->shot_deferred = 1;
+	return 1;
+}
+
+int act_collect_evidence(struct act_ctx *ctx, unsigned char **png, size_t *len, char sha[65],
+                         char *err, size_t errlen)
+{
+	unsigned char digest[crypto_hash_sha256_BYTES];
+	struct cdp_error cerr = { 0 };
+	json_t *res = NULL;
+	const char *b64;
+	int rc;
+
+	*png = NULL;
+	*len = 0;
+	rc = cdp_await(ctx->cdp, ctx->shot_call, act_left_ms(ctx), &res, &cerr);
+	ctx->shot_call = 0;
+	b64 = json_string_value(json_object_get(res, "data"));
+	if (rc < 0 || !b64) {
+		snprintf(err, errlen, "the evidence screenshot of %s could not be taken: %s",
+		         ctx->operation_id, rc < 0 ? cerr.message : "the browser sent no image");
+		rc = -1;
+		goto out;
+	}
+	rc = evid_base64_decode(b64, strlen(b64), png, len);
+	if (rc == 0 && act_secrets_mask_png(ctx, png, len) < 0) {
+		snprintf(err, errlen,
+		         "the evidence screenshot of %s shows a field that received a secret and "
+		         "could not be masked: it was not kept",
+		         ctx->operation_id);
+		rc = -1;
+		goto out;
+	}
+	if (rc < 0) {
+		snprintf(err, errlen, "the evidence screenshot of %s was not base64",
+		         ctx->operation_id);
+		rc = -1;
+		goto out;
+	}
+	crypto_hash_sha256(digest, *png, *len);
+	gb_hex(digest, sizeof(digest), sha);
+	snprintf(ctx->as->last_shot_sha, sizeof(ctx->as->last_shot_sha), "%s", sha);
+out:
+	if (rc < 0) {
+		free(*png);
+		*png = NULL;
+		*len = 0;
+	}
+	json_decref(res);
+	return rc;
+}
+
 /* Takes (or collects) the evidence screenshot after an action and stores
  * it. While a JS dialog is open the page cannot paint: the evidence then
  * waits for browser_handle_dialog, whose own evidence shows the outcome. */
 int act_record_evidence(struct act_ctx *ctx)
 {
-	struct act_session *as = ctx->as;
 	struct cdp_error err = { 0 };
 	const char *digest = json_string_value(json_object_get(ctx->out, "_digest_after"));
 	json_t *res = NULL;
@@ -412,14 +510,8 @@ int act_record_evidence(struct act_ctx *ctx)
 	if (rc == 0)
 		rc = act_store_png(ctx, json_string_value(json_object_get(res, "data")),
 		                   "screenshot", sha);
-	if (rc == 0) {
-		snprintf(as->last_shot_sha, sizeof(as->last_shot_sha), "%s", sha);
-		snprintf(as->last_shot_op, sizeof(as->last_shot_op), "%s", ctx->operation_id);
-		snprintf(as->last_shot_digest, sizeof(as->last_shot_digest), "%s",
-		         digest ? digest : "");
-		snprintf(as->last_shot_url, sizeof(as->last_shot_url), "%s",
-		         gb_or(json_string_value(json_object_get(ctx->out, "url")), ""));
-	}
+	if (rc == 0)
+		remember_shot(ctx, sha, digest);
 out:
 	json_object_del(ctx->out, "_digest_after");
 	json_decref(res);

@@ -474,15 +474,10 @@ static json_t *steps_json(unsigned steps)
 	return list;
 }
 
-/* The audit record of the call: what was asked (redacted), what was
- * acted on, what was observed; with its evidence, to the record keeper.
- * When it cannot be queued, or (a tenant that requires evidence, a call
- * that changes the page) cannot be written, the call's result says so. */
-static void keep_record(struct act_ctx *ctx)
+/* The audit record of the call into *a: what was asked (redacted), what
+ * was acted on, what was observed, with its evidence (taken from ctx). */
+static void build_record(struct act_ctx *ctx, struct act_keeper_action *a)
 {
-	struct act_keeper_action a = { 0 };
-	uint64_t ticket = 0;
-	char err[512] = "";
 	json_t *body = json_deep_copy(ctx->out);
 	json_t *element = NULL;
 	char *dump;
@@ -533,38 +528,81 @@ static void keep_record(struct act_ctx *ctx)
 	/* the Playwright code it ran (codegen.h), for a spec made of the session */
 	if (ctx->code.len)
 		json_object_set_new(body, "playwright_code", json_string(ctx->code.data));
-	a.session_id = ctx->sess ? sess_id(ctx->sess) : NULL;
-	a.operation_id = ctx->operation_id;
-	a.tool = ctx->def->name;
-	a.url = json_string_value(json_object_get(ctx->out, "url"));
-	a.body = body;
-	a.arguments = act_redacted_args(ctx);
-	a.secret_text = ctx->sensitive;
-	if (ctx->shot_png) {
-		a.png = ctx->shot_png;
-		a.png_len = ctx->shot_len;
+	a->session_id = ctx->sess ? sess_id(ctx->sess) : NULL;
+	a->operation_id = ctx->operation_id;
+	a->tool = ctx->def->name;
+	a->url = json_string_value(json_object_get(ctx->out, "url"));
+	a->body = body;
+	a->arguments = act_redacted_args(ctx);
+	a->secret_text = ctx->sensitive;
+	if (ctx->shot_png || ctx->shot_deferred) {
+		a->png = ctx->shot_png;
+		a->png_len = ctx->shot_len;
 		ctx->shot_png = NULL;
-		a.before_png = ctx->before_png;
-		a.before_len = ctx->before_len;
+		a->before_png = ctx->before_png;
+		a->before_len = ctx->before_len;
 		ctx->before_png = NULL;
-		a.annotation = ctx->annotation;
-		a.snapshot_text = ctx->has_target ? ctx->as->last_snapshot : NULL;
-		a.network_log = json_pack(
+		a->annotation = ctx->annotation;
+		a->snapshot_text = ctx->has_target ? ctx->as->last_snapshot : NULL;
+		a->network_log = json_pack(
 		    "{s:O, s:O}", "responses", gb_or_json(json_object_get(ctx->out, "responses")),
 		    "failed_requests", gb_or_json(json_object_get(ctx->out, "failed_requests")));
 	}
-	if (act_keeper_record_action(ctx->as->keeper, &a, &ticket, err, sizeof(err)) == 0 &&
-	    !(ctx->as->require_evidence && ctx->def->effect == ACT_EFFECT_PAGE &&
+}
+
+/* Hands the record to the keeper. Before the answer (answered 0): when
+ * it cannot be queued, or (a tenant that requires evidence, a call that
+ * changes the page) cannot be written, the call's result says so; after
+ * it, the next call's result does. */
+static void queue_record(struct act_ctx *ctx, struct act_keeper_action *a, int answered)
+{
+	uint64_t ticket = 0;
+	char err[512] = "";
+
+	if (act_keeper_record_action(ctx->as->keeper, a, &ticket, err, sizeof(err)) == 0 &&
+	    !(!answered && ctx->as->require_evidence && ctx->def->effect == ACT_EFFECT_PAGE &&
 	      act_keeper_wait(ctx->as->keeper, ticket, err, sizeof(err))))
 		return;
+	if (answered) {
+		act_keeper_note_error(ctx->as->keeper, err);
+		return;
+	}
 	json_object_set_new(ctx->out, "evidence_error", json_string(err));
 	json_object_set_new(ctx->out, "recorded", json_false());
 	gb_buf_appendf(&ctx->text, "\nNote: %s", err);
 }
 
+/* After the answer: the deferred screenshot into the record (its entry
+ * in the record's evidence gets the sha), then the record to the keeper;
+ * a screenshot that could not be taken is said in the next answer and
+ * the record keeps no image. */
+static void keep_deferred_record(struct act_ctx *ctx, struct act_keeper_action *a)
+{
+	json_t *list = json_object_get(a->body, "evidence");
+	json_t *entry = json_array_get(list, 0);
+	char sha[65] = "";
+	char uri[128];
+	char err[512];
+
+	if (act_collect_evidence(ctx, &a->png, &a->png_len, sha, err, sizeof(err)) < 0) {
+		act_keeper_note_error(ctx->as->keeper, err);
+		if (entry)
+			json_object_set_new(entry, "error", json_string(err));
+	} else if (entry) {
+		snprintf(uri, sizeof(uri), "glassbox://artifact/%s", sha);
+		json_object_set_new(entry, "sha256", json_string(sha));
+		json_object_set_new(entry, "artifact", json_string(uri));
+		json_object_set_new(entry, "size", json_integer((json_int_t)a->png_len));
+		json_object_del(entry, "pending");
+	}
+	queue_record(ctx, a, 1);
+	act_evidence_pending(ctx->as, NULL);
+}
+
 /* Assembles the CallToolResult and hands it to the transport. */
 static void finish(struct act_ctx *ctx)
 {
+	struct act_keeper_action record = { 0 };
 	json_t *result = json_object();
 	json_t *content = json_array();
 	char *text;
@@ -589,7 +627,9 @@ static void finish(struct act_ctx *ctx)
 	/* nothing typed from a secret leaves: result, ledger, audit, evidence */
 	act_secrets_scrub_call(ctx);
 	act_step(ctx, ACT_STEP_RECORD);
-	keep_record(ctx);
+	build_record(ctx, &record);
+	if (!ctx->shot_deferred)
+		queue_record(ctx, &record, 0);
 	text = act_response_text(ctx);
 	json_array_append_new(content, json_pack("{s:s, s:s}", "type", "text", "text", text));
 	free(text);
@@ -604,6 +644,10 @@ static void finish(struct act_ctx *ctx)
 		act_test_on_steps(ctx->def->name, ctx->steps);
 #endif
 	ctx->call->on_done(ctx->call, result);
+	/* the session's next call starts only after this: its screenshot
+	 * shows the page as this answer reported it */
+	if (ctx->shot_deferred)
+		keep_deferred_record(ctx, &record);
 }
 
 void act_step(struct act_ctx *ctx, enum act_step step)
@@ -619,6 +663,15 @@ void act_ctx_follow_current_page(struct act_ctx *ctx)
 		return;
 	ctx->page = now;
 	ctx->psid = sess_page_session_id(now);
+}
+
+/* 1 when the call answers before its evidence screenshot is in (policy
+ * evidence.before_answer false, and the tenant does not require
+ * evidence): the screenshot is taken right after, before the session's
+ * next call. */
+static int answers_first(const struct act_ctx *ctx)
+{
+	return !ctx->as->evidence_before_answer && !ctx->as->require_evidence;
 }
 
 /* The gate step of the plan: the tenant's risk rules on the action. */
@@ -773,7 +826,8 @@ void act_run_call(struct act_session *as, struct act_call *call)
 		act_observe_after(&ctx);
 		if (!ctx.skip_evidence && (plan & ACT_STEP_BIT(ACT_STEP_EVIDENCE))) {
 			act_step(&ctx, ACT_STEP_EVIDENCE);
-			act_record_evidence(&ctx);
+			if (!answers_first(&ctx) || !act_defer_evidence(&ctx))
+				act_record_evidence(&ctx);
 		}
 	}
 	/* the answer: the code it ran and the page as it is now (snapshot_mode) */
@@ -783,7 +837,7 @@ void act_run_call(struct act_session *as, struct act_call *call)
 	    sess_get_state(ctx.sess) != SESS_FAILED)
 		act_answer_snapshot(&ctx);
 release:
-	if (ctx.shot_call)
+	if (ctx.shot_call && !ctx.shot_deferred)
 		cdp_forget(ctx.cdp, ctx.shot_call);
 	if (ctx.digest_call)
 		cdp_forget(ctx.cdp, ctx.digest_call);

@@ -349,9 +349,7 @@ out:
 	return rc;
 }
 
-/* A job refused for a record that no call waits for: reported with the
- * next call's result. */
-static void note_refused(struct act_keeper *k, const char *why)
+void act_keeper_note_error(struct act_keeper *k, const char *why)
 {
 	pthread_mutex_lock(&k->lock);
 	snprintf(k->last_error, sizeof(k->last_error), "%s", why);
@@ -379,7 +377,7 @@ void act_keeper_record(struct act_keeper *k, const char *kind, const char *sessi
 	j->body = body;
 	j->secret_text = secret_text;
 	if (submit(k, j, NULL, err, sizeof(err)) < 0)
-		note_refused(k, err);
+		act_keeper_note_error(k, err);
 }
 
 int act_keeper_record_action(struct act_keeper *k, const struct act_keeper_action *a,
@@ -473,7 +471,7 @@ void act_keeper_purge(struct act_keeper *k, unsigned days)
 	j->purge_days = days;
 	snprintf(j->kind, sizeof(j->kind), "%s", EVID_AUDIT_PURGE);
 	if (submit(k, j, NULL, err, sizeof(err)) < 0)
-		note_refused(k, err);
+		act_keeper_note_error(k, err);
 }
 
 void act_keeper_flush(struct act_keeper *k)

@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -183,6 +184,7 @@ int act_session_new(const struct act_config *cfg, struct act_session **out, char
 	gb_random_hex(s->id, 16);
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_cond_init(&s->cond, NULL);
+	pthread_cond_init(&s->evidence_cond, NULL);
 	/* every error of the policy at once, before any part of it is used */
 	if (cfg->policy)
 		s->tenant_policy = policy_tenant_ref(cfg->policy);
@@ -193,6 +195,8 @@ int act_session_new(const struct act_config *cfg, struct act_session **out, char
 	}
 	s->before_screenshots = policy_tenant_settings(s->tenant_policy)->before_screenshots;
 	s->require_evidence = policy_tenant_settings(s->tenant_policy)->require_evidence;
+	s->evidence_before_answer =
+	    policy_tenant_settings(s->tenant_policy)->evidence_before_answer;
 	if (mkdir(s->data_dir, 0700) != 0 && errno != EEXIST) {
 		snprintf(err, errlen, "cannot create the data dir %s: %s", s->data_dir,
 		         strerror(errno));
@@ -377,6 +381,7 @@ void act_session_free(struct act_session *s)
 	free(s->grant_permissions);
 	pthread_mutex_destroy(&s->lock);
 	pthread_cond_destroy(&s->cond);
+	pthread_cond_destroy(&s->evidence_cond);
 	free(s->data_dir);
 	free(s->tenant);
 	free(s->chromium_path);
@@ -407,13 +412,59 @@ int act_browser_check(const struct act_config *cfg, char *version, size_t vlen, 
 	return 0;
 }
 
+/* Waits (bounded by the action timeout) while the worker still takes
+ * the screenshot of operation op after its answer. */
+static void wait_evidence_queued(struct act_session *s, const char *op)
+{
+	struct timespec until;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += s->action_timeout_ms / 1000 + 1;
+	pthread_mutex_lock(&s->lock);
+	while (!strcmp(s->deferred_op, op) &&
+	       pthread_cond_timedwait(&s->evidence_cond, &s->lock, &until) == 0)
+		;
+	pthread_mutex_unlock(&s->lock);
+}
+
 int act_session_read_artifact(struct act_session *s, const char *uri, unsigned char **data,
                               size_t *len, char *mime, size_t mime_len, char *err, size_t errlen)
 {
 	static const char prefix[] = "glassbox://artifact/";
+	static const char by_op[] = "glassbox://evidence/";
+	char op_sha[65];
 	const char *sha;
 	int rc;
 
+	act_keeper_flush(s->keeper); /* it may still be on its way to disk */
+	if (!strncmp(uri, by_op, sizeof(by_op) - 1)) {
+		/* an operation's screenshot, linked before it was taken */
+		const char *op = uri + sizeof(by_op) - 1;
+		const char *slash = strchr(op, '/');
+		char id[80];
+
+		if (!slash || strcmp(slash, "/screenshot") != 0 ||
+		    (size_t)(slash - op) >= sizeof(id)) {
+			snprintf(err, errlen,
+			         "unknown resource %.200s: an operation's evidence is "
+			         "glassbox://evidence/<operation_id>/screenshot",
+			         uri);
+			return -1;
+		}
+		snprintf(id, sizeof(id), "%.*s", (int)(slash - op), op);
+		wait_evidence_queued(s, id);
+		act_keeper_flush(s->keeper);
+		rc = evid_store_find_by_operation(s->store, s->tenant, id, "screenshot", op_sha);
+		if (rc < 0) {
+			snprintf(err, errlen, "operation %s has no screenshot: %s", id,
+			         rc == -EVID_ENOENT ? "it was not taken or not kept (the answer "
+			                              "after it said why)"
+			                            : evid_strerror(rc));
+			return -1;
+		}
+		sha = op_sha;
+		goto read;
+	}
 	if (strncmp(uri, prefix, sizeof(prefix) - 1) != 0) {
 		snprintf(err, errlen,
 		         "unknown resource %.200s: evidence URIs look like "
@@ -422,12 +473,12 @@ int act_session_read_artifact(struct act_session *s, const char *uri, unsigned c
 		return -1;
 	}
 	sha = uri + sizeof(prefix) - 1;
-	act_keeper_flush(s->keeper); /* it may still be on its way to disk */
 	if (strlen(sha) != 64 || strspn(sha, "0123456789abcdef") != 64) {
 		snprintf(err, errlen, "malformed artifact id in %.200s: expected 64 hex digits",
 		         uri);
 		return -1;
 	}
+read:
 	rc = evid_store_get(s->store, s->tenant, sha, data, len, mime, mime_len);
 	if (rc < 0) {
 		snprintf(err, errlen, "artifact %s: %s", sha, evid_strerror(rc));

@@ -17,8 +17,9 @@ import { summary, percentile, ratio, round } from './lib/stats.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const REPO = path.resolve(HERE, '..');
-const ALL = ['floor', 'floor-shots', 'glassbox', 'noegress', 'playwright', 'devtools'];
-// noegress (glassbox with every egress layer off) runs only when asked for: --egress-cost, or --only.
+const ALL = ['floor', 'floor-shots', 'glassbox', 'noegress', 'answerfirst', 'playwright', 'devtools'];
+// noegress (glassbox with every egress layer off) runs only when asked for: --egress-cost, or --only;
+// so does answerfirst (glassbox answering before its evidence screenshot is in: --answer-first).
 const DEFAULT_ONLY = ['floor', 'floor-shots', 'glassbox', 'playwright', 'devtools'];
 const PEERS = ['playwright', 'devtools'];
 
@@ -29,6 +30,10 @@ function usage(code) {
                           egress layer off
   --egress-cost           the cost of glassbox's egress layers: runs glassbox and noegress only
                           (no concurrency run unless --concurrency is given) and reports on/off
+  --answer-first          glassbox answering before its evidence screenshot is in (policy
+                          evidence.before_answer false) beside glassbox and the floor
+  --think-ms N            an agent's think time before each call, in ms (default 0): the loop
+                          then includes it; the steps do not
   --iterations N          measured loop iterations per server, after one warm-up (default 10)
   --cold-runs N           cold starts per server, each on a fresh server; the median is reported (default 5)
   --concurrency K         clients at once for the concurrency run, 0 to skip (default 8)
@@ -43,7 +48,7 @@ function usage(code) {
 
 function parseArgs(argv) {
   const o = {
-    only: DEFAULT_ONLY, iterations: 10, coldRuns: 5, concurrency: 8, concurrencyOn: ['floor', 'glassbox'],
+    only: DEFAULT_ONLY, iterations: 10, thinkMs: 0, coldRuns: 5, concurrency: 8, concurrencyOn: ['floor', 'glassbox'],
     chromium: '/usr/bin/chromium',
     glassbox: process.env.GLASSBOX_BIN ? path.resolve(REPO, process.env.GLASSBOX_BIN) : path.join(REPO, 'build', 'glassbox'),
     glassboxArgs: (process.env.GLASSBOX_ARGS || '').split(' ').filter(Boolean),
@@ -70,6 +75,8 @@ function parseArgs(argv) {
     switch (a) {
       case '--only': o.only = list(next()); break;
       case '--egress-cost': o.only = ['glassbox', 'noegress']; egressCost = true; break;
+      case '--answer-first': o.only = ['floor', 'glassbox', 'answerfirst']; o.concurrency = 0; break;
+      case '--think-ms': o.thinkMs = int(next(), 0); break;
       case '--iterations': o.iterations = int(next(), 1); break;
       case '--cold-runs': o.coldRuns = int(next(), 1); break;
       case '--concurrency': o.concurrency = int(next(), 0); concurrencyGiven = true; break;
@@ -178,10 +185,10 @@ async function runServer(name, ctx) {
     rec.cold_start_samples_ms = colds.map((v) => round(v));
     rec.cold_start_ms = round(summary(colds).median);
     log(`${name}: cold start ${rec.cold_start_ms} ms (median of ${colds.length})`);
-    await runIteration(d, site.formUrl, `warmup-${rnd()}`);
+    await runIteration(d, site.formUrl, `warmup-${rnd()}`, opts.thinkMs);
     for (let i = 0; i < opts.iterations && !aborted; i++) {
       try {
-        const it = await runIteration(d, site.formUrl, `note-${i}-${rnd()}`);
+        const it = await runIteration(d, site.formUrl, `note-${i}-${rnd()}`, opts.thinkMs);
         rec.iterations.push({ total: round(it.total, 2), steps: Object.fromEntries(Object.entries(it.steps).map(([k, v]) => [k, round(v, 2)])) });
       } catch (err) {
         rec.errors.push({ iteration: i, ...errInfo(err) });
@@ -414,7 +421,7 @@ async function versions() {
   }
   try { v.chromium = execFileSync(opts.chromium, ['--version'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], timeout: 10000 }).trim(); } catch { v.chromium = null; }
   try { v.repo_commit = execFileSync('git', ['-C', REPO, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim(); } catch { /* not a checkout */ }
-  if (opts.only.includes('glassbox') || opts.only.includes('noegress')) {
+  if (opts.only.some((s) => ['glassbox', 'noegress', 'answerfirst'].includes(s))) {
     v.glassbox_bin = opts.glassbox;
     try { v.glassbox = execFileSync(opts.glassbox, ['--version'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], timeout: 10000 }).trim(); } catch { v.glassbox = null; }
   }

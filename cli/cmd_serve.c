@@ -229,11 +229,25 @@ static json_t *serve_status(void *user)
 /* Ends the browsers and removes the run dirs a glassbox killed earlier
  * left in data_dir (never those of one still running; the reaper logs what
  * it removed). */
-static void reap_orphans(const char *data_dir)
+/* Names an orphan of this replica's last run in the log. */
+static void on_registry_orphan(const struct store_session *s, void *user)
 {
+	(void)user;
+	GB_LOGI("cli", "session %s of tenant %s ended with the last run of replica %s", s->session,
+	        s->tenant, s->replica);
+}
+
+/* Ends the browsers the last run of this data dir left, and removes the
+ * sessions of this replica's dead runs from the session registry. */
+static void reap_orphans(const char *data_dir, struct store *store)
+{
+	char err[512];
+
 	if (sess_reap_orphans(data_dir, NULL) < 0)
 		GB_LOGW("cli", "the run dirs of %s could not be checked for orphaned browsers",
 		        data_dir);
+	if (store_session_reap(store, on_registry_orphan, NULL, NULL, err, sizeof(err)) < 0)
+		GB_LOGW("cli", "the session registry could not be cleaned: %s", err);
 }
 
 /* Opens (and frees) a session of each tenant without a browser, so a
@@ -308,6 +322,10 @@ int cli_cmd_serve(const struct cli_serve_args *a)
 	}
 	cli_policy_serve_prepare(cfg, a->config_path);
 	rc = 1;
+	/* every store handle of this process (sessions, profiles, the artifact
+	 * index) goes there; the config's store wins over the environment's */
+	if (cli_store_configure(cfg->store_postgres[0] ? cfg->store_postgres : NULL) < 0)
+		goto out;
 	if (store_open(a->data_dir, &store, err, sizeof(err)) != 0) {
 		fprintf(stderr, "glassbox serve: cannot open the store in %s: %s\n", a->data_dir,
 		        err);
@@ -327,7 +345,7 @@ int cli_cmd_serve(const struct cli_serve_args *a)
 		rc = 2;
 		goto out;
 	}
-	reap_orphans(a->data_dir);
+	reap_orphans(a->data_dir, store);
 	st.egress_layers = act_egress_layers_active(); /* says once when layer 4 is off */
 	if (act_pool_start(&base, (size_t)cfg->warm_pool, &st.pool, err, sizeof(err)) < 0) {
 		fprintf(stderr, "glassbox serve: cannot start the warm pool: %s\n", err);
@@ -340,7 +358,8 @@ int cli_cmd_serve(const struct cli_serve_args *a)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
-	GB_LOGI("cli", "glassbox serve: %zu tenant(s); data dir %s", cfg->n_tenants, a->data_dir);
+	GB_LOGI("cli", "glassbox serve: %zu tenant(s); data dir %s; store %s, replica %s",
+	        cfg->n_tenants, a->data_dir, store_backend_name(store), store_replica(store));
 	rc = mcp_http_serve(cfg, &base, &hooks, &stop_requested) == 0 ? 0 : 1;
 out:
 	act_pool_stop(st.pool); /* after mcp_http_serve freed every session */

@@ -77,6 +77,13 @@ struct cli_serve_args {
 /* Runs the service until SIGTERM/SIGINT; returns the exit status. */
 int cli_cmd_serve(const struct cli_serve_args *a);
 
+/* Points every store handle of this process at the PostgreSQL database
+ * postgres_url names (borrowed; NULL: $GLASSBOX_STORE_POSTGRES, and when
+ * that is unset or empty SQLite in the data dir), as replica
+ * $GLASSBOX_REPLICA_ID (else the host name). Returns 0, or -1 with the
+ * reason printed (never the URL). */
+int cli_store_configure(const char *postgres_url);
+
 /* `glassbox policy check FILE [--json]` (cmd_policy.c): argv[0] is "policy".
  * 0 valid, 2 not valid or not readable. */
 int cli_cmd_policy(int argc, char **argv);

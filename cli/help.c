@@ -299,7 +299,10 @@ void cli_help_general(FILE *out)
 	        "Start with `glassbox init`, then `glassbox serve` (MCP over HTTP on\n"
 	        "127.0.0.1:8931) or `glassbox mcp` (stdio). Logs go to stderr;\n"
 	        "GLASSBOX_LOG=debug|info|warn|error sets how much. Every command takes\n"
-	        "--data-dir DIR (default $GLASSBOX_DATA_DIR, else ~/.local/share/glassbox).\n");
+	        "--data-dir DIR (default $GLASSBOX_DATA_DIR, else ~/.local/share/glassbox).\n"
+	        "$GLASSBOX_STORE_POSTGRES (a postgresql:// URL) puts every command's store in\n"
+	        "that shared PostgreSQL database (serve's config \"store\" wins), as replica\n"
+	        "$GLASSBOX_REPLICA_ID (docs/store.md).\n");
 }
 
 int cli_help_command(FILE *out, const char *command)
@@ -334,10 +337,14 @@ void cli_help_markdown(FILE *out)
 	for (i = 0; i < N_HELPS; i++)
 		fprintf(out, "| [`%s`](#glassbox-%s) | %s |\n", helps[i].name, helps[i].name,
 		        helps[i].summary);
-	fprintf(out, "\nEvery command answers `--help` and `-h` with what follows here.\n"
-	             "Environment: `GLASSBOX_DATA_DIR`, `GLASSBOX_CONFIG` (a tenant policy),\n"
-	             "`GLASSBOX_CHROMIUM`, `GLASSBOX_TENANT`, `GLASSBOX_MASTER_KEY_FILE`,\n"
-	             "`GLASSBOX_LOG=debug|info|warn|error` (logs go to stderr only).\n");
+	fprintf(out,
+	        "\nEvery command answers `--help` and `-h` with what follows here.\n"
+	        "Environment: `GLASSBOX_DATA_DIR`, `GLASSBOX_CONFIG` (a tenant policy),\n"
+	        "`GLASSBOX_CHROMIUM`, `GLASSBOX_TENANT`, `GLASSBOX_MASTER_KEY_FILE`,\n"
+	        "`GLASSBOX_LOG=debug|info|warn|error` (logs go to stderr only),\n"
+	        "`GLASSBOX_STORE_POSTGRES` (a `postgresql://` URL: every command's store in\n"
+	        "that shared database; serve's config `store` wins) and `GLASSBOX_REPLICA_ID`\n"
+	        "(the replica's name; else the host's): [store.md](store.md).\n");
 	for (i = 0; i < N_HELPS; i++) {
 		fprintf(out, "\n## glassbox %s\n\n%s\n```\n", helps[i].name, helps[i].about);
 		fputs(helps[i].usage, out);

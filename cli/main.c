@@ -23,6 +23,7 @@
 #include "mcp/mcp.h"
 #include "policy/admin.h"
 #include "sessions/sessions.h"
+#include "store/store.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -482,6 +483,27 @@ static int cmd_help(int argc, char **argv)
 	return 0;
 }
 
+/* See commands.h. */
+int cli_store_configure(const char *postgres_url)
+{
+	const char *env = getenv("GLASSBOX_STORE_POSTGRES");
+	struct store_location loc = { .postgres = postgres_url,
+		                      .replica = getenv("GLASSBOX_REPLICA_ID") };
+	char err[512];
+
+	if (!loc.postgres && env && env[0])
+		loc.postgres = env;
+	if (loc.replica && !loc.replica[0])
+		loc.replica = NULL;
+	if (store_configure(&loc, err, sizeof(err)) != 0) {
+		fprintf(stderr, "glassbox: %s (from %s)\n", err,
+		        postgres_url ? "the config's store.postgres"
+		                     : "$GLASSBOX_STORE_POSTGRES or $GLASSBOX_REPLICA_ID");
+		return -1;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct cli_opts o;
@@ -502,6 +524,8 @@ int main(int argc, char **argv)
 		printf("glassbox %s\n", GLASSBOX_VERSION);
 		return 0;
 	}
+	if (cli_store_configure(NULL) < 0)
+		return 2;
 	if (!strcmp(argv[1], "profile") || !strcmp(argv[1], "keys")) {
 		default_data_dir(&o);
 		return !strcmp(argv[1], "profile") ? cli_cmd_profile(argc - 1, argv + 1, o.data_dir)

@@ -145,6 +145,12 @@ int evid_store_put_invalid(struct evid_store *s, const struct evid_meta *meta,
                            const unsigned char *data, size_t len, const char *reason,
                            struct evid_ref *ref, char *err, size_t errlen);
 
+/* The sha256 (65 bytes) of the artifact of kind ("screenshot") that the
+ * tenant's operation operation_id left, the latest when several did.
+ * Returns 0, -EVID_ENOENT when it left none, -EVID_EINVAL / -EVID_EIO. */
+int evid_store_find_by_operation(struct evid_store *s, const char *tenant, const char *operation_id,
+                                 const char *kind, char *sha256);
+
 /* Reads an artifact back by sha256 (64 lowercase hex digits) for the
  * given tenant, checking that its content still hashes to its name.
  * *data is malloc'd (the caller frees it). Returns 0, -EVID_EINVAL (bad

@@ -1,53 +1,38 @@
 /*
- * index.c - the artifact index in SQLite (DATA/glassbox.db, table
- * evid_artifacts, WAL mode). See index.h for the interface; nothing
- * outside this file knows it is SQLite.
+ * index.c - the artifact index, table evid_artifacts of the store
+ * (store/sql.h: SQLite's DATA/glassbox.db, or the PostgreSQL database
+ * replicas share; the store's migrations create it). See index.h for
+ * the interface.
  *
- * Threads: one connection per handle, opened without SQLite's own mutex;
- * ix->lock serialises every use of it (statements and error messages).
- * Other processes share the file through SQLite's locking with a busy
- * timeout. The index is derived data: the metadata records beside the
+ * Threads: one store handle per index handle; the store serialises its
+ * statements. The index is derived data: the metadata records beside the
  * artifacts are the truth, and evid_index_rebuild() re-reads them.
  */
 #include "evidence/index.h"
 #include "evidence/evidence-private.h"
 #include "evidence/evidence.h"
 
-#include "common/db.h"
+#include "store/sql.h"
+#include "store/store.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
-#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #define PATH_BYTES 4096
-#define BUSY_TIMEOUT_MS 5000
 
 struct evid_index {
-	pthread_mutex_t lock;
-	sqlite3 *db; /* {ix->lock} */
-	char path[PATH_BYTES];
+	struct store *st;
 };
 
-static const char schema_sql[] =
-    "CREATE TABLE IF NOT EXISTS evid_artifacts ("
-    " id INTEGER PRIMARY KEY,"
-    " tenant TEXT NOT NULL, sha256 TEXT NOT NULL, kind TEXT NOT NULL, mime TEXT NOT NULL,"
-    " size INTEGER NOT NULL, session TEXT, operation TEXT, tool TEXT, url TEXT,"
-    " time TEXT NOT NULL, valid INTEGER NOT NULL, reason TEXT, record TEXT NOT NULL UNIQUE);"
-    "CREATE INDEX IF NOT EXISTS evid_artifacts_time ON evid_artifacts(tenant, time);"
-    "CREATE INDEX IF NOT EXISTS evid_artifacts_session ON evid_artifacts(tenant, session);"
-    "CREATE INDEX IF NOT EXISTS evid_artifacts_sha ON evid_artifacts(tenant, sha256);";
-
 static const char insert_sql[] =
-    "INSERT OR IGNORE INTO evid_artifacts (tenant, sha256, kind, mime, size, session,"
+    "INSERT INTO evid_artifacts (tenant, sha256, kind, mime, size, session,"
     " operation, tool, url, time, valid, reason, record)"
-    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)";
+    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13) ON CONFLICT DO NOTHING";
 
 static const char find_sql[] =
     "SELECT tenant, sha256, kind, mime, size, session, operation, tool, url, time, valid,"
@@ -57,85 +42,40 @@ static const char find_sql[] =
     " AND (?6 IS NULL OR time >= ?6) AND (?7 IS NULL OR time < ?7)"
     " ORDER BY time, id LIMIT ?8";
 
-/* Says what failed, with SQLite's message and advice. Lock held. */
-static int db_error_locked(struct evid_index *ix, const char *doing, char *err, size_t errlen)
+/* The store's error as an evidence error. */
+static int db_rc(int rc)
 {
-	int code = ix->db ? sqlite3_errcode(ix->db) : SQLITE_CANTOPEN;
-	const char *advice = "check the data dir and the disk it is on";
-
-	if (code == SQLITE_FULL)
-		advice = "free space on that file system or move the data dir to a larger one";
-	else if (code == SQLITE_READONLY || code == SQLITE_PERM || code == SQLITE_CANTOPEN)
-		advice = "make the data dir writable by this user, or choose a writable one";
-	else if (code == SQLITE_BUSY || code == SQLITE_LOCKED)
-		advice = "another process holds the database too long: try again";
-	else if (code == SQLITE_CORRUPT || code == SQLITE_NOTADB)
-		advice = "the index is damaged: move glassbox.db aside and rebuild the index";
-	gb_set_error(err, errlen, "cannot %s in %s: %s; %s", doing, ix->path,
-	             ix->db ? sqlite3_errmsg(ix->db) : "cannot open", advice);
-	return -EVID_EIO;
+	if (rc == 0)
+		return 0;
+	return rc == -STORE_ENOMEM ? -EVID_ENOMEM : -EVID_EIO;
 }
 
 int evid_index_open(const char *data_dir, struct evid_index **out, char *err, size_t errlen)
 {
 	struct evid_index *ix = NULL;
-	int made;
-	int n;
 	int rc = 0;
 
 	*out = NULL;
 	ix = calloc(1, sizeof(*ix));
 	if (!ix) {
 		gb_set_error(err, errlen, "out of memory opening the artifact index");
-		rc = -EVID_ENOMEM;
-		goto out;
+		return -EVID_ENOMEM;
 	}
-	pthread_mutex_init(&ix->lock, NULL);
-	n = snprintf(ix->path, sizeof(ix->path), "%s/glassbox.db", data_dir);
-	if (n < 0 || (size_t)n >= sizeof(ix->path)) {
-		gb_set_error(err, errlen, "the data dir path %s is too long", data_dir);
-		rc = -EVID_EINVAL;
-		goto out;
-	}
-	made = gb_fs_create_db_file(ix->path);
-	if (made < 0) {
-		gb_set_io_error(err, errlen, "open the artifact index", ix->path, -made);
-		rc = -EVID_EIO;
-		goto out;
-	}
-	if (sqlite3_open_v2(ix->path, &ix->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) !=
-	    SQLITE_OK) {
-		rc = db_error_locked(ix, "open the artifact index", err, errlen);
-		goto out;
-	}
-	sqlite3_busy_timeout(ix->db, BUSY_TIMEOUT_MS);
-	if (gb_db_exec_when_free(ix->db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
-	                         BUSY_TIMEOUT_MS) != SQLITE_OK ||
-	    gb_db_exec_when_free(ix->db, schema_sql, BUSY_TIMEOUT_MS) != SQLITE_OK) {
-		rc = db_error_locked(ix, "create the artifact index", err, errlen);
-		goto out;
+	rc = db_rc(store_open(data_dir, &ix->st, err, errlen));
+	if (rc < 0) {
+		evid_index_close(ix);
+		return rc;
 	}
 	*out = ix;
-	ix = NULL;
-out:
-	evid_index_close(ix);
-	return rc;
+	return 0;
 }
 
 void evid_index_close(struct evid_index *ix)
 {
 	if (!ix)
 		return;
-	if (ix->db)
-		sqlite3_close(ix->db);
-	pthread_mutex_destroy(&ix->lock);
+	store_close(ix->st);
 	free(ix);
-}
-
-/* Binds a string or NULL. */
-static int bind_text(sqlite3_stmt *st, int i, const char *s)
-{
-	return s ? sqlite3_bind_text(st, i, s, -1, SQLITE_TRANSIENT) : sqlite3_bind_null(st, i);
 }
 
 /* Inserts row unless its record is there; *inserted (may be NULL) says
@@ -143,48 +83,32 @@ static int bind_text(sqlite3_stmt *st, int i, const char *s)
 static int add_row(struct evid_index *ix, const struct evid_index_row *row, int *inserted,
                    char *err, size_t errlen)
 {
-	sqlite3_stmt *st = NULL;
-	int locked = 0;
-	int bad = 0;
-	int rc = 0;
+	int64_t changed = 0;
+	int rc;
 
 	if (!ix || !row || !row->tenant || !row->sha256 || !row->kind || !row->mime || !row->time ||
 	    !row->record) {
 		gb_set_error(err, errlen,
 		             "an index row needs tenant, sha256, kind, mime, time and "
 		             "record");
-		rc = -EVID_EINVAL;
-		goto out;
+		return -EVID_EINVAL;
 	}
-	pthread_mutex_lock(&ix->lock);
-	locked = 1;
-	if (sqlite3_prepare_v2(ix->db, insert_sql, -1, &st, NULL) != SQLITE_OK) {
-		rc = db_error_locked(ix, "prepare an index insert", err, errlen);
-		goto out;
+	{
+		const struct store_sql_param p[] = {
+			SQL_TEXT(row->tenant),       SQL_TEXT(row->sha256),
+			SQL_TEXT(row->kind),         SQL_TEXT(row->mime),
+			SQL_INT(row->size_bytes),    SQL_TEXT(row->session_id),
+			SQL_TEXT(row->operation_id), SQL_TEXT(row->tool),
+			SQL_TEXT(row->url),          SQL_TEXT(row->time),
+			SQL_INT(row->valid ? 1 : 0), SQL_TEXT(row->reason),
+			SQL_TEXT(row->record),
+		};
+
+		rc = db_rc(store_sql_change(ix->st, "add an artifact to the index", insert_sql, p,
+		                            13, &changed, err, errlen));
 	}
-	bad |= bind_text(st, 1, row->tenant);
-	bad |= bind_text(st, 2, row->sha256);
-	bad |= bind_text(st, 3, row->kind);
-	bad |= bind_text(st, 4, row->mime);
-	bad |= sqlite3_bind_int64(st, 5, (sqlite3_int64)row->size_bytes);
-	bad |= bind_text(st, 6, row->session_id);
-	bad |= bind_text(st, 7, row->operation_id);
-	bad |= bind_text(st, 8, row->tool);
-	bad |= bind_text(st, 9, row->url);
-	bad |= bind_text(st, 10, row->time);
-	bad |= sqlite3_bind_int(st, 11, row->valid ? 1 : 0);
-	bad |= bind_text(st, 12, row->reason);
-	bad |= bind_text(st, 13, row->record);
-	if (bad != SQLITE_OK || sqlite3_step(st) != SQLITE_DONE) {
-		rc = db_error_locked(ix, "add an artifact to the index", err, errlen);
-		goto out;
-	}
-	if (inserted)
-		*inserted = sqlite3_changes(ix->db) > 0;
-out:
-	sqlite3_finalize(st);
-	if (locked)
-		pthread_mutex_unlock(&ix->lock);
+	if (rc == 0 && inserted)
+		*inserted = changed > 0;
 	return rc;
 }
 
@@ -194,93 +118,64 @@ int evid_index_add(struct evid_index *ix, const struct evid_index_row *row, char
 	return add_row(ix, row, NULL, err, errlen);
 }
 
-/* A text column, or NULL. */
-static const char *col_text(sqlite3_stmt *st, int i)
+struct find_ctx {
+	evid_index_cb cb;
+	void *user;
+};
+
+static int find_row(const struct store_row *r, void *user)
 {
-	return (const char *)sqlite3_column_text(st, i);
+	struct find_ctx *f = user;
+	struct evid_index_row row;
+
+	memset(&row, 0, sizeof(row));
+	row.tenant = store_row_text(r, 0);
+	row.sha256 = store_row_text(r, 1);
+	row.kind = store_row_text(r, 2);
+	row.mime = store_row_text(r, 3);
+	row.size_bytes = (size_t)store_row_int(r, 4);
+	row.session_id = store_row_text(r, 5);
+	row.operation_id = store_row_text(r, 6);
+	row.tool = store_row_text(r, 7);
+	row.url = store_row_text(r, 8);
+	row.time = store_row_text(r, 9);
+	row.valid = (int)store_row_int(r, 10);
+	row.reason = store_row_text(r, 11);
+	row.record = store_row_text(r, 12);
+	return f->cb(&row, f->user);
 }
 
 int evid_index_find(struct evid_index *ix, const struct evid_index_query *q, evid_index_cb cb,
                     void *user, char *err, size_t errlen)
 {
-	struct evid_index_row row;
-	sqlite3_stmt *st = NULL;
-	int locked = 0;
-	int bad = 0;
-	int step;
-	int rc = 0;
+	struct find_ctx f = { cb, user };
 
 	if (!ix || !q || !q->tenant || !cb) {
 		gb_set_error(err, errlen, "an index query needs a tenant and a callback");
-		rc = -EVID_EINVAL;
-		goto out;
+		return -EVID_EINVAL;
 	}
-	pthread_mutex_lock(&ix->lock);
-	locked = 1;
-	if (sqlite3_prepare_v2(ix->db, find_sql, -1, &st, NULL) != SQLITE_OK) {
-		rc = db_error_locked(ix, "prepare an index query", err, errlen);
-		goto out;
+	{
+		const struct store_sql_param p[] = {
+			SQL_TEXT(q->tenant),     SQL_TEXT(q->sha256),
+			SQL_TEXT(q->session_id), SQL_TEXT(q->operation_id),
+			SQL_TEXT(q->kind),       SQL_TEXT(q->since),
+			SQL_TEXT(q->before),     SQL_INT(q->limit ? (int64_t)q->limit : INT64_MAX),
+		};
+
+		return db_rc(store_sql_select(ix->st, "query the artifact index", find_sql, p, 8,
+		                              find_row, &f, err, errlen));
 	}
-	bad |= bind_text(st, 1, q->tenant);
-	bad |= bind_text(st, 2, q->sha256);
-	bad |= bind_text(st, 3, q->session_id);
-	bad |= bind_text(st, 4, q->operation_id);
-	bad |= bind_text(st, 5, q->kind);
-	bad |= bind_text(st, 6, q->since);
-	bad |= bind_text(st, 7, q->before);
-	bad |= sqlite3_bind_int64(st, 8, q->limit ? (sqlite3_int64)q->limit : -1);
-	if (bad != SQLITE_OK) {
-		rc = db_error_locked(ix, "prepare an index query", err, errlen);
-		goto out;
-	}
-	for (;;) {
-		step = sqlite3_step(st);
-		if (step == SQLITE_DONE)
-			break;
-		if (step != SQLITE_ROW) {
-			rc = db_error_locked(ix, "query the index", err, errlen);
-			goto out;
-		}
-		memset(&row, 0, sizeof(row));
-		row.tenant = col_text(st, 0);
-		row.sha256 = col_text(st, 1);
-		row.kind = col_text(st, 2);
-		row.mime = col_text(st, 3);
-		row.size_bytes = (size_t)sqlite3_column_int64(st, 4);
-		row.session_id = col_text(st, 5);
-		row.operation_id = col_text(st, 6);
-		row.tool = col_text(st, 7);
-		row.url = col_text(st, 8);
-		row.time = col_text(st, 9);
-		row.valid = sqlite3_column_int(st, 10);
-		row.reason = col_text(st, 11);
-		row.record = col_text(st, 12);
-		if (cb(&row, user) != 0)
-			break;
-	}
-out:
-	sqlite3_finalize(st);
-	if (locked)
-		pthread_mutex_unlock(&ix->lock);
-	return rc;
 }
 
 int evid_index_remove(struct evid_index *ix, const char *tenant, const char *sha256, char *err,
                       size_t errlen)
 {
-	sqlite3_stmt *st = NULL;
-	int rc = 0;
+	const struct store_sql_param p[] = { SQL_TEXT(tenant), SQL_TEXT(sha256) };
 
-	pthread_mutex_lock(&ix->lock);
-	if (sqlite3_prepare_v2(ix->db,
-	                       "DELETE FROM evid_artifacts WHERE tenant = ?1 AND sha256 = ?2", -1,
-	                       &st, NULL) != SQLITE_OK ||
-	    bind_text(st, 1, tenant) != SQLITE_OK || bind_text(st, 2, sha256) != SQLITE_OK ||
-	    sqlite3_step(st) != SQLITE_DONE)
-		rc = db_error_locked(ix, "remove an artifact from the index", err, errlen);
-	sqlite3_finalize(st);
-	pthread_mutex_unlock(&ix->lock);
-	return rc;
+	return db_rc(
+	    store_sql_change(ix->st, "remove an artifact from the index",
+	                     "DELETE FROM evid_artifacts WHERE tenant = ?1 AND sha256 = ?2", p, 2,
+	                     NULL, err, errlen));
 }
 
 /* ---- rebuild ------------------------------------------------------------ */

@@ -661,6 +661,30 @@ out:
 	return rc;
 }
 
+/* evid_index_find() callback: keeps the row's sha (the last one wins). */
+static int keep_sha(const struct evid_index_row *row, void *user)
+{
+	snprintf(user, 65, "%s", row->sha256);
+	return 0;
+}
+
+int evid_store_find_by_operation(struct evid_store *s, const char *tenant, const char *operation_id,
+                                 const char *kind, char *sha256)
+{
+	struct evid_index_query q = { 0 };
+	char err[256];
+
+	sha256[0] = '\0';
+	if (!s || !s->index || !gb_fs_name_is_safe(tenant) || !operation_id)
+		return -EVID_EINVAL;
+	q.tenant = tenant;
+	q.operation_id = operation_id;
+	q.kind = kind;
+	if (evid_index_find(s->index, &q, keep_sha, sha256, err, sizeof(err)) != 0)
+		return -EVID_EIO;
+	return sha256[0] ? 0 : -EVID_ENOENT;
+}
+
 int evid_store_get(struct evid_store *s, const char *tenant, const char *sha256,
                    unsigned char **data, size_t *len, char *mime_out, size_t mime_len)
 {

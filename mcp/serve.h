@@ -67,6 +67,9 @@ struct mcp_serve_config {
 	                                     (0 = none) */
 	struct mcp_tenant *tenants;   /* owned */
 	size_t n_tenants;
+	/* "store": where the durable state is (docs/store.md); "" for SQLite
+	 * in the data dir. The URL may hold a password: never log or echo it. */
+	char store_postgres[2048];
 };
 
 /*

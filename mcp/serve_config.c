@@ -161,6 +161,45 @@ static int parse_listen(json_t *v, struct mcp_serve_config *c, char *err, size_t
 }
 
 /* admin: {host, port, token_sha256}; present turns the admin listener on. */
+/* "store": {"postgres": "postgresql://..."}. The URL is
+ * checked for its form here and by libpq's parser at start; errors never
+ * echo it (it may hold a password). */
+static int parse_store(json_t *v, struct mcp_serve_config *c, char *err, size_t errlen)
+{
+	static const char *const keys[] = { "postgres", NULL };
+	json_t *pg;
+	size_t i;
+
+	if (!v)
+		return 0;
+	if (!json_is_object(v))
+		return fail(err, errlen,
+		            "store must be an object {\"postgres\": \"postgresql://...\"}");
+	if (only_keys(v, "store", keys, err, errlen) < 0)
+		return -1;
+	pg = json_object_get(v, "postgres");
+	if (pg) {
+		const char *url = json_string_value(pg);
+
+		if (!json_is_string(pg) || json_string_length(pg) >= sizeof(c->store_postgres) ||
+		    (strncmp(url, "postgresql://", 13) != 0 &&
+		     strncmp(url, "postgres://", 11) != 0))
+			return fail(
+			    err, errlen,
+			    "store.postgres must be a URL postgresql://USER@HOST:PORT/DATABASE "
+			    "of at most %zu bytes (keep the password in PGPASSWORD or a "
+			    "PGPASSFILE, not here)",
+			    sizeof(c->store_postgres) - 1);
+		for (i = 0; url[i]; i++)
+			if ((unsigned char)url[i] < 0x21 || (unsigned char)url[i] == 0x7f)
+				return fail(err, errlen,
+				            "store.postgres must not hold spaces or control "
+				            "characters: percent-encode them");
+		snprintf(c->store_postgres, sizeof(c->store_postgres), "%s", url);
+	}
+	return 0;
+}
+
 static int parse_admin(json_t *v, struct mcp_serve_config *c, char *err, size_t errlen)
 {
 	static const char *const keys[] = { "host", "port", "token_sha256", NULL };
@@ -270,7 +309,7 @@ static int parse_tenant(const char *name, json_t *v, const struct mcp_tenant *de
 int mcp_serve_config_parse(json_t *root, struct mcp_serve_config **out, char *err, size_t errlen)
 {
 	static const char *const keys[] = { "listen",    "admin",     "limits", "tenants",
-		                            "prelaunch", "warm_pool", NULL };
+		                            "prelaunch", "warm_pool", "store",  NULL };
 	struct mcp_tenant defaults = { .max_sessions = 8, .action_timeout_ms = 30000 };
 	struct mcp_serve_config *c;
 	json_t *tenants;
@@ -306,6 +345,7 @@ int mcp_serve_config_parse(json_t *root, struct mcp_serve_config **out, char *er
 	if (only_keys(root, "config", keys, err, errlen) < 0 ||
 	    parse_listen(json_object_get(root, "listen"), c, err, errlen) < 0 ||
 	    parse_admin(json_object_get(root, "admin"), c, err, errlen) < 0 ||
+	    parse_store(json_object_get(root, "store"), c, err, errlen) < 0 ||
 	    parse_limits(json_object_get(root, "limits"), c, &defaults, err, errlen) < 0)
 		goto out;
 	if (json_object_get(root, "prelaunch") &&

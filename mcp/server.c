@@ -54,6 +54,7 @@
 #define MCP_MAX_ARTIFACT_BYTES (64u * 1024u * 1024u)
 
 #define ARTIFACT_URI_PREFIX "glassbox://artifact/"
+#define EVIDENCE_URI_PREFIX "glassbox://evidence/"
 
 static const char instructions[] =
     "glassbox runs each browser tool as one verified operation in an isolated Chromium. "
@@ -756,12 +757,20 @@ out:
 	return;
 }
 
-/* Whether uri is glassbox://artifact/ followed by 64 lowercase hex digits. */
+/* Whether uri is glassbox://artifact/ followed by 64 lowercase hex
+ * digits, or glassbox://evidence/<operation_id>/screenshot (a screenshot
+ * linked by the answer it followed). */
 static int is_artifact_uri(const char *uri)
 {
 	size_t plen = strlen(ARTIFACT_URI_PREFIX);
-	size_t i;
+	size_t elen = strlen(EVIDENCE_URI_PREFIX);
+	size_t i, n;
 
+	if (!strncmp(uri, EVIDENCE_URI_PREFIX, elen)) {
+		n = strspn(uri + elen,
+		           "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-");
+		return n > 0 && n <= 64 && !strcmp(uri + elen + n, "/screenshot");
+	}
 	if (strncmp(uri, ARTIFACT_URI_PREFIX, plen) != 0 || strlen(uri) != plen + 64)
 		return 0;
 	for (i = plen; uri[i]; i++) {

@@ -67,6 +67,7 @@ static const char *const known_keys[] = {
 	"egress",           "egress_layers",      "risk",
 	"approvals",        "page_content",       "limits",
 	"require_evidence", "before_screenshots", "retention_days",
+	"evidence",
 	"allow_data_urls",
 };
 
@@ -202,6 +203,7 @@ static void parse_settings(struct policy_tenant *t, const json_t *json, struct e
 	static const char *const layer_keys[] = { "tool", "fetch", "proxy", "netns" };
 	static const char *const approval_keys[] = { "elicitation" };
 	static const char *const page_keys[] = { "hidden_text" };
+	static const char *const evidence_keys[] = { "before_answer" };
 	static const char *const limit_keys[] = { "browser_memory_mb", "browser_cpu_percent",
 		                                  "browser_cpu_window_s" };
 	struct policy_tenant_settings *s = &t->settings;
@@ -209,6 +211,7 @@ static void parse_settings(struct policy_tenant *t, const json_t *json, struct e
 	const json_t *approvals = json_object_get(json, "approvals");
 	const json_t *page = json_object_get(json, "page_content");
 	const json_t *limits = json_object_get(json, "limits");
+	const json_t *evidence = json_object_get(json, "evidence");
 	const char *key;
 	json_t *v;
 
@@ -252,6 +255,9 @@ static void parse_settings(struct policy_tenant *t, const json_t *json, struct e
 		get_int(limits, "limits", "browser_cpu_window_s", 1, 600, &s->browser_cpu_window_s,
 		        e);
 	}
+	s->evidence_before_answer = 1;
+	if (check_object(evidence, "evidence", evidence_keys, 1, "{\"before_answer\": false}", e))
+		get_bool(evidence, "evidence", "before_answer", &s->evidence_before_answer, e);
 	get_bool(json, "", "require_evidence", &s->require_evidence, e);
 	get_bool(json, "", "before_screenshots", &s->before_screenshots, e);
 	get_bool(json, "", "allow_data_urls", &s->allow_data_urls, e);
@@ -607,7 +613,7 @@ json_t *policy_tenant_effective(const struct policy_tenant *p)
 	}
 	j = json_pack(
 	    "{s:s, s:s, s:o, s:{s:b, s:b, s:b, s:s}, s:o, s:{s:b}, s:{s:s}, "
-	    "s:{s:o, s:o, s:o}, s:b, s:b, s:b, s:o}",
+	    "s:{s:o, s:o, s:o}, s:b, s:{s:b}, s:b, s:b, s:o}",
 	    "source", p->source[0] ? p->source : "(none: every default)", "hash", p->hash, "egress",
 	    egress_json(p), "egress_layers", "tool", s->layer_tool, "fetch", s->layer_fetch,
 	    "proxy", s->layer_proxy, "netns",
@@ -622,7 +628,8 @@ json_t *policy_tenant_effective(const struct policy_tenant *p)
 	    "browser_cpu_window_s",
 	    s->browser_cpu_window_s ? json_integer(s->browser_cpu_window_s)
 	                            : json_string("default"),
-	    "require_evidence", s->require_evidence, "before_screenshots", s->before_screenshots,
+	    "require_evidence", s->require_evidence, "evidence", "before_answer",
+	    s->evidence_before_answer, "before_screenshots", s->before_screenshots,
 	    "allow_data_urls", s->allow_data_urls, "retention_days",
 	    s->retention_days ? json_integer(s->retention_days) : json_string("kept"));
 	return j;

@@ -17,6 +17,7 @@
  *     "limits": {"browser_memory_mb": 64.., "browser_cpu_percent": 1..6400,
  *                "browser_cpu_window_s": 1..600},           default none
  *     "require_evidence": bool,      default false
+ *     "evidence": {"before_answer": bool},  default true
  *     "before_screenshots": bool,    default false
  *     "allow_data_urls": bool,       default false: top-level data: URLs refused
  *     "retention_days": 1..36500     default: kept until purged by hand
@@ -39,15 +40,16 @@ struct policy_tenant;
 
 /* The settings outside egress and risk, defaults filled in. */
 struct policy_tenant_settings {
-	int elicit_approvals;     /* approvals.elicitation */
-	int hidden_text_drop;     /* page_content.hidden_text is "drop" */
-	int browser_memory_mb;    /* limits; 0: none */
-	int browser_cpu_percent;  /* limits; 0: none */
-	int browser_cpu_window_s; /* limits; 0: the default window */
-	int require_evidence;     /* refuse page-changing actions without evidence */
-	int before_screenshots;   /* a screenshot before each page-changing action too */
-	int allow_data_urls;      /* browser_navigate may open top-level data: URLs */
-	int retention_days;       /* 0: kept */
+	int elicit_approvals;       /* approvals.elicitation */
+	int hidden_text_drop;       /* page_content.hidden_text is "drop" */
+	int browser_memory_mb;      /* limits; 0: none */
+	int browser_cpu_percent;    /* limits; 0: none */
+	int browser_cpu_window_s;   /* limits; 0: the default window */
+	int require_evidence;       /* refuse page-changing actions without evidence */
+	int before_screenshots;     /* a screenshot before each page-changing action too */
+	int evidence_before_answer; /* the evidence screenshot is in before the answer */
+	int allow_data_urls;        /* browser_navigate may open top-level data: URLs */
+	int retention_days;         /* 0: kept */
 	int layer_tool, layer_fetch, layer_proxy; /* egress_layers; 1 unless turned off */
 	int layer_netns; /* 1 asked on, 0 asked off, -1 where the machine allows */
 };

@@ -10,6 +10,10 @@
  * then the last good version is what an open gets, whatever happens.
  * Close: wipe the dir, release the hold.
  *
+ * A writable lease keeps its store handle open for as long as it holds
+ * the profile: the hold names that handle (meta.c), and it is alive for
+ * every other process and replica exactly as long as the handle is.
+ *
  * The clear copy lives under /dev/shm/glassbox-<uid>/ (tmpfs: never on a
  * disk) when that can be made private to this user, else under
  * DATA/run/profiles/.
@@ -36,7 +40,8 @@ struct prof_lease {
 	unsigned char key[PROF_KEY_BYTES];
 	char dir[4096];
 	int readonly;
-	int64_t hold_pid; /* 0: holds nothing */
+	struct prof_db *db; /* the store handle the hold is named after; NULL without one */
+	int64_t hold_pid;   /* 0: holds nothing */
 	int64_t hold_since_ms;
 };
 
@@ -321,6 +326,8 @@ int prof_lease_open(const char *data_dir, const struct prof_open_opts *o, struct
 		rc = take_hold(db, l, holder, err, errlen);
 		if (rc < 0)
 			goto out;
+		l->db = db; /* the hold lives as long as this handle */
+		db = NULL;
 	}
 	rc = unwrap_key(l, wrapped, wrapped_len, err, errlen);
 	if (rc == 0)
@@ -328,7 +335,7 @@ int prof_lease_open(const char *data_dir, const struct prof_open_opts *o, struct
 	if (rc == 0 && l->info.version > 0)
 		rc = unseal_into_dir(l, err, errlen);
 	if (rc == 0)
-		prof_db_touch(db, l->info.id, prof_now_ms());
+		prof_db_touch(l->db ? l->db : db, l->info.id, prof_now_ms());
 out:
 	free(wrapped);
 	prof_db_close(db);
@@ -405,7 +412,6 @@ static int seal_to_temp(struct prof_lease *l, int64_t version, const char *blob_
 
 int prof_lease_save(struct prof_lease *l, int64_t *new_version, char *err, size_t errlen)
 {
-	struct prof_db *db = NULL;
 	char blob_dir[4096];
 	char rel[256];
 	char tmp[4096];
@@ -416,7 +422,7 @@ int prof_lease_save(struct prof_lease *l, int64_t *new_version, char *err, size_
 
 	if (err && errlen)
 		err[0] = '\0';
-	if (l->readonly || l->hold_pid == 0) {
+	if (l->readonly || l->hold_pid == 0 || !l->db) {
 		gb_set_error(err, errlen,
 		             "profile %s was opened read-only: a read-only copy is never "
 		             "sealed back",
@@ -444,10 +450,8 @@ int prof_lease_save(struct prof_lease *l, int64_t *new_version, char *err, size_
 		rc = -PROF_EIO;
 		goto out;
 	}
-	rc = prof_db_open(l->data_dir, &db, err, errlen);
-	if (rc == 0)
-		rc = prof_db_commit(db, l->info.id, version, size, l->hold_pid, l->hold_since_ms,
-		                    prof_now_ms(), err, errlen);
+	rc = prof_db_commit(l->db, l->info.id, version, size, l->hold_pid, l->hold_since_ms,
+	                    prof_now_ms(), err, errlen);
 	if (rc != 0) {
 		unlink(final);
 		gb_fs_sync_dir(blob_dir, NULL, 0);
@@ -468,20 +472,17 @@ int prof_lease_save(struct prof_lease *l, int64_t *new_version, char *err, size_
 	if (new_version)
 		*new_version = version;
 out:
-	prof_db_close(db);
 	return rc;
 }
 
 void prof_lease_close(struct prof_lease *l)
 {
-	struct prof_db *db = NULL;
-
 	if (!l)
 		return;
 	wipe_dir(l);
-	if (l->hold_pid > 0 && prof_db_open(l->data_dir, &db, NULL, 0) == 0)
-		prof_db_release(db, l->info.id, l->hold_pid, l->hold_since_ms);
-	prof_db_close(db);
+	if (l->hold_pid > 0 && l->db)
+		prof_db_release(l->db, l->info.id, l->hold_pid, l->hold_since_ms);
+	prof_db_close(l->db); /* and with it the handle the hold was named after */
 	sodium_memzero(l->key, sizeof(l->key));
 	free(l);
 }

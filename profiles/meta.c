@@ -1,26 +1,31 @@
 /*
- * meta.c - profiles' metadata in DATA/glassbox.db, table prof_profiles
- * (its own table, created if missing, beside store/'s):
+ * meta.c - profiles' metadata, table prof_profiles of the store
+ * (store/sql.h: SQLite's DATA/glassbox.db, or the PostgreSQL database
+ * replicas share; the store's migrations create it):
  *
  *   id, tenant, user, name (unique per tenant and user), version,
  *   created_ms, last_used_ms, expires_ms, revoked, revoked_ms, size,
  *   wrapped_key (NULL once revoked), held_by, held_pid, held_start,
- *   held_since_ms
+ *   held_since_ms, held_instance
  *
- * Every change is one conditional UPDATE, so two processes racing for a
- * hold or a commit cannot both win (SQLite serialises writers; 5 s busy
- * timeout). A hold names its process by pid and the process's start time
- * (from /proc), so a recycled pid is not mistaken for the holder.
+ * Every change is one conditional UPDATE, so two processes (or two
+ * replicas) racing for a hold or a commit cannot both win: the database
+ * serialises the UPDATEs of one row and re-checks the WHERE of the
+ * second. A hold names the store handle that took it (held_instance,
+ * whose liveness the store can tell on any replica: store_owner_alive),
+ * and for the people reading it the process by pid. Holds recorded
+ * before held_instance existed are judged by pid and the process's start
+ * time (from /proc), so a recycled pid is not mistaken for the holder.
  */
 #include "profiles/profiles-private.h"
 
-#include "common/db.h"
 #include "common/fs.h"
+#include "store/sql.h"
+#include "store/store.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
-#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,25 +33,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#define BUSY_TIMEOUT_MS 5000
-#define COLUMNS                                                                            \
-	"id, tenant, user, name, version, created_ms, last_used_ms, expires_ms, revoked, " \
-	"revoked_ms, size, held_by, held_pid, held_since_ms, wrapped_key"
+#define COLUMNS                                                                                \
+	"id, tenant, \"user\", name, version, created_ms, last_used_ms, expires_ms, revoked, " \
+	"revoked_ms, size, held_by, held_pid, held_since_ms, wrapped_key, held_start, "        \
+	"held_instance"
 
 struct prof_db {
-	sqlite3 *db;
+	struct store *st;
 };
-
-static const char schema[] =
-    "CREATE TABLE IF NOT EXISTS prof_profiles ("
-    " id TEXT PRIMARY KEY, tenant TEXT NOT NULL, user TEXT NOT NULL, name TEXT NOT NULL,"
-    " version INTEGER NOT NULL DEFAULT 0, created_ms INTEGER NOT NULL,"
-    " last_used_ms INTEGER NOT NULL DEFAULT 0, expires_ms INTEGER NOT NULL DEFAULT 0,"
-    " revoked INTEGER NOT NULL DEFAULT 0, revoked_ms INTEGER NOT NULL DEFAULT 0,"
-    " size INTEGER NOT NULL DEFAULT 0, wrapped_key BLOB,"
-    " held_by TEXT, held_pid INTEGER NOT NULL DEFAULT 0, held_start INTEGER NOT NULL DEFAULT 0,"
-    " held_since_ms INTEGER NOT NULL DEFAULT 0,"
-    " UNIQUE (tenant, user, name));";
 
 int64_t prof_now_ms(void)
 {
@@ -102,64 +96,36 @@ static int holder_alive(int64_t pid, int64_t start)
 	return prof_pid_alive(pid) && (start == 0 || process_start(pid) == start);
 }
 
-static int db_error(struct prof_db *db, const char *doing, char *err, size_t errlen)
+/* The store's error as a profiles error. */
+static int db_rc(int rc)
 {
-	gb_set_error(err, errlen,
-	             "the profile metadata could not %s: %s; check that the data dir "
-	             "is writable and not full",
-	             doing, sqlite3_errmsg(db->db));
-	return -PROF_EIO;
+	if (rc == 0)
+		return 0;
+	return rc == -STORE_ENOMEM ? -PROF_ENOMEM : -PROF_EIO;
 }
 
 int prof_db_open(const char *data_dir, struct prof_db **out, char *err, size_t errlen)
 {
 	struct prof_db *db = calloc(1, sizeof(*db));
-	char path[4096];
-	struct stat st;
-	int fd;
 	int rc = 0;
 
 	*out = NULL;
 	if (!db)
 		return -PROF_ENOMEM;
-	if (gb_pathf(path, sizeof(path), "%s/glassbox.db", data_dir) < 0) {
-		gb_set_error(err, errlen, "the data dir path %.200s is too long", data_dir);
-		rc = -PROF_EINVAL;
-		goto out;
-	}
 	if (gb_fs_mkdirs_abs(data_dir, err, errlen) < 0) {
 		rc = -PROF_EIO;
 		goto out;
 	}
-	/* Created 0600 here when missing (SQLite gives its -wal and -shm files
-	 * the database's mode). Only then: closing a descriptor of a database
-	 * this process has open through SQLite would drop SQLite's POSIX locks
-	 * on it (and let another process corrupt it). */
-	if (lstat(path, &st) != 0) {
-		fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-		if (fd < 0) {
-			gb_set_io_error(err, errlen, "open", path, errno);
-			rc = -PROF_EIO;
-			goto out;
-		}
-		close(fd);
-	}
-	if (sqlite3_open_v2(path, &db->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_FULLMUTEX, NULL) !=
-	    SQLITE_OK) {
-		rc = db_error(db, "be opened", err, errlen);
+	rc = db_rc(store_open(data_dir, &db->st, err, errlen));
+	if (rc < 0)
 		goto out;
-	}
-	sqlite3_busy_timeout(db->db, BUSY_TIMEOUT_MS);
-	/* retried like the store's: the switch to WAL fails at once, without
-	 * the busy handler, while another connection writes the new file */
-	if (gb_db_exec_when_free(
-	        db->db,
-	        "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA secure_delete=ON;",
-	        BUSY_TIMEOUT_MS) != SQLITE_OK ||
-	    gb_db_exec_when_free(db->db, schema, BUSY_TIMEOUT_MS) != SQLITE_OK) {
-		rc = db_error(db, "be set up", err, errlen);
+	/* a commit must survive a power cut: the old sealed version is
+	 * removed right after it (PostgreSQL commits durably already) */
+	if (!strcmp(store_backend_name(db->st), "sqlite"))
+		rc = db_rc(store_sql_change(db->st, "make commits durable",
+		                            "PRAGMA synchronous=FULL", NULL, 0, NULL, err, errlen));
+	if (rc < 0)
 		goto out;
-	}
 	*out = db;
 	db = NULL;
 out:
@@ -171,319 +137,310 @@ void prof_db_close(struct prof_db *db)
 {
 	if (!db)
 		return;
-	if (db->db)
-		sqlite3_close(db->db);
+	store_close(db->st);
 	free(db);
 }
 
-/* Prepares sql; NULL after setting err. */
-static sqlite3_stmt *prepare(struct prof_db *db, const char *sql, char *err, size_t errlen)
+static void copy_text(char *dst, size_t dstlen, const char *src)
 {
-	sqlite3_stmt *st = NULL;
-
-	if (sqlite3_prepare_v2(db->db, sql, -1, &st, NULL) != SQLITE_OK) {
-		db_error(db, "be read", err, errlen);
-		return NULL;
-	}
-	return st;
-}
-
-static void copy_text(char *dst, size_t dstlen, const unsigned char *src)
-{
-	snprintf(dst, dstlen, "%s", src ? (const char *)src : "");
+	snprintf(dst, dstlen, "%s", src ? src : "");
 }
 
 /* Fills p from a row of COLUMNS. */
-static void read_row(sqlite3_stmt *st, struct prof_info *p)
+static void read_row(const struct store_row *r, struct prof_info *p)
 {
 	memset(p, 0, sizeof(*p));
-	copy_text(p->id, sizeof(p->id), sqlite3_column_text(st, 0));
-	copy_text(p->tenant, sizeof(p->tenant), sqlite3_column_text(st, 1));
-	copy_text(p->user, sizeof(p->user), sqlite3_column_text(st, 2));
-	copy_text(p->name, sizeof(p->name), sqlite3_column_text(st, 3));
-	p->version = sqlite3_column_int64(st, 4);
-	p->created_ms = sqlite3_column_int64(st, 5);
-	p->last_used_ms = sqlite3_column_int64(st, 6);
-	p->expires_ms = sqlite3_column_int64(st, 7);
-	p->revoked = sqlite3_column_int(st, 8);
-	p->revoked_ms = sqlite3_column_int64(st, 9);
-	p->size_bytes = sqlite3_column_int64(st, 10);
-	copy_text(p->held_by, sizeof(p->held_by), sqlite3_column_text(st, 11));
-	p->held_pid = sqlite3_column_int64(st, 12);
-	p->held_since_ms = sqlite3_column_int64(st, 13);
+	copy_text(p->id, sizeof(p->id), store_row_text(r, 0));
+	copy_text(p->tenant, sizeof(p->tenant), store_row_text(r, 1));
+	copy_text(p->user, sizeof(p->user), store_row_text(r, 2));
+	copy_text(p->name, sizeof(p->name), store_row_text(r, 3));
+	p->version = store_row_int(r, 4);
+	p->created_ms = store_row_int(r, 5);
+	p->last_used_ms = store_row_int(r, 6);
+	p->expires_ms = store_row_int(r, 7);
+	p->revoked = (int)store_row_int(r, 8);
+	p->revoked_ms = store_row_int(r, 9);
+	p->size_bytes = store_row_int(r, 10);
+	copy_text(p->held_by, sizeof(p->held_by), store_row_text(r, 11));
+	p->held_pid = store_row_int(r, 12);
+	p->held_since_ms = store_row_int(r, 13);
 }
 
 int prof_db_insert(struct prof_db *db, const struct prof_info *p, const unsigned char *wrapped,
                    size_t wrapped_len, char *err, size_t errlen)
 {
-	sqlite3_stmt *st = prepare(db,
-	                           "INSERT INTO prof_profiles (id, tenant, user, name, created_ms, "
-	                           "expires_ms, wrapped_key) VALUES (?, ?, ?, ?, ?, ?, ?)",
-	                           err, errlen);
-	int r;
-	int rc = 0;
+	static const char sql[] =
+	    "INSERT INTO prof_profiles (id, tenant, \"user\", name, created_ms, expires_ms,"
+	    " wrapped_key) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT DO NOTHING";
+	const struct store_sql_param params[] = {
+		SQL_TEXT(p->id),
+		SQL_TEXT(p->tenant),
+		SQL_TEXT(p->user),
+		SQL_TEXT(p->name),
+		SQL_INT(p->created_ms),
+		SQL_INT(p->expires_ms),
+		SQL_BLOB(wrapped, wrapped_len),
+	};
+	int64_t changed = 0;
+	int rc;
 
-	if (!st)
-		return -PROF_EIO;
-	sqlite3_bind_text(st, 1, p->id, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 2, p->tenant, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 3, p->user, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 4, p->name, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 5, p->created_ms);
-	sqlite3_bind_int64(st, 6, p->expires_ms);
-	sqlite3_bind_blob(st, 7, wrapped, (int)wrapped_len, SQLITE_STATIC);
-	r = sqlite3_step(st);
-	if (r == SQLITE_CONSTRAINT) {
+	rc = db_rc(
+	    store_sql_change(db->st, "record a profile", sql, params, 7, &changed, err, errlen));
+	if (rc == 0 && changed != 1) {
 		gb_set_error(err, errlen,
 		             "user %s of tenant %s already has a profile named %s: pick "
 		             "another name, or delete that one first",
 		             p->user, p->tenant, p->name);
 		rc = -PROF_EEXIST;
-	} else if (r != SQLITE_DONE) {
-		rc = db_error(db, "be written", err, errlen);
 	}
-	sqlite3_finalize(st);
 	return rc;
+}
+
+/* One row into a prof_info and, when wanted, a copy of its key. */
+struct get_ctx {
+	struct prof_info *out;
+	unsigned char **wrapped;
+	size_t *wrapped_len;
+	int found;
+	int rc;
+};
+
+static int get_row(const struct store_row *r, void *user)
+{
+	struct get_ctx *g = user;
+	const unsigned char *key;
+	size_t n = 0;
+
+	read_row(r, g->out);
+	g->found = 1;
+	if (!g->wrapped)
+		return 1;
+	key = store_row_blob(r, 14, &n);
+	if (!key)
+		return 1;
+	*g->wrapped = malloc(n ? n : 1);
+	if (!*g->wrapped) {
+		g->rc = -PROF_ENOMEM;
+		return 1;
+	}
+	memcpy(*g->wrapped, key, n);
+	*g->wrapped_len = n;
+	return 1;
 }
 
 int prof_db_get(struct prof_db *db, const char *tenant, const char *user, const char *name,
                 struct prof_info *out, unsigned char **wrapped, size_t *wrapped_len, char *err,
                 size_t errlen)
 {
-	sqlite3_stmt *st = prepare(db,
-	                           "SELECT " COLUMNS " FROM prof_profiles WHERE tenant = ? AND "
-	                           "user = ? AND name = ?",
-	                           err, errlen);
-	int r;
-	int rc = 0;
+	static const char sql[] = "SELECT " COLUMNS " FROM prof_profiles WHERE tenant = ?1 AND"
+	                          " \"user\" = ?2 AND name = ?3";
+	const struct store_sql_param p[] = { SQL_TEXT(tenant), SQL_TEXT(user), SQL_TEXT(name) };
+	struct get_ctx g = { out, wrapped, wrapped_len, 0, 0 };
+	int rc;
 
 	if (wrapped) {
 		*wrapped = NULL;
 		*wrapped_len = 0;
 	}
-	if (!st)
-		return -PROF_EIO;
-	sqlite3_bind_text(st, 1, tenant, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 2, user, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 3, name, -1, SQLITE_STATIC);
-	r = sqlite3_step(st);
-	if (r == SQLITE_ROW) {
-		read_row(st, out);
-		if (wrapped && sqlite3_column_type(st, 14) == SQLITE_BLOB) {
-			size_t n = (size_t)sqlite3_column_bytes(st, 14);
-
-			*wrapped = malloc(n ? n : 1);
-			if (*wrapped) {
-				memcpy(*wrapped, sqlite3_column_blob(st, 14), n);
-				*wrapped_len = n;
-			} else {
-				rc = -PROF_ENOMEM;
-			}
-		}
-	} else if (r == SQLITE_DONE) {
+	rc = db_rc(store_sql_select(db->st, "read a profile", sql, p, 3, get_row, &g, err, errlen));
+	if (rc == 0)
+		rc = g.rc;
+	if (rc == 0 && !g.found) {
 		gb_set_error(err, errlen,
 		             "user %s of tenant %s has no profile named %s: list them "
 		             "with `glassbox profile list`, or create it",
 		             user, tenant, name);
 		rc = -PROF_ENOTFOUND;
-	} else {
-		rc = db_error(db, "be read", err, errlen);
 	}
-	sqlite3_finalize(st);
 	return rc;
+}
+
+struct list_ctx {
+	struct prof_info *v;
+	size_t n;
+	size_t cap;
+	int rc;
+};
+
+static int list_row(const struct store_row *r, void *user)
+{
+	struct list_ctx *l = user;
+
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 16;
+		struct prof_info *grown = realloc(l->v, cap * sizeof(*grown));
+
+		if (!grown) {
+			l->rc = -PROF_ENOMEM;
+			return 1;
+		}
+		l->v = grown;
+		l->cap = cap;
+	}
+	read_row(r, &l->v[l->n++]);
+	return 0;
 }
 
 int prof_db_list(struct prof_db *db, const char *tenant, const char *user, struct prof_info **out,
                  size_t *n, char *err, size_t errlen)
 {
-	sqlite3_stmt *st = prepare(db,
-	                           "SELECT " COLUMNS " FROM prof_profiles WHERE (?1 IS NULL OR "
-	                           "tenant = ?1) AND (?2 IS NULL OR user = ?2) ORDER BY "
-	                           "created_ms, name",
-	                           err, errlen);
-	struct prof_info *v = NULL;
-	struct prof_info *grown;
-	size_t cap = 0;
-	int r;
-	int rc = 0;
-
-	*out = NULL;
-	*n = 0;
-	if (!st)
-		return -PROF_EIO;
-	sqlite3_bind_text(st, 1, tenant, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 2, user, -1, SQLITE_STATIC);
-	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
-		if (*n == cap) {
-			cap = cap ? cap * 2 : 16;
-			grown = realloc(v, cap * sizeof(*v));
-			if (!grown) {
-				rc = -PROF_ENOMEM;
-				goto out;
-			}
-			v = grown;
-		}
-		read_row(st, &v[(*n)++]);
-	}
-	if (r != SQLITE_DONE)
-		rc = db_error(db, "be read", err, errlen);
-out:
-	sqlite3_finalize(st);
-	if (rc < 0) {
-		free(v);
-		*n = 0;
-		v = NULL;
-	}
-	*out = v;
-	return rc;
-}
-
-/* Runs an UPDATE/DELETE whose parameters are bound by the caller: the
- * number of rows changed, or -PROF_EIO. */
-static int run_change(struct prof_db *db, sqlite3_stmt *st, char *err, size_t errlen)
-{
-	int r = sqlite3_step(st);
+	static const char sql[] = "SELECT " COLUMNS " FROM prof_profiles WHERE (?1 IS NULL OR"
+	                          " tenant = ?1) AND (?2 IS NULL OR \"user\" = ?2) ORDER BY"
+	                          " created_ms, name";
+	const struct store_sql_param p[] = { SQL_TEXT(tenant), SQL_TEXT(user) };
+	struct list_ctx l = { 0 };
 	int rc;
 
-	if (r != SQLITE_DONE)
-		rc = db_error(db, "be written", err, errlen);
-	else
-		rc = sqlite3_changes(db->db);
-	sqlite3_finalize(st);
+	rc = db_rc(store_sql_select(db->st, "list profiles", sql, p, 2, list_row, &l, err, errlen));
+	if (rc == 0)
+		rc = l.rc;
+	if (rc < 0) {
+		free(l.v);
+		l.v = NULL;
+		l.n = 0;
+	}
+	*out = l.v;
+	*n = l.n;
 	return rc;
 }
 
 int prof_db_delete(struct prof_db *db, const char *id, char *err, size_t errlen)
 {
-	sqlite3_stmt *st = prepare(db, "DELETE FROM prof_profiles WHERE id = ?", err, errlen);
-	int rc;
+	const struct store_sql_param p[] = { SQL_TEXT(id) };
 
-	if (!st)
-		return -PROF_EIO;
-	sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
-	rc = run_change(db, st, err, errlen);
-	return rc < 0 ? rc : 0;
+	return db_rc(store_sql_change(db->st, "delete a profile",
+	                              "DELETE FROM prof_profiles WHERE id = ?1", p, 1, NULL, err,
+	                              errlen));
 }
 
 int prof_db_revoke(struct prof_db *db, const char *id, int64_t now_ms, char *err, size_t errlen)
 {
-	sqlite3_stmt *st = prepare(db,
-	                           "UPDATE prof_profiles SET revoked = 1, revoked_ms = ?, "
-	                           "wrapped_key = zeroblob(length(wrapped_key)) WHERE id = ?",
-	                           err, errlen);
-	int rc;
+	/* SQLite: overwrite the key in place first (secure_delete makes SQLite
+	 * clear freed pages too), then drop it for good. PostgreSQL keeps
+	 * old row versions until VACUUM: the key is dropped, and it is
+	 * useless without the tenant key that wraps it (docs/store.md). */
+	static const char overwrite_sql[] =
+	    "UPDATE prof_profiles SET wrapped_key = zeroblob(length(wrapped_key)) WHERE id = ?1";
+	static const char revoke_sql[] = "UPDATE prof_profiles SET revoked = 1, revoked_ms = ?2, "
+	                                 "wrapped_key = NULL WHERE id = ?1";
+	const struct store_sql_param p[] = { SQL_TEXT(id), SQL_INT(now_ms) };
+	int rc = 0;
 
-	if (!st)
-		return -PROF_EIO;
-	sqlite3_bind_int64(st, 1, now_ms);
-	sqlite3_bind_text(st, 2, id, -1, SQLITE_STATIC);
-	rc = run_change(db, st, err, errlen);
-	if (rc < 0)
-		return rc;
-	/* overwrite first (secure_delete below makes SQLite clear freed pages
-	 * too), then drop the key for good */
-	st = prepare(db, "UPDATE prof_profiles SET wrapped_key = NULL WHERE id = ?", err, errlen);
-	if (!st)
-		return -PROF_EIO;
-	sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
-	rc = run_change(db, st, err, errlen);
-	return rc < 0 ? rc : 0;
+	if (!strcmp(store_backend_name(db->st), "sqlite"))
+		rc = db_rc(store_sql_change(db->st, "revoke a profile", overwrite_sql, p, 1, NULL,
+		                            err, errlen));
+	if (rc == 0)
+		rc = db_rc(store_sql_change(db->st, "revoke a profile", revoke_sql, p, 2, NULL, err,
+		                            errlen));
+	return rc;
 }
 
 int prof_db_hold(struct prof_db *db, const char *id, const char *holder, int64_t pid,
                  int64_t since_ms, int64_t stale_pid, int64_t stale_since_ms, char *err,
                  size_t errlen)
 {
-	sqlite3_stmt *st = prepare(db,
-	                           "UPDATE prof_profiles SET held_by = ?, held_pid = ?, "
-	                           "held_start = ?, held_since_ms = ? WHERE id = ? AND held_pid "
-	                           "= ? AND held_since_ms = ?",
-	                           err, errlen);
+	static const char sql[] =
+	    "UPDATE prof_profiles SET held_by = ?2, held_pid = ?4, held_start = ?5,"
+	    " held_since_ms = ?6, held_instance = ?3 WHERE id = ?1 AND held_pid = ?7"
+	    " AND held_since_ms = ?8";
+	const struct store_sql_param p[] = {
+		SQL_TEXT(id),
+		SQL_TEXT(holder),
+		SQL_TEXT(store_instance(db->st)),
+		SQL_INT(pid),
+		SQL_INT(process_start(pid)),
+		SQL_INT(since_ms),
+		SQL_INT(stale_pid),
+		SQL_INT(stale_since_ms),
+	};
+	int64_t changed = 0;
 	int rc;
 
-	if (!st)
-		return -PROF_EIO;
-	sqlite3_bind_text(st, 1, holder, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 2, pid);
-	sqlite3_bind_int64(st, 3, process_start(pid));
-	sqlite3_bind_int64(st, 4, since_ms);
-	sqlite3_bind_text(st, 5, id, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 6, stale_pid);
-	sqlite3_bind_int64(st, 7, stale_since_ms);
-	rc = run_change(db, st, err, errlen);
+	rc = db_rc(store_sql_change(db->st, "hold a profile", sql, p, 8, &changed, err, errlen));
 	if (rc < 0)
 		return rc;
-	return rc == 1 ? 0 : 1;
+	return changed == 1 ? 0 : 1;
 }
 
 int prof_db_release(struct prof_db *db, const char *id, int64_t pid, int64_t since_ms)
 {
-	sqlite3_stmt *st = prepare(db,
-	                           "UPDATE prof_profiles SET held_by = NULL, held_pid = 0, "
-	                           "held_start = 0, held_since_ms = 0 WHERE id = ? AND held_pid "
-	                           "= ? AND held_since_ms = ?",
-	                           NULL, 0);
-	int rc;
+	static const char sql[] =
+	    "UPDATE prof_profiles SET held_by = NULL, held_pid = 0, held_start = 0,"
+	    " held_since_ms = 0, held_instance = NULL WHERE id = ?1 AND held_pid = ?2"
+	    " AND held_since_ms = ?3 AND held_instance = ?4";
+	const struct store_sql_param p[] = { SQL_TEXT(id), SQL_INT(pid), SQL_INT(since_ms),
+		                             SQL_TEXT(store_instance(db->st)) };
 
-	if (!st)
-		return -PROF_EIO;
-	sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 2, pid);
-	sqlite3_bind_int64(st, 3, since_ms);
-	rc = run_change(db, st, NULL, 0);
-	return rc < 0 ? rc : 0;
+	return db_rc(store_sql_change(db->st, "release a profile", sql, p, 4, NULL, NULL, 0));
 }
 
 int prof_db_commit(struct prof_db *db, const char *id, int64_t new_version, int64_t size,
                    int64_t pid, int64_t since_ms, int64_t now_ms, char *err, size_t errlen)
 {
-	sqlite3_stmt *st = prepare(db,
-	                           "UPDATE prof_profiles SET version = ?, size = ?, "
-	                           "last_used_ms = ? WHERE id = ? AND version = ? AND held_pid = "
-	                           "? AND held_since_ms = ? AND revoked = 0",
-	                           err, errlen);
+	static const char sql[] =
+	    "UPDATE prof_profiles SET version = ?2, size = ?3, last_used_ms = ?4 WHERE id = ?1"
+	    " AND version = ?5 AND held_pid = ?6 AND held_since_ms = ?7 AND held_instance = ?8"
+	    " AND revoked = 0";
+	const struct store_sql_param p[] = {
+		SQL_TEXT(id),
+		SQL_INT(new_version),
+		SQL_INT(size),
+		SQL_INT(now_ms),
+		SQL_INT(new_version - 1),
+		SQL_INT(pid),
+		SQL_INT(since_ms),
+		SQL_TEXT(store_instance(db->st)),
+	};
+	int64_t changed = 0;
 	int rc;
 
-	if (!st)
-		return -PROF_EIO;
-	sqlite3_bind_int64(st, 1, new_version);
-	sqlite3_bind_int64(st, 2, size);
-	sqlite3_bind_int64(st, 3, now_ms);
-	sqlite3_bind_text(st, 4, id, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 5, new_version - 1);
-	sqlite3_bind_int64(st, 6, pid);
-	sqlite3_bind_int64(st, 7, since_ms);
-	rc = run_change(db, st, err, errlen);
+	rc = db_rc(
+	    store_sql_change(db->st, "commit a profile version", sql, p, 8, &changed, err, errlen));
 	if (rc < 0)
 		return rc;
-	return rc == 1 ? 0 : 1;
+	return changed == 1 ? 0 : 1;
 }
 
 int prof_db_touch(struct prof_db *db, const char *id, int64_t now_ms)
 {
-	sqlite3_stmt *st =
-	    prepare(db, "UPDATE prof_profiles SET last_used_ms = ? WHERE id = ?", NULL, 0);
-	int rc;
+	const struct store_sql_param p[] = { SQL_TEXT(id), SQL_INT(now_ms) };
 
-	if (!st)
-		return -PROF_EIO;
-	sqlite3_bind_int64(st, 1, now_ms);
-	sqlite3_bind_text(st, 2, id, -1, SQLITE_STATIC);
-	rc = run_change(db, st, NULL, 0);
-	return rc < 0 ? rc : 0;
+	return db_rc(store_sql_change(db->st, "record a profile's use",
+	                              "UPDATE prof_profiles SET last_used_ms = ?2 WHERE id = ?1", p,
+	                              2, NULL, NULL, 0));
+}
+
+struct holder_ctx {
+	int found;
+	int64_t pid;
+	int64_t start;
+	char instance[64];
+};
+
+static int holder_row(const struct store_row *r, void *user)
+{
+	struct holder_ctx *h = user;
+
+	h->found = 1;
+	h->pid = store_row_int(r, 0);
+	h->start = store_row_int(r, 1);
+	copy_text(h->instance, sizeof(h->instance), store_row_text(r, 2));
+	return 1;
 }
 
 int prof_db_holder_alive(struct prof_db *db, const char *id)
 {
-	sqlite3_stmt *st =
-	    prepare(db, "SELECT held_pid, held_start FROM prof_profiles WHERE id = ?", NULL, 0);
-	int alive = 0;
+	const struct store_sql_param p[] = { SQL_TEXT(id) };
+	struct holder_ctx h = { 0 };
 
-	if (!st)
+	if (store_sql_select(db->st, "read a profile's hold",
+	                     "SELECT held_pid, held_start, held_instance FROM prof_profiles"
+	                     " WHERE id = ?1",
+	                     p, 1, holder_row, &h, NULL, 0) < 0)
 		return 1; /* cannot tell: assume it is, never take a live hold */
-	sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
-	if (sqlite3_step(st) == SQLITE_ROW)
-		alive = holder_alive(sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1));
-	sqlite3_finalize(st);
-	return alive;
+	if (!h.found || h.pid <= 0)
+		return 0;
+	if (h.instance[0])
+		return store_owner_alive(db->st, h.instance);
+	return holder_alive(h.pid, h.start);
 }

@@ -1,12 +1,14 @@
 /*
  * approvals.c - approvals bound to one action's fingerprint (store.h).
  *
- * Every change is one transaction (BEGIN IMMEDIATE ... COMMIT) made of a
+ * Every change is one transaction (store_sql_begin_locked ... COMMIT) of a
  * conditional UPDATE and the INSERT of its event: consuming is
  *   UPDATE approvals SET state = 'used' ... WHERE id = ? AND tenant = ?
  *     AND state = 'approved' AND expires_at > now AND fingerprint = ?
  * and whoever's UPDATE changes the row has spent it; everyone else reads
- * the row back to say why not. Expiry is applied lazily at the start of
+ * the row back to say why not (the same with SQLite and PostgreSQL: a
+ * concurrent UPDATE of the row waits for the first and re-checks its
+ * WHERE, store-sql.h). Expiry is applied lazily at the start of
  * each transaction (and by store_approval_expire), so an expired approval
  * is never usable even if nobody swept it.
  *
@@ -123,29 +125,28 @@ static void fire_all(struct store *st, struct fire_list *fl)
 /* ---- rows ------------------------------------------------------------------------- */
 
 /* Fills a from a row selected with APPROVAL_COLS. */
-static void read_row(sqlite3_stmt *s, struct store_approval *a)
+static void read_row(struct store *st, struct store_sql_rows *r, struct store_approval *a)
 {
 	memset(a, 0, sizeof(*a));
-	store_copy_col(s, 0, a->id, sizeof(a->id));
-	store_copy_col(s, 1, a->tenant, sizeof(a->tenant));
-	store_copy_col(s, 2, a->session, sizeof(a->session));
-	store_copy_col(s, 3, a->operation_id, sizeof(a->operation_id));
-	store_copy_col(s, 4, a->tool, sizeof(a->tool));
-	store_copy_col(s, 5, a->rule, sizeof(a->rule));
-	store_copy_col(s, 6, a->fingerprint, sizeof(a->fingerprint));
-	store_copy_col(s, 7, a->summary, sizeof(a->summary));
-	a->state = state_from_text((const char *)sqlite3_column_text(s, 8));
-	a->created_ms = sqlite3_column_int64(s, 9);
-	a->expires_ms = sqlite3_column_int64(s, 10);
-	a->ttl_ms = sqlite3_column_int64(s, 11);
-	a->decided_ms = sqlite3_column_int64(s, 12);
-	store_copy_col(s, 13, a->decided_by, sizeof(a->decided_by));
-	store_copy_col(s, 14, a->channel, sizeof(a->channel));
-	a->decided_uid =
-	    sqlite3_column_type(s, 15) == SQLITE_NULL ? -1 : sqlite3_column_int64(s, 15);
-	store_copy_col(s, 16, a->reason, sizeof(a->reason));
-	a->used_ms = sqlite3_column_int64(s, 17);
-	store_copy_col(s, 18, a->used_by_operation, sizeof(a->used_by_operation));
+	store_sql_copy(st, r, 0, a->id, sizeof(a->id));
+	store_sql_copy(st, r, 1, a->tenant, sizeof(a->tenant));
+	store_sql_copy(st, r, 2, a->session, sizeof(a->session));
+	store_sql_copy(st, r, 3, a->operation_id, sizeof(a->operation_id));
+	store_sql_copy(st, r, 4, a->tool, sizeof(a->tool));
+	store_sql_copy(st, r, 5, a->rule, sizeof(a->rule));
+	store_sql_copy(st, r, 6, a->fingerprint, sizeof(a->fingerprint));
+	store_sql_copy(st, r, 7, a->summary, sizeof(a->summary));
+	a->state = state_from_text(store_sql_text(st, r, 8));
+	a->created_ms = store_sql_int(st, r, 9);
+	a->expires_ms = store_sql_int(st, r, 10);
+	a->ttl_ms = store_sql_int(st, r, 11);
+	a->decided_ms = store_sql_int(st, r, 12);
+	store_sql_copy(st, r, 13, a->decided_by, sizeof(a->decided_by));
+	store_sql_copy(st, r, 14, a->channel, sizeof(a->channel));
+	a->decided_uid = store_sql_is_null(st, r, 15) ? -1 : store_sql_int(st, r, 15);
+	store_sql_copy(st, r, 16, a->reason, sizeof(a->reason));
+	a->used_ms = store_sql_int(st, r, 17);
+	store_sql_copy(st, r, 18, a->used_by_operation, sizeof(a->used_by_operation));
 }
 
 /* Reads approval id (of tenant, unless tenant is NULL). Lock held.
@@ -155,29 +156,24 @@ static int read_approval_locked(struct store *st, const char *tenant, const char
 {
 	static const char sql[] = "SELECT " APPROVAL_COLS " FROM approvals WHERE id = ?1"
 	                          " AND (?2 IS NULL OR tenant = ?2)";
-	sqlite3_stmt *s = NULL;
-	int step;
-	int rc = 0;
+	const struct store_sql_param p[] = { SQL_TEXT(id), SQL_TEXT(tenant) };
+	struct store_sql_rows *r = NULL;
+	int rc;
 
-	if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK ||
-	    store_bind_text(s, 1, id) || store_bind_text(s, 2, tenant)) {
-		rc = store_db_error_locked(st, "read an approval", err, errlen);
-		goto out;
-	}
-	step = sqlite3_step(s);
-	if (step == SQLITE_ROW) {
-		read_row(s, a);
-	} else if (step == SQLITE_DONE) {
+	rc = store_sql_query_locked(st, "read an approval", sql, p, 2, &r, err, errlen);
+	if (rc == 0)
+		rc = store_sql_next(st, r, err, errlen);
+	if (rc == 1) {
+		read_row(st, r, a);
+		rc = 0;
+	} else if (rc == 0) {
 		store_set_error(err, errlen,
 		                "there is no approval %.80s%s: list them with `glassbox "
 		                "approvals list`",
 		                id, tenant ? " for this tenant" : "");
 		rc = -STORE_ENOTFOUND;
-	} else {
-		rc = store_db_error_locked(st, "read an approval", err, errlen);
 	}
-out:
-	sqlite3_finalize(s);
+	store_sql_done(st, r);
 	return rc;
 }
 
@@ -190,28 +186,20 @@ static int record_event_locked(struct store *st, const struct store_approval *a,
 {
 	static const char sql[] =
 	    "INSERT INTO approval_events (approval_id, tenant, time, event, actor, channel,"
-	    " reason, operation) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)";
-	sqlite3_stmt *s = NULL;
+	    " reason, operation) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) RETURNING seq";
+	const struct store_sql_param p[] = { SQL_TEXT(a->id),  SQL_TEXT(a->tenant),
+		                             SQL_INT(now),     SQL_TEXT(event),
+		                             SQL_TEXT(by),     SQL_TEXT(channel),
+		                             SQL_TEXT(reason), SQL_TEXT(operation) };
 	struct fired *f;
-	int bad = 0;
-	int rc = 0;
+	int64_t seq = 0;
+	int rc;
 
-	if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK) {
-		rc = store_db_error_locked(st, "record an approval event", err, errlen);
-		goto out;
-	}
-	bad |= store_bind_text(s, 1, a->id);
-	bad |= store_bind_text(s, 2, a->tenant);
-	bad |= sqlite3_bind_int64(s, 3, now);
-	bad |= store_bind_text(s, 4, event);
-	bad |= store_bind_text(s, 5, by);
-	bad |= store_bind_text(s, 6, channel);
-	bad |= store_bind_text(s, 7, reason);
-	bad |= store_bind_text(s, 8, operation);
-	if (bad || sqlite3_step(s) != SQLITE_DONE) {
-		rc = store_db_error_locked(st, "record an approval event", err, errlen);
-		goto out;
-	}
+	rc = store_sql_int_query_locked(st, "record an approval event", sql, p, 8, &seq, err,
+	                                errlen);
+	if (rc < 0)
+		return rc;
+	rc = 0;
 	if (!st->hook || !fl)
 		goto out;
 	if (fl->n == fl->cap) {
@@ -229,7 +217,7 @@ static int record_event_locked(struct store *st, const struct store_approval *a,
 	f = &fl->v[fl->n++];
 	memset(f, 0, sizeof(*f));
 	f->a = *a;
-	f->seq = sqlite3_last_insert_rowid(st->db);
+	f->seq = seq;
 	f->time_ms = now;
 	snprintf(f->event, sizeof(f->event), "%s", event);
 	snprintf(f->by, sizeof(f->by), "%s", by ? by : "");
@@ -237,7 +225,6 @@ static int record_event_locked(struct store *st, const struct store_approval *a,
 	snprintf(f->reason, sizeof(f->reason), "%s", reason ? reason : "");
 	snprintf(f->operation, sizeof(f->operation), "%s", operation ? operation : "");
 out:
-	sqlite3_finalize(s);
 	return rc;
 }
 
@@ -254,7 +241,7 @@ static int sweep_locked(struct store *st, int64_t now, size_t *count, struct fir
 	    "UPDATE approvals SET state = 'expired' WHERE id = ?1"
 	    " AND state IN ('pending', 'approved') AND expires_at <= ?2";
 	struct store_approval *batch = NULL;
-	sqlite3_stmt *s = NULL;
+	struct store_sql_rows *r = NULL;
 	size_t n;
 	size_t i;
 	int rc = 0;
@@ -266,25 +253,33 @@ static int sweep_locked(struct store *st, int64_t now, size_t *count, struct fir
 		goto out;
 	}
 	for (;;) {
+		const struct store_sql_param sp[] = { SQL_INT(now) };
+
 		n = 0;
-		if (sqlite3_prepare_v2(st->db, select_sql, -1, &s, NULL) != SQLITE_OK ||
-		    sqlite3_bind_int64(s, 1, now)) {
-			rc = store_db_error_locked(st, "find expired approvals", err, errlen);
-			goto out;
+		rc = store_sql_query_locked(st, "find expired approvals", select_sql, sp, 1, &r,
+		                            err, errlen);
+		while (rc == 0 && n < SWEEP_BATCH) {
+			rc = store_sql_next(st, r, err, errlen);
+			if (rc != 1)
+				break;
+			read_row(st, r, &batch[n++]);
+			rc = 0;
 		}
-		while (n < SWEEP_BATCH && sqlite3_step(s) == SQLITE_ROW)
-			read_row(s, &batch[n++]);
-		sqlite3_finalize(s);
-		s = NULL;
+		store_sql_done(st, r);
+		r = NULL;
+		if (rc < 0)
+			goto out;
+		rc = 0;
 		for (i = 0; i < n; i++) {
-			if (sqlite3_prepare_v2(st->db, update_sql, -1, &s, NULL) != SQLITE_OK ||
-			    store_bind_text(s, 1, batch[i].id) || sqlite3_bind_int64(s, 2, now) ||
-			    sqlite3_step(s) != SQLITE_DONE) {
-				rc = store_db_error_locked(st, "expire an approval", err, errlen);
+			const struct store_sql_param up[] = { SQL_TEXT(batch[i].id), SQL_INT(now) };
+			int64_t changed = 0;
+
+			rc = store_sql_exec_locked(st, "expire an approval", update_sql, up, 2,
+			                           &changed, err, errlen);
+			if (rc < 0)
 				goto out;
-			}
-			sqlite3_finalize(s);
-			s = NULL;
+			if (changed != 1)
+				continue; /* another process expired it first */
 			batch[i].state = STORE_APPROVAL_EXPIRED;
 			rc = record_event_locked(st, &batch[i], "expired", NULL, NULL, NULL, NULL,
 			                         now, fl, err, errlen);
@@ -297,7 +292,6 @@ static int sweep_locked(struct store *st, int64_t now, size_t *count, struct fir
 			break;
 	}
 out:
-	sqlite3_finalize(s);
 	free(batch);
 	return rc;
 }
@@ -306,14 +300,13 @@ out:
 static int begin_locked(struct store *st, int64_t now, struct fire_list *fl, char *err,
                         size_t errlen)
 {
-	int rc =
-	    store_exec_locked(st, "BEGIN IMMEDIATE", "start an approvals transaction", err, errlen);
+	int rc = store_sql_begin_locked(st, "start an approvals transaction", err, errlen);
 
 	if (rc < 0)
 		return rc;
 	rc = sweep_locked(st, now, NULL, fl, err, errlen);
 	if (rc < 0)
-		sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+		store_sql_rollback_locked(st);
 	return rc;
 }
 
@@ -321,35 +314,23 @@ static int begin_locked(struct store *st, int64_t now, struct fire_list *fl, cha
  * held. Returns 0 or -STORE_EIO. */
 static int end_locked(struct store *st, int commit, struct fire_list *fl, char *err, size_t errlen)
 {
-	if (commit && sqlite3_exec(st->db, "COMMIT", NULL, NULL, NULL) == SQLITE_OK) {
-		pthread_cond_broadcast(&st->changed);
+	int rc;
+
+	if (!commit) {
+		store_sql_rollback_locked(st);
+		fl->n = 0;
 		return 0;
 	}
-	if (commit) {
-		int rc = store_db_error_locked(st, "commit an approvals change", err, errlen);
-
-		sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+	rc = store_sql_commit_locked(st, "commit an approvals change", err, errlen);
+	if (rc < 0) {
 		fl->n = 0;
 		return rc;
 	}
-	sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
-	fl->n = 0;
+	pthread_cond_broadcast(&st->changed);
 	return 0;
 }
 
 /* ---- create --------------------------------------------------------------------- */
-
-/* 1 when s is 64 lowercase hex digits. */
-static int is_sha256_hex(const char *s)
-{
-	size_t i;
-
-	for (i = 0; s && s[i]; i++) {
-		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
-			return 0;
-	}
-	return s && i == 64;
-}
 
 int store_approval_create(struct store *st, const struct store_approval_request *req,
                           struct store_approval *out, char *err, size_t errlen)
@@ -360,11 +341,9 @@ int store_approval_create(struct store *st, const struct store_approval_request 
 	    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'pending', ?9, ?10, ?11)";
 	struct fire_list fl = { 0 };
 	struct store_approval a;
-	sqlite3_stmt *s = NULL;
 	int64_t now;
 	int commit = 0;
 	int locked = 0;
-	int bad = 0;
 	int rc = 0;
 
 	if (!st || !req || !out) {
@@ -382,7 +361,7 @@ int store_approval_create(struct store *st, const struct store_approval_request 
 		rc = store_check_text("tool", req->tool, STORE_TOOL_MAX, 0, err, errlen);
 	if (rc == 0)
 		rc = store_check_text("rule", req->rule, STORE_RULE_MAX, 0, err, errlen);
-	if (rc == 0 && !is_sha256_hex(req->fingerprint))
+	if (rc == 0 && !store_is_sha256_hex(req->fingerprint))
 		rc = store_set_error(err, errlen,
 		                     "the fingerprint must be 64 lowercase hex digits "
 		                     "(policy_fingerprint)");
@@ -413,37 +392,28 @@ int store_approval_create(struct store *st, const struct store_approval_request 
 	rc = begin_locked(st, now, &fl, err, errlen);
 	if (rc < 0)
 		goto out;
-	if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK) {
-		rc = store_db_error_locked(st, "record an approval request", err, errlen);
-		goto end;
+	{
+		const struct store_sql_param p[] = {
+			SQL_TEXT(a.id),          SQL_TEXT(a.tenant),
+			SQL_TEXT(req->session),  SQL_TEXT(req->operation_id),
+			SQL_TEXT(req->tool),     SQL_TEXT(req->rule),
+			SQL_TEXT(a.fingerprint), SQL_TEXT(a.summary),
+			SQL_INT(a.created_ms),   SQL_INT(a.expires_ms),
+			SQL_INT(a.ttl_ms),
+		};
+
+		rc = store_sql_exec_locked(st, "record an approval request", sql, p, 11, NULL, err,
+		                           errlen);
 	}
-	bad |= store_bind_text(s, 1, a.id);
-	bad |= store_bind_text(s, 2, a.tenant);
-	bad |= store_bind_text(s, 3, req->session);
-	bad |= store_bind_text(s, 4, req->operation_id);
-	bad |= store_bind_text(s, 5, req->tool);
-	bad |= store_bind_text(s, 6, req->rule);
-	bad |= store_bind_text(s, 7, a.fingerprint);
-	bad |= store_bind_text(s, 8, a.summary);
-	bad |= sqlite3_bind_int64(s, 9, a.created_ms);
-	bad |= sqlite3_bind_int64(s, 10, a.expires_ms);
-	bad |= sqlite3_bind_int64(s, 11, a.ttl_ms);
-	if (bad || sqlite3_step(s) != SQLITE_DONE) {
-		rc = store_db_error_locked(st, "record an approval request", err, errlen);
-		goto end;
-	}
-	rc = record_event_locked(st, &a, "created", NULL, NULL, NULL, req->operation_id, now, &fl,
-	                         err, errlen);
+	if (rc == 0)
+		rc = record_event_locked(st, &a, "created", NULL, NULL, NULL, req->operation_id,
+		                         now, &fl, err, errlen);
 	commit = rc == 0;
-end:
-	sqlite3_finalize(s);
-	s = NULL;
 	if (end_locked(st, commit, &fl, err, errlen) < 0 && rc == 0)
 		rc = -STORE_EIO;
 	if (rc == 0)
 		*out = a;
 out:
-	sqlite3_finalize(s);
 	if (locked)
 		pthread_mutex_unlock(&st->lock);
 	if (st)
@@ -494,11 +464,10 @@ int store_approval_list(struct store *st, const struct store_approval_query *q,
 	    " ORDER BY created_at DESC, rowid DESC LIMIT ?4";
 	struct fire_list fl = { 0 };
 	struct store_approval *rows = NULL;
-	sqlite3_stmt *s = NULL;
+	struct store_sql_rows *r = NULL;
 	size_t limit;
 	size_t n = 0;
 	size_t i;
-	int step;
 	int rc = 0;
 
 	if (!st || !q || !cb)
@@ -518,23 +487,24 @@ int store_approval_list(struct store *st, const struct store_approval_query *q,
 	rc = end_locked(st, 1, &fl, err, errlen);
 	if (rc < 0)
 		goto unlock;
-	if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK ||
-	    store_bind_text(s, 1, q->tenant) || store_bind_text(s, 2, q->session) ||
-	    sqlite3_bind_int(s, 3, q->pending_only ? 1 : 0) ||
-	    sqlite3_bind_int64(s, 4, (sqlite3_int64)limit)) {
-		rc = store_db_error_locked(st, "list approvals", err, errlen);
-		goto unlock;
+	{
+		const struct store_sql_param p[] = { SQL_TEXT(q->tenant), SQL_TEXT(q->session),
+			                             SQL_INT(q->pending_only ? 1 : 0),
+			                             SQL_INT(limit) };
+
+		rc = store_sql_query_locked(st, "list approvals", sql, p, 4, &r, err, errlen);
 	}
-	for (;;) {
-		step = sqlite3_step(s);
-		if (step != SQLITE_ROW || n >= limit)
+	while (rc == 0 && n < limit) {
+		rc = store_sql_next(st, r, err, errlen);
+		if (rc != 1)
 			break;
-		read_row(s, &rows[n++]);
+		read_row(st, r, &rows[n++]);
+		rc = 0;
 	}
-	if (step != SQLITE_ROW && step != SQLITE_DONE)
-		rc = store_db_error_locked(st, "list approvals", err, errlen);
+	if (rc > 0)
+		rc = 0;
+	store_sql_done(st, r);
 unlock:
-	sqlite3_finalize(s);
 	pthread_mutex_unlock(&st->lock);
 	fire_all(st, &fl);
 	for (i = 0; rc == 0 && i < n; i++) {
@@ -581,10 +551,9 @@ int store_approval_decide(struct store *st, const char *tenant, const char *id, 
 	    " AND expires_at > ?2";
 	struct fire_list fl = { 0 };
 	struct store_approval a;
-	sqlite3_stmt *s = NULL;
+	int64_t changed = 0;
 	int64_t now;
 	int commit = 0;
-	int bad = 0;
 	int rc;
 
 	if (!st || !who)
@@ -604,23 +573,25 @@ int store_approval_decide(struct store *st, const char *tenant, const char *id, 
 	rc = begin_locked(st, now, &fl, err, errlen);
 	if (rc < 0)
 		goto unlock;
-	if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK) {
-		rc = store_db_error_locked(st, "record a decision", err, errlen);
-		goto end;
+	{
+		struct store_sql_param p[] = {
+			SQL_TEXT(approve ? "approved" : "denied"),
+			SQL_INT(now),
+			SQL_TEXT(who->by),
+			SQL_TEXT(who->channel),
+			SQL_INT(who->uid),
+			SQL_TEXT(who->reason),
+			SQL_TEXT(id),
+			SQL_TEXT(tenant),
+		};
+
+		p[4].null = who->uid < 0;
+		rc = store_sql_exec_locked(st, "record a decision", sql, p, 8, &changed, err,
+		                           errlen);
 	}
-	bad |= store_bind_text(s, 1, approve ? "approved" : "denied");
-	bad |= sqlite3_bind_int64(s, 2, now);
-	bad |= store_bind_text(s, 3, who->by);
-	bad |= store_bind_text(s, 4, who->channel);
-	bad |= who->uid >= 0 ? sqlite3_bind_int64(s, 5, who->uid) : sqlite3_bind_null(s, 5);
-	bad |= store_bind_text(s, 6, who->reason);
-	bad |= store_bind_text(s, 7, id);
-	bad |= store_bind_text(s, 8, tenant);
-	if (bad || sqlite3_step(s) != SQLITE_DONE) {
-		rc = store_db_error_locked(st, "record a decision", err, errlen);
+	if (rc < 0)
 		goto end;
-	}
-	if (sqlite3_changes(st->db) == 1) {
+	if (changed == 1) {
 		rc = read_approval_locked(st, tenant, id, &a, err, errlen);
 		if (rc == 0)
 			rc = record_event_locked(st, &a, approve ? "approved" : "denied", who->by,
@@ -635,7 +606,6 @@ int store_approval_decide(struct store *st, const char *tenant, const char *id, 
 	if (rc == 0)
 		rc = cannot_decide(&a, err, errlen);
 end:
-	sqlite3_finalize(s);
 	if (end_locked(st, commit, &fl, err, errlen) < 0 && rc == 0)
 		rc = -STORE_EIO;
 	if (rc == 0 && out)
@@ -718,10 +688,9 @@ int store_approval_consume(struct store *st, const char *tenant, const char *id,
 	struct fire_list fl = { 0 };
 	struct store_approval a;
 	enum store_refusal r = STORE_REFUSE_NONE;
-	sqlite3_stmt *s = NULL;
+	int64_t changed = 0;
 	int64_t now;
 	int commit = 0;
-	int bad = 0;
 	int rc;
 
 	if (why)
@@ -740,20 +709,16 @@ int store_approval_consume(struct store *st, const char *tenant, const char *id,
 	rc = begin_locked(st, now, &fl, err, errlen);
 	if (rc < 0)
 		goto unlock;
-	if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK) {
-		rc = store_db_error_locked(st, "use an approval", err, errlen);
-		goto end;
+	{
+		const struct store_sql_param p[] = { SQL_INT(now), SQL_TEXT(operation_id),
+			                             SQL_TEXT(id), SQL_TEXT(tenant),
+			                             SQL_TEXT(fingerprint) };
+
+		rc = store_sql_exec_locked(st, "use an approval", sql, p, 5, &changed, err, errlen);
 	}
-	bad |= sqlite3_bind_int64(s, 1, now);
-	bad |= store_bind_text(s, 2, operation_id);
-	bad |= store_bind_text(s, 3, id);
-	bad |= store_bind_text(s, 4, tenant);
-	bad |= store_bind_text(s, 5, fingerprint);
-	if (bad || sqlite3_step(s) != SQLITE_DONE) {
-		rc = store_db_error_locked(st, "use an approval", err, errlen);
+	if (rc < 0)
 		goto end;
-	}
-	if (sqlite3_changes(st->db) == 1) {
+	if (changed == 1) {
 		rc = read_approval_locked(st, tenant, id, &a, err, errlen);
 		if (rc == 0)
 			rc = record_event_locked(st, &a, "used", NULL, NULL, NULL, operation_id,
@@ -785,7 +750,6 @@ int store_approval_consume(struct store *st, const char *tenant, const char *id,
 	if (rc == 0)
 		rc = -STORE_EREFUSED;
 end:
-	sqlite3_finalize(s);
 	if (end_locked(st, commit, &fl, err, errlen) < 0 && (rc == 0 || rc == -STORE_EREFUSED))
 		rc = -STORE_EIO;
 	if ((rc == 0 || rc == -STORE_EREFUSED) && out && r != STORE_REFUSE_NOT_FOUND)
@@ -811,7 +775,7 @@ int store_approval_expire(struct store *st, size_t *expired, char *err, size_t e
 	if (!st)
 		return store_set_error(err, errlen, "store_approval_expire: missing argument");
 	pthread_mutex_lock(&st->lock);
-	rc = store_exec_locked(st, "BEGIN IMMEDIATE", "start expiring approvals", err, errlen);
+	rc = store_sql_begin_locked(st, "start expiring approvals", err, errlen);
 	if (rc == 0) {
 		rc = sweep_locked(st, store_now_ms(st), &n, &fl, err, errlen);
 		if (end_locked(st, rc == 0, &fl, err, errlen) < 0 && rc == 0)
@@ -854,7 +818,7 @@ int store_approval_wait(struct store *st, const char *tenant, const char *id, in
 	return rc;
 }
 
-/* One row of history, copied out of SQLite. */
+/* One row of history, copied out of the database. */
 struct history_row {
 	int64_t seq;
 	int64_t time_ms;
@@ -874,7 +838,8 @@ int store_approval_history(struct store *st, const char *id, store_approval_even
 	    "SELECT seq, time, approval_id, tenant, event, actor, channel, reason, operation"
 	    " FROM approval_events WHERE approval_id = ?1 ORDER BY seq LIMIT " STORE_STR(LIST_MAX);
 	struct history_row *rows = NULL;
-	sqlite3_stmt *s = NULL;
+	struct store_sql_rows *r = NULL;
+	const struct store_sql_param p[] = { SQL_TEXT(id) };
 	size_t n = 0;
 	size_t i;
 	int rc;
@@ -890,26 +855,28 @@ int store_approval_history(struct store *st, const char *id, store_approval_even
 		return -STORE_ENOMEM;
 	}
 	pthread_mutex_lock(&st->lock);
-	if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK ||
-	    store_bind_text(s, 1, id)) {
-		rc = store_db_error_locked(st, "read an approval's history", err, errlen);
-		goto unlock;
-	}
-	while (n < LIST_MAX && sqlite3_step(s) == SQLITE_ROW) {
-		struct history_row *h = &rows[n++];
+	rc = store_sql_query_locked(st, "read an approval's history", sql, p, 1, &r, err, errlen);
+	while (rc == 0 && n < LIST_MAX) {
+		struct history_row *h;
 
-		h->seq = sqlite3_column_int64(s, 0);
-		h->time_ms = sqlite3_column_int64(s, 1);
-		store_copy_col(s, 2, h->approval_id, sizeof(h->approval_id));
-		store_copy_col(s, 3, h->tenant, sizeof(h->tenant));
-		store_copy_col(s, 4, h->event, sizeof(h->event));
-		store_copy_col(s, 5, h->by, sizeof(h->by));
-		store_copy_col(s, 6, h->channel, sizeof(h->channel));
-		store_copy_col(s, 7, h->reason, sizeof(h->reason));
-		store_copy_col(s, 8, h->operation, sizeof(h->operation));
+		rc = store_sql_next(st, r, err, errlen);
+		if (rc != 1)
+			break;
+		rc = 0;
+		h = &rows[n++];
+		h->seq = store_sql_int(st, r, 0);
+		h->time_ms = store_sql_int(st, r, 1);
+		store_sql_copy(st, r, 2, h->approval_id, sizeof(h->approval_id));
+		store_sql_copy(st, r, 3, h->tenant, sizeof(h->tenant));
+		store_sql_copy(st, r, 4, h->event, sizeof(h->event));
+		store_sql_copy(st, r, 5, h->by, sizeof(h->by));
+		store_sql_copy(st, r, 6, h->channel, sizeof(h->channel));
+		store_sql_copy(st, r, 7, h->reason, sizeof(h->reason));
+		store_sql_copy(st, r, 8, h->operation, sizeof(h->operation));
 	}
-unlock:
-	sqlite3_finalize(s);
+	if (rc > 0)
+		rc = 0;
+	store_sql_done(st, r);
 	pthread_mutex_unlock(&st->lock);
 	for (i = 0; rc == 0 && i < n; i++) {
 		struct store_approval_event ev = {

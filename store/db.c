@@ -1,40 +1,39 @@
 /*
- * db.c - the store's database: DATA/glassbox.db (SQLite, WAL mode), its
- * schema migrations, the liveness lock of this process, and the recovery
- * of operations that a dead process left behind.
+ * db.c - opening the store: which backend (store_configure), its schema
+ * migrations, this handle's liveness claim, and the recovery of
+ * operations that a dead process or replica left behind.
  *
- * Design note. One handle holds one SQLite connection, opened without
- * SQLite's own mutex; st->lock serialises every use of it, and
- * st->changed (a condition variable on that lock) lets a caller wait for
- * another thread's change without holding the lock. Other processes share
- * the file through SQLite's locking (WAL, 5 s busy timeout); every state
- * change the store makes is one conditional UPDATE or INSERT inside
- * BEGIN IMMEDIATE ... COMMIT, so it happens once whoever races for it.
+ * Design note. One handle holds one connection of its backend
+ * (store-sql.h: SQLite embedded, or PostgreSQL shared by replicas);
+ * st->lock serialises every use of it, and st->changed (a condition
+ * variable on that lock) lets a caller wait for another thread's change
+ * without holding the lock. Every state change the store makes is one
+ * conditional UPDATE or INSERT inside a transaction, so it happens once
+ * whoever races for it, in this process, another one, or another replica.
  *
  * Migrations: table store_schema holds one row, the schema version.
  * store_open applies each numbered migration above it, in one
- * transaction with the version bump, so two processes opening at once
- * cannot both migrate. A version above ours is refused.
+ * transaction with the version bump (which the backend serialises
+ * between processes), so two processes opening at once cannot both
+ * migrate. A version above ours is refused.
  *
- * Liveness: each handle creates DATA/locks/<instance>.lock and holds
- * an exclusive flock() on it until store_close (or until the process
- * dies, when the kernel drops it). Operations record the instance that
- * owns them; a later store_open that can take an owner's lock knows that
- * owner is dead and closes its operations (running -> unknown, pending ->
- * failed). This works between processes of one machine; processes on
- * other machines sharing the file are never judged dead (use PostgreSQL
- * for several machines: DESIGN.md).
+ * Liveness: each handle claims its random instance name with the
+ * backend (a flock()ed file, or a PostgreSQL advisory lock) until
+ * store_close or its process's death. Operations record the instance
+ * that owns them; a later store_open (or a waiter) that can take an
+ * owner's claim knows that owner is dead and closes its operations
+ * (running -> unknown, pending -> failed).
  */
 #include "store/store-private.h"
 
 #include "common/fs.h"
 
 #include "common/log.h"
-#include "common/db.h"
 #include "common/util.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <libpq-fe.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,41 +42,6 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-
-#define BUSY_TIMEOUT_MS 5000
-
-/* The migrations, in order: migrations[i] takes the schema from version
- * i to i + 1. Never edit one that has shipped; append a new one. */
-static const char *const migrations[] = {
-	/* 1: approvals, their events, the operation ledger */
-	"CREATE TABLE approvals ("
-	" id TEXT PRIMARY KEY,"
-	" tenant TEXT NOT NULL, session TEXT, operation TEXT, tool TEXT, rule TEXT,"
-	" fingerprint TEXT NOT NULL, summary TEXT NOT NULL,"
-	" state TEXT NOT NULL CHECK (state IN ('pending','approved','denied','used','expired')),"
-	" created_at INTEGER NOT NULL, expires_at INTEGER NOT NULL, ttl_ms INTEGER NOT NULL,"
-	" decided_at INTEGER, decided_by TEXT, channel TEXT, decided_uid INTEGER, reason TEXT,"
-	" used_at INTEGER, used_by_operation TEXT);"
-	"CREATE INDEX approvals_tenant_state ON approvals(tenant, state, created_at);"
-	"CREATE INDEX approvals_expiry ON approvals(state, expires_at);"
-	"CREATE TABLE approval_events ("
-	" seq INTEGER PRIMARY KEY AUTOINCREMENT,"
-	" approval_id TEXT NOT NULL, tenant TEXT NOT NULL, time INTEGER NOT NULL,"
-	" event TEXT NOT NULL, actor TEXT, channel TEXT, reason TEXT, operation TEXT);"
-	"CREATE INDEX approval_events_id ON approval_events(approval_id, seq);"
-	"CREATE TABLE operations ("
-	" tenant TEXT NOT NULL, id TEXT NOT NULL, session TEXT, tool TEXT NOT NULL,"
-	" args_hash TEXT NOT NULL,"
-	" state TEXT NOT NULL CHECK (state IN ('pending','running','done','failed','unknown')),"
-	" acted INTEGER NOT NULL DEFAULT 0, attempts INTEGER NOT NULL DEFAULT 1,"
-	" owner TEXT, result TEXT, note TEXT,"
-	" created_at INTEGER NOT NULL, started_at INTEGER, finished_at INTEGER,"
-	" PRIMARY KEY (tenant, id));"
-	"CREATE INDEX operations_owner ON operations(owner, state);"
-	"CREATE INDEX operations_finished ON operations(finished_at);",
-};
-
-#define SCHEMA_VERSION ((int)(sizeof(migrations) / sizeof(migrations[0])))
 
 /* ---- small helpers shared by the store's files ------------------------------ */
 
@@ -91,51 +55,6 @@ int store_set_error(char *err, size_t errlen, const char *fmt, ...)
 		va_end(ap);
 	}
 	return -STORE_EINVAL;
-}
-
-/* Says what failed, with SQLite's message and advice. Lock held (or the
- * handle not yet shared). Returns -STORE_EIO. */
-int store_db_error_locked(struct store *st, const char *doing, char *err, size_t errlen)
-{
-	int code = st->db ? sqlite3_errcode(st->db) : SQLITE_CANTOPEN;
-	const char *advice = "check the data dir and the disk it is on";
-
-	if (code == SQLITE_FULL)
-		advice = "free space on that file system or move the data dir to a larger one";
-	else if (code == SQLITE_READONLY || code == SQLITE_PERM || code == SQLITE_CANTOPEN)
-		advice = "make the data dir writable by this user, or choose a writable one";
-	else if (code == SQLITE_BUSY || code == SQLITE_LOCKED)
-		advice = "another process holds the database too long: try again";
-	else if (code == SQLITE_CORRUPT || code == SQLITE_NOTADB)
-		advice =
-		    "the database is damaged: stop glassbox, move glassbox.db aside and restore "
-		    "it from a backup";
-	store_set_error(err, errlen, "cannot %s in %s: %s; %s", doing, st->path,
-	                st->db ? sqlite3_errmsg(st->db) : "cannot open", advice);
-	return -STORE_EIO;
-}
-
-/* Binds a string or NULL. */
-int store_bind_text(sqlite3_stmt *s, int i, const char *text)
-{
-	return text ? sqlite3_bind_text(s, i, text, -1, SQLITE_TRANSIENT) : sqlite3_bind_null(s, i);
-}
-
-/* Copies a text column into dst ("" for NULL), cut to fit. */
-void store_copy_col(sqlite3_stmt *s, int col, char *dst, size_t dstlen)
-{
-	const char *v = (const char *)sqlite3_column_text(s, col);
-
-	snprintf(dst, dstlen, "%s", v ? v : "");
-}
-
-/* Runs SQL without results. Lock held. */
-int store_exec_locked(struct store *st, const char *sql, const char *doing, char *err,
-                      size_t errlen)
-{
-	if (sqlite3_exec(st->db, sql, NULL, NULL, NULL) != SQLITE_OK)
-		return store_db_error_locked(st, doing, err, errlen);
-	return 0;
 }
 
 /* Checks a string argument against its ceiling; a required one must be
@@ -224,89 +143,23 @@ void store_time_iso8601(int64_t ms, char *buf, size_t buflen)
 
 /* ---- liveness ----------------------------------------------------------------- */
 
-/* 1 when s is a plausible instance name (hex digits only), so that it can
- * go into a path. */
-static int instance_name_ok(const char *s)
+/* 1 when owner is this handle or one that is alive. Lock held. */
+int store_owner_alive_locked(struct store *st, const char *owner)
+{
+	if (!owner || !owner[0])
+		return 0;
+	return !strcmp(owner, st->instance) || !st->be->owner_is_dead(st, owner);
+}
+
+int store_is_sha256_hex(const char *s)
 {
 	size_t i;
 
-	for (i = 0; s[i]; i++) {
+	for (i = 0; s && s[i]; i++) {
 		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
 			return 0;
 	}
-	return i > 0 && i < STORE_INSTANCE_BYTES;
-}
-
-/* Creates dir with mode 0700 unless it exists; refuses a symlink. */
-static int make_private_dir(const char *dir, char *err, size_t errlen)
-{
-	struct stat sb;
-
-	if (mkdir(dir, 0700) != 0 && errno != EEXIST)
-		goto fail;
-	if (lstat(dir, &sb) != 0)
-		goto fail;
-	if (!S_ISDIR(sb.st_mode)) {
-		store_set_error(err, errlen, "%s is not a directory: move it aside", dir);
-		return -STORE_EIO;
-	}
-	return 0;
-fail:
-	store_set_error(err, errlen,
-	                "cannot create %s: %s; make the data dir writable by this user", dir,
-	                strerror(errno));
-	return -STORE_EIO;
-}
-
-/* Takes this handle's liveness lock. */
-static int take_instance_lock(struct store *st, const char *data_dir, char *err, size_t errlen)
-{
-	char path[STORE_PATH_BYTES + 64];
-	int rc;
-	int n;
-
-	n = snprintf(path, sizeof(path), "%s/run", data_dir);
-	if (n < 0 || (size_t)n >= sizeof(path))
-		return store_set_error(err, errlen, "the data dir path %s is too long", data_dir);
-	rc = make_private_dir(path, err, errlen);
-	if (rc < 0)
-		return rc;
-	rc = make_private_dir(st->lock_dir, err, errlen);
-	if (rc < 0)
-		return rc;
-	gb_random_hex(st->instance, (STORE_INSTANCE_BYTES - 1) / 2);
-	snprintf(path, sizeof(path), "%s/%s.lock", st->lock_dir, st->instance);
-	st->instance_fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (st->instance_fd < 0 || flock(st->instance_fd, LOCK_EX | LOCK_NB) != 0) {
-		store_set_error(err, errlen,
-		                "cannot create and lock %s: %s; make the data dir "
-		                "writable by this user",
-		                path, strerror(errno));
-		return -STORE_EIO;
-	}
-	return 0;
-}
-
-/* 1 when the owner's lock can be taken (or is gone): that process is
- * dead. Removes the stale lock file. */
-static int owner_is_dead(struct store *st, const char *owner)
-{
-	char path[STORE_PATH_BYTES + 64];
-	int fd;
-	int dead = 0;
-
-	if (!instance_name_ok(owner) || !strcmp(owner, st->instance))
-		return 0;
-	snprintf(path, sizeof(path), "%s/%s.lock", st->lock_dir, owner);
-	fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return errno == ENOENT;
-	if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
-		dead = 1;
-		unlink(path);
-	}
-	close(fd);
-	return dead;
+	return s && i == 64;
 }
 
 /* If owner is a dead process, closes its operations: running -> unknown,
@@ -326,42 +179,43 @@ int store_recover_owner_locked(struct store *st, const char *owner, char *err, s
 	static const char abandoned_note[] =
 	    "the service stopped before this operation acted; nothing was done, and it may be "
 	    "repeated";
-	sqlite3_stmt *s = NULL;
 	int64_t now = store_now_ms(st);
-	int in_tx = 0;
+	int64_t unknown = 0;
+	int64_t abandoned = 0;
 	int rc = 0;
 
-	if (!owner_is_dead(st, owner))
-		goto out;
-	rc = store_exec_locked(st, "BEGIN IMMEDIATE", "start recovering operations", err, errlen);
+	if (!st->be->owner_is_dead(st, owner))
+		return 0;
+	rc = store_sql_begin_locked(st, "start recovering operations", err, errlen);
 	if (rc < 0)
-		goto out;
-	in_tx = 1;
-	if (sqlite3_prepare_v2(st->db, unknown_sql, -1, &s, NULL) != SQLITE_OK ||
-	    store_bind_text(s, 1, owner) || sqlite3_bind_int64(s, 2, now) ||
-	    store_bind_text(s, 3, unknown_note) || sqlite3_step(s) != SQLITE_DONE) {
-		rc = store_db_error_locked(st, "recover running operations", err, errlen);
-		goto out;
+		return rc;
+	{
+		const struct store_sql_param p1[] = { SQL_TEXT(owner), SQL_INT(now),
+			                              SQL_TEXT(unknown_note) };
+		const struct store_sql_param p2[] = { SQL_TEXT(owner), SQL_INT(now),
+			                              SQL_TEXT(abandoned_note) };
+
+		rc = store_sql_exec_locked(st, "recover running operations", unknown_sql, p1, 3,
+		                           &unknown, err, errlen);
+		if (rc == 0)
+			rc = store_sql_exec_locked(st, "recover pending operations", abandoned_sql,
+			                           p2, 3, &abandoned, err, errlen);
 	}
-	st->recovered_unknown += (size_t)sqlite3_changes(st->db);
-	sqlite3_finalize(s);
-	s = NULL;
-	if (sqlite3_prepare_v2(st->db, abandoned_sql, -1, &s, NULL) != SQLITE_OK ||
-	    store_bind_text(s, 1, owner) || sqlite3_bind_int64(s, 2, now) ||
-	    store_bind_text(s, 3, abandoned_note) || sqlite3_step(s) != SQLITE_DONE) {
-		rc = store_db_error_locked(st, "recover pending operations", err, errlen);
-		goto out;
-	}
-	st->recovered_abandoned += (size_t)sqlite3_changes(st->db);
-	rc = store_exec_locked(st, "COMMIT", "commit the recovered operations", err, errlen);
 	if (rc == 0)
-		in_tx = 0;
+		rc = store_sql_commit_locked(st, "commit the recovered operations", err, errlen);
+	else
+		store_sql_rollback_locked(st);
+	if (rc < 0)
+		return rc;
+	st->recovered_unknown += (size_t)unknown;
+	st->recovered_abandoned += (size_t)abandoned;
+	if (unknown || abandoned)
+		GB_LOGW("store",
+		        "instance %s is gone: %lld of its operation(s) that were running are now "
+		        "'unknown', %lld pending ones 'failed'",
+		        owner, (long long)unknown, (long long)abandoned);
 	pthread_cond_broadcast(&st->changed);
-out:
-	sqlite3_finalize(s);
-	if (in_tx)
-		sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
-	return rc;
+	return 0;
 }
 
 /* Recovers the operations of every dead owner (at most 1000 owners with
@@ -372,7 +226,7 @@ static int recover_all_locked(struct store *st, char *err, size_t errlen)
 	    "SELECT DISTINCT owner FROM operations WHERE state IN ('pending', 'running')"
 	    " AND owner IS NOT NULL LIMIT 1000";
 	char(*owners)[STORE_INSTANCE_BYTES] = NULL;
-	sqlite3_stmt *s = NULL;
+	struct store_sql_rows *r = NULL;
 	size_t n = 0;
 	size_t i;
 	int rc = 0;
@@ -383,95 +237,175 @@ static int recover_all_locked(struct store *st, char *err, size_t errlen)
 		rc = -STORE_ENOMEM;
 		goto out;
 	}
-	if (sqlite3_prepare_v2(st->db, owners_sql, -1, &s, NULL) != SQLITE_OK) {
-		rc = store_db_error_locked(st, "find unfinished operations", err, errlen);
-		goto out;
-	}
-	while (n < 1000 && sqlite3_step(s) == SQLITE_ROW) {
-		store_copy_col(s, 0, owners[n], sizeof(owners[n]));
+	rc = store_sql_query_locked(st, "find unfinished operations", owners_sql, NULL, 0, &r, err,
+	                            errlen);
+	while (rc == 0 && n < 1000) {
+		rc = store_sql_next(st, r, err, errlen);
+		if (rc != 1)
+			break;
+		store_sql_copy(st, r, 0, owners[n], sizeof(owners[n]));
 		n++;
+		rc = 0;
 	}
-	sqlite3_finalize(s);
-	s = NULL;
+	store_sql_done(st, r);
+	if (rc < 0)
+		goto out;
+	rc = 0;
 	for (i = 0; i < n; i++) {
 		rc = store_recover_owner_locked(st, owners[i], err, errlen);
 		if (rc < 0)
 			goto out;
 	}
 out:
-	sqlite3_finalize(s);
 	free(owners);
 	return rc;
 }
 
 /* ---- schema ------------------------------------------------------------------- */
 
-/* Brings the schema up to SCHEMA_VERSION. Lock held (or not yet shared). */
+/* Brings the schema up to the backend's newest version. Lock held (or not
+ * yet shared). */
 static int migrate_locked(struct store *st, char *err, size_t errlen)
 {
-	sqlite3_stmt *s = NULL;
-	int version = 0;
+	const int newest = (int)st->be->n_migrations;
+	int64_t version = 0;
 	int in_tx = 0;
-	int step;
 	int rc;
 	char sql[64];
 
-	rc = store_exec_locked(st, "BEGIN IMMEDIATE", "start the schema check", err, errlen);
+	rc = store_sql_begin_migration_locked(st, err, errlen);
 	if (rc < 0)
 		goto out;
 	in_tx = 1;
-	rc = store_exec_locked(st,
-	                       "CREATE TABLE IF NOT EXISTS store_schema (version INTEGER NOT "
-	                       "NULL)",
-	                       "create the schema version table", err, errlen);
+	rc = store_sql_exec_locked(st, "create the schema version table",
+	                           "CREATE TABLE IF NOT EXISTS store_schema (version INTEGER NOT "
+	                           "NULL)",
+	                           NULL, 0, NULL, err, errlen);
 	if (rc < 0)
 		goto out;
-	if (sqlite3_prepare_v2(st->db, "SELECT version FROM store_schema LIMIT 1", -1, &s, NULL) !=
-	    SQLITE_OK) {
-		rc = store_db_error_locked(st, "read the schema version", err, errlen);
+	rc = store_sql_int_query_locked(st, "read the schema version",
+	                                "SELECT version FROM store_schema LIMIT 1", NULL, 0,
+	                                &version, err, errlen);
+	if (rc == 0)
+		rc = store_sql_exec_locked(st, "record the schema version",
+		                           "INSERT INTO store_schema (version) VALUES (0)", NULL, 0,
+		                           NULL, err, errlen);
+	if (rc < 0)
 		goto out;
-	}
-	step = sqlite3_step(s);
-	if (step == SQLITE_ROW) {
-		version = sqlite3_column_int(s, 0);
-	} else if (step == SQLITE_DONE) {
-		rc = store_exec_locked(st, "INSERT INTO store_schema (version) VALUES (0)",
-		                       "record the schema version", err, errlen);
-		if (rc < 0)
-			goto out;
-	} else {
-		rc = store_db_error_locked(st, "read the schema version", err, errlen);
-		goto out;
-	}
-	sqlite3_finalize(s);
-	s = NULL;
-	if (version > SCHEMA_VERSION) {
+	if (version > newest) {
 		rc = store_set_error(err, errlen,
-		                     "%s has schema version %d, newer than this glassbox "
+		                     "%s has schema version %lld, newer than this glassbox "
 		                     "knows (%d): run the newer glassbox, or restore a backup made "
 		                     "for this version",
-		                     st->path, version, SCHEMA_VERSION);
+		                     st->path, (long long)version, newest);
 		rc = -STORE_EIO;
 		goto out;
 	}
-	for (; version < SCHEMA_VERSION; version++) {
-		rc = store_exec_locked(st, migrations[version], "migrate the schema", err, errlen);
+	for (; version < newest; version++) {
+		rc = store_sql_exec_locked(st, "migrate the schema", st->be->migrations[version],
+		                           NULL, 0, NULL, err, errlen);
 		if (rc < 0)
 			goto out;
-		GB_LOGI("store", "%s: schema migrated to version %d", st->path, version + 1);
+		GB_LOGI("store", "%s: schema migrated to version %lld", st->path,
+		        (long long)version + 1);
 	}
-	snprintf(sql, sizeof(sql), "UPDATE store_schema SET version = %d", SCHEMA_VERSION);
-	rc = store_exec_locked(st, sql, "record the schema version", err, errlen);
+	snprintf(sql, sizeof(sql), "UPDATE store_schema SET version = %d", newest);
+	rc =
+	    store_sql_exec_locked(st, "record the schema version", sql, NULL, 0, NULL, err, errlen);
 	if (rc < 0)
 		goto out;
-	rc = store_exec_locked(st, "COMMIT", "commit the schema", err, errlen);
-	if (rc == 0)
-		in_tx = 0;
+	rc = store_sql_commit_locked(st, "commit the schema", err, errlen);
+	in_tx = 0;
 out:
-	sqlite3_finalize(s);
 	if (in_tx)
-		sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+		store_sql_rollback_locked(st);
 	return rc;
+}
+
+/* ---- where the store is ---------------------------------------------------------- */
+
+/* The process-wide location (store_configure), read by every store_open. */
+static struct {
+	char conninfo[STORE_CONNINFO_BYTES];
+	char replica[STORE_REPLICA_MAX + 1];
+} location;
+
+/* 1 when s is a usable replica name: [A-Za-z0-9._-], 1..STORE_REPLICA_MAX. */
+static int replica_name_ok(const char *s)
+{
+	size_t i;
+
+	for (i = 0; s[i]; i++) {
+		char c = s[i];
+
+		if (i >= STORE_REPLICA_MAX ||
+		    !((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		      c == '.' || c == '_' || c == '-'))
+			return 0;
+	}
+	return i > 0;
+}
+
+int store_configure(const struct store_location *loc, char *err, size_t errlen)
+{
+	char *perr = NULL;
+	PQconninfoOption *opts;
+
+	memset(&location, 0, sizeof(location));
+	if (!loc)
+		return 0;
+	if (loc->replica && !replica_name_ok(loc->replica))
+		return store_set_error(err, errlen,
+		                       "store.replica must be 1 to %d letters, digits, '.', '_' or "
+		                       "'-' (the pod name, for instance)",
+		                       STORE_REPLICA_MAX);
+	if (loc->postgres) {
+		if (strncmp(loc->postgres, "postgresql://", 13) != 0 &&
+		    strncmp(loc->postgres, "postgres://", 11) != 0)
+			return store_set_error(err, errlen,
+			                       "store.postgres must be a URL "
+			                       "postgresql://USER@HOST:PORT/DATABASE");
+		if (strlen(loc->postgres) >= sizeof(location.conninfo))
+			return store_set_error(err, errlen,
+			                       "store.postgres is longer than %zu bytes",
+			                       sizeof(location.conninfo) - 1);
+		/* libpq's own parser: what it refuses would fail at connect */
+		opts = PQconninfoParse(loc->postgres, &perr);
+		if (!opts) {
+			store_set_error(err, errlen,
+			                "store.postgres is not a valid PostgreSQL URL (%s): see "
+			                "docs/store.md",
+			                perr ? "check its syntax and parameter names"
+			                     : "out of memory");
+			PQfreemem(perr);
+			return -STORE_EINVAL;
+		}
+		PQconninfoFree(opts);
+		snprintf(location.conninfo, sizeof(location.conninfo), "%s", loc->postgres);
+	}
+	if (loc->replica)
+		snprintf(location.replica, sizeof(location.replica), "%s", loc->replica);
+	return 0;
+}
+
+const char *store_backend_name(const struct store *st)
+{
+	return st ? st->be->name : "";
+}
+
+const char *store_replica(const struct store *st)
+{
+	return st ? st->replica : "";
+}
+
+/* This machine's name as a replica name ("local" when it has none). */
+static void default_replica(char *out, size_t outlen)
+{
+	char host[256] = "";
+
+	if (gethostname(host, sizeof(host) - 1) != 0 || !replica_name_ok(host))
+		snprintf(host, sizeof(host), "local");
+	snprintf(out, outlen, "%s", host);
 }
 
 /* ---- open and close ------------------------------------------------------------ */
@@ -480,7 +414,6 @@ int store_open(const char *data_dir, struct store **out, char *err, size_t errle
 {
 	struct store *st = NULL;
 	pthread_condattr_t ca;
-	int made;
 	int n;
 	int rc = 0;
 
@@ -506,31 +439,25 @@ int store_open(const char *data_dir, struct store **out, char *err, size_t errle
 		rc = store_set_error(err, errlen, "the data dir path %.200s is too long", data_dir);
 		goto out;
 	}
+	snprintf(st->data_dir, sizeof(st->data_dir), "%s", data_dir);
 	snprintf(st->lock_dir, sizeof(st->lock_dir), "%s/locks", data_dir);
-	made = gb_fs_create_db_file(st->path);
-	if (made < 0) {
-		store_set_error(err, errlen,
-		                "cannot open %s: %s; make the data dir writable by this "
-		                "user, or choose a writable one",
-		                st->path, strerror(-made));
-		rc = -STORE_EIO;
-		goto out;
+	if (location.replica[0])
+		snprintf(st->replica, sizeof(st->replica), "%s", location.replica);
+	else
+		default_replica(st->replica, sizeof(st->replica));
+	st->be = &store_sql_sqlite;
+	if (location.conninfo[0]) {
+		st->be = &store_sql_postgres;
+		snprintf(st->conninfo, sizeof(st->conninfo), "%s", location.conninfo);
 	}
-	if (sqlite3_open_v2(st->path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) !=
-	    SQLITE_OK) {
-		rc = store_db_error_locked(st, "open the store", err, errlen);
+	gb_random_hex(st->instance, (STORE_INSTANCE_BYTES - 1) / 2);
+	rc = st->be->connect(st, err, errlen);
+	if (rc < 0)
 		goto out;
-	}
-	sqlite3_busy_timeout(st->db, BUSY_TIMEOUT_MS);
-	if (gb_db_exec_when_free(st->db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
-	                         BUSY_TIMEOUT_MS) != SQLITE_OK) {
-		rc = store_db_error_locked(st, "switch the store to WAL mode", err, errlen);
-		goto out;
-	}
 	rc = migrate_locked(st, err, errlen);
 	if (rc < 0)
 		goto out;
-	rc = take_instance_lock(st, data_dir, err, errlen);
+	rc = st->be->claim_instance(st, err, errlen);
 	if (rc < 0)
 		goto out;
 	rc = recover_all_locked(st, err, errlen);
@@ -550,16 +477,11 @@ out:
 
 void store_close(struct store *st)
 {
-	char path[STORE_PATH_BYTES + 64];
-
 	if (!st)
 		return;
-	if (st->db)
-		sqlite3_close(st->db);
-	if (st->instance_fd >= 0) {
-		snprintf(path, sizeof(path), "%s/%s.lock", st->lock_dir, st->instance);
-		unlink(path);
-		close(st->instance_fd);
+	if (st->be) {
+		st->be->disconnect(st);
+		st->be->release_instance(st);
 	}
 	pthread_cond_destroy(&st->changed);
 	pthread_mutex_destroy(&st->lock);

@@ -11,14 +11,16 @@
  * Waiting: a second caller with the id of an operation in flight waits
  * on st->changed, which store_op_finish broadcasts in this process, and
  * re-reads the row at least every 100 ms for other processes. While
- * waiting it checks once whether the owner is a dead process of this
- * machine (db.c) and, if so, closes the operation for it.
+ * waiting it checks every second whether the owner is a dead process of this
+ * machine or, with PostgreSQL, replica (db.c) and, if so, closes the
+ * operation for it.
  */
 #include "store/store-private.h"
 
 #include "common/log.h"
 #include "common/util.h"
 
+#include <assert.h>
 #include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,8 +30,10 @@
 	"tenant, id, session, tool, args_hash, state, acted, attempts, created_at, started_at," \
 	" finished_at, result, note, owner"
 
-/* How often a waiter re-reads the row, ms. */
+/* How often a waiter re-reads the row, and asks whether its owner is
+ * alive, ms. */
 #define POLL_MS 100
+#define OWNER_CHECK_MS 1000
 
 static const char *const op_state_names[] = { "pending", "running", "done", "failed", "unknown" };
 
@@ -61,24 +65,25 @@ void store_op_clear(struct store_op *op)
 
 /* Fills op from a row selected with OP_COLS; owner (may be NULL) receives
  * the owning instance. */
-static void read_op_row(sqlite3_stmt *s, struct store_op *op, char *owner, size_t ownerlen)
+static void read_op_row(struct store *st, struct store_sql_rows *s, struct store_op *op,
+                        char *owner, size_t ownerlen)
 {
 	const char *result;
 
 	store_op_clear(op);
 	memset(op, 0, sizeof(*op));
-	store_copy_col(s, 0, op->tenant, sizeof(op->tenant));
-	store_copy_col(s, 1, op->id, sizeof(op->id));
-	store_copy_col(s, 2, op->session, sizeof(op->session));
-	store_copy_col(s, 3, op->tool, sizeof(op->tool));
-	store_copy_col(s, 4, op->args_hash, sizeof(op->args_hash));
-	op->state = op_state_from_text((const char *)sqlite3_column_text(s, 5));
-	op->acted = sqlite3_column_int(s, 6);
-	op->attempts = sqlite3_column_int(s, 7);
-	op->created_ms = sqlite3_column_int64(s, 8);
-	op->started_ms = sqlite3_column_int64(s, 9);
-	op->finished_ms = sqlite3_column_int64(s, 10);
-	result = (const char *)sqlite3_column_text(s, 11);
+	store_sql_copy(st, s, 0, op->tenant, sizeof(op->tenant));
+	store_sql_copy(st, s, 1, op->id, sizeof(op->id));
+	store_sql_copy(st, s, 2, op->session, sizeof(op->session));
+	store_sql_copy(st, s, 3, op->tool, sizeof(op->tool));
+	store_sql_copy(st, s, 4, op->args_hash, sizeof(op->args_hash));
+	op->state = op_state_from_text(store_sql_text(st, s, 5));
+	op->acted = (int)store_sql_int(st, s, 6);
+	op->attempts = (int)store_sql_int(st, s, 7);
+	op->created_ms = store_sql_int(st, s, 8);
+	op->started_ms = store_sql_int(st, s, 9);
+	op->finished_ms = store_sql_int(st, s, 10);
+	result = store_sql_text(st, s, 11);
 	if (result) {
 		json_error_t jerr;
 
@@ -90,9 +95,9 @@ static void read_op_row(sqlite3_stmt *s, struct store_op *op, char *owner, size_
 			         jerr.text);
 	}
 	if (!op->note[0])
-		store_copy_col(s, 12, op->note, sizeof(op->note));
+		store_sql_copy(st, s, 12, op->note, sizeof(op->note));
 	if (owner)
-		store_copy_col(s, 13, owner, ownerlen);
+		store_sql_copy(st, s, 13, owner, ownerlen);
 }
 
 /* Reads one operation. Lock held. Returns 0, -STORE_ENOTFOUND (err set),
@@ -102,80 +107,57 @@ static int read_op_locked(struct store *st, const char *tenant, const char *id, 
 {
 	static const char sql[] =
 	    "SELECT " OP_COLS " FROM operations WHERE tenant = ?1 AND id = ?2";
-	sqlite3_stmt *s = NULL;
-	int step;
-	int rc = 0;
+	const struct store_sql_param p[] = { SQL_TEXT(tenant), SQL_TEXT(id) };
+	struct store_sql_rows *r = NULL;
+	int rc;
 
-	if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK ||
-	    store_bind_text(s, 1, tenant) || store_bind_text(s, 2, id)) {
-		rc = store_db_error_locked(st, "read an operation", err, errlen);
-		goto out;
-	}
-	step = sqlite3_step(s);
-	if (step == SQLITE_ROW) {
-		read_op_row(s, op, owner, ownerlen);
-	} else if (step == SQLITE_DONE) {
+	rc = store_sql_query_locked(st, "read an operation", sql, p, 2, &r, err, errlen);
+	if (rc == 0)
+		rc = store_sql_next(st, r, err, errlen);
+	if (rc == 1) {
+		read_op_row(st, r, op, owner, ownerlen);
+		rc = 0;
+	} else if (rc == 0) {
 		store_set_error(err, errlen, "there is no operation %.80s", id);
 		rc = -STORE_ENOTFOUND;
-	} else {
-		rc = store_db_error_locked(st, "read an operation", err, errlen);
 	}
-out:
-	sqlite3_finalize(s);
+	store_sql_done(st, r);
 	return rc;
 }
 
-/* Runs one INSERT/UPDATE with up to 6 text-or-integer parameters given
- * as strings (NULL binds NULL) and returns the number of rows changed in
- * *changes. Lock held. */
+/* Runs one INSERT/UPDATE whose parameters are texts (NULL binds NULL)
+ * then integers, ?1.. in that order, and returns the number of rows
+ * changed in *changes. Lock held. */
 static int run_locked(struct store *st, const char *sql, const char *doing, int *changes,
                       const char *const *texts, size_t ntexts, const int64_t *ints, size_t nints,
                       char *err, size_t errlen)
 {
-	sqlite3_stmt *s = NULL;
+	struct store_sql_param p[8];
+	int64_t changed = 0;
 	size_t i;
-	int bad = 0;
-	int rc = 0;
+	int rc;
 
-	if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK) {
-		rc = store_db_error_locked(st, doing, err, errlen);
-		goto out;
-	}
-	/* texts bind to ?1..?n, integers to ?(n+1).. */
+	assert(ntexts + nints <= sizeof(p) / sizeof(p[0]));
+	memset(p, 0, sizeof(p));
 	for (i = 0; i < ntexts; i++)
-		bad |= store_bind_text(s, (int)i + 1, texts[i]);
-	for (i = 0; i < nints; i++)
-		bad |= sqlite3_bind_int64(s, (int)(ntexts + i) + 1, ints[i]);
-	if (bad || sqlite3_step(s) != SQLITE_DONE) {
-		rc = store_db_error_locked(st, doing, err, errlen);
-		goto out;
+		p[i].text = texts[i];
+	for (i = 0; i < nints; i++) {
+		p[ntexts + i].type = STORE_SQL_INT;
+		p[ntexts + i].i = ints[i];
 	}
+	rc = store_sql_exec_locked(st, doing, sql, p, ntexts + nints, &changed, err, errlen);
 	if (changes)
-		*changes = sqlite3_changes(st->db);
-out:
-	sqlite3_finalize(s);
+		*changes = (int)changed;
 	return rc;
-}
-
-/* 1 when s is 64 lowercase hex digits. */
-static int is_hash(const char *s)
-{
-	size_t i;
-
-	for (i = 0; s && s[i]; i++) {
-		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
-			return 0;
-	}
-	return s && i == 64;
 }
 
 int store_op_begin(struct store *st, const struct store_op_request *req, int wait_ms,
                    enum store_op_outcome *outcome, struct store_op *op, char *err, size_t errlen)
 {
 	static const char insert_sql[] =
-	    "INSERT OR IGNORE INTO operations (tenant, id, session, tool, args_hash, state,"
+	    "INSERT INTO operations (tenant, id, session, tool, args_hash, state,"
 	    " acted, attempts, owner, created_at) VALUES (?1, ?2, ?3, ?4, ?5, 'pending', 0, 1, ?6,"
-	    " ?7)";
+	    " ?7) ON CONFLICT DO NOTHING";
 	static const char rerun_sql[] =
 	    "UPDATE operations SET state = 'pending', owner = ?3, attempts = attempts + 1,"
 	    " result = NULL, note = NULL, started_at = NULL, finished_at = NULL, session = ?4"
@@ -183,7 +165,7 @@ int store_op_begin(struct store *st, const struct store_op_request *req, int wai
 	char id[STORE_ID_MAX + 1];
 	char owner[STORE_INSTANCE_BYTES + 8];
 	int64_t deadline = gb_now_ms() + (wait_ms > 0 ? wait_ms : 0);
-	int owner_checked = 0;
+	int64_t next_owner_check_ms = 0;
 	int changes = 0;
 	int rc = 0;
 
@@ -198,7 +180,7 @@ int store_op_begin(struct store *st, const struct store_op_request *req, int wai
 		rc = store_check_text("session", req->session, STORE_SESSION_MAX, 0, err, errlen);
 	if (rc == 0 && req->operation_id)
 		rc = store_check_id("operation_id", req->operation_id, err, errlen);
-	if (rc == 0 && !is_hash(req->args_hash))
+	if (rc == 0 && !store_is_sha256_hex(req->args_hash))
 		rc = store_set_error(err, errlen,
 		                     "args_hash must be 64 lowercase hex digits "
 		                     "(store_args_hash)");
@@ -267,8 +249,11 @@ int store_op_begin(struct store *st, const struct store_op_request *req, int wai
 			continue;
 		}
 		/* pending or running: its owner may be a dead process */
-		if (!owner_checked && strcmp(owner, st->instance) != 0) {
-			owner_checked = 1;
+		if (gb_now_ms() >= next_owner_check_ms && strcmp(owner, st->instance) != 0) {
+			/* again now and then: a killed process's claim may take a
+			 * moment to go (PostgreSQL ends its connection after the
+			 * kernel closes the socket) */
+			next_owner_check_ms = gb_now_ms() + OWNER_CHECK_MS;
 			rc = store_recover_owner_locked(st, owner, err, errlen);
 			if (rc < 0)
 				break;

@@ -1,18 +1,21 @@
 /*
- * store.h - glassbox's durable state in DATA/glassbox.db (SQLite, WAL):
- * the approvals of the gate (DESIGN.md, "Approval") and the operation
- * ledger (DESIGN.md, "Operation"). Nothing outside store/ knows it is
- * SQLite, so a move to PostgreSQL replaces store/ alone.
+ * store.h - glassbox's durable state: the approvals of the gate
+ * (DESIGN.md, "Approval"), the operation ledger (DESIGN.md, "Operation"),
+ * the session registry (which replica owns which session) and the heads
+ * of the audit segments. Two backends, one set of rules (docs/store.md):
+ * DATA/glassbox.db (SQLite, WAL), the embedded default, or a PostgreSQL
+ * database shared by many replicas (store_configure). Nothing outside
+ * store/ knows which one it is.
  *
  * Open one handle per data dir per process (store_open) and share it.
  * Thread safety: every function may be called from any thread at once;
- * the handle holds one SQLite connection behind a mutex, and the
- * functions that wait (store_op_begin, store_approval_wait) wait on a
- * condition variable without holding it. Other processes (the CLI, other
- * service processes on this machine) may use the same database at the
- * same time: SQLite's locking serialises writers (5 s busy timeout), and
- * every state change is one conditional UPDATE inside a transaction, so
- * "exactly once" holds across processes too.
+ * the handle holds one connection behind a mutex, and the functions that
+ * wait (store_op_begin, store_approval_wait) wait on a condition variable
+ * without holding it. Other processes (the CLI, other service processes,
+ * other replicas sharing a PostgreSQL database) may use the same
+ * database at the same time: every state change is one conditional
+ * UPDATE (or an INSERT on a unique key) inside a transaction, so
+ * "exactly once" holds across processes and replicas too.
  *
  * Times are wall-clock milliseconds since the Unix epoch (they must
  * survive a restart); 0 means "not yet".
@@ -53,6 +56,8 @@ enum {
 #define STORE_REASON_MAX 512
 #define STORE_NOTE_MAX 512
 #define STORE_RESULT_MAX_BYTES (8u * 1024u * 1024u) /* one operation's recorded result */
+#define STORE_REPLICA_MAX 63                        /* a replica's name */
+#define STORE_SEGMENT_MAX 128                       /* an audit segment's name */
 
 /* Approval lifetime when the request gives none, and the longest allowed. */
 #define STORE_APPROVAL_TTL_DEFAULT_MS (300 * 1000)
@@ -60,16 +65,43 @@ enum {
 
 /* ==== opening ================================================================= */
 
+/* Where the store is. Strings borrowed. */
+struct store_location {
+	const char *postgres; /* "postgresql://USER@HOST:PORT/DB?..." (libpq's URL), or
+	                       * NULL for DATA/glassbox.db (SQLite) */
+	const char *replica;  /* this replica's name ([A-Za-z0-9._-], at most
+	                       * STORE_REPLICA_MAX); NULL: the host name */
+};
+
 /*
- * Opens (creating, 0600) DATA/glassbox.db and brings its schema up to
- * date (migrations are numbered; table store_schema holds the version; a
- * database written by a newer glassbox is refused). data_dir borrowed.
- * Also creates DATA/locks/ (0700) and holds a lock file there for as
- * long as the handle is open, so that other processes can tell this one
- * is alive. On open, operations left pending or running by a process of
- * this machine that is no longer alive are closed: running ones become
- * "unknown" (their outcome cannot be established), pending ones "failed"
- * having done nothing (see the ledger below).
+ * Sets where every later store_open of this process goes (serve's
+ * "store" config). Call it once at start, before any handle is open and
+ * before threads; loc NULL goes back to SQLite and the host name. The
+ * URL is checked (libpq's parser) but not connected to here, and never
+ * logged or echoed in errors: it may hold a password. Returns 0 or
+ * -STORE_EINVAL with the reason in err.
+ */
+int store_configure(const struct store_location *loc, char *err, size_t errlen);
+
+/* "sqlite" or "postgresql". */
+const char *store_backend_name(const struct store *st);
+
+/* This handle's replica name. */
+const char *store_replica(const struct store *st);
+
+/*
+ * Opens the store where store_configure said (by default, creating
+ * 0600, DATA/glassbox.db) and brings its schema up to date (migrations
+ * are numbered; table store_schema holds the version; a database written
+ * by a newer glassbox is refused). data_dir borrowed. The handle claims
+ * a random instance name for as long as it is open, so that others can
+ * tell it is alive: with SQLite a flock()ed file in DATA/locks/ (0700),
+ * with PostgreSQL an advisory lock held by its connection. On open,
+ * operations left pending or running by a handle that is no longer alive
+ * (a process of this machine, or with PostgreSQL a replica anywhere) are
+ * closed: running ones become "unknown" (their outcome cannot be
+ * established), pending ones "failed" having done nothing (see the
+ * ledger below).
  * Returns 0 with *out, or -STORE_EINVAL / -STORE_ENOMEM / -STORE_EIO with
  * the reason in err ("cannot open /d/glassbox.db: ...; make the data dir
  * writable by this user").
@@ -392,5 +424,107 @@ int store_op_purge(struct store *st, int64_t before_ms, size_t *removed, char *e
  * {}). Returns 0 or -STORE_ENOMEM.
  */
 int store_args_hash(const json_t *args, char out[STORE_HASH_MAX + 1]);
+
+/* ==== the session registry ======================================================= */
+/*
+ * Which replica owns which session: a session lives on the replica that
+ * claimed it, and only there. The row names the replica and the handle
+ * (instance) that claimed it; when that handle is gone (its process
+ * died), the session is an orphan: store_session_reap hands the orphans
+ * of this replica to the caller (to kill their browsers) and removes
+ * them, so that a restarted replica cleans up after itself.
+ */
+
+struct store_session {
+	char session[STORE_SESSION_MAX + 1];
+	char tenant[STORE_TENANT_MAX + 1];
+	char replica[STORE_REPLICA_MAX + 1];
+	char instance[33];
+	int64_t browser_pid; /* 0 when none yet */
+	int64_t created_ms;
+	int64_t heartbeat_ms; /* claimed, or last store_session_heartbeat */
+	int alive;            /* the claiming handle is alive */
+};
+
+/* Claims session (new) for this handle's replica. Returns 0;
+ * -STORE_ECONFLICT when it is registered already (err names the replica
+ * that owns it); -STORE_EINVAL; -STORE_EIO. */
+int store_session_claim(struct store *st, const char *tenant, const char *session,
+                        int64_t browser_pid, char *err, size_t errlen);
+
+/* Updates the browser pid (when >= 0) and the heartbeat of a session this
+ * handle claimed. Returns 0, -STORE_ENOTFOUND (not ours), -STORE_EIO. */
+int store_session_heartbeat(struct store *st, const char *session, int64_t browser_pid, char *err,
+                            size_t errlen);
+
+/* Removes a session this handle claimed (it ended). Not found is 0. */
+int store_session_release(struct store *st, const char *session, char *err, size_t errlen);
+
+/* Who owns session: fills *out (alive says whether its handle is).
+ * Returns 0, -STORE_ENOTFOUND, -STORE_EIO. */
+int store_session_owner(struct store *st, const char *session, struct store_session *out, char *err,
+                        size_t errlen);
+
+/* Called once per orphan; s valid during the call only. */
+typedef void (*store_session_cb)(const struct store_session *s, void *user);
+
+/* Hands each session of this replica whose handle is gone to cb, then
+ * removes its row. *reaped (may be NULL) gets how many. Returns 0 or
+ * -STORE_EIO. */
+int store_session_reap(struct store *st, store_session_cb cb, void *user, size_t *reaped, char *err,
+                       size_t errlen);
+
+/* ==== audit segment heads ======================================================== */
+/*
+ * Each (tenant, replica) writes its own hash-chained, signed audit
+ * segment; this table orders them per tenant and holds each one's head
+ * (the hash of its last record and how many records it has), so that the
+ * merged trail can be verified from the segments alone and a missing or
+ * cut segment named. A segment is registered once (its order is fixed
+ * then); its head only moves forward: store_audit_segment_advance is a
+ * compare-and-set on the record count.
+ */
+
+struct store_audit_segment {
+	int64_t seq; /* the order of segments: ascending within a tenant */
+	char tenant[STORE_TENANT_MAX + 1];
+	char replica[STORE_REPLICA_MAX + 1];
+	char segment[STORE_SEGMENT_MAX + 1]; /* its name, e.g. the object key */
+	char head_hash[STORE_HASH_MAX + 1];  /* "" while it has no record */
+	int64_t records;
+	int64_t opened_ms;
+	int64_t updated_ms;
+};
+
+/*
+ * Registers segment (a name unique within tenant, [A-Za-z0-9._:/-]) of
+ * tenant written by this handle's replica, with no records. Registering
+ * the same (tenant, segment) again from the same replica returns the
+ * existing row (a restart picks its segment up again); from another
+ * replica it is -STORE_ECONFLICT. Fills *out (may be NULL). Returns 0,
+ * -STORE_ECONFLICT, -STORE_EINVAL, -STORE_EIO.
+ */
+int store_audit_segment_register(struct store *st, const char *tenant, const char *segment,
+                                 struct store_audit_segment *out, char *err, size_t errlen);
+
+/*
+ * Moves the head of (tenant, segment) from expected_records to records
+ * (> expected_records) with head_hash (64 hex digits) as its last hash,
+ * only if it is still at expected_records and this handle's replica
+ * writes it. Returns 0; -STORE_ESTATE when the head is elsewhere (err
+ * says where: another writer, or a lost update); -STORE_ENOTFOUND;
+ * -STORE_EINVAL; -STORE_EIO.
+ */
+int store_audit_segment_advance(struct store *st, const char *tenant, const char *segment,
+                                int64_t expected_records, int64_t records, const char *head_hash,
+                                char *err, size_t errlen);
+
+/* Called once per segment, in order; return non-zero to stop. */
+typedef int (*store_audit_segment_cb)(const struct store_audit_segment *s, void *user);
+
+/* Calls cb for each segment of tenant in order (at most 100000).
+ * Returns 0, -STORE_EINVAL, -STORE_EIO. */
+int store_audit_segment_list(struct store *st, const char *tenant, store_audit_segment_cb cb,
+                             void *user, char *err, size_t errlen);
 
 #endif

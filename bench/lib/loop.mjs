@@ -73,12 +73,17 @@ export function findKey(obj, re, depth = 0) {
   return undefined;
 }
 
-// One pass of the loop. Returns { total, steps: {name: ms} }.
-export async function runIteration(driver, url, text) {
+// One pass of the loop. thinkMs: an agent's think time before each call
+// (in the total, not in the steps). Returns { total, steps: {name: ms} }.
+export async function runIteration(driver, url, text, thinkMs = 0) {
   const steps = {};
   const t0 = performance.now();
   let t = t0;
   const step = async (name, fn) => {
+    if (thinkMs > 0) {
+      await new Promise((r) => setTimeout(r, thinkMs));
+      t = performance.now();
+    }
     try {
       await fn();
     } catch (err) {

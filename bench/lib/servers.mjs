@@ -27,20 +27,23 @@ const pkgBin = (pkg, rel) => path.join(path.dirname(require.resolve(`${pkg}/pack
 // egressOff: every egress layer off (tool URL checks, CDP Fetch, the proxy, the network
 // namespace), through the policy's "egress_layers" switch: the "noegress" server, the baseline
 // that the egress layers' cost is measured against.
-export async function glassboxAdapter({ repoRoot, glassboxBin, glassboxArgs = [], tmpBase, egressOff = false }) {
+// answerFirst: the answer leaves as soon as the page is re-read and verified; the evidence
+// screenshot is taken right after, before the next call (policy evidence.before_answer false).
+export async function glassboxAdapter({ repoRoot, glassboxBin, glassboxArgs = [], tmpBase, egressOff = false, answerFirst = false }) {
   const bin = glassboxBin || path.join(repoRoot, 'build', 'glassbox');
   if (!existsSync(bin)) throw new Error(`${bin} does not exist (build glassbox first)`);
   const tmp = await mkdtemp(path.join(tmpBase, 'glassbox-'));
   const dataDir = await mkdtemp(path.join(tmp, 'data-'));
   let config = path.join(REPO_ROOT, 'fixtures', 'policy', 'loopback.json');
-  if (egressOff) {
+  if (egressOff || answerFirst) {
     const policy = JSON.parse(await readFile(config, 'utf8'));
-    policy.egress_layers = { tool: false, fetch: false, proxy: false, netns: false };
-    config = path.join(tmp, 'policy-noegress.json');
+    if (egressOff) policy.egress_layers = { tool: false, fetch: false, proxy: false, netns: false };
+    if (answerFirst) policy.evidence = { before_answer: false };
+    config = path.join(tmp, 'policy-variant.json');
     await writeFile(config, JSON.stringify(policy));
   }
   return {
-    name: egressOff ? 'noegress' : 'glassbox',
+    name: egressOff ? 'noegress' : answerFirst ? 'answerfirst' : 'glassbox',
     command: bin,
     args: ['mcp', ...glassboxArgs],
     // the bench site is on loopback, which glassbox's default policy refuses
@@ -132,6 +135,7 @@ export async function makeMcpDriver(name, ctx) {
   const make = {
     glassbox: glassboxAdapter,
     noegress: (c) => glassboxAdapter({ ...c, egressOff: true }),
+    answerfirst: (c) => glassboxAdapter({ ...c, answerFirst: true }),
     playwright: playwrightAdapter,
     devtools: devtoolsAdapter,
   }[name];

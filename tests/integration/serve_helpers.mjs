@@ -25,10 +25,11 @@ export const sha256hex = (s) => crypto.createHash('sha256').update(s).digest('he
 
 /*
  * Starts glassbox serve. tenants: {name: {policy?, max_sessions?,
- * tool_calls_per_session?, action_timeout_ms?}}; limits, prelaunch: as in
- * docs/service.md; admin: true for an admin listener. dataDir: reuse one.
+ * tool_calls_per_session?, action_timeout_ms?}}; limits, prelaunch, store:
+ * as in docs/service.md; admin: true for an admin listener. dataDir: reuse
+ * one. env: more environment for the process.
  */
-export async function startServe({ tenants, limits = {}, admin = false, prelaunch, dataDir, warmPool } = {}) {
+export async function startServe({ tenants, limits = {}, admin = false, prelaunch, dataDir, warmPool, store, env = {} } = {}) {
   const dir = dataDir || newDataDir('glassbox-serve-');
   const tokens = {};
   const cfgTenants = {};
@@ -43,11 +44,12 @@ export async function startServe({ tenants, limits = {}, admin = false, prelaunc
   if (admin) config.admin = { host: '127.0.0.1', port: 0, token_sha256: sha256hex(adminToken) };
   if (prelaunch !== undefined) config.prelaunch = prelaunch;
   if (warmPool !== undefined) config.warm_pool = warmPool;
+  if (store !== undefined) config.store = store;
   const cfgPath = path.join(dir, 'serve-test.json');
   fs.writeFileSync(cfgPath, JSON.stringify(config), { mode: 0o600 });
 
   const proc = spawn(glassboxBin(), ['serve', '--config', cfgPath], {
-    env: { ...process.env, GLASSBOX_DATA_DIR: dir },
+    env: { ...process.env, ...env, GLASSBOX_DATA_DIR: dir },
     stdio: ['ignore', 'ignore', 'pipe'],
     cwd: REPO_ROOT,
   });

@@ -35,7 +35,7 @@ if (!trace || !sitePort || !userDataDir) {
   process.stderr.write('usage: fake-chromium.mjs TRACE SITE_PORT --user-data-dir=DIR [flags...]\n');
   process.exit(2);
 }
-const IDLE_MS = 300;
+const IDLE_MS = 2000;
 const debug = process.env.GLASSBOX_REPLAY_DEBUG ? fs.openSync(process.env.GLASSBOX_REPLAY_DEBUG, 'a') : null;
 const note = (s) => debug !== null && fs.writeSync(debug, s + '\n');
 

@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "store_fixture.h"
 #include "policy/admin.h"
 #include "store/store.h"
 
@@ -49,7 +50,7 @@ static int setup(void **state)
 	char err[512] = "";
 
 	snprintf(fx->dir, sizeof(fx->dir), "/tmp/gb-admin-XXXXXX");
-	if (!mkdtemp(fx->dir))
+	if (!mkdtemp(fx->dir) || store_fixture_begin(fx->dir) < 0)
 		return -1;
 	if (store_open(fx->dir, &fx->st, err, sizeof(err)) != 0)
 		fail_msg("store_open: %s", err);
@@ -68,6 +69,7 @@ static int teardown(void **state)
 
 	policy_admin_stop(fx->admin);
 	store_close(fx->st);
+	store_fixture_end();
 	nftw(fx->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 	free(fx);
 	return 0;

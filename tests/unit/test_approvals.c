@@ -11,6 +11,7 @@
 
 #include "store/store-private.h"
 #include "store/store.h"
+#include "store_fixture.h"
 
 #include <ftw.h>
 #include <pthread.h>
@@ -65,7 +66,7 @@ static int setup(void **state)
 	struct fixture *fx = calloc(1, sizeof(*fx));
 
 	snprintf(fx->dir, sizeof(fx->dir), "/tmp/gb-approvals-XXXXXX");
-	if (!mkdtemp(fx->dir))
+	if (!mkdtemp(fx->dir) || store_fixture_begin(fx->dir) < 0)
 		return -1;
 	fx->st = open_store(fx->dir);
 	*state = fx;
@@ -77,6 +78,7 @@ static int teardown(void **state)
 	struct fixture *fx = *state;
 
 	store_close(fx->st);
+	store_fixture_end();
 	nftw(fx->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 	free(fx);
 	return 0;
@@ -369,24 +371,16 @@ static void test_newer_schema_refused(void **state)
 {
 	struct fixture *fx = *state;
 	struct store *st = NULL;
-	char path[128];
 	char err[512] = "";
-	sqlite3 *db;
 
 	store_close(fx->st);
 	fx->st = NULL;
-	snprintf(path, sizeof(path), "%s/glassbox.db", fx->dir);
-	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-	assert_int_equal(sqlite3_exec(db, "UPDATE store_schema SET version = 99", NULL, NULL, NULL),
-	                 SQLITE_OK);
-	sqlite3_close(db);
+	assert_int_equal(store_fixture_exec("UPDATE store_schema SET version = version + 1000"), 0);
 	assert_int_equal(store_open(fx->dir, &st, err, sizeof(err)), -STORE_EIO);
 	assert_null(st);
-	assert_non_null(strstr(err, "schema version 99, newer than this glassbox knows"));
-	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-	assert_int_equal(sqlite3_exec(db, "UPDATE store_schema SET version = 1", NULL, NULL, NULL),
-	                 SQLITE_OK);
-	sqlite3_close(db);
+	assert_non_null(strstr(err, "newer than this glassbox knows"));
+	assert_non_null(strstr(err, "run the newer glassbox"));
+	assert_int_equal(store_fixture_exec("UPDATE store_schema SET version = version - 1000"), 0);
 	fx->st = open_store(fx->dir);
 }
 

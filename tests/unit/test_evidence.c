@@ -23,6 +23,7 @@
 #include <png.h>
 #include <sodium.h>
 
+#include "store_fixture.h"
 #include "evidence/evidence-private.h"
 #include "evidence/evidence.h"
 
@@ -144,6 +145,7 @@ static int setup(void **state)
 	snprintf(f->root, sizeof(f->root), "%s/evidtest.XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
 	assert_non_null(mkdtemp(f->root));
 	snprintf(f->data, sizeof(f->data), "%s/data", f->root);
+	assert_int_equal(store_fixture_begin(f->data), 0);
 	assert_int_equal(evid_store_open(f->data, &f->store), 0);
 	*state = f;
 	return 0;
@@ -154,6 +156,7 @@ static int teardown(void **state)
 	struct fixture *f = *state;
 
 	evid_store_close(f->store);
+	store_fixture_end();
 	chmod(f->root, 0700);
 	nftw(f->root, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 	free(f);

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "store_fixture.h"
 #include "policy/gate.h"
 
 #include <ftw.h>
@@ -41,7 +42,7 @@ static int setup(void **state)
 	char err[512] = "";
 
 	snprintf(fx->dir, sizeof(fx->dir), "/tmp/gb-gate-XXXXXX");
-	if (!mkdtemp(fx->dir))
+	if (!mkdtemp(fx->dir) || store_fixture_begin(fx->dir) < 0)
 		return -1;
 	if (store_open(fx->dir, &fx->st, err, sizeof(err)) != 0)
 		fail_msg("store_open: %s", err);
@@ -58,6 +59,7 @@ static int teardown(void **state)
 
 	policy_risk_free(fx->rules);
 	store_close(fx->st);
+	store_fixture_end();
 	nftw(fx->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 	free(fx);
 	return 0;

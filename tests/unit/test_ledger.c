@@ -9,7 +9,9 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "store/sql.h"
 #include "store/store.h"
+#include "store_fixture.h"
 
 #include <ftw.h>
 #include <pthread.h>
@@ -50,7 +52,7 @@ static int setup(void **state)
 	json_t *args = json_pack("{s:s, s:s}", "target", "e12", "element", "Delete button");
 
 	snprintf(fx->dir, sizeof(fx->dir), "/tmp/gb-ledger-XXXXXX");
-	if (!mkdtemp(fx->dir))
+	if (!mkdtemp(fx->dir) || store_fixture_begin(fx->dir) < 0)
 		return -1;
 	fx->st = open_store(fx->dir);
 	if (store_args_hash(args, fx->hash) != 0)
@@ -65,6 +67,7 @@ static int teardown(void **state)
 	struct fixture *fx = *state;
 
 	store_close(fx->st);
+	store_fixture_end();
 	nftw(fx->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 	free(fx);
 	return 0;
@@ -318,8 +321,9 @@ static void test_running_waits(void **state)
 }
 
 /* In a child process: begins "crash-running" (marked running) and
- * "crash-pending", then dies without closing anything. */
-static void crash_child(const char *dir, const char *hash)
+ * "crash-pending", writes its handle's instance to fd, then dies
+ * without closing anything. */
+static void crash_child(const char *dir, const char *hash, int fd)
 {
 	struct store_op_request r = {
 		.tenant = "acme", .session = "s-1", .tool = "browser_click", .args_hash = hash
@@ -338,20 +342,31 @@ static void crash_child(const char *dir, const char *hash)
 	r.operation_id = "crash-pending";
 	if (store_op_begin(st, &r, 0, &got, &op, err, sizeof(err)) != 0 || got != STORE_OP_NEW)
 		_exit(4);
+	if (write(fd, store_instance(st), 32) != 32)
+		_exit(5);
 	_exit(0);
 }
 
 static void run_crash_child(struct fixture *fx)
 {
-	pid_t pid = fork();
+	char instance[33] = "";
+	int fds[2];
+	pid_t pid;
 	int status = 0;
 
+	assert_int_equal(pipe(fds), 0);
+	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0)
-		crash_child(fx->dir, fx->hash);
+		crash_child(fx->dir, fx->hash, fds[1]);
+	close(fds[1]);
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	assert_true(WIFEXITED(status));
 	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_int_equal(read(fds[0], instance, 32), 32);
+	close(fds[0]);
+	/* gone for every handle before the test goes on */
+	assert_int_equal(store_fixture_wait_gone(fx->st, instance), 0);
 }
 
 static void test_restart_turns_running_into_unknown(void **state)

@@ -3,8 +3,10 @@
  * and its tampering cases, the archive of a user-data-dir and the
  * entries it refuses, and leases end to end on a real data dir: save and
  * reopen, blobs free of the clear text, a blob moved to another tenant
- * or an old version put back, one writer at a time, stale holds, revoke
- * and expiry.
+ * or an old version put back, one writer at a time (also when writers
+ * race from their own connections, as replicas do), stale holds, revoke
+ * and expiry. The metadata is the store's: these run against SQLite or,
+ * with GB_TEST_POSTGRES, PostgreSQL (store_fixture.h).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -30,6 +32,7 @@
 #include <unistd.h>
 
 #include "mem_stream.h"
+#include "store_fixture.h"
 
 /* ---- helpers ---------------------------------------------------------------- */
 
@@ -345,7 +348,7 @@ static int setup(void **state)
 	struct fx *f = calloc(1, sizeof(*f));
 
 	snprintf(f->dir, sizeof(f->dir), "/tmp/gb-prof-XXXXXX");
-	if (!mkdtemp(f->dir))
+	if (!mkdtemp(f->dir) || store_fixture_begin(f->dir) < 0)
 		return -1;
 	unsetenv("GLASSBOX_MASTER_KEY_FILE");
 	*state = f;
@@ -356,6 +359,7 @@ static int teardown(void **state)
 {
 	struct fx *f = *state;
 
+	store_fixture_end();
 	rm_tree(f->dir);
 	free(f);
 	return 0;
@@ -528,9 +532,10 @@ static void test_one_writer_read_only_copies_and_stale_holds(void **state)
 	struct prof_lease *first = NULL, *second = NULL, *ro = NULL;
 	char err[1024] = "", path[4200], sql[512];
 	struct prof_info info;
-	sqlite3 *db;
 	pid_t child;
 	int status;
+	int rc = 0;
+	int i;
 
 	save_marker(f->dir, "acme", "shared");
 	assert_int_equal(prof_lease_open(f->dir, &o, &first, err, sizeof(err)), 0);
@@ -556,17 +561,90 @@ static void test_one_writer_read_only_copies_and_stale_holds(void **state)
 		_exit(0);
 	waitpid(child, &status, 0);
 	assert_int_equal(prof_get(f->dir, "acme", "alice", "work", &info, err, sizeof(err)), 0);
-	snprintf(path, sizeof(path), "%s/glassbox.db", f->dir);
-	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
 	snprintf(sql, sizeof(sql),
 	         "UPDATE prof_profiles SET held_by = 'crashed', held_pid = %d, held_since_ms = 5 "
 	         "WHERE id = '%s'",
 	         (int)child, info.id);
-	assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
-	sqlite3_close(db);
+	assert_int_equal(store_fixture_exec(sql), 0);
 	o.readonly = 0;
 	assert_int_equal(prof_lease_open(f->dir, &o, &first, err, sizeof(err)), 0);
 	prof_lease_close(first);
+
+	/* a writer killed while it holds the profile: its store handle went
+	 * with it, and so did its hold */
+	child = fork();
+	if (child == 0) {
+		struct prof_lease *dying = NULL;
+
+		_exit(prof_lease_open(f->dir, &o, &dying, err, sizeof(err)) == 0 ? 0 : 3);
+	}
+	assert_int_equal(waitpid(child, &status, 0), child);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	assert_int_equal(prof_get(f->dir, "acme", "alice", "work", &info, err, sizeof(err)), 0);
+	assert_int_equal(info.held_pid, child);
+	/* PostgreSQL ends the dead writer's connection a moment after the
+	 * kernel closed its socket: until then the hold is (rightly) live */
+	for (i = 0; i < 100; i++) {
+		rc = prof_lease_open(f->dir, &o, &first, err, sizeof(err));
+		if (rc != -PROF_EBUSY)
+			break;
+		usleep(100 * 1000);
+	}
+	assert_int_equal(rc, 0);
+	prof_lease_close(first);
+}
+
+/* Writers racing from connections of their own (as two replicas do). */
+struct racer {
+	const char *dir;
+	pthread_barrier_t *start;
+	int rc;
+	struct prof_lease *lease;
+};
+
+static void *race_open(void *arg)
+{
+	struct racer *r = arg;
+	struct prof_open_opts o = opts("acme", "work", 0);
+	char err[1024] = "";
+
+	pthread_barrier_wait(r->start);
+	r->rc = prof_lease_open(r->dir, &o, &r->lease, err, sizeof(err));
+	return NULL;
+}
+
+static void test_racing_writers_one_wins(void **state)
+{
+	struct fx *f = *state;
+	enum { RACERS = 4 };
+	struct racer racers[RACERS];
+	pthread_t threads[RACERS];
+	pthread_barrier_t start;
+	int round;
+	int i;
+
+	save_marker(f->dir, "acme", "raced");
+	for (round = 0; round < 10; round++) {
+		int winners = 0;
+		int busy = 0;
+
+		pthread_barrier_init(&start, NULL, RACERS);
+		for (i = 0; i < RACERS; i++) {
+			racers[i] = (struct racer){ f->dir, &start, 1, NULL };
+			assert_int_equal(pthread_create(&threads[i], NULL, race_open, &racers[i]),
+			                 0);
+		}
+		for (i = 0; i < RACERS; i++) {
+			pthread_join(threads[i], NULL);
+			winners += racers[i].rc == 0;
+			busy += racers[i].rc == -PROF_EBUSY;
+		}
+		pthread_barrier_destroy(&start);
+		assert_int_equal(winners, 1);
+		assert_int_equal(busy, RACERS - 1);
+		for (i = 0; i < RACERS; i++)
+			prof_lease_close(racers[i].lease);
+	}
 }
 
 static void test_revoke_and_expiry(void **state)
@@ -651,6 +729,8 @@ static void test_db_open_waits_for_a_lock_held_by_another_connection(void **stat
 	char err[512] = "";
 	pthread_t t;
 
+	if (store_fixture_server())
+		skip(); /* SQLite's file locking */
 	snprintf(path, sizeof(path), "%s/glassbox.db", f->dir);
 	assert_int_equal(sqlite3_open(path, &h.db), SQLITE_OK);
 	assert_int_equal(sqlite3_exec(h.db,
@@ -680,6 +760,7 @@ int main(void)
 		                                setup, teardown),
 		cmocka_unit_test_setup_teardown(test_one_writer_read_only_copies_and_stale_holds,
 		                                setup, teardown),
+		cmocka_unit_test_setup_teardown(test_racing_writers_one_wins, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_revoke_and_expiry, setup, teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_db_open_waits_for_a_lock_held_by_another_connection, setup, teardown),

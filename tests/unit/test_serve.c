@@ -91,6 +91,15 @@ static void test_config_full(void **state)
 	assert_int_equal(c->tenants[1].max_sessions, 1);
 	assert_int_equal(c->tenants[1].tool_calls_per_session, 0);
 	assert_null(c->tenants[1].policy);
+	assert_string_equal(c->store_postgres, ""); /* SQLite in the data dir */
+	mcp_serve_config_free(c);
+
+	snprintf(text, sizeof(text),
+	         "{\"store\": {\"postgres\": \"postgresql://glassbox@db:5432/glassbox\"}, "
+	         "\"tenants\": {\"t\": {\"token_sha256\": \"%s\"}}}",
+	         alpha_hash);
+	assert_int_equal(parse(text, &c, err, sizeof(err)), 0);
+	assert_string_equal(c->store_postgres, "postgresql://glassbox@db:5432/glassbox");
 	mcp_serve_config_free(c);
 }
 
@@ -155,6 +164,17 @@ static void test_config_errors(void **state)
 		  "admin.token_sha256" },
 		{ "{\"prelaunch\": 1, \"tenants\": {\"a\": {\"token_sha256\": \"%s\"}}}",
 		  "prelaunch" },
+		{ "{\"store\": \"pg\", \"tenants\": {\"a\": {\"token_sha256\": \"%s\"}}}",
+		  "store must be an object" },
+		{ "{\"store\": {\"postgress\": \"x\"}, \"tenants\": {\"a\": {\"token_sha256\": "
+		  "\"%s\"}}}",
+		  "store: unknown key \"postgress\"" },
+		{ "{\"store\": {\"postgres\": \"mysql://u:hunter2@db/x\"}, \"tenants\": {\"a\": "
+		  "{\"token_sha256\": \"%s\"}}}",
+		  "store.postgres must be a URL postgresql://" },
+		{ "{\"store\": {\"postgres\": \"postgresql://u:hunter2@db/x y\"}, \"tenants\": "
+		  "{\"a\": {\"token_sha256\": \"%s\"}}}",
+		  "percent-encode" },
 	};
 	struct mcp_serve_config *c;
 	char text[1024], err[512];
@@ -172,8 +192,9 @@ static void test_config_errors(void **state)
 			fprintf(stderr, "case %zu: \"%s\" lacks \"%s\"\n", i, err, cases[i].expect);
 			fail();
 		}
-		/* no message echoes a hash or token */
+		/* no message echoes a hash, a token or a password */
 		assert_null(strstr(err, alpha_hash));
+		assert_null(strstr(err, "hunter2"));
 	}
 }
 

@@ -1,0 +1,85 @@
+/*
+ * Answer first (policy "evidence": {"before_answer": false}): a call that
+ * changes the page answers once the page is re-read and verified; its
+ * screenshot is taken right after, before the session's next call, and
+ * linked from the answer by the operation
+ * (glassbox://evidence/<operation>/screenshot). Reading that link gives
+ * the very image the audit record names, the trail verifies, and a tenant
+ * that requires evidence keeps the synchronous order.
+ */
+import { test, after } from 'node:test';
+import { spawnSync } from 'node:child_process';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import {
+  assert, openGlassbox, startFixtureServer, ok, sc, dump, auditRecords, pollUntil, glassboxBin, isPng, REPO_ROOT,
+} from '../e2e/lib.mjs';
+
+let fixture;
+const opened = [];
+
+async function session(policy) {
+  if (!fixture) fixture = await startFixtureServer();
+  const dir = fs.mkdtempSync('/tmp/glassbox-policy-');
+  const cfg = path.join(dir, 'policy.json');
+  const base = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'fixtures', 'policy', 'loopback.json')));
+  fs.writeFileSync(cfg, JSON.stringify({ ...base, ...policy }));
+  const gb = await openGlassbox({ config: cfg });
+  opened.push({ gb, dir });
+  return gb;
+}
+
+after(async () => {
+  for (const { gb, dir } of opened) {
+    await gb.close();
+    gb.removeDataDir();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+  await fixture?.close();
+});
+
+/* The PNG behind a resource URI. */
+async function readPng(gb, uri) {
+  const r = await gb.client.readResource({ uri });
+  const png = Buffer.from(r.contents[0].blob, 'base64');
+  assert.ok(isPng(png), `${uri} is a PNG`);
+  return png;
+}
+
+test('the answer links its screenshot by the operation; the link gives the image the record names', async () => {
+  const gb = await session({ evidence: { before_answer: false } });
+  const nav = await ok(gb.client, 'browser_navigate', { url: fixture.url + '/form.html' });
+  const op = sc(nav).operation_id;
+  const [ev] = sc(nav).evidence;
+  assert.equal(ev.uri, `glassbox://evidence/${op}/screenshot`, dump(nav));
+  assert.equal(ev.pending, true, dump(nav));
+  assert.ok(nav.content.some((c) => c.type === 'resource_link' && c.uri === ev.uri), dump(nav));
+  // read at once: the read waits for the screenshot the worker is taking
+  const png = await readPng(gb, ev.uri);
+  const sha = crypto.createHash('sha256').update(png).digest('hex');
+  const rec = await pollUntil(() => auditRecords(gb.dataDir, 'local').find((x) => x.kind === 'tool_call' && x.operation === op));
+  assert.ok(rec, 'the call is recorded');
+  assert.equal(rec.body.evidence[0].sha256, sha, `the record names that image: ${JSON.stringify(rec.body.evidence)}`);
+  assert.equal(rec.body.evidence[0].pending, undefined, 'the record is written once the screenshot is in');
+  // the next action starts after the screenshot: its own is another image of another page state
+  const typed = await ok(gb.client, 'browser_type', { target: '#name', text: 'Ada' });
+  const png2 = await readPng(gb, sc(typed).evidence[0].uri);
+  assert.notEqual(crypto.createHash('sha256').update(png2).digest('hex'), sha, 'typing changed what the page shows');
+  const v = spawnSync(glassboxBin(), ['audit', 'verify', '--tenant', 'local', '--data-dir', gb.dataDir], { encoding: 'utf8' });
+  assert.equal(v.status, 0, v.stdout + v.stderr);
+});
+
+test('an unknown operation\'s evidence link is a clear resource error', async () => {
+  const gb = await session({ evidence: { before_answer: false } });
+  await ok(gb.client, 'browser_navigate', { url: fixture.url + '/form.html' });
+  await assert.rejects(gb.client.readResource({ uri: 'glassbox://evidence/op-nothing/screenshot' }), /no screenshot|not found/);
+});
+
+test('a tenant that requires evidence keeps the synchronous order: the answer carries the sha', async () => {
+  const gb = await session({ evidence: { before_answer: false }, require_evidence: true });
+  const nav = await ok(gb.client, 'browser_navigate', { url: fixture.url + '/form.html' });
+  const [ev] = sc(nav).evidence;
+  assert.match(ev.sha256 || '', /^[0-9a-f]{64}$/, dump(nav));
+  assert.equal(ev.uri, `glassbox://artifact/${ev.sha256}`);
+});
