@@ -420,7 +420,7 @@ int act_defer_evidence(struct act_ctx *ctx)
 	json_array_append_new(ctx->content,
 	                      json_pack("{s:s, s:s, s:s, s:s}", "type", "resource_link", "uri", uri,
 	                                "name", "screenshot", "mimeType", "image/png"));
-	gb_buf_appendf(&ctx->text, "\n- evidence: %s (taken as this answer leaves)", uri);
+	gb_buf_appendf(&ctx->evidence, "\n- evidence: %s (taken as this answer leaves)", uri);
 	/* the state this answer reports is the one the screenshot shows: noted
 	 * now (the result leaves with the answer), its sha once it is taken */
 	remember_shot(ctx, "", json_string_value(json_object_get(ctx->out, "_digest_after")));
