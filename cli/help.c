@@ -70,6 +70,10 @@ static const struct cli_help helps[] = {
 	                  "  --grant-permissions LIST  granted to every page (geolocation,\n"
 	                  "                      clipboard-read, clipboard-write, ...)\n"
 	                  "  --caps LIST         offer the tools of these capability groups too\n"
+	                  "  --codegen LANG      the code shown: typescript, python, java, "
+	                  "csharp,\n"
+	                  "                      none\n"
+	                  "  --snapshot-boxes    every snapshot shows each element's [box=...]\n"
 	                  "  --isolated          accepted: every session's browser is private\n"
 	                  "  --browser NAME      chrome or chromium (others are refused)\n",
 	  "glassbox mcp --config fixtures/policy/loopback.json\n"
