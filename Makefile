@@ -18,13 +18,13 @@ ASAN_BUILD ?= build-asan
 TSAN_BUILD ?= build-tsan
 FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 20
-FUZZERS := cdp/fuzz_cdp mcp/fuzz_jsonrpc mcp/fuzz_serve_config actions/fuzz_snapshot store/fuzz_risk \
-	store/fuzz_admin flows/fuzz_flow profiles/fuzz_profile policy/fuzz_policy
+FUZZERS := cdp/fuzz_cdp mcp/fuzz_jsonrpc mcp/fuzz_serve_config actions/fuzz_snapshot actions/fuzz_find store/fuzz_risk \
+	store/fuzz_admin flows/fuzz_flow profiles/fuzz_profile policy/fuzz_policy trace/fuzz_trace
 
 DEBIAN_PACKAGES := build-essential pkg-config meson ninja-build libwebsockets-dev libmicrohttpd-dev \
 	libjansson-dev libpng-dev libsodium-dev libxml2-dev libxml2-utils libsqlite3-dev libpq-dev postgresql \
 	libcmocka-dev \
-	libidn2-dev libarchive-dev chromium clang clang-format libclang-rt-14-dev nodejs npm procps \
+	libidn2-dev libarchive-dev libpcre2-dev chromium clang clang-format libclang-rt-14-dev nodejs npm procps \
 	iproute2 util-linux
 
 .PHONY: all deps build run test test-unit test-postgres test-asan test-tsan test-fuzz test-http-fuzz test-node \

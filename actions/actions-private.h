@@ -51,6 +51,13 @@ struct act_session {
 	char client_name[64];                /* act_config.client_name, "" if none (immutable) */
 	char flow_name[128];                 /* act_config.flow_name, "" if none (immutable) */
 	int reported_ready;                  /* time_to_ready was in a result already */
+	unsigned caps;                       /* capability groups on (caps.c; immutable) */
+	/* the mouse as the vision tools left it (worker thread only) */
+	double mouse_x;
+	double mouse_y;
+	int mouse_pressed;  /* browser_mouse_down pressed here (mouse_x, mouse_y) */
+	char mouse_held[8]; /* the button browser_mouse_down holds down, "" if none */
+	json_t *media;      /* the media emulation in force ({media?, colorScheme?, ...}; worker) */
 
 	/* egress (egress.c) */
 	struct policy_egress *egress;
@@ -206,6 +213,29 @@ struct act_recorder {
 	unsigned events; /* counts relevant events, to notice activity */
 };
 
+/* The most elements one call acts on part by part (browser_fill_form's
+ * fields). */
+#define ACT_MAX_PARTS 64
+
+/* Frames of the page while one action runs (screencast.c). */
+struct act_screencast {
+	struct cdp_conn *cdp;
+	char psid[64];   /* the page's CDP session */
+	int listener;    /* cdp_on handle; 0: not recording */
+	int interval_ms; /* the least time between two frames kept */
+	int max_frames;
+	int64_t last_ms; /* wall time of the last frame kept */
+	json_t *frames;  /* [{"png": base64, "at_ms"}] */
+};
+
+/* The exchanges of one action, for its network_log (netlog.c). */
+struct act_netlog {
+	struct cdp_conn *cdp;
+	int listener;  /* cdp_on handle; 0: none */
+	json_t *byid;  /* requestId -> exchange (in order too) */
+	json_t *order; /* the exchanges, in the order they began */
+};
+
 /* The context of one call as it moves through the pipeline. */
 struct act_ctx {
 	struct act_session *as;
@@ -223,6 +253,8 @@ struct act_ctx {
 	struct act_target target;
 	int has_target;
 	struct act_recorder rec;
+	struct act_screencast cast;
+	struct act_netlog netlog;
 
 	json_t *out;             /* structuredContent being built */
 	json_t *content;         /* extra content items (images, links) */
@@ -238,6 +270,12 @@ struct act_ctx {
 	char error_code[32];
 	char error[1024];
 	int sensitive; /* typed into a password field: redact */
+	/* browser_fill_form: bit i set when fields[i] was a password field
+	 * (its value is redacted from the record) */
+	unsigned long long sensitive_fields;
+	/* browser_fill_form: the node each field was gated on, checked again
+	 * right before it is filled */
+	int part_nodes[ACT_MAX_PARTS];
 	int skip_evidence;
 	unsigned char *shot_png; /* the evidence screenshot, for the record keeper */
 	size_t shot_len;
@@ -270,6 +308,10 @@ struct act_tool_impl {
 	/* optional: a check of the tool's own before the risk rules (e.g. a
 	 * URL that is not a web page); 0 to go on, -1 with the call failed */
 	int (*gate)(struct act_ctx *ctx);
+	/* optional: a tool that acts on several elements gates each of them
+	 * here (act_gate_check_part), in place of the one gate on `target`;
+	 * 0 when all may go on, -1 with the call failed (nothing was done) */
+	int (*gate_parts)(struct act_ctx *ctx);
 	/* the action: 0 done (the pipeline settles), 1 done and settled
 	 * here, -1 failed (ctx says why) */
 	int (*run)(struct act_ctx *ctx);
@@ -375,6 +417,7 @@ struct act_keeper_action {
 	size_t before_len;
 	struct evid_annotation annotation;
 	const char *snapshot_text; /* copied; may be NULL */
+	json_t *frames;            /* taken; may be NULL: act_screencast_take() */
 	int secret_text;
 };
 /* user: who runs the session's process; token: the id of the credential
@@ -404,6 +447,27 @@ void act_keeper_note_error(struct act_keeper *k, const char *why);
 /* Hands out (once) the last failure to keep evidence; 1 if there was one. */
 int act_keeper_take_error(struct act_keeper *k, char *buf, size_t len);
 void act_keeper_stop(struct act_keeper *k);
+
+/* screencast.c: a session recording, when the policy asks for one. start
+ * begins casting the page (no-op when off), stop ends it (idempotent),
+ * take hands over the frames kept (a new reference, NULL: none; none
+ * when secrets are in play, noted in body, borrowed). keep
+ * (keeper thread) stores frames as screencast_frame artifacts under
+ * meta, appends them to artifacts and lists them in body.screencast. */
+void act_screencast_start(struct act_ctx *ctx);
+void act_screencast_stop(struct act_ctx *ctx);
+json_t *act_screencast_take(struct act_ctx *ctx, json_t *body);
+struct evid_meta;
+void act_screencast_keep(struct evid_store *store, const struct evid_meta *meta, json_t *frames,
+                         json_t *artifacts, json_t *body);
+
+/* netlog.c: each request and response of an action with its headers
+ * (credential-like values redacted), for the network_log. start listens
+ * (with the recorder), stop ends it (idempotent), take hands over the
+ * exchanges (a new reference, an empty array when none). */
+void act_netlog_start(struct act_ctx *ctx);
+void act_netlog_stop(struct act_ctx *ctx);
+json_t *act_netlog_take(struct act_ctx *ctx);
 
 /* session.c */
 /* Closes the session's browser (recorded with reason); no-op without one. */
@@ -453,6 +517,15 @@ void act_ledger_finish(struct act_ctx *ctx, json_t *result);
 /* The gate step: facts re-read from the page, classified; fails the call
  * with approval_required / forbidden / approval_refused. */
 int act_gate_check(struct act_ctx *ctx);
+/* One part of an action on several elements (a field of browser_fill_form):
+ * the element is ctx->target, kind an enum policy_action_kind, value what
+ * goes into it (borrowed; hashed into the fingerprint, never kept). */
+struct act_gate_part {
+	int kind;
+	const char *value;
+};
+/* The gate step for that part alone, as act_gate_check for a whole call. */
+int act_gate_check_part(struct act_ctx *ctx, const struct act_gate_part *part);
 
 /* egress.c */
 int act_egress_start(struct act_session *s, const struct policy_tenant *policy, char *err,
@@ -505,6 +578,19 @@ int act_eval(struct act_ctx *ctx, const char *expression, json_t **value, const 
  * frames. Fails the call with no_match / ambiguous_target / stale_ref /
  * bad_target and a message saying what to do. */
 int act_resolve_target(struct act_ctx *ctx, const char *target);
+/* The target's DOM node (its backend node id, looked up when the target
+ * came from a selector), for telling whether a later resolution found the
+ * same one. Returns 0, or -1 with the action failed. */
+int act_target_node(struct act_ctx *ctx, int *backend);
+/* *visible: the target is attached, has a box of some size and is not
+ * hidden (visibility, display), read in its isolated world. Returns 0, or
+ * -1 with the action failed. */
+int act_target_visible(struct act_ctx *ctx, int *visible);
+/* Takes a snapshot and lists the refs of the elements with role and (name
+ * not NULL) that accessible name, whitespace collapsed: the first max in
+ * refs, *n how many there are. Returns 0, or -1 with the action failed. */
+int act_role_refs(struct act_ctx *ctx, const char *role, const char *name, char (*refs)[16],
+                  size_t max, size_t *n);
 /* Runs function on the target in an isolated world of its frame (the
  * page's scripts cannot fake what it reads); *value is a new reference. */
 int act_call_in_isolated_world(struct act_ctx *ctx, const char *function, json_t **value,
@@ -523,6 +609,13 @@ int act_actionable(struct act_ctx *ctx, const char *kind, double *x, double *y, 
  * with the action failed "missed", naming what it hit, with that
  * element's box in the annotation. */
 int act_click_landed(struct act_ctx *ctx, double x, double y, int released);
+/* The element at the top-level viewport point (x, y) becomes the target
+ * (ctx->target, described by what it is and the point), for the gate's
+ * facts and for verdicts; arm 1: also arms the landing read-back of a
+ * click there (act_click_landed); 2: the same, but a recorder a press
+ * armed in that document is kept (a release read back against its press).
+ * Fails the call with no_match when nothing is there. */
+int act_resolve_point(struct act_ctx *ctx, double x, double y, int arm);
 /* The CDP session of frame_id in the browser sess (a struct sess *), for
  * snapshot options (struct snap_options.frame_session). */
 const char *act_frame_session(void *sess, const char *frame_id);
@@ -531,6 +624,96 @@ const char *act_frame_session(void *sess, const char *frame_id);
  * NULL or empty, -1 when the frame has no owner box (the action then has
  * failed, unless quiet). */
 int act_frame_offset(struct act_ctx *ctx, const char *frame_id, int quiet, double *dx, double *dy);
+
+/* drag.c */
+/* Arms a recorder on the drop target (ctx->target) of a drag about to
+ * start. Returns 0, or -1 with the action failed. */
+int act_drop_arm(struct act_ctx *ctx);
+/* The drag, with the left button, from (x0, y0) to (x1, y1) (top-level
+ * viewport), in steps, with ctx->target the armed drop target; an HTML5
+ * drag the page starts is carried with drag events (*html5 = 1). Marks
+ * the operation running before the press. Returns 0, or -1 with the
+ * action failed (the button is never left held). */
+int act_drag_gesture(struct act_ctx *ctx, double x0, double y0, double x1, double y1, int *html5);
+/* The verdict, read back from the drop target (ctx->target): it saw the
+ * drop (html5) or the release over it; out.drop says what it saw.
+ * Returns 0, or -1 with the action failed "not_dropped". */
+int act_drop_verdict(struct act_ctx *ctx, int html5);
+/* The whole drop onto ctx->target (resolved; x1, y1 its point) of a drag
+ * from (x0, y0), described as from: the drop target gated, armed, the
+ * gesture, the verdict. Returns 0, or -1 with the action failed. */
+int act_drag_onto(struct act_ctx *ctx, double x0, double y0, double x1, double y1,
+                  const char *from);
+
+/* field_text.c */
+/* Types text (NULL or "" clears the field; slowly: key by key) into the
+ * target after the actionability checks, or fills it for the inputs that
+ * take a value in their own format, then re-reads it: out.value (masked
+ * for a password field, which also sets ctx->sensitive). Fails the action
+ * with bad_value_format before anything changed, value_not_set (expected
+ * and observed in out) when the field holds something else, or the
+ * checks' own errors. */
+int act_field_fill_text(struct act_ctx *ctx, const char *text, int slowly);
+
+/* field_select.c */
+/* Selects the options of the target <select> matching values (borrowed:
+ * an array of values or labels), then re-reads the selection: out.value.
+ * Fails the action with no_such_option (naming the options there),
+ * value_not_set, or the checks' own errors. */
+int act_field_select(struct act_ctx *ctx, json_t *values);
+
+/* field_check.c */
+/* Sets the target (a checkbox or a radio button of kind want_kind:
+ * "checkbox" or "radio") to checked (want 1) or not with a real click
+ * when it is not so already, then re-reads it: out.value "true"/"false"
+ * ("not re-read" when the click navigated away). Fails the action with
+ * wrong_field_type, value_not_set (expected and observed in out), or the
+ * click's own errors. */
+int act_field_set_checked(struct act_ctx *ctx, int want, const char *want_kind);
+
+/* snapshot_agent.c */
+/* The hidden-text mode of the tenant's policy, else SNAP_HIDDEN_FLAG. */
+enum snap_hidden_mode act_snapshot_hidden_mode(const struct act_ctx *ctx);
+/* Takes a snapshot of the page (root: a subtree, NULL = all; max_chars 0
+ * = whole) as the agent is shown it: secret fields masked, typed secrets
+ * scrubbed; the session's refs become the new ones. *yaml malloc'd (the
+ * caller's), stats filled. Returns 0, or -1 with the action failed. */
+int act_snapshot_for_agent(struct act_ctx *ctx, const struct snap_ref *root, size_t max_chars,
+                           enum snap_hidden_mode hidden, struct snap_stats *stats, char **yaml,
+                           int *truncated);
+
+/* pointer.c: the coordinate (vision) tools */
+/* Fails the action with outside_viewport, naming the viewport's size,
+ * unless (x, y) is inside it. */
+int act_point_check(struct act_ctx *ctx, double x, double y);
+/* act_point_check, then the element at (x, y) becomes the target (for the
+ * gate). Returns 0, or -1 with the action failed. */
+int act_point_target(struct act_ctx *ctx, double x, double y);
+/* Right before acting: the element at (x, y) found again with its landing
+ * armed (keep: a press's recorder kept, act_resolve_point arm 2); it must
+ * be the one the gate saw, else the action fails with target_changed and
+ * nothing is done. */
+int act_point_rearm(struct act_ctx *ctx, double x, double y, int keep);
+/* Notes where the session's mouse is now (browser_mouse_down, _up and
+ * _wheel act there). */
+void act_point_moved(struct act_ctx *ctx, double x, double y);
+
+/* verdict.c */
+/* Appends {check, expected, observed, ok} to out.verdicts (expected and
+ * observed taken; NULL = null). Returns ok. */
+int act_add_verdict(struct act_ctx *ctx, const char *check, json_t *expected, json_t *observed,
+                    int ok);
+
+/* find.c */
+/* Searches the snapshot text yaml (borrowed) for text (a case-insensitive
+ * literal) or regex ("pattern" or "/pattern/flags"; exactly one of the
+ * two is non-NULL): *matches a new array of {role, name?, ref?, line,
+ * path} (at most 50), and the matching lines under their ancestors
+ * appended to snippets; deadline_ms (gb_now_ms() time, 0 = none) bounds
+ * the whole search. Returns 0, or -1 with a message for the agent in err
+ * (invalid or runaway regex, out of time). */
+int act_find_in_snapshot(const char *yaml, const char *text, const char *regex, int64_t deadline_ms,
+                         json_t **matches, struct gb_buf *snippets, char *err, size_t errlen);
 
 /* recorder.c */
 int act_recorder_start(struct act_recorder *r, struct cdp_conn *cdp, const char *page_session,
@@ -551,12 +734,25 @@ struct key_def {
 int act_mouse_click(struct act_ctx *ctx, double x, double y, const char *button, int count,
                     int modifiers);
 int act_mouse_move(struct act_ctx *ctx, double x, double y);
+/* A move to (x, y) with button ("left", "right", "middle") held down, as
+ * a drag moves; awaited. */
+int act_mouse_move_held(struct act_ctx *ctx, double x, double y, const char *button);
+/* One wheel event at (x, y) scrolling by (dx, dy) CSS px; awaited. */
+int act_mouse_wheel(struct act_ctx *ctx, double x, double y, double dx, double dy);
 /* One press (move there, then press: count is the click count) and one
  * release, each awaited. */
 int act_mouse_down(struct act_ctx *ctx, double x, double y, const char *button, int count,
                    int modifiers);
 int act_mouse_up(struct act_ctx *ctx, double x, double y, const char *button, int count,
                  int modifiers);
+/* A click of count (1 or more) at (x, y) on the target armed by
+ * act_actionable or act_resolve_point: the first press, where it landed
+ * read back (act_click_landed), hold_ms with the button down (0: none),
+ * the release (and, for the left button, where the click event went),
+ * then the further presses. Returns 0, or -1 with the action failed
+ * ("missed" when it landed elsewhere). */
+int act_click_at(struct act_ctx *ctx, double x, double y, const char *button, int count,
+                 int modifiers, int hold_ms);
 int act_press_key(struct act_ctx *ctx, const char *key, int modifiers);
 int act_type_text(struct act_ctx *ctx, const char *text, int slowly);
 int act_modifiers_from_json(json_t *arr);

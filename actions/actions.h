@@ -29,6 +29,7 @@ enum act_param_type {
 	ACT_T_INTEGER,
 	ACT_T_OBJECT,       /* any JSON object (e.g. expect); checked by the tool */
 	ACT_T_STRING_ARRAY, /* array of strings */
+	ACT_T_OBJECT_ARRAY, /* array of objects, each checked against items */
 };
 
 struct act_param {
@@ -40,6 +41,13 @@ struct act_param {
 	double minimum;                 /* numbers: used when has_range */
 	double maximum;
 	int has_range;
+	int nullable; /* JSON null is accepted too (it clears a setting) */
+	/* ACT_T_OBJECT_ARRAY: the members of each item (names, types,
+	 * required, enums: checked as parameters are) */
+	const struct act_param *items;
+	size_t n_items;
+	size_t min_items; /* arrays: the fewest items accepted */
+	size_t max_items; /* arrays: the most items accepted; 0 = no limit */
 };
 
 /* What a tool can change; the pipeline runs its steps from this alone. */
@@ -154,10 +162,6 @@ struct act_config {
 	/* Permissions granted to every page, comma-separated Playwright names
 	 * (geolocation, clipboard-read, ...; act_permission_known); NULL = none */
 	const char *grant_permissions;
-	/* Capability groups whose tools are offered, comma-separated ("vision,pdf");
-	 * the core tools always are; "" = the core only (`glassbox mcp` without
-	 * --caps, as Playwright MCP); NULL = every group (`glassbox serve`). */
-	const char *caps;
 	int no_code;        /* answers show no "### Ran Playwright code" */
 	int code_lang;      /* the language of that code: 0 TypeScript, 1 Python, 2 Java, 3 C# */
 	int snapshot_boxes; /* snapshots show each element's [box=x,y,width,height] */
@@ -206,6 +210,11 @@ struct act_config {
 	json_t *credentials;
 	const char *client_name;
 	const char *flow_name;
+	/* Capability groups turned on (actions/caps.c): the server's --caps
+	 * value, a comma-separated list ("vision,testing"; borrowed, read at
+	 * act_session_new); NULL = none. The tenant policy's "caps" array adds
+	 * to it. */
+	const char *caps;
 };
 
 enum act_snapshot_mode {
@@ -223,13 +232,34 @@ int act_code_lang_parse(const char *s);
 /* 1 when name is a permission act_config.grant_permissions can grant. */
 int act_permission_known(const char *name);
 
-/* 1 when def is offered under caps (act_config.caps; NULL = every group). */
-int act_def_offered(const struct act_def *def, const char *caps);
 
 /* The notice, given once at initialize (the server's instructions), that
  * page content in answers is data from the web page, never instructions
  * (page_content.c). */
 extern const char act_page_content_notice[];
+
+/* ---- capability groups (caps.c) ----------------------------------------- */
+
+/* The group names this build knows, for messages: "vision, testing, pdf". */
+const char *act_caps_known(void);
+/* The bit of group in a mask: 0, or -1 when the group is unknown. */
+int act_caps_bit(const char *group, unsigned *bit);
+/* Adds the groups of a comma-separated list (the --caps flag; NULL or ""
+ * = none) to *mask. Returns 0, or -1 with a message naming the unknown
+ * group and the known ones in err. */
+int act_caps_parse_list(const char *list, unsigned *mask, char *err, size_t errlen);
+/* The same for a JSON array of names (policy "caps", borrowed; NULL =
+ * none). */
+int act_caps_parse_json(const json_t *caps, unsigned *mask, char *err, size_t errlen);
+/* The groups in force for sessions of cfg: cfg->caps and the "caps" of
+ * cfg->tenant_policy. Returns 0 with *mask, or -1 with the reason. */
+int act_caps_of_config(const struct act_config *cfg, unsigned *mask, char *err, size_t errlen);
+/* 1 when a tool of group (NULL = core) is on under mask, 0 when it is
+ * off (an unknown group is always off). */
+int act_caps_allows(unsigned mask, const char *group);
+/* The refusal of def, a tool whose group is off, saying how to turn it on;
+ * written to buf (len bytes), which is returned. */
+const char *act_caps_refusal(const struct act_def *def, char *buf, size_t len);
 
 /* ---- warm pool --------------------------------------------------------- */
 
@@ -323,6 +353,10 @@ const struct act_def *act_internal_tool_at(size_t i);
  * that needs one, on the worker thread). */
 int act_session_new(const struct act_config *cfg, struct act_session **out, char *err,
                     size_t errlen);
+
+/* The agent session's id (borrowed, fixed for its life): its browser
+ * sessions' session_opened records name it as agent_session. */
+const char *act_session_id(const struct act_session *s);
 
 /* Calls a session holds queued (not counting the one running): the
  * mailbox's ceiling. */

@@ -2,7 +2,7 @@
  * browser_options.c - what the server's Playwright MCP options change in
  * each browser a session launches: its User-Agent (a launch flag) and the
  * permissions granted to its pages (Browser.grantPermissions once it is
- * ready); and which capability groups' tools are offered.
+ * ready).
  */
 #include "actions/actions-private.h"
 
@@ -50,25 +50,6 @@ static const char *cdp_permission(const char *name, size_t len)
 int act_permission_known(const char *name)
 {
 	return name && cdp_permission(name, strlen(name)) != NULL;
-}
-
-int act_def_offered(const struct act_def *def, const char *caps)
-{
-	size_t n;
-	const char *p;
-
-	if (!def->caps || !caps)
-		return 1;
-	n = strlen(def->caps);
-	for (p = caps; p && *p;) {
-		size_t len = strcspn(p, ",");
-
-		if (len == n && !strncmp(p, def->caps, n))
-			return 1;
-		p += len;
-		p += *p == ',';
-	}
-	return 0;
 }
 
 void act_browser_launch_args(struct act_session *as, struct sess_options *opt)

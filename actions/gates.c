@@ -320,7 +320,8 @@ out:
 /* The gate, with approval_id (NULL: the call's "approval" argument) as
  * the approval to use; may_ask: whether a pending approval may be put to
  * the client (once per call). */
-static int gate_run(struct act_ctx *ctx, const char *approval_id, int may_ask)
+static int gate_run(struct act_ctx *ctx, const struct act_gate_part *part, const char *approval_id,
+                    int may_ask)
 {
 	struct policy_action_facts f = { 0 };
 	struct policy_gate_request req = { 0 };
@@ -334,9 +335,9 @@ static int gate_run(struct act_ctx *ctx, const char *approval_id, int may_ask)
 	int asked;
 	int rc = 0;
 
-	if (ctx->def->policy.exempt)
+	if (!part && ctx->def->policy.exempt)
 		return 0; /* read-only tools: the descriptor says why */
-	f.kind = (enum policy_action_kind)ctx->def->policy.kind;
+	f.kind = (enum policy_action_kind)(part ? part->kind : ctx->def->policy.kind);
 	f.session_id = ctx->as->id;
 	f.page_url = ctx->page ? sess_page_url(ctx->page) : "";
 	if (ctx->has_target) {
@@ -387,7 +388,11 @@ static int gate_run(struct act_ctx *ctx, const char *approval_id, int may_ask)
 		f.dialog_accept = json_is_true(json_object_get(ctx->args, "accept"));
 		f.text = d ? d->message : "";
 	}
-	value = value_of(ctx);
+	value = part ? strdup(part->value ? part->value : "") : value_of(ctx);
+	if (!value) {
+		rc = act_fail(ctx, "oom", "out of memory");
+		goto out;
+	}
 	f.value = (const unsigned char *)value;
 	f.value_len = strlen(value);
 	req.tenant = ctx->as->tenant;
@@ -410,7 +415,7 @@ static int gate_run(struct act_ctx *ctx, const char *approval_id, int may_ask)
 		asked = ask_client(ctx, &res.approval, res.decision.rule);
 		if (asked > 0) {
 			/* approved at the client: the facts are re-read, the approval spent */
-			rc = gate_run(ctx, res.approval.id, 0);
+			rc = gate_run(ctx, part, res.approval.id, 0);
 			goto out;
 		}
 		if (asked < 0) {
@@ -451,5 +456,10 @@ out:
 
 int act_gate_check(struct act_ctx *ctx)
 {
-	return gate_run(ctx, NULL, 1);
+	return gate_run(ctx, NULL, NULL, 1);
+}
+
+int act_gate_check_part(struct act_ctx *ctx, const struct act_gate_part *part)
+{
+	return gate_run(ctx, part, NULL, 1);
 }

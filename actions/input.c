@@ -140,6 +140,28 @@ int act_mouse_move(struct act_ctx *ctx, double x, double y)
 	return await_input(ctx, ids, n, "moving the mouse");
 }
 
+int act_mouse_move_held(struct act_ctx *ctx, double x, double y, const char *button)
+{
+	int mask = !strcmp(button, "right") ? 2 : !strcmp(button, "middle") ? 4 : 1;
+	uint64_t ids[1];
+	size_t n = 0;
+
+	send_mouse(ctx, ids, &n, "mouseMoved", x, y, button, mask, 0, 0);
+	return await_input(ctx, ids, n, "moving the mouse with the button held");
+}
+
+int act_mouse_wheel(struct act_ctx *ctx, double x, double y, double dx, double dy)
+{
+	uint64_t id;
+
+	if (cdp_send(ctx->cdp, ctx->psid, "Input.dispatchMouseEvent",
+	             json_pack("{s:s, s:f, s:f, s:f, s:f}", "type", "mouseWheel", "x", x, "y", y,
+	                       "deltaX", dx, "deltaY", dy),
+	             &id) < 0)
+		return act_fail(ctx, "browser_error", "cannot send the wheel event");
+	return await_input(ctx, &id, 1, "scrolling with the mouse wheel");
+}
+
 int act_mouse_click(struct act_ctx *ctx, double x, double y, const char *button, int count,
                     int modifiers)
 {
@@ -177,6 +199,37 @@ int act_mouse_up(struct act_ctx *ctx, double x, double y, const char *button, in
 
 	send_mouse(ctx, ids, &n, "mouseReleased", x, y, button, 0, count, modifiers);
 	return await_input(ctx, ids, n, "clicking");
+}
+
+int act_click_at(struct act_ctx *ctx, double x, double y, const char *button, int count,
+                 int modifiers, int hold_ms)
+{
+	int landed;
+	int rc;
+	int c;
+
+	/* the press, then where it landed read back, then the release: a
+	 * missed press is still released, so the page is not left with a
+	 * button held down */
+	rc = act_mouse_down(ctx, x, y, button, 1, modifiers);
+	if (rc < 0)
+		return rc;
+	landed = act_click_landed(ctx, x, y, 0);
+	if (hold_ms > 0) {
+		rc = cdp_service(ctx->cdp, hold_ms < act_left_ms(ctx) ? hold_ms : act_left_ms(ctx),
+		                 NULL, NULL);
+		if (rc == -CDP_ECANCELLED || rc == -CDP_ECLOSED)
+			landed = act_connection_failed(ctx, rc, "holding the button down");
+	}
+	rc = act_mouse_up(ctx, x, y, button, 1, modifiers);
+	if (rc == 0 && landed == 0 && !strcmp(button, "left"))
+		landed = act_click_landed(ctx, x, y, 1);
+	for (c = 2; rc == 0 && c <= count; c++) {
+		rc = act_mouse_down(ctx, x, y, button, c, modifiers);
+		if (rc == 0)
+			rc = act_mouse_up(ctx, x, y, button, c, modifiers);
+	}
+	return rc == 0 && landed < 0 ? -1 : rc;
 }
 
 /* Fills a key_def for one key name: a named key or a single character;

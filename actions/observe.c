@@ -225,7 +225,11 @@ int act_observe_after(struct act_ctx *ctx)
 				}
 			}
 		}
-		json_object_set(ctx->out, "verdicts", verdicts);
+		/* after the tool's own verdicts, if it has any */
+		if (json_is_array(json_object_get(ctx->out, "verdicts")))
+			json_array_extend(json_object_get(ctx->out, "verdicts"), verdicts);
+		else
+			json_object_set(ctx->out, "verdicts", verdicts);
 		if (!all_ok) {
 			char *why = verify_explain_failures(verdicts);
 
@@ -252,8 +256,16 @@ json_t *act_redacted_args(const struct act_ctx *ctx)
 	json_t *copy = json_deep_copy(ctx->args ? ctx->args : json_object());
 	json_t *expect = json_object_get(copy, "expect");
 
+	json_t *fields = json_object_get(copy, "fields");
+	size_t i;
+
 	if (ctx->sensitive && json_object_get(copy, "text"))
 		json_object_set_new(copy, "text", json_string("[redacted]"));
+	/* browser_fill_form: the values that went into password fields */
+	for (i = 0; i < json_array_size(fields) && i < ACT_MAX_PARTS; i++)
+		if (ctx->sensitive_fields & (1ull << i))
+			json_object_set_new(json_array_get(fields, i), "value",
+			                    json_string("[redacted]"));
 	/* the expected value of a secret field is the secret */
 	if (ctx->sensitive && json_is_object(expect) && json_object_get(expect, "value"))
 		json_object_set_new(expect, "value", json_string("[redacted]"));

@@ -524,6 +524,9 @@ static void build_record(struct act_ctx *ctx, struct act_keeper_action *a)
 		json_object_set_new(body, "element", element);
 	}
 	json_object_set_new(body, "arguments", act_redacted_args(ctx));
+	/* when it began, wall clock: the record is written later, off the path */
+	json_object_set_new(body, "started_at_ms",
+	                    json_integer(gb_wall_ms() - (gb_now_ms() - ctx->started_ms)));
 	json_object_set_new(body, "steps", steps_json(ctx->steps));
 	/* the Playwright code it ran (codegen.h), for a spec made of the session */
 	if (ctx->code.len)
@@ -535,6 +538,7 @@ static void build_record(struct act_ctx *ctx, struct act_keeper_action *a)
 	a->body = body;
 	a->arguments = act_redacted_args(ctx);
 	a->secret_text = ctx->sensitive;
+	a->frames = act_screencast_take(ctx, body);
 	if (ctx->shot_png || ctx->shot_deferred) {
 		a->png = ctx->shot_png;
 		a->png_len = ctx->shot_len;
@@ -544,9 +548,11 @@ static void build_record(struct act_ctx *ctx, struct act_keeper_action *a)
 		ctx->before_png = NULL;
 		a->annotation = ctx->annotation;
 		a->snapshot_text = ctx->has_target ? ctx->as->last_snapshot : NULL;
-		a->network_log = json_pack(
-		    "{s:O, s:O}", "responses", gb_or_json(json_object_get(ctx->out, "responses")),
-		    "failed_requests", gb_or_json(json_object_get(ctx->out, "failed_requests")));
+		a->network_log =
+		    json_pack("{s:O, s:O, s:o}", "responses",
+		              gb_or_json(json_object_get(ctx->out, "responses")), "failed_requests",
+		              gb_or_json(json_object_get(ctx->out, "failed_requests")), "exchanges",
+		              act_netlog_take(ctx));
 	}
 }
 
@@ -680,7 +686,8 @@ static int gate(struct act_ctx *ctx, unsigned plan)
 	if (!(plan & ACT_STEP_BIT(ACT_STEP_GATE)))
 		return 0;
 	act_step(ctx, ACT_STEP_GATE);
-	return act_gate_check(ctx);
+	/* a tool acting on several elements gates each of them itself */
+	return ctx->def->impl->gate_parts ? ctx->def->impl->gate_parts(ctx) : act_gate_check(ctx);
 }
 
 /* The ledger step of the plan: the operation is running from now on (a
@@ -707,6 +714,12 @@ static int check_descriptor(struct act_ctx *ctx)
 		                "%s is not described completely (its effect or policy kind is "
 		                "missing), so it is not run",
 		                def->name);
+	if (!act_caps_allows(ctx->as->caps, def->caps)) {
+		char why[512];
+
+		return act_fail(ctx, "capability_off", "%s",
+		                act_caps_refusal(def, why, sizeof(why)));
+	}
 	return 0;
 }
 
@@ -800,6 +813,8 @@ void act_run_call(struct act_session *as, struct act_call *call)
 	if (plan & ACT_STEP_BIT(ACT_STEP_OBSERVE_BEFORE)) {
 		act_step(&ctx, ACT_STEP_OBSERVE_BEFORE);
 		act_recorder_start(&ctx.rec, ctx.cdp, ctx.psid, sess_page_main_frame_id(ctx.page));
+		act_screencast_start(&ctx);
+		act_netlog_start(&ctx);
 		if (!sess_page_dialog(ctx.page)) { /* a dialog blocks the page's script */
 			act_observe_before(&ctx);
 			if (as->before_screenshots)
@@ -842,6 +857,8 @@ release:
 	if (ctx.digest_call)
 		cdp_forget(ctx.cdp, ctx.digest_call);
 	act_recorder_stop(&ctx.rec);
+	act_screencast_stop(&ctx);
+	act_netlog_stop(&ctx);
 	sess_set_busy(ctx.sess, 0);
 done:
 	finish(&ctx);
@@ -851,6 +868,8 @@ free:
 	drop_failed_browser(as);
 	json_decref(ctx.out);
 	json_decref(ctx.content);
+	json_decref(ctx.cast.frames);
+	json_decref(ctx.netlog.order);
 	free(ctx.shot_png);
 	free(ctx.before_png);
 	free(ctx.snapshot);

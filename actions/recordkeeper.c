@@ -64,6 +64,7 @@ struct keeper_job {
 	struct evid_annotation annotation;
 	char *snapshot_text;
 	json_t *network_log;
+	json_t *frames; /* screencast frames, or NULL */
 };
 
 struct act_keeper {
@@ -98,6 +99,7 @@ static void job_free(struct keeper_job *j)
 	json_decref(j->body);
 	json_decref(j->arguments);
 	json_decref(j->network_log);
+	json_decref(j->frames);
 	free(j->png);
 	free(j->before_png);
 	free(j->snapshot_text);
@@ -128,7 +130,7 @@ static size_t job_bytes(const struct keeper_job *j)
 {
 	return JOB_OVERHEAD_BYTES + j->png_len + j->before_len +
 	       (j->snapshot_text ? strlen(j->snapshot_text) : 0) + json_bytes(j->body) +
-	       json_bytes(j->arguments) + json_bytes(j->network_log);
+	       json_bytes(j->arguments) + json_bytes(j->network_log) + json_bytes(j->frames);
 }
 
 /* Writes one job: the evidence first, then the audit record naming it.
@@ -177,6 +179,8 @@ static int keep_one(struct act_keeper *k, struct keeper_job *j)
 				    artifacts,
 				    evid_artifact_json("screenshot_before", "image/png", &ref, 1));
 		}
+		if (j->frames && artifacts)
+			act_screencast_keep(k->store, &meta, j->frames, artifacts, j->body);
 	}
 	if (k->audit) {
 		e.tenant = k->tenant;
@@ -412,11 +416,13 @@ int act_keeper_record_action(struct act_keeper *k, const struct act_keeper_actio
 	j->annotation = a->annotation;
 	j->snapshot_text = a->snapshot_text ? strdup(a->snapshot_text) : NULL;
 	j->network_log = a->network_log;
+	j->frames = a->frames;
 	return submit(k, j, ticket, err, errlen);
 drop:
 	json_decref(a->body);
 	json_decref(a->arguments);
 	json_decref(a->network_log);
+	json_decref(a->frames);
 	free(a->png);
 	free(a->before_png);
 	return -1;

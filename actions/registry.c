@@ -276,6 +276,8 @@ static const char *type_phrase(enum act_param_type t)
 		return "an object";
 	case ACT_T_STRING_ARRAY:
 		return "an array of strings";
+	case ACT_T_OBJECT_ARRAY:
+		return "an array of objects";
 	}
 	return "a value";
 }
@@ -356,6 +358,66 @@ static const struct act_param *find_param(const struct act_def *def, const char 
 
 /* Checks one present value v (borrowed) against p: type, enum (also of
  * array items), range. Returns 0, or -1 with a message in err. */
+static int check_value(const struct act_param *p, json_t *v, char *err, size_t errlen);
+
+/* Checks one item (borrowed) of the object array p, item number index:
+ * an object whose members are p->items (unknown names refused, required
+ * ones present, each checked as a parameter named "p[index].member").
+ * Returns 0, or -1 with a message in err. */
+static int check_item(const struct act_param *p, size_t index, json_t *item, char *err,
+                      size_t errlen)
+{
+	struct act_param member;
+	char name[160];
+	char names[256];
+	const char *key;
+	json_t *v;
+	size_t i, used;
+	int n;
+
+	if (!json_is_object(item)) {
+		set_err(err, errlen, "argument '%s[%zu]' must be an object (got %s)", p->name,
+		        index, json_kind(item));
+		return -1;
+	}
+	json_object_foreach(item, key, v)
+	{
+		for (i = 0; i < p->n_items && strcmp(p->items[i].name, key) != 0; i++)
+			;
+		if (i < p->n_items)
+			continue;
+		names[0] = '\0';
+		used = 0;
+		for (i = 0; i < p->n_items; i++) {
+			n = snprintf(names + used, sizeof(names) - used, "%s%s", i ? ", " : "",
+			             p->items[i].name);
+			if (n < 0 || (size_t)n >= sizeof(names) - used)
+				break;
+			used += (size_t)n;
+		}
+		set_err(err, errlen, "unknown member '%.60s' in '%s[%zu]': each item takes %s", key,
+		        p->name, index, names);
+		return -1;
+	}
+	for (i = 0; i < p->n_items; i++) {
+		member = p->items[i];
+		snprintf(name, sizeof(name), "%s[%zu].%s", p->name, index, member.name);
+		member.name = name;
+		v = json_object_get(item, p->items[i].name);
+		if (!v) {
+			if (member.required) {
+				set_err(err, errlen, "argument '%s' is required: %s", name,
+				        member.description);
+				return -1;
+			}
+			continue;
+		}
+		if (check_value(&member, v, err, errlen) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 static int check_value(const struct act_param *p, json_t *v, char *err, size_t errlen)
 {
 	char list[256];
@@ -364,6 +426,8 @@ static int check_value(const struct act_param *p, json_t *v, char *err, size_t e
 	double d;
 	int rc = -1;
 
+	if (p->nullable && json_is_null(v))
+		return 0;
 	switch (p->type) {
 	case ACT_T_STRING:
 		if (!json_is_string(v))
@@ -417,6 +481,25 @@ static int check_value(const struct act_param *p, json_t *v, char *err, size_t e
 				        p->name, i, list);
 				goto out;
 			}
+		}
+		break;
+	case ACT_T_OBJECT_ARRAY:
+		if (!json_is_array(v))
+			goto wrong_type;
+		if (json_array_size(v) < p->min_items) {
+			set_err(err, errlen, "argument '%s' needs at least %zu item%s", p->name,
+			        p->min_items, p->min_items == 1 ? "" : "s");
+			goto out;
+		}
+		if (p->max_items && json_array_size(v) > p->max_items) {
+			set_err(err, errlen, "argument '%s' takes at most %zu items (got %zu)",
+			        p->name, p->max_items, json_array_size(v));
+			goto out;
+		}
+		json_array_foreach(v, i, item)
+		{
+			if (check_item(p, i, item, err, errlen) < 0)
+				goto out;
 		}
 		break;
 	}

@@ -193,6 +193,10 @@ int act_session_new(const struct act_config *cfg, struct act_session **out, char
 		snprintf(err, errlen, "the policy is not valid: %s", perr);
 		goto out;
 	}
+	if (act_caps_of_config(cfg, &s->caps, perr, sizeof(perr)) < 0) {
+		snprintf(err, errlen, "the capability groups are not valid: %s", perr);
+		goto out;
+	}
 	s->before_screenshots = policy_tenant_settings(s->tenant_policy)->before_screenshots;
 	s->require_evidence = policy_tenant_settings(s->tenant_policy)->require_evidence;
 	s->evidence_before_answer =
@@ -256,6 +260,11 @@ out:
 		free(s);
 	}
 	return rc;
+}
+
+const char *act_session_id(const struct act_session *s)
+{
+	return s->id;
 }
 
 int act_session_submit(struct act_session *s, struct act_call *call)
@@ -370,6 +379,7 @@ void act_session_free(struct act_session *s)
 	evid_audit_close(s->audit);
 	evid_store_close(s->store);
 	json_decref(s->policy);
+	json_decref(s->media);
 	json_decref(s->profile_closed);
 	json_decref(s->profile_origins);
 	act_secrets_stop(s);

@@ -205,20 +205,26 @@ static void collapse_space(const char *s, char *out, size_t outlen)
  * name, compared with whitespace collapsed); it is then resolved as its
  * ref would be. The agent's last snapshot text is left as it was.
  */
-static int resolve_role(struct act_ctx *ctx, const char *role, const char *name, const char *shown)
+/* Takes a snapshot (the session's refs become its refs) and collects the
+ * refs whose role is role and, when name is not NULL, whose name is name
+ * (whitespace collapsed): the first max into refs, how many matched into
+ * *n, how many of that role there are into *n_role and the first of their
+ * names into others (may be NULL). Returns 0, or -1 with the action
+ * failed (shown names what was looked for). */
+static int match_role(struct act_ctx *ctx, const char *role, const char *name, const char *shown,
+                      char (*refs)[16], size_t max, size_t *n, size_t *n_role,
+                      struct gb_buf *others)
 {
 	struct snap_options opt = { 0 };
 	struct snap_refmap *map = &ctx->as->refs;
 	char want[512], got[512];
-	char found[16] = "";
-	struct gb_buf others;
 	char *yaml = NULL;
 	char err[512] = "";
-	size_t i, n = 0, n_role = 0;
 	int truncated = 0;
+	size_t i;
 	int rc = -1;
 
-	gb_buf_init(&others, 1024);
+	*n = *n_role = 0;
 	collapse_space(name, want, sizeof(want));
 	opt.page_session_id = ctx->psid;
 	opt.timeout_ms = act_left_ms(ctx);
@@ -237,16 +243,43 @@ static int resolve_role(struct act_ctx *ctx, const char *role, const char *name,
 
 		if (!r->role || strcmp(r->role, role) != 0)
 			continue;
-		n_role++;
+		(*n_role)++;
 		collapse_space(r->name, got, sizeof(got));
 		if (name && strcmp(got, want) != 0) {
-			if (n_role <= 8)
-				gb_buf_appendf(&others, "%s\"%.60s\"", others.len ? ", " : "", got);
+			if (others && *n_role <= 8)
+				gb_buf_appendf(others, "%s\"%.60s\"", others->len ? ", " : "", got);
 			continue;
 		}
-		if (n++ == 0)
-			snprintf(found, sizeof(found), "%s", r->ref);
+		if (*n < max)
+			snprintf(refs[*n], sizeof(refs[*n]), "%s", r->ref);
+		(*n)++;
 	}
+	rc = 0;
+out:
+	free(yaml);
+	return rc;
+}
+
+int act_role_refs(struct act_ctx *ctx, const char *role, const char *name, char (*refs)[16],
+                  size_t max, size_t *n)
+{
+	size_t n_role;
+
+	return match_role(ctx, role, name, role, refs, max, n, &n_role, NULL);
+}
+
+static int resolve_role(struct act_ctx *ctx, const char *role, const char *name, const char *shown)
+{
+	char want[512];
+	char found[1][16];
+	struct gb_buf others;
+	size_t n = 0, n_role = 0;
+	int rc = -1;
+
+	gb_buf_init(&others, 1024);
+	collapse_space(name, want, sizeof(want));
+	if (match_role(ctx, role, name, shown, found, 1, &n, &n_role, &others) < 0)
+		goto out;
 	if (n == 0 && name && n_role)
 		act_fail(ctx, "no_match",
 		         "no %s named \"%.200s\" on the page; the %ss there are "
@@ -263,9 +296,8 @@ static int resolve_role(struct act_ctx *ctx, const char *role, const char *name,
 		         "more specific locator",
 		         shown, n);
 	else
-		rc = resolve_ref(ctx, found);
+		rc = resolve_ref(ctx, found[0]);
 out:
-	free(yaml);
 	gb_buf_free(&others);
 	return rc;
 }
@@ -413,15 +445,24 @@ out:
  * the element's shadow root if any) that records where the first trusted
  * pointerdown or mousedown really landed; landed_js reads it back.
  */
+/* desc(n): names an element for messages (tag#id "text"). */
+#define DESC_JS                                                                                 \
+	" const desc = (n) => { if (!n) return 'nothing'; if (n.nodeType !== 1) n = "           \
+	"n.parentElement;"                                                                      \
+	"  if (!n) return 'nothing'; let s = n.tagName.toLowerCase();"                          \
+	"  if (n.id) s += '#' + n.id; else if (n.classList && n.classList.length) s += '.' + "  \
+	"[...n.classList].join('.');"                                                           \
+	"  const t = (n.innerText || n.value || '').trim().replace(/\\s+/g, ' ').slice(0, 40);" \
+	"  if (t) s += ' \"' + t + '\"'; return s; };"
+/* mine(n): n is el, inside it, or a label of it. */
+#define MINE_JS                                                                                   \
+	" const mine = (n) => { if (!n) return false; if (n.nodeType !== 1) n = n.parentElement;" \
+	"  if (!n) return false; if (n === el || el.contains(n)) return true;"                    \
+	"  const l = n.closest && n.closest('label'); return !!(l && l.control === el); };"
+
 static const char actionable_head_js[] =
     "async function(kind) {"
-    " const el = this.nodeType === 1 ? this : this.parentElement;"
-    " const desc = (n) => { if (!n) return 'nothing'; if (n.nodeType !== 1) n = n.parentElement;"
-    "  if (!n) return 'nothing'; let s = n.tagName.toLowerCase();"
-    "  if (n.id) s += '#' + n.id; else if (n.classList && n.classList.length) s += '.' + "
-    "[...n.classList].join('.');"
-    "  const t = (n.innerText || n.value || '').trim().replace(/\\s+/g, ' ').slice(0, 40);"
-    "  if (t) s += ' \"' + t + '\"'; return s; };"
+    " const el = this.nodeType === 1 ? this : this.parentElement;" DESC_JS
     " if (!el || !el.isConnected) return { error: 'detached' };"
     " const rect = () => { const r = el.getBoundingClientRect(); return [r.left, r.top, r.width, "
     "r.height]; };"
@@ -447,10 +488,7 @@ static const char actionable_head_js[] =
     "includes(type)) || tag === 'textarea' || el.isContentEditable;"
     "  if (!textual || el.readOnly) return { error: 'not_editable', desc: desc(el) }; }"
     " if (kind === 'select' && tag !== 'select') return { error: 'not_select', desc: desc(el) };";
-static const char actionable_hit_js[] =
-    " const mine = (n) => { if (!n) return false; if (n.nodeType !== 1) n = n.parentElement;"
-    "  if (!n) return false; if (n === el || el.contains(n)) return true;"
-    "  const l = n.closest && n.closest('label'); return !!(l && l.control === el); };"
+static const char actionable_hit_js[] = MINE_JS
     " let point = null; const blockers = []; let bx = 0, by = 0, tried = 0;"
     " if (kind === 'click' || kind === 'hover') {"
     "  const win = el.ownerDocument.defaultView; const vw = win.innerWidth, vh = win.innerHeight;"
@@ -466,29 +504,38 @@ static const char actionable_hit_js[] =
     "  if (!point && blockers.length) return { error: 'covered', desc: desc(el), blocker: "
     "blockers.join(' and '), x: Math.round(bx), y: Math.round(by) };"
     "  if (!point) return { error: 'offscreen', desc: desc(el) }; }";
+/* The landing recorder on el (a click about to be made; landed_js reads
+ * it back). */
+#define LANDING_ARM_JS                                                                             \
+	"  const win = el.ownerDocument.defaultView; if (win.__glassboxLanded) "                   \
+	"win.__glassboxLanded.off();"                                                              \
+	"  const rec = { press: { seen: false, inside: false }, click: { seen: false, inside: "    \
+	"false "                                                                                   \
+	"}, type: '' };"                                                                           \
+	"  const note = (o, e) => { const path = e.composedPath(); const t = path[0] || e.target;" \
+	"   o.seen = true; o.x = e.clientX; o.y = e.clientY; o.inside = o.inside || "              \
+	"path.includes(el) "                                                                       \
+	"|| mine(t);"                                                                              \
+	"   const te = t && t.nodeType === 1 ? t : t && t.parentElement; o.hit = desc(te);"        \
+	"   if (te) { const b = te.getBoundingClientRect(); o.box = [b.left, b.top, b.width, "     \
+	"b.height]; } };"                                                                          \
+	"  const on = (e) => { if (!e.isTrusted) return;"                                          \
+	"   if (e.type === 'click') { if (!rec.click.ev || rec.click.ev === e) { rec.click.ev = "  \
+	"e; "                                                                                      \
+	"note(rec.click, e); } return; }"                                                          \
+	"   if (rec.type && rec.type !== e.type) return; rec.type = e.type; note(rec.press, e); "  \
+	"};"                                                                                       \
+	"  const where = [win]; const rn = el.getRootNode(); if (rn !== el.ownerDocument) "        \
+	"where.push(rn);"                                                                          \
+	"  const types = ['pointerdown', 'mousedown', 'click'];"                                   \
+	"  for (const w of where) for (const ty of types) w.addEventListener(ty, on, true);"       \
+	"  rec.off = () => { for (const w of where) for (const ty of types) "                      \
+	"w.removeEventListener(ty, on, true); };"                                                  \
+	"  win.__glassboxLanded = rec; }"
+
 static const char actionable_arm_js[] =
-    " if (kind === 'click' && !['iframe', 'frame', 'object', 'embed'].includes(tag)) {"
-    "  const win = el.ownerDocument.defaultView; if (win.__glassboxLanded) "
-    "win.__glassboxLanded.off();"
-    "  const rec = { press: { seen: false, inside: false }, click: { seen: false, inside: false "
-    "}, type: '' };"
-    "  const note = (o, e) => { const path = e.composedPath(); const t = path[0] || e.target;"
-    "   o.seen = true; o.x = e.clientX; o.y = e.clientY; o.inside = o.inside || path.includes(el) "
-    "|| mine(t);"
-    "   const te = t && t.nodeType === 1 ? t : t && t.parentElement; o.hit = desc(te);"
-    "   if (te) { const b = te.getBoundingClientRect(); o.box = [b.left, b.top, b.width, "
-    "b.height]; } };"
-    "  const on = (e) => { if (!e.isTrusted) return;"
-    "   if (e.type === 'click') { if (!rec.click.ev || rec.click.ev === e) { rec.click.ev = e; "
-    "note(rec.click, e); } return; }"
-    "   if (rec.type && rec.type !== e.type) return; rec.type = e.type; note(rec.press, e); };"
-    "  const where = [win]; const rn = el.getRootNode(); if (rn !== el.ownerDocument) "
-    "where.push(rn);"
-    "  const types = ['pointerdown', 'mousedown', 'click'];"
-    "  for (const w of where) for (const ty of types) w.addEventListener(ty, on, true);"
-    "  rec.off = () => { for (const w of where) for (const ty of types) "
-    "w.removeEventListener(ty, on, true); };"
-    "  win.__glassboxLanded = rec; }"
+    " if (kind === 'click' && !['iframe', 'frame', 'object', 'embed'].includes(tag)) "
+    "{" LANDING_ARM_JS
     " if (kind === 'type') { el.focus(); if (typeof el.select === 'function' && typeof el.value "
     "=== 'string') { try { el.select(); } catch (e) {} }"
     "  else if (el.isContentEditable) { const r = el.ownerDocument.createRange(); "
@@ -1001,4 +1048,102 @@ int act_click_landed(struct act_ctx *ctx, double x, double y, int released)
 out:
 	json_decref(res);
 	return rc;
+}
+
+/* At a point: names the element (this) found there and arms the landing
+ * recorder on it, as a click on it would, or (keep) leaves the one a
+ * press armed in its window ({desc, tag, landing}). */
+static const char point_arm_js[] =
+    "function(keep) { const el = this.nodeType === 1 ? this : this.parentElement;" DESC_JS MINE_JS
+    " const tag = el.tagName.toLowerCase();"
+    " const landing = !['iframe', 'frame', 'object', 'embed'].includes(tag);"
+    " if (landing && keep && el.ownerDocument.defaultView.__glassboxLanded) return { desc: "
+    "desc(el), tag, landing };"
+    " if (landing) {" LANDING_ARM_JS " return { desc: desc(el), tag, landing }; }";
+
+int act_resolve_point(struct act_ctx *ctx, double x, double y, int arm)
+{
+	json_t *node = NULL, *obj = NULL, *info = NULL;
+	const char *oid;
+	int rc = -1;
+
+	memset(&ctx->target, 0, sizeof(ctx->target));
+	ctx->has_target = 0;
+	if (act_cdp(ctx, ctx->psid, "DOM.getNodeForLocation",
+	            json_pack("{s:i, s:i, s:b, s:b}", "x", (int)x, "y", (int)y,
+	                      "includeUserAgentShadowDOM", 0, "ignorePointerEventsNone", 1),
+	            &node, "finding the element at the point") < 0)
+		goto out;
+	ctx->target.backend_node_id =
+	    (int)json_integer_value(json_object_get(node, "backendNodeId"));
+	if (act_cdp(ctx, ctx->psid, "DOM.resolveNode",
+	            json_pack("{s:i}", "backendNodeId", ctx->target.backend_node_id), &obj,
+	            "finding the element at the point") < 0)
+		goto out;
+	oid = json_string_value(json_object_get(json_object_get(obj, "object"), "objectId"));
+	if (!oid) {
+		rc = act_fail(ctx, "no_match",
+		              "there is no element at (%d, %d): take a screenshot and use a point "
+		              "inside the page",
+		              (int)x, (int)y);
+		goto out;
+	}
+	snprintf(ctx->target.session_id, sizeof(ctx->target.session_id), "%s", ctx->psid);
+	snprintf(ctx->target.object_id, sizeof(ctx->target.object_id), "%s", oid);
+	snprintf(ctx->target.description, sizeof(ctx->target.description),
+	         "the element at (%d, %d)", (int)x, (int)y);
+	ctx->has_target = 1;
+	if (!arm) {
+		rc = 0;
+		goto out;
+	}
+	if (isolated_object(ctx, ctx->target.world_object_id, sizeof(ctx->target.world_object_id),
+	                    "checking the element at the point") < 0 ||
+	    call_on_object(ctx, ctx->target.world_object_id, point_arm_js,
+	                   json_pack("[{s:b}]", "value", arm == 2), &info,
+	                   "checking the element at the point") < 0)
+		goto out;
+	snprintf(ctx->target.description, sizeof(ctx->target.description), "%s at (%d, %d)",
+	         gb_or(json_string_value(json_object_get(info, "desc")), "the element"), (int)x,
+	         (int)y);
+	ctx->target.landing = json_is_true(json_object_get(info, "landing"));
+	ctx->annotation.has_point = 1;
+	ctx->annotation.point_x = x;
+	ctx->annotation.point_y = y;
+	rc = 0;
+out:
+	json_decref(node);
+	json_decref(obj);
+	json_decref(info);
+	return rc;
+}
+
+/* Visible as Playwright counts it: attached, a box of some size, not
+ * hidden by visibility or display (here or in an ancestor). */
+static const char visible_js[] =
+    "function() { const el = this.nodeType === 1 ? this : this.parentElement;"
+    " if (!el || !el.isConnected) return false; const r = el.getBoundingClientRect();"
+    " return r.width > 0 && r.height > 0 && getComputedStyle(el).visibility !== 'hidden' &&"
+    "  (!el.checkVisibility || el.checkVisibility({ visibilityProperty: true })); }";
+
+int act_target_visible(struct act_ctx *ctx, int *visible)
+{
+	json_t *v = NULL;
+	int rc = act_call_in_isolated_world(ctx, visible_js, &v, "checking whether it is visible");
+
+	*visible = rc == 0 && json_is_true(v);
+	json_decref(v);
+	return rc;
+}
+
+int act_target_node(struct act_ctx *ctx, int *backend)
+{
+	char frame[64];
+
+	if (target_frame(
+	        ctx, ctx->target.ref[0] ? act_snapshot_find(&ctx->as->refs, ctx->target.ref) : NULL,
+	        frame, sizeof(frame), backend, "identifying the element") < 0)
+		return -1;
+	ctx->target.backend_node_id = *backend;
+	return 0;
 }

@@ -15,6 +15,7 @@
 #include "evidence/audit.h"
 #include "flows/flow.h"
 #include "policy/tenant.h"
+#include "trace/trace.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -24,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #define RUN_MAX_FLOWS 1000
 #define RUN_MAX_JOBS 32
@@ -35,6 +37,7 @@ struct run_opts {
 	const char *vars_path;
 	const char *junit_path;
 	const char *report_path;
+	const char *trace_dir;
 	const char *profile;
 	const char *profile_user;
 	int save_profile;
@@ -74,6 +77,7 @@ static void run_usage(FILE *out)
 	    "  --junit FILE     write JUnit XML; screenshots go to FILE's name without\n"
 	    "                   .xml + \"-attachments/\"\n"
 	    "  --report FILE    write the HTML trail of the run's sessions\n"
+	    "  --trace DIR      write each flow's Playwright trace to DIR/NN-name.zip\n"
 	    "  --vars FILE      NAME=VALUE lines for ${NAME} (before the environment)\n"
 	    "  --config POLICY  the tenant's policy (default $GLASSBOX_CONFIG)\n"
 	    "  --profile NAME   start every flow from the tenant's saved browser profile\n"
@@ -134,6 +138,8 @@ static int parse_run_opts(int argc, char **argv, const char *default_data_dir, s
 			o->junit_path = v;
 		} else if (!strcmp(a, "--report")) {
 			o->report_path = v;
+		} else if (!strcmp(a, "--trace")) {
+			o->trace_dir = v;
 		} else if (!strcmp(a, "--vars")) {
 			o->vars_path = v;
 		} else if (!strcmp(a, "--config")) {
@@ -236,8 +242,10 @@ static int load_policy(const char *path, json_t **out)
 	return 0;
 }
 
-/* DIR/NN-name for flow i's screenshots, name made file-safe. */
-static void attach_dir(const struct run_pool *pool, size_t i, char *out, size_t outlen)
+/* base/NN-name<suffix> for flow i (its screenshots' dir, its trace), name
+ * made file-safe; "" when it would be too long. */
+static void flow_file(const struct run_pool *pool, size_t i, const char *base, const char *suffix,
+                      char *out, size_t outlen)
 {
 	char name[128];
 	size_t k;
@@ -246,8 +254,55 @@ static void attach_dir(const struct run_pool *pool, size_t i, char *out, size_t 
 	for (k = 0; name[k]; k++)
 		if (name[k] == ' ' || name[k] == '/')
 			name[k] = '-';
-	if (snprintf(out, outlen, "%s/%02zu-%s", pool->attach_base, i + 1, name) >= (int)outlen)
-		out[0] = '\0'; /* too long: no screenshots rather than the wrong place */
+	if (snprintf(out, outlen, "%s/%02zu-%s%s", base, i + 1, name, suffix) >= (int)outlen)
+		out[0] = '\0'; /* too long: nothing rather than the wrong place */
+}
+
+/* Writes each flow's Playwright trace to DIR/NN-name.zip (trace/), noting
+ * its path in the result for the JUnit file. 0, or -1 when one could not
+ * be written (said on stderr). */
+static int write_traces(struct run_pool *pool, const struct run_opts *o)
+{
+	char dir[PATH_MAX];
+	char cwd[PATH_MAX];
+	char path[PATH_MAX];
+	char abs[PATH_MAX];
+	char err[1024];
+	size_t i;
+	int rc = 0;
+
+	if (o->trace_dir[0] == '/' || !getcwd(cwd, sizeof(cwd)))
+		snprintf(dir, sizeof(dir), "%s", o->trace_dir);
+	else if (snprintf(dir, sizeof(dir), "%s/%s", cwd, o->trace_dir) >= (int)sizeof(dir))
+		dir[0] = '\0';
+	if (!dir[0] || gb_fs_mkdirs_abs(dir, err, sizeof(err)) < 0) {
+		fprintf(stderr, "glassbox run: cannot create the trace dir %s: %s\n", o->trace_dir,
+		        dir[0] ? err : "the path is too long");
+		return -1;
+	}
+	for (i = 0; i < pool->n; i++) {
+		struct flow_result *r = &pool->results[i];
+		struct trace_export_opts t = { 0 };
+
+		if (!r->agent_session)
+			continue; /* its session never started: nothing was recorded */
+		flow_file(pool, i, o->trace_dir, ".zip", path, sizeof(path));
+		t.data_dir = o->data_dir;
+		t.tenant = "local";
+		t.agent_session = r->agent_session;
+		t.format = TRACE_FORMAT_PLAYWRIGHT_TRACE;
+		t.audit = 1;
+		t.output_description = path;
+		if (!path[0] || trace_export_write(&t, path, err, sizeof(err)) < 0) {
+			fprintf(stderr, "glassbox run: trace of %s: %s\n", r->name,
+			        path[0] ? err : "the path would be too long");
+			rc = -1;
+			continue;
+		}
+		r->trace = strdup(realpath(path, abs) ? abs : path);
+		printf("Trace: %s\n", path);
+	}
+	return rc;
 }
 
 /* A pool thread: takes the next flow until none is left, runs it, and
@@ -267,7 +322,7 @@ static void *worker(void *arg)
 		if (i >= pool->n)
 			break;
 		if (pool->attach_base[0]) {
-			attach_dir(pool, i, dir, sizeof(dir));
+			flow_file(pool, i, pool->attach_base, "", dir, sizeof(dir));
 			ro.attach_dir = dir[0] ? dir : NULL;
 		}
 		flow_run(pool->flows[i], &ro, &pool->results[i]);
@@ -384,6 +439,8 @@ int cli_cmd_run(int argc, char **argv, const char *default_data_dir)
 	printf("%zu flow%s: %zu passed, %zu failed (%.1f s)\n", pool.n, pool.n == 1 ? "" : "s",
 	       pool.n - failed, failed, (double)(gb_now_ms() - t0) / 1000.0);
 	rc = failed ? 1 : 0;
+	if (o.trace_dir && write_traces(&pool, &o) < 0)
+		rc = 1;
 	if (o.junit_path) {
 		if (flow_junit_write(o.junit_path, "glassbox run", pool.results, pool.n,
 		                     (double)(gb_now_ms() - t0) / 1000.0, err, sizeof(err)) < 0) {

@@ -153,10 +153,57 @@ static const struct cli_help helps[] = {
 	                  "  -o FILE             the HTML file to write\n"
 	                  "  --pubkey FILE       verify against this public key\n",
 	  "glassbox report --tenant local -o trail.html\n" },
+	{ "trace", "export a session as a Playwright trace (trace.zip for show-trace)",
+	  "glassbox trace export --session ID [--tenant T] [-o FILE]\n"
+	  "glassbox trace export --flow NAME [--tenant T] [-o FILE]\n",
+	  "Writes the session's actions as a Playwright trace that `npx playwright\n"
+	  "show-trace FILE` opens: one action per tool call with its target, start and\n"
+	  "end, error, screenshots before and after, its requests and console errors,\n"
+	  "and glassbox's verdicts and evidence hashes in its result. Built from the\n"
+	  "audit log (already redacted); the export is itself recorded there.\n",
+	  DATA_DIR_OPTION "  --session ID        the session (its records name it)\n"
+	                  "  --flow NAME         the newest run of the flow of that name\n"
+	                  "  --tenant T          the tenant (default: the one whose log has "
+	                  "the session;\n"
+	                  "                      \"local\" with --flow)\n"
+	                  "  -o FILE             the zip to write (default trace.zip)\n",
+	  "glassbox trace export --flow checkout -o checkout.zip\n"
+	  "npx playwright show-trace checkout.zip\n" },
+	{ "har", "export a session's network as a HAR 1.2 file",
+	  "glassbox har export --session ID [--tenant T] [-o FILE]\n"
+	  "glassbox har export --flow NAME [--tenant T] [-o FILE]\n",
+	  "Writes one HAR entry per request of the session's actions (method, URL,\n"
+	  "headers, status, MIME type, bytes, times) and per request the policy blocked.\n"
+	  "Header values that may carry credentials and credential query parameters are\n"
+	  "redacted; cookies are not recorded, text response bodies only when the policy\n"
+	  "says \"har_bodies\" (size-capped). The export is recorded in the audit log.\n",
+	  DATA_DIR_OPTION "  --session ID        the session\n"
+	                  "  --flow NAME         the newest run of the flow of that name\n"
+	                  "  --tenant T          the tenant (as for trace export)\n"
+	                  "  -o FILE             the file to write (default: standard output)\n",
+	  "glassbox har export --session 84da1df6345eb3250dec97e3b7a955e3 -o session.har\n" },
+	{ "session", "turn a session into a test: a glassbox flow or a Playwright spec",
+	  "glassbox session export --session ID --as flow|playwright [--name NAME] [-o FILE]\n"
+	  "glassbox session export --flow NAME --as flow|playwright [--name NAME] [-o FILE]\n",
+	  "Writes the session's actions that succeeded and change or wait on the page\n"
+	  "as a test: --as flow, a glassbox flow (docs/flows.md) with each step's passing\n"
+	  "verdicts as its expect checks, for `glassbox run`; --as playwright, a\n"
+	  "Playwright Test spec with the code each action ran and an expect() per\n"
+	  "verdict, for `npx playwright test`. Redacted text (a typed password) is read\n"
+	  "from the variable TYPED_SECRET. The export is recorded in the audit log.\n",
+	  DATA_DIR_OPTION "  --session ID        the session\n"
+	                  "  --flow NAME         the newest run of the flow of that name\n"
+	                  "  --as FORMAT         flow or playwright\n"
+	                  "  --name NAME         the test's name (default: from the flow or "
+	                  "session)\n"
+	                  "  --tenant T          the tenant (as for trace export)\n"
+	                  "  -o FILE             the file to write (default: standard output)\n",
+	  "glassbox session export --flow checkout --as flow -o checkout-replay.json\n"
+	  "glassbox session export --flow checkout --as playwright -o checkout.spec.ts\n" },
 	{ "run", "run QA flows (JSON files) with JUnit XML and an HTML report",
-	  "glassbox run FLOW... [-j N] [--junit FILE] [--report FILE] [--vars FILE]\n"
-	  "             [--config POLICY] [--profile NAME [--user U] [--save-profile]]\n"
-	  "             [--data-dir DIR] [--chromium PATH] [--headed]\n",
+	  "glassbox run FLOW... [-j N] [--junit FILE] [--report FILE] [--trace DIR]\n"
+	  "             [--vars FILE] [--config POLICY] [--profile NAME [--user U]\n"
+	  "             [--save-profile]] [--data-dir DIR] [--chromium PATH] [--headed]\n",
 	  "Runs each flow (docs/flows.md) in its own browser session through the same\n"
 	  "pipeline as the MCP tools: policy, approvals (a held step fails: a flow does\n"
 	  "not wait for a person), verification and signed evidence. Exit status: 0 every\n"
@@ -166,6 +213,8 @@ static const struct cli_help helps[] = {
 	  "  --junit FILE        write JUnit XML; screenshots go beside it, in FILE's name\n"
 	  "                      without .xml + \"-attachments/\"\n"
 	  "  --report FILE       write the HTML trail of the run's sessions\n"
+	  "  --trace DIR         write each flow's Playwright trace to DIR/NN-name.zip,\n"
+	  "                      linked from its JUnit testcase (npx playwright show-trace)\n"
 	  "  --vars FILE         NAME=VALUE lines for ${NAME} (before the "
 	  "environment)\n" TENANT_POLICY_OPTION(
 	      "--config") "  --profile NAME      start every flow from the tenant's saved browser "

@@ -24,6 +24,7 @@
 #include "policy/admin.h"
 #include "sessions/sessions.h"
 #include "store/store.h"
+#include "trace/trace.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -417,7 +418,7 @@ static int cmd_serve(const struct cli_opts *o)
 	return cli_cmd_serve(&a);
 }
 
-/* `glassbox audit|report|approvals [--data-dir DIR] ...`: the evidence and
+/* `glassbox audit|report|approvals|secret|trace|har|session [--data-dir DIR] ...`: the evidence and
  * approval command lines, with the data dir picked as for every command. */
 static int cmd_evidence(int argc, char **argv)
 {
@@ -440,6 +441,9 @@ static int cmd_evidence(int argc, char **argv)
 		rc = evid_cli_report(n, rest, o.data_dir);
 	else if (!strcmp(argv[1], "secret"))
 		rc = cli_cmd_secret(n, rest, o.data_dir);
+	else if (!strcmp(argv[1], "trace") || !strcmp(argv[1], "har") ||
+	         !strcmp(argv[1], "session"))
+		rc = trace_cli(n, rest, o.data_dir);
 	else
 		rc = policy_cli_approvals(n, rest, o.data_dir);
 	free(rest);
@@ -532,7 +536,8 @@ int main(int argc, char **argv)
 		                                   : cli_cmd_keys(argc - 1, argv + 1, o.data_dir);
 	}
 	if (!strcmp(argv[1], "audit") || !strcmp(argv[1], "report") ||
-	    !strcmp(argv[1], "approvals") || !strcmp(argv[1], "secret"))
+	    !strcmp(argv[1], "approvals") || !strcmp(argv[1], "secret") ||
+	    !strcmp(argv[1], "trace") || !strcmp(argv[1], "har") || !strcmp(argv[1], "session"))
 		return cmd_evidence(argc, argv);
 	if (!strcmp(argv[1], "policy"))
 		return cli_cmd_policy(argc - 1, argv + 1);

@@ -17,6 +17,8 @@ static inline const char *gb_or(const char *s, const char *fallback)
 
 /* Milliseconds on the monotonic clock; for deadlines and durations. */
 int64_t gb_now_ms(void);
+/* Milliseconds since the epoch (CLOCK_REALTIME), for records. */
+int64_t gb_wall_ms(void);
 /* The time ms (>= 0) from now on clock (CLOCK_MONOTONIC, CLOCK_REALTIME),
  * as pthread_cond_timedwait takes it for a condition on that clock. */
 struct timespec gb_deadline_in(clockid_t clock, int ms);

@@ -522,8 +522,8 @@ out:
 
 /* ---- building a record --------------------------------------------------- */
 
-/* 1 when key names a credential. */
-static int is_credential_name(const char *key)
+/* Contract in audit.h: the one list of credential names (above). */
+int evid_is_credential_name(const char *key)
 {
 	size_t i;
 
@@ -545,7 +545,7 @@ static void redact(json_t *j, int depth)
 	if (json_is_object(j)) {
 		json_object_foreach_safe(j, tmp, key, v)
 		{
-			if (is_credential_name(key) && !json_is_null(v))
+			if (evid_is_credential_name(key) && !json_is_null(v))
 				json_object_set_new(j, key, json_string("[redacted]"));
 			else if (depth >= REDACT_MAX_DEPTH &&
 			         (json_is_object(v) || json_is_array(v)))

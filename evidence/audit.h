@@ -107,6 +107,11 @@ struct evid_audit_entry {
 	int secret_text;
 };
 
+/* 1 when key (a JSON member, a header, a query parameter) names a
+ * credential, as the audit log's redaction reads it (any case): password,
+ * token, authorization, cookie, set-cookie and the rest above. */
+int evid_is_credential_name(const char *key);
+
 /* What an append produced. */
 struct evid_audit_receipt {
 	uint64_t seq;
@@ -295,6 +300,33 @@ int evid_report_html(const char *data_dir, const struct evid_report_opts *opts, 
 /* evid_report_html() written atomically to out_path (0600). */
 int evid_report_write(const char *data_dir, const struct evid_report_opts *opts,
                       const char *out_path, char *err, size_t errlen);
+
+/* ---- a session's records, read back (records.c) ------------------------ */
+
+/* Finds the tenant whose log has a record of session, into tenant.
+ * Returns 0, or -EVID_ENOENT with err saying what to do. */
+int evid_session_tenant(const char *data_dir, const char *session, char *tenant, size_t tenantlen,
+                        char *err, size_t errlen);
+
+/* Every record of session in tenant's log, in chain order, as a new array
+ * of the record objects (*records, the caller's reference). Returns 0,
+ * -EVID_ENOENT (no log, or no record of the session: err says which), or
+ * another negative evid_err. */
+int evid_session_records(const char *data_dir, const char *tenant, const char *session,
+                         json_t **records, char *err, size_t errlen);
+
+/* The newest session of tenant whose session_opened record's body has
+ * member equal to value (flow: a `glassbox run` flow's "name";
+ * agent_session: an act_session's id), into session. 0 or -EVID_ENOENT. */
+int evid_session_opened_by(const char *data_dir, const char *tenant, const char *member,
+                           const char *value, char *session, size_t sessionlen, char *err,
+                           size_t errlen);
+
+/* Reads one of tenant's artifacts and checks that it still hashes to
+ * sha256. *data is malloc'd (the caller frees it). Returns 0,
+ * -EVID_ENOENT, or -EVID_EIO (changed, unreadable), with err. */
+int evid_artifact_read(const char *data_dir, const char *tenant, const char *sha256,
+                       unsigned char **data, size_t *len, char *err, size_t errlen);
 
 /* ---- command line (cli.c) ----------------------------------------------- */
 

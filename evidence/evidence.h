@@ -173,11 +173,12 @@ const char *evid_strerror(int err);
 
 /* ---- artifact kinds ------------------------------------------------------ */
 
-#define EVID_KIND_SCREENSHOT "screenshot"          /* image/png, after the action */
-#define EVID_KIND_ANNOTATED "annotated_screenshot" /* image/png, box + click point */
-#define EVID_KIND_SNAPSHOT "snapshot_text"         /* text/plain; charset=utf-8 */
-#define EVID_KIND_NETWORK_LOG "network_log"        /* application/json */
-#define EVID_KIND_DOWNLOAD "download"              /* the download's own type */
+#define EVID_KIND_SCREENSHOT "screenshot"             /* image/png, after the action */
+#define EVID_KIND_ANNOTATED "annotated_screenshot"    /* image/png, box + click point */
+#define EVID_KIND_SNAPSHOT "snapshot_text"            /* text/plain; charset=utf-8 */
+#define EVID_KIND_NETWORK_LOG "network_log"           /* application/json */
+#define EVID_KIND_DOWNLOAD "download"                 /* the download's own type */
+#define EVID_KIND_SCREENCAST_FRAME "screencast_frame" /* image/png, the session recording */
 
 /* Checks, without storing, that tenant's artifacts can be written now:
  * the directory exists or can be created, a probe file can be written

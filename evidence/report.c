@@ -77,6 +77,7 @@ static const char page_css[] =
     "background-size:cover;background-position:top left;background-repeat:no-repeat;"
     "margin-bottom:3px}\n"
     ".shot:hover .thumb{border-color:var(--accent)}\n"
+
     ".lb{display:none;position:fixed;inset:0;background:rgba(17,24,39,.94);z-index:10;"
     "padding:28px;flex-direction:column;align-items:center;justify-content:center;gap:8px}\n"
     ".lb:target{display:flex}\n"
@@ -90,6 +91,10 @@ static const char page_css[] =
     ".note{font-size:13px;color:var(--muted);margin:4px 0}.note.bad{color:var(--bad)}\n"
     "footer{color:var(--muted);font-size:12px;margin-top:32px}\n"
     "@media print{.lb{display:none!important}.ev{break-inside:avoid}}\n";
+
+/* The session recording's filmstrip (C strings have a length limit). */
+static const char film_css[] = ".film{display:flex;gap:4px;flex-wrap:wrap;margin-top:8px}\n"
+                               ".film .thumb{width:96px}.film .shot{font-size:11px}\n";
 
 void rpt_raw(struct report *r, const char *s)
 {
@@ -245,71 +250,6 @@ out:
 	return rc;
 }
 
-/* ---- finding a session's tenant ------------------------------------------- */
-
-struct session_find {
-	const char *session;
-	int found;
-};
-
-static int find_session_line(const char *line, size_t len, unsigned long lineno, int complete,
-                             int too_long, void *user)
-{
-	struct session_find *sf = user;
-	struct evid_record rec;
-
-	(void)lineno;
-	if (!complete || too_long || evid_record_parse(line, len, &rec, NULL, 0) != 0)
-		return 0;
-	sf->found = rec.session && !strcmp(rec.session, sf->session);
-	evid_record_free(&rec);
-	return sf->found;
-}
-
-/* Finds the tenant whose log has session; 0 or -EVID_ENOENT. */
-static int find_session_tenant(const char *data_dir, const char *session, char *tenant,
-                               size_t tenantlen, char *err, size_t errlen)
-{
-	char tenants[PATH_BYTES];
-	char dir[PATH_BYTES];
-	char path[PATH_BYTES + EVID_DAY_NAME_BYTES];
-	char(*names)[EVID_DAY_NAME_BYTES] = NULL;
-	struct session_find sf = { session, 0 };
-	struct dirent *de;
-	size_t n = 0;
-	size_t i;
-	DIR *d;
-	int rc = -EVID_ENOENT;
-
-	snprintf(tenants, sizeof(tenants), "%s/tenants", data_dir);
-	d = opendir(tenants);
-	while (d && !sf.found) {
-		de = readdir(d);
-		if (!de)
-			break;
-		if (!gb_fs_name_is_safe(de->d_name) ||
-		    evid_audit_dir_path(data_dir, de->d_name, dir, sizeof(dir), NULL, 0) != 0 ||
-		    evid_audit_list_days(dir, &names, &n, NULL, 0) != 0)
-			continue;
-		for (i = n; i > 0 && !sf.found; i--) {
-			snprintf(path, sizeof(path), "%s/%s", dir, names[i - 1]);
-			evid_read_lines(path, find_session_line, &sf, NULL, 0);
-		}
-		free(names);
-		names = NULL;
-		if (sf.found)
-			rc = gb_pathf(tenant, tenantlen, "%s", de->d_name) == 0 ? 0 : -EVID_EINVAL;
-	}
-	if (d)
-		closedir(d);
-	if (rc != 0)
-		gb_set_error(err, errlen,
-		             "no tenant under %s has a record of session %.80s: check "
-		             "the session id, or give --tenant",
-		             data_dir, session);
-	return rc;
-}
-
 /* ---- the page ------------------------------------------------------------- */
 
 /* The header: who, what, and whether the chain holds. */
@@ -405,6 +345,7 @@ static int assemble(struct report *r, char **html, size_t *len, char *err, size_
 	rpt_text(r, r->opts->session_id ? r->opts->session_id : r->tenant);
 	rpt_raw(r, "</title>\n<style>\n");
 	rpt_raw(r, page_css);
+	rpt_raw(r, film_css);
 	rpt_buf(r, &r->styles);
 	rpt_raw(r, "</style></head>\n<body><main>\n");
 	render_header(r);
@@ -470,7 +411,7 @@ int evid_report_html(const char *data_dir, const struct evid_report_opts *opts, 
 		if (rc != 0)
 			gb_set_error(err, errlen, "\"%.80s\" is not a tenant name", opts->tenant);
 	} else {
-		rc = find_session_tenant(data_dir, opts->session_id, r.tenant, sizeof(r.tenant),
+		rc = evid_session_tenant(data_dir, opts->session_id, r.tenant, sizeof(r.tenant),
 		                         err, errlen);
 	}
 	if (rc != 0)

@@ -218,6 +218,32 @@ out:
 }
 
 /* Every artifact of a record, by kind. */
+/* The session recording's frames of the action, in time order, as a
+ * strip of small thumbnails that open full size. */
+static void render_filmstrip(struct report *r, const struct evid_record *rec)
+{
+	json_t *a;
+	size_t i;
+	size_t n = 0;
+	char label[32];
+
+	json_array_foreach(rec->artifacts, i, a)
+	{
+		const char *sha = str(a, "sha256");
+		const char *kind = str(a, "kind");
+
+		if (!kind || strcmp(kind, EVID_KIND_SCREENCAST_FRAME) != 0 ||
+		    !evid_sha256_hex_is_valid(sha) || json_is_false(json_object_get(a, "valid")))
+			continue;
+		if (!n++)
+			rpt_raw(r, "<div class=\"film\" title=\"session recording\">");
+		snprintf(label, sizeof(label), "frame %zu", n);
+		render_image(r, rec->seq, i, label, sha);
+	}
+	if (n)
+		rpt_raw(r, "</div>");
+}
+
 static void render_artifacts(struct report *r, const struct evid_record *rec)
 {
 	json_t *a;
@@ -242,12 +268,15 @@ static void render_artifacts(struct report *r, const struct evid_record *rec)
 			render_image(r, rec->seq, i, "after the action", sha);
 		} else if (!strcmp(kind, EVID_KIND_ANNOTATED)) {
 			render_image(r, rec->seq, i, "annotated", sha);
+		} else if (!strcmp(kind, EVID_KIND_SCREENCAST_FRAME)) {
+			continue; /* in the filmstrip below */
 		} else if (json_is_string(json_object_get(a, "mime")) &&
 		           !strcmp(str(a, "mime"), "image/png")) {
 			render_image(r, rec->seq, i, kind, sha);
 		}
 	}
 	rpt_raw(r, "</div>");
+	render_filmstrip(r, rec);
 	json_array_foreach(rec->artifacts, i, a)
 	{
 		kind = str(a, "kind");

@@ -91,17 +91,19 @@ struct flow_result {
 	int64_t started_ms; /* wall clock, ms since the epoch */
 	int64_t duration_ms;
 	size_t steps_total;
-	size_t steps_run;   /* including the failed one */
-	size_t failed_step; /* 1-based; 0 when passed */
-	char *failed_tool;  /* "browser_click" */
-	char *error_code;   /* "expectation_failed", "approval_required", ... */
-	char *message;      /* one line: step, what failed, expected vs observed */
-	json_t *verdicts;   /* the failed step's verdicts (redacted), or NULL */
-	json_t *steps;      /* [{step, tool, ok, duration_ms, attempts, text,
+	size_t steps_run;    /* including the failed one */
+	size_t failed_step;  /* 1-based; 0 when passed */
+	char *failed_tool;   /* "browser_click" */
+	char *error_code;    /* "expectation_failed", "approval_required", ... */
+	char *message;       /* one line: step, what failed, expected vs observed */
+	json_t *verdicts;    /* the failed step's verdicts (redacted), or NULL */
+	json_t *steps;       /* [{step, tool, ok, duration_ms, attempts, text,
 	                            error?, verdicts?, evidence?}] (redacted) */
-	char *screenshot;   /* the copied screenshot of the failed step (or of the
+	char *screenshot;    /* the copied screenshot of the failed step (or of the
 	                            last step when passed); NULL when none */
-	char *log;          /* the steps as text, for the JUnit system-out */
+	char *log;           /* the steps as text, for the JUnit system-out */
+	char *agent_session; /* the act_session's id (its records name it) */
+	char *trace;         /* the Playwright trace written for it, or NULL */
 };
 
 /*

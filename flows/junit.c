@@ -204,12 +204,24 @@ static void add_testcase(xmlNodePtr suite, const struct flow_result *r)
 	set_prop(tc, "classname", classname);
 	set_prop(tc, "file", gb_or(r->path, ""));
 	set_propf(tc, "time", "%.3f", (double)r->duration_ms / 1000.0);
-	if (r->screenshot) {
+	if (r->screenshot || r->trace) {
 		xmlNodePtr props = xmlNewChild(tc, NULL, BAD_CAST "properties", NULL);
-		xmlNodePtr p = xmlNewChild(props, NULL, BAD_CAST "property", NULL);
+		xmlNodePtr p;
 
-		set_prop(p, "name", "attachment");
-		set_prop(p, "value", r->screenshot);
+		if (r->screenshot) {
+			p = xmlNewChild(props, NULL, BAD_CAST "property", NULL);
+			set_prop(p, "name", "attachment");
+			set_prop(p, "value", r->screenshot);
+		}
+		if (r->trace) {
+			/* the Playwright trace: npx playwright show-trace FILE */
+			p = xmlNewChild(props, NULL, BAD_CAST "property", NULL);
+			set_prop(p, "name", "trace");
+			set_prop(p, "value", r->trace);
+			p = xmlNewChild(props, NULL, BAD_CAST "property", NULL);
+			set_prop(p, "name", "attachment");
+			set_prop(p, "value", r->trace);
+		}
 	}
 	if (!r->passed) {
 		char *msg = failure_message(r);
@@ -225,6 +237,8 @@ static void add_testcase(xmlNodePtr suite, const struct flow_result *r)
 	gb_buf_appendf(&out, "%s", gb_or(r->log, ""));
 	if (r->screenshot)
 		gb_buf_appendf(&out, "[[ATTACHMENT|%s]]\n", r->screenshot);
+	if (r->trace)
+		gb_buf_appendf(&out, "[[ATTACHMENT|%s]]\n", r->trace);
 	text = gb_buf_steal(&out);
 	add_text_child(tc, "system-out", gb_or(text, ""));
 	free(text);

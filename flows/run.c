@@ -368,6 +368,7 @@ int flow_run(const struct flow *f, const struct flow_run_opts *opts, struct flow
 			res->message = NULL;
 		goto out;
 	}
+	res->agent_session = strdup(act_session_id(s));
 	for (i = 0; i < f->n_steps; i++) {
 		const struct flow_step *st = &f->steps[i];
 		json_t *sc;
@@ -442,5 +443,7 @@ void flow_result_clear(struct flow_result *res)
 	json_decref(res->steps);
 	free(res->screenshot);
 	free(res->log);
+	free(res->agent_session);
+	free(res->trace);
 	memset(res, 0, sizeof(*res));
 }

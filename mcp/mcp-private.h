@@ -124,8 +124,9 @@ json_t *mcp_schema_input(const struct act_def *def);
  * it (outputSchema and title only from 2025-06-18). New reference. */
 json_t *mcp_schema_tool(const struct act_def *def, const char *version);
 
-/* The result of tools/list: {"tools": [...]}. New reference. */
-json_t *mcp_schema_tools_list(const char *version, const char *caps);
+/* The result of tools/list: {"tools": [...]}, the tools whose capability
+ * group is on in caps (actions/caps.c; core tools always). New reference. */
+json_t *mcp_schema_tools_list(const char *version, unsigned caps);
 
 /* ---- server.c ----------------------------------------------------------- */
 

@@ -32,6 +32,33 @@ static json_t *enum_array(const char *const *values)
 	return a;
 }
 
+static json_t *param_schema(const struct act_param *p);
+
+/* The object schema of a parameter table (new reference): properties,
+ * required (left out when empty: older JSON Schema drafts want it
+ * non-empty), no other members. */
+static json_t *object_schema(const struct act_param *params, size_t n)
+{
+	json_t *schema = json_object();
+	json_t *props = json_object();
+	json_t *required = json_array();
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		json_object_set_new(props, params[i].name, param_schema(&params[i]));
+		if (params[i].required)
+			json_array_append_new(required, json_string(params[i].name));
+	}
+	json_object_set_new(schema, "type", json_string("object"));
+	json_object_set_new(schema, "properties", props);
+	if (json_array_size(required))
+		json_object_set_new(schema, "required", required);
+	else
+		json_decref(required);
+	json_object_set_new(schema, "additionalProperties", json_false());
+	return schema;
+}
+
 /* The schema of one parameter (new reference). */
 static json_t *param_schema(const struct act_param *p)
 {
@@ -64,6 +91,22 @@ static json_t *param_schema(const struct act_param *p)
 			json_object_set_new(items, "enum", enum_array(p->enum_values));
 		json_object_set_new(s, "items", items);
 		break;
+	case ACT_T_OBJECT_ARRAY:
+		json_object_set_new(s, "type", json_string("array"));
+		json_object_set_new(s, "items", object_schema(p->items, p->n_items));
+		if (p->min_items)
+			json_object_set_new(s, "minItems", json_integer((json_int_t)p->min_items));
+		if (p->max_items)
+			json_object_set_new(s, "maxItems", json_integer((json_int_t)p->max_items));
+		break;
+	}
+	if (p->nullable) {
+		/* null clears the setting: the type admits it, and so does the enum */
+		json_t *type = json_object_get(s, "type");
+
+		json_object_set_new(s, "type", json_pack("[Os]", type, "null"));
+		if (json_object_get(s, "enum"))
+			json_array_append_new(json_object_get(s, "enum"), json_null());
 	}
 	if (p->has_range && (p->type == ACT_T_NUMBER || p->type == ACT_T_INTEGER)) {
 		json_object_set_new(s, "minimum", bound(p->minimum));
@@ -74,28 +117,10 @@ static json_t *param_schema(const struct act_param *p)
 	return s;
 }
 
-/* See mcp-private.h. "required" is left out when empty (older JSON Schema
- * drafts want it non-empty). */
+/* See mcp-private.h. */
 json_t *mcp_schema_input(const struct act_def *def)
 {
-	json_t *schema = json_object();
-	json_t *props = json_object();
-	json_t *required = json_array();
-	size_t i;
-
-	for (i = 0; i < def->n_params; i++) {
-		json_object_set_new(props, def->params[i].name, param_schema(&def->params[i]));
-		if (def->params[i].required)
-			json_array_append_new(required, json_string(def->params[i].name));
-	}
-	json_object_set_new(schema, "type", json_string("object"));
-	json_object_set_new(schema, "properties", props);
-	if (json_array_size(required))
-		json_object_set_new(schema, "required", required);
-	else
-		json_decref(required);
-	json_object_set_new(schema, "additionalProperties", json_false());
-	return schema;
+	return object_schema(def->params, def->n_params);
 }
 
 /* Tool.title, structuredContent and outputSchema arrived in 2025-06-18;
@@ -131,13 +156,13 @@ json_t *mcp_schema_tool(const struct act_def *def, const char *version)
 }
 
 /* See mcp-private.h. One page: no nextCursor. */
-json_t *mcp_schema_tools_list(const char *version, const char *caps)
+json_t *mcp_schema_tools_list(const char *version, unsigned caps)
 {
 	json_t *tools = json_array();
 	size_t i;
 
 	for (i = 0; i < act_tool_count(); i++)
-		if (act_def_offered(act_tool_at(i), caps))
+		if (act_caps_allows(caps, act_tool_at(i)->caps))
 			json_array_append_new(tools, mcp_schema_tool(act_tool_at(i), version));
 	return json_pack("{s:o}", "tools", tools);
 }

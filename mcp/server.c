@@ -105,6 +105,7 @@ struct mcp_server {
 	/* front thread only */
 	enum srv_state state;
 	json_t *tools_list;          /* cached tools/list result */
+	unsigned caps;               /* capability groups on (immutable; actions/caps.c) */
 	struct act_session *session; /* NULL until first needed */
 	char log_level[16];          /* logging/setLevel; nothing is sent as notifications */
 	/* set by the front in initialize, before any call is submitted;
@@ -631,8 +632,7 @@ static void handle_ping(struct mcp_server *srv, struct mcp_msg *msg)
 static void handle_tools_list(struct mcp_server *srv, struct mcp_msg *msg)
 {
 	if (!srv->tools_list)
-		srv->tools_list =
-		    mcp_schema_tools_list(srv->version, srv->cfg ? srv->cfg->caps : NULL);
+		srv->tools_list = mcp_schema_tools_list(srv->version, srv->caps);
 	reply_result(srv, msg->id, json_incref(srv->tools_list));
 }
 
@@ -665,11 +665,10 @@ static void handle_tools_call(struct mcp_server *srv, struct mcp_msg *msg)
 		            text);
 		goto out;
 	}
-	if (!act_def_offered(def, srv->cfg ? srv->cfg->caps : NULL)) {
-		reply_error(srv, msg->id, MCP_ERR_INVALID_PARAMS,
-		            "tool '%s' is in the capability group \"%s\", which this server does "
-		            "not offer: start it with --caps=%s",
-		            def->name, def->caps, def->caps);
+	if (!act_caps_allows(srv->caps, def->caps)) {
+		reply_result(srv, msg->id,
+		             tool_error_result(def, args, "capability_off",
+		                               act_caps_refusal(def, text, sizeof(text))));
 		goto out;
 	}
 	if (json_is_null(args))
@@ -1059,6 +1058,16 @@ int mcp_server_new(const struct act_config *cfg, mcp_emit_fn emit, void *emit_us
 	if (sodium_init() < 0)
 		GB_LOGW(MOD, "libsodium did not initialize: generated ids may be weak");
 	srv->cfg = cfg;
+	{
+		char err[512];
+
+		/* fails closed: a list that cannot be read turns no group on, and
+		 * the session, which reads it too, says why on the first call */
+		if (act_caps_of_config(cfg, &srv->caps, err, sizeof(err)) < 0) {
+			srv->caps = 0;
+			GB_LOGW(MOD, "%s", err);
+		}
+	}
 	srv->emit = emit;
 	srv->emit_user = emit_user;
 	snprintf(srv->version, sizeof(srv->version), "%s", MCP_PROTOCOL_LATEST);

@@ -64,11 +64,20 @@ static void add_error(struct errors *e, const char *fmt, ...)
 }
 
 static const char *const known_keys[] = {
-	"egress",           "egress_layers",      "risk",
-	"approvals",        "page_content",       "limits",
-	"require_evidence", "before_screenshots", "retention_days",
+	"egress",
+	"egress_layers",
+	"risk",
+	"approvals",
+	"page_content",
+	"limits",
+	"require_evidence",
+	"before_screenshots",
+	"retention_days",
 	"evidence",
 	"allow_data_urls",
+	"caps",
+	"screencast",
+	"har_bodies",
 };
 
 /* ---- egress ------------------------------------------------------------------ */
@@ -198,6 +207,25 @@ static int check_object(const json_t *obj, const char *where, const char *const 
 	return 1;
 }
 
+/* "caps": the capability groups of tools turned on for the tenant, an
+ * array of names; which names exist is the tools' business (actions/caps.c
+ * checks them when a session starts), the shape is checked here. */
+static void check_caps(const json_t *caps, struct errors *e)
+{
+	size_t i;
+
+	if (!caps)
+		return;
+	if (!json_is_array(caps)) {
+		add_error(e, "policy.caps must be an array of capability group names, such as "
+		             "[\"vision\", \"testing\"]");
+		return;
+	}
+	for (i = 0; i < json_array_size(caps); i++)
+		if (!json_is_string(json_array_get(caps, i)))
+			add_error(e, "policy.caps[%zu] must be a string, such as \"vision\"", i);
+}
+
 static void parse_settings(struct policy_tenant *t, const json_t *json, struct errors *e)
 {
 	static const char *const layer_keys[] = { "tool", "fetch", "proxy", "netns" };
@@ -206,6 +234,9 @@ static void parse_settings(struct policy_tenant *t, const json_t *json, struct e
 	static const char *const evidence_keys[] = { "before_answer" };
 	static const char *const limit_keys[] = { "browser_memory_mb", "browser_cpu_percent",
 		                                  "browser_cpu_window_s" };
+	static const char *const cast_keys[] = { "fps", "max_width", "max_height", "max_frames" };
+	static const char *const body_keys[] = { "max_bytes" };
+	const json_t *cast = json_object_get(json, "screencast");
 	struct policy_tenant_settings *s = &t->settings;
 	const json_t *layers = json_object_get(json, "egress_layers");
 	const json_t *approvals = json_object_get(json, "approvals");
@@ -262,6 +293,37 @@ static void parse_settings(struct policy_tenant *t, const json_t *json, struct e
 	get_bool(json, "", "before_screenshots", &s->before_screenshots, e);
 	get_bool(json, "", "allow_data_urls", &s->allow_data_urls, e);
 	get_int(json, "", "retention_days", 1, 36500, &s->retention_days, e);
+	check_caps(json_object_get(json, "caps"), e);
+	/* screencast: off unless asked; true or an object turns it on, capped */
+	/* har_bodies: off unless asked; true or {"max_bytes"} keeps text bodies */
+	s->har_body_max_bytes = 0;
+	if (json_is_true(json_object_get(json, "har_bodies"))) {
+		s->har_body_max_bytes = 65536;
+	} else if (json_object_get(json, "har_bodies") &&
+	           !json_is_false(json_object_get(json, "har_bodies")) &&
+	           check_object(json_object_get(json, "har_bodies"), "har_bodies", body_keys, 1,
+	                        "{\"max_bytes\": 65536} (or true)", e)) {
+		s->har_body_max_bytes = 65536;
+		get_int(json_object_get(json, "har_bodies"), "har_bodies", "max_bytes", 1, 1 << 20,
+		        &s->har_body_max_bytes, e);
+	}
+	s->screencast_fps = 0;
+	s->screencast_max_width = 640;
+	s->screencast_max_height = 480;
+	s->screencast_max_frames = 10;
+	if (json_is_true(cast)) {
+		s->screencast_fps = 1;
+	} else if (cast && !json_is_false(cast) &&
+	           check_object(cast, "screencast", cast_keys, 4,
+	                        "{\"fps\": 1, \"max_width\": 640, \"max_height\": 480, "
+	                        "\"max_frames\": 10} (or true)",
+	                        e)) {
+		s->screencast_fps = 1;
+		get_int(cast, "screencast", "fps", 1, 5, &s->screencast_fps, e);
+		get_int(cast, "screencast", "max_width", 160, 1920, &s->screencast_max_width, e);
+		get_int(cast, "screencast", "max_height", 120, 1080, &s->screencast_max_height, e);
+		get_int(cast, "screencast", "max_frames", 1, 60, &s->screencast_max_frames, e);
+	}
 }
 
 /* ---- warnings ------------------------------------------------------------------ */
@@ -632,5 +694,18 @@ json_t *policy_tenant_effective(const struct policy_tenant *p)
 	    s->evidence_before_answer, "before_screenshots", s->before_screenshots,
 	    "allow_data_urls", s->allow_data_urls, "retention_days",
 	    s->retention_days ? json_integer(s->retention_days) : json_string("kept"));
+	if (j)
+		json_object_set_new(
+		    j, "screencast",
+		    s->screencast_fps
+		        ? json_pack("{s:i, s:i, s:i, s:i}", "fps", s->screencast_fps, "max_width",
+		                    s->screencast_max_width, "max_height", s->screencast_max_height,
+		                    "max_frames", s->screencast_max_frames)
+		        : json_string("off"));
+	if (j)
+		json_object_set_new(j, "har_bodies",
+		                    s->har_body_max_bytes
+		                        ? json_pack("{s:i}", "max_bytes", s->har_body_max_bytes)
+		                        : json_string("off"));
 	return j;
 }

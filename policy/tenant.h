@@ -21,6 +21,9 @@
  *     "before_screenshots": bool,    default false
  *     "allow_data_urls": bool,       default false: top-level data: URLs refused
  *     "retention_days": 1..36500     default: kept until purged by hand
+ *     "screencast": true | {"fps": 1..5, "max_width": 160..1920,
+ *                   "max_height": 120..1080, "max_frames": 1..60}   default off
+ *     "har_bodies": true | {"max_bytes": 1..1048576}   default off
  *   }
  *
  * Threads: a struct policy_tenant never changes once parsed; any thread
@@ -50,6 +53,15 @@ struct policy_tenant_settings {
 	int evidence_before_answer; /* the evidence screenshot is in before the answer */
 	int allow_data_urls;        /* browser_navigate may open top-level data: URLs */
 	int retention_days;         /* 0: kept */
+	/* screencast: frames of the page while each action runs, kept as
+	 * evidence; fps 0: off (the default) */
+	int screencast_fps;        /* 1..5 frames a second at most */
+	int screencast_max_width;  /* 160..1920, default 640 */
+	int screencast_max_height; /* 120..1080, default 480 */
+	int screencast_max_frames; /* 1..60 per action, default 10 */
+	/* har_bodies: text response bodies kept in each action's network_log,
+	 * at most this many bytes each; 0: off (the default) */
+	int har_body_max_bytes;
 	int layer_tool, layer_fetch, layer_proxy; /* egress_layers; 1 unless turned off */
 	int layer_netns; /* 1 asked on, 0 asked off, -1 where the machine allows */
 };

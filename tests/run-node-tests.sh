@@ -13,9 +13,11 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 
-if [ ! -d tests/e2e/node_modules/@modelcontextprotocol/sdk ]; then
+if [ ! -d tests/e2e/node_modules/@modelcontextprotocol/sdk ] ||
+	[ ! -d tests/e2e/node_modules/@playwright/test ]; then
 	echo "run-node-tests: installing the test dependencies (npm ci in tests/e2e)" >&2
-	(cd tests/e2e && npm ci --no-audit --no-fund --loglevel=error)
+	# Playwright's packages are used with the system Chromium: no browser download
+	(cd tests/e2e && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error)
 fi
 
 bin="${GLASSBOX_BIN:-build/glassbox}"

@@ -22,35 +22,14 @@ static int click_run(struct act_ctx *ctx)
 	double x, y;
 	int rc;
 
-	int landed;
-	int c;
-
 	if (!button)
 		button = "left";
 	rc = act_actionable(ctx, "click", &x, &y, &info);
-	if (rc < 0)
-		goto out;
-	/* the press, then where it landed read back, then the release: a
-	 * missed press is still released, so the page is not left with a
-	 * button held down */
-	rc = act_mouse_down(ctx, x, y, button, 1, mods);
-	if (rc < 0)
-		goto out;
-	landed = act_click_landed(ctx, x, y, 0);
-	rc = act_mouse_up(ctx, x, y, button, 1, mods);
-	if (rc == 0 && landed == 0 && !strcmp(button, "left"))
-		landed = act_click_landed(ctx, x, y, 1);
-	for (c = 2; rc == 0 && dbl && c <= 2; c++) {
-		rc = act_mouse_down(ctx, x, y, button, c, mods);
-		if (rc == 0)
-			rc = act_mouse_up(ctx, x, y, button, c, mods);
-	}
-	if (rc == 0 && landed < 0)
-		rc = -1;
+	if (rc == 0)
+		rc = act_click_at(ctx, x, y, button, dbl ? 2 : 1, mods, 0);
 	if (rc == 0)
 		gb_buf_appendf(&ctx->text, "%s %s", dbl ? "Double-clicked" : "Clicked",
 		               ctx->target.description);
-out:
 	json_decref(info);
 	return rc;
 }

@@ -31,7 +31,8 @@ export { Client, StdioClientTransport, StreamableHTTPClientTransport, ElicitRequ
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 
-/* Every tool of the contract (docs/tools.md, Playwright MCP names). */
+/* Every core tool of the contract (docs/tools.md, Playwright MCP names);
+ * the capability groups' tools are listed only when turned on. */
 export const TOOL_NAMES = [
   'browser_navigate',
   'browser_navigate_back',
@@ -48,6 +49,11 @@ export const TOOL_NAMES = [
   'browser_tabs',
   'browser_close',
   'browser_session',
+  'browser_fill_form',
+  'browser_drag',
+  'browser_find',
+  'browser_resize',
+  'browser_emulate_media',
 ];
 
 const STDERR_MAX_CHARS = 4 << 20;
@@ -419,9 +425,13 @@ export function auditText(dataDir, tenant) {
     .join('');
 }
 
-/* The audit records of tenant (default "local") in dataDir, oldest first. */
+/* The audit records of tenant (default "local") in dataDir, oldest first:
+ * whole lines only (a record being appended while this reads is left for
+ * the next read). */
 export function auditRecords(dataDir, tenant = 'local') {
-  return auditText(dataDir, tenant).split('\n').filter(Boolean).map((l) => JSON.parse(l));
+  const lines = auditText(dataDir, tenant).split('\n');
+  lines.pop(); // after the last newline: "" or a line still being written
+  return lines.filter(Boolean).map((l) => JSON.parse(l));
 }
 
 /* Files under dir whose bytes contain needle (as UTF-8, and as UTF-16LE). */

@@ -22,6 +22,19 @@ export async function runSequence(call, url) {
   await call('browser_wait_for', { text: 'Account settings' });
   await call('browser_click', { target: findRef(form, 'link', 'Go to the second page') });
   await call('browser_navigate_back', {});
+  await call('browser_navigate', { url: url('/interact/fill-form.html') });
+  await call('browser_fill_form', {
+    fields: [
+      { name: 'Full name', type: 'textbox', target: '#name', value: 'Ada' },
+      { name: 'I accept the terms', type: 'checkbox', target: '#terms', value: 'true' },
+      { name: 'Country', type: 'combobox', target: '#country', value: 'Japan' },
+    ],
+  });
+  await call('browser_find', { text: 'Postcode' });
+  await call('browser_resize', { width: 1024, height: 700 });
+  await call('browser_emulate_media', { colorScheme: 'dark' });
+  await call('browser_navigate', { url: url('/interact/drag.html') });
+  await call('browser_drag', { startTarget: '#card-a', endTarget: '#done' });
   await call('browser_navigate', { url: url('/dialogs.html') });
   const dialogs = textOf(await call('browser_snapshot', {}));
   const opened = await call('browser_click', { target: findRef(dialogs, 'button', 'Show notice') }, { mayFail: true });

@@ -235,6 +235,20 @@ static void test_hash_narrow_and_refs(void **state)
 	policy_tenant_unref(NULL);
 }
 
+/* "caps": an array of names (which names exist, actions/caps.c checks). */
+static void test_caps_shape(void **state)
+{
+	char err[2048];
+
+	(void)state;
+	policy_tenant_unref(tenant_from("{\"caps\": [\"vision\", \"testing\"]}"));
+	policy_tenant_unref(tenant_from("{\"caps\": []}"));
+	tenant_error("{\"caps\": \"vision\"}", err, sizeof(err));
+	assert_non_null(strstr(err, "policy.caps must be an array"));
+	tenant_error("{\"caps\": [\"vision\", 7]}", err, sizeof(err));
+	assert_non_null(strstr(err, "policy.caps[1] must be a string"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -243,6 +257,7 @@ int main(void)
 		cmocka_unit_test(test_every_error_at_once),
 		cmocka_unit_test(test_warnings),
 		cmocka_unit_test(test_hash_narrow_and_refs),
+		cmocka_unit_test(test_caps_shape),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

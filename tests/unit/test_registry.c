@@ -10,16 +10,44 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <stdio.h>
 #include <string.h>
 
 #include "actions/actions-private.h"
 #include "policy/risk.h"
 
 static const char *const expected_names[] = {
-	"browser_navigate", "browser_navigate_back",   "browser_snapshot",      "browser_click",
-	"browser_type",     "browser_press_key",       "browser_select_option", "browser_hover",
-	"browser_evaluate", "browser_take_screenshot", "browser_handle_dialog", "browser_wait_for",
-	"browser_tabs",     "browser_close",           "browser_session",
+	"browser_navigate",
+	"browser_navigate_back",
+	"browser_snapshot",
+	"browser_click",
+	"browser_type",
+	"browser_press_key",
+	"browser_select_option",
+	"browser_hover",
+	"browser_evaluate",
+	"browser_take_screenshot",
+	"browser_handle_dialog",
+	"browser_wait_for",
+	"browser_tabs",
+	"browser_close",
+	"browser_session",
+	"browser_fill_form",
+	"browser_drag",
+	"browser_find",
+	"browser_resize",
+	"browser_emulate_media",
+	"browser_mouse_click_xy",
+	"browser_mouse_move_xy",
+	"browser_mouse_drag_xy",
+	"browser_mouse_down",
+	"browser_mouse_up",
+	"browser_mouse_wheel",
+	"browser_verify_element_visible",
+	"browser_verify_text_visible",
+	"browser_verify_list_visible",
+	"browser_verify_value",
+	"browser_generate_locator",
 };
 #define N_EXPECTED (sizeof(expected_names) / sizeof(expected_names[0]))
 
@@ -67,7 +95,7 @@ static void test_table_names_and_order(void **state)
 		assert_true(strlen(act_tool_at(i)->description) > 40);
 	}
 	assert_null(act_tool_at(N_EXPECTED));
-	assert_null(act_tool_find("browser_drag"));
+	assert_null(act_tool_find("browser_teleport"));
 	assert_null(act_tool_find(""));
 	assert_null(act_tool_find(NULL));
 }
@@ -114,6 +142,12 @@ static void test_every_descriptor_is_whole(void **state)
 			assert_false(param(d, "operation_id")->required);
 		}
 		assert_int_equal(act_def_read_only(d), d->effect == ACT_EFFECT_READ);
+		/* a capability group is one that can be turned on */
+		if (d->caps) {
+			unsigned bit;
+
+			assert_int_equal(act_caps_bit(d->caps, &bit), 0);
+		}
 	}
 	assert_int_equal(act_tool_find("browser_evaluate")->effect, ACT_EFFECT_PAGE);
 	assert_int_equal(act_tool_find("browser_click")->effect, ACT_EFFECT_PAGE);
@@ -392,6 +426,88 @@ static void test_output_schema(void **state)
 	json_decref(schema);
 }
 
+/* An array of objects (browser_fill_form's fields) is checked item by
+ * item, member by member, each error naming fields[i].member; a nullable
+ * parameter takes null (browser_emulate_media clears with it). */
+static void test_check_object_arrays_and_null(void **state)
+{
+	char err[512];
+
+	(void)state;
+	assert_int_equal(check("browser_fill_form",
+	                       "{\"fields\":[{\"name\":\"A\",\"type\":\"textbox\","
+	                       "\"target\":\"e1\",\"value\":\"x\"}]}",
+	                       err, sizeof(err)),
+	                 0);
+	assert_int_equal(check("browser_fill_form",
+	                       "{\"fields\":[{\"name\":\"A\",\"type\":\"textbox\","
+	                       "\"target\":\"e1\",\"value\":\"x\"},{\"name\":\"B\","
+	                       "\"type\":\"dial\",\"target\":\"e2\",\"value\":\"1\"}]}",
+	                       err, sizeof(err)),
+	                 -1);
+	assert_non_null(strstr(err, "'fields[1].type' must be one of textbox"));
+	assert_int_equal(check("browser_fill_form",
+	                       "{\"fields\":[{\"name\":\"A\",\"type\":\"textbox\","
+	                       "\"target\":\"e1\",\"value\":\"x\",\"colour\":1}]}",
+	                       err, sizeof(err)),
+	                 -1);
+	assert_non_null(strstr(err, "unknown member 'colour' in 'fields[0]'"));
+	assert_int_equal(check("browser_fill_form", "{\"fields\":[]}", err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "at least 1 item"));
+	assert_int_equal(check("browser_fill_form", "{\"fields\":[3]}", err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "'fields[0]' must be an object"));
+	assert_int_equal(check("browser_emulate_media", "{\"colorScheme\":null}", err, sizeof(err)),
+	                 0);
+	assert_int_equal(
+	    check("browser_emulate_media", "{\"colorScheme\":\"purple\"}", err, sizeof(err)), -1);
+	assert_int_equal(
+	    check("browser_resize", "{\"width\":null,\"height\":500}", err, sizeof(err)), -1);
+}
+
+/* docs/tools.md lists every tool under its own heading (with its
+ * capability group), and every parameter of it in that section. */
+static void test_every_tool_is_documented(void **state)
+{
+	FILE *f = fopen(TOOLS_DOC, "r");
+	static char doc[1 << 20];
+	size_t len;
+	size_t i, k;
+
+	(void)state;
+	assert_non_null(f);
+	len = fread(doc, 1, sizeof(doc) - 1, f);
+	fclose(f);
+	doc[len] = '\0';
+	for (i = 0; i < act_tool_count(); i++) {
+		const struct act_def *d = act_tool_at(i);
+		char heading[160], want[160];
+		const char *start, *end;
+
+		snprintf(heading, sizeof(heading), "\n### `%s`", d->name);
+		start = strstr(doc, heading);
+		if (!start)
+			fail_msg("docs/tools.md has no section \"### `%s`\"", d->name);
+		end = strstr(start + 1, "\n### ");
+		end = end ? end : doc + len;
+		if (d->caps) {
+			snprintf(want, sizeof(want), "### `%s` (group `%s`)", d->name, d->caps);
+			if (strncmp(start + 1, want, strlen(want)) != 0)
+				fail_msg("docs/tools.md: %s must say its group: \"%s\"", d->name,
+				         want);
+		}
+		for (k = 0; k < d->n_params; k++) {
+			const char *hit;
+
+			snprintf(want, sizeof(want), "`%s`", d->params[k].name);
+			hit = strstr(start, want);
+			if (!hit || hit > end)
+				fail_msg("docs/tools.md: the section of %s does not name its "
+				         "parameter %s",
+				         d->name, want);
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -405,6 +521,8 @@ int main(void)
 		cmocka_unit_test(test_check_ranges),
 		cmocka_unit_test(test_check_unknown_and_shape),
 		cmocka_unit_test(test_output_schema),
+		cmocka_unit_test(test_check_object_arrays_and_null),
+		cmocka_unit_test(test_every_tool_is_documented),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,91 @@
+/*
+ * verify_text_visible.c - browser_verify_text_visible (testing): a text
+ * is on the page where a person can see it: in a fresh snapshot, on a line
+ * not marked [hidden-text].
+ */
+#include "actions/actions-private.h"
+#include "actions/tools/params.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static int verify_text_run(struct act_ctx *ctx)
+{
+	const char *text = json_string_value(json_object_get(ctx->args, "text"));
+	struct snap_stats stats = { 0 };
+	struct gb_buf lines;
+	json_t *matches = NULL, *m;
+	const char *where = NULL;
+	size_t i, hidden = 0;
+	char *yaml = NULL;
+	char err[512] = "";
+	int truncated = 0;
+	int rc;
+
+	gb_buf_init(&lines, 1 << 20);
+	rc = act_snapshot_for_agent(ctx, NULL, 0, SNAP_HIDDEN_FLAG, &stats, &yaml, &truncated);
+	if (rc < 0)
+		goto out;
+	if (act_find_in_snapshot(yaml, text, NULL, ctx->deadline_ms, &matches, &lines, err,
+	                         sizeof(err)) < 0) {
+		rc = act_fail(ctx, "bad_arguments", "%s", err);
+		goto out;
+	}
+	json_array_foreach(matches, i, m)
+	{
+		const char *line = json_string_value(json_object_get(m, "line"));
+
+		if (strstr(line, "[hidden-text]")) {
+			hidden++;
+			continue;
+		}
+		where = json_string_value(json_object_get(m, "ref"));
+		if (!where)
+			where = "";
+		break;
+	}
+	act_add_verdict(ctx, "text_visible", json_string(text),
+	                json_pack("{s:I, s:I}", "visible", (json_int_t)(where ? 1 : 0), "hidden",
+	                          (json_int_t)hidden),
+	                where != NULL);
+	if (!where) {
+		rc = act_fail(ctx, "verification_failed",
+		              hidden ? "\"%.200s\" is on the page only where a person cannot see it"
+		                     : "\"%.200s\" is not visible on the page",
+		              text);
+		goto out;
+	}
+	gb_buf_appendf(&ctx->text, "Verified: \"%.200s\" is visible%s%s", text,
+	               where[0] ? " in " : "", where);
+out:
+	free(yaml);
+	json_decref(matches);
+	gb_buf_free(&lines);
+	return rc;
+}
+
+static const struct act_param params[] = {
+	{ .name = "text",
+	  .type = ACT_T_STRING,
+	  .required = 1,
+	  .description = "TEXT to verify. Can be found in the snapshot like this: `- role "
+	                 "\"Accessible Name\": {TEXT}` or like this: `- text: {TEXT}`" },
+};
+
+static const struct act_tool_impl impl = {
+	.run = verify_text_run,
+};
+
+const struct act_def act_tool_verify_text_visible = {
+	.name = "browser_verify_text_visible",
+	.title = "Verify text visible",
+	.description = "Verify text is visible on the page (case-insensitive; text a person "
+	               "cannot see does not count). Prefer browser_verify_element_visible if "
+	               "possible. The verdict is in structuredContent.verdicts; a failed "
+	               "verification is an error.",
+	PARAMS(params),
+	.effect = ACT_EFFECT_READ,
+	.policy = ACT_POLICY_EXEMPT("reads the page only: a verification"),
+	.caps = "testing",
+	.impl = &impl,
+};
