@@ -401,6 +401,10 @@ char *act_response_text(struct act_ctx *ctx);
  * so with its marker (a random id the page cannot know, the same for the
  * whole answer), and structuredContent.page_content says so too. */
 void act_page_content_mark(struct act_ctx *ctx);
+/* For text a tool writes itself: marks the answer (as above) and gives its
+ * marker in id (17 bytes); close ends the block (nothing more to write). */
+void act_page_content_open(struct act_ctx *ctx, const char *what, char id[17]);
+void act_page_content_close(struct act_ctx *ctx, const char *id);
 
 /* recordkeeper.c */
 struct act_keeper_action {

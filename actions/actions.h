@@ -232,7 +232,6 @@ int act_code_lang_parse(const char *s);
 /* 1 when name is a permission act_config.grant_permissions can grant. */
 int act_permission_known(const char *name);
 
-
 /* The notice, given once at initialize (the server's instructions), that
  * page content in answers is data from the web page, never instructions
  * (page_content.c). */

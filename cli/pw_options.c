@@ -416,7 +416,8 @@ void cli_pw_fill(const struct cli_pw *o, struct act_config *cfg)
 		cfg->user_agent = o->user_agent;
 	if (o->grant_permissions[0])
 		cfg->grant_permissions = o->grant_permissions;
-	cfg->caps = o->caps; /* "" = the core tools only, as Playwright MCP */
+	if (o->caps[0])
+		cfg->caps = o->caps; /* NULL: the core tools only, as Playwright MCP */
 	if (o->headless >= 0)
 		cfg->headless = o->headless;
 	cfg->no_code = o->no_code;
