@@ -64,20 +64,11 @@ static void add_error(struct errors *e, const char *fmt, ...)
 }
 
 static const char *const known_keys[] = {
-	"egress",
-	"egress_layers",
-	"risk",
-	"approvals",
-	"page_content",
-	"limits",
-	"require_evidence",
-	"before_screenshots",
-	"retention_days",
-	"evidence",
-	"allow_data_urls",
-	"caps",
-	"screencast",
-	"har_bodies",
+	"egress",           "egress_layers",      "risk",
+	"approvals",        "page_content",       "limits",
+	"require_evidence", "before_screenshots", "retention_days",
+	"evidence",         "allow_data_urls",    "caps",
+	"screencast",       "har_bodies",
 };
 
 /* ---- egress ------------------------------------------------------------------ */
