@@ -43,14 +43,18 @@ static int resolve_ref(struct act_ctx *ctx, const char *target)
 	int rc;
 
 	if (!ref) {
-		if (ctx->as->refs.n_refs == 0)
+		/* Playwright MCP's words first, then glassbox's */
+		if (ctx->as->refs.n_refs == 0 && ctx->as->refs.n_issued == 0)
 			return act_fail(ctx, "unknown_ref",
-			                "ref %s is unknown: take a snapshot with "
-			                "browser_snapshot and use a ref from it",
+			                "Ref %s not found in the current page snapshot. Try "
+			                "capturing new snapshot. No snapshot of this page was "
+			                "shown yet: take one with browser_snapshot and use a ref "
+			                "from it",
 			                target);
 		return act_fail(ctx, "stale_ref",
-		                "ref %s is not in the latest snapshot: take a new "
-		                "snapshot",
+		                "Ref %s not found in the current page snapshot. Try capturing "
+		                "new snapshot. No answer showed this ref for the page now open "
+		                "(refs of a page that was left go with it)",
 		                target);
 	}
 	rc = cdp_call(ctx->cdp, ref->session_id, "DOM.resolveNode",
@@ -62,8 +66,9 @@ static int resolve_ref(struct act_ctx *ctx, const char *target)
 		if (rc == -CDP_ECLOSED || rc == -CDP_ECANCELLED)
 			return act_connection_failed(ctx, rc, "resolving the target");
 		return act_fail(ctx, "stale_ref",
-		                "ref %s is stale: the element it named (%s \"%.100s\") "
-		                "is gone from the page; take a new snapshot",
+		                "Ref %s not found in the current page snapshot. Try capturing "
+		                "new snapshot. The element it named (%s \"%.100s\") is gone "
+		                "from the page",
 		                target, gb_or(ref->role, ""), gb_or(ref->name, ""));
 	}
 	snprintf(ctx->target.session_id, sizeof(ctx->target.session_id), "%s", ref->session_id);
