@@ -557,17 +557,18 @@ static void build_record(struct act_ctx *ctx, struct act_keeper_action *a)
 	}
 }
 
-/* Hands the record to the keeper. Before the answer (answered 0): when
- * it cannot be queued, or (a tenant that requires evidence, a call that
- * changes the page) cannot be written, the call's result says so; after
- * it, the next call's result does. */
+/* Hands the record to the keeper. A call that can change something
+ * waits for its record to be written: when it cannot be queued or
+ * written, the call's result says so (answered 0), or, for a record kept
+ * after the answer (evidence.before_answer false), the next call's
+ * result does; that call starts only after this wait. */
 static void queue_record(struct act_ctx *ctx, struct act_keeper_action *a, int answered)
 {
 	uint64_t ticket = 0;
 	char err[512] = "";
 
 	if (act_keeper_record_action(ctx->as->keeper, a, &ticket, err, sizeof(err)) == 0 &&
-	    !(!answered && ctx->as->require_evidence && ctx->def->effect == ACT_EFFECT_PAGE &&
+	    !(ctx->def->effect != ACT_EFFECT_READ &&
 	      act_keeper_wait(ctx->as->keeper, ticket, err, sizeof(err))))
 		return;
 	if (answered) {
