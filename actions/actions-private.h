@@ -209,6 +209,10 @@ struct act_target {
 	int backend_node_id;
 	char ref[16];          /* "" for CSS selectors */
 	char description[256]; /* 'button "Save"' */
+	/* the ref's role and name when it was resolved (the ref may name
+	 * another node once the page has changed) */
+	char role[64];
+	char name[256];
 	/* set by act_actionable: the element in glassbox's isolated world, and
 	 * what maps its frame's viewport to the top-level one */
 	char world_object_id[128];
@@ -425,10 +429,6 @@ char *act_response_text(struct act_ctx *ctx);
  * so with its marker (a random id the page cannot know, the same for the
  * whole answer), and structuredContent.page_content says so too. */
 void act_page_content_mark(struct act_ctx *ctx);
-/* For text a tool writes itself: marks the answer (as above) and gives its
- * marker in id (17 bytes); close ends the block (nothing more to write). */
-void act_page_content_open(struct act_ctx *ctx, const char *what, char id[17]);
-void act_page_content_close(struct act_ctx *ctx, const char *id);
 
 /* recordkeeper.c */
 struct act_keeper_action {

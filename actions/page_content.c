@@ -27,16 +27,3 @@ void act_page_content_mark(struct act_ctx *ctx)
 	json_object_set_new(ctx->out, "page_content",
 	                    json_pack("{s:b, s:s}", "untrusted", 1, "marker", ctx->content_marker));
 }
-
-void act_page_content_open(struct act_ctx *ctx, const char *what, char id[17])
-{
-	(void)what;
-	act_page_content_mark(ctx);
-	memcpy(id, ctx->content_marker, 17);
-}
-
-void act_page_content_close(struct act_ctx *ctx, const char *id)
-{
-	(void)ctx;
-	(void)id; /* the answer names the marker once (### Verification) */
-}

@@ -497,15 +497,12 @@ static void build_record(struct act_ctx *ctx, struct act_keeper_action *a)
 	if (ctx->as->flow_name[0])
 		json_object_set_new(body, "flow", json_string(ctx->as->flow_name));
 	if (ctx->has_target) {
-		const struct snap_ref *ref =
-		    ctx->target.ref[0] ? act_snapshot_find(&ctx->as->refs, ctx->target.ref) : NULL;
-
 		element = json_pack("{s:s, s:s}", "description", ctx->target.description, "ref",
 		                    ctx->target.ref);
-		if (ref && ref->role)
-			json_object_set_new(element, "role", json_string(ref->role));
-		if (ref && ref->name)
-			json_object_set_new(element, "name", json_string(ref->name));
+		if (ctx->target.role[0])
+			json_object_set_new(element, "role", json_string(ctx->target.role));
+		if (ctx->target.name[0])
+			json_object_set_new(element, "name", json_string(ctx->target.name));
 		if (ctx->frame_url[0])
 			json_object_set_new(element, "frame_url", json_string(ctx->frame_url));
 		if (ctx->annotation.has_box)

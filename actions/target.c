@@ -75,6 +75,8 @@ static int resolve_ref(struct act_ctx *ctx, const char *target)
 	snprintf(ctx->target.object_id, sizeof(ctx->target.object_id), "%s", oid);
 	snprintf(ctx->target.ref, sizeof(ctx->target.ref), "%s", target);
 	ctx->target.backend_node_id = ref->backend_node_id;
+	snprintf(ctx->target.role, sizeof(ctx->target.role), "%s", gb_or(ref->role, ""));
+	snprintf(ctx->target.name, sizeof(ctx->target.name), "%s", gb_or(ref->name, ""));
 	snprintf(ctx->target.description, sizeof(ctx->target.description), "%s \"%.100s\" [%s]",
 	         gb_or(ref->role, "element"), gb_or(ref->name, ""), target);
 	json_decref(res);
