@@ -157,9 +157,10 @@ struct act_session {
 	int human_listener;
 	char live_browser[64];  /* the browser the console's listeners are on (sess_id) */
 	json_t *human_note;     /* for the agent's next answer, or NULL */
-	struct sess *pool_held; /* a pooled browser taken with its network namespace when
-	                             * the session started, adopted by the worker when it
-	                             * starts (warm_pool.c); the worker's once it runs; or NULL */
+	struct sess *pool_held; /* a pooled browser taken (with its proxy's socket and
+	                             * namespace) when the session started, adopted by the
+	                             * worker when it starts (warm_pool.c); the worker's once
+	                             * it runs; or NULL */
 	/* files (files.c): the page log and the download area of the browser
 	 * they follow (its sess id; "" none); worker thread only */
 	struct act_pagelog *pagelog;
@@ -533,17 +534,18 @@ void act_takeover_free(struct act_session *s);
 int act_launch_browser(struct act_session *as, char *err, size_t errlen);
 
 /* warm_pool.c */
-/* A pooled browser adopted by the session (its proxy, its target setup),
- * when one is ready and fits opt (the launch options the session would
- * use); with layer 4, only the one the session holds (act_pool_hold).
- * NULL otherwise: launch one. Worker thread. */
+/* The pooled browser the session holds (act_pool_hold), adopted (its
+ * target setup, on the context readied for the session's proxy) when it
+ * fits opt (the launch options the session would use); NULL otherwise
+ * (any held browser is closed): launch one. Worker thread. */
 struct sess *act_pool_take(struct act_session *as, const struct sess_options *opt);
-/* Egress layer 4 with a pool whose browsers have namespaces of their own:
- * takes a ready pooled browser that fits the session's config, keeps it in
- * as->pool_held and makes its namespace the session's (as->netns_fd, owned),
- * for the session's proxy to listen in; called before the proxy starts.
- * Returns 1 when it did, 0 when the session must make its own namespace. */
-int act_pool_hold(struct act_session *as);
+/* Takes a ready pooled browser that fits the session's config, before the
+ * session's proxy starts: keeps it in as->pool_held, and hands over the
+ * listening socket its browser context's proxy points at (*listen_fd, now
+ * the caller's: the session's proxy listens there) and, with layer 4, its
+ * namespace (as->netns_fd, owned). Returns 1 when it did, 0 when the
+ * session makes its own (*listen_fd untouched). */
+int act_pool_hold(struct act_session *as, int *listen_fd);
 /* Closes the held pooled browser, if the worker never adopted it (zero
  * residue; its namespace fd stays the session's). */
 void act_pool_drop_held(struct act_session *as);
@@ -595,6 +597,11 @@ int act_egress_narrow_call(struct act_ctx *ctx);
 void act_egress_launch_options(struct act_session *s, struct sess_options *opt);
 /* Starts handling paused requests on the freshly launched browser. */
 int act_egress_attach(struct act_session *s);
+/* Layer 2, sess_target_setup_fn: Fetch interception on a target while it
+ * is paused (every request waits for the session's decision; user is
+ * unused). Queues, never waits. */
+void act_egress_setup_target(void *user, struct sess *sess, const char *session_id,
+                             const char *type);
 /* The proxy refuses loopback on port (the browser's DevTools port) from
  * now on; the Fetch and tool layers read it from the session. */
 void act_egress_protect_port(struct act_session *s, int port);
