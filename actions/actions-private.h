@@ -60,6 +60,7 @@ struct act_session {
 	int mouse_pressed;  /* browser_mouse_down pressed here (mouse_x, mouse_y) */
 	char mouse_held[8]; /* the button browser_mouse_down holds down, "" if none */
 	json_t *media;      /* the media emulation in force ({media?, colorScheme?, ...}; worker) */
+	json_t *emulation;  /* browser_emulate's settings in force (emulation.c; worker) */
 
 	/* egress (egress.c) */
 	struct policy_egress *egress;
@@ -375,6 +376,30 @@ void act_browser_launch_args(struct act_session *as, struct sess_options *opt);
 /* Grants the session's permissions in its new browser. Returns 0, or -1
  * with the reason in err. */
 int act_browser_grant(struct act_session *as, char *err, size_t errlen);
+
+/* emulation.c */
+/* A network preset of browser_emulate: throughput in bytes a second (-1:
+ * not throttled), latency in ms. */
+struct act_network_preset {
+	const char *name;
+	int offline;
+	double download_bps;
+	double upload_bps;
+	double latency_ms;
+};
+/* The preset names, NULL-terminated, for the parameter's enum. */
+extern const char *const act_network_preset_names[];
+/* The preset called name (borrowed), or NULL. */
+const struct act_network_preset *act_network_preset_find(const char *name);
+/* The CDP commands (a new array of {method, params}) that put setting
+ * (NULL: every setting present) of state (borrowed) in force on a target
+ * of type ("page", "iframe", "...worker"); a setting absent from state is
+ * cleared. */
+json_t *act_emulation_commands(const json_t *state, const char *setting, const char *type);
+/* Sends as->emulation's commands to a target just attached, still paused
+ * (never waits; the target hook of every browser of the session). */
+void act_emulation_setup_target(struct act_session *as, struct sess *sess, const char *session_id,
+                                const char *type);
 
 /* page_state.c */
 /* Takes a snapshot of the current page (root: a subtree, or NULL; boxes:
