@@ -216,11 +216,10 @@ static void setup_target(void *user, struct sess *sess, const char *session_id, 
 	struct act_session *s = user;
 	uint64_t id;
 
-	if (s->layer_fetch &&
-	    cdp_send(sess_cdp(sess), session_id, "Fetch.enable",
-	             json_pack("{s:[{s:s, s:s}]}", "patterns", "urlPattern", "*", "requestStage",
-	                       "Request"),
-	             &id) == 0)
+	if (s->layer_fetch && cdp_send(sess_cdp(sess), session_id, "Fetch.enable",
+	                               json_pack("{s:[{s:s, s:s}]}", "patterns", "urlPattern", "*",
+	                                         "requestStage", "Request"),
+	                               &id) == 0)
 		cdp_forget(sess_cdp(sess), id);
 	act_emulation_setup_target(s, sess, session_id, type);
 }

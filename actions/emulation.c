@@ -51,8 +51,8 @@ static void add(json_t *cmds, const char *method, json_t *params)
 
 static void network_commands(json_t *cmds, const json_t *state)
 {
-	const struct act_network_preset *p = act_network_preset_find(
-	    json_string_value(json_object_get(state, "networkConditions")));
+	const struct act_network_preset *p =
+	    act_network_preset_find(json_string_value(json_object_get(state, "networkConditions")));
 
 	if (!p)
 		p = &presets[0];
@@ -84,11 +84,13 @@ static void viewport_commands(json_t *cmds, const json_t *state)
 	if (!v)
 		add(cmds, "Emulation.clearDeviceMetricsOverride", NULL);
 	else
+		/* the screen is the emulated device's too (screen.width) */
 		add(cmds, "Emulation.setDeviceMetricsOverride",
-		    json_pack("{s:I, s:I, s:f, s:b}", "width",
-		              json_integer_value(json_object_get(v, "width")), "height",
-		              json_integer_value(json_object_get(v, "height")), "deviceScaleFactor",
-		              json_number_value(json_object_get(v, "deviceScaleFactor")), "mobile",
+		    json_pack("{s:O, s:O, s:O, s:O, s:O, s:b}", "width",
+		              json_object_get(v, "width"), "height", json_object_get(v, "height"),
+		              "screenWidth", json_object_get(v, "width"), "screenHeight",
+		              json_object_get(v, "height"), "deviceScaleFactor",
+		              json_object_get(v, "deviceScaleFactor"), "mobile",
 		              json_is_true(json_object_get(v, "isMobile"))));
 	add(cmds, "Emulation.setTouchEmulationEnabled",
 	    touch ? json_pack("{s:b, s:i}", "enabled", 1, "maxTouchPoints", 5)

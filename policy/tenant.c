@@ -272,8 +272,9 @@ static void get_user_agent(const json_t *v, struct policy_tenant_settings *s, st
 	if (!v)
 		return;
 	if (!ua || !*ua || strlen(ua) >= POLICY_USER_AGENT_MAX || strpbrk(ua, "\r\n\t")) {
-		add_error(e, "policy.user_agent must be a User-Agent string of 1 to %d characters "
-		             "on one line",
+		add_error(e,
+		          "policy.user_agent must be a User-Agent string of 1 to %d characters "
+		          "on one line",
 		          POLICY_USER_AGENT_MAX - 1);
 		return;
 	}

@@ -61,7 +61,7 @@ struct policy_tenant_settings {
 	int evidence_before_answer; /* the evidence screenshot is in before the answer */
 	int allow_data_urls;        /* browser_navigate may open top-level data: URLs */
 	char user_agent[POLICY_USER_AGENT_MAX]; /* pinned User-Agent; "" = not pinned */
-	int retention_days;         /* 0: kept */
+	int retention_days;                     /* 0: kept */
 	/* screencast: frames of the page while each action runs, kept as
 	 * evidence; fps 0: off (the default) */
 	int screencast_fps;        /* 1..5 frames a second at most */

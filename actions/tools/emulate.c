@@ -42,8 +42,9 @@ static int only_members(struct act_ctx *ctx, const char *name, json_t *obj,
 		for (i = 0; allowed[i] && strcmp(allowed[i], key); i++)
 			;
 		if (!allowed[i])
-			return act_fail(ctx, "bad_arguments", "unknown member '%.60s' in '%s': it takes %s",
-			                key, name, takes);
+			return act_fail(ctx, "bad_arguments",
+			                "unknown member '%.60s' in '%s': it takes %s", key, name,
+			                takes);
 	}
 	return 0;
 }
@@ -58,15 +59,15 @@ static int number_member(struct act_ctx *ctx, const char *name, json_t *obj, con
 
 	if (!v) {
 		if (required)
-			return act_fail(ctx, "bad_arguments", "'%s.%s' is required (%g to %g)", name,
-			                member, lo, hi);
+			return act_fail(ctx, "bad_arguments", "'%s.%s' is required (%g to %g)",
+			                name, member, lo, hi);
 		*out = dflt;
 		return 0;
 	}
 	d = json_number_value(v);
 	if (!json_is_number(v) || (integer && d != floor(d)) || !(d >= lo && d <= hi))
-		return act_fail(ctx, "bad_arguments", "'%s.%s' must be %s from %g to %g", name, member,
-		                integer ? "an integer" : "a number", lo, hi);
+		return act_fail(ctx, "bad_arguments", "'%s.%s' must be %s from %g to %g", name,
+		                member, integer ? "an integer" : "a number", lo, hi);
 	*out = d;
 	return 0;
 }
@@ -78,7 +79,8 @@ static int bool_member(struct act_ctx *ctx, const char *name, json_t *obj, const
 	json_t *v = json_object_get(obj, member);
 
 	if (v && !json_is_boolean(v))
-		return act_fail(ctx, "bad_arguments", "'%s.%s' must be true or false", name, member);
+		return act_fail(ctx, "bad_arguments", "'%s.%s' must be true or false", name,
+		                member);
 	*out = json_is_true(v);
 	return 0;
 }
@@ -114,9 +116,9 @@ static int parse_viewport(struct act_ctx *ctx, json_t *v, json_t **out)
 	    bool_member(ctx, "viewport", v, "isMobile", &mobile) < 0 ||
 	    bool_member(ctx, "viewport", v, "hasTouch", &touch) < 0)
 		return -1;
-	*out = json_pack("{s:I, s:I, s:f, s:b, s:b}", "width", (json_int_t)w, "height",
-	                 (json_int_t)h, "deviceScaleFactor", dsf, "isMobile", mobile, "hasTouch",
-	                 touch);
+	*out =
+	    json_pack("{s:I, s:I, s:f, s:b, s:b}", "width", (json_int_t)w, "height", (json_int_t)h,
+	              "deviceScaleFactor", dsf, "isMobile", mobile, "hasTouch", touch);
 	return 0;
 }
 
@@ -154,7 +156,8 @@ static int wanted_state(struct act_ctx *ctx, json_t **out)
 		if (json_is_null(v) || json_number_value(v) == 1)
 			json_object_del(state, "cpuThrottlingRate");
 		else
-			json_object_set_new(state, "cpuThrottlingRate", json_real(json_number_value(v)));
+			json_object_set_new(state, "cpuThrottlingRate",
+			                    json_real(json_number_value(v)));
 	}
 	v = json_object_get(ctx->args, "geolocation");
 	if (v) {
@@ -172,12 +175,13 @@ static int wanted_state(struct act_ctx *ctx, json_t **out)
 		ua = json_string_value(v);
 		pin = pinned_user_agent(ctx);
 		if (pin && (!ua || strcmp(ua, pin))) {
-			rc = act_fail(ctx, "user_agent_pinned",
-			              "the tenant's policy pins the User-Agent (\"user_agent\" in %s): "
-			              "it cannot be changed or cleared; leave userAgent out",
-			              policy_tenant_source(ctx->as->tenant_policy)[0]
-			                  ? policy_tenant_source(ctx->as->tenant_policy)
-			                  : "the policy");
+			rc = act_fail(
+			    ctx, "user_agent_pinned",
+			    "the tenant's policy pins the User-Agent (\"user_agent\" in %s): "
+			    "it cannot be changed or cleared; leave userAgent out",
+			    policy_tenant_source(ctx->as->tenant_policy)[0]
+			        ? policy_tenant_source(ctx->as->tenant_policy)
+			        : "the policy");
 			goto out;
 		}
 		if (ua && (!*ua || strlen(ua) > UA_MAX || strpbrk(ua, "\r\n\t"))) {
@@ -236,9 +240,10 @@ static int emulate_gate(struct act_ctx *ctx)
 		goto out;
 	perm = json_string_value(json_object_get(seen, "state"));
 	if (!json_is_true(json_object_get(seen, "secure"))) {
-		rc = act_fail(ctx, "geolocation_unavailable",
-		              "this page is not a secure context (https or localhost), so it cannot "
-		              "read a geolocation: open such a page first; nothing was changed");
+		rc =
+		    act_fail(ctx, "geolocation_unavailable",
+		             "this page is not a secure context (https or localhost), so it cannot "
+		             "read a geolocation: open such a page first; nothing was changed");
 		goto out;
 	}
 	if (!perm || strcmp(perm, "granted")) {
@@ -279,7 +284,7 @@ static int apply_setting(struct act_ctx *ctx, json_t *state, const char *setting
 }
 
 #define READ_JS                                                                                    \
-	"(async (geo) => { const c = navigator.connection || {}; const o = { userAgent: "         \
+	"(async (geo) => { const c = navigator.connection || {}; const o = { userAgent: "          \
 	"navigator.userAgent, onLine: navigator.onLine, rtt: c.rtt ?? null, downlink: c.downlink " \
 	"?? null, innerWidth, innerHeight, screenWidth: screen.width, screenHeight: "              \
 	"screen.height, devicePixelRatio, maxTouchPoints: navigator.maxTouchPoints }; if (geo) "   \
@@ -305,12 +310,30 @@ static int check_setting(struct act_ctx *ctx, json_t *state, const char *setting
 		const char *name = want ? json_string_value(want) : "No emulation";
 		const struct act_network_preset *p = act_network_preset_find(name);
 
-		observed = json_pack("{s:O, s:O, s:O}", "onLine",
-		                     json_object_get(seen, "onLine"), "rtt",
-		                     json_object_get(seen, "rtt"), "downlink",
+		observed = json_pack("{s:O, s:O, s:O}", "onLine", json_object_get(seen, "onLine"),
+		                     "rtt", json_object_get(seen, "rtt"), "downlink",
 		                     json_object_get(seen, "downlink"));
-		ok = p && json_is_true(json_object_get(seen, "onLine")) == !p->offline;
-		want = json_pack("{s:s, s:b}", "preset", name, "onLine", !p || !p->offline);
+		if (!want) {
+			/* the page's own state comes back (offline where the
+			 * machine has no network): Chromium's acceptance */
+			want = json_pack("{s:s}", "preset", name);
+			ok = 1;
+		} else if (p && p->offline) {
+			want = json_pack("{s:s, s:b}", "preset", name, "onLine", 0);
+			ok = json_is_false(json_object_get(seen, "onLine"));
+		} else {
+			/* navigator.connection rounds and blurs what it reports:
+			 * within a factor of 2 of the preset */
+			double mbps = p ? p->download_bps * 8 / 1e6 : 0;
+			double rtt = json_number_value(json_object_get(seen, "rtt"));
+			double down = json_number_value(json_object_get(seen, "downlink"));
+
+			want = json_pack("{s:s, s:b, s:f, s:f}", "preset", name, "onLine", 1, "rtt",
+			                 p ? p->latency_ms : 0, "downlink", mbps);
+			ok = p && json_is_true(json_object_get(seen, "onLine")) &&
+			     rtt >= p->latency_ms / 2 && rtt <= p->latency_ms * 2 &&
+			     down >= mbps / 2 && down <= mbps * 2;
+		}
 	} else if (!strcmp(setting, "cpuThrottlingRate")) {
 		/* no page API reads it: Chromium's acceptance is what there is */
 		observed = json_string("accepted by the browser (a page cannot read the rate)");
@@ -321,10 +344,12 @@ static int check_setting(struct act_ctx *ctx, json_t *state, const char *setting
 
 		if (want) {
 			observed = json_incref(g);
-			ok = near(json_object_get(g, "latitude"), json_object_get(want, "latitude")) &&
-			     near(json_object_get(g, "longitude"),
-			          json_object_get(want, "longitude")) &&
-			     near(json_object_get(g, "accuracy"), json_object_get(want, "accuracy"));
+			ok =
+			    near(json_object_get(g, "latitude"),
+			         json_object_get(want, "latitude")) &&
+			    near(json_object_get(g, "longitude"),
+			         json_object_get(want, "longitude")) &&
+			    near(json_object_get(g, "accuracy"), json_object_get(want, "accuracy"));
 			json_incref(want);
 		} else {
 			observed = json_string("override cleared (accepted by the browser)");
@@ -340,8 +365,6 @@ static int check_setting(struct act_ctx *ctx, json_t *state, const char *setting
 		else
 			json_incref(want);
 	} else {
-		int vw = ctx->as->viewport_width > 0 ? ctx->as->viewport_width : 1280;
-		int vh = ctx->as->viewport_height > 0 ? ctx->as->viewport_height : 720;
 		json_int_t iw = json_integer_value(json_object_get(seen, "innerWidth"));
 		json_int_t ih = json_integer_value(json_object_get(seen, "innerHeight"));
 		json_int_t sw = json_integer_value(json_object_get(seen, "screenWidth"));
@@ -349,9 +372,9 @@ static int check_setting(struct act_ctx *ctx, json_t *state, const char *setting
 		json_int_t touch = json_integer_value(json_object_get(seen, "maxTouchPoints"));
 		double dpr = json_number_value(json_object_get(seen, "devicePixelRatio"));
 
-		observed = json_pack("{s:I, s:I, s:I, s:I, s:f, s:I}", "innerWidth", iw, "innerHeight",
-		                     ih, "screenWidth", sw, "screenHeight", sh, "devicePixelRatio",
-		                     dpr, "maxTouchPoints", touch);
+		observed = json_pack("{s:I, s:I, s:I, s:I, s:f, s:I}", "innerWidth", iw,
+		                     "innerHeight", ih, "screenWidth", sw, "screenHeight", sh,
+		                     "devicePixelRatio", dpr, "maxTouchPoints", touch);
 		if (want) {
 			json_int_t w = json_integer_value(json_object_get(want, "width"));
 			json_int_t h = json_integer_value(json_object_get(want, "height"));
@@ -360,14 +383,15 @@ static int check_setting(struct act_ctx *ctx, json_t *state, const char *setting
 			/* a mobile layout viewport follows the page's <meta viewport>;
 			 * the screen is the device's */
 			ok = sw == w && sh == h && (mobile || (iw == w && ih == h)) &&
-			     fabs(dpr - json_number_value(json_object_get(want, "deviceScaleFactor"))) <
-			         1e-6 &&
+			     fabs(dpr - json_number_value(
+			                    json_object_get(want, "deviceScaleFactor"))) < 1e-6 &&
 			     (touch > 0) == json_is_true(json_object_get(want, "hasTouch"));
 			json_incref(want);
 		} else {
-			ok = iw == vw && ih == vh && touch == 0;
-			want = json_pack("{s:i, s:i, s:i}", "innerWidth", vw, "innerHeight", vh,
-			                 "maxTouchPoints", 0);
+			/* the window's own size comes back, whatever it is */
+			ok = dpr == 1 && touch == 0;
+			want = json_pack("{s:s, s:i, s:i}", "size", "the browser window's",
+			                 "devicePixelRatio", 1, "maxTouchPoints", 0);
 		}
 	}
 	return act_add_verdict(ctx, setting, want, observed, ok);
@@ -385,10 +409,11 @@ static void describe(struct act_ctx *ctx, json_t *state, const char *setting)
 		if (!v || p->offline || p->latency_ms <= 0)
 			gb_buf_appendf(&ctx->result, "\n- Network: %s", p->name);
 		else
-			gb_buf_appendf(&ctx->result,
-			               "\n- Network: %s (download %.0f B/s, upload %.0f B/s, latency "
-			               "%g ms)",
-			               p->name, p->download_bps, p->upload_bps, p->latency_ms);
+			gb_buf_appendf(
+			    &ctx->result,
+			    "\n- Network: %s (download %.0f B/s, upload %.0f B/s, latency "
+			    "%g ms)",
+			    p->name, p->download_bps, p->upload_bps, p->latency_ms);
 	} else if (!strcmp(setting, "cpuThrottlingRate")) {
 		if (v)
 			gb_buf_appendf(&ctx->result, "\n- CPU: %gx slowdown", json_number_value(v));
@@ -457,8 +482,9 @@ static int emulate_run(struct act_ctx *ctx)
 		              "structuredContent.verdicts): the browser did not apply them");
 		goto out;
 	}
-	gb_buf_appendf(&ctx->text, "Each setting re-read from the page (structuredContent.verdicts); "
-	                           "new tabs get the same settings");
+	gb_buf_appendf(&ctx->text,
+	               "Each setting re-read from the page (structuredContent.verdicts); "
+	               "new tabs get the same settings");
 out:
 	json_decref(state);
 	json_decref(seen);

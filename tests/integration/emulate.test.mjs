@@ -95,6 +95,21 @@ test('each setting is applied, seen by the page, kept after a navigation and in 
   await ok(c, 'browser_navigate', { url: page + '?tab2' });
   assert.deepEqual(await evaluate(c, READ), want, 'a tab opened afterwards has the same settings');
 
+  // every preset: navigator.connection reports its latency and throughput
+  for (const [preset, rtt, mbps] of [['Slow 3G', 2000, 0.4], ['Fast 3G', 562.5, 1.44], ['Fast 4G', 165, 8.1]]) {
+    const p = await ok(c, 'browser_emulate', { networkConditions: preset });
+    const v = sc(p).verdicts[0];
+    assert.equal(v.ok, true, dump(p));
+    assert.equal(v.expected.rtt, rtt);
+    assert.ok(Math.abs(v.expected.downlink - mbps) < 0.01, JSON.stringify(v));
+    assert.ok(v.observed.rtt >= rtt / 2 && v.observed.rtt <= rtt * 2, JSON.stringify(v));
+  }
+
+  // a mobile device: the screen is the device's, the layout follows the page
+  const mobile = await ok(c, 'browser_emulate', { viewport: { width: 390, height: 844, deviceScaleFactor: 3, isMobile: true, hasTouch: true } });
+  assert.equal(sc(mobile).verdicts[0].ok, true, dump(mobile));
+  assert.deepEqual(await evaluate(c, '() => [screen.width, screen.height, devicePixelRatio, navigator.maxTouchPoints]'), [390, 844, 3, 5]);
+
   // Offline: navigator.onLine goes false; a request fails
   const off = await ok(c, 'browser_emulate', { networkConditions: 'Offline' });
   assert.equal(sc(off).verdicts[0].observed.onLine, false, dump(off));
@@ -111,8 +126,9 @@ test('each setting is applied, seen by the page, kept after a navigation and in 
   });
   assert.ok((sc(cleared).verdicts || []).every((v) => v.ok), dump(cleared));
   assert.deepEqual(sc(cleared).emulation, {});
-  const now = await evaluate(c, `() => ({ ua: navigator.userAgent, onLine: navigator.onLine, w: innerWidth, h: innerHeight, dpr: devicePixelRatio, touch: navigator.maxTouchPoints })`);
-  assert.deepEqual(now, { ua: own.ua, onLine: true, w: own.w, h: own.h, dpr: own.dpr, touch: 0 });
+  const now = await evaluate(c, `() => ({ ua: navigator.userAgent, onLine: navigator.onLine, sw: screen.width, dpr: devicePixelRatio, touch: navigator.maxTouchPoints })`);
+  assert.deepEqual(now, { ua: own.ua, onLine: own.onLine, sw: own.sw, dpr: own.dpr, touch: 0 });
+  assert.equal(typeof (await evaluate(c, READ)).pos, 'string', 'no position without the override');
 
   // each call left its signed tool_call record, naming the tool and its arguments
   const ops = [r, off, cleared].map((x) => sc(x).operation_id);
@@ -177,9 +193,11 @@ test('a User-Agent the tenant policy pins is the browser\'s and cannot be change
 test('gate: a tenant rule on kind "other" refuses browser_emulate; the page is unchanged', async () => {
   const gb = await glassbox([], holdOther);
   await ok(gb.client, 'browser_navigate', { url: site.url + '/interact/media.html' });
-  const e = await callTool(gb.client, 'browser_emulate', { userAgent: UA, networkConditions: 'Offline' });
+  const read = '() => [navigator.userAgent, innerWidth]';
+  const before = await evaluate(gb.client, read);
+  const e = await callTool(gb.client, 'browser_emulate', { userAgent: UA, viewport: { width: 500, height: 500 } });
   assert.equal(sc(e).error?.code, 'forbidden', dump(e));
-  assert.deepEqual(await evaluate(gb.client, '() => [navigator.userAgent === ' + JSON.stringify(UA) + ', navigator.onLine]'), [false, true]);
+  assert.deepEqual(await evaluate(gb.client, read), before);
 });
 
 describe('egress under emulation: a denied host stays denied', () => {
