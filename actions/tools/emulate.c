@@ -260,8 +260,9 @@ out:
 	return rc;
 }
 
-/* Sends the commands of setting (its value in state) to the current tab. */
-static int apply_setting(struct act_ctx *ctx, json_t *state, const char *setting)
+/* Sends the commands of setting (its value in state) to the tab of CDP
+ * session psid, awaiting each. */
+static int apply_setting(struct act_ctx *ctx, const char *psid, json_t *state, const char *setting)
 {
 	json_t *cmds = act_emulation_commands(state, setting, "page");
 	json_t *c, *res = NULL;
@@ -272,7 +273,7 @@ static int apply_setting(struct act_ctx *ctx, json_t *state, const char *setting
 	snprintf(doing, sizeof(doing), "emulating %s", setting);
 	json_array_foreach(cmds, i, c)
 	{
-		rc = act_cdp(ctx, ctx->psid, json_string_value(json_object_get(c, "method")),
+		rc = act_cdp(ctx, psid, json_string_value(json_object_get(c, "method")),
 		             json_incref(json_object_get(c, "params")), &res, doing);
 		json_decref(res);
 		res = NULL;
@@ -280,6 +281,18 @@ static int apply_setting(struct act_ctx *ctx, json_t *state, const char *setting
 			break;
 	}
 	json_decref(cmds);
+	return rc;
+}
+
+/* Sends every setting the call gives to the tab of psid. */
+static int apply_to_tab(struct act_ctx *ctx, const char *psid, json_t *state)
+{
+	size_t i;
+	int rc = 0;
+
+	for (i = 0; i < N_SETTINGS && rc == 0; i++)
+		if (json_object_get(ctx->args, settings[i]))
+			rc = apply_setting(ctx, psid, state, settings[i]);
 	return rc;
 }
 
@@ -448,15 +461,22 @@ static int emulate_run(struct act_ctx *ctx)
 {
 	json_t *state = NULL, *seen = NULL;
 	char js[sizeof(READ_JS) + 8];
-	size_t i;
+	size_t i, t;
 	int all = 1, rc;
 
 	rc = wanted_state(ctx, &state);
 	if (rc < 0)
 		goto out;
-	for (i = 0; i < N_SETTINGS && rc == 0; i++)
-		if (json_object_get(ctx->args, settings[i]))
-			rc = apply_setting(ctx, state, settings[i]);
+	/* every open tab (the current one first); those opened later get
+	 * them from the target hook */
+	rc = apply_to_tab(ctx, ctx->psid, state);
+	for (t = 0; rc == 0 && t < sess_page_count(ctx->sess); t++) {
+		struct sess_page *page = sess_page_at(ctx->sess, t);
+
+		if (page && !sess_page_crashed(page) &&
+		    strcmp(sess_page_session_id(page), ctx->psid) != 0)
+			rc = apply_to_tab(ctx, sess_page_session_id(page), state);
+	}
 	/* what was sent is in force for the targets attached from now on,
 	 * even when a later command failed */
 	json_decref(ctx->as->emulation);

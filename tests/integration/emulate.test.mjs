@@ -1,7 +1,8 @@
 /*
  * browser_emulate (Chrome DevTools MCP's emulate) with real Chromium and
  * the MCP SDK client: each setting applied and read back by the page,
- * kept across a navigation and in a tab opened afterwards, cleared by
+ * kept across a navigation, in every open tab and in a tab opened
+ * afterwards, cleared by
  * null / "No emulation"; invalid values refused before anything changes;
  * geolocation needs the permission; a User-Agent the policy pins cannot
  * be changed; the gate refuses it under a rule on kind "other"; each call
@@ -115,6 +116,9 @@ test('each setting is applied, seen by the page, kept after a navigation and in 
   assert.equal(sc(off).verdicts[0].observed.onLine, false, dump(off));
   assert.equal(await evaluate(c, '() => navigator.onLine'), false);
   assert.equal(await evaluate(c, "async () => fetch('/interact/media.html').then(() => 'loaded', () => 'failed')"), 'failed');
+  // the tab opened before the call has it too
+  await ok(c, 'browser_tabs', { action: 'select', index: 0 });
+  assert.equal(await evaluate(c, '() => navigator.onLine'), false, 'every open tab is offline');
 
   // cleared: null and "No emulation" give the browser's own back
   const cleared = await ok(c, 'browser_emulate', {
@@ -129,6 +133,8 @@ test('each setting is applied, seen by the page, kept after a navigation and in 
   const now = await evaluate(c, `() => ({ ua: navigator.userAgent, onLine: navigator.onLine, sw: screen.width, dpr: devicePixelRatio, touch: navigator.maxTouchPoints })`);
   assert.deepEqual(now, { ua: own.ua, onLine: own.onLine, sw: own.sw, dpr: own.dpr, touch: 0 });
   assert.equal(typeof (await evaluate(c, READ)).pos, 'string', 'no position without the override');
+  await ok(c, 'browser_tabs', { action: 'select', index: 1 });
+  assert.deepEqual(await evaluate(c, '() => [navigator.userAgent, navigator.maxTouchPoints]'), [own.ua, 0], 'cleared in the other tab too');
 
   // each call left its signed tool_call record, naming the tool and its arguments
   const ops = [r, off, cleared].map((x) => sc(x).operation_id);
