@@ -60,6 +60,7 @@ struct act_session {
 	int mouse_pressed;  /* browser_mouse_down pressed here (mouse_x, mouse_y) */
 	char mouse_held[8]; /* the button browser_mouse_down holds down, "" if none */
 	json_t *media;      /* the media emulation in force ({media?, colorScheme?, ...}; worker) */
+	json_t *emulation;  /* browser_emulate's settings in force (emulation.c; worker) */
 
 	/* egress (egress.c) */
 	struct policy_egress *egress;
@@ -377,6 +378,30 @@ void act_browser_launch_args(struct act_session *as, struct sess_options *opt);
  * with the reason in err. */
 int act_browser_grant(struct act_session *as, char *err, size_t errlen);
 
+/* emulation.c */
+/* A network preset of browser_emulate: throughput in bytes a second (-1:
+ * not throttled), latency in ms. */
+struct act_network_preset {
+	const char *name;
+	int offline;
+	double download_bps;
+	double upload_bps;
+	double latency_ms;
+};
+/* The preset names, NULL-terminated, for the parameter's enum. */
+extern const char *const act_network_preset_names[];
+/* The preset called name (borrowed), or NULL. */
+const struct act_network_preset *act_network_preset_find(const char *name);
+/* The CDP commands (a new array of {method, params}) that put setting
+ * (NULL: every setting present) of state (borrowed) in force on a target
+ * of type ("page", "iframe", "...worker"); a setting absent from state is
+ * cleared. */
+json_t *act_emulation_commands(const json_t *state, const char *setting, const char *type);
+/* Sends as->emulation's commands to a target just attached, still paused
+ * (never waits; the target hook of every browser of the session). */
+void act_emulation_setup_target(struct act_session *as, struct sess *sess, const char *session_id,
+                                const char *type);
+
 /* page_state.c */
 /* Takes a snapshot of the current page (root: a subtree, or NULL; boxes:
  * [box=...] after each ref; depth:
@@ -597,9 +622,11 @@ int act_egress_narrow_call(struct act_ctx *ctx);
 void act_egress_launch_options(struct act_session *s, struct sess_options *opt);
 /* Starts handling paused requests on the freshly launched browser. */
 int act_egress_attach(struct act_session *s);
-/* Layer 2, sess_target_setup_fn: Fetch interception on a target while it
- * is paused (every request waits for the session's decision; user is
- * unused). Queues, never waits. */
+/* sess_target_setup_fn, on a target while it is paused: Fetch
+ * interception (layer 2: every request waits for the session's decision)
+ * when the session (user) has that layer, and browser_emulate's settings
+ * (emulation.c); user NULL (a pooled browser, no session yet): Fetch
+ * only. Queues, never waits. */
 void act_egress_setup_target(void *user, struct sess *sess, const char *session_id,
                              const char *type);
 /* The proxy refuses loopback on port (the browser's DevTools port) from

@@ -216,15 +216,17 @@ int act_egress_narrow_call(struct act_ctx *ctx)
 void act_egress_setup_target(void *user, struct sess *sess, const char *session_id,
                              const char *type)
 {
+	struct act_session *s = user;
 	uint64_t id;
 
-	(void)user;
-	if (cdp_send(sess_cdp(sess), session_id, "Fetch.enable",
+	if ((!s || s->layer_fetch) &&
+	    cdp_send(sess_cdp(sess), session_id, "Fetch.enable",
 	             json_pack("{s:[{s:s, s:s}]}", "patterns", "urlPattern", "*", "requestStage",
 	                       "Request"),
 	             &id) == 0)
 		cdp_forget(sess_cdp(sess), id);
-	(void)type;
+	if (s)
+		act_emulation_setup_target(s, sess, session_id, type);
 }
 
 /* Decides on url: the policy, then the DevTools port of the session's
@@ -294,10 +296,9 @@ void act_egress_launch_options(struct act_session *s, struct sess_options *opt)
 {
 	size_t i;
 
-	if (s->layer_fetch) {
-		opt->on_target = act_egress_setup_target;
-		opt->on_target_user = s;
-	}
+	/* every target: Fetch interception (layer 2) and browser_emulate's settings */
+	opt->on_target = act_egress_setup_target;
+	opt->on_target_user = s;
 	opt->netns_fd = s->netns_fd;
 	if (!s->proxy)
 		return;
