@@ -17,6 +17,7 @@ cd "$here/.."
 if [ "${1:-}" = replicas ]; then
   shift
   exec node bench/replicas.mjs "$@"
+fi
 if [ "${1:-}" = console ]; then
   shift
   exec node bench/console.mjs "$@"
@@ -28,6 +29,7 @@ fi
 if [ "${1:-}" = files ]; then
   shift
   exec node bench/files.mjs "$@"
+fi
 if [ "${1:-}" = cdp ]; then
   shift
   exec node bench/cdp-relay.mjs "$@"
