@@ -114,19 +114,37 @@ async function startDirect(opts) {
   };
 }
 
-// One iteration of the Playwright script; returns its duration in ms.
+// The steps of one iteration, in order (their times go to the JSON as steps_ms).
+const STEPS = ['goto', 'fill', 'click', 'saved', 'next', 'url', 'title', 'shot'];
+
+// One iteration of the Playwright script; returns its duration in ms and each step's.
 async function iteration(page, site, i) {
   const text = `note ${i}`;
+  const steps = {};
   const t0 = performance.now();
+  let t = t0;
+  const mark = (name) => {
+    const now = performance.now();
+    steps[name] = now - t;
+    t = now;
+  };
   await page.goto(site.formUrl);
+  mark('goto');
   await page.fill('#note', text);
+  mark('fill');
   await page.click('#save');
+  mark('click');
   await page.waitForFunction((t) => document.getElementById('status').textContent === `Saved: ${t}`, text);
+  mark('saved');
   await page.click('#next');
+  mark('next');
   await page.waitForURL('**/second.html');
+  mark('url');
   if ((await page.title()) !== 'Second page') throw new Error('the second page did not load');
+  mark('title');
   await page.screenshot();
-  return performance.now() - t0;
+  mark('shot');
+  return { ms: performance.now() - t0, steps };
 }
 
 // Connects Playwright to wsEndpoint and runs n iterations (after warm-up ones).
@@ -136,9 +154,9 @@ async function runLoop(wsEndpoint, site, n, warmup) {
     const ctx = browser.contexts()[0];
     const page = ctx.pages()[0] || (await ctx.newPage());
     for (let i = 0; i < warmup; i++) await iteration(page, site, -1 - i);
-    const ms = [];
-    for (let i = 0; i < n; i++) ms.push(await iteration(page, site, i));
-    return ms;
+    const out = [];
+    for (let i = 0; i < n; i++) out.push(await iteration(page, site, i));
+    return out;
   } finally {
     await browser.close();
   }
@@ -162,15 +180,20 @@ async function main() {
     await direct.stop();
     await site.close();
   }
-  const mg = median(all.glassbox);
-  const md = median(all.direct);
+  const ms = (k) => all[k].map((x) => x.ms);
+  const mg = median(ms('glassbox'));
+  const md = median(ms('direct'));
+  const steps = {};
+  for (const k of ['glassbox', 'direct'])
+    steps[k] = Object.fromEntries(STEPS.map((st) => [st, round(median(all[k].map((x) => x.steps[st])))]));
   const result = {
     when: new Date().toISOString(),
     iterations: all.glassbox.length,
     chromium: opts.chromium,
     median_ms: { glassbox: round(mg), direct: round(md) },
     overhead_percent: round((mg / md - 1) * 100),
-    samples_ms: { glassbox: all.glassbox.map((x) => round(x)), direct: all.direct.map((x) => round(x)) },
+    step_median_ms: steps,
+    samples_ms: { glassbox: ms('glassbox').map((x) => round(x)), direct: ms('direct').map((x) => round(x)) },
   };
   await mkdir(path.dirname(opts.out), { recursive: true });
   await writeFile(opts.out, JSON.stringify(result, null, 2));
@@ -179,6 +202,9 @@ async function main() {
   console.log(`| glassbox CDP endpoint | ${result.median_ms.glassbox} |`);
   console.log(`| Chromium direct | ${result.median_ms.direct} |`);
   console.log(`overhead: ${result.overhead_percent} % (median of ${result.iterations} iterations each)`);
+  console.log(`\n| step (median ms) | ${STEPS.join(' | ')} |`);
+  console.log(`|---|${STEPS.map(() => '---').join('|')}|`);
+  for (const k of ['glassbox', 'direct']) console.log(`| ${k} | ${STEPS.map((st) => steps[k][st]).join(' | ')} |`);
 }
 
 main().catch((e) => {
