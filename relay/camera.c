@@ -20,6 +20,10 @@
  *   page, and a newer one for that page joins it (the screenshot, taken
  *   later, shows the later state; a navigation's reason wins, since every
  *   navigation must have its screenshot). Requests wait in arrival order.
+ *   A page that loads again while its capture runs supersedes it: Chromium
+ *   may never answer a capture of a document it has left, and the new
+ *   request shows the page as it is now; the capture left behind counts as
+ *   joined, and its late answer (if any) is ignored.
  * - Threads: relay_camera_request, relay_camera_forget and
  *   relay_camera_stop are called from the relay's thread (the first two
  *   take c->lock); everything else runs on the camera's thread. The hooks it
@@ -42,7 +46,7 @@
 #define MOD "relay"
 /* A capture (or the attach before it) that has not answered by then is
  * given up and recorded as failed evidence. */
-#define CAMERA_CALL_TIMEOUT_MS 30000
+#define CAMERA_CALL_TIMEOUT_MS 15000
 
 /* A screenshot waiting to be taken. */
 struct camera_request {
@@ -145,6 +149,23 @@ void relay_camera_forget(struct relay_camera *c, const char *target_id)
 		if (c->waiting[i].used && !strcmp(c->waiting[i].target_id, target_id))
 			c->waiting[i].used = 0;
 	pthread_mutex_unlock(&c->lock);
+}
+
+/* 1 when a navigation of the page being captured waits: the capture in
+ * flight is of a document the page has left. */
+static int superseded(struct relay_camera *c)
+{
+	size_t i;
+	int yes = 0;
+
+	pthread_mutex_lock(&c->lock);
+	for (i = 0; i < RELAY_MAX_PAGES && !yes; i++)
+		yes = c->waiting[i].used && !strcmp(c->waiting[i].why, "navigation") &&
+		      !strcmp(c->waiting[i].target_id, c->current.target_id);
+	if (yes)
+		c->joined++;
+	pthread_mutex_unlock(&c->lock);
+	return yes;
 }
 
 /* Takes the oldest waiting request into c->current; 0 when none waits. */
@@ -305,6 +326,8 @@ static void *camera_main(void *arg)
 	uint64_t v;
 
 	for (;;) {
+		if (c->call == CAMERA_SHOT && superseded(c))
+			c->call = CAMERA_IDLE;
 		if (c->call == CAMERA_IDLE && take_next(c))
 			start_capture(c);
 		if (atomic_load(&c->stop) &&
@@ -338,8 +361,7 @@ static void *camera_main(void *arg)
 }
 
 /* See relay-private.h. */
-int relay_camera_start(struct relay *r, int fd, struct relay_camera **out, char *err,
-                       size_t errlen)
+int relay_camera_start(struct relay *r, int fd, struct relay_camera **out, char *err, size_t errlen)
 {
 	struct relay_camera *c = calloc(1, sizeof(*c));
 
@@ -359,8 +381,7 @@ int relay_camera_start(struct relay *r, int fd, struct relay_camera **out, char 
 	c->plain.fd = c->fd;
 	c->plain.on_message = on_message;
 	c->plain.user = c;
-	if (c->wake_fd < 0 ||
-	    relay_ws_handshake(c->fd, r->br.devtools_url, err, errlen) < 0 ||
+	if (c->wake_fd < 0 || relay_ws_handshake(c->fd, r->br.devtools_url, err, errlen) < 0 ||
 	    relay_ws_plain_init(&c->plain, &c->ws, err, errlen) < 0)
 		goto fail_camera;
 	if (pthread_create(&c->thread, NULL, camera_main, c) != 0) {

@@ -187,11 +187,22 @@ int relay_observe_hold_input(struct relay *r, json_t *msg, const char *raw, size
 	    r, sid, "Runtime.evaluate",
 	    json_pack("{s:s, s:b, s:b}", "expression", expr, "returnByValue", 1, "silent", 1),
 	    RELAY_OWN_PROBE);
-	if (id < 0)
-		return 0;
-	r->held.raw = malloc(len ? len : 1);
-	if (!r->held.raw)
-		return 0;
+	r->held.raw = id < 0 ? NULL : malloc(len ? len : 1);
+	if (!r->held.raw) {
+		/* the element cannot be asked for: with gates on, fail closed */
+		relay_own_forget(r, id);
+		if (!r->opt.gates)
+			return 0;
+		r->refused++;
+		relay_reply_error(r, json_object_get(msg, "id"), sid, -32000,
+		                  "glassbox refused this input (rule cdp.gates): the relay could "
+		                  "not ask the page what element it acts on; try again");
+		relay_record(r, "cdp_refused",
+		             json_pack("{s:s, s:s, s:s}", "method",
+		                       json_string_value(json_object_get(msg, "method")), "rule",
+		                       "cdp.gates", "reason", "the element could not be probed"));
+		return 1;
+	}
 	memcpy(r->held.raw, raw, len);
 	r->held.len = len;
 	r->held.msg = json_incref(msg);
@@ -368,6 +379,8 @@ void relay_observe_own_reply(struct relay *r, const struct relay_own *own, json_
 /* See relay-private.h. */
 void relay_observe_probe_timeout(struct relay *r)
 {
+	/* a late answer is dropped, and its slot does not stay taken */
+	relay_own_forget(r, r->held.probe_id);
 	if (!r->opt.gates) {
 		pass_held(r, NULL);
 		return;

@@ -166,6 +166,9 @@ void relay_forward(struct relay *r, json_t *msg, const char *raw, size_t len);
 /* Sends a call of the relay's own; returns its id, or -1 when too many run. */
 int64_t relay_own_send(struct relay *r, const char *sid, const char *method, json_t *params,
                        enum relay_own_kind kind);
+/* Forgets the relay's own call id (its answer, if one comes, is dropped);
+ * unknown ids are a no-op. */
+void relay_own_forget(struct relay *r, int64_t id);
 /* An audit record (body stolen). Any of the relay's threads. */
 void relay_record(struct relay *r, const char *kind, json_t *body);
 

@@ -188,6 +188,19 @@ int64_t relay_own_send(struct relay *r, const char *sid, const char *method, jso
 	return id;
 }
 
+/* See relay-private.h. */
+void relay_own_forget(struct relay *r, int64_t id)
+{
+	size_t i;
+
+	for (i = 0; i < r->nown; i++) {
+		if (r->own[i].id == id) {
+			r->own[i] = r->own[--r->nown];
+			return;
+		}
+	}
+}
+
 /* The client's message is not one the relay can pass: a CDP error. */
 static int check_shape(struct relay *r, json_t *m, const char **method, const char **sid)
 {
