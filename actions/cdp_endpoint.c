@@ -225,10 +225,12 @@ void act_session_cdp_screenshot(struct act_session *s, const char *browser_sessi
 	uint64_t ticket;
 	char err[256];
 
+	/* each screenshot is an operation of its own, as a tool call is */
 	memset(&a, 0, sizeof(a));
-	snprintf(op, sizeof(op), "cdp-%s", why);
+	memcpy(op, "op-", 3);
+	gb_random_hex(op + 3, 12);
 	a.session_id = browser_session;
-	a.operation_id = NULL;
+	a.operation_id = op;
 	a.tool = "cdp";
 	a.url = url;
 	a.body =

@@ -135,6 +135,11 @@ void relay_camera_request(struct relay_camera *c, const char *target_id, const c
 	pthread_mutex_unlock(&c->lock);
 	if (q)
 		wake(c);
+	else
+		relay_record(c->r, "evidence_failed",
+		             json_pack("{s:s, s:s, s:s, s:s}", "what", "cdp screenshot",
+		                       "screenshot", why, "url", url ? url : "", "reason",
+		                       "too many pages wait for a screenshot"));
 }
 
 /* See relay-private.h. */

@@ -87,5 +87,9 @@ test('navigations faster than screenshots are joined, each accounted for, and th
   assert.ok(bye.body.screenshots >= 1);
   const kept = records(svc, 'a', 'tool_call').filter((r) => r.body && r.body.source === 'cdp' && /burst=/.test(r.body.url));
   assert.equal(kept.length, bye.body.screenshots);
+  // each screenshot is an operation of its own in the trail
+  const ops = kept.map((r) => r.operation);
+  assert.ok(ops.every((o) => /^op-[0-9a-f]{24}$/.test(o)), JSON.stringify(ops));
+  assert.equal(new Set(ops).size, ops.length);
   assert.ok(shotsOf(`${site.url}/second.html?burst=${n - 1}`).length === 1, `the last page: ${JSON.stringify(kept.map((r) => r.body.url))}`);
 });
