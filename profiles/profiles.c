@@ -179,7 +179,7 @@ int prof_create(const char *data_dir, const char *tenant, const char *user, cons
 		goto out;
 	}
 	prof_sweep(data_dir, NULL, NULL, 0);
-	if (prof_keys_tenant_key(data_dir, tenant, tkey, err, errlen) < 0) {
+	if (prof_tenant_key(data_dir, tenant, tkey, err, errlen) < 0) {
 		rc = -PROF_EKEY;
 		goto out;
 	}

@@ -42,6 +42,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct blob_store;
+
 enum {
 	PROF_EINVAL = 1, /* a bad argument (name, ttl) */
 	PROF_ENOTFOUND,  /* no such profile for this tenant and user */
@@ -74,6 +76,7 @@ struct prof_info {
 	char held_by[128];  /* "" when free */
 	int64_t held_pid;
 	int64_t held_since_ms;
+	char sealed_sha256[65]; /* the newest version's object in the object store; "" on disk */
 };
 
 /* The metadata as JSON (new reference): id, tenant, user, name, version,
@@ -111,6 +114,18 @@ int prof_revoke(const char *data_dir, const char *tenant, const char *user, cons
 /* Purges every expired profile not held by a live session (blobs and
  * metadata); *n_purged (may be NULL) gets how many. */
 int prof_sweep(const char *data_dir, size_t *n_purged, char *err, size_t errlen);
+
+/*
+ * Keeps sealed profiles in object store b (borrowed; NULL: the data dir
+ * only) from now on: every later save puts the sealed bytes there
+ * (tenants/<t>/profiles/<id>/<sha256>, never replaced) and the metadata
+ * names them, so any replica sharing the store and the metadata database
+ * opens the profile; the tenant key is shared there too, wrapped by the
+ * master key (tenants/<t>/keys/tenant.key). Versions already committed
+ * open from wherever they are. Call before sessions start, and with NULL
+ * after they end and before b is closed.
+ */
+void prof_use_object_store(struct blob_store *b);
 
 /* ---- leases: a profile unsealed for one session ----------------------- */
 

@@ -1,0 +1,194 @@
+/*
+ * replicas_profiles.test.mjs - one tenant's profile between two running
+ * `glassbox serve` replicas, each with its own data dir, sharing one
+ * PostgreSQL (a throwaway server: profiles' metadata and one-writer
+ * holds) and one real S3-API server on loopback (tests/e2e/s3_server.mjs:
+ * the sealed versions and the tenant key), as a StatefulSet's pods do.
+ * The two replicas share the master and audit keys (one Secret) and
+ * nothing else.
+ *
+ * Both replicas open the same profile for writing at the same moment:
+ * exactly one wins, the other gets profile_busy naming the winner; the
+ * winner logs in on the fixture site and closes (sealed, put in the
+ * bucket, no sealed file on either disk); then the other replica opens it
+ * and is logged in, so the state travelled through the bucket. A byte
+ * changed in the bucket's object: profile_damaged, the profile neither
+ * opened nor held; put back, it opens again.
+ */
+import { test, before, after } from 'node:test';
+import fs from 'node:fs';
+import path from 'node:path';
+import { assert, startFixtureServer, callTool, ok, sc, dump, textOf, assertToolError, newDataDir, listFiles, filesContaining, evaluate } from '../e2e/lib.mjs';
+import { startS3 } from '../e2e/s3_server.mjs';
+import { startServe } from './serve_helpers.mjs';
+import { startPostgres } from './postgres_helpers.mjs';
+
+let fixture;
+let pg;
+let s3;
+let work;
+let objectStore;
+const replicas = {};
+const sessions = {};
+
+const url = (p) => fixture.url + p;
+
+/* Starts replica name on its own data dir (keys: the shared Secret's). */
+async function startReplica(name, dataDir, tokens) {
+  const svc = await startServe({
+    tenants: { acme: {} },
+    dataDir,
+    tokens,
+    store: { postgres: pg.url },
+    extra: { object_store: objectStore, replica: { id: name, audit_ship_interval_ms: 500 } },
+  });
+  replicas[name] = svc;
+  return svc;
+}
+
+function openProfile(client, args = {}) {
+  return callTool(client, 'browser_session', { action: 'open', profile: 'shared', user: 'alice', ...args });
+}
+
+async function login(client) {
+  await ok(client, 'browser_navigate', { url: url('/profile/login.html') });
+  await ok(client, 'browser_type', { target: 'input[name=user]', text: 'alice' });
+  await ok(client, 'browser_type', { target: 'input[name=password]', text: 'correct horse' });
+  const r = await ok(client, 'browser_click', { target: 'button[type=submit]' });
+  assert.equal(sc(r).title, 'Account', dump(r));
+}
+
+/* The account page as the browser sees it. */
+async function accountText(client) {
+  await ok(client, 'browser_navigate', { url: url('/profile/account') });
+  return evaluate(client, '() => document.body.innerText');
+}
+
+/* The profile's row in PostgreSQL. */
+function row() {
+  const rows = pg.query(`SELECT id, version, sealed_sha256, held_pid, held_by FROM prof_profiles WHERE tenant = 'acme' AND "user" = 'alice' AND name = 'shared'`);
+  assert.equal(rows.length, 1, JSON.stringify(rows));
+  const [id, version, sha, heldPid, heldBy] = rows[0];
+  return { id, version: Number(version), sha, heldPid: Number(heldPid), heldBy };
+}
+
+const sealedFiles = (dataDir) => listFiles(path.join(dataDir, 'tenants')).filter((f) => f.endsWith('.sealed'));
+
+before(async () => {
+  pg = await startPostgres();
+  fixture = await startFixtureServer();
+  s3 = await startS3({ bucket: 'profiles' });
+  work = newDataDir('glassbox-replica-profiles-');
+  fs.writeFileSync(path.join(work, 'akid'), s3.accessKeyId + '\n', { mode: 0o600 });
+  fs.writeFileSync(path.join(work, 'secret'), s3.secretAccessKey + '\n', { mode: 0o600 });
+  objectStore = { s3: { endpoint: s3.endpoint, bucket: 'profiles', path_style: true, access_key_id_file: path.join(work, 'akid'), secret_access_key_file: path.join(work, 'secret') } };
+  const r1 = await startReplica('r1', newDataDir('glassbox-replica-p1-'));
+  // the second replica gets the master key and the audit key pair, as one
+  // Kubernetes Secret gives them; no tenant key, no profile
+  const dir2 = newDataDir('glassbox-replica-p2-');
+  fs.mkdirSync(path.join(dir2, 'keys'), { mode: 0o700 });
+  for (const f of fs.readdirSync(path.join(r1.dataDir, 'keys')))
+    if (fs.statSync(path.join(r1.dataDir, 'keys', f)).isFile()) fs.copyFileSync(path.join(r1.dataDir, 'keys', f), path.join(dir2, 'keys', f));
+  await startReplica('r2', dir2, r1.tokens);
+  for (const name of ['r1', 'r2']) sessions[name] = await replicas[name].connect('acme');
+});
+
+after(async () => {
+  for (const svc of Object.values(replicas)) {
+    await svc.stop('SIGTERM');
+    svc.killLeftovers();
+    svc.removeDataDir();
+  }
+  if (fixture) await fixture.close();
+  if (s3) await s3.stop();
+  if (pg) await pg.stop();
+  if (work) fs.rmSync(work, { recursive: true, force: true });
+});
+
+let winner;
+let loser;
+
+test('two replicas open one profile for writing at once: exactly one wins, the other gets profile_busy naming it', async () => {
+  const [a, b] = await Promise.all([openProfile(sessions.r1.client, { create: true }), openProfile(sessions.r2.client, { create: true })]);
+  const results = { r1: a, r2: b };
+  const won = Object.keys(results).filter((n) => !results[n].isError);
+  assert.equal(won.length, 1, `exactly one replica opened it: r1 ${dump(a)}\nr2 ${dump(b)}`);
+  winner = won[0];
+  loser = winner === 'r1' ? 'r2' : 'r1';
+  assert.deepEqual(sc(results[winner]).profile, { name: 'shared', user: 'alice', version: 0, readonly: false });
+  const text = assertToolError(results[loser], `the open on ${loser}`);
+  assert.equal(sc(results[loser]).error?.code, 'profile_busy', dump(results[loser]));
+  assert.match(text, /profile shared of user alice (is in use by session|was just opened by another session)/);
+  assert.match(text, /read-only/);
+  // the hold is in PostgreSQL, in the winner's name
+  const r = row();
+  assert.equal(r.heldBy, `session ${sessions[winner].sessionId}`);
+  assert.ok(r.heldPid > 0);
+  // asked again, the loser is told who holds it and since when
+  const again = await openProfile(sessions[loser].client);
+  assert.equal(sc(again).error?.code, 'profile_busy', dump(again));
+  assert.match(textOf(again), new RegExp(`is in use by session ${sessions[winner].sessionId.replace('.', '\\.')} \\(pid \\d+\\) since 20\\d\\d-`));
+});
+
+test('the winner logs in and closes: sealed into the bucket, no sealed file on either disk, nothing in clear', async () => {
+  const c = sessions[winner].client;
+  await login(c);
+  assert.match(await accountText(c), /Signed in as alice/);
+  const r = await ok(c, 'browser_session', { action: 'close' });
+  assert.equal(sc(r).profile_closed.saved, true, dump(r));
+  assert.equal(sc(r).profile_closed.version, 1);
+  const meta = row();
+  assert.equal(meta.version, 1);
+  assert.match(meta.sha, /^[0-9a-f]{64}$/);
+  assert.equal(meta.heldPid, 0, 'the hold is released');
+  assert.ok(fs.existsSync(s3.objectPath(`tenants/acme/profiles/${meta.id}/${meta.sha}`)), 'the sealed version is in the bucket under its digest');
+  assert.ok(fs.existsSync(s3.objectPath('tenants/acme/keys/tenant.key')), 'the tenant key (wrapped) is in the bucket');
+  for (const name of ['r1', 'r2']) assert.deepEqual(sealedFiles(replicas[name].dataDir), [], `no sealed file in ${name}'s data dir`);
+  const bucketDir = path.dirname(s3.objectPath('x'));
+  const secrets = fixture.profileSecrets();
+  assert.ok(secrets.length >= 2, `the site handed out a login and a session cookie: ${secrets}`);
+  for (const s of secrets) {
+    for (const name of ['r1', 'r2']) assert.deepEqual(filesContaining(replicas[name].dataDir, s), [], `${s} is not in clear in ${name}'s data dir`);
+    assert.deepEqual(filesContaining(bucketDir, s), [], `${s} is not in clear in the bucket`);
+  }
+});
+
+test('then the other replica opens it and is logged in: the profile travelled through the bucket', async () => {
+  const c = sessions[loser].client;
+  let r = await openProfile(c);
+  assert.equal(r.isError, undefined, dump(r));
+  assert.deepEqual(sc(r).profile, { name: 'shared', user: 'alice', version: 1, readonly: false });
+  assert.equal(row().heldBy, `session ${sessions[loser].sessionId}`);
+  const page = await accountText(c);
+  assert.match(page, /Signed in as alice/);
+  assert.match(page, /Session cookie: present/);
+  // and the first replica is now the one refused
+  const busy = await openProfile(sessions[winner].client);
+  assert.equal(sc(busy).error?.code, 'profile_busy', dump(busy));
+  r = await ok(c, 'browser_session', { action: 'close' });
+  assert.equal(sc(r).profile_closed.saved, true, dump(r));
+  assert.equal(sc(r).profile_closed.version, 2);
+  assert.equal(row().version, 2);
+});
+
+test('a byte changed in the bucket: profile_damaged, neither opened nor held; put back, it opens', async () => {
+  const meta = row();
+  const file = s3.objectPath(`tenants/acme/profiles/${meta.id}/${meta.sha}`);
+  const good = fs.readFileSync(file);
+  const bad = Buffer.from(good);
+  bad[Math.floor(bad.length / 2)] ^= 0x40;
+  fs.writeFileSync(file, bad);
+  const c = sessions[winner].client;
+  let r = await openProfile(c);
+  assert.equal(sc(r).error?.code, 'profile_damaged', dump(r));
+  assert.match(textOf(r), new RegExp(`version 2 of profile shared of user alice does not open: its sealed object tenants/acme/profiles/${meta.id}/${meta.sha} in s3://profiles/ at .* was altered`));
+  r = await ok(c, 'browser_session', { action: 'status' });
+  assert.equal(sc(r).profile, undefined, dump(r));
+  assert.equal(row().heldPid, 0, 'not held');
+  assert.equal(row().version, 2, 'left as it is');
+  fs.writeFileSync(file, good);
+  r = await openProfile(c);
+  assert.equal(sc(r).profile?.version, 2, dump(r));
+  assert.match(await accountText(c), /Signed in as alice/);
+  await ok(c, 'browser_session', { action: 'close', save: false });
+});
