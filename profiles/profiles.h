@@ -10,6 +10,10 @@
  *                        sealed with crypto_secretstream_xchacha20poly1305
  *                        under the profile's data key
  *
+ * or, when the process has an object store (prof_use_object_store), the
+ * sealed versions are objects named by their SHA-256 and the metadata
+ * names the newest one (objects.c), so any replica opens the profile.
+ *
  * The data key is random per profile, wrapped by the tenant key
  * (keys.h) and kept in the metadata; revoking a profile destroys it. The
  * additional data of every chunk binds tenant, user, profile id and
