@@ -202,10 +202,15 @@ static int unwrap_key(struct prof_lease *l, const unsigned char *wrapped, size_t
 	prof_key_ad(l->info.tenant, l->info.user, l->info.id, ad, sizeof(ad));
 	if (prof_open_small(tkey, ad, wrapped, wrapped_len, &plain, &plain_len) != 0 ||
 	    plain_len != PROF_KEY_BYTES) {
-		gb_set_error(err, errlen,
-		             "the data key of profile %s of user %s does not open with "
-		             "tenant %s's key: the metadata was altered or copied from elsewhere",
-		             l->info.name, l->info.user, l->info.tenant);
+		gb_set_error(
+		    err, errlen,
+		    "the data key of profile %s of user %s does not open with "
+		    "tenant %s's key: the metadata was altered or copied from elsewhere%s",
+		    l->info.name, l->info.user, l->info.tenant,
+		    prof_object_store()
+		        ? ", or the profile was created by a glassbox without the object "
+		          "store, under its data dir's tenant key instead of the shared one"
+		        : "");
 		rc = -PROF_EBADMSG;
 	} else {
 		memcpy(l->key, plain, PROF_KEY_BYTES);

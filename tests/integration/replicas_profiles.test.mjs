@@ -13,11 +13,12 @@
  * bucket, no sealed file on either disk); then the other replica opens it
  * and is logged in, so the state travelled through the bucket. A byte
  * changed in the bucket's object: profile_damaged, the profile neither
- * opened nor held; put back, it opens again.
+ * opened nor held; put back, it opens again. `glassbox profile --store`
+ * on a third data dir (the master key only) shows and exports it.
  */
 import { test, before, after } from 'node:test';
 import fs from 'node:fs';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { assert, startFixtureServer, callTool, ok, sc, dump, textOf, assertToolError, newDataDir, listFiles, filesContaining, evaluate, glassboxBin } from '../e2e/lib.mjs';
 import { startS3 } from '../e2e/s3_server.mjs';
@@ -73,6 +74,20 @@ function row() {
   return { id, version: Number(version), sha, heldPid: Number(heldPid), heldBy };
 }
 
+/* `glassbox profile ARGS --store store.json` on data dir dir: {status,
+ * stdout, stderr}. Not spawnSync: the S3 server's front runs in this
+ * process. */
+function profileCli(dir, args) {
+  return new Promise((resolve) => {
+    const p = spawn(glassboxBin(), ['profile', ...args, '--store', path.join(work, 'store.json'), '--tenant', 'acme', '--user', 'alice', '--data-dir', dir], { env: { ...process.env, GLASSBOX_STORE_POSTGRES: '' } });
+    let stdout = '';
+    let stderr = '';
+    p.stdout.on('data', (d) => (stdout += d));
+    p.stderr.on('data', (d) => (stderr += d));
+    p.on('exit', (status) => resolve({ status, stdout, stderr }));
+  });
+}
+
 const sealedFiles = (dataDir) => listFiles(path.join(dataDir, 'tenants')).filter((f) => f.endsWith('.sealed'));
 
 before(async () => {
@@ -83,6 +98,7 @@ before(async () => {
   fs.writeFileSync(path.join(work, 'akid'), s3.accessKeyId + '\n', { mode: 0o600 });
   fs.writeFileSync(path.join(work, 'secret'), s3.secretAccessKey + '\n', { mode: 0o600 });
   objectStore = { s3: { endpoint: s3.endpoint, bucket: 'profiles', path_style: true, access_key_id_file: path.join(work, 'akid'), secret_access_key_file: path.join(work, 'secret') } };
+  fs.writeFileSync(path.join(work, 'store.json'), JSON.stringify({ object_store: objectStore, store: { postgres: pg.url } }), { mode: 0o600 });
   // the keys as docs/deploy.md makes them (glassbox keys init), then the
   // second replica gets the master key and the audit key pair, as one
   // Kubernetes Secret gives them; no tenant key, no profile
@@ -201,4 +217,27 @@ test('a byte changed in the bucket: profile_damaged, neither opened nor held; pu
   assert.equal(sc(r).profile?.version, 2, dump(r));
   assert.match(await accountText(c), /Signed in as alice/);
   await ok(c, 'browser_session', { action: 'close', save: false });
+});
+
+test('glassbox profile --store: a data dir with the master key only shows and exports the replicas\' profile; one without it is told why not', async () => {
+  const dir = newDataDir('glassbox-replica-cli-');
+  fs.mkdirSync(path.join(dir, 'keys'), { mode: 0o700 });
+  fs.copyFileSync(path.join(replicas.r1.dataDir, 'keys', 'master.key'), path.join(dir, 'keys', 'master.key'));
+  let r = await profileCli(dir, ['show', 'shared']);
+  assert.equal(r.status, 0, r.stdout + r.stderr);
+  assert.equal(JSON.parse(r.stdout).version, 2, r.stdout);
+  const out = path.join(work, 'state.json');
+  r = await profileCli(dir, ['export', 'shared', '-o', out]);
+  assert.equal(r.status, 0, r.stdout + r.stderr);
+  const state = JSON.parse(fs.readFileSync(out, 'utf8'));
+  const names = state.cookies.map((c) => c.name);
+  assert.ok(names.includes('gb_login') && names.includes('gb_tab'), `the site's cookies travelled: ${names}`);
+  assert.deepEqual(sealedFiles(dir), [], 'nothing sealed on the exporting data dir');
+  // a data dir with a master key of its own cannot open the shared tenant key
+  const other = newDataDir('glassbox-replica-cli-other-');
+  r = await profileCli(other, ['export', 'shared', '-o', path.join(work, 'other.json')]);
+  assert.notEqual(r.status, 0, r.stdout);
+  assert.match(r.stderr, /the key of tenant acme in the object store \(tenants\/acme\/keys\/tenant\.key in s3:\/\/profiles\/ at .*\) was wrapped by master key [0-9a-f]{16}, which this data dir does not have: restore that master key \(every replica must have the same master key: one Secret\)/);
+  assert.equal(fs.existsSync(path.join(work, 'other.json')), false);
+  for (const d of [dir, other]) fs.rmSync(d, { recursive: true, force: true });
 });
