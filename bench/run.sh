@@ -2,6 +2,7 @@
 # Agent-loop benchmark (see bench/README.md). Options are passed to bench/agent-loop.mjs;
 # `bench/run.sh serve [options]` runs bench/serve.mjs (many sessions in one glassbox serve);
 # `bench/run.sh replicas [options]` runs bench/replicas.mjs (HAProxy vs direct, sessions per replica).
+# `bench/run.sh profiles [options]` runs bench/profiles.mjs (profile open and save, data dir vs bucket).
 # `bench/run.sh files [options]` runs bench/files.mjs (uploads and downloads).
 # `bench/run.sh cdp [options]` runs bench/cdp-relay.mjs (the CDP endpoint's relay overhead).
 # `bench/run.sh console [options]` runs bench/console.mjs (web console viewers and the agents).
@@ -17,6 +18,11 @@ cd "$here/.."
 if [ "${1:-}" = replicas ]; then
   shift
   exec node bench/replicas.mjs "$@"
+fi
+if [ "${1:-}" = profiles ]; then
+  shift
+  exec node bench/profiles.mjs "$@"
+fi
 if [ "${1:-}" = console ]; then
   shift
   exec node bench/console.mjs "$@"
@@ -28,6 +34,7 @@ fi
 if [ "${1:-}" = files ]; then
   shift
   exec node bench/files.mjs "$@"
+fi
 if [ "${1:-}" = cdp ]; then
   shift
   exec node bench/cdp-relay.mjs "$@"
