@@ -84,8 +84,9 @@ struct prof_info {
 };
 
 /* The metadata as JSON (new reference): id, tenant, user, name, version,
- * created, last_used, expires_at (ISO 8601 or null), revoked, size, and
- * held_by {holder, pid, since} or null. */
+ * created, last_used, expires_at (ISO 8601 or null), revoked, size,
+ * held_by {holder, pid, since} or null, and sealed_in: where the newest
+ * version is ("object_store", "data_dir"; null before the first). */
 json_t *prof_info_json(const struct prof_info *p);
 
 /* Creates an empty profile (version 0) with a fresh data key. ttl_s > 0

@@ -226,6 +226,7 @@ test('glassbox profile --store: a data dir with the master key only shows and ex
   let r = await profileCli(dir, ['show', 'shared']);
   assert.equal(r.status, 0, r.stdout + r.stderr);
   assert.equal(JSON.parse(r.stdout).version, 2, r.stdout);
+  assert.equal(JSON.parse(r.stdout).sealed_in, 'object_store', r.stdout);
   const out = path.join(work, 'state.json');
   r = await profileCli(dir, ['export', 'shared', '-o', out]);
   assert.equal(r.status, 0, r.stdout + r.stderr);

@@ -734,9 +734,14 @@ static void test_object_store_holds_the_sealed_versions(void **state)
 	unsigned char key_a[PROF_KEY_BYTES], key_b[PROF_KEY_BYTES];
 	char root[200], path[4300], keyfile[4300], err[1024] = "";
 	struct stat st;
+	json_t *shown;
 	int rc;
 
 	assert_int_equal(save_marker(f->dir, "acme", "before=on-disk"), 1);
+	assert_int_equal(prof_get(f->dir, "acme", "alice", "work", &info, err, sizeof(err)), 0);
+	shown = prof_info_json(&info);
+	assert_string_equal(json_string_value(json_object_get(shown, "sealed_in")), "data_dir");
+	json_decref(shown);
 	b = use_objects(f, root, sizeof(root));
 	assert_string_equal(open_marker(f->dir, "acme", 0, &rc, err, sizeof(err)),
 	                    "before=on-disk");
@@ -744,6 +749,9 @@ static void test_object_store_holds_the_sealed_versions(void **state)
 	assert_int_equal(prof_get(f->dir, "acme", "alice", "work", &info, err, sizeof(err)), 0);
 	assert_int_equal(info.version, 2);
 	assert_int_equal(strlen(info.sealed_sha256), 64);
+	shown = prof_info_json(&info);
+	assert_string_equal(json_string_value(json_object_get(shown, "sealed_in")), "object_store");
+	json_decref(shown);
 	for (int v = 1; v <= 2; v++) {
 		prof_blob_path(f->dir, "acme", info.id, v, path, sizeof(path));
 		assert_int_equal(stat(path, &st), -1); /* nothing sealed on the disk */
