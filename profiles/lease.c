@@ -209,7 +209,8 @@ static int unwrap_key(struct prof_lease *l, const unsigned char *wrapped, size_t
 		    l->info.name, l->info.user, l->info.tenant,
 		    prof_object_store()
 		        ? ", or the profile was created by a glassbox without the object "
-		          "store, under its data dir's tenant key instead of the shared one"
+		          "store (under its data dir's tenant key instead of the shared one), "
+		          "or the tenant key in the object store was replaced"
 		        : "");
 		rc = -PROF_EBADMSG;
 	} else {
