@@ -243,9 +243,9 @@ static ssize_t mem_read(void *user, void *buf, size_t n)
 }
 
 /* Opens version l->info.version's sealed bytes for reading: the object
- * the metadata names, else the file of the data dir. On success *in and
- * *user are the reader; *mem (free it) holds an object's bytes, *fd (close
- * it) the file. */
+ * the metadata names (its bytes in *mem, which the caller frees, read
+ * through *mi), else the file of the data dir (*fd, which the caller
+ * closes; -1 otherwise). Returns 0 or -PROF_* with err. */
 static int open_sealed(struct prof_lease *l, struct mem_in *mi, unsigned char **mem, int *fd,
                        char *err, size_t errlen)
 {
