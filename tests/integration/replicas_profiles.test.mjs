@@ -14,7 +14,9 @@
  * and is logged in, so the state travelled through the bucket. A byte
  * changed in the bucket's object: profile_damaged, the profile neither
  * opened nor held; put back, it opens again. `glassbox profile --store`
- * on a third data dir (the master key only) shows and exports it.
+ * on a third data dir (the master key only) shows and exports it. The
+ * object store stopped: a save says so and keeps the last good version,
+ * an open says so and holds nothing, and both sessions go on.
  */
 import { test, before, after } from 'node:test';
 import fs from 'node:fs';
@@ -241,4 +243,27 @@ test('glassbox profile --store: a data dir with the master key only shows and ex
   assert.match(r.stderr, /the key of tenant acme in the object store \(tenants\/acme\/keys\/tenant\.key in s3:\/\/profiles\/ at .*\) was wrapped by master key [0-9a-f]{16}, which this data dir does not have: restore that master key \(every replica must have the same master key: one Secret\)/);
   assert.equal(fs.existsSync(path.join(work, 'other.json')), false);
   for (const d of [dir, other]) fs.rmSync(d, { recursive: true, force: true });
+});
+
+test('the object store down: an open says it cannot reach it and holds nothing, a save keeps the last good version, the sessions go on', async () => {
+  // a session that has the profile open when the store goes away
+  const holder = sessions[loser].client;
+  let r = await openProfile(holder);
+  assert.equal(sc(r).profile?.version, 2, dump(r));
+  await s3.stop();
+  s3 = null;
+  r = await callTool(holder, 'browser_session', { action: 'close' });
+  assert.equal(sc(r).error?.code, 'profile_not_saved', dump(r));
+  assert.equal(sc(r).profile_closed.saved, false, dump(r));
+  assert.match(textOf(r), /cannot reach the object store s3:\/\/profiles\/ at http:\/\/127\.0\.0\.1:\d+: .*; version 3 of profile shared of user alice was not saved, the last good version stays/);
+  assert.equal(row().version, 2, 'the last good version stays');
+  assert.equal(row().heldPid, 0, 'the hold is released');
+  // an open from the other replica: a clear error, nothing held
+  const other = sessions[winner].client;
+  r = await openProfile(other);
+  assert.equal(r.isError, true, dump(r));
+  assert.match(textOf(r), /cannot reach the object store s3:\/\/profiles\/ at http:\/\/127\.0\.0\.1:\d+/);
+  assert.equal(row().heldPid, 0, 'not held');
+  // both sessions still serve
+  for (const c of [holder, other]) await ok(c, 'browser_navigate', { url: url('/profile/login.html') });
 });
