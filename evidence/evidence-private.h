@@ -130,6 +130,13 @@ typedef int (*evid_line_cb)(const char *line, size_t len, unsigned long lineno, 
  * returned, or a negative evid_err with err. */
 int evid_read_lines(const char *path, evid_line_cb cb, void *user, char *err, size_t errlen);
 
+/* Runs cb over the lines of every day file of tenant's log, oldest first,
+ * under the log's shared lock; since ("YYYY-MM-DD...", may be NULL) skips
+ * the days before it. Returns 0, what cb returned, or a negative
+ * evid_err with err (-EVID_ENOENT: the tenant has no log). records.c. */
+int evid_tenant_each_line(const char *data_dir, const char *tenant, const char *since,
+                          evid_line_cb cb, void *user, char *err, size_t errlen);
+
 /* Takes a shared flock on dir/.lock when it exists (readers); returns the
  * fd to close, or -1 when there is no lock file. */
 int evid_audit_lock_shared(const char *dir);
