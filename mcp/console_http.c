@@ -373,7 +373,8 @@ static void route_session(struct serve *s, struct http_req *req, struct console_
                           const char *method, char *id, const char *what, const struct form *f)
 {
 	struct http_session *hs = mcp_console_session(s, login, id);
-	struct act_session *as = hs ? mcp_server_session(hs->srv) : NULL;
+	struct act_session *as =
+	    hs ? mcp_server_session(hs->srv, MCP_SESSION_IF_ANY, NULL, 0) : NULL;
 	struct console_live *live = as ? act_session_live(as) : NULL;
 
 	if (!hs) {

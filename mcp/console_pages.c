@@ -137,7 +137,7 @@ void mcp_console_sessions_page(struct serve *s, struct http_req *req,
 	for (hs = s->table.head; hs; hs = hs->next) {
 		if (hs->state != HS_OPEN || !console_cred_sees(&login->cred, hs->tenant->name))
 			continue;
-		as = mcp_server_session(hs->srv);
+		as = mcp_server_session(hs->srv, MCP_SESSION_IF_ANY, NULL, 0);
 		live = as ? act_session_live(as) : NULL;
 		st = live ? console_live_status(live) : NULL;
 		gb_buf_appendf(&b,
@@ -176,7 +176,7 @@ void mcp_console_sessions_page(struct serve *s, struct http_req *req,
 json_t *mcp_console_live_status(struct serve *s, const struct console_login *login,
                                 struct http_session *hs, struct console_live *live)
 {
-	struct act_session *as = mcp_server_session(hs->srv);
+	struct act_session *as = mcp_server_session(hs->srv, MCP_SESSION_IF_ANY, NULL, 0);
 	struct evid_trail_query q = { .tenant = hs->tenant->name,
 		                      .session = as ? act_session_id(as) : "-",
 		                      .limit = LIVE_ACTIONS };
@@ -221,7 +221,7 @@ json_t *mcp_console_live_status(struct serve *s, const struct console_login *log
 void mcp_console_live_page(struct serve *s, struct http_req *req, const struct console_login *login,
                            struct http_session *hs, struct console_live *live)
 {
-	struct act_session *as = mcp_server_session(hs->srv);
+	struct act_session *as = mcp_server_session(hs->srv, MCP_SESSION_IF_ANY, NULL, 0);
 	struct gb_buf b;
 
 	(void)live;
@@ -475,7 +475,7 @@ static const char *browser_of(struct serve *s, const struct console_login *login
 	json_t *st;
 
 	for (hs = s->table.head; agent_id && hs; hs = hs->next) {
-		as = mcp_server_session(hs->srv);
+		as = mcp_server_session(hs->srv, MCP_SESSION_IF_ANY, NULL, 0);
 		if (!as || strcmp(act_session_id(as), agent_id) != 0 ||
 		    !console_cred_sees(&login->cred, hs->tenant->name))
 			continue;
