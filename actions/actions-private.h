@@ -230,12 +230,9 @@ struct act_recorder {
 /* Frames of the page while one action runs (screencast.c). */
 struct act_screencast {
 	struct cdp_conn *cdp;
-	char psid[64];   /* the page's CDP session */
-	int listener;    /* cdp_on handle; 0: not recording */
-	int interval_ms; /* the least time between two frames kept */
+	int consumer; /* cdp_cast_join handle; 0: not recording */
 	int max_frames;
-	int64_t last_ms; /* wall time of the last frame kept */
-	json_t *frames;  /* [{"png": base64, "at_ms"}] */
+	json_t *frames; /* [{"png": base64, "at_ms"}] */
 };
 
 /* The exchanges of one action, for its network_log (netlog.c). */

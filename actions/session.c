@@ -60,9 +60,7 @@ static void idle_until_work(struct act_session *s)
 	while (!work_waiting(s)) {
 		if (s->sess && sess_get_state(s->sess) != SESS_FAILED &&
 		    cdp_is_open(sess_cdp(s->sess))) {
-			cdp_service(sess_cdp(s->sess),
-			            s->live ? console_live_wait_ms(s->live, 10000) : 10000,
-			            work_waiting, s);
+			cdp_service(sess_cdp(s->sess), 10000, work_waiting, s);
 			continue;
 		}
 		pthread_mutex_lock(&s->lock);
