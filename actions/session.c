@@ -220,7 +220,7 @@ int act_session_new(const struct act_config *cfg, struct act_session **out, char
 	}
 	run_as_user(user, sizeof(user));
 	if (act_keeper_start(s->store, s->audit, s->tenant, user,
-	                     json_string_value(json_object_get(cfg->credentials, s->tenant)),
+	                     json_string_value(json_object_get(cfg->credentials, s->tenant)), s->id,
 	                     &s->keeper) < 0) {
 		snprintf(err, errlen, "cannot start the evidence writer thread");
 		goto out;

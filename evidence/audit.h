@@ -338,11 +338,11 @@ int evid_artifact_read(const char *data_dir, const char *tenant, const char *sha
 
 /* Which records evid_trail_search() returns; NULL members do not filter. */
 struct evid_trail_query {
-	const char *tenant;      /* required */
-	const char *session;     /* the record's session id */
-	const char *session_alt; /* or this one (an agent session's own id and its browser's) */
-	const char *tool;        /* body.tool */
-	const char *verdict;     /* "ok", an error code ("approval_required"), or a
+	const char *tenant;  /* required */
+	const char *session; /* the record's session (its browser session's id) or
+	                          * its body.agent_session (its agent session's id) */
+	const char *tool;    /* body.tool */
+	const char *verdict; /* "ok", an error code ("approval_required"), or a
 	                      * record kind for records that are not tool calls */
 	const char *operation;
 	size_t limit; /* 0: 200; at most 5000 */

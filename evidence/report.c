@@ -127,12 +127,26 @@ void rpt_text(struct report *r, const char *s)
 
 /* ---- reading the records -------------------------------------------------- */
 
+/* 1 when rec is of session: its "session", its agent session's id
+ * (body.agent_session), or the session of the tool call whose operation
+ * it names (a decision on an approval carries no browser session). */
+static int of_session(const struct report *r, const struct evid_record *rec, const char *session)
+{
+	const char *agent = json_string_value(json_object_get(rec->body, "agent_session"));
+	const char *op_session =
+	    rec->operation ? json_string_value(json_object_get(r->op_session, rec->operation))
+	                   : NULL;
+
+	return (rec->session && !strcmp(rec->session, session)) ||
+	       (agent && !strcmp(agent, session)) || (op_session && !strcmp(op_session, session));
+}
+
 /* 1 when rec belongs in the report. */
 static int wanted(const struct report *r, const struct evid_record *rec)
 {
 	const struct evid_report_opts *o = r->opts;
 
-	if (o->session_id && (!rec->session || strcmp(rec->session, o->session_id) != 0))
+	if (o->session_id && !of_session(r, rec, o->session_id))
 		return 0;
 	if (o->since && strcmp(rec->time, o->since) < 0)
 		return 0;
