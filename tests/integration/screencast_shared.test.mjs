@@ -15,7 +15,7 @@ import { test, before, after } from 'node:test';
 import fs from 'node:fs';
 import path from 'node:path';
 import { assert, ok, sc, dump, startFixtureServer, auditRecords, pollUntil, isPng, pngSize, REPO_ROOT } from '../e2e/lib.mjs';
-import { startServe } from './serve_helpers.mjs';
+import { startServe, consoleLogin } from './serve_helpers.mjs';
 
 const POLICY = {
   ...JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'fixtures', 'policy', 'loopback.json'), 'utf8')),
@@ -44,18 +44,6 @@ after(async () => {
   await fixture?.close();
   if (traceDir && process.env.GLASSBOX_KEEP_DATA !== '1') fs.rmSync(traceDir, { recursive: true, force: true });
 });
-
-/* Logs the viewer in over HTTP; returns its cookie. */
-async function login(id) {
-  const r = await fetch(`${svc.adminUrl}/console/login`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ token: svc.consoleTokens[id] }),
-    redirect: 'manual',
-  });
-  assert.equal(r.status, 303);
-  return r.headers.get('set-cookie').split(';')[0];
-}
 
 /* A live viewer: asks for the newest frame every 250 ms (the console
  * allows 5 a second) until stop(); frames: [{at, type, width, height}]. */
@@ -130,7 +118,7 @@ const status = async (cookie) =>
 
 test('a recording and a live viewer share the page\'s screencast: both get frames, neither stops the other\'s, and it stops when both are done', async () => {
   await ok(agent.client, 'browser_navigate', { url: `${fixture.url}/ticker.html` });
-  const cookie = await login('c-vic');
+  const { cookie } = await consoleLogin(svc, 'c-vic');
   const viewer = watch(cookie);
   try {
     await pollUntil(() => viewer.frames.length > 0, { deadlineMs: 60000 });
