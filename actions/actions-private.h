@@ -250,12 +250,9 @@ struct act_recorder {
 /* Frames of the page while one action runs (screencast.c). */
 struct act_screencast {
 	struct cdp_conn *cdp;
-	char psid[64];   /* the page's CDP session */
-	int listener;    /* cdp_on handle; 0: not recording */
-	int interval_ms; /* the least time between two frames kept */
+	int consumer; /* cdp_cast_join handle; 0: not recording */
 	int max_frames;
-	int64_t last_ms; /* wall time of the last frame kept */
-	json_t *frames;  /* [{"png": base64, "at_ms"}] */
+	json_t *frames; /* [{"png": base64, "at_ms"}] */
 };
 
 /* The exchanges of one action, for its network_log (netlog.c). */
@@ -476,9 +473,12 @@ struct act_keeper_action {
 };
 /* user: who runs the session's process; token: the id of the credential
  * the session came with (NULL: none); both copied into every record's
- * actor. */
+ * actor. agent_session: the agent session's id (NULL: none), copied into
+ * the body of every record as "agent_session" (a record's "session" is
+ * its browser session's id). */
 int act_keeper_start(struct evid_store *store, struct evid_audit *audit, const char *tenant,
-                     const char *user, const char *token, struct act_keeper **out);
+                     const char *user, const char *token, const char *agent_session,
+                     struct act_keeper **out);
 /* Queues an audit record (body taken) of kind for the session. */
 void act_keeper_record(struct act_keeper *k, const char *kind, const char *session_id,
                        const char *operation_id, json_t *body, int secret_text);

@@ -61,8 +61,10 @@ static void target_box(struct act_ctx *ctx, struct evid_annotation *a)
 void act_approval_evidence(struct act_ctx *ctx, const struct store_approval *approval)
 {
 	struct act_session *as = ctx->as;
+	/* "session" is the browser session's id, as on the tool calls' records */
+	const char *browser = ctx->sess ? sess_id(ctx->sess) : as->id;
 	struct evid_meta meta = { .tenant = as->tenant,
-		                  .session_id = as->id,
+		                  .session_id = browser,
 		                  .operation_id = ctx->operation_id,
 		                  .tool = ctx->def->name,
 		                  .url = ctx->url_before };
@@ -89,13 +91,14 @@ void act_approval_evidence(struct act_ctx *ctx, const struct store_approval *app
 		if (!artifacts)
 			goto out;
 	}
-	body = json_pack("{s:s, s:s, s:s, s:s, s:s}", "approval_id", approval->id, "tool",
-	                 approval->tool, "rule", approval->rule, "fingerprint",
-	                 approval->fingerprint, "summary", approval->summary);
+	body =
+	    json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", "approval_id", approval->id, "tool",
+	              approval->tool, "rule", approval->rule, "fingerprint", approval->fingerprint,
+	              "summary", approval->summary, "agent_session", as->id);
 	e.tenant = as->tenant;
 	e.kind = "approval_requested";
 	e.actor.tenant = as->tenant;
-	e.session_id = as->id;
+	e.session_id = browser;
 	e.operation_id = ctx->operation_id;
 	e.body = body;
 	e.artifacts = artifacts;

@@ -81,6 +81,8 @@ static void on_approval_event(void *user, const struct store_approval_event *ev)
 		json_object_set_new(body, "rule", json_string(a->rule));
 		json_object_set_new(body, "fingerprint", json_string(a->fingerprint));
 		json_object_set_new(body, "summary", json_string(a->summary));
+		if (a->session[0])
+			json_object_set_new(body, "agent_session", json_string(a->session));
 	}
 	if (a && strcmp(a->tenant, s->tenant) != 0) {
 		/* decided through a handle this session shares (the admin socket
@@ -472,8 +474,8 @@ static int gate_run(struct act_ctx *ctx, const struct act_gate_part *part, const
 	if (res.outcome == POLICY_GATE_APPROVAL_REQUIRED && !ctx->as->flow_name[0])
 		act_approval_evidence(ctx, &res.approval);
 	if (!strcmp(res.code, "forbidden"))
-		act_keeper_record(ctx->as->keeper, EVID_AUDIT_POLICY_REFUSAL, ctx->as->id,
-		                  ctx->operation_id,
+		act_keeper_record(ctx->as->keeper, EVID_AUDIT_POLICY_REFUSAL,
+		                  ctx->sess ? sess_id(ctx->sess) : NULL, ctx->operation_id,
 		                  json_pack("{s:s, s:s, s:s}", "tool", ctx->def->name, "rule",
 		                            res.decision.rule, "summary", res.decision.summary),
 		                  0);

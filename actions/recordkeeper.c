@@ -92,7 +92,8 @@ struct act_keeper {
 	struct evid_audit *audit; /* borrowed; may be NULL */
 	char tenant[65];
 	char user[65];
-	char token[65]; /* the credential's id, "" if none */
+	char token[65];         /* the credential's id, "" if none */
+	char agent_session[65]; /* the agent session's id, "" if none; set before the thread */
 };
 
 static void job_free(struct keeper_job *j)
@@ -192,6 +193,12 @@ static int keep_one(struct act_keeper *k, struct keeper_job *j)
 		e.actor.token = k->token[0] ? k->token : NULL;
 		e.session_id = j->session_id[0] ? j->session_id : NULL;
 		e.operation_id = j->operation_id[0] ? j->operation_id : NULL;
+		if (k->agent_session[0] && !j->body)
+			j->body = json_object();
+		if (k->agent_session[0] && json_is_object(j->body) &&
+		    !json_object_get(j->body, "agent_session"))
+			json_object_set_new(j->body, "agent_session",
+			                    json_string(k->agent_session));
 		e.body = j->body;
 		e.artifacts = artifacts ? artifacts : j->artifacts;
 		e.secret_text = j->secret_text;
@@ -266,7 +273,8 @@ static void *keeper_main(void *arg)
 }
 
 int act_keeper_start(struct evid_store *store, struct evid_audit *audit, const char *tenant,
-                     const char *user, const char *token, struct act_keeper **out)
+                     const char *user, const char *token, const char *agent_session,
+                     struct act_keeper **out)
 {
 	struct act_keeper *k = calloc(1, sizeof(*k));
 
@@ -278,6 +286,8 @@ int act_keeper_start(struct evid_store *store, struct evid_audit *audit, const c
 	snprintf(k->tenant, sizeof(k->tenant), "%s", tenant);
 	snprintf(k->user, sizeof(k->user), "%s", user ? user : "");
 	snprintf(k->token, sizeof(k->token), "%s", token ? token : "");
+	snprintf(k->agent_session, sizeof(k->agent_session), "%s",
+	         agent_session ? agent_session : "");
 	k->max_jobs = KEEPER_MAX_JOBS;
 	k->max_bytes = KEEPER_MAX_BYTES;
 	k->wait_ms = KEEPER_WAIT_MS;

@@ -2,9 +2,11 @@
  * screencast.c - a session recording: frames of the page while each
  * page-changing action runs, when the tenant's policy asks for it
  * ("screencast": true or {"fps", "max_width", "max_height",
- * "max_frames"}; off by default). Chromium's Page.startScreencast sends
- * PNG frames, each acknowledged at once; at most fps of them a second and
- * max_frames an action are kept, no larger than max_width x max_height.
+ * "max_frames"}; off by default). The action joins its page's one
+ * screencast (cdp_cast_join, shared with the web console's live view, so
+ * neither stops the other's frames) for PNG frames no larger than
+ * max_width x max_height, at most fps a second; max_frames an action are
+ * kept.
  * They go with the action's record to the keeper, which stores each as a
  * "screencast_frame" artifact (PNG, validated like every screenshot) and
  * lists them in the record's body (screencast: [{sha256, at_ms, width,
@@ -26,27 +28,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Keeps (or drops, past the caps) one frame and acknowledges it: the
- * browser sends the next only after the ack. */
-static void on_frame(void *user, const char *session_id, const char *method, json_t *params)
+/* cdp_cast_fn: keeps one frame (a PNG, at most fps a second: the shared
+ * screencast paces them), up to max_frames an action. */
+static void on_frame(void *user, const char *data, int png, json_t *metadata)
 {
 	struct act_screencast *c = user;
-	json_t *meta = json_object_get(params, "metadata");
-	const char *data = json_string_value(json_object_get(params, "data"));
-	double ts = json_number_value(json_object_get(meta, "timestamp"));
+	double ts = json_number_value(json_object_get(metadata, "timestamp"));
 	int64_t at_ms = ts > 0 ? (int64_t)(ts * 1000.0) : gb_wall_ms();
-	uint64_t id = 0;
 
-	(void)session_id;
-	(void)method;
-	if (cdp_send(c->cdp, c->psid, "Page.screencastFrameAck",
-	             json_pack("{s:O}", "sessionId", json_object_get(params, "sessionId")),
-	             &id) == 0)
-		cdp_forget(c->cdp, id);
-	if (!data || json_array_size(c->frames) >= (size_t)c->max_frames ||
-	    (c->last_ms && at_ms - c->last_ms < c->interval_ms))
+	if (!png || json_array_size(c->frames) >= (size_t)c->max_frames)
 		return;
-	c->last_ms = at_ms;
 	json_array_append_new(c->frames,
 	                      json_pack("{s:s, s:I}", "png", data, "at_ms", (json_int_t)at_ms));
 }
@@ -55,40 +46,32 @@ void act_screencast_start(struct act_ctx *ctx)
 {
 	const struct policy_tenant_settings *s = policy_tenant_settings(ctx->as->tenant_policy);
 	struct act_screencast *c = &ctx->cast;
-	uint64_t id = 0;
+	struct cdp_cast_want want = { 0 };
+	int rc;
 
 	memset(c, 0, sizeof(*c));
 	if (!s->screencast_fps || !ctx->cdp || !ctx->psid)
 		return;
 	c->cdp = ctx->cdp;
-	snprintf(c->psid, sizeof(c->psid), "%s", ctx->psid);
-	c->interval_ms = 1000 / s->screencast_fps;
 	c->max_frames = s->screencast_max_frames;
 	c->frames = json_array();
-	c->listener = cdp_on(ctx->cdp, ctx->psid, "Page.screencastFrame", on_frame, c);
-	if (c->listener <= 0) {
-		c->listener = 0;
-		return;
-	}
-	if (cdp_send(ctx->cdp, ctx->psid, "Page.startScreencast",
-	             json_pack("{s:s, s:i, s:i, s:i}", "format", "png", "maxWidth",
-	                       s->screencast_max_width, "maxHeight", s->screencast_max_height,
-	                       "everyNthFrame", 1),
-	             &id) == 0)
-		cdp_forget(ctx->cdp, id);
+	want.png = 1;
+	want.max_width = s->screencast_max_width;
+	want.max_height = s->screencast_max_height;
+	want.fps = s->screencast_fps;
+	/* the page's one screencast, shared with the console's live view */
+	rc = cdp_cast_join(ctx->cdp, ctx->psid, &want, on_frame, c);
+	c->consumer = rc > 0 ? rc : 0;
 }
 
 void act_screencast_stop(struct act_ctx *ctx)
 {
 	struct act_screencast *c = &ctx->cast;
-	uint64_t id = 0;
 
-	if (!c->listener)
+	if (!c->consumer)
 		return;
-	cdp_off(c->cdp, c->listener);
-	c->listener = 0;
-	if (cdp_is_open(c->cdp) && cdp_send(c->cdp, c->psid, "Page.stopScreencast", NULL, &id) == 0)
-		cdp_forget(c->cdp, id);
+	cdp_cast_leave(c->cdp, c->consumer);
+	c->consumer = 0;
 }
 
 json_t *act_screencast_take(struct act_ctx *ctx, json_t *body)

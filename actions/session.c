@@ -60,9 +60,7 @@ static void idle_until_work(struct act_session *s)
 	while (!work_waiting(s)) {
 		if (s->sess && sess_get_state(s->sess) != SESS_FAILED &&
 		    cdp_is_open(sess_cdp(s->sess))) {
-			cdp_service(sess_cdp(s->sess),
-			            s->live ? console_live_wait_ms(s->live, 10000) : 10000,
-			            work_waiting, s);
+			cdp_service(sess_cdp(s->sess), 10000, work_waiting, s);
 			continue;
 		}
 		pthread_mutex_lock(&s->lock);
@@ -238,7 +236,7 @@ int act_session_new(const struct act_config *cfg, struct act_session **out, char
 	}
 	run_as_user(user, sizeof(user));
 	if (act_keeper_start(s->store, s->audit, s->tenant, user,
-	                     json_string_value(json_object_get(cfg->credentials, s->tenant)),
+	                     json_string_value(json_object_get(cfg->credentials, s->tenant)), s->id,
 	                     &s->keeper) < 0) {
 		snprintf(err, errlen, "cannot start the evidence writer thread");
 		goto out;

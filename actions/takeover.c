@@ -107,6 +107,7 @@ static void record_human(struct act_session *s, const char *kind, const char *by
 	json_object_set_new(body, "actor", json_string("human"));
 	json_object_set_new(body, "by", json_string(by));
 	json_object_set_new(body, "credential", json_string(credential));
+	json_object_set_new(body, "agent_session", json_string(s->id));
 	e.tenant = s->tenant;
 	e.kind = kind;
 	e.actor.tenant = s->tenant;

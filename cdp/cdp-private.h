@@ -168,6 +168,9 @@ struct cdp_conn {
 	size_t rx_total; /* bytes of the current message so far */
 	struct cdp_skim skim;
 
+	struct cdp_cast *casts; /* screencast.c: one per page with consumers */
+	int next_cast_handle;
+
 	FILE *trace; /* trace.c: a copy of the traffic, or NULL */
 };
 
@@ -211,6 +214,15 @@ void cdp_events_dispatch(struct cdp_conn *c, const char *session_id, const char 
 int cdp_events_fail_waiters(struct cdp_conn *c, const char *session_id, const char *method, int rc,
                             const char *why);
 void cdp_events_free_all(struct cdp_conn *c);
+
+/* screencast.c */
+/* Sends every acknowledgement of a screencast frame that came due. */
+void cdp_casts_pump(struct cdp_conn *c);
+/* Milliseconds from now until the next acknowledgement is due (0: now),
+ * or -1 when none waits. */
+int64_t cdp_casts_next_ms(const struct cdp_conn *c, int64_t now);
+/* Frees every screencast (cdp_close: nothing is sent). */
+void cdp_casts_free_all(struct cdp_conn *c);
 
 /* message.c */
 void cdp_message_rx(struct cdp_conn *c, const char *in, size_t len, int final);

@@ -15,6 +15,7 @@
  *   events.c   listeners (cdp_on) and waiters (cdp_arm/cdp_wait_event)
  *   message.c  one incoming message: fragments, ceiling, parse, route
  *   skim.c     what an oversized message was about, without keeping it
+ *   screencast.c  one screencast per page, shared by its consumers (cdp_cast_join)
  *
  * Threads. Nothing runs in the background. The owning thread services the
  * context inside cdp_await(), cdp_wait_event(), cdp_service() and

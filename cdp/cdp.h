@@ -161,6 +161,44 @@ int cdp_service(struct cdp_conn *c, int timeout_ms, cdp_done_fn done, void *user
  * a reference on whatever owns it). */
 void cdp_wake(struct cdp_conn *c);
 
+/* ---- a page's screencast, shared by its consumers (screencast.c) ------- */
+
+/* What one consumer of a page's screencast wants. */
+struct cdp_cast_want {
+	int png;       /* 1: PNG frames; 0: JPEG */
+	int quality;   /* JPEG quality, 0..100 */
+	int max_width; /* frames no larger than this (CSS pixels scaled down) */
+	int max_height;
+	int fps; /* at most this many frames a second to this consumer, >= 1 */
+};
+
+/* A frame for one consumer: data, the image in base64 (borrowed); png, 1
+ * for a PNG (a consumer that wants PNG only ever gets those), else JPEG;
+ * metadata, the frame's ScreencastFrameMetadata (borrowed). Runs on the
+ * owning thread inside a cdp_* call, with a listener's rules (cdp_on);
+ * it must not join or leave. */
+typedef void (*cdp_cast_fn)(void *user, const char *data, int png, json_t *metadata);
+
+/*
+ * Joins the screencast of page session page_sid (copied), starting it
+ * if it does not run. One Page.startScreencast runs per page whatever
+ * the number of consumers: PNG when any consumer wants PNG, no larger
+ * than the smallest size asked, and the browser is let send a frame no
+ * more often than the lowest fps asked (the stricter cap); each consumer
+ * also gets frames no more often than its own fps. A join restarts the
+ * screencast, so the browser sends the page as it is at once. Frames
+ * flow while the conn is serviced (any wait). Returns a handle > 0 for
+ * cdp_cast_leave(), or -CDP_EINVAL, -CDP_ENOMEM, -CDP_ECLOSED.
+ */
+int cdp_cast_join(struct cdp_conn *c, const char *page_sid, const struct cdp_cast_want *want,
+                  cdp_cast_fn fn, void *user);
+
+/* Leaves a screencast: the last consumer to leave stops it; the others
+ * keep their frames (the screencast restarts if what it must be
+ * changed). An unknown handle is a no-op, and so is a handle of a conn
+ * that was closed (cdp_close frees every screencast). */
+void cdp_cast_leave(struct cdp_conn *c, int handle);
+
 /* Human-readable name of an error code. */
 const char *cdp_strerror(int err);
 

@@ -420,6 +420,7 @@ void cdp_close(struct cdp_conn *c)
 		c->ctx = NULL;
 	}
 	cdp_calls_free_all(c);
+	cdp_casts_free_all(c);
 	cdp_events_free_all(c);
 	gb_buf_free(&c->rx);
 	cdp_trace_close(c);

@@ -50,6 +50,7 @@ int cdp_service_until(struct cdp_conn *c, int64_t deadline_ms, cdp_stop_fn stop,
 {
 	int64_t now;
 	int64_t left_ms;
+	int64_t ack_ms;
 	int rc;
 
 	if (cdp_in_callback(c)) {
@@ -85,10 +86,14 @@ int cdp_service_until(struct cdp_conn *c, int64_t deadline_ms, cdp_stop_fn stop,
 		/* + 999 us: poll() takes whole ms, and waking just before the
 		 * deadline would spin through zero-timeout polls */
 		left_ms = deadline_ms - now;
+		ack_ms = cdp_casts_next_ms(c, now);
+		if (ack_ms >= 0 && ack_ms < left_ms)
+			left_ms = ack_ms;
 		lws_sul_schedule(c->ctx, 0, &c->deadline_sul, cdp_deadline_cb,
 		                 (lws_usec_t)left_ms * LWS_US_PER_MS + 999);
 		if (lws_service(c->ctx, 0) < 0)
 			cdp_conn_closed(c, "the event loop failed");
+		cdp_casts_pump(c); /* a screencast's acknowledgement that came due */
 	}
 	if (c->ctx)
 		lws_sul_cancel(&c->deadline_sul);

@@ -288,6 +288,32 @@ out:
 	return rc;
 }
 
+int gb_fs_write_replace(const char *path, const void *data, size_t len, char *err, size_t errlen)
+{
+	char dir[4096];
+	char tmp[4096];
+	char *slash;
+	int rc;
+
+	if (gb_pathf(dir, sizeof(dir), "%s", path) != 0) {
+		gb_set_error(err, errlen, "the path %.80s... is too long", path);
+		rc = -EINVAL;
+		goto out;
+	}
+	slash = strrchr(dir, '/');
+	if (slash == dir)
+		dir[1] = '\0';
+	else if (slash)
+		*slash = '\0';
+	else
+		snprintf(dir, sizeof(dir), ".");
+	rc = gb_fs_write_temp(dir, data, len, tmp, sizeof(tmp), err, errlen);
+	if (rc == 0)
+		rc = gb_fs_publish_replace(tmp, path, dir, err, errlen);
+out:
+	return rc;
+}
+
 int gb_fs_publish_new(const char *tmp, const char *final, const char *dir, char *err, size_t errlen)
 {
 	int rc = 0;

@@ -47,6 +47,11 @@ int gb_fs_write_temp(const char *dir, const void *data, size_t len, char *tmp, s
 int gb_fs_publish_replace(const char *tmp, const char *final, const char *dir, char *err,
                           size_t errlen);
 
+/* Writes data[0..len) to path atomically: a temp file in path's dir
+ * (the current dir when path names none), fsynced, renamed over path.
+ * Returns 0, -EINVAL (path too long) or -EIO, with err. */
+int gb_fs_write_replace(const char *path, const void *data, size_t len, char *err, size_t errlen);
+
 /* Links tmp to final only if final does not exist yet (atomic), removes
  * tmp and fsyncs dir. Returns 0, 1 when final already exists (tmp is
  * kept for another try), or -EIO (tmp removed). */

@@ -29,7 +29,7 @@
 #include "common/util.h"
 
 #define MOD "console"
-/* A screencast that could not start is tried again after this long. */
+/* A screencast that could not be joined is tried again after this long. */
 #define CAST_RETRY_MS 1000
 
 enum control { CONTROL_AGENT, CONTROL_HUMAN };
@@ -46,17 +46,13 @@ struct console_live {
 	int64_t viewer_ms;        /* {lock} a viewer last asked for a frame; 0: never */
 	char url[2048];           /* {lock} */
 	char browser_session[64]; /* {lock} */
+	int frame_png;            /* {lock} the latest frame is a PNG (else a JPEG) */
 	/* the screencast {lock}; cdp and page_sid are the worker's */
 	struct cdp_conn *cast_cdp;
 	char cast_sid[64];
-	int cast_listener;
-	int pump_listener; /* any event: sends an acknowledgement that came due */
+	int cast_consumer; /* cdp_cast_join handle */
 	int casting;
-	/* the frame rate at the source: a frame is acknowledged (so the browser
-	 * sends the next) no sooner than interval_ms after the last */
-	int interval_ms;
-	int64_t acked_ms;
-	json_t *ack_due;        /* the screencast sessionId to acknowledge, or NULL */
+	int fps;                /* the viewers' frame rate: the live view's cap at the source */
 	int64_t cast_failed_ms; /* a start failed then (no page yet): tried again a second later */
 	/* who has the browser {lock} */
 	enum control control;
@@ -82,7 +78,7 @@ struct console_live *console_live_new(void)
 		return NULL;
 	atomic_init(&l->refs, 1);
 	pthread_mutex_init(&l->lock, NULL);
-	l->interval_ms = 1000 / 5;
+	l->fps = 5;
 	return l;
 }
 
@@ -98,7 +94,6 @@ void console_live_unref(struct console_live *l)
 	if (!l || atomic_fetch_sub(&l->refs, 1) != 1)
 		return;
 	pthread_mutex_destroy(&l->lock);
-	json_decref(l->ack_due);
 	free(l->frame);
 	sodium_memzero(l->input, sizeof(l->input));
 	free(l);
@@ -107,24 +102,27 @@ void console_live_unref(struct console_live *l)
 /* ---- the front --------------------------------------------------------- */
 
 /* See live.h. */
-int console_live_frame(struct console_live *l, int fps, uint64_t after, unsigned char **jpeg,
-                       size_t *len, uint64_t *seq, int *css_width, int *css_height)
+int console_live_frame(struct console_live *l, int fps, uint64_t after, unsigned char **image,
+                       size_t *len, const char **mime, uint64_t *seq, int *css_width,
+                       int *css_height)
 {
 	int rc = 0;
 
-	*jpeg = NULL;
+	*image = NULL;
 	*len = 0;
+	*mime = "image/jpeg";
 	pthread_mutex_lock(&l->lock);
 	l->viewer_ms = gb_now_ms();
-	l->interval_ms = fps > 0 ? 1000 / fps : 1000;
+	l->fps = fps > 0 ? fps : 1;
 	*seq = l->frame_seq;
 	*css_width = l->css_width;
 	*css_height = l->css_height;
 	if (l->frame && l->frame_seq > after) {
-		*jpeg = malloc(l->frame_len);
-		if (*jpeg) {
-			memcpy(*jpeg, l->frame, l->frame_len);
+		*image = malloc(l->frame_len);
+		if (*image) {
+			memcpy(*image, l->frame, l->frame_len);
 			*len = l->frame_len;
+			*mime = l->frame_png ? "image/png" : "image/jpeg";
 			rc = 1;
 		}
 	}
@@ -249,7 +247,6 @@ int console_live_has_work(struct console_live *l)
 	pthread_mutex_lock(&l->lock);
 	now = gb_now_ms();
 	work = l->input_count > 0 || l->began_unrecorded || l->ended_unrecorded ||
-	       (l->ack_due && now - l->acked_ms >= l->interval_ms) ||
 	       (watched_locked(l, now) != l->casting &&
 	        (l->casting || now - l->cast_failed_ms >= CAST_RETRY_MS));
 	pthread_mutex_unlock(&l->lock);
@@ -266,72 +263,13 @@ void console_live_set_page(struct console_live *l, const char *url, const char *
 	pthread_mutex_unlock(&l->lock);
 }
 
-/* Acknowledges the last frame when it is due (worker, lock not held):
- * the browser sends the next one only then, so the screencast costs the
- * session at most frames_per_second frames a second. */
-static void ack_if_due(struct console_live *l)
-{
-	json_t *due = NULL;
-	uint64_t id;
-
-	pthread_mutex_lock(&l->lock);
-	if (l->ack_due && l->cast_cdp && gb_now_ms() - l->acked_ms >= l->interval_ms) {
-		due = l->ack_due;
-		l->ack_due = NULL;
-		l->acked_ms = gb_now_ms();
-	}
-	pthread_mutex_unlock(&l->lock);
-	if (due && cdp_send(l->cast_cdp, l->cast_sid, "Page.screencastFrameAck",
-	                    json_pack("{s:o}", "sessionId", due), &id) == 0)
-		cdp_forget(l->cast_cdp, id);
-}
-
-/* cdp_event_fn of every event while the screencast runs: a due
- * acknowledgement goes out (events are frequent while a call runs). */
-static void on_any_event(void *user, const char *session_id, const char *method, json_t *params)
-{
-	(void)session_id;
-	(void)method;
-	(void)params;
-	ack_if_due(user);
-}
-
-/* See live.h. */
-int console_live_wait_ms(struct console_live *l, int longest_ms)
-{
-	int64_t left = longest_ms;
-
-	pthread_mutex_lock(&l->lock);
-	if (l->ack_due)
-		left = l->interval_ms - (gb_now_ms() - l->acked_ms);
-	pthread_mutex_unlock(&l->lock);
-	if (left < 1)
-		left = 1;
-	return left < longest_ms ? (int)left : longest_ms;
-}
-
-/* cdp_event_fn of Page.screencastFrame: keeps the frame (replacing the
- * last one); its acknowledgement goes out when due (ack_if_due). */
-static void on_frame(void *user, const char *session_id, const char *method, json_t *params)
+/* cdp_cast_fn: keeps the frame, replacing the last one. */
+static void on_frame(void *user, const char *b64, int png, json_t *meta)
 {
 	struct console_live *l = user;
-	const char *b64 = json_string_value(json_object_get(params, "data"));
-	json_t *meta = json_object_get(params, "metadata");
-	json_t *cast_id = json_object_get(params, "sessionId");
 	unsigned char *bin = NULL;
 	size_t b64len, len = 0;
 
-	(void)method;
-	(void)session_id;
-	if (json_is_integer(cast_id)) {
-		pthread_mutex_lock(&l->lock);
-		json_decref(l->ack_due);
-		l->ack_due = json_incref(cast_id);
-		pthread_mutex_unlock(&l->lock);
-		ack_if_due(l);
-	}
-	if (!b64)
-		return;
 	b64len = strlen(b64);
 	if (b64len / 4 * 3 > CONSOLE_LIVE_FRAME_MAX_BYTES)
 		return; /* a frame past the ceiling is dropped */
@@ -345,6 +283,7 @@ static void on_frame(void *user, const char *session_id, const char *method, jso
 	free(l->frame);
 	l->frame = bin;
 	l->frame_len = len;
+	l->frame_png = png;
 	l->frame_seq++;
 	l->css_width = (int)json_number_value(json_object_get(meta, "deviceWidth"));
 	l->css_height = (int)json_number_value(json_object_get(meta, "deviceHeight"));
@@ -354,67 +293,42 @@ static void on_frame(void *user, const char *session_id, const char *method, jso
 /* See live.h. */
 void console_live_screencast(struct console_live *l, struct cdp_conn *cdp, const char *page_sid)
 {
+	struct cdp_cast_want want = {
+		.png = 0, .quality = 60, .max_width = 1280, .max_height = 1280
+	};
 	struct cdp_conn *old_cdp;
-	int want, casting, listener, pump;
+	int want_cast, casting, consumer;
 	char old_sid[64];
-	uint64_t id;
 
 	pthread_mutex_lock(&l->lock);
 	old_cdp = l->cast_cdp;
 	snprintf(old_sid, sizeof(old_sid), "%s", l->cast_sid);
 	casting = l->casting;
-	listener = l->cast_listener;
-	pump = l->pump_listener;
-	want = cdp && page_sid && watched_locked(l, gb_now_ms());
+	consumer = l->cast_consumer;
+	want.fps = l->fps;
+	want_cast = cdp && page_sid && watched_locked(l, gb_now_ms());
 	pthread_mutex_unlock(&l->lock);
 
 	if (casting && (old_cdp != cdp || !page_sid || strcmp(old_sid, page_sid) != 0)) {
-		/* another browser or page: the old screencast went with it */
-		if (old_cdp == cdp && cdp) {
-			cdp_off(cdp, listener);
-			cdp_off(cdp, pump);
-			if (cdp_send(cdp, old_sid, "Page.stopScreencast", NULL, &id) == 0)
-				cdp_forget(cdp, id);
-		}
+		/* another browser or page: the old screencast went with it (the
+		 * old conn may be gone: only the same conn is told) */
+		if (old_cdp == cdp && cdp)
+			cdp_cast_leave(cdp, consumer);
 		casting = 0;
 	}
-	if (casting && !want) {
-		cdp_off(cdp, listener);
-		cdp_off(cdp, pump);
-		if (cdp_send(cdp, page_sid, "Page.stopScreencast", NULL, &id) == 0)
-			cdp_forget(cdp, id);
+	if (casting && !want_cast) {
+		cdp_cast_leave(cdp, consumer);
 		casting = 0;
-	} else if (casting) {
-		ack_if_due(l);
-	} else if (want) {
-		pthread_mutex_lock(&l->lock);
-		l->cast_cdp = cdp; /* read by the listeners, on this thread */
-		snprintf(l->cast_sid, sizeof(l->cast_sid), "%s", page_sid);
-		json_decref(l->ack_due);
-		l->ack_due = NULL;
-		pthread_mutex_unlock(&l->lock);
-		listener = cdp_on(cdp, page_sid, "Page.screencastFrame", on_frame, l);
-		pump = cdp_on(cdp, NULL, NULL, on_any_event, l);
-		if (listener > 0 && pump > 0 &&
-		    cdp_send(cdp, page_sid, "Page.startScreencast",
-		             json_pack("{s:s, s:i, s:i, s:i, s:i}", "format", "jpeg", "quality", 60,
-		                       "maxWidth", 1280, "maxHeight", 1280, "everyNthFrame", 1),
-		             &id) == 0) {
-			cdp_forget(cdp, id);
-			casting = 1;
-		} else {
-			if (listener > 0)
-				cdp_off(cdp, listener);
-			if (pump > 0)
-				cdp_off(cdp, pump);
-		}
+	} else if (!casting && want_cast) {
+		/* the page's one screencast, shared with a session recording */
+		consumer = cdp_cast_join(cdp, page_sid, &want, on_frame, l);
+		casting = consumer > 0;
 	}
 	pthread_mutex_lock(&l->lock);
-	if (want && !casting)
+	if (want_cast && !casting)
 		l->cast_failed_ms = gb_now_ms();
 	l->casting = casting;
-	l->cast_listener = casting ? listener : 0;
-	l->pump_listener = casting ? pump : 0;
+	l->cast_consumer = casting ? consumer : 0;
 	l->cast_cdp = casting ? cdp : NULL;
 	snprintf(l->cast_sid, sizeof(l->cast_sid), "%s", casting ? page_sid : "");
 	pthread_mutex_unlock(&l->lock);

@@ -29,7 +29,7 @@ struct console_live;
 #define CONSOLE_LIVE_INPUT_MAX 64
 /* Longest text one input event types. */
 #define CONSOLE_LIVE_TEXT_MAX 256
-/* Largest screencast frame kept (a JPEG). */
+/* Largest screencast frame kept (a JPEG, or a PNG while recording). */
 #define CONSOLE_LIVE_FRAME_MAX_BYTES ((size_t)4 << 20)
 /* A viewer not seen for this long no longer keeps the screencast on. */
 #define CONSOLE_LIVE_VIEWER_IDLE_MS 10000
@@ -65,14 +65,17 @@ void console_live_unref(struct console_live *l);
 
 /* ---- the front --------------------------------------------------------- */
 
-/* Copies the latest frame when it is newer than after: 1 with *jpeg
- * (malloc'd, the caller frees), *len, *seq and the page's CSS size the
- * frame shows; 0 when there is none newer. Either way the viewer is
- * counted as watching (the worker keeps the screencast on), and the
- * browser sends at most fps frames a second (the config's
- * frames_per_second: the same bound at the source as for each viewer). */
-int console_live_frame(struct console_live *l, int fps, uint64_t after, unsigned char **jpeg,
-                       size_t *len, uint64_t *seq, int *css_width, int *css_height);
+/* Copies the latest frame when it is newer than after: 1 with *image
+ * (malloc'd, the caller frees), *len, *mime ("image/jpeg", or
+ * "image/png" while a session recording shares the page's screencast),
+ * *seq and the page's CSS size the frame shows; 0 when there is none
+ * newer. Either way the viewer is counted as watching (the worker keeps
+ * the screencast on), and the browser sends at most fps frames a second
+ * (the config's frames_per_second: the same bound at the source as for
+ * each viewer; lower while a recording with a lower fps shares it). */
+int console_live_frame(struct console_live *l, int fps, uint64_t after, unsigned char **image,
+                       size_t *len, const char **mime, uint64_t *seq, int *css_width,
+                       int *css_height);
 
 /* A person takes the browser: from now on the agent's calls are refused
  * with human_control until console_live_release. 0, or -1 with err when
@@ -100,24 +103,22 @@ int console_live_human(struct console_live *l, char *by, size_t bylen);
 
 /* ---- the worker -------------------------------------------------------- */
 
-/* Work for the worker: the screencast is to start or stop, input waits,
- * or a take-over began or ended and is not recorded yet. Cheap. */
+/* Work for the worker: the screencast is to be joined or left, input
+ * waits, or a take-over began or ended and is not recorded yet. Cheap. */
 int console_live_has_work(struct console_live *l);
 
 /* Notes the page's URL and the browser session's id (the one the
  * session's tool-call records carry), for the console's lists. */
 void console_live_set_page(struct console_live *l, const char *url, const char *browser_session);
 
-/* Starts (want 1) or stops the page's screencast on cdp's page session
- * page_sid when it should, from whether anyone watched lately. The
- * frames are kept by a listener on cdp and acknowledged at once; a frame
+/* Joins (cdp_cast_join) or leaves the screencast of cdp's page session
+ * page_sid when it should, from whether anyone watched lately: the page's
+ * one screencast, shared with a session recording, so neither stops the
+ * other's frames. The frames are kept by the consumer's callback; one
  * over CONSOLE_LIVE_FRAME_MAX_BYTES is dropped. Call when the browser
- * changes with cdp NULL: the screencast is forgotten. */
+ * changes with cdp NULL: the screencast is forgotten (the old conn is not
+ * touched). */
 void console_live_screencast(struct console_live *l, struct cdp_conn *cdp, const char *page_sid);
-
-/* How long the worker may sleep servicing its browser before the
- * screencast's next acknowledgement is due: at most longest_ms. */
-int console_live_wait_ms(struct console_live *l, int longest_ms);
 
 /* Takes the oldest queued input into *out: 1, or 0 when none. */
 int console_live_pop_input(struct console_live *l, struct console_input *out);

@@ -308,6 +308,12 @@ int evid_report_write(const char *data_dir, const struct evid_report_opts *opts,
 int evid_session_tenant(const char *data_dir, const char *session, char *tenant, size_t tenantlen,
                         char *err, size_t errlen);
 
+/* The tenant a reader of the trail works on, into out: tenant when given
+ * (it must be a safe name: -EVID_EINVAL otherwise), else the one whose
+ * log has a record of session (evid_session_tenant). */
+int evid_reader_tenant(const char *data_dir, const char *tenant, const char *session, char *out,
+                       size_t outlen, char *err, size_t errlen);
+
 /* Every record of session in tenant's log, in chain order, as a new array
  * of the record objects (*records, the caller's reference). Returns 0,
  * -EVID_ENOENT (no log, or no record of the session: err says which), or
@@ -332,11 +338,11 @@ int evid_artifact_read(const char *data_dir, const char *tenant, const char *sha
 
 /* Which records evid_trail_search() returns; NULL members do not filter. */
 struct evid_trail_query {
-	const char *tenant;      /* required */
-	const char *session;     /* the record's session id */
-	const char *session_alt; /* or this one (an agent session's own id and its browser's) */
-	const char *tool;        /* body.tool */
-	const char *verdict;     /* "ok", an error code ("approval_required"), or a
+	const char *tenant;  /* required */
+	const char *session; /* the record's session (its browser session's id) or
+	                          * its body.agent_session (its agent session's id) */
+	const char *tool;    /* body.tool */
+	const char *verdict; /* "ok", an error code ("approval_required"), or a
 	                      * record kind for records that are not tool calls */
 	const char *operation;
 	size_t limit; /* 0: 200; at most 5000 */

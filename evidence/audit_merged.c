@@ -92,20 +92,6 @@ static struct chain *chain_of(struct listing *l, const char *tenant, const char 
 	return c;
 }
 
-/* Parses "<first:20>-<last:20>.jsonl". 0 or -1. */
-static int segment_range(const char *name, uint64_t *first, uint64_t *last)
-{
-	char *end;
-
-	if (strlen(name) != 47 || name[20] != '-' || strcmp(name + 41, ".jsonl") != 0)
-		return -1;
-	*first = strtoull(name, &end, 10);
-	if (end != name + 20)
-		return -1;
-	*last = strtoull(name + 21, &end, 10);
-	return end == name + 41 && *first >= 1 && *last >= *first ? 0 : -1;
-}
-
 /* blob_list callback: keeps tenants/<t>/replicas/<r>/audit/<name>. */
 static int on_key(const char *key, size_t size, void *user)
 {
@@ -133,7 +119,7 @@ static int on_key(const char *key, size_t size, void *user)
 		c->has_head = 1;
 		return 0;
 	}
-	if (segment_range(p, &first, &last) != 0 || c->n >= MAX_SEGMENTS_PER_CHAIN)
+	if (evid_segment_name_parse(p, &first, &last) != 0 || c->n >= MAX_SEGMENTS_PER_CHAIN)
 		return 0;
 	if (c->n == c->cap) {
 		c->cap = c->cap ? c->cap * 2 : 16;
@@ -243,37 +229,27 @@ out:
 	return rc;
 }
 
+/* Where copied objects go: the store and the mirror's root. */
+struct copy_to {
+	struct blob_store *store;
+	const char *root;
+};
+
+/* evid_object_fn: copies one object a record references to the mirror. */
+static int copy_referenced(void *user, const char *rel, const char *key, char *err, size_t errlen)
+{
+	const struct copy_to *to = user;
+
+	return copy_object(to->store, key, to->root, rel, err, errlen);
+}
+
 /* Copies the artifacts and metadata records one record references. */
 static int copy_artifacts(struct blob_store *store, const struct chain *c, json_t *rec,
                           const char *root, char *err, size_t errlen)
 {
-	char key[KEY_BYTES], rel[KEY_BYTES];
-	const char *sha, *meta, *area;
-	json_t *a;
-	size_t i;
-	int rc = 0;
+	struct copy_to to = { store, root };
 
-	json_array_foreach(json_object_get(rec, "artifacts"), i, a)
-	{
-		sha = json_string_value(json_object_get(a, "sha256"));
-		meta = json_string_value(json_object_get(a, "meta"));
-		area = json_is_false(json_object_get(a, "valid")) ? "invalid" : "artifacts";
-		if (!evid_sha256_hex_is_valid(sha) || strlen(sha) != 64)
-			continue;
-		snprintf(rel, sizeof(rel), "tenants/%s/%s/%.2s/%s", c->tenant, area, sha, sha);
-		rc = copy_object(store, rel, root, rel, err, errlen);
-		if (rc == 0 && meta && !strncmp(meta, sha, 64) && blob_key_is_valid(meta) &&
-		    !strchr(meta, '/')) {
-			snprintf(key, sizeof(key), "tenants/%s/replicas/%s/%s/%.2s/%s", c->tenant,
-			         c->replica, area, sha, meta);
-			snprintf(rel, sizeof(rel), "tenants/%s/%s/%.2s/%s", c->tenant, area, sha,
-			         meta);
-			rc = copy_object(store, key, root, rel, err, errlen);
-		}
-		if (rc != 0)
-			break;
-	}
-	return rc;
+	return evid_record_objects(rec, c->tenant, c->replica, copy_referenced, &to, err, errlen);
 }
 
 /* Reads one segment into the mirror: its lines must be records
@@ -392,7 +368,7 @@ static int verify_chain(struct blob_store *store, struct chain *c, const unsigne
 		return 0;
 	if (rc != 0)
 		return rc;
-	snprintf(key, sizeof(key), "tenants/%s/replicas/%s/audit/head.json", c->tenant, c->replica);
+	evid_segment_head_key(key, sizeof(key), c->tenant, c->replica);
 	snprintf(rel, sizeof(rel), "tenants/%s/audit/head.json", c->tenant);
 	rc = copy_object(store, key, root, rel, err, errlen);
 	if (rc != 0)

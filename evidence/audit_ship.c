@@ -91,27 +91,14 @@ struct batch {
 
 /* ---- what the store holds already ---------------------------------------- */
 
-/* Parses "<first:20>-<last:20>.jsonl". 0 or -1. */
-static int parse_segment_name(const char *name, uint64_t *first, uint64_t *last)
-{
-	char *end;
-
-	if (strlen(name) != 47 || name[20] != '-' || strcmp(name + 41, ".jsonl") != 0)
-		return -1;
-	*first = strtoull(name, &end, 10);
-	if (end != name + 20)
-		return -1;
-	*last = strtoull(name + 21, &end, 10);
-	return end == name + 41 && *first >= 1 && *last >= *first ? 0 : -1;
-}
-
 static int max_shipped(const char *key, size_t size, void *user)
 {
 	const char *name = strrchr(key, '/');
 	uint64_t first, last;
 
 	(void)size;
-	if (name && parse_segment_name(name + 1, &first, &last) == 0 && last > *(uint64_t *)user)
+	if (name && evid_segment_name_parse(name + 1, &first, &last) == 0 &&
+	    last > *(uint64_t *)user)
 		*(uint64_t *)user = last;
 	return 0;
 }
@@ -288,37 +275,19 @@ out:
 	return rc;
 }
 
+/* evid_object_fn: puts one object a record references. */
+static int put_object(void *user, const char *rel, const char *key, char *err, size_t errlen)
+{
+	return put_file(user, rel, key, err, errlen);
+}
+
 /* Puts the artifacts (and metadata records) one record line references. */
 static int put_artifacts(struct evid_ship *s, const char *tenant, const char *line, size_t len,
                          char *err, size_t errlen)
 {
-	char rel[KEY_BYTES], key[KEY_BYTES];
 	json_t *j = json_loadb(line, len, 0, NULL);
-	json_t *a;
-	const char *sha, *meta, *area;
-	size_t i;
-	int rc = 0;
+	int rc = evid_record_objects(j, tenant, s->replica, put_object, s, err, errlen);
 
-	json_array_foreach(json_object_get(j, "artifacts"), i, a)
-	{
-		sha = json_string_value(json_object_get(a, "sha256"));
-		meta = json_string_value(json_object_get(a, "meta"));
-		area = json_is_false(json_object_get(a, "valid")) ? "invalid" : "artifacts";
-		if (!evid_sha256_hex_is_valid(sha) || strlen(sha) != 64)
-			continue;
-		snprintf(rel, sizeof(rel), "tenants/%s/%s/%.2s/%s", tenant, area, sha, sha);
-		rc = put_file(s, rel, rel, err, errlen);
-		if (rc == 0 && meta && strncmp(meta, sha, 64) == 0 && !strchr(meta, '/') &&
-		    blob_key_is_valid(meta)) {
-			snprintf(rel, sizeof(rel), "tenants/%s/%s/%.2s/%s", tenant, area, sha,
-			         meta);
-			snprintf(key, sizeof(key), "tenants/%s/replicas/%s/%s/%.2s/%s", tenant,
-			         s->replica, area, sha, meta);
-			rc = put_file(s, rel, key, err, errlen);
-		}
-		if (rc != 0)
-			break;
-	}
 	json_decref(j);
 	return rc;
 }
@@ -337,15 +306,12 @@ static int put_batch(struct evid_ship *s, const struct ship_tenant *t, const str
 	}
 	if (rc != 0)
 		return rc;
-	snprintf(key, sizeof(key),
-	         "tenants/%s/replicas/%s/audit/%020" PRIu64 "-%020" PRIu64 ".jsonl", t->name,
-	         s->replica, b->first, b->last);
+	evid_segment_key(key, sizeof(key), t->name, s->replica, b->first, b->last);
 	rc = blob_put(s->store, key, b->lines.data, b->lines.len, err, errlen);
 	if (rc == BLOB_EXISTS)
 		rc = 0; /* an earlier pass put it and stopped before moving on */
 	if (rc == 0 && b->head) {
-		snprintf(key, sizeof(key), "tenants/%s/replicas/%s/audit/head.json", t->name,
-		         s->replica);
+		evid_segment_head_key(key, sizeof(key), t->name, s->replica);
 		rc = blob_put_replace(s->store, key, b->head, b->head_len, err, errlen);
 	}
 	return rc;

@@ -130,6 +130,13 @@ typedef int (*evid_line_cb)(const char *line, size_t len, unsigned long lineno, 
  * returned, or a negative evid_err with err. */
 int evid_read_lines(const char *path, evid_line_cb cb, void *user, char *err, size_t errlen);
 
+/* Runs cb over the lines of every day file of tenant's log, oldest first,
+ * under the log's shared lock; since ("YYYY-MM-DD...", may be NULL) skips
+ * the days before it. Returns 0, what cb returned, or a negative
+ * evid_err with err (-EVID_ENOENT: the tenant has no log). records.c. */
+int evid_tenant_each_line(const char *data_dir, const char *tenant, const char *since,
+                          evid_line_cb cb, void *user, char *err, size_t errlen);
+
 /* Takes a shared flock on dir/.lock when it exists (readers); returns the
  * fd to close, or -1 when there is no lock file. */
 int evid_audit_lock_shared(const char *dir);
@@ -210,6 +217,30 @@ int64_t evid_audit_now(const struct evid_audit *a);
 
 /* "YYYY-MM-DD" of a UTC time into buf (at least 11 bytes). */
 void evid_day_of(int64_t t, char *buf, size_t buflen);
+
+/* ---- the object store's layout (ship_layout.c, ship.h) ----------------- */
+
+/* Parses a segment's name, "<first:20>-<last:20>.jsonl". 0 or -1. */
+int evid_segment_name_parse(const char *name, uint64_t *first, uint64_t *last);
+
+/* The key of replica's segment first..last of tenant's chain into buf. */
+void evid_segment_key(char *buf, size_t buflen, const char *tenant, const char *replica,
+                      uint64_t first, uint64_t last);
+
+/* The key of replica's shipped chain head of tenant into buf. */
+void evid_segment_head_key(char *buf, size_t buflen, const char *tenant, const char *replica);
+
+/* Called for each object a record references: rel, its path under a data
+ * dir, and key, its key in the store (both borrowed). Non-zero stops. */
+typedef int (*evid_object_fn)(void *user, const char *rel, const char *key, char *err,
+                              size_t errlen);
+
+/* Runs fn over the artifacts (and their metadata records, kept per
+ * replica) that rec (borrowed), a record of tenant written by replica,
+ * references; entries that name no valid sha256 are skipped. Returns 0
+ * or what fn returned. */
+int evid_record_objects(const json_t *rec, const char *tenant, const char *replica,
+                        evid_object_fn fn, void *user, char *err, size_t errlen);
 
 /* ---- HTML (html.c) ------------------------------------------------------ */
 

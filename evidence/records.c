@@ -19,9 +19,9 @@
 
 #define PATH_BYTES 4096
 
-/* Runs cb over every day file of tenant's log, oldest first. */
-static int each_tenant_line(const char *data_dir, const char *tenant, evid_line_cb cb, void *user,
-                            char *err, size_t errlen)
+/* See evidence-private.h. */
+int evid_tenant_each_line(const char *data_dir, const char *tenant, const char *since,
+                          evid_line_cb cb, void *user, char *err, size_t errlen)
 {
 	char dir[PATH_BYTES];
 	char path[PATH_BYTES + EVID_DAY_NAME_BYTES];
@@ -39,6 +39,8 @@ static int each_tenant_line(const char *data_dir, const char *tenant, evid_line_
 	if (rc == -EVID_ENOENT)
 		gb_set_error(err, errlen, "tenant %s has no audit log under %s", tenant, data_dir);
 	for (i = 0; i < n && rc == 0; i++) {
+		if (since && strncmp(names[i], since, 10) < 0)
+			continue; /* a whole day before the period */
 		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
 		rc = evid_read_lines(path, cb, user, err, errlen);
 	}
@@ -111,6 +113,18 @@ int evid_session_tenant(const char *data_dir, const char *session, char *tenant,
 	return rc;
 }
 
+int evid_reader_tenant(const char *data_dir, const char *tenant, const char *session, char *out,
+                       size_t outlen, char *err, size_t errlen)
+{
+	if (!tenant)
+		return evid_session_tenant(data_dir, session, out, outlen, err, errlen);
+	if (!gb_fs_name_is_safe(tenant) || gb_pathf(out, outlen, "%s", tenant) != 0) {
+		gb_set_error(err, errlen, "\"%.80s\" is not a tenant name", tenant);
+		return -EVID_EINVAL;
+	}
+	return 0;
+}
+
 struct session_collect {
 	const char *session;
 	json_t *records;
@@ -145,7 +159,7 @@ int evid_session_records(const char *data_dir, const char *tenant, const char *s
 		rc = -EVID_EINVAL;
 		goto out;
 	}
-	rc = each_tenant_line(data_dir, tenant, collect_line, &sc, err, errlen);
+	rc = evid_tenant_each_line(data_dir, tenant, NULL, collect_line, &sc, err, errlen);
 	if (rc == 0 && json_array_size(sc.records) == 0) {
 		gb_set_error(err, errlen,
 		             "no records of session %.80s in tenant %s: check the session id "
@@ -199,7 +213,7 @@ int evid_session_opened_by(const char *data_dir, const char *tenant, const char 
 	memset(&ff, 0, sizeof(ff));
 	ff.member = member;
 	ff.value = value;
-	rc = each_tenant_line(data_dir, tenant, flow_line, &ff, err, errlen);
+	rc = evid_tenant_each_line(data_dir, tenant, NULL, flow_line, &ff, err, errlen);
 	if (rc == 0 && !ff.session[0]) {
 		if (!strcmp(member, "flow"))
 			gb_set_error(err, errlen,

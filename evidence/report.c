@@ -127,12 +127,26 @@ void rpt_text(struct report *r, const char *s)
 
 /* ---- reading the records -------------------------------------------------- */
 
+/* 1 when rec is of session: its "session", its agent session's id
+ * (body.agent_session), or the session of the tool call whose operation
+ * it names (a decision on an approval carries no browser session). */
+static int of_session(const struct report *r, const struct evid_record *rec, const char *session)
+{
+	const char *agent = json_string_value(json_object_get(rec->body, "agent_session"));
+	const char *op_session =
+	    rec->operation ? json_string_value(json_object_get(r->op_session, rec->operation))
+	                   : NULL;
+
+	return (rec->session && !strcmp(rec->session, session)) ||
+	       (agent && !strcmp(agent, session)) || (op_session && !strcmp(op_session, session));
+}
+
 /* 1 when rec belongs in the report. */
 static int wanted(const struct report *r, const struct evid_record *rec)
 {
 	const struct evid_report_opts *o = r->opts;
 
-	if (o->session_id && (!rec->session || strcmp(rec->session, o->session_id) != 0))
+	if (o->session_id && !of_session(r, rec, o->session_id))
 		return 0;
 	if (o->since && strcmp(rec->time, o->since) < 0)
 		return 0;
@@ -218,36 +232,10 @@ static int render_line(const char *line, size_t len, unsigned long lineno, int c
 	return r->oom ? -EVID_ENOMEM : 0;
 }
 
-/* Runs cb over every day file of the tenant. */
+/* Runs cb over every day file of the tenant from the period's first day. */
 static int each_line(struct report *r, evid_line_cb cb, char *err, size_t errlen)
 {
-	char dir[PATH_BYTES];
-	char path[PATH_BYTES + EVID_DAY_NAME_BYTES];
-	char(*names)[EVID_DAY_NAME_BYTES] = NULL;
-	size_t n = 0;
-	size_t i;
-	int lock_fd = -1;
-	int rc;
-
-	rc = evid_audit_dir_path(r->data_dir, r->tenant, dir, sizeof(dir), err, errlen);
-	if (rc != 0)
-		goto out;
-	lock_fd = evid_audit_lock_shared(dir);
-	rc = evid_audit_list_days(dir, &names, &n, err, errlen);
-	if (rc == -EVID_ENOENT)
-		gb_set_error(err, errlen, "tenant %s has no audit log under %s", r->tenant,
-		             r->data_dir);
-	for (i = 0; i < n && rc == 0; i++) {
-		if (r->opts->since && strncmp(names[i], r->opts->since, 10) < 0)
-			continue; /* a whole day before the period */
-		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
-		rc = evid_read_lines(path, cb, r, err, errlen);
-	}
-out:
-	if (lock_fd >= 0)
-		close(lock_fd);
-	free(names);
-	return rc;
+	return evid_tenant_each_line(r->data_dir, r->tenant, r->opts->since, cb, r, err, errlen);
 }
 
 /* ---- the page ------------------------------------------------------------- */
@@ -405,15 +393,8 @@ int evid_report_html(const char *data_dir, const struct evid_report_opts *opts, 
 		rc = -EVID_EINVAL;
 		goto out;
 	}
-	if (opts->tenant) {
-		snprintf(r.tenant, sizeof(r.tenant), "%s", opts->tenant);
-		rc = gb_fs_name_is_safe(opts->tenant) ? 0 : -EVID_EINVAL;
-		if (rc != 0)
-			gb_set_error(err, errlen, "\"%.80s\" is not a tenant name", opts->tenant);
-	} else {
-		rc = evid_session_tenant(data_dir, opts->session_id, r.tenant, sizeof(r.tenant),
-		                         err, errlen);
-	}
+	rc = evid_reader_tenant(data_dir, opts->tenant, opts->session_id, r.tenant,
+	                        sizeof(r.tenant), err, errlen);
 	if (rc != 0)
 		goto out;
 	r.verify_ran = evid_audit_verify(data_dir, r.tenant, opts->pubkey, &r.vrep, r.verify_err,
@@ -443,28 +424,6 @@ out:
 	return rc;
 }
 
-/* Writes the page atomically next to path. */
-static int write_out(const char *path, const char *html, size_t len, char *err, size_t errlen)
-{
-	char dir[PATH_BYTES];
-	char tmp[PATH_BYTES];
-	char *slash;
-	int rc;
-
-	snprintf(dir, sizeof(dir), "%s", path);
-	slash = strrchr(dir, '/');
-	if (slash == dir)
-		dir[1] = '\0';
-	else if (slash)
-		*slash = '\0';
-	else
-		snprintf(dir, sizeof(dir), ".");
-	rc = gb_fs_write_temp(dir, html, len, tmp, sizeof(tmp), err, errlen);
-	if (rc == 0)
-		rc = gb_fs_publish_replace(tmp, path, dir, err, errlen);
-	return rc;
-}
-
 int evid_report_write(const char *data_dir, const struct evid_report_opts *opts,
                       const char *out_path, char *err, size_t errlen)
 {
@@ -479,7 +438,7 @@ int evid_report_write(const char *data_dir, const struct evid_report_opts *opts,
 	}
 	rc = evid_report_html(data_dir, opts, &html, &len, err, errlen);
 	if (rc == 0)
-		rc = write_out(out_path, html, len, err, errlen);
+		rc = gb_fs_write_replace(out_path, html, len, err, errlen);
 out:
 	free(html);
 	return rc;

@@ -54,9 +54,12 @@ static int scan_line(const char *line, size_t len, unsigned long lineno, int com
 	rec = json_loadb(line, len, JSON_REJECT_DUPLICATES, NULL);
 	if (!json_is_object(rec))
 		goto drop;
+	/* a session is named by its browser session's id (the records'
+	 * "session") or by its agent session's (their body.agent_session) */
 	if ((!matches(q->session, json_string_value(json_object_get(rec, "session"))) &&
-	     !(q->session_alt &&
-	       matches(q->session_alt, json_string_value(json_object_get(rec, "session"))))) ||
+	     !(q->session &&
+	       matches(q->session, json_string_value(json_object_get(json_object_get(rec, "body"),
+	                                                             "agent_session"))))) ||
 	    !matches(q->operation, json_string_value(json_object_get(rec, "operation"))) ||
 	    !matches(q->tool,
 	             json_string_value(json_object_get(json_object_get(rec, "body"), "tool"))) ||

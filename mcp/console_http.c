@@ -234,7 +234,8 @@ struct http_session *mcp_console_session(struct serve *s, const struct console_l
 	return hs;
 }
 
-/* GET .../frame?after=N: the newest frame (image/jpeg), 204 when none is
+/* GET .../frame?after=N: the newest frame (image/jpeg, image/png while a
+ * session recording shares the screencast), 204 when none is
  * newer; at most frames_per_second per login. */
 static void get_frame(struct serve *s, struct http_req *req, struct console_login *login,
                       struct console_live *live, struct act_session *as)
@@ -244,7 +245,8 @@ static void get_frame(struct serve *s, struct http_req *req, struct console_logi
 	int64_t now = gb_now_ms();
 	int64_t min_gap = 800 / s->cfg->console.frames_per_second;
 	unsigned long long after = after_s ? strtoull(after_s, NULL, 10) : 0;
-	unsigned char *jpeg = NULL;
+	unsigned char *image = NULL;
+	const char *mime;
 	size_t len = 0;
 	uint64_t seq;
 	int w, h;
@@ -259,8 +261,8 @@ static void get_frame(struct serve *s, struct http_req *req, struct console_logi
 		return;
 	}
 	login->last_frame_ms = now;
-	if (!console_live_frame(live, s->cfg->console.frames_per_second, (uint64_t)after, &jpeg,
-	                        &len, &seq, &w, &h)) {
+	if (!console_live_frame(live, s->cfg->console.frames_per_second, (uint64_t)after, &image,
+	                        &len, &mime, &seq, &w, &h)) {
 		act_session_wake(as); /* start the screencast if it is not on */
 		secure_headers(req);
 		snprintf(num, sizeof(num), "%llu", (unsigned long long)seq);
@@ -275,8 +277,8 @@ static void get_frame(struct serve *s, struct http_req *req, struct console_logi
 	mcp_http_resp_header(&req->resp, "X-Css-Width", num);
 	snprintf(num, sizeof(num), "%d", h);
 	mcp_http_resp_header(&req->resp, "X-Css-Height", num);
-	mcp_http_respond(req, 200, "image/jpeg", (const char *)jpeg, len);
-	free(jpeg);
+	mcp_http_respond(req, 200, mime, (const char *)image, len);
+	free(image);
 }
 
 /* One of a person's input events from the form. */
@@ -373,7 +375,8 @@ static void route_session(struct serve *s, struct http_req *req, struct console_
                           const char *method, char *id, const char *what, const struct form *f)
 {
 	struct http_session *hs = mcp_console_session(s, login, id);
-	struct act_session *as = hs ? mcp_server_session(hs->srv) : NULL;
+	struct act_session *as =
+	    hs ? mcp_server_session(hs->srv, MCP_SESSION_IF_ANY, NULL, 0) : NULL;
 	struct console_live *live = as ? act_session_live(as) : NULL;
 
 	if (!hs) {

@@ -137,7 +137,7 @@ void mcp_console_sessions_page(struct serve *s, struct http_req *req,
 	for (hs = s->table.head; hs; hs = hs->next) {
 		if (hs->state != HS_OPEN || !console_cred_sees(&login->cred, hs->tenant->name))
 			continue;
-		as = mcp_server_session(hs->srv);
+		as = mcp_server_session(hs->srv, MCP_SESSION_IF_ANY, NULL, 0);
 		live = as ? act_session_live(as) : NULL;
 		st = live ? console_live_status(live) : NULL;
 		gb_buf_appendf(&b,
@@ -176,20 +176,17 @@ void mcp_console_sessions_page(struct serve *s, struct http_req *req,
 json_t *mcp_console_live_status(struct serve *s, const struct console_login *login,
                                 struct http_session *hs, struct console_live *live)
 {
-	struct act_session *as = mcp_server_session(hs->srv);
+	struct act_session *as = mcp_server_session(hs->srv, MCP_SESSION_IF_ANY, NULL, 0);
 	struct evid_trail_query q = { .tenant = hs->tenant->name,
 		                      .session = as ? act_session_id(as) : "-",
 		                      .limit = LIVE_ACTIONS };
 	json_t *st = console_live_status(live);
 	json_t *recs = NULL, *rec, *actions = json_array();
-	const char *browser = json_string_value(json_object_get(st, "browser_session"));
 	const char *sha, *by, *holder;
 	char err[256], thumb[200];
 	size_t i;
 
 	holder = json_string_value(json_object_get(st, "credential"));
-	if (browser && browser[0])
-		q.session_alt = browser;
 	if (evid_trail_search(s->console->data_dir, &q, &recs, err, sizeof(err)) == 0) {
 		json_array_foreach(recs, i, rec)
 		{
@@ -221,7 +218,7 @@ json_t *mcp_console_live_status(struct serve *s, const struct console_login *log
 void mcp_console_live_page(struct serve *s, struct http_req *req, const struct console_login *login,
                            struct http_session *hs, struct console_live *live)
 {
-	struct act_session *as = mcp_server_session(hs->srv);
+	struct act_session *as = mcp_server_session(hs->srv, MCP_SESSION_IF_ANY, NULL, 0);
 	struct gb_buf b;
 
 	(void)live;
@@ -465,29 +462,6 @@ static void trail_row(struct gb_buf *b, const char *tenant, json_t *rec)
 	gb_buf_appendf(b, "</td></tr>");
 }
 
-/* The browser session's id of the open agent session agent_id (its
- * tool calls' records carry it) into buf, or NULL. */
-static const char *browser_of(struct serve *s, const struct console_login *login,
-                              const char *agent_id, char *buf, size_t len)
-{
-	struct http_session *hs;
-	struct act_session *as;
-	json_t *st;
-
-	for (hs = s->table.head; agent_id && hs; hs = hs->next) {
-		as = mcp_server_session(hs->srv);
-		if (!as || strcmp(act_session_id(as), agent_id) != 0 ||
-		    !console_cred_sees(&login->cred, hs->tenant->name))
-			continue;
-		st = console_live_status(act_session_live(as));
-		snprintf(buf, len, "%s",
-		         gb_or(json_string_value(json_object_get(st, "browser_session")), ""));
-		json_decref(st);
-		return buf[0] ? buf : NULL;
-	}
-	return NULL;
-}
-
 /* The chain's verification (evid_audit_verify: hashes, signatures,
  * sequence, artifacts), as the report's header says it. */
 static void verify_line(struct serve *s, struct gb_buf *b, const char *tenant)
@@ -514,7 +488,7 @@ void mcp_console_trail_page(struct serve *s, struct http_req *req,
 	const char *arg[4];
 	static const char *const names[4] = { "tenant", "session", "tool", "verdict" };
 	json_t *recs = NULL, *rec;
-	char err[512], alt[64];
+	char err[512];
 	struct gb_buf b;
 	size_t i;
 
@@ -527,7 +501,6 @@ void mcp_console_trail_page(struct serve *s, struct http_req *req,
 	if (!q.tenant && s->cfg->n_tenants)
 		q.tenant = s->cfg->tenants[0].name;
 	q.session = arg[1];
-	q.session_alt = browser_of(s, login, arg[1], alt, sizeof(alt));
 	q.tool = arg[2];
 	q.verdict = arg[3];
 	gb_buf_init(&b, PAGE_MAX_BYTES);

@@ -149,7 +149,7 @@ static void post_session(struct serve *s, struct http_req *req, const struct mcp
 		return;
 	}
 	hs->cfg.prelaunch = 1; /* the browser starts before the client connects */
-	if (!mcp_server_act_session(hs->srv, err, sizeof(err)))
+	if (!mcp_server_session(hs->srv, MCP_SESSION_CREATE, err, sizeof(err)))
 		GB_LOGW(MOD, "session %.8s: %s", hs->id, err);
 	ws_url(s, req, hs->id, url, sizeof(url));
 	ttl = s->cfg->unused_ttl_s < s->cfg->hard_ttl_s ? s->cfg->unused_ttl_s : s->cfg->hard_ttl_s;
@@ -345,7 +345,7 @@ static void get_cdp(struct serve *s, struct http_req *req, const struct mcp_tena
 	pthread_mutex_unlock(&hs->lock);
 	l = calloc(1, sizeof(*l));
 	if (l)
-		l->as = mcp_server_act_session(hs->srv, err, sizeof(err));
+		l->as = mcp_server_session(hs->srv, MCP_SESSION_CREATE, err, sizeof(err));
 	if (!l || !l->as) {
 		pthread_mutex_lock(&hs->lock);
 		hs->cdp_connecting = 0;

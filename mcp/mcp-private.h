@@ -169,12 +169,17 @@ void mcp_server_set_profile_end(struct mcp_server *srv, int save);
  * thread. */
 int mcp_server_busy(struct mcp_server *srv);
 
-/* The server's act_session, created on first use (its browser then starts
- * if cfg->prelaunch); borrowed until mcp_server_free. NULL with err when
- * it cannot be created. Front thread only. */
-struct act_session *mcp_server_act_session(struct mcp_server *srv, char *err, size_t errlen);
-/* The server's agent session, or NULL before it has one. Front thread. */
-struct act_session *mcp_server_session(struct mcp_server *srv);
+/* How mcp_server_session() finds the server's act_session. */
+enum mcp_session_use {
+	MCP_SESSION_IF_ANY, /* the one it has, or NULL before it has one */
+	MCP_SESSION_CREATE, /* created on first use (its browser then starts if
+	                     * cfg->prelaunch); NULL with err when it cannot be */
+};
+/* The server's act_session (the agent session), borrowed until
+ * mcp_server_free, or NULL (see use; err may be NULL with
+ * MCP_SESSION_IF_ANY). Front thread only. */
+struct act_session *mcp_server_session(struct mcp_server *srv, enum mcp_session_use use, char *err,
+                                       size_t errlen);
 /* The client's name (clientInfo.name), "" if none. */
 const char *mcp_server_client(const struct mcp_server *srv);
 

@@ -308,8 +308,11 @@ out:
 }
 
 /* See mcp-private.h. */
-struct act_session *mcp_server_act_session(struct mcp_server *srv, char *err, size_t errlen)
+struct act_session *mcp_server_session(struct mcp_server *srv, enum mcp_session_use use, char *err,
+                                       size_t errlen)
 {
+	if (use == MCP_SESSION_IF_ANY)
+		return srv->session;
 	return ensure_session(srv, err, errlen) == 0 ? srv->session : NULL;
 }
 
@@ -1225,12 +1228,6 @@ void mcp_server_free(struct mcp_server *srv)
 	pthread_cond_destroy(&srv->answered);
 	pthread_mutex_destroy(&srv->lock);
 	free(srv);
-}
-
-/* See mcp-private.h. */
-struct act_session *mcp_server_session(struct mcp_server *srv)
-{
-	return srv->session;
 }
 
 /* See mcp-private.h. */

@@ -153,18 +153,11 @@ int trace_session_load(const struct trace_export_opts *opts, struct trace_sessio
 		rc = -EINVAL;
 		goto out;
 	}
-	if (opts->tenant && !gb_fs_name_is_safe(opts->tenant)) {
-		gb_set_error(err, errlen, "\"%.80s\" is not a tenant name", opts->tenant);
-		rc = -EINVAL;
-		goto out;
-	}
-	if (opts->tenant)
-		snprintf(s->tenant, sizeof(s->tenant), "%s", opts->tenant);
-	else if (!opts->session)
-		snprintf(s->tenant, sizeof(s->tenant), "local");
+	if (opts->tenant || opts->session)
+		rc = evid_reader_tenant(opts->data_dir, opts->tenant, opts->session, s->tenant,
+		                        sizeof(s->tenant), err, errlen);
 	else
-		rc = evid_session_tenant(opts->data_dir, opts->session, s->tenant,
-		                         sizeof(s->tenant), err, errlen);
+		snprintf(s->tenant, sizeof(s->tenant), "local");
 	if (rc == 0 && opts->session)
 		snprintf(s->session, sizeof(s->session), "%s", opts->session);
 	else if (rc == 0)
@@ -302,9 +295,6 @@ int trace_export_write(const struct trace_export_opts *opts, const char *path, c
                        size_t errlen)
 {
 	unsigned char *data = NULL;
-	char dir[4096];
-	char tmp[4096];
-	char *slash;
 	size_t len = 0;
 	int rc;
 
@@ -317,17 +307,7 @@ int trace_export_write(const struct trace_export_opts *opts, const char *path, c
 			gb_set_error(err, errlen, "could not write the export to standard output");
 		goto out;
 	}
-	snprintf(dir, sizeof(dir), "%s", path);
-	slash = strrchr(dir, '/');
-	if (slash == dir)
-		dir[1] = '\0';
-	else if (slash)
-		*slash = '\0';
-	else
-		snprintf(dir, sizeof(dir), ".");
-	rc = gb_fs_write_temp(dir, data, len, tmp, sizeof(tmp), err, errlen);
-	if (rc == 0)
-		rc = gb_fs_publish_replace(tmp, path, dir, err, errlen);
+	rc = gb_fs_write_replace(path, data, len, err, errlen);
 out:
 	free(data);
 	return rc;

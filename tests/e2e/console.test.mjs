@@ -19,7 +19,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { chromium } from 'playwright-core';
 import { assert, callTool, ok, sc, dump, textOf, snapshot, findRef, navigate, evaluate, startFixtureServer, auditRecords, REPO_ROOT, pollUntil } from './lib.mjs';
-import { startServe } from '../integration/serve_helpers.mjs';
+import { startServe, consoleLogin } from '../integration/serve_helpers.mjs';
 
 const SHOTS = process.env.GLASSBOX_CONSOLE_SHOTS || '/work/console-shots';
 const POLICY = {
@@ -360,18 +360,7 @@ test('the trail page finds records by tenant, session, tool and verdict', async 
 });
 
 /* Logs in over plain HTTP; returns the cookie header value and the page's CSRF token. */
-async function rawLogin(id) {
-  const r = await fetch(`${svc.adminUrl}/console/login`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ token: svc.consoleTokens[id] }),
-    redirect: 'manual',
-  });
-  assert.equal(r.status, 303);
-  const cookie = r.headers.get('set-cookie').split(';')[0];
-  const page = await (await fetch(`${svc.adminUrl}/console/sessions`, { headers: { cookie } })).text();
-  return { cookie, csrf: /data-csrf="([0-9a-f]{64})"/.exec(page)[1] };
-}
+const rawLogin = (id) => consoleLogin(svc, id);
 
 test('hostile requests to the console get precise refusals and the service keeps serving', async () => {
   const u = svc.adminUrl;

@@ -164,6 +164,40 @@ export function useGlassbox({ keepOpen = false } = {}) {
   return h;
 }
 
+/*
+ * Registers an after hook for one test file and returns {session(policy),
+ * url(path)}. session() opens glassbox, on a data dir of its own, with
+ * the loopback test policy (fixtures/policy/loopback.json) plus the
+ * members of policy, and starts the fixture server on first use; url()
+ * is a page of that server. After the file, every session is closed and
+ * its data dir and policy file removed, and the fixture server closed.
+ */
+export function usePolicySessions() {
+  let fixture = null;
+  const opened = [];
+  after(async () => {
+    for (const { gb, dir } of opened) {
+      await gb.close();
+      gb.removeDataDir();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+    await fixture?.close();
+  });
+  return {
+    async session(policy) {
+      if (!fixture) fixture = await startFixtureServer();
+      const dir = fs.mkdtempSync('/tmp/glassbox-policy-');
+      const cfg = path.join(dir, 'policy.json');
+      const base = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'fixtures', 'policy', 'loopback.json'), 'utf8'));
+      fs.writeFileSync(cfg, JSON.stringify({ ...base, ...policy }));
+      const gb = await openGlassbox({ config: cfg });
+      opened.push({ gb, dir });
+      return gb;
+    },
+    url: (p) => fixture.url + p,
+  };
+}
+
 /* ---- tool results ------------------------------------------------------ */
 
 /* Calls a tool; returns the CallToolResult. opts: SDK RequestOptions. */

@@ -7,37 +7,14 @@
  * the very image the audit record names, the trail verifies, and a tenant
  * that requires evidence keeps the synchronous order.
  */
-import { test, after } from 'node:test';
+import { test } from 'node:test';
 import { spawnSync } from 'node:child_process';
 import crypto from 'node:crypto';
-import fs from 'node:fs';
-import path from 'node:path';
 import {
-  assert, openGlassbox, startFixtureServer, ok, sc, dump, auditRecords, pollUntil, glassboxBin, isPng, REPO_ROOT,
+  assert, usePolicySessions, ok, sc, dump, auditRecords, pollUntil, glassboxBin, isPng,
 } from '../e2e/lib.mjs';
 
-let fixture;
-const opened = [];
-
-async function session(policy) {
-  if (!fixture) fixture = await startFixtureServer();
-  const dir = fs.mkdtempSync('/tmp/glassbox-policy-');
-  const cfg = path.join(dir, 'policy.json');
-  const base = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'fixtures', 'policy', 'loopback.json')));
-  fs.writeFileSync(cfg, JSON.stringify({ ...base, ...policy }));
-  const gb = await openGlassbox({ config: cfg });
-  opened.push({ gb, dir });
-  return gb;
-}
-
-after(async () => {
-  for (const { gb, dir } of opened) {
-    await gb.close();
-    gb.removeDataDir();
-    fs.rmSync(dir, { recursive: true, force: true });
-  }
-  await fixture?.close();
-});
+const { session, url } = usePolicySessions();
 
 /* The PNG behind a resource URI. */
 async function readPng(gb, uri) {
@@ -49,7 +26,7 @@ async function readPng(gb, uri) {
 
 test('the answer links its screenshot by the operation; the link gives the image the record names', async () => {
   const gb = await session({ evidence: { before_answer: false } });
-  const nav = await ok(gb.client, 'browser_navigate', { url: fixture.url + '/form.html' });
+  const nav = await ok(gb.client, 'browser_navigate', { url: url('/form.html') });
   const op = sc(nav).operation_id;
   const [ev] = sc(nav).evidence;
   assert.equal(ev.uri, `glassbox://evidence/${op}/screenshot`, dump(nav));
@@ -72,13 +49,13 @@ test('the answer links its screenshot by the operation; the link gives the image
 
 test('an unknown operation\'s evidence link is a clear resource error', async () => {
   const gb = await session({ evidence: { before_answer: false } });
-  await ok(gb.client, 'browser_navigate', { url: fixture.url + '/form.html' });
+  await ok(gb.client, 'browser_navigate', { url: url('/form.html') });
   await assert.rejects(gb.client.readResource({ uri: 'glassbox://evidence/op-nothing/screenshot' }), /no screenshot|not found/);
 });
 
 test('a tenant that requires evidence keeps the synchronous order: the answer carries the sha', async () => {
   const gb = await session({ evidence: { before_answer: false }, require_evidence: true });
-  const nav = await ok(gb.client, 'browser_navigate', { url: fixture.url + '/form.html' });
+  const nav = await ok(gb.client, 'browser_navigate', { url: url('/form.html') });
   const [ev] = sc(nav).evidence;
   assert.match(ev.sha256 || '', /^[0-9a-f]{64}$/, dump(nav));
   assert.equal(ev.uri, `glassbox://artifact/${ev.sha256}`);

@@ -7,30 +7,18 @@
  * be written at all is said so in the same call's result (in the next
  * call's, when the tenant answers before its evidence).
  */
-import { test, after } from 'node:test';
+import { test } from 'node:test';
 import { spawnSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import {
-  assert, openGlassbox, startFixtureServer, glassboxBin, callTool, ok, sc, dump, REPO_ROOT,
+  assert, usePolicySessions, glassboxBin, callTool, ok, sc, dump,
 } from '../e2e/lib.mjs';
 
 const bin = glassboxBin();
 const HEAD_BYTES = 256; /* EVID_TRUNCATE_HEAD_BYTES: what is kept of a cut text */
-let fixture;
-const opened = [];
-
-async function session(policy) {
-  if (!fixture) fixture = await startFixtureServer();
-  const dir = fs.mkdtempSync('/tmp/glassbox-policy-');
-  const cfg = path.join(dir, 'policy.json');
-  const base = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'fixtures', 'policy', 'loopback.json')));
-  fs.writeFileSync(cfg, JSON.stringify({ ...base, ...policy }));
-  const gb = await openGlassbox({ config: cfg });
-  opened.push(gb);
-  return gb;
-}
+const { session, url } = usePolicySessions();
 
 function auditFiles(dataDir) {
   const dir = path.join(dataDir, 'tenants', 'local', 'audit');
@@ -54,19 +42,11 @@ function longText(bytes) {
   return out.toString('latin1');
 }
 
-after(async () => {
-  for (const gb of opened) {
-    await gb.close();
-    gb.removeDataDir();
-  }
-  if (fixture) await fixture.close();
-});
-
 test('a 2 MiB browser_type leaves its record, truncated with sha256 and length; the trail verifies', async () => {
   const gb = await session({ require_evidence: true });
   const text = longText(2 * 1024 * 1024);
   const sha = crypto.createHash('sha256').update(text).digest('hex');
-  await ok(gb.client, 'browser_navigate', { url: fixture.url + '/form.html' });
+  await ok(gb.client, 'browser_navigate', { url: url('/form.html') });
   const typed = await ok(gb.client, 'browser_type', { target: '#name', text }, { timeout: 120000 });
   const op = sc(typed).operation_id;
   assert.equal(sc(typed).evidence_error, undefined, dump(typed));
@@ -117,7 +97,7 @@ test('a 2 MiB browser_type leaves its record, truncated with sha256 and length; 
  * passes, but no record can be appended after that line. */
 async function sessionWithDamagedLog(policy) {
   const gb = await session(policy);
-  const nav = await ok(gb.client, 'browser_navigate', { url: fixture.url + '/form.html' });
+  const nav = await ok(gb.client, 'browser_navigate', { url: url('/form.html') });
   // reading an artifact waits until everything queued before it is written
   await gb.client.readResource({ uri: sc(nav).evidence[0].uri });
   const [file] = auditFiles(gb.dataDir).slice(-1);

@@ -15,7 +15,7 @@ import { spawn } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { Client, StreamableHTTPClientTransport, REPO_ROOT, glassboxBin, newDataDir, chromiumPids, pollUntil } from '../e2e/lib.mjs';
+import { Client, StreamableHTTPClientTransport, REPO_ROOT, glassboxBin, newDataDir, chromiumPids, pollUntil, assert } from '../e2e/lib.mjs';
 
 export { StreamableHTTPClientTransport };
 
@@ -180,3 +180,19 @@ export const INIT = {
   method: 'initialize',
   params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
 };
+
+/* Logs console credential id of svc in over plain HTTP (POST
+ * /console/login); returns {cookie: the cookie header value, csrf: the
+ * sessions page's CSRF token}. */
+export async function consoleLogin(svc, id) {
+  const r = await fetch(`${svc.adminUrl}/console/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ token: svc.consoleTokens[id] }),
+    redirect: 'manual',
+  });
+  assert.equal(r.status, 303);
+  const cookie = r.headers.get('set-cookie').split(';')[0];
+  const page = await (await fetch(`${svc.adminUrl}/console/sessions`, { headers: { cookie } })).text();
+  return { cookie, csrf: /data-csrf="([0-9a-f]{64})"/.exec(page)[1] };
+}

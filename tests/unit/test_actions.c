@@ -278,7 +278,7 @@ static void test_keeper_queue_has_a_ceiling(void **state)
 	make_data_dir(data, sizeof(data));
 	assert_int_equal(evid_store_open_err(data, &store, err, sizeof(err)), 0);
 	assert_int_equal(evid_audit_open(data, &audit, err, sizeof(err)), 0);
-	assert_int_equal(act_keeper_start(store, audit, "acme", "u", NULL, &k), 0);
+	assert_int_equal(act_keeper_start(store, audit, "acme", "u", NULL, NULL, &k), 0);
 	act_keeper_pause(k, 1); /* the disk is stuck */
 	act_keeper_set_limits(k, 3, 1024 * 1024, 0);
 	for (i = 0; i < 3; i++) {

@@ -176,13 +176,14 @@ static void test_live(void **state)
 	struct console_live *l = console_live_new();
 	struct console_input in, out;
 	unsigned char *jpeg;
+	const char *mime;
 	size_t len, i;
 	uint64_t seq;
 	int w, h, began, ended;
 	char err[256], by[CONSOLE_NAME_MAX], cred[CONSOLE_NAME_MAX];
 
 	(void)state;
-	assert_int_equal(console_live_frame(l, 5, 0, &jpeg, &len, &seq, &w, &h), 0);
+	assert_int_equal(console_live_frame(l, 5, 0, &jpeg, &len, &mime, &seq, &w, &h), 0);
 	assert_null(jpeg);
 	/* a viewer asked: the worker has the screencast to start */
 	assert_true(console_live_has_work(l));
