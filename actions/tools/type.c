@@ -79,7 +79,7 @@ static void type_code(struct act_ctx *ctx)
 	if (ctx->sensitive && !a.secret) {
 		/* typed into a password field: its value never shows */
 		act_code_line(&ctx->code, "// typed into a password field: its value is not shown");
-		a.secret = "PASSWORD";
+		a.secret = "TYPED_SECRET"; /* as the exports name it (docs/trace.md) */
 	}
 	act_code_target_of(ctx, &t);
 	act_code_action(

@@ -137,7 +137,7 @@ test('a typed password shows as an environment lookup, never its value, in the a
   const snap = parseSnapshot(snapshotOf(await ok(full.client, 'browser_navigate', { url: site.url + '/compat.html' })));
   const pw = snap.find((n) => n.name === 'Password').ref;
   const typed = await ok(full.client, 'browser_type', { target: pw, text: 'hunter2-secret' });
-  assert.match(codeOf(typed), /\.fill\(process\.env\['PASSWORD'\]\);$/);
+  assert.match(codeOf(typed), /\.fill\(process\.env\['TYPED_SECRET'\]\);$/);
   assert.doesNotMatch(textOf(typed), /hunter2-secret/);
   const records = auditRecords(full.dataDir).map((r) => JSON.stringify(r));
   assert.ok(records.length > 0);
