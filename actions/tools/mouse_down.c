@@ -47,9 +47,21 @@ static const struct act_param params[] = {
 	P_OPERATION_ID,
 };
 
+/* // Press mouse down
+ * await page.mouse.down({ button }); */
+static void down_code(struct act_ctx *ctx)
+{
+	static const char *const keys[] = { "button", NULL };
+
+	gb_buf_appendf(&ctx->code, "// Press mouse down\nawait page.mouse.down(");
+	act_code_options(&ctx->code, ctx->args, keys);
+	gb_buf_appendf(&ctx->code, ");\n");
+}
+
 static const struct act_tool_impl impl = {
 	.gate = down_gate,
 	.run = down_run,
+	.code = down_code,
 };
 
 const struct act_def act_tool_mouse_down = {

@@ -50,9 +50,21 @@ static const struct act_param params[] = {
 	P_OPERATION_ID,
 };
 
+/* // Press mouse up
+ * await page.mouse.up({ button }); */
+static void up_code(struct act_ctx *ctx)
+{
+	static const char *const keys[] = { "button", NULL };
+
+	gb_buf_appendf(&ctx->code, "// Press mouse up\nawait page.mouse.up(");
+	act_code_options(&ctx->code, ctx->args, keys);
+	gb_buf_appendf(&ctx->code, ");\n");
+}
+
 static const struct act_tool_impl impl = {
 	.gate = up_gate,
 	.run = up_run,
+	.code = up_code,
 };
 
 const struct act_def act_tool_mouse_up = {
