@@ -42,7 +42,8 @@ static int console_run(struct act_ctx *ctx)
 		act_page_content_mark(ctx);
 		json_array_foreach(list, i, m)
 		{
-			const char *type = gb_or(json_string_value(json_object_get(m, "type")), "log");
+			const char *type =
+			    gb_or(json_string_value(json_object_get(m, "type")), "log");
 			const char *c;
 
 			/* Playwright MCP's line: "[LOG] text @ url:line", the type in
