@@ -107,12 +107,12 @@ static const char *extension_of(const char *mime)
 	return "bin";
 }
 
-/* One body, the part asked for, as Playwright MCP returns it: a text body
- * is the ### Result (scrubbed of typed secrets, up to BODY_TEXT_MAX), a
- * binary one goes to a file of the output directory whose name is the
- * result. Either way it is stored (bounded) as an artifact, named in the
- * verification. */
-static int show_body(struct act_ctx *ctx, json_t *e, int response)
+/* One body, stored (bounded, scrubbed of typed secrets when it is text) as
+ * an artifact named in the verification. When it is the part asked for
+ * (shown), as Playwright MCP returns it: a text body is the ### Result (up
+ * to BODY_TEXT_MAX), a binary one goes to a file of the output directory
+ * whose name is the result. */
+static int show_body(struct act_ctx *ctx, json_t *e, int response, int shown)
 {
 	const char *what = response ? "response body" : "request body";
 	const char *mime = response ? gb_or(json_string_value(json_object_get(e, "mime")),
@@ -127,7 +127,7 @@ static int show_body(struct act_ctx *ctx, json_t *e, int response)
 
 	rc = fetch_body(ctx, e, response, &data, &len, why, sizeof(why));
 	if (rc != 0) {
-		if (rc > 0)
+		if (rc > 0 && shown)
 			gb_buf_appendf(&ctx->text, "- %s: none (%s)\n", what, why);
 		return rc < 0 ? -1 : 0;
 	}
@@ -157,7 +157,9 @@ static int show_body(struct act_ctx *ctx, json_t *e, int response)
 	                              sha, "mime", mime, "truncated", truncated));
 	gb_buf_appendf(&ctx->text, "- %s: %zu bytes%s (%s), glassbox://artifact/%s\n", what, len,
 	               truncated ? " (cut at the limit)" : "", mime, sha);
-	if (textual) {
+	if (!shown) {
+		rc = 0;
+	} else if (textual) {
 		act_page_content_mark(ctx);
 		gb_buf_appendf(&ctx->result, "%.*s%s",
 		               (int)(len < BODY_TEXT_MAX ? len : BODY_TEXT_MAX), (char *)data,
@@ -266,14 +268,19 @@ static int request_run(struct act_ctx *ctx)
 	json_object_del(copy, "post_data");
 	act_secrets_scrub_json(ctx->as, copy);
 	json_object_set_new(ctx->out, "request", copy);
-	if (!part)
+	if (!part) {
 		show_details(ctx, index, copy);
-	else if (!strcmp(part, "request-headers"))
+		/* the bodies are kept as artifacts, not shown (Playwright MCP's
+		 * details name the parts that show them) */
+		rc = show_body(ctx, e, 0, 0);
+		if (rc == 0)
+			rc = show_body(ctx, e, 1, 0);
+	} else if (!strcmp(part, "request-headers"))
 		show_headers(ctx, "", json_object_get(copy, "request_headers"));
 	else if (!strcmp(part, "response-headers"))
 		show_headers(ctx, "", json_object_get(copy, "response_headers"));
 	else
-		rc = show_body(ctx, e, !strcmp(part, "response-body"));
+		rc = show_body(ctx, e, !strcmp(part, "response-body"), 1);
 	if (!part || strstr(part, "headers"))
 		gb_buf_appendf(&ctx->text,
 		               "- Cookie, Set-Cookie, Authorization and other credential "
