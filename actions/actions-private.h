@@ -296,6 +296,9 @@ struct act_ctx {
 	int failed;
 	char error_code[32];
 	char error[1024];
+	/* the error is a check's finding in Playwright MCP's words ("Text not
+	 * found"), shown as it is, without the "Error: " of a failure */
+	int error_plain;
 	int sensitive; /* typed into a password field: redact */
 	/* browser_fill_form: bit i set when fields[i] was a password field
 	 * (its value is redacted from the record) */
@@ -425,6 +428,10 @@ int act_output_write(struct act_ctx *ctx, const char *path, const void *data, si
  * or -1 with the call failed. */
 int act_output_new_file(struct act_ctx *ctx, const char *prefix, const char *ext, const void *data,
                         size_t len, char *link, size_t linklen);
+/* The path of the output directory's file name (a plain name) as the agent
+ * names it, into link: relative to the server's working directory when
+ * inside it. */
+void act_output_link(const struct act_ctx *ctx, const char *name, char *link, size_t linklen);
 /* The snapshot an action's answer carries (snapshot_mode), into
  * ctx->snapshot; a failure to take it is noted in the answer, the action's
  * outcome stands. */
@@ -439,6 +446,22 @@ struct act_code_target;
 void act_code_probe(struct act_ctx *ctx);
 /* The target of the call as codegen.h describes it (borrows from ctx). */
 void act_code_target_of(const struct act_ctx *ctx, struct act_code_target *t);
+
+/* code_tools.c */
+/* Appends "await expect(<locator>).<matcher>;" to b: the locator is the
+ * JavaScript expression given (borrowed), or t's (codegen.h) when it is
+ * NULL; matcher as it is ("toBeVisible()", "not.toBeChecked()"). Returns
+ * 0, or -1 with nothing appended (no locator for t, buffer full). */
+int act_code_expect(struct gb_buf *b, const struct act_code_target *t, const char *locator,
+                    const char *matcher);
+/* Appends the options object of the keys of args (borrowed) that are set,
+ * as Playwright's formatObject writes it: "{\n  button: 'right',\n  delay:
+ * 20\n}"; keys in the order given (give them sorted), NULL-terminated.
+ * Appends nothing when none is set. Returns how many it wrote, or -1. */
+int act_code_options(struct gb_buf *b, json_t *args, const char *const *keys);
+/* Appends a JSON number (borrowed) as JavaScript prints it ("0" when it is
+ * not one). Returns 0 or -1. */
+int act_code_number(struct gb_buf *b, json_t *v);
 
 /* response.c */
 /* The answer's text in Playwright MCP's layout: ### Ran Playwright code,
@@ -798,8 +821,9 @@ int act_add_verdict(struct act_ctx *ctx, const char *check, json_t *expected, js
 /* Searches the snapshot text yaml (borrowed) for text (a case-insensitive
  * literal) or regex ("pattern" or "/pattern/flags"; exactly one of the
  * two is non-NULL): *matches a new array of {role, name?, ref?, line,
- * path} (at most 50), and the matching lines under their ancestors
- * appended to snippets; deadline_ms (gb_now_ms() time, 0 = none) bounds
+ * path} (at most 50), and the matching lines with three lines of context
+ * each side, under the path of their ancestors, appended to snippets as
+ * Playwright MCP's browser_find lays them out; deadline_ms (gb_now_ms() time, 0 = none) bounds
  * the whole search. Returns 0, or -1 with a message for the agent in err
  * (invalid or runaway regex, out of time). */
 int act_find_in_snapshot(const char *yaml, const char *text, const char *regex, int64_t deadline_ms,

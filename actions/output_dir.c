@@ -77,8 +77,7 @@ int act_output_new_file(struct act_ctx *ctx, const char *prefix, const char *ext
 	char stamp[40];
 	char name[128];
 	char path[4096];
-	char cwd[4096];
-	size_t i, n;
+	size_t i;
 	int k;
 
 	if (!ctx->as->output_dir)
@@ -98,12 +97,19 @@ int act_output_new_file(struct act_ctx *ctx, const char *prefix, const char *ext
 	}
 	if (act_output_write(ctx, path, data, len) < 0)
 		return -1;
-	n = getcwd(cwd, sizeof(cwd)) ? strlen(cwd) : 0;
+	act_output_link(ctx, name, link, linklen);
+	return 0;
+}
+
+void act_output_link(const struct act_ctx *ctx, const char *name, char *link, size_t linklen)
+{
+	char cwd[4096];
+	size_t n = getcwd(cwd, sizeof(cwd)) ? strlen(cwd) : 0;
+
 	if (n && !strcmp(ctx->as->output_dir, cwd))
 		snprintf(link, linklen, "%s", name);
 	else if (n && !strncmp(ctx->as->output_dir, cwd, n) && ctx->as->output_dir[n] == '/')
 		snprintf(link, linklen, "%s/%s", ctx->as->output_dir + n + 1, name);
 	else
-		snprintf(link, linklen, "%s", path);
-	return 0;
+		snprintf(link, linklen, "%s/%s", ctx->as->output_dir, name);
 }

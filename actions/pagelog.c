@@ -197,6 +197,22 @@ static int is_main_document(struct act_pagelog *l, const char *sid, json_t *para
 	return 0;
 }
 
+/* 1 when the request of params is the browser's own fetch of the site's
+ * icon (type Other, path /favicon.ico): not the page's, and Playwright
+ * does not report it either, so the numbering stays the same as its. */
+static int is_favicon(json_t *params)
+{
+	const char *type = json_string_value(json_object_get(params, "type"));
+	const char *url =
+	    json_string_value(json_object_get(json_object_get(params, "request"), "url"));
+	const char *path = url ? strstr(url, "://") : NULL;
+
+	if (!type || strcmp(type, "Other") || !path)
+		return 0;
+	path = strchr(path + 3, '/');
+	return path && !strcmp(path, "/favicon.ico");
+}
+
 static void request_started(struct act_pagelog *l, const char *sid, json_t *params)
 {
 	const char *rid = json_string_value(json_object_get(params, "requestId"));
@@ -207,7 +223,7 @@ static void request_started(struct act_pagelog *l, const char *sid, json_t *para
 	struct page_nav *nav;
 	json_t *e;
 
-	if (!rid || !json_is_object(request))
+	if (!rid || !json_is_object(request) || (!prev && is_favicon(params)))
 		return;
 	if (prev && redirect) { /* the same id goes on after a redirect */
 		json_object_set_new(prev, "status",

@@ -210,7 +210,7 @@ char *act_response_text(struct act_ctx *ctx)
 	}
 	if (ctx->failed) {
 		section(&b, "Error");
-		gb_buf_appendf(&b, "Error: %s", ctx->error);
+		gb_buf_appendf(&b, "%s%s", ctx->error_plain ? "" : "Error: ", ctx->error);
 	}
 	if (ctx->result.len) {
 		section(&b, "Result");

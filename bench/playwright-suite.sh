@@ -15,7 +15,9 @@
 #   GLASSBOX_BIN   the glassbox binary (default build/glassbox)
 #   CHROMIUM       the browser both servers drive (default /usr/bin/chromium)
 #   PW_SPECS       the specs to run (default: the ones that cover the tools
-#                  glassbox has, below)
+#                  glassbox has, below); "tools" names the specs of the tools
+#                  of issue [tools] (console network files pdf form find mouse
+#                  verify), and may be mixed with spec names
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/.." && pwd)"
@@ -30,6 +32,7 @@ fixture="$checkout/tests/mcp/fixtures.ts"
 glassbox="$(cd "$repo" && realpath "${GLASSBOX_BIN:-build/glassbox}")"
 chromium="${CHROMIUM:-/usr/bin/chromium}"
 specs="${PW_SPECS:-core click type tabs dialogs evaluate screenshot wait snapshot-mode timeouts autowait iframes validation unicode-serialization capabilities codegen clipboard}"
+specs="${specs//tools/console network files pdf form find mouse verify}"
 
 # The fixture change: with $MCP_SERVER_BIN, `glassbox mcp` with a data dir
 # of the test's own, the fixture site's loopback allowed and evaluate not
@@ -62,6 +65,23 @@ EOF
 files=()
 for s in $specs; do files+=("tests/mcp/$s.spec.ts"); done
 
+# The policy glassbox runs with: loopback.json, plus the checkout's
+# test-results dir as an upload dir (files.upload_dirs), where the upload
+# and drop tests write the files they hand over. glassbox reads host files
+# only from dirs an operator names so; the tests that expect a refusal
+# outside the client's MCP roots, or an allowUnrestrictedFileAccess that
+# glassbox refuses, differ by design (bench/README.md).
+mkdir -p "$checkout/test-results"
+policy="$(mktemp --suffix=.json)"
+node -e '
+  const fs = require("fs");
+  const [src, dst, dir] = process.argv.slice(1);
+  const p = JSON.parse(fs.readFileSync(src, "utf8"));
+  p.files = Object.assign({}, p.files, { upload_dirs: [dir] });
+  fs.writeFileSync(dst, JSON.stringify(p, null, 2));
+' "$repo/fixtures/policy/loopback.json" "$policy" "$(cd "$checkout/test-results" && pwd -P)"
+trap 'cp "$fixture.orig" "$fixture"; rm -f "$policy"' EXIT
+
 # One run: prints "NAME passed P of T" (T = P + failed; skipped are said apart).
 run() {
   local name="$1" out="$2"
@@ -81,7 +101,7 @@ run() {
 
 results="$(mktemp -d)"
 if [ "$which" = glassbox ] || [ "$which" = both ]; then
-  run glassbox "$results/glassbox.json" MCP_SERVER_BIN="$glassbox" MCP_SERVER_POLICY="$repo/fixtures/policy/loopback.json" MCP_EXECUTABLE="$chromium"
+  run glassbox "$results/glassbox.json" MCP_SERVER_BIN="$glassbox" MCP_SERVER_POLICY="$policy" MCP_EXECUTABLE="$chromium"
 fi
 if [ "$which" = playwright ] || [ "$which" = both ]; then
   run "playwright-mcp" "$results/playwright.json" MCP_EXECUTABLE="$chromium"

@@ -676,9 +676,17 @@ static void handle_tools_call(struct mcp_server *srv, struct mcp_msg *msg)
 		goto out;
 	}
 	if (!act_caps_allows(srv->caps, def->caps)) {
-		reply_result(srv, msg->id,
-		             tool_error_result(def, args, "capability_off",
-		                               act_caps_refusal(def, text, sizeof(text))));
+		json_t *res = tool_error_result(def, args, "capability_off",
+		                                act_caps_refusal(def, text, sizeof(text)));
+		char *layout = NULL;
+
+		/* Playwright MCP's words for a tool its caps leave out, then ours */
+		if (asprintf(&layout, "### Error\nTool \"%s\" not found\n\n### Verification\n- %s",
+		             def->name, text) >= 0)
+			json_object_set_new(json_array_get(json_object_get(res, "content"), 0),
+			                    "text", json_string(layout));
+		free(layout);
+		reply_result(srv, msg->id, res);
 		goto out;
 	}
 	if (json_is_null(args))

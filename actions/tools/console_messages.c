@@ -42,14 +42,26 @@ static int console_run(struct act_ctx *ctx)
 		act_page_content_mark(ctx);
 		json_array_foreach(list, i, m)
 		{
-			gb_buf_appendf(&ctx->result, "\n[%s] %s",
-			               json_string_value(json_object_get(m, "level")),
+			const char *type =
+			    gb_or(json_string_value(json_object_get(m, "type")), "log");
+			const char *c;
+
+			/* Playwright MCP's line: "[LOG] text @ url:line", the type in
+			 * capitals (an exception as ERROR), the line as Playwright
+			 * reports it, counted from 0 (structuredContent's from 1) */
+			gb_buf_appendf(&ctx->result, "\n[");
+			if (!strcmp(type, "exception"))
+				type = "error";
+			for (c = type; *c; c++)
+				gb_buf_appendf(&ctx->result, "%c",
+				               *c >= 'a' && *c <= 'z' ? *c - 'a' + 'A' : *c);
+			gb_buf_appendf(&ctx->result, "] %s",
 			               json_string_value(json_object_get(m, "text")));
 			if (json_object_get(m, "url"))
 				gb_buf_appendf(
 				    &ctx->result, " @ %s:%lld",
 				    json_string_value(json_object_get(m, "url")),
-				    (long long)json_integer_value(json_object_get(m, "line")));
+				    (long long)json_integer_value(json_object_get(m, "line")) - 1);
 		}
 	}
 	json_decref(list);

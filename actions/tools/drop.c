@@ -5,12 +5,14 @@
  * ok only when the page's drop event fired on the element, carrying them.
  */
 #include "actions/actions-private.h"
+#include "actions/codegen.h"
 #include "actions/files-private.h"
 #include "actions/tools/params.h"
 
 #include "policy/risk.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define DROP_DATA_MAX (1u << 20) /* the data's strings together */
@@ -179,9 +181,48 @@ static const struct act_param params[] = {
 	P_OPERATION_ID,
 };
 
+/* await <locator>.drop({ data: {...}, files: ... }); as Playwright MCP
+ * writes it (one path as a string, several as an array). */
+static void drop_code(struct act_ctx *ctx)
+{
+	json_t *paths = json_object_get(ctx->args, "paths");
+	json_t *data = json_object_get(ctx->args, "data");
+	struct act_code_target t;
+	struct gb_buf loc;
+	char *dump;
+	size_t i;
+
+	gb_buf_init(&loc, 1 << 16);
+	act_code_target_of(ctx, &t);
+	if (act_code_locator(&loc, &t) < 0)
+		goto out;
+	gb_buf_appendf(&ctx->code, "await %s.drop({", loc.data);
+	if (json_object_size(data)) {
+		dump = json_dumps(data, JSON_COMPACT | JSON_SORT_KEYS);
+		gb_buf_appendf(&ctx->code, "\n  data: %s%s", dump ? dump : "{}",
+		               json_array_size(paths) ? "," : "");
+		free(dump);
+	}
+	if (json_array_size(paths) == 1) {
+		gb_buf_appendf(&ctx->code, "\n  files: ");
+		act_code_quote(&ctx->code, json_string_value(json_array_get(paths, 0)));
+	} else if (json_array_size(paths)) {
+		gb_buf_appendf(&ctx->code, "\n  files: [");
+		for (i = 0; i < json_array_size(paths); i++) {
+			gb_buf_appendf(&ctx->code, "%s", i ? ", " : "");
+			act_code_quote(&ctx->code, json_string_value(json_array_get(paths, i)));
+		}
+		gb_buf_appendf(&ctx->code, "]");
+	}
+	gb_buf_appendf(&ctx->code, "\n});\n");
+out:
+	gb_buf_free(&loc);
+}
+
 static const struct act_tool_impl impl = {
 	.run = drop_run,
 	.needs_target = 1,
+	.code = drop_code,
 };
 
 const struct act_def act_tool_drop = {

@@ -18,6 +18,7 @@
 #include "policy/risk.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* What the input is: {file: bool, multiple: bool, files: [{name, size}]}. */
@@ -37,9 +38,10 @@ static int upload_gate(struct act_ctx *ctx)
 	if (!ctx->has_target) {
 		if (!act_pagelog_chooser(ctx->as->pagelog, sid, sizeof(sid), &node, &multiple))
 			return act_fail(ctx, "no_file_chooser",
-			                "no file chooser is open: click the file input (or the "
-			                "control that opens it) first, or name the input with "
-			                "`target`");
+			                "The tool \"browser_file_upload\" can only be used when "
+			                "there is related modal state present. No file chooser is "
+			                "open: click the file input (or the control that opens it) "
+			                "first, or name the input with `target`");
 		if (act_cdp(ctx, sid, "DOM.resolveNode", json_pack("{s:i}", "backendNodeId", node),
 		            &res, "finding the file input of the chooser") < 0)
 			return -1;
@@ -171,8 +173,20 @@ static const struct act_param params[] = {
 	P_OPERATION_ID,
 };
 
+/* await fileChooser.setFiles(["..."]) as Playwright MCP writes it (the
+ * paths as given, JSON). */
+static void upload_code(struct act_ctx *ctx)
+{
+	json_t *paths = json_object_get(ctx->args, "paths");
+	char *dump = paths ? json_dumps(paths, JSON_COMPACT) : NULL;
+
+	gb_buf_appendf(&ctx->code, "await fileChooser.setFiles(%s)\n", dump ? dump : "undefined");
+	free(dump);
+}
+
 static const struct act_tool_impl impl = {
 	.gate = upload_gate,
+	.code = upload_code,
 	.run = upload_run,
 	.needs_target = 2,
 };

@@ -10,6 +10,7 @@
  * it; each field has its verdict in structuredContent.fields.
  */
 #include "actions/actions-private.h"
+#include "actions/codegen.h"
 #include "actions/tools/params.h"
 
 #include "policy/risk.h"
@@ -150,6 +151,30 @@ static int fill_one(struct act_ctx *ctx, const char *type, const char *value)
 	return act_field_fill_text(ctx, value, 0);
 }
 
+/* The Playwright code of the field just filled (ctx->target), as Playwright
+ * MCP writes fill_form's: fill, check/uncheck, selectOption; a value that
+ * went into a password field shows as process.env['PASSWORD']. */
+static void field_code(struct act_ctx *ctx, const char *type, const char *value,
+                       int sensitive_before)
+{
+	struct act_code_args a = { 0 };
+	struct act_code_target t;
+
+	act_code_target_of(ctx, &t);
+	if (!strcmp(type, "checkbox") || !strcmp(type, "radio")) {
+		act_code_call(&ctx->code, &t, strcmp(value, "true") ? "uncheck" : "check", "");
+	} else if (!strcmp(type, "combobox")) {
+		a.list = &value;
+		a.n_list = 1;
+		act_code_action(&ctx->code, &t, "selectOption", &a);
+	} else {
+		a.text = value;
+		if (ctx->sensitive && !sensitive_before)
+			a.secret = "PASSWORD";
+		act_code_action(&ctx->code, &t, "fill", &a);
+	}
+}
+
 /* The verdict of a field that was filled (or failed), taking what the
  * field helper left in out (value, expected, observed). */
 static json_t *field_verdict(struct act_ctx *ctx, json_t *f, int sensitive_before)
@@ -209,11 +234,17 @@ static int fill_form_run(struct act_ctx *ctx)
 		rc = act_resolve_target(ctx, field_target(f));
 		if (rc == 0)
 			rc = same_node(ctx, i, name);
+		if (rc == 0 && !ctx->as->no_code)
+			act_code_probe(ctx); /* before the field changes */
 		if (rc == 0)
 			rc = fill_one(ctx, json_string_value(json_object_get(f, "type")),
 			              json_string_value(json_object_get(f, "value")));
 		if (rc == 0 && !ctx->failed)
 			filled++;
+		if (rc == 0 && !ctx->failed && !ctx->as->no_code)
+			field_code(ctx, json_string_value(json_object_get(f, "type")),
+			           json_string_value(json_object_get(f, "value")),
+			           sensitive_before);
 		if (ctx->sensitive && !sensitive_before)
 			ctx->sensitive_fields |= 1ull << i;
 		json_array_append_new(verdicts, field_verdict(ctx, f, sensitive_before));

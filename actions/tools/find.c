@@ -11,12 +11,33 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The query as Playwright MCP names it: "text", or the regex as a
+ * JavaScript RegExp prints ("/pattern/flags", without g). */
+static void query_text(struct gb_buf *b, const char *text, const char *regex)
+{
+	const char *close = regex && regex[0] == '/' ? strrchr(regex + 1, '/') : NULL;
+	const char *f;
+
+	if (text) {
+		gb_buf_appendf(b, "\"%s\"", text);
+		return;
+	}
+	if (!close) {
+		gb_buf_appendf(b, "/%s/", regex);
+		return;
+	}
+	gb_buf_appendf(b, "%.*s", (int)(close - regex + 1), regex);
+	for (f = close + 1; *f; f++)
+		if (*f != 'g')
+			gb_buf_appendf(b, "%c", *f);
+}
+
 static int find_run(struct act_ctx *ctx)
 {
 	const char *text = json_string_value(json_object_get(ctx->args, "text"));
 	const char *regex = json_string_value(json_object_get(ctx->args, "regex"));
 	struct snap_stats stats = { 0 };
-	struct gb_buf snippets;
+	struct gb_buf snippets, query;
 	json_t *matches = NULL;
 	char *yaml = NULL;
 	char err[512] = "";
@@ -24,6 +45,18 @@ static int find_run(struct act_ctx *ctx)
 	int rc;
 
 	gb_buf_init(&snippets, 1 << 20);
+	gb_buf_init(&query, 4096);
+	if (!text && !regex) {
+		rc = act_fail(ctx, "bad_arguments",
+		              "Provide either \"text\" or \"regex\" to search for.");
+		goto out;
+	}
+	if (text && regex) {
+		rc = act_fail(ctx, "bad_arguments",
+		              "Provide only one of \"text\" or \"regex\", not both.");
+		goto out;
+	}
+	query_text(&query, text, regex);
 	rc = act_snapshot_for_agent(ctx, NULL, 0, act_snapshot_hidden_mode(ctx), &stats, &yaml,
 	                            &truncated);
 	if (rc < 0)
@@ -36,16 +69,13 @@ static int find_run(struct act_ctx *ctx)
 	json_object_set_new(ctx->out, "url", json_string(sess_page_url(ctx->page)));
 	json_object_set(ctx->out, "matches", matches);
 	if (!json_array_size(matches)) {
-		gb_buf_appendf(&ctx->result, "No matches found for %s%s%s on %s", text ? "\"" : "",
-		               text ? text : regex, text ? "\"" : "", sess_page_url(ctx->page));
+		gb_buf_appendf(&ctx->result, "No matches found for %s.", query.data);
 		goto out;
 	}
-	gb_buf_appendf(&ctx->result,
-	               "Found %zu match%s for %s%s%s (refs usable by the next call):\n",
-	               json_array_size(matches), json_array_size(matches) == 1 ? "" : "es",
-	               text ? "\"" : "", text ? text : regex, text ? "\"" : "");
 	act_page_content_mark(ctx);
-	gb_buf_appendf(&ctx->result, "```yaml\n%s\n```", snippets.data ? snippets.data : "");
+	gb_buf_appendf(&ctx->result, "Found %zu match%s for %s:\n\n%s", json_array_size(matches),
+	               json_array_size(matches) == 1 ? "" : "es", query.data,
+	               snippets.data ? snippets.data : "");
 	free(ctx->as->last_snapshot);
 	ctx->as->last_snapshot = yaml;
 	yaml = NULL;
@@ -53,10 +83,9 @@ out:
 	free(yaml);
 	json_decref(matches);
 	gb_buf_free(&snippets);
+	gb_buf_free(&query);
 	return rc;
 }
-
-static const char *const find_one_of[] = { "text", "regex", NULL };
 
 static const struct act_param params[] = {
 	{ .name = "text",
@@ -85,7 +114,6 @@ const struct act_def act_tool_find_in_page = {
 	    "reading the whole snapshot when you only need to locate an element and its ref. "
 	    "The refs are those of the snapshot just taken, usable by the next call.",
 	PARAMS(params),
-	.one_of = find_one_of,
 	.effect = ACT_EFFECT_READ,
 	.policy = ACT_POLICY_EXEMPT("reads the page's accessibility tree only"),
 	.impl = &impl,

@@ -85,8 +85,31 @@ static const char *const button_values[] = { "left", "right", "middle", NULL };
 static const struct act_param down_params[] = { BUTTON_PARAMS("press") };
 static const struct act_param up_params[] = { BUTTON_PARAMS("release") };
 
-static const struct act_tool_impl down_impl = { .gate = button_gate, .run = down_run };
-static const struct act_tool_impl up_impl = { .gate = button_gate, .run = up_run };
+/* // Press mouse down|up
+ * await page.mouse.down|up({ button }); */
+static void button_code(struct act_ctx *ctx, const char *what)
+{
+	static const char *const keys[] = { "button", NULL };
+
+	gb_buf_appendf(&ctx->code, "// Press mouse %s\nawait page.mouse.%s(", what, what);
+	act_code_options(&ctx->code, ctx->args, keys);
+	gb_buf_appendf(&ctx->code, ");\n");
+}
+
+static void down_code(struct act_ctx *ctx)
+{
+	button_code(ctx, "down");
+}
+
+static void up_code(struct act_ctx *ctx)
+{
+	button_code(ctx, "up");
+}
+
+static const struct act_tool_impl down_impl = { .gate = button_gate,
+	                                        .run = down_run,
+	                                        .code = down_code };
+static const struct act_tool_impl up_impl = { .gate = button_gate, .run = up_run, .code = up_code };
 
 /* What the two descriptors have in common: a click on the page. */
 #define BUTTON_TOOL                                                                          \

@@ -67,9 +67,33 @@ static const struct act_param params[] = {
 	P_OPERATION_ID,
 };
 
+/* // Click mouse at coordinates (x, y)
+ * await page.mouse.click(x, y, { button, clickCount, delay }); */
+static void click_xy_code(struct act_ctx *ctx)
+{
+	static const char *const keys[] = { "button", "clickCount", "delay", NULL };
+	json_t *x = json_object_get(ctx->args, "x"), *y = json_object_get(ctx->args, "y");
+	struct gb_buf *b = &ctx->code;
+
+	gb_buf_appendf(b, "// Click mouse at coordinates (");
+	act_code_number(b, x);
+	gb_buf_appendf(b, ", ");
+	act_code_number(b, y);
+	gb_buf_appendf(b, ")\nawait page.mouse.click(");
+	act_code_number(b, x);
+	gb_buf_appendf(b, ", ");
+	act_code_number(b, y);
+	if (json_object_get(ctx->args, "button") || json_object_get(ctx->args, "clickCount") ||
+	    json_object_get(ctx->args, "delay"))
+		gb_buf_appendf(b, ", ");
+	act_code_options(b, ctx->args, keys);
+	gb_buf_appendf(b, ");\n");
+}
+
 static const struct act_tool_impl impl = {
 	.gate = click_xy_gate,
 	.run = click_xy_run,
+	.code = click_xy_code,
 };
 
 const struct act_def act_tool_mouse_click_xy = {

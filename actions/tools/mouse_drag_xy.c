@@ -51,9 +51,37 @@ static const struct act_param params[] = {
 	P_OPERATION_ID,
 };
 
+/* // Drag mouse from (startX, startY) to (endX, endY), as four calls. */
+static void drag_xy_code(struct act_ctx *ctx)
+{
+	json_t *sx = json_object_get(ctx->args, "startX"),
+	       *sy = json_object_get(ctx->args, "startY");
+	json_t *ex = json_object_get(ctx->args, "endX"), *ey = json_object_get(ctx->args, "endY");
+	struct gb_buf *b = &ctx->code;
+
+	gb_buf_appendf(b, "// Drag mouse from (");
+	act_code_number(b, sx);
+	gb_buf_appendf(b, ", ");
+	act_code_number(b, sy);
+	gb_buf_appendf(b, ") to (");
+	act_code_number(b, ex);
+	gb_buf_appendf(b, ", ");
+	act_code_number(b, ey);
+	gb_buf_appendf(b, ")\nawait page.mouse.move(");
+	act_code_number(b, sx);
+	gb_buf_appendf(b, ", ");
+	act_code_number(b, sy);
+	gb_buf_appendf(b, ");\nawait page.mouse.down();\nawait page.mouse.move(");
+	act_code_number(b, ex);
+	gb_buf_appendf(b, ", ");
+	act_code_number(b, ey);
+	gb_buf_appendf(b, ");\nawait page.mouse.up();\n");
+}
+
 static const struct act_tool_impl impl = {
 	.gate = drag_xy_gate,
 	.run = drag_xy_run,
+	.code = drag_xy_code,
 };
 
 const struct act_def act_tool_mouse_drag_xy = {

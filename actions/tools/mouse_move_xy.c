@@ -35,9 +35,28 @@ static const struct act_param params[] = {
 	P_OPERATION_ID,
 };
 
+/* // Move mouse to (x, y)
+ * await page.mouse.move(x, y); */
+static void move_xy_code(struct act_ctx *ctx)
+{
+	json_t *x = json_object_get(ctx->args, "x"), *y = json_object_get(ctx->args, "y");
+	struct gb_buf *b = &ctx->code;
+
+	gb_buf_appendf(b, "// Move mouse to (");
+	act_code_number(b, x);
+	gb_buf_appendf(b, ", ");
+	act_code_number(b, y);
+	gb_buf_appendf(b, ")\nawait page.mouse.move(");
+	act_code_number(b, x);
+	gb_buf_appendf(b, ", ");
+	act_code_number(b, y);
+	gb_buf_appendf(b, ");\n");
+}
+
 static const struct act_tool_impl impl = {
 	.gate = move_xy_gate,
 	.run = move_xy_run,
+	.code = move_xy_code,
 };
 
 const struct act_def act_tool_mouse_move_xy = {

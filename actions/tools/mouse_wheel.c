@@ -59,9 +59,23 @@ static const struct act_param params[] = {
 	P_OPERATION_ID,
 };
 
+/* // Scroll mouse wheel
+ * await page.mouse.wheel(deltaX, deltaY); */
+static void wheel_code(struct act_ctx *ctx)
+{
+	struct gb_buf *b = &ctx->code;
+
+	gb_buf_appendf(b, "// Scroll mouse wheel\nawait page.mouse.wheel(");
+	act_code_number(b, json_object_get(ctx->args, "deltaX"));
+	gb_buf_appendf(b, ", ");
+	act_code_number(b, json_object_get(ctx->args, "deltaY"));
+	gb_buf_appendf(b, ");\n");
+}
+
 static const struct act_tool_impl impl = {
 	.gate = wheel_gate,
 	.run = wheel_run,
+	.code = wheel_code,
 };
 
 const struct act_def act_tool_mouse_wheel = {

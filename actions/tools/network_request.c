@@ -1,7 +1,8 @@
 /*
  * network_request.c - browser_network_request: the headers and bodies of
  * one request of the page log (actions/pagelog.c), by the number
- * browser_network_requests shows. A body is stored as an artifact (at
+ * browser_network_requests shows, laid out as Playwright MCP's. A body is
+ * read only when its part is asked for; it is stored as an artifact (at
  * most BODY_MAX bytes) and, when it is text, shown up to a bound. What
  * leaves is scrubbed: credential headers were never kept, and values
  * typed from secrets are replaced (act_secrets_scrub_*).
@@ -20,7 +21,6 @@
 
 #define BODY_MAX (4u * 1024u * 1024u) /* a body kept as an artifact */
 #define BODY_TEXT_MAX 65536           /* a body shown when it is the part asked for */
-#define BODY_PREVIEW 4096             /* a body shown with the full details */
 
 static int is_textual(const char *mime)
 {
@@ -86,34 +86,56 @@ out:
 	return rc;
 }
 
-/* Shows one body: stored (bounded), scrubbed when it is text, its text
- * shown up to show bytes. */
-static int show_body(struct act_ctx *ctx, json_t *e, int response, size_t show)
+/* The file extension of a binary body of this MIME type. */
+static const char *extension_of(const char *mime)
+{
+	static const struct {
+		const char *mime;
+		const char *ext;
+	} map[] = {
+		{ "image/png", "png" },       { "image/jpeg", "jpg" },
+		{ "image/gif", "gif" },       { "image/webp", "webp" },
+		{ "image/svg+xml", "svg" },   { "image/x-icon", "ico" },
+		{ "font/woff2", "woff2" },    { "application/pdf", "pdf" },
+		{ "application/zip", "zip" },
+	};
+	size_t i;
+
+	for (i = 0; mime && i < sizeof(map) / sizeof(map[0]); i++)
+		if (!strcmp(mime, map[i].mime))
+			return map[i].ext;
+	return "bin";
+}
+
+/* One body, stored (bounded, scrubbed of typed secrets when it is text) as
+ * an artifact named in the verification. When it is the part asked for
+ * (shown), as Playwright MCP returns it: a text body is the ### Result (up
+ * to BODY_TEXT_MAX), a binary one goes to a file of the output directory
+ * whose name is the result. */
+static int show_body(struct act_ctx *ctx, json_t *e, int response, int shown)
 {
 	const char *what = response ? "response body" : "request body";
-	const char *mime =
-	    response
-	        ? gb_or(json_string_value(json_object_get(e, "mime")), "application/octet-stream")
-	        : gb_or(json_string_value(
-	                    json_object_get(json_object_get(e, "request_headers"), "Content-Type")),
-	                "text/plain");
+	const char *mime = response ? gb_or(json_string_value(json_object_get(e, "mime")),
+	                                    "application/octet-stream")
+	                            : "text/plain";
+	int textual = response ? is_textual(mime) : 1;
 	unsigned char *data = NULL;
-	char why[400] = "", sha[65];
+	char why[400] = "", sha[65], link[4096];
 	int truncated = 0;
 	size_t len = 0;
 	int rc;
 
 	rc = fetch_body(ctx, e, response, &data, &len, why, sizeof(why));
 	if (rc != 0) {
-		if (rc > 0)
-			gb_buf_appendf(&ctx->result, "\n  %s: none (%s)", what, why);
+		if (rc > 0 && shown)
+			gb_buf_appendf(&ctx->text, "- %s: none (%s)\n", what, why);
 		return rc < 0 ? -1 : 0;
 	}
 	if (len > BODY_MAX) {
 		len = BODY_MAX;
 		truncated = 1;
 	}
-	if (is_textual(mime)) {
+	if (textual) {
 		char *text = strndup((const char *)data, len);
 		char *clean = text ? act_secrets_scrub_text(ctx->as, text) : NULL;
 
@@ -126,37 +148,102 @@ static int show_body(struct act_ctx *ctx, json_t *e, int response, size_t show)
 		len = strlen((const char *)data);
 	}
 	rc = act_keep_artifact(ctx, response ? "network_response_body" : "network_request_body",
-	                       is_textual(mime) ? "text/plain; charset=utf-8"
-	                                        : "application/octet-stream",
+	                       textual ? "text/plain; charset=utf-8" : "application/octet-stream",
 	                       data, len, sha);
-	if (rc == 0) {
-		json_object_set_new(ctx->out, response ? "response_body" : "request_body",
-		                    json_pack("{s:I, s:s, s:s, s:b}", "size", (json_int_t)len,
-		                              "sha256", sha, "mime", mime, "truncated", truncated));
-		gb_buf_appendf(&ctx->result, "\n  %s: %zu bytes%s (%s), glassbox://artifact/%s",
-		               what, len, truncated ? " (cut at the limit)" : "", mime, sha);
-		if (is_textual(mime) && show) {
-			gb_buf_appendf(&ctx->result, "\n");
-			act_page_content_mark(ctx);
-			gb_buf_appendf(&ctx->result, "%.*s%s", (int)(len < show ? len : show),
-			               (char *)data,
-			               len > show ? "\n[... more in the artifact]" : "");
-		}
+	if (rc < 0)
+		goto out;
+	json_object_set_new(ctx->out, response ? "response_body" : "request_body",
+	                    json_pack("{s:I, s:s, s:s, s:b}", "size", (json_int_t)len, "sha256",
+	                              sha, "mime", mime, "truncated", truncated));
+	gb_buf_appendf(&ctx->text, "- %s: %zu bytes%s (%s), glassbox://artifact/%s\n", what, len,
+	               truncated ? " (cut at the limit)" : "", mime, sha);
+	if (!shown) {
+		rc = 0;
+	} else if (textual) {
+		act_page_content_mark(ctx);
+		gb_buf_appendf(&ctx->result, "%.*s%s",
+		               (int)(len < BODY_TEXT_MAX ? len : BODY_TEXT_MAX), (char *)data,
+		               len > BODY_TEXT_MAX ? "\n[... more in the artifact]" : "");
+	} else if (ctx->as->output_dir) {
+		rc = act_output_new_file(ctx, "response", extension_of(mime), data, len, link,
+		                         sizeof(link));
+		if (rc == 0)
+			gb_buf_appendf(&ctx->result, "%s", link);
+	} else {
+		gb_buf_appendf(&ctx->result, "glassbox://artifact/%s", sha);
 	}
+out:
 	free(data);
 	return rc;
 }
 
-static void show_headers(struct act_ctx *ctx, const char *title, json_t *headers)
+/* Headers as "name: value" lines, names in lower case as Playwright
+ * reports them, each line prefixed by indent. */
+static void show_headers(struct act_ctx *ctx, const char *indent, json_t *headers)
 {
-	const char *k;
+	const char *k, *c;
 	json_t *v;
+	int first = 1;
 
-	if (!json_object_size(headers))
-		return;
-	gb_buf_appendf(&ctx->result, "\n  %s", title);
 	json_object_foreach(headers, k, v)
-	    gb_buf_appendf(&ctx->result, "\n    %s: %s", k, json_string_value(v));
+	{
+		gb_buf_appendf(&ctx->result, "%s%s", first ? "" : "\n", indent);
+		for (c = k; *c; c++)
+			gb_buf_appendf(&ctx->result, "%c",
+			               *c >= 'A' && *c <= 'Z' ? *c - 'A' + 'a' : *c);
+		gb_buf_appendf(&ctx->result, ": %s", gb_or(json_string_value(v), ""));
+		first = 0;
+	}
+}
+
+/* Whether a response of this status can have a body (RFC 9110). */
+static int can_have_body(json_t *status)
+{
+	json_int_t s = json_integer_value(status);
+
+	return status && s != 204 && s != 304 && !(s >= 100 && s < 200);
+}
+
+/* The full details, in Playwright MCP's layout: the request line, General,
+ * both header sections, and how to read the bodies. */
+static void show_details(struct act_ctx *ctx, unsigned index, json_t *r)
+{
+	const char *type = gb_or(json_string_value(json_object_get(r, "type")), "other");
+	json_t *status = json_object_get(r, "status");
+	const char *c;
+
+	gb_buf_appendf(&ctx->result, "#%u [%s] %s\n\n  General", index,
+	               json_string_value(json_object_get(r, "method")),
+	               json_string_value(json_object_get(r, "url")));
+	if (status)
+		gb_buf_appendf(&ctx->result, "\n    status:    [%lld] %s",
+		               (long long)json_integer_value(status),
+		               gb_or(json_string_value(json_object_get(r, "status_text")), ""));
+	else if (json_object_get(r, "failed"))
+		gb_buf_appendf(&ctx->result, "\n    status:    [FAILED] %s",
+		               json_string_value(json_object_get(r, "failed")));
+	gb_buf_appendf(&ctx->result, "\n    type:      ");
+	for (c = type; *c; c++)
+		gb_buf_appendf(&ctx->result, "%c", *c >= 'A' && *c <= 'Z' ? *c - 'A' + 'a' : *c);
+	if (json_string_value(json_object_get(r, "mime")) && status)
+		gb_buf_appendf(&ctx->result, "\n    mimeType:  %s",
+		               json_string_value(json_object_get(r, "mime")));
+	if (json_object_size(json_object_get(r, "request_headers"))) {
+		gb_buf_appendf(&ctx->result, "\n\n  Request headers\n");
+		show_headers(ctx, "    ", json_object_get(r, "request_headers"));
+	}
+	if (json_object_size(json_object_get(r, "response_headers"))) {
+		gb_buf_appendf(&ctx->result, "\n\n  Response headers\n");
+		show_headers(ctx, "    ", json_object_get(r, "response_headers"));
+	}
+	if (json_is_true(json_object_get(r, "has_post_data")) || can_have_body(status))
+		gb_buf_appendf(&ctx->result, "\n");
+	if (json_is_true(json_object_get(r, "has_post_data")))
+		gb_buf_appendf(&ctx->result, "\nCall browser_network_request with "
+		                             "part=\"request-body\" to read the request body.");
+	if (can_have_body(status))
+		gb_buf_appendf(&ctx->result, "\nCall browser_network_request with "
+		                             "part=\"response-body\" to read the response body.");
 }
 
 static int request_run(struct act_ctx *ctx)
@@ -171,8 +258,8 @@ static int request_run(struct act_ctx *ctx)
 	e = act_pagelog_request(ctx->as->pagelog, index);
 	if (!e)
 		return act_fail(ctx, "not_found",
-		                "request #%u is not kept (the session keeps the last %d): use "
-		                "browser_network_requests to see the numbers there are",
+		                "Request #%u not found. Use browser_network_requests to see "
+		                "available indexes (the session keeps the last %d requests).",
 		                index, ACT_PAGELOG_MAX_REQUESTS);
 	copy = json_deep_copy(e);
 	json_object_del(copy, "request_id");
@@ -181,28 +268,23 @@ static int request_run(struct act_ctx *ctx)
 	json_object_del(copy, "post_data");
 	act_secrets_scrub_json(ctx->as, copy);
 	json_object_set_new(ctx->out, "request", copy);
-	gb_buf_appendf(&ctx->result, "#%u [%s] %s", index,
-	               json_string_value(json_object_get(copy, "method")),
-	               json_string_value(json_object_get(copy, "url")));
-	if (json_object_get(copy, "status"))
-		gb_buf_appendf(&ctx->result, "\n  status: [%lld] %s",
-		               (long long)json_integer_value(json_object_get(copy, "status")),
-		               gb_or(json_string_value(json_object_get(copy, "status_text")), ""));
-	else if (json_object_get(copy, "failed"))
-		gb_buf_appendf(&ctx->result, "\n  status: [FAILED] %s",
-		               json_string_value(json_object_get(copy, "failed")));
-	gb_buf_appendf(&ctx->result, "\n  type: %s",
-	               json_string_value(json_object_get(copy, "type")));
-	if (!part || !strcmp(part, "request-headers"))
-		show_headers(ctx, "Request headers", json_object_get(copy, "request_headers"));
-	if (!part || !strcmp(part, "response-headers"))
-		show_headers(ctx, "Response headers", json_object_get(copy, "response_headers"));
-	if (!part || !strcmp(part, "request-body"))
-		rc = show_body(ctx, e, 0, part ? BODY_TEXT_MAX : BODY_PREVIEW);
-	if (rc == 0 && (!part || !strcmp(part, "response-body")))
-		rc = show_body(ctx, e, 1, part ? BODY_TEXT_MAX : BODY_PREVIEW);
-	gb_buf_appendf(&ctx->result, "\n(Cookie, Set-Cookie, Authorization and other credential "
-	                             "headers are never kept: their values show as [redacted].)");
+	if (!part) {
+		show_details(ctx, index, copy);
+		/* the bodies are kept as artifacts, not shown (Playwright MCP's
+		 * details name the parts that show them) */
+		rc = show_body(ctx, e, 0, 0);
+		if (rc == 0)
+			rc = show_body(ctx, e, 1, 0);
+	} else if (!strcmp(part, "request-headers"))
+		show_headers(ctx, "", json_object_get(copy, "request_headers"));
+	else if (!strcmp(part, "response-headers"))
+		show_headers(ctx, "", json_object_get(copy, "response_headers"));
+	else
+		rc = show_body(ctx, e, !strcmp(part, "response-body"), 1);
+	if (!part || strstr(part, "headers"))
+		gb_buf_appendf(&ctx->text,
+		               "- Cookie, Set-Cookie, Authorization and other credential "
+		               "headers are never kept: their values show as [redacted]\n");
 	return rc;
 }
 

@@ -70,7 +70,7 @@ static int requests_run(struct act_ctx *ctx)
 	if (hidden)
 		gb_buf_appendf(
 		    &ctx->result,
-		    "\nNote: %zu static request%s not shown, run with \"static\": true to "
+		    "\nNote: %zu static request%s not shown, run with \"static\" option to "
 		    "see %s.",
 		    hidden, hidden == 1 ? "" : "s", hidden == 1 ? "it" : "them");
 	json_decref(list);

@@ -1,9 +1,11 @@
 /*
  * pdf_save.c - browser_pdf_save: the current page printed as a PDF
- * (Page.printToPDF), kept as an artifact of the call and linked from its
- * result; nothing is written outside the data dir. Capability "pdf".
+ * (Page.printToPDF), kept as an artifact of the call and, when the server
+ * has an output directory, written there too (output_dir.c); linked from
+ * its result. Capability "pdf".
  */
 #include "actions/actions-private.h"
+#include "actions/codegen.h"
 #include "actions/files-private.h"
 #include "actions/tools/params.h"
 
@@ -20,7 +22,7 @@ static int pdf_run(struct act_ctx *ctx)
 	json_t *res = NULL;
 	const char *b64;
 	size_t len = 0;
-	char sha[65];
+	char sha[65], path[4096], link[4096];
 	int rc;
 
 	rc = act_cdp(ctx, ctx->psid, "Page.printToPDF",
@@ -44,6 +46,27 @@ static int pdf_run(struct act_ctx *ctx)
 	                              "sha256", sha, "uri", "glassbox://artifact/", sha));
 	gb_buf_appendf(&ctx->text, "Saved the page as a PDF (%zu bytes): glassbox://artifact/%s",
 	               len, sha);
+	/* with an output directory, the file goes there too (Playwright MCP's
+	 * page-<time>.pdf, or the plain name given) */
+	if (ctx->as->output_dir && filename) {
+		rc = act_output_path(ctx, filename, path, sizeof(path));
+		if (rc == 0)
+			rc = act_output_write(ctx, path, pdf, len);
+		if (rc == 0)
+			act_output_link(ctx, filename, link, sizeof(link));
+	} else if (ctx->as->output_dir) {
+		rc = act_output_new_file(ctx, "page", "pdf", pdf, len, link, sizeof(link));
+	} else {
+		snprintf(link, sizeof(link), "glassbox://artifact/%s", sha);
+	}
+	if (rc < 0)
+		goto out;
+	gb_buf_appendf(&ctx->result, "- [Page as pdf](%s)", link);
+	if (!ctx->as->no_code) {
+		gb_buf_appendf(&ctx->code, "await page.pdf({\n  path: ");
+		act_code_quote(&ctx->code, link);
+		gb_buf_appendf(&ctx->code, "\n});\n");
+	}
 out:
 	free(pdf);
 	json_decref(res);
@@ -53,9 +76,11 @@ out:
 static const struct act_param params[] = {
 	{ .name = "filename",
 	  .type = ACT_T_STRING,
-	  .description = "A name for the PDF (default page.pdf). It is kept as an artifact of "
-	                 "the call, readable with resources/read; nothing is written to the "
-	                 "host's file system." },
+	  .description = "File name to save the pdf to, a plain name inside the server's output "
+	                 "directory (--output-dir); defaults to page-{timestamp}.pdf there. The "
+	                 "PDF is kept as an artifact of the call as well, readable with "
+	                 "resources/read; without an output directory nothing is written to "
+	                 "the host's file system." },
 };
 
 static const struct act_tool_impl impl = {

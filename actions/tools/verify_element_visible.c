@@ -4,6 +4,7 @@
  * as a verdict re-read from the page.
  */
 #include "actions/actions-private.h"
+#include "actions/codegen.h"
 #include "actions/tools/params.h"
 
 #include <stdio.h>
@@ -34,14 +35,35 @@ static int verify_element_run(struct act_ctx *ctx)
 	act_add_verdict(ctx, "element_visible", expected,
 	                json_pack("{s:I, s:b}", "found", (json_int_t)n, "visible", visible),
 	                visible);
-	if (!visible)
+	if (!visible && n) {
+		gb_buf_appendf(&ctx->text, "- the %s \"%.200s\" is on the page but not visible",
+		               role, name);
 		return act_fail(ctx, "verification_failed",
-		                n ? "the %s \"%.200s\" is on the page but not visible"
-		                  : "no %s named \"%.200s\" is on the page",
-		                role, name);
+		                "the %s \"%.200s\" is on the page but not visible", role, name);
+	}
+	if (!visible) {
+		gb_buf_appendf(&ctx->text, "- no %s named \"%.200s\" is on the page", role, name);
+		act_fail(ctx, "verification_failed",
+		         "Element with role \"%.200s\" and accessible name \"%.200s\" not found",
+		         role, name);
+		ctx->error_plain = 1;
+		return -1;
+	}
+	if (!ctx->as->no_code)
+		act_code_probe(ctx); /* the locator of the element found */
 	gb_buf_appendf(&ctx->text, "Verified: the %s \"%.200s\" is visible (%s)", role, name,
 	               ctx->target.ref);
+	gb_buf_appendf(&ctx->result, "Done");
 	return 0;
+}
+
+/* await expect(<locator>).toBeVisible(); */
+static void verify_element_code(struct act_ctx *ctx)
+{
+	struct act_code_target t;
+
+	act_code_target_of(ctx, &t);
+	act_code_expect(&ctx->code, &t, NULL, "toBeVisible()");
 }
 
 static const struct act_param params[] = {
@@ -59,6 +81,7 @@ static const struct act_param params[] = {
 
 static const struct act_tool_impl impl = {
 	.run = verify_element_run,
+	.code = verify_element_code,
 };
 
 const struct act_def act_tool_verify_element_visible = {

@@ -3,6 +3,7 @@
  * the items is visible inside the list, one verdict per item.
  */
 #include "actions/actions-private.h"
+#include "actions/codegen.h"
 #include "actions/tools/params.h"
 
 #include <stdlib.h>
@@ -20,6 +21,40 @@ static const char items_js[] =
     "  const hit = all.filter((el) => norm(el.innerText).includes(want) && shown(el)).pop();"
     "  return hit ? { found: true, text: (hit.innerText || '').trim().slice(0, 200) } : { found: "
     "false }; }); }";
+
+/* await expect(page.locator('body')).toMatchAriaSnapshot(`- list: ...`);
+ * with each item's text as found (seen, borrowed), as Playwright MCP
+ * writes it. */
+static void list_code(struct act_ctx *ctx, json_t *seen)
+{
+	struct gb_buf snap;
+	const char *c;
+	json_t *one;
+	size_t i;
+
+	gb_buf_init(&snap, 1 << 20);
+	gb_buf_appendf(&snap, "(`\n  - list:");
+	json_array_foreach(seen, i, one)
+	{
+		gb_buf_appendf(&snap, "\n    - listitem: \"");
+		for (c = gb_or(json_string_value(json_object_get(one, "text")), ""); *c; c++) {
+			if (*c == '"' || *c == '\\' || *c == '`')
+				gb_buf_appendf(&snap, "\\%c", *c);
+			else if (*c == '\n')
+				gb_buf_appendf(&snap, "\\n");
+			else
+				gb_buf_appendf(&snap, "%c", *c);
+		}
+		gb_buf_appendf(&snap, "\"");
+	}
+	gb_buf_appendf(&snap, "\n  `)");
+	if (snap.data) {
+		gb_buf_appendf(&ctx->code,
+		               "await expect(page.locator('body')).toMatchAriaSnapshot%s;\n",
+		               snap.data);
+	}
+	gb_buf_free(&snap);
+}
 
 static int verify_list_run(struct act_ctx *ctx)
 {
@@ -43,12 +78,17 @@ static int verify_list_run(struct act_ctx *ctx)
 			missing = json_string_value(json_array_get(items, i));
 	}
 	if (missing) {
-		rc = act_fail(ctx, "verification_failed", "item \"%.200s\" is not visible in %s",
-		              missing, ctx->target.description);
+		gb_buf_appendf(&ctx->text, "- item \"%.200s\" is not visible in %s", missing,
+		               ctx->target.description);
+		rc = act_fail(ctx, "verification_failed", "Item \"%.200s\" not found", missing);
+		ctx->error_plain = 1;
 		goto out;
 	}
 	gb_buf_appendf(&ctx->text, "Verified: %zu item%s visible in %s", json_array_size(items),
 	               json_array_size(items) == 1 ? "" : "s", ctx->target.description);
+	gb_buf_appendf(&ctx->result, "Done");
+	if (!ctx->as->no_code)
+		list_code(ctx, seen);
 out:
 	json_decref(seen);
 	return rc;

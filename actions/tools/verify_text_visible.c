@@ -4,6 +4,7 @@
  * not marked [hidden-text].
  */
 #include "actions/actions-private.h"
+#include "actions/codegen.h"
 #include "actions/tools/params.h"
 
 #include <stdlib.h>
@@ -49,19 +50,36 @@ static int verify_text_run(struct act_ctx *ctx)
 	                          (json_int_t)hidden),
 	                where != NULL);
 	if (!where) {
-		rc = act_fail(ctx, "verification_failed",
-		              hidden ? "\"%.200s\" is on the page only where a person cannot see it"
-		                     : "\"%.200s\" is not visible on the page",
-		              text);
+		gb_buf_appendf(&ctx->text,
+		               hidden
+		                   ? "- \"%.200s\" is on the page only where a person cannot see it"
+		                   : "- \"%.200s\" is not visible on the page",
+		               text);
+		rc = act_fail(ctx, "verification_failed", "Text not found");
+		ctx->error_plain = 1;
 		goto out;
 	}
 	gb_buf_appendf(&ctx->text, "Verified: \"%.200s\" is visible%s%s", text,
 	               where[0] ? " in " : "", where);
+	gb_buf_appendf(&ctx->result, "Done");
 out:
 	free(yaml);
 	json_decref(matches);
 	gb_buf_free(&lines);
 	return rc;
+}
+
+/* await expect(page.getByText('<text>')).toBeVisible(); */
+static void verify_text_code(struct act_ctx *ctx)
+{
+	struct gb_buf locator;
+
+	gb_buf_init(&locator, 1 << 16);
+	if (gb_buf_appendf(&locator, "page.getByText(") == 0 &&
+	    act_code_quote(&locator, json_string_value(json_object_get(ctx->args, "text"))) == 0 &&
+	    gb_buf_appendf(&locator, ")") == 0)
+		act_code_expect(&ctx->code, NULL, locator.data, "toBeVisible()");
+	gb_buf_free(&locator);
 }
 
 static const struct act_param params[] = {
@@ -74,6 +92,7 @@ static const struct act_param params[] = {
 
 static const struct act_tool_impl impl = {
 	.run = verify_text_run,
+	.code = verify_text_code,
 };
 
 const struct act_def act_tool_verify_text_visible = {

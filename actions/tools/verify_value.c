@@ -3,6 +3,7 @@
  * (a checkbox or radio button: checked or not), re-read from the page.
  */
 #include "actions/actions-private.h"
+#include "actions/codegen.h"
 #include "actions/tools/params.h"
 
 #include <string.h>
@@ -59,16 +60,39 @@ static int verify_value_run(struct act_ctx *ctx)
 	ok = !strcmp(got, want) || (label && !strcmp(label, want));
 	act_add_verdict(ctx, "value", json_string(want), json_string(label ? label : got), ok);
 	if (!ok) {
+		gb_buf_appendf(&ctx->text, "- %s holds \"%.200s\"%s%.200s%s, not \"%.200s\"",
+		               ctx->target.description, got, label ? " (" : "", label ? label : "",
+		               label ? ")" : "", want);
 		rc = act_fail(ctx, "verification_failed",
-		              "%s holds \"%.200s\"%s%.200s%s, not \"%.200s\"",
-		              ctx->target.description, got, label ? " (" : "", label ? label : "",
-		              label ? ")" : "", want);
+		              "Expected value \"%.200s\", but got \"%.200s\"", want, got);
+		ctx->error_plain = 1;
 		goto out;
 	}
 	gb_buf_appendf(&ctx->text, "Verified: %s holds \"%.200s\"", ctx->target.description, want);
+	gb_buf_appendf(&ctx->result, "Done");
 out:
 	json_decref(held);
 	return rc;
+}
+
+/* await expect(<locator>).toHaveValue('<value>'); or .toBeChecked(); */
+static void verify_value_code(struct act_ctx *ctx)
+{
+	const char *type = json_string_value(json_object_get(ctx->args, "type"));
+	const char *want = json_string_value(json_object_get(ctx->args, "value"));
+	struct act_code_target t;
+	struct gb_buf matcher;
+
+	gb_buf_init(&matcher, 1 << 16);
+	if (!strcmp(type, "checkbox") || !strcmp(type, "radio"))
+		gb_buf_appendf(&matcher, "%stoBeChecked()", strcmp(want, "true") ? "not." : "");
+	else if (gb_buf_appendf(&matcher, "toHaveValue(") == 0 &&
+	         act_code_quote(&matcher, want) == 0)
+		gb_buf_appendf(&matcher, ")");
+	act_code_target_of(ctx, &t);
+	if (matcher.data)
+		act_code_expect(&ctx->code, &t, NULL, matcher.data);
+	gb_buf_free(&matcher);
 }
 
 static const struct act_param params[] = {
@@ -94,6 +118,7 @@ static const struct act_param params[] = {
 static const struct act_tool_impl impl = {
 	.run = verify_value_run,
 	.needs_target = 1,
+	.code = verify_value_code,
 };
 
 const struct act_def act_tool_verify_value = {

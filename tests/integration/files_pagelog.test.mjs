@@ -71,7 +71,7 @@ test('console messages at a level and above, since the last navigation', async (
   ]);
   assert.deepEqual(sc(r).console, { total: 5, errors: 1, warnings: 1, level: 'info', all: false });
   assert.match(textOf(r), /Total messages: 5 \(Errors: 1, Warnings: 1\)/);
-  assert.match(textOf(r), /### Result\nTotal messages: 5 \(Errors: 1, Warnings: 1\)\nReturning 4 messages for level "info"\n\[info\] hello from the log 42 @ /, textOf(r));
+  assert.match(textOf(r), /### Result\nTotal messages: 5 \(Errors: 1, Warnings: 1\)\nReturning 4 messages for level "info"\n\[LOG\] hello from the log 42 @ /, textOf(r));
   assert.match(textOf(r), /- page content: untrusted \[marker [0-9a-f]{16}\]/, 'console text is marked as page content');
   assert.equal(sc(r).page_content.marker, textOf(r).match(/\[marker ([0-9a-f]{16})\]/)[1]);
   r = await ok(h.client, 'browser_console_messages', { level: 'debug' });
@@ -102,7 +102,7 @@ test('network requests: fetches shown, static ones hidden unless asked, a filter
   const urls = sc(r).requests.map((q) => `${q.method} ${new URL(q.url).pathname} ${q.status}`);
   assert.deepEqual(urls, ['GET /files/api/data 200', 'POST /files/api/echo 200']);
   assert.ok(sc(r).hidden_static >= 2, dump(r)); // the document, the image, the style sheet
-  assert.match(textOf(r), /static requests? not shown, run with "static": true/);
+  assert.match(textOf(r), /static requests? not shown, run with "static" option to see/);
   r = await ok(h.client, 'browser_network_requests', { static: true });
   const all = sc(r).requests.map((q) => new URL(q.url).pathname);
   assert.ok(all.includes('/files/console.html') && all.includes('/egress/ok/pixel.png'), dump(r));
@@ -135,7 +135,7 @@ test('one request: headers with credentials redacted, bodies as artifacts', asyn
   assert.ok(!JSON.stringify(r).includes(BEARER), 'the bearer token reached the model');
 
   r = await callTool(h.client, 'browser_network_request', { index: 99999 });
-  assert.match(assertToolError(r), /request #99999 is not kept.*browser_network_requests/);
+  assert.match(assertToolError(r), /Request #99999 not found\. Use browser_network_requests to see available indexes/);
 
   // neither secret is kept anywhere: audit log, artifacts, logs
   assert.deepEqual(filesContaining(h.dataDir, FILES_COOKIE_SECRET), []);

@@ -94,7 +94,7 @@ test('several files go to a multiple input named by target, by name or resource 
 test('a host path, an unknown name, a missing chooser and too many files are refused with what to do', async () => {
   await ok(h.client, 'browser_navigate', { url: url('/files/upload.html') });
   let r = await callTool(h.client, 'browser_file_upload', { paths: ['invoice.pdf'] });
-  assert.match(assertToolError(r), /no file chooser is open: click the file input/);
+  assert.match(assertToolError(r), /The tool "browser_file_upload" can only be used when there is related modal state present\. No file chooser is open: click the file input/);
   assert.equal(sc(r).error.code, 'no_file_chooser');
 
   await ok(h.client, 'browser_click', { target: '#doc' });

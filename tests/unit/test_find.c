@@ -70,6 +70,57 @@ static void test_regex(void **state)
 	gb_buf_free(&out);
 }
 
+/* The layout of Playwright MCP's browser_find: three lines of context, the
+ * path from the root above them, "..." where off-path lines are skipped,
+ * windows apart by "----". */
+static void test_layout(void **state)
+{
+	static const char toolbar[] = "- main [ref=e2]:\n"
+	                              "  - group \"Toolbar\" [ref=e3]:\n"
+	                              "    - button \"One\" [ref=e4]\n"
+	                              "    - button \"Two\" [ref=e5]\n"
+	                              "    - button \"Three\" [ref=e6]\n"
+	                              "    - button \"Four\" [ref=e7]\n"
+	                              "  - group \"Content\" [ref=e8]:\n"
+	                              "    - button \"Target Button\" [ref=e9]\n";
+	struct gb_buf out;
+	json_t *m = NULL;
+	char err[256] = "";
+
+	(void)state;
+	gb_buf_init(&out, 1 << 16);
+	assert_int_equal(
+	    act_find_in_snapshot(toolbar, "target button", NULL, 0, &m, &out, err, sizeof(err)), 0);
+	assert_string_equal(out.data, "- main [ref=e2]:\n"
+	                              "  - group \"Toolbar\" [ref=e3]:\n"
+	                              "    ...\n"
+	                              "    - button \"Three\" [ref=e6]\n"
+	                              "    - button \"Four\" [ref=e7]\n"
+	                              "  - group \"Content\" [ref=e8]:\n"
+	                              "    - button \"Target Button\" [ref=e9]");
+	json_decref(m);
+	gb_buf_free(&out);
+	/* matches far apart: two windows, the second under its path, with an
+	 * ellipsis where it skips lines that lead to no match */
+	gb_buf_init(&out, 1 << 16);
+	assert_int_equal(
+	    act_find_in_snapshot(snap, NULL, "heading|ORD", 0, &m, &out, err, sizeof(err)), 0);
+	assert_int_equal(json_array_size(m), 2);
+	assert_string_equal(out.data, "- heading \"Catalogue\" [level=1] [ref=e2]\n"
+	                              "- list \"Products\" [ref=e3]:\n"
+	                              "  - listitem [ref=e4]:\n"
+	                              "    - text: Red apple\n"
+	                              "\n----\n\n"
+	                              "- list \"Products\" [ref=e3]:\n"
+	                              "  ...\n"
+	                              "  - listitem [ref=e6]:\n"
+	                              "    - text: Green pear\n"
+	                              "    - button \"Add green pear\" [ref=e7]\n"
+	                              "- paragraph [ref=e8]: Order number ORD-2024-0042 is ready.");
+	json_decref(m);
+	gb_buf_free(&out);
+}
+
 static void test_bad_patterns(void **state)
 {
 	struct gb_buf out;
@@ -123,6 +174,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_text),
 		cmocka_unit_test(test_regex),
+		cmocka_unit_test(test_layout),
 		cmocka_unit_test(test_bad_patterns),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
