@@ -116,7 +116,9 @@ static int start_netns(struct act_session *s, struct policy_proxy_options *o, ch
 
 	if (!s->layer_netns)
 		return 0;
-	if (!act_pool_hold(s) && policy_netns_create(&s->netns_fd, perr, sizeof(perr)) < 0) {
+	/* a shared browser's namespace was given with it (shared_browser.c) */
+	if (!s->shared && !act_pool_hold(s) &&
+	    policy_netns_create(&s->netns_fd, perr, sizeof(perr)) < 0) {
 		s->netns_fd = 0;
 		snprintf(err, errlen, "cannot isolate the browser (egress layer 4): %s", perr);
 		goto out;
@@ -140,6 +142,9 @@ int act_egress_start(struct act_session *s, const struct policy_tenant *policy, 
 
 	s->refusals = json_array();
 	if (read_layers(s, policy, err, errlen) < 0)
+		goto out;
+	if (policy_tenant_settings(policy)->isolation_context &&
+	    act_shared_acquire(s, err, errlen) < 0)
 		goto out;
 	/* the session's own copy of the tenant's rules (parsed once, with the
 	 * rest of the policy), which its narrowings replace */
@@ -175,6 +180,7 @@ void act_egress_stop(struct act_session *s)
 	if (s->netns_fd > 0)
 		close(s->netns_fd);
 	s->netns_fd = 0;
+	act_shared_release(s);
 	policy_egress_free(s->egress);
 	s->egress = NULL;
 	while (s->n_egress_retired > 0)

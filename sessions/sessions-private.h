@@ -83,7 +83,27 @@ struct sess {
 	char context_id[SESS_ID_LEN]; /* adopt.c: the session's browser context, or "" */
 	int netns_fd;                 /* pool.c: the network namespace the pool launched the browser
 	                         * in (owned until sess_take_netns), 0 when none */
+	struct sess_host *host;       /* host.c: the shared browser this session has a
+	                         * context of (a counted reference), or NULL when
+	                         * the browser is its own */
 };
+
+/* session.c */
+/* Starts Chromium as sess_launch does, up to its DevTools endpoint
+ * (s->devtools_url), without connecting to it: a session with no CDP
+ * connection, STARTED. Returns 0, or -1 with err (nothing left behind). */
+int sess_launch_process(const struct sess_options *opt, struct sess **out, char *err,
+                        size_t errlen);
+/* Reads the browser's version over s's connection into s. */
+void sess_read_version(struct sess *s, int timeout_ms);
+
+/* host.c */
+/* Closes s's browser context and connection and removes its dirs, then
+ * drops its reference to the shared browser (sess_close of such a s). */
+void sess_host_leave(struct sess *s);
+/* sess_check_alive of a session on a shared browser. */
+int sess_host_check(struct sess *s);
+int sess_host_pid(struct sess_host *h);
 
 /* process.c */
 int sess_spawn(struct sess *s, const struct sess_options *opt, char *err, size_t errlen);
