@@ -5,6 +5,7 @@
 # `bench/run.sh files [options]` runs bench/files.mjs (uploads and downloads).
 # `bench/run.sh cdp [options]` runs bench/cdp-relay.mjs (the CDP endpoint's relay overhead).
 # `bench/run.sh console [options]` runs bench/console.mjs (web console viewers and the agents).
+# `bench/run.sh isolation [options]` runs bench/isolation.mjs (sessions per machine in each isolation mode).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cd "$here"
@@ -17,6 +18,7 @@ cd "$here/.."
 if [ "${1:-}" = replicas ]; then
   shift
   exec node bench/replicas.mjs "$@"
+fi
 if [ "${1:-}" = console ]; then
   shift
   exec node bench/console.mjs "$@"
@@ -28,6 +30,11 @@ fi
 if [ "${1:-}" = files ]; then
   shift
   exec node bench/files.mjs "$@"
+fi
+if [ "${1:-}" = isolation ]; then
+  shift
+  exec node bench/isolation.mjs "$@"
+fi
 if [ "${1:-}" = cdp ]; then
   shift
   exec node bench/cdp-relay.mjs "$@"
