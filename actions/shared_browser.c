@@ -52,6 +52,8 @@ struct act_shared {
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct act_shared *registry; /* {registry_lock} */
 
+/* Ends e's browser (drops the entry's reference), its proxy and its
+ * namespace, and frees e. NULL is a no-op. */
 static void shared_free(struct act_shared *e)
 {
 	if (!e)

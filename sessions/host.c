@@ -48,7 +48,6 @@ struct sess_host {
 	                    * ({lock} for its exit state) */
 	int netns_fd;      /* the namespace it runs in (borrowed from the launcher), or 0 */
 	char run_dir[1024];
-	atomic_int sessions; /* joined and not yet closed */
 };
 
 int sess_host_launch(const struct sess_options *opt, struct sess_host **out, char *err,
@@ -60,8 +59,8 @@ int sess_host_launch(const struct sess_options *opt, struct sess_host **out, cha
 	*out = NULL;
 	if (opt->user_data_dir) {
 		snprintf(err, errlen,
-		         "a shared browser keeps no profile on disk: its sessions load theirs "
-		         "into their contexts");
+		         "a shared browser runs on no profile: a session on a profile needs a "
+		         "browser of its own");
 		return -1;
 	}
 	if (strlen(opt->run_dir) >= sizeof(h->run_dir)) {
@@ -80,7 +79,6 @@ int sess_host_launch(const struct sess_options *opt, struct sess_host **out, cha
 	}
 	pthread_mutex_init(&h->lock, NULL);
 	atomic_init(&h->refs, 1);
-	atomic_init(&h->sessions, 0);
 	h->netns_fd = opt->netns_fd;
 	snprintf(h->run_dir, sizeof(h->run_dir), "%s", opt->run_dir);
 	h->proc->time_to_ready_ms = gb_now_ms() - h->proc->started_ms;
@@ -121,11 +119,6 @@ int sess_host_exited(struct sess_host *h, char *why, size_t whylen)
 int sess_host_pid(struct sess_host *h)
 {
 	return (int)h->proc->pid;
-}
-
-unsigned sess_host_sessions(struct sess_host *h)
-{
-	return (unsigned)atomic_load(&h->sessions);
 }
 
 /* The session's private dir under the run dir, and, when the browser has
@@ -220,7 +213,6 @@ int sess_host_join(struct sess_host *h, const struct sess_adopt_options *o,
 	s->close_grace_ms = 1;
 	host_ref(h);
 	s->host = h;
-	atomic_fetch_add(&h->sessions, 1);
 	snprintf(s->devtools_url, sizeof(s->devtools_url), "%s", h->proc->devtools_url);
 	s->devtools_port = h->proc->devtools_port;
 	s->flags = json_deep_copy(h->proc->flags);
@@ -279,7 +271,6 @@ void sess_host_leave(struct sess *s)
 	sess_note_residue(0, s->dir);
 	s->state = SESS_CLOSED;
 	json_decref(s->flags);
-	atomic_fetch_sub(&h->sessions, 1);
 	free(s);
 	sess_host_unref(h);
 }

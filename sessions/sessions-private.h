@@ -103,6 +103,7 @@ void sess_read_version(struct sess *s, int timeout_ms);
 void sess_host_leave(struct sess *s);
 /* sess_check_alive of a session on a shared browser. */
 int sess_host_check(struct sess *s);
+/* The pid of h's browser (0 once it has been reaped at the end). */
 int sess_host_pid(struct sess_host *h);
 
 /* process.c */

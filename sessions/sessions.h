@@ -273,9 +273,6 @@ int sess_host_join(struct sess_host *h, const struct sess_adopt_options *o,
 /* 1 when h's browser has exited (how, in why), else 0. Thread-safe. */
 int sess_host_exited(struct sess_host *h, char *why, size_t whylen);
 
-/* Sessions joined to h and not yet closed. Thread-safe. */
-unsigned sess_host_sessions(struct sess_host *h);
-
 /* Drops a reference; the last one ends the browser (zero residue). NULL is
  * a no-op. Thread-safe. */
 void sess_host_unref(struct sess_host *h);
