@@ -3,7 +3,8 @@
  * over glassbox serve: the sessions of one tenant share one Chromium, each
  * in a browser context of its own, and none of one session's state
  * (cookies, localStorage, HTTP cache, CacheStorage, service workers,
- * downloads) is visible to another; a denied host stays refused for every
+ * downloads) is visible to another; popups and new tabs stay in their
+ * session's context; a denied host stays refused for every
  * session with the proxy alone (zero hits on the denied server); another
  * tenant gets a browser of its own; closing one session leaves the others
  * working, and a crash of the shared browser fails each of its sessions
@@ -13,7 +14,7 @@ import { test, before, after } from 'node:test';
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
-import { assert, startFixtureServer, ok, callTool, sc, dump, textOf, pollUntil, REPO_ROOT } from '../e2e/lib.mjs';
+import { assert, startFixtureServer, ok, callTool, sc, dump, textOf, pollUntil, snapshot, findRef, REPO_ROOT } from '../e2e/lib.mjs';
 import { startServe } from './serve_helpers.mjs';
 
 const LOOPBACK = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'fixtures', 'policy', 'loopback.json'), 'utf8'));
@@ -138,6 +139,38 @@ test('two sessions of one tenant share one Chromium, and none of one\'s state is
     const seenByB = await ok(b.client, 'browser_snapshot', {});
     assert.equal(sc(seenByB).downloads, undefined, `b is told of no download: ${dump(seenByB)}`);
     assert.equal(browserMains().length, 1, 'still one Chromium');
+  } finally {
+    await a.transport.terminateSession().catch(() => {});
+    await b.transport.terminateSession().catch(() => {});
+  }
+});
+
+test('popups and new tabs stay in their session\'s context', async () => {
+  await noBrowsers();
+  const a = await svc.connect('alpha');
+  const b = await svc.connect('alpha');
+  const tabs = async (c) => sc(await ok(c.client, 'browser_tabs', { action: 'list' })).tabs;
+  try {
+    await ok(a.client, 'browser_navigate', { url: fixture.url + '/popup.html' });
+    await ok(b.client, 'browser_navigate', { url: fixture.url + '/form.html' });
+    await evalIn(a.client, '() => { document.cookie = "ctx_pop=1; path=/; max-age=3600"; return 1; }');
+    await ok(a.client, 'browser_click', { target: findRef(await snapshot(a.client), 'button', 'Open popup') });
+    const two = await pollUntil(async () => {
+      const t = await tabs(a);
+      return t.length === 2 && t.some((x) => x.url === fixture.url + '/second.html') ? t : null;
+    });
+    assert.ok(two, `a's popup is a's second tab: ${JSON.stringify(await tabs(a))}`);
+    assert.equal((await tabs(b)).length, 1, 'b has its own tab only');
+    const popup = two.find((t) => t.url === fixture.url + '/second.html');
+    await ok(a.client, 'browser_tabs', { action: 'select', index: popup.index });
+    assert.match(await evalIn(a.client, '() => document.cookie'), /ctx_pop=1/, 'the popup is in a\'s context');
+
+    await ok(b.client, 'browser_tabs', { action: 'new' });
+    await ok(b.client, 'browser_navigate', { url: fixture.url + '/second.html' });
+    assert.equal(await evalIn(b.client, '() => document.cookie'), '', 'b\'s new tab is in b\'s context');
+    assert.equal((await tabs(b)).length, 2);
+    assert.equal((await tabs(a)).length, 2);
+    assert.equal(browserMains().length, 1);
   } finally {
     await a.transport.terminateSession().catch(() => {});
     await b.transport.terminateSession().catch(() => {});
