@@ -14,7 +14,7 @@ import { test, before, after } from 'node:test';
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
-import { assert, startFixtureServer, ok, callTool, sc, dump, textOf, pollUntil, snapshot, findRef, REPO_ROOT } from '../e2e/lib.mjs';
+import { assert, startFixtureServer, ok, callTool, sc, dump, textOf, pollUntil, snapshot, findRef, ElicitRequestSchema, REPO_ROOT } from '../e2e/lib.mjs';
 import { startServe } from './serve_helpers.mjs';
 
 const LOOPBACK = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'fixtures', 'policy', 'loopback.json'), 'utf8'));
@@ -23,6 +23,8 @@ const CONTEXT = { ...LOOPBACK, isolation: 'context' };
 // the tool and Fetch layers off, so a refusal can only come from the
 // context's own proxy
 const CONTEXT_PROXY_ONLY = { ...CONTEXT, egress_layers: { tool: false, fetch: false } };
+// browser_evaluate needs a person's approval, asked through the client
+const CONTEXT_ASKING = { ...CONTEXT, risk: { evaluate: 'approve', defaults: false }, approvals: { elicitation: true } };
 
 let fixture;
 let denied; // a server no session may reach: evil.test is denied
@@ -45,6 +47,7 @@ before(async () => {
       beta: { policy: CONTEXT },
       gamma: {}, // the default: a browser per session
       drill: { policy: CONTEXT_PROXY_ONLY, max_sessions: 4 },
+      asking: { policy: CONTEXT_ASKING, max_sessions: 4 },
     },
     limits: { idle_ttl_s: 120 },
   });
@@ -172,6 +175,41 @@ test('popups and new tabs stay in their session\'s context', async () => {
     assert.equal((await tabs(a)).length, 2);
     assert.equal(browserMains().length, 1);
   } finally {
+    await a.transport.terminateSession().catch(() => {});
+    await b.transport.terminateSession().catch(() => {});
+  }
+});
+
+test('while one session waits for a person, the other sessions of its browser open tabs and navigate', async () => {
+  await noBrowsers();
+  let release;
+  const answered = new Promise((r) => { release = r; });
+  let asked = false;
+  const a = await svc.connect('asking', {
+    capabilities: { elicitation: {} },
+    setupClient: (c) => c.setRequestHandler(ElicitRequestSchema, async () => {
+      asked = true;
+      await answered; // the person answers once b is done
+      return { action: 'accept', content: { approve: true } };
+    }),
+  });
+  const b = await svc.connect('asking');
+  try {
+    await ok(a.client, 'browser_navigate', { url: fixture.url + '/form.html' });
+    await ok(b.client, 'browser_navigate', { url: fixture.url + '/form.html' });
+    const pending = callTool(a.client, 'browser_evaluate', { function: '() => 40 + 2' });
+    assert.ok(await pollUntil(() => asked, { deadlineMs: 60000 }), 'a\'s client was asked');
+    // b's new tab is a new target of the shared browser: a's connection
+    // sees it too, and must let go of it while a waits for the person
+    await ok(b.client, 'browser_tabs', { action: 'new' });
+    const nav = await ok(b.client, 'browser_navigate', { url: fixture.url + '/second.html' });
+    assert.equal(sc(nav).ok, true, dump(nav));
+    release();
+    const r = await pending;
+    assert.equal(sc(r).ok, true, dump(r));
+    assert.equal(sc(r).result, 42);
+  } finally {
+    release();
     await a.transport.terminateSession().catch(() => {});
     await b.transport.terminateSession().catch(() => {});
   }
