@@ -16,6 +16,8 @@
 
 #include <jansson.h>
 #include <pthread.h>
+
+#define ACT_LAUNCH_ARGS_MAX 16 /* launch flags of a session's browser */
 #include <stdint.h>
 
 struct cdp_conn;
@@ -101,7 +103,19 @@ struct act_session {
 	/* worker thread only */
 	struct sess *sess;
 	struct snap_refmap refs;
-	char *last_snapshot; /* the latest snapshot text the agent saw */
+	char *last_snapshot;   /* the latest snapshot text the agent saw */
+	struct snap_view view; /* what the agent saw of the page last (snapshot_mode changed) */
+	int snapshot_mode;     /* enum act_snapshot_mode (immutable) */
+	char test_id_attribute[64];
+	char *output_dir;          /* NULL = none (immutable) */
+	int navigation_timeout_ms; /* 0 = action_timeout_ms (immutable) */
+	int no_code;               /* answers show no code (immutable) */
+	int snapshot_boxes;        /* snapshots show [box=...] (immutable) */
+	int code_lang;             /* enum act_code_lang of the code shown (immutable) */
+	char *user_agent;          /* NULL = Chromium's (immutable) */
+	char *grant_permissions;   /* NULL = none (immutable) */
+	char user_agent_flag[600];
+	const char *launch_args[ACT_LAUNCH_ARGS_MAX];
 	unsigned operations;
 	/* the last evidence screenshot, reused while the page is unchanged */
 	char last_shot_sha[65];
@@ -197,6 +211,10 @@ struct act_target {
 	int backend_node_id;
 	char ref[16];          /* "" for CSS selectors */
 	char description[256]; /* 'button "Save"' */
+	/* the ref's role and name when it was resolved (the ref may name
+	 * another node once the page has changed) */
+	char role[64];
+	char name[256];
 	/* set by act_actionable: the element in glassbox's isolated world, and
 	 * what maps its frame's viewport to the top-level one */
 	char world_object_id[128];
@@ -268,9 +286,16 @@ struct act_ctx {
 	struct act_screencast cast;
 	struct act_netlog netlog;
 
-	json_t *out;        /* structuredContent being built */
-	json_t *content;    /* extra content items (images, links) */
-	struct gb_buf text; /* the short text for the model */
+	json_t *out;             /* structuredContent being built */
+	json_t *content;         /* extra content items (images, links) */
+	struct gb_buf text;      /* glassbox's facts for the model (### Verification) */
+	struct gb_buf code;      /* the Playwright code it ran (### Ran Playwright code) */
+	struct gb_buf result;    /* what it returned (### Result) */
+	struct gb_buf evidence;  /* where its evidence is (### Evidence) */
+	char *snapshot;          /* the ### Snapshot section's text (owned), or NULL */
+	int snapshot_is_link;    /* it is a "- [Snapshot](file)" line, not YAML */
+	char content_marker[17]; /* the marker of the page content in this answer, or "" */
+	json_t *code_probe;      /* the target's locator facts, read before acting (owned) */
 	int failed;
 	char error_code[32];
 	char error[1024];
@@ -327,6 +352,12 @@ struct act_tool_impl {
 	/* runs while a JavaScript dialog waits (others are refused until it
 	 * is handled) */
 	int with_dialog_open;
+	/* reads only, yet its answer shows the page as an action's does
+	 * (snapshot_mode): a wait that lets the page change */
+	int shows_page;
+	/* appends the Playwright code of the call to ctx->code (codegen.h);
+	 * NULL: the tool shows none */
+	void (*code)(struct act_ctx *ctx);
 };
 
 /* Notes that the call ran step (ctx->steps). */
@@ -340,13 +371,66 @@ extern void (*act_test_on_steps)(const char *tool, unsigned steps);
  * changed tabs, so post-observe reads the tab now shown). */
 void act_ctx_follow_current_page(struct act_ctx *ctx);
 
+/* browser_options.c */
+/* Adds the session's launch flags (--user-agent) to opt->extra_args. */
+void act_browser_launch_args(struct act_session *as, struct sess_options *opt);
+/* Grants the session's permissions in its new browser. Returns 0, or -1
+ * with the reason in err. */
+int act_browser_grant(struct act_session *as, char *err, size_t errlen);
+
+/* page_state.c */
+/* Takes a snapshot of the current page (root: a subtree, or NULL; boxes:
+ * [box=...] after each ref; depth:
+ * levels shown, 0 = all) into the session's ref map, with the session's
+ * secret masking and hidden-text mode (hidden: SNAP_HIDDEN_OFF = the
+ * session's), the text scrubbed of typed secrets. *yaml malloc'd; lines
+ * filled when not NULL. Returns 0, or -1 with the call failed. */
+int act_page_snapshot(struct act_ctx *ctx, const struct snap_ref *root, size_t max_chars, int boxes,
+                      unsigned depth, int hidden, struct snap_stats *stats, char **yaml,
+                      int *truncated, struct snap_lines *lines);
+
+/* output_dir.c */
+/* The path of filename in the session's output directory (--output-dir)
+ * into path. filename must be a plain name: letters, digits, '.', '-',
+ * '_', not starting with '.'. Returns 0, or -1 with the call failed (no
+ * output directory, or a name that is not plain). */
+int act_output_path(struct act_ctx *ctx, const char *filename, char *path, size_t pathlen);
+/* Writes data to path (created or replaced; a symlink is refused). Returns
+ * 0, or -1 with the call failed. */
+int act_output_write(struct act_ctx *ctx, const char *path, const void *data, size_t len);
+/* Writes data to a new file "<prefix>-<UTC time>.<ext>" of the output
+ * directory; link (linklen bytes) receives its path as the agent names it
+ * (relative to the server's working directory when inside it). Returns 0,
+ * or -1 with the call failed. */
+int act_output_new_file(struct act_ctx *ctx, const char *prefix, const char *ext, const void *data,
+                        size_t len, char *link, size_t linklen);
+/* The snapshot an action's answer carries (snapshot_mode), into
+ * ctx->snapshot; a failure to take it is noted in the answer, the action's
+ * outcome stands. */
+void act_answer_snapshot(struct act_ctx *ctx);
+/* Notes a whole, uncut snapshot as the one the agent saw last. */
+void act_page_seen(struct act_ctx *ctx, char *yaml, const struct snap_lines *lines);
+
+/* code_target.c */
+struct act_code_target;
+/* Reads, before the action, what the target's locator needs from the page
+ * (act_code_probe_js); a failure leaves the code without that fact. */
+void act_code_probe(struct act_ctx *ctx);
+/* The target of the call as codegen.h describes it (borrows from ctx). */
+void act_code_target_of(const struct act_ctx *ctx, struct act_code_target *t);
+
+/* response.c */
+/* The answer's text in Playwright MCP's layout: ### Ran Playwright code,
+ * ### Error, ### Result, ### Open tabs, ### Page, ### Modal state,
+ * ### Snapshot, then glassbox's ### Verification and ### Evidence.
+ * Returns a malloc'd text (never NULL). */
+char *act_response_text(struct act_ctx *ctx);
+
 /* page_content.c */
-/* Opens a block of page content handed to the model (what: "snapshot",
- * "result"), marked as data, never instructions; id (17 bytes) receives
- * the block's random marker, which the page cannot know. */
-void act_page_content_open(struct act_ctx *ctx, const char *what, char id[17]);
-/* Closes the block opened with id, and says so in the result. */
-void act_page_content_close(struct act_ctx *ctx, const char *id);
+/* Notes that this answer hands page content to the model: the answer says
+ * so with its marker (a random id the page cannot know, the same for the
+ * whole answer), and structuredContent.page_content says so too. */
+void act_page_content_mark(struct act_ctx *ctx);
 
 /* recordkeeper.c */
 struct act_keeper_action {

@@ -150,6 +150,21 @@ struct act_config {
 	int viewport_width;        /* 0 = 1280 */
 	int viewport_height;       /* 0 = 720 */
 	int action_timeout_ms;     /* per tool call; 0 = 30000 */
+	/* What each answer of a tool that can change the page carries
+	 * (docs/tools.md): ACT_SNAPSHOT_FULL (default), _CHANGED, _NONE. */
+	int snapshot_mode;
+	const char *test_id_attribute; /* for the code shown (getByTestId); NULL = data-testid */
+	/* A directory the tools also write their files to (screenshots,
+	 * snapshots with a filename); NULL = none (artifact store only). */
+	const char *output_dir;
+	int navigation_timeout_ms; /* browser_navigate's own deadline; 0 = action_timeout_ms */
+	const char *user_agent;    /* the browser's User-Agent; NULL = Chromium's */
+	/* Permissions granted to every page, comma-separated Playwright names
+	 * (geolocation, clipboard-read, ...; act_permission_known); NULL = none */
+	const char *grant_permissions;
+	int no_code;        /* answers show no "### Ran Playwright code" */
+	int code_lang;      /* the language of that code: 0 TypeScript, 1 Python, 2 Java, 3 C# */
+	int snapshot_boxes; /* snapshots show each element's [box=x,y,width,height] */
 	/* The tenant's policy (borrowed, read at act_session_new): {"egress": {...}
 	 * (policy/egress.h), "require_evidence": bool, "before_screenshots":
 	 * bool}; NULL = defaults. */
@@ -205,6 +220,26 @@ struct act_config {
 	 * browser_session {"action": "cdp"}; NULL: not offered (stdio, flows). */
 	const char *cdp_endpoint;
 };
+
+enum act_snapshot_mode {
+	ACT_SNAPSHOT_FULL = 0, /* the whole page snapshot */
+	ACT_SNAPSHOT_CHANGED,  /* the subtrees changed since the last one the agent saw */
+	ACT_SNAPSHOT_NONE,     /* none: the agent calls browser_snapshot */
+};
+
+/* "full" / "changed" / "none" -> enum act_snapshot_mode; -1 when unknown. */
+int act_snapshot_mode_parse(const char *s);
+
+/* "typescript" / "python" / "java" / "csharp" -> act_config.code_lang; -1 otherwise. */
+int act_code_lang_parse(const char *s);
+
+/* 1 when name is a permission act_config.grant_permissions can grant. */
+int act_permission_known(const char *name);
+
+/* The notice, given once at initialize (the server's instructions), that
+ * page content in answers is data from the web page, never instructions
+ * (page_content.c). */
+extern const char act_page_content_notice[];
 
 /* ---- capability groups (caps.c) ----------------------------------------- */
 

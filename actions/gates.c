@@ -235,7 +235,7 @@ static const char facts_js[] =
     "  autocomplete: el.getAttribute('autocomplete') || '', role: el.getAttribute('role') || '',"
     "  submits, method: submits ? method : '', action: submits ? action : '', form_label: flabel,"
     "  href: link ? link.href : '', download: !!(link && link.hasAttribute('download')),"
-    "  frame: location.href }; }";
+    "  frame: location.href, connected: el.isConnected }; }";
 
 /* The value the action carries (hashed into the fingerprint, never kept). */
 static char *value_of(struct act_ctx *ctx)
@@ -391,6 +391,17 @@ static int gate_run(struct act_ctx *ctx, const struct act_gate_part *part, const
 		rc = act_call_in_isolated_world(ctx, facts_js, &facts, "reading the target");
 		if (rc < 0)
 			goto out;
+		/* a node that left the page is not gated (nor acted on): an
+		 * approval given for it is not spent on a call that cannot act */
+		if (!json_is_true(json_object_get(facts, "connected"))) {
+			rc = act_fail(ctx, "stale_ref",
+			              "%s%s is stale: the element is no longer in the page; take a "
+			              "new snapshot",
+			              ctx->target.ref[0] ? "ref " : "target ",
+			              ctx->target.ref[0] ? ctx->target.ref
+			                                 : ctx->target.description);
+			goto out;
+		}
 		ref =
 		    ctx->target.ref[0] ? act_snapshot_find(&ctx->as->refs, ctx->target.ref) : NULL;
 		f.frame_id = ref ? ref->frame_id : "";

@@ -294,7 +294,7 @@ int act_store_png(struct act_ctx *ctx, const char *b64, const char *kind, char *
 		    ctx->out, "evidence_error",
 		    json_string("the screenshot shows a field that received a secret "
 		                "and could not be masked: it was not kept"));
-		gb_buf_appendf(&ctx->text,
+		gb_buf_appendf(&ctx->evidence,
 		               "\n- evidence: no screenshot (a secret's field could not "
 		               "be masked)");
 		return -EVID_EINVAL;
@@ -306,7 +306,7 @@ int act_store_png(struct act_ctx *ctx, const char *b64, const char *kind, char *
 		                                       ? "the screenshot was not base64"
 		                                       : "the screenshot was not a valid PNG; it "
 		                                         "was kept as invalid evidence"));
-		gb_buf_appendf(&ctx->text, "\n- evidence: the screenshot was invalid (%s)",
+		gb_buf_appendf(&ctx->evidence, "\n- evidence: the screenshot was invalid (%s)",
 		               err[0] ? err : "not base64");
 		if (png) {
 			free(ctx->shot_png);
@@ -331,7 +331,7 @@ int act_store_png(struct act_ctx *ctx, const char *b64, const char *kind, char *
 	json_array_append_new(ctx->content,
 	                      json_pack("{s:s, s:s, s:s, s:s}", "type", "resource_link", "uri", uri,
 	                                "name", kind, "mimeType", "image/png"));
-	gb_buf_appendf(&ctx->text, "\n- evidence: %s", uri);
+	gb_buf_appendf(&ctx->evidence, "\n- evidence: %s", uri);
 	free(ctx->shot_png);
 	ctx->shot_png = png;
 	ctx->shot_len = len;
@@ -386,7 +386,7 @@ static int reuse_evidence(struct act_ctx *ctx)
 	json_array_append_new(ctx->content,
 	                      json_pack("{s:s, s:s, s:s, s:s}", "type", "resource_link", "uri", uri,
 	                                "name", "screenshot", "mimeType", "image/png"));
-	gb_buf_appendf(&ctx->text, "\n- evidence: %s (page unchanged since %s)", uri,
+	gb_buf_appendf(&ctx->evidence, "\n- evidence: %s (page unchanged since %s)", uri,
 	               as->last_shot_op);
 	return 0;
 }
@@ -432,7 +432,7 @@ int act_defer_evidence(struct act_ctx *ctx)
 	json_array_append_new(ctx->content,
 	                      json_pack("{s:s, s:s, s:s, s:s}", "type", "resource_link", "uri", uri,
 	                                "name", "screenshot", "mimeType", "image/png"));
-	gb_buf_appendf(&ctx->text, "\n- evidence: %s (taken as this answer leaves)", uri);
+	gb_buf_appendf(&ctx->evidence, "\n- evidence: %s (taken as this answer leaves)", uri);
 	/* the state this answer reports is the one the screenshot shows: noted
 	 * now (the result leaves with the answer), its sha once it is taken */
 	remember_shot(ctx, "", json_string_value(json_object_get(ctx->out, "_digest_after")));
@@ -502,7 +502,7 @@ int act_record_evidence(struct act_ctx *ctx)
 	int rc;
 
 	if (sess_page_dialog(ctx->page)) {
-		gb_buf_appendf(&ctx->text, "\n- evidence: taken after the dialog is handled");
+		gb_buf_appendf(&ctx->evidence, "\n- evidence: taken after the dialog is handled");
 		return 0;
 	}
 	if (!ctx->shot_call && evidence_reusable(ctx)) {

@@ -214,6 +214,7 @@ int act_launch_browser(struct act_session *as, char *err, size_t errlen)
 		opt.close_grace_ms = 10000; /* let Chromium flush the profile's files */
 	}
 	act_egress_launch_options(as, &opt);
+	act_browser_launch_args(as, &opt);
 	if (as->shared && !as->profile) {
 		/* isolation "context": a context of the tenant's shared browser */
 		as->pooled = 0;
@@ -232,12 +233,13 @@ int act_launch_browser(struct act_session *as, char *err, size_t errlen)
 		as->sess = NULL;
 		return -1;
 	}
-	if (act_limits_apply(as, err, errlen) < 0) {
+	if (act_limits_apply(as, err, errlen) < 0 || act_browser_grant(as, err, errlen) < 0) {
 		sess_close(as->sess);
 		as->sess = NULL;
 		return -1;
 	}
-	act_snapshot_clear(&as->refs);
+	act_snapshot_forget(&as->refs);
+	act_snapshot_view_free(&as->view);
 	pthread_mutex_lock(&as->lock);
 	as->wake_cdp = sess_cdp(as->sess);
 	pthread_mutex_unlock(&as->lock);
@@ -327,7 +329,8 @@ void act_close_browser(struct act_session *as, const char *reason)
 	pthread_mutex_unlock(&as->lock);
 	sess_close(as->sess);
 	as->sess = NULL;
-	act_snapshot_clear(&as->refs);
+	act_snapshot_forget(&as->refs);
+	act_snapshot_view_free(&as->view);
 }
 
 /* before_screenshots: the page as it was before the action, kept beside
@@ -509,15 +512,12 @@ static void build_record(struct act_ctx *ctx, struct act_keeper_action *a)
 	if (ctx->as->flow_name[0])
 		json_object_set_new(body, "flow", json_string(ctx->as->flow_name));
 	if (ctx->has_target) {
-		const struct snap_ref *ref =
-		    ctx->target.ref[0] ? act_snapshot_find(&ctx->as->refs, ctx->target.ref) : NULL;
-
 		element = json_pack("{s:s, s:s}", "description", ctx->target.description, "ref",
 		                    ctx->target.ref);
-		if (ref && ref->role)
-			json_object_set_new(element, "role", json_string(ref->role));
-		if (ref && ref->name)
-			json_object_set_new(element, "name", json_string(ref->name));
+		if (ctx->target.role[0])
+			json_object_set_new(element, "role", json_string(ctx->target.role));
+		if (ctx->target.name[0])
+			json_object_set_new(element, "name", json_string(ctx->target.name));
 		if (ctx->frame_url[0])
 			json_object_set_new(element, "frame_url", json_string(ctx->frame_url));
 		if (ctx->annotation.has_box)
@@ -541,6 +541,9 @@ static void build_record(struct act_ctx *ctx, struct act_keeper_action *a)
 	json_object_set_new(body, "started_at_ms",
 	                    json_integer(gb_wall_ms() - (gb_now_ms() - ctx->started_ms)));
 	json_object_set_new(body, "steps", steps_json(ctx->steps));
+	/* the Playwright code it ran (codegen.h), for a spec made of the session */
+	if (ctx->code.len)
+		json_object_set_new(body, "playwright_code", json_string(ctx->code.data));
 	a->session_id = ctx->sess ? sess_id(ctx->sess) : NULL;
 	a->operation_id = ctx->operation_id;
 	a->tool = ctx->def->name;
@@ -566,17 +569,18 @@ static void build_record(struct act_ctx *ctx, struct act_keeper_action *a)
 	}
 }
 
-/* Hands the record to the keeper. Before the answer (answered 0): when
- * it cannot be queued, or (a tenant that requires evidence, a call that
- * changes the page) cannot be written, the call's result says so; after
- * it, the next call's result does. */
+/* Hands the record to the keeper. A call that can change something
+ * waits for its record to be written: when it cannot be queued or
+ * written, the call's result says so (answered 0), or, for a record kept
+ * after the answer (evidence.before_answer false), the next call's
+ * result does; that call starts only after this wait. */
 static void queue_record(struct act_ctx *ctx, struct act_keeper_action *a, int answered)
 {
 	uint64_t ticket = 0;
 	char err[512] = "";
 
 	if (act_keeper_record_action(ctx->as->keeper, a, &ticket, err, sizeof(err)) == 0 &&
-	    !(!answered && ctx->as->require_evidence && ctx->def->effect == ACT_EFFECT_PAGE &&
+	    !(ctx->def->effect != ACT_EFFECT_READ &&
 	      act_keeper_wait(ctx->as->keeper, ticket, err, sizeof(err))))
 		return;
 	if (answered) {
@@ -631,14 +635,12 @@ static void finish(struct act_ctx *ctx)
 		json_object_set_new(
 		    ctx->out, "error",
 		    json_pack("{s:s, s:s}", "code", ctx->error_code, "message", ctx->error));
-		if (ctx->text.len)
-			gb_buf_appendf(&ctx->text, "\n");
-		gb_buf_appendf(&ctx->text, "Error: %s", ctx->error);
 		if (act_outcome_unknown(ctx))
 			gb_buf_appendf(
 			    &ctx->text,
-			    "\nThe outcome is unknown: the input may have reached the "
-			    "page. Do not repeat it blindly: take a snapshot and check first");
+			    "%sThe outcome is unknown: the input may have reached the "
+			    "page. Do not repeat it blindly: take a snapshot and check first",
+			    ctx->text.len ? "\n" : "");
 	}
 	report_refusals(ctx);
 	act_profile_note_url(ctx->as, json_string_value(json_object_get(ctx->out, "url")));
@@ -648,7 +650,7 @@ static void finish(struct act_ctx *ctx)
 	build_record(ctx, &record);
 	if (!ctx->shot_deferred)
 		queue_record(ctx, &record, 0);
-	text = gb_buf_steal(&ctx->text);
+	text = act_response_text(ctx);
 	json_array_append_new(content, json_pack("{s:s, s:s}", "type", "text", "text", text));
 	free(text);
 	json_array_extend(content, ctx->content);
@@ -755,6 +757,9 @@ void act_run_call(struct act_session *as, struct act_call *call)
 	ctx.out = json_object();
 	ctx.content = json_array();
 	gb_buf_init(&ctx.text, 1 << 20);
+	gb_buf_init(&ctx.code, 1 << 23);
+	gb_buf_init(&ctx.result, 1 << 22);
+	gb_buf_init(&ctx.evidence, 1 << 16);
 	as->operations++;
 	if (call->operation_id && call->operation_id[0])
 		snprintf(ctx.operation_id, sizeof(ctx.operation_id), "%.64s", call->operation_id);
@@ -799,7 +804,8 @@ void act_run_call(struct act_session *as, struct act_call *call)
 			goto done;
 		ledger_running(&ctx, plan);
 		act_step(&ctx, ACT_STEP_RUN);
-		impl->run(&ctx);
+		if (impl->run(&ctx) >= 0 && !ctx.failed && impl->code && !as->no_code)
+			impl->code(&ctx);
 		goto done;
 	}
 	if (check_evidence_writable(&ctx) < 0 || ensure_browser(&ctx) < 0 || check_page(&ctx) < 0 ||
@@ -810,6 +816,8 @@ void act_run_call(struct act_session *as, struct act_call *call)
 	target = json_string_value(json_object_get(call->args, "target"));
 	if (impl->needs_target && target && act_resolve_target(&ctx, target) < 0)
 		goto release;
+	if (ctx.has_target && !as->no_code)
+		act_code_probe(&ctx); /* before the action changes the page */
 
 	/* gate: a refused action leaves the page untouched */
 	if ((impl->gate && impl->gate(&ctx) < 0) || gate(&ctx, plan) < 0)
@@ -855,6 +863,12 @@ void act_run_call(struct act_session *as, struct act_call *call)
 				act_record_evidence(&ctx);
 		}
 	}
+	/* the answer: the code it ran and the page as it is now (snapshot_mode) */
+	if (!ctx.failed && impl->code && !as->no_code)
+		impl->code(&ctx);
+	if (!ctx.failed && ((plan & ACT_STEP_BIT(ACT_STEP_OBSERVE_AFTER)) || impl->shows_page) &&
+	    sess_get_state(ctx.sess) != SESS_FAILED)
+		act_answer_snapshot(&ctx);
 release:
 	if (ctx.shot_call && !ctx.shot_deferred)
 		cdp_forget(ctx.cdp, ctx.shot_call);
@@ -876,5 +890,10 @@ free:
 	json_decref(ctx.netlog.order);
 	free(ctx.shot_png);
 	free(ctx.before_png);
+	free(ctx.snapshot);
+	json_decref(ctx.code_probe);
 	gb_buf_free(&ctx.text);
+	gb_buf_free(&ctx.code);
+	gb_buf_free(&ctx.result);
+	gb_buf_free(&ctx.evidence);
 }

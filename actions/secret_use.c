@@ -254,6 +254,20 @@ void act_secrets_scrub_json(const struct act_session *s, json_t *j)
 	}
 }
 
+/* Replaces b's text with itself scrubbed of the session's typed secrets. */
+static void scrub_buf(const struct act_session *as, struct gb_buf *b)
+{
+	char *clean = b->data ? act_secrets_scrub_text(as, b->data) : NULL;
+	size_t max = b->max_bytes;
+
+	if (!clean)
+		return;
+	gb_buf_free(b);
+	gb_buf_init(b, max);
+	gb_buf_append(b, clean, strlen(clean));
+	free(clean);
+}
+
 void act_secrets_scrub_call(struct act_ctx *ctx)
 {
 	char *clean;
@@ -267,12 +281,13 @@ void act_secrets_scrub_call(struct act_ctx *ctx)
 		snprintf(ctx->error, sizeof(ctx->error), "%s", clean);
 		free(clean);
 	}
-	clean = act_secrets_scrub_text(ctx->as, ctx->text.data);
+	scrub_buf(ctx->as, &ctx->text);
+	scrub_buf(ctx->as, &ctx->code);
+	scrub_buf(ctx->as, &ctx->result);
+	clean = ctx->snapshot ? act_secrets_scrub_text(ctx->as, ctx->snapshot) : NULL;
 	if (clean) {
-		gb_buf_free(&ctx->text);
-		gb_buf_init(&ctx->text, 1 << 20);
-		gb_buf_append(&ctx->text, clean, strlen(clean));
-		free(clean);
+		free(ctx->snapshot);
+		ctx->snapshot = clean;
 	}
 }
 

@@ -175,6 +175,17 @@ int act_session_new(const struct act_config *cfg, struct act_session **out, char
 	s->viewport_width = cfg->viewport_width > 0 ? cfg->viewport_width : 1280;
 	s->viewport_height = cfg->viewport_height > 0 ? cfg->viewport_height : 720;
 	s->action_timeout_ms = cfg->action_timeout_ms > 0 ? cfg->action_timeout_ms : 30000;
+	s->snapshot_mode = cfg->snapshot_mode;
+	snprintf(s->test_id_attribute, sizeof(s->test_id_attribute), "%s",
+	         cfg->test_id_attribute && *cfg->test_id_attribute ? cfg->test_id_attribute
+	                                                           : "data-testid");
+	s->output_dir = dup_or_null(cfg->output_dir);
+	s->navigation_timeout_ms = cfg->navigation_timeout_ms;
+	s->no_code = cfg->no_code;
+	s->snapshot_boxes = cfg->snapshot_boxes;
+	s->code_lang = cfg->code_lang;
+	s->user_agent = dup_or_null(cfg->user_agent);
+	s->grant_permissions = dup_or_null(cfg->grant_permissions);
 	s->prelaunch = cfg->prelaunch;
 	/* a session that starts on a profile launches its browser on it */
 	s->pool = cfg->profile ? NULL : cfg->pool;
@@ -385,7 +396,7 @@ void act_session_free(struct act_session *s)
 		cdp_wake(s->wake_cdp);
 	pthread_mutex_unlock(&s->lock);
 	pthread_join(s->thread, NULL);
-	act_snapshot_clear(&s->refs);
+	act_snapshot_forget(&s->refs);
 	act_gates_stop(s);
 	act_keeper_flush(s->keeper);
 	act_keeper_stop(s->keeper);
@@ -403,6 +414,10 @@ void act_session_free(struct act_session *s)
 	policy_tenant_unref(s->tenant_policy);
 	free(s->last_snapshot);
 	act_takeover_free(s);
+	act_snapshot_view_free(&s->view);
+	free(s->output_dir);
+	free(s->user_agent);
+	free(s->grant_permissions);
 	pthread_mutex_destroy(&s->lock);
 	pthread_cond_destroy(&s->cond);
 	pthread_cond_destroy(&s->evidence_cond);

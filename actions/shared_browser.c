@@ -3,7 +3,8 @@
  * share one browser, each in a browser context of its own.
  *
  * A tenant whose policy says "isolation": "context" has one entry here
- * per launch configuration (Chromium, headless mode, viewport) while it
+ * per launch configuration (Chromium, headless mode, viewport, User-Agent,
+ * network namespace or not) while it
  * has sessions: its network namespace (egress layer 4, where the machine
  * allows: every session's proxy listens in it), a proxy that refuses
  * everything (the browser's own traffic outside any session's context
@@ -45,7 +46,8 @@ struct act_shared {
 	struct policy_egress *deny_all;
 	struct policy_proxy *proxy; /* the browser's own traffic: refused */
 	struct policy_chromium_flags flags;
-	const char *extra[9];
+	const char *extra[10]; /* the flags' extra, then the User-Agent flag */
+	char user_agent_flag[600];
 	const char *bypass; /* the proxy bypass list of the flags, or NULL */
 };
 
@@ -105,10 +107,15 @@ static struct act_shared *shared_new(const struct act_session *as, const char *k
 		goto out;
 	}
 	policy_proxy_chromium_flags(e->proxy, &e->flags);
-	for (i = 0; i < sizeof(e->extra) / sizeof(e->extra[0]) - 1 && e->flags.extra[i]; i++) {
+	for (i = 0; i < sizeof(e->extra) / sizeof(e->extra[0]) - 2 && e->flags.extra[i]; i++) {
 		e->extra[i] = e->flags.extra[i];
 		if (!strncmp(e->extra[i], BYPASS_FLAG, strlen(BYPASS_FLAG)))
 			e->bypass = e->extra[i] + strlen(BYPASS_FLAG);
+	}
+	if (as->user_agent) { /* a launch flag: part of the entry's key */
+		snprintf(e->user_agent_flag, sizeof(e->user_agent_flag), "--user-agent=%s",
+		         as->user_agent);
+		e->extra[i] = e->user_agent_flag;
 	}
 	ok = 1;
 out:
@@ -133,9 +140,9 @@ int act_shared_acquire(struct act_session *as, char *err, size_t errlen)
 		         "\"isolation\": \"process\", or no limits");
 		return -1;
 	}
-	snprintf(key, sizeof(key), "%s\n%s\n%d\n%dx%d\n%d", as->tenant,
+	snprintf(key, sizeof(key), "%s\n%s\n%d\n%dx%d\n%d\n%s", as->tenant,
 	         as->chromium_path ? as->chromium_path : "", as->headless, as->viewport_width,
-	         as->viewport_height, as->layer_netns);
+	         as->viewport_height, as->layer_netns, as->user_agent ? as->user_agent : "");
 	pthread_mutex_lock(&registry_lock);
 	for (e = registry; e; e = e->next)
 		if (!strcmp(e->key, key))

@@ -7,6 +7,7 @@
  *   snapshot_hidden.c  what a person would not see (DOMSnapshot layout)
  *   snapshot_build.c   AX nodes -> the tree of rendered nodes (Playwright's rules)
  *   snapshot_render.c  the tree -> YAML lines, refs, truncation
+ *   snapshot_refs.c    ref numbering (e1, e2, ... per frame document) and the refs kept
  *   snapshot_text.c    JSON, UTF-8, whitespace and YAML quoting helpers
  */
 #ifndef GB_ACT_SNAPSHOT_PRIVATE_H
@@ -115,6 +116,14 @@ struct snode {
 	size_t n_kids;
 	size_t cap_kids;
 	char *visible; /* its visible text when its name says something else */
+	char ref[16];  /* "e5", "f1e5"; "" = none (snapshot_refs.c) */
+};
+
+/* An element's box in its frame's viewport, CSS px, rounded
+ * (getBoundingClientRect, as Playwright's [box=x,y,width,height]). */
+struct snap_box {
+	int id; /* backend node id */
+	int x, y, w, h;
 };
 
 /* The nodes of one CDP session that a person would not see. */
@@ -124,6 +133,9 @@ struct snap_hidden_set {
 	size_t n;
 	int *pointer; /* elements that show a pointer cursor (their parent not), sorted */
 	size_t n_pointer;
+	struct snap_box *boxes; /* with opt->boxes: each element's box, sorted by id */
+	size_t n_boxes;
+	int want_boxes;
 	uint64_t call_id; /* its captureSnapshot, until awaited; 0: none */
 };
 
@@ -159,9 +171,12 @@ struct snap_ctx {
 
 	struct snode *frag; /* the rendered tree's root (its children are the top lines) */
 	int popup_depth;    /* inside a native <select>'s popup: options get no ref */
+	size_t n_active;    /* nodes built with the focus ([active]) */
 
 	struct gb_buf out;
 	struct gb_buf line;
+	struct snap_lines lines_tab; /* every kept line (opt->lines) */
+	size_t cap_lines_tab;
 	size_t out_chars; /* characters (code points) kept in out */
 	size_t n_lines;
 	size_t limit_chars; /* max_chars, or SIZE_MAX */
@@ -171,6 +186,19 @@ struct snap_ctx {
 	struct snap_ref *refs;
 	size_t n_refs;
 	size_t cap_refs;
+
+	/* numbering (snapshot_refs.c): the previous map's refs handed out,
+	 * indexed by (session, node); the refs handed out now; the counters */
+	const struct snap_refmap *prev;
+	size_t *ix_slots; /* index into prev->issued + 1; 0 = empty */
+	size_t n_ix_slots;
+	struct snap_ref *fresh;
+	size_t n_fresh;
+	size_t cap_fresh;
+	struct snap_counter *counters;
+	size_t n_counters;
+	int retired[SNAP_MAX_FRAMES]; /* frame prefixes whose document was replaced */
+	size_t n_retired;
 
 	struct snap_hidden_set hidden[SNAP_MAX_FRAMES];
 	size_t n_hidden;
@@ -241,6 +269,8 @@ void act_snap_fetch_hidden(struct snap_ctx *x);
 int act_snap_is_hidden(const struct snap_ctx *x, size_t d, int backend_id);
 /* Frees what act_snap_fetch_hidden() noted. */
 void act_snap_hidden_free(struct snap_ctx *x);
+/* The box of element backend_id of doc d (opt->boxes), or NULL. */
+const struct snap_box *act_snap_box(const struct snap_ctx *x, size_t d, int backend_id);
 /* 1 when the element backend_id of doc d shows a pointer cursor and its
  * parent does not (known with the hidden-text layout only). */
 int act_snap_is_pointer(const struct snap_ctx *x, size_t d, int backend_id);
@@ -251,6 +281,26 @@ const char *act_snap_ax_value(json_t *n, char *buf, size_t len);
  * format (date, time, datetime-local, month, week, color): rendered as
  * Playwright does, a textbox with its value, not their inner fields. */
 int act_snap_is_value_input_role(const char *role);
+
+/* ---- snapshot_refs.c: numbering ------------------------------------------------ */
+
+#define SNAP_MAX_ISSUED 65536 /* refs kept for resolving; the oldest go first */
+
+/* Copies the previous map's counters and indexes its refs. Returns 0 or -1. */
+int act_snap_refs_seed(struct snap_ctx *x, const struct snap_refmap *prev);
+/* Doc d is about to be built: a new document in its frame restarts the
+ * numbering at e1 and retires the refs of the old one. */
+void act_snap_refs_doc(struct snap_ctx *x, size_t d);
+/* Gives node s (role and name set) its ref: the one it had, or the next
+ * number of its frame. Returns 0 or -1 (out of memory). */
+int act_snap_refs_assign(struct snap_ctx *x, struct snode *s);
+/* Moves the refs handed out and the counters into map (on success).
+ * Returns 0 or -1 (out of memory: map then keeps its old numbering). */
+int act_snap_refs_commit(struct snap_ctx *x, struct snap_refmap *map);
+/* Frees what numbering holds in x. */
+void act_snap_refs_free(struct snap_ctx *x);
+/* Frees an array of refs. */
+void act_snap_refs_free_array(struct snap_ref *refs, size_t n);
 
 /* ---- snapshot_build.c ---------------------------------------------------------- */
 

@@ -28,9 +28,10 @@
  * a text equal to its node's name is dropped, nameless generics with a
  * single child collapse, iframes hold the tree of their frame.
  *
- * Render. One YAML line per node with its ref ("e<backendNodeId>", with
- * "f<N>" in front for the N-th child frame; a frame keeps its number from
- * the previous snapshot, so refs stay the same while the node lives). The
+ * Render. One YAML line per node with its ref ("e1", "e2", ... in document
+ * order per frame document, numbered by snapshot_refs.c, with "f<N>" in
+ * front for the N-th child frame; a frame keeps its number from the
+ * previous snapshot, so refs stay the same while the node lives). The
  * output has a ceiling (SNAP_MAX_YAML_BYTES) and max_chars cuts it at a
  * line boundary; only refs on lines that were kept enter the map.
  *
@@ -152,6 +153,8 @@ static void snap_ctx_free(struct snap_ctx *x)
 	free(x->calls);
 	free(x->old);
 	free(x->main_frame_id);
+	act_snap_refs_free(x);
+	act_snapshot_lines_free(&x->lines_tab);
 	act_snap_snode_free(x->frag);
 	act_snap_hidden_free(x);
 	gb_buf_free(&x->out);
@@ -192,7 +195,7 @@ int act_snapshot_take(struct cdp_conn *c, const struct snap_options *opt, struct
 	x->limit_chars = opt->max_chars ? opt->max_chars : SIZE_MAX;
 	gb_buf_init(&x->out, SNAP_MAX_YAML_BYTES + 256);
 	gb_buf_init(&x->line, SNAP_MAX_YAML_BYTES);
-	if (snap_seed(x, map) < 0)
+	if (snap_seed(x, map) < 0 || act_snap_refs_seed(x, map) < 0)
 		goto out;
 	act_snap_start_hidden(x);
 	if (act_snap_fetch(x) < 0)
@@ -204,6 +207,10 @@ int act_snapshot_take(struct cdp_conn *c, const struct snap_options *opt, struct
 		opt->stats->hidden_flagged = x->n_hidden_flagged;
 		opt->stats->hidden_dropped = x->n_hidden_dropped;
 		opt->stats->label_differs = x->n_label_differs;
+	}
+	if (act_snap_refs_commit(x, map) < 0) {
+		act_snap_errf(x, "out of memory while numbering the snapshot");
+		goto out;
 	}
 	generation = map->generation;
 	act_snapshot_clear(map);
@@ -218,6 +225,12 @@ int act_snapshot_take(struct cdp_conn *c, const struct snap_options *opt, struct
 		goto out;
 	}
 	*truncated = x->truncated;
+	if (opt->lines) {
+		act_snapshot_lines_free(opt->lines);
+		*opt->lines = x->lines_tab;
+		x->lines_tab.v = NULL;
+		x->lines_tab.n = 0;
+	}
 	rc = 0;
 out:
 	snap_ctx_free(x);
@@ -232,7 +245,44 @@ const struct snap_ref *act_snapshot_find(const struct snap_refmap *map, const ch
 	for (i = 0; map && ref && !found && i < map->n_refs; i++)
 		if (!strcmp(map->refs[i].ref, ref))
 			found = &map->refs[i];
+	for (i = map ? map->n_issued : 0; ref && !found && i > 0; i--)
+		if (!strcmp(map->issued[i - 1].ref, ref))
+			found = &map->issued[i - 1];
 	return found;
+}
+
+size_t act_snapshot_count_role(const struct snap_refmap *map, const char *role, const char *name)
+{
+	size_t n = 0;
+	size_t i;
+
+	for (i = 0; map && role && i < map->n_refs; i++)
+		if (map->refs[i].role && !strcmp(map->refs[i].role, role) &&
+		    (!name || !*name || (map->refs[i].name && strcasestr(map->refs[i].name, name))))
+			n++;
+	return n;
+}
+
+void act_snapshot_lines_free(struct snap_lines *lines)
+{
+	if (!lines)
+		return;
+	free(lines->v);
+	lines->v = NULL;
+	lines->n = 0;
+}
+
+void act_snapshot_forget(struct snap_refmap *map)
+{
+	if (!map)
+		return;
+	act_snapshot_clear(map);
+	act_snap_refs_free_array(map->issued, map->n_issued);
+	map->issued = NULL;
+	map->n_issued = 0;
+	free(map->counters);
+	map->counters = NULL;
+	map->n_counters = 0;
 }
 
 void act_snapshot_clear(struct snap_refmap *map)

@@ -12,9 +12,14 @@
  *
  * and the map from each ref to the DOM node it names. Private to actions/.
  *
- * A ref is "e" + the node's DOM.BackendNodeId, with "f<N>" in front for
- * the N-th child frame; a frame keeps its N from the previous snapshot in
- * the map, so a node keeps its ref while it lives. A password field's
+ * Refs are numbered as Playwright numbers them: "e1", "e2", ... in
+ * document order within each frame's document (the first snapshot of a
+ * document starts at e1, the page's body), with "f<N>" in front for the
+ * N-th child frame. A node keeps its ref while it lives and its role and
+ * name stay the same (else it gets the next number); a new node gets the
+ * next number; a new document in a frame starts again at e1. Every ref
+ * handed out stays in the map (snap_refmap.issued) while its document
+ * lives, so a ref from any answer resolves. A password field's
  * value is shown as "••••" whatever the AX tree says; a value that cannot
  * be checked is left out.
  */
@@ -23,6 +28,7 @@
 
 #include <jansson.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct cdp_conn;
 
@@ -37,10 +43,21 @@ struct snap_ref {
 	char *name;          /* accessible name as shown */
 };
 
+/* The last ref number handed out in one frame's document. */
+struct snap_counter {
+	int prefix;      /* the frame's N of "f<N>", 0 for the main frame */
+	int doc_backend; /* DOM.BackendNodeId of its document: a new document restarts at e1 */
+	unsigned last;
+};
+
 struct snap_refmap {
-	struct snap_ref *refs;
+	struct snap_ref *refs; /* the refs of the latest snapshot */
 	size_t n_refs;
-	unsigned generation; /* increases with every snapshot */
+	unsigned generation;     /* increases with every snapshot */
+	struct snap_ref *issued; /* every ref handed out whose document lives, oldest first */
+	size_t n_issued;
+	struct snap_counter *counters;
+	size_t n_counters;
 };
 
 /* A field whose value is never shown (it received a secret). */
@@ -65,6 +82,20 @@ struct snap_stats {
 	size_t label_differs;  /* controls marked [label-differs, ...] */
 };
 
+/* One rendered line: where it is in the text, its depth (indentation / 2)
+ * and its ref ("" for a text or property line). */
+struct snap_line {
+	size_t off;
+	size_t len;
+	unsigned depth;
+	char ref[16];
+};
+
+struct snap_lines {
+	struct snap_line *v;
+	size_t n;
+};
+
 /* Maps a frame id to the CDP session that owns it (out-of-process
  * iframes have their own target session); returns NULL when the frame
  * belongs to the page's own session. */
@@ -79,7 +110,8 @@ struct snap_options {
 	                               * (a node found by selector: it is then searched
 	                               * in every frame of its session) */
 	size_t max_chars;            /* 0 = unlimited; else cut with a marker line */
-	int timeout_ms;              /* for the whole snapshot; <= 0 = 30000 */
+	unsigned max_depth; /* levels below the top lines rendered (Playwright's depth); 0 = all */
+	int timeout_ms;     /* for the whole snapshot; <= 0 = 30000 */
 	snap_frame_session_fn frame_session;
 	void *frame_session_user;
 	const struct snap_masked *masked; /* values shown as "••••" */
@@ -89,7 +121,9 @@ struct snap_options {
 	 * visible text of a button or link is flagged [label-differs, visible
 	 * "..."] whenever this is not OFF */
 	enum snap_hidden_mode hidden;
+	int boxes;                /* show [box=x,y,width,height] after each ref */
 	struct snap_stats *stats; /* filled on success when not NULL */
+	struct snap_lines *lines; /* filled on success when not NULL (act_snapshot_lines_free) */
 };
 
 /*
@@ -109,10 +143,61 @@ struct snap_options {
 int act_snapshot_take(struct cdp_conn *c, const struct snap_options *opt, struct snap_refmap *map,
                       char **yaml_out, int *truncated, char *err, size_t errlen);
 
-/* Looks up ref in map; NULL when absent. Borrowed pointer into map. */
+/* Looks up ref in map: the latest snapshot's refs, then every ref handed
+ * out before whose document lives (the node may be gone: resolving it
+ * says so). NULL when absent. Borrowed pointer into map. */
 const struct snap_ref *act_snapshot_find(const struct snap_refmap *map, const char *ref);
 
-/* Frees the refs; the map can be reused. */
+/* Frees the latest snapshot's refs; the refs handed out before and the
+ * numbering stay. The map can be reused. */
 void act_snapshot_clear(struct snap_refmap *map);
+
+/* Frees everything the map holds, numbering included (a closed tab). */
+void act_snapshot_forget(struct snap_refmap *map);
+
+/* How many refs of the latest snapshot have this role and a name that
+ * contains name (case-insensitive; any name when name is NULL or ""), as
+ * Playwright's getByRole matches. */
+size_t act_snapshot_count_role(const struct snap_refmap *map, const char *role, const char *name);
+
+/* Frees a line table; the table can be reused. */
+void act_snapshot_lines_free(struct snap_lines *lines);
+
+/* ---- what the agent saw (snapshot_diff.c) ------------------------------- */
+
+/* Per ref of the last whole snapshot the agent was shown: a hash of its
+ * own line and of its subtree's lines. */
+struct snap_seen {
+	char ref[16];
+	uint64_t line_hash;
+	uint64_t tree_hash;
+};
+
+struct snap_view {
+	struct snap_seen *v; /* sorted by ref */
+	size_t n;
+	uint64_t *texts; /* lines without a ref: hash of (parent's ref, line), sorted */
+	size_t n_texts;
+};
+
+/* Replaces view with what yaml (and its line table) shows. Returns 0 or
+ * -1 (out of memory: the view is then empty, and the next answer whole). */
+int act_snapshot_view_set(struct snap_view *view, const char *yaml, const struct snap_lines *lines);
+
+/*
+ * The part of yaml that changed since view: a subtree that shows the same
+ * is left out (its refs stay valid); a new node shows whole; a node whose
+ * own line or whose text lines changed shows its line and what changed
+ * under it; a node whose line is the same shows only its changed
+ * children. Changes keep their nesting and start at the left edge. A
+ * first comment line says so, and which refs of view are gone. With an
+ * empty view: yaml whole. Returns a malloc'd text, or NULL when memory is
+ * out.
+ */
+char *act_snapshot_changed(const struct snap_view *view, const char *yaml,
+                           const struct snap_lines *lines);
+
+/* Frees the view; it can be reused. */
+void act_snapshot_view_free(struct snap_view *view);
 
 #endif

@@ -327,7 +327,7 @@ static char *link_url(const char *url, const char *origin)
 }
 
 /* Reads an element's states from its AX properties into s. */
-static void snode_states(struct snode *s, json_t *n)
+static void snode_states(struct snap_ctx *x, struct snode *s, json_t *n)
 {
 	const char *checked = json_string_value(act_snap_ax_prop(n, "checked"));
 	const char *pressed = json_string_value(act_snap_ax_prop(n, "pressed"));
@@ -342,8 +342,10 @@ static void snode_states(struct snode *s, json_t *n)
 		s->flags |= SN_DISABLED;
 	if (act_snap_jtrue(act_snap_ax_prop(n, "expanded")))
 		s->flags |= SN_EXPANDED;
-	if (act_snap_jtrue(act_snap_ax_prop(n, "focused")))
+	if (act_snap_jtrue(act_snap_ax_prop(n, "focused"))) {
 		s->flags |= SN_ACTIVE;
+		x->n_active++;
+	}
 	if (invalid && (!strcmp(invalid, "grammar") || !strcmp(invalid, "spelling")))
 		s->invalid = !strcmp(invalid, "grammar") ? "grammar" : "spelling";
 	else if (act_snap_jtrue(act_snap_ax_prop(n, "invalid")))
@@ -477,7 +479,72 @@ static int build_kids(struct snap_ctx *x, size_t d, json_t *n, size_t self, stru
 static int build_doc(struct snap_ctx *x, size_t d, struct snode *parent, unsigned depth)
 {
 	doc_prefix(x, d);
+	act_snap_refs_doc(x, d);
 	return build_node(x, d, x->docs[d].root, parent, depth);
+}
+
+/* The document's <body>: the last child with a DOM node of the ignored
+ * <html> that is the RootWebArea's only child (ignored itself unless it
+ * holds only text). Its index in doc, or -1 when not found. */
+static long body_index(const struct snap_doc *doc, json_t *root)
+{
+	json_t *kids = json_object_get(root, "childIds");
+	json_t *html;
+	json_t *kid;
+	long k;
+	long found = -1;
+	size_t i;
+
+	if (json_array_size(kids) != 1)
+		return -1;
+	k = act_snap_doc_find(doc, json_string_value(json_array_get(kids, 0)));
+	html = k >= 0 ? json_array_get(doc->nodes, (size_t)k) : NULL;
+	if (!html || !json_is_true(json_object_get(html, "ignored")))
+		return -1;
+	json_array_foreach(json_object_get(html, "childIds"), i, kid)
+	{
+		k = act_snap_doc_find(doc, json_string_value(kid));
+		if (k >= 0 && act_snap_ax_backend(json_array_get(doc->nodes, (size_t)k)))
+			found = k;
+	}
+	return found;
+}
+
+/*
+ * A frame's document as Playwright shows it: its body, a generic node
+ * ([active] while the document has the focus) holding the page. Builds
+ * it into parent; returns 1 when built, 0 when the body is not found
+ * (the document's children then go to parent), -1 when memory is out.
+ */
+static int build_body(struct snap_ctx *x, size_t d, size_t idx, struct snode *parent,
+                      unsigned depth)
+{
+	struct snap_doc *doc = &x->docs[d];
+	json_t *n = json_array_get(doc->nodes, idx);
+	long b = body_index(doc, n);
+	json_t *body = b >= 0 ? json_array_get(doc->nodes, (size_t)b) : NULL;
+	size_t active;
+	struct snode *s;
+	int rc = -1;
+
+	if (!body || doc->info[b].built)
+		return 0;
+	doc->info[b].built = 1;
+	s = snode_new("generic", d);
+	if (!s)
+		goto out;
+	s->backend_id = act_snap_ax_backend(body);
+	active = x->n_active;
+	if (act_snap_refs_assign(x, s) < 0 || build_kids(x, d, body, (size_t)b, s, depth) < 0) {
+		act_snap_snode_free(s);
+		goto out;
+	}
+	/* the body is the active element while nothing in it has the focus */
+	if (act_snap_jtrue(act_snap_ax_prop(n, "focused")) && x->n_active == active)
+		s->flags |= SN_ACTIVE;
+	rc = snode_finish(s, parent) < 0 ? -1 : 1;
+out:
+	return rc;
 }
 
 /*
@@ -520,6 +587,13 @@ static int build_node(struct snap_ctx *x, size_t d, size_t idx, struct snode *pa
 		rc = text_push(parent, "\n");
 		goto out;
 	}
+	if (!strcmp(role, "RootWebArea") && idx == doc->root) {
+		rc = build_body(x, d, idx, parent, depth);
+		if (rc != 0) {
+			rc = rc < 0 ? -1 : 0;
+			goto out;
+		}
+	}
 	aria = act_snap_is_iframe_role(role) ? "iframe" : aria_role(n);
 	if (!aria || json_is_true(json_object_get(n, "ignored"))) {
 		/* no node of its own: its children go to the parent, set apart
@@ -556,6 +630,8 @@ static int build_node(struct snap_ctx *x, size_t d, size_t idx, struct snode *pa
 	if (!strcmp(aria, "iframe")) {
 		/* Playwright shows no name for an iframe; its frame is inlined */
 		child = doc->info[idx].child_doc;
+		if (act_snap_refs_assign(x, s) < 0)
+			goto out;
 		if (child >= 0 && x->docs[child].state == DOC_READY &&
 		    build_doc(x, (size_t)child, s, depth + 1) < 0)
 			goto out;
@@ -570,7 +646,9 @@ static int build_node(struct snap_ctx *x, size_t d, size_t idx, struct snode *pa
 			s->name = NULL;
 		}
 	}
-	snode_states(s, n);
+	snode_states(x, s, n);
+	if (act_snap_refs_assign(x, s) < 0)
+		goto out;
 	if (!is_interactive(aria) && act_snap_is_pointer(x, d, s->backend_id))
 		s->flags |= SN_POINTER;
 	if (!strcmp(aria, "link") && json_string_value(act_snap_ax_prop(n, "url"))) {

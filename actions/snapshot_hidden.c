@@ -25,6 +25,7 @@
 #include "cdp/cdp.h"
 #include "common/log.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,6 +83,34 @@ static int push_id(int **ids, size_t *n, size_t *cap, int id)
  * the elements whose cursor is a pointer where their parent's is not
  * (where a click is offered: Playwright's [cursor=pointer]) into
  * set->pointer (both grown; caps in cap[0], cap[1]). */
+/* Notes the box of layout node i (an element) in set->boxes. */
+static int push_box(struct snap_hidden_set *set, size_t *cap, json_t *backend, size_t i, double x,
+                    double y, double w, double h)
+{
+	json_t *bid = json_array_get(backend, i);
+	struct snap_box *b;
+
+	if (!json_is_integer(bid) || json_integer_value(bid) <= 0 ||
+	    json_integer_value(bid) > INT32_MAX)
+		return 0;
+	if (set->n_boxes == *cap) {
+		size_t n = *cap ? *cap * 2 : 256;
+		struct snap_box *grown = realloc(set->boxes, n * sizeof(*grown));
+
+		if (!grown)
+			return -1;
+		set->boxes = grown;
+		*cap = n;
+	}
+	b = &set->boxes[set->n_boxes++];
+	b->id = (int)json_integer_value(bid);
+	b->x = (int)lround(x);
+	b->y = (int)lround(y);
+	b->w = (int)lround(w);
+	b->h = (int)lround(h);
+	return 0;
+}
+
 static int scan_document(json_t *doc, json_t *strings, struct snap_hidden_set *set, size_t *cap)
 {
 	json_t *nodes = json_object_get(doc, "nodes");
@@ -93,6 +122,8 @@ static int scan_document(json_t *doc, json_t *strings, struct snap_hidden_set *s
 	json_t *lstyles = json_object_get(layout, "styles");
 	json_t *lbounds = json_object_get(layout, "bounds");
 	json_t *lcolor = json_object_get(layout, "textColorOpacities");
+	double sx = json_number_value(json_object_get(doc, "scrollOffsetX"));
+	double sy = json_number_value(json_object_get(doc, "scrollOffsetY"));
 	double cw = json_number_value(json_object_get(doc, "contentWidth"));
 	double ch = json_number_value(json_object_get(doc, "contentHeight"));
 	size_t count = json_array_size(backend);
@@ -123,6 +154,9 @@ static int scan_document(json_t *doc, json_t *strings, struct snap_hidden_set *s
 		w = json_number_value(json_array_get(b, 2));
 		h = json_number_value(json_array_get(b, 3));
 		text = json_integer_value(json_array_get(type, i)) == 3;
+		if (set->want_boxes && !text &&
+		    push_box(set, &cap[2], backend, i, x - sx, y - sy, w, h) < 0)
+			goto out;
 		if (json_array_size(st) == ST_COUNT) {
 			const char *ox = str_at(strings, json_array_get(st, ST_OVERFLOW_X));
 			const char *oy = str_at(strings, json_array_get(st, ST_OVERFLOW_Y));
@@ -174,12 +208,17 @@ out:
 	return rc;
 }
 
+static int cmp_box(const void *a, const void *b)
+{
+	return cmp_int(&((const struct snap_box *)a)->id, &((const struct snap_box *)b)->id);
+}
+
 /* Parses one captureSnapshot reply into set. */
 static void parse_reply(json_t *res, struct snap_hidden_set *set)
 {
 	json_t *docs = json_object_get(res, "documents");
 	json_t *strings = json_object_get(res, "strings");
-	size_t cap[2] = { 0, 0 }, i;
+	size_t cap[3] = { 0, 0, 0 }, i;
 
 	for (i = 0; i < json_array_size(docs); i++)
 		if (scan_document(json_array_get(docs, i), strings, set, cap) < 0)
@@ -188,6 +227,8 @@ static void parse_reply(json_t *res, struct snap_hidden_set *set)
 		qsort(set->ids, set->n, sizeof(*set->ids), cmp_int);
 	if (set->n_pointer)
 		qsort(set->pointer, set->n_pointer, sizeof(*set->pointer), cmp_int);
+	if (set->n_boxes)
+		qsort(set->boxes, set->n_boxes, sizeof(*set->boxes), cmp_box);
 }
 
 /* Notes session (once) and sends its captureSnapshot; the call is
@@ -206,6 +247,7 @@ static void send_capture(struct snap_ctx *x, const char *session_id)
 	set = &x->hidden[x->n_hidden++];
 	memset(set, 0, sizeof(*set));
 	snprintf(set->session_id, sizeof(set->session_id), "%s", session_id);
+	set->want_boxes = x->opt->boxes;
 	styles = json_array();
 	for (k = 0; k < ST_COUNT; k++)
 		json_array_append_new(styles, json_string(style_names[k]));
@@ -218,7 +260,7 @@ static void send_capture(struct snap_ctx *x, const char *session_id)
 
 void act_snap_start_hidden(struct snap_ctx *x)
 {
-	if (x->opt->hidden != SNAP_HIDDEN_OFF && x->n_docs)
+	if ((x->opt->hidden != SNAP_HIDDEN_OFF || x->opt->boxes) && x->n_docs)
 		send_capture(x, x->docs[0].session_id);
 }
 
@@ -226,7 +268,7 @@ void act_snap_fetch_hidden(struct snap_ctx *x)
 {
 	size_t d, s;
 
-	if (x->opt->hidden == SNAP_HIDDEN_OFF)
+	if (x->opt->hidden == SNAP_HIDDEN_OFF && !x->opt->boxes)
 		return;
 	/* one call per distinct session (out-of-process frames have their own) */
 	for (d = 0; d < x->n_docs; d++)
@@ -252,7 +294,7 @@ int act_snap_is_hidden(const struct snap_ctx *x, size_t d, int backend_id)
 {
 	size_t s;
 
-	if (!backend_id)
+	if (!backend_id || x->opt->hidden == SNAP_HIDDEN_OFF)
 		return 0;
 	for (s = 0; s < x->n_hidden; s++)
 		if (!strcmp(x->hidden[s].session_id, x->docs[d].session_id))
@@ -260,6 +302,20 @@ int act_snap_is_hidden(const struct snap_ctx *x, size_t d, int backend_id)
 			       bsearch(&backend_id, x->hidden[s].ids, x->hidden[s].n, sizeof(int),
 			               cmp_int) != NULL;
 	return 0;
+}
+
+const struct snap_box *act_snap_box(const struct snap_ctx *x, size_t d, int backend_id)
+{
+	struct snap_box key = { .id = backend_id };
+	size_t s;
+
+	for (s = 0; backend_id && s < x->n_hidden; s++)
+		if (!strcmp(x->hidden[s].session_id, x->docs[d].session_id))
+			return x->hidden[s].n_boxes
+			           ? bsearch(&key, x->hidden[s].boxes, x->hidden[s].n_boxes,
+			                     sizeof(key), cmp_box)
+			           : NULL;
+	return NULL;
 }
 
 int act_snap_is_pointer(const struct snap_ctx *x, size_t d, int backend_id)
@@ -285,6 +341,7 @@ void act_snap_hidden_free(struct snap_ctx *x)
 			cdp_forget(x->conn, x->hidden[s].call_id); /* the snapshot failed first */
 		free(x->hidden[s].ids);
 		free(x->hidden[s].pointer);
+		free(x->hidden[s].boxes);
 	}
 	x->n_hidden = 0;
 }

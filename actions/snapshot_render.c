@@ -21,13 +21,11 @@
 /* The ref of node s ("e5", "f1e5") into out; 0, or -1 when it has none. */
 static int node_ref(const struct snap_ctx *x, const struct snode *s, char *out, size_t outlen)
 {
-	int prefix = x->docs[s->doc].prefix;
 	int n = -1;
 
-	if (s->backend_id && !(s->flags & SN_NOREF) && prefix > 0)
-		n = snprintf(out, outlen, "f%de%d", prefix, s->backend_id);
-	else if (s->backend_id && !(s->flags & SN_NOREF))
-		n = snprintf(out, outlen, "e%d", s->backend_id);
+	(void)x;
+	if (s->backend_id && !(s->flags & SN_NOREF) && s->ref[0])
+		n = snprintf(out, outlen, "%s", s->ref);
 	return n > 0 && (size_t)n < outlen ? 0 : -1;
 }
 
@@ -89,6 +87,32 @@ static int line_indent(struct gb_buf *b, unsigned depth)
 	return rc;
 }
 
+/* Notes the line about to be written at off (for opt->lines): its depth
+ * is its indentation, which this file writes ("  " per level). */
+static int line_note(struct snap_ctx *x, size_t off, const char *ref)
+{
+	struct snap_line *l;
+	size_t sp = 0;
+
+	if (x->lines_tab.n == x->cap_lines_tab) {
+		size_t cap = x->cap_lines_tab ? x->cap_lines_tab * 2 : 256;
+		struct snap_line *grown = realloc(x->lines_tab.v, cap * sizeof(*grown));
+
+		if (!grown)
+			return -1;
+		x->lines_tab.v = grown;
+		x->cap_lines_tab = cap;
+	}
+	while (sp < x->line.len && x->line.data[sp] == ' ')
+		sp++;
+	l = &x->lines_tab.v[x->lines_tab.n++];
+	l->off = off;
+	l->len = x->line.len;
+	l->depth = (unsigned)(sp / 2);
+	snprintf(l->ref, sizeof(l->ref), "%s", ref ? ref : "");
+	return 0;
+}
+
 /*
  * Moves x->line into the output if it fits under max_chars and the byte
  * ceiling; otherwise marks the snapshot truncated and stops rendering.
@@ -110,6 +134,7 @@ static int line_emit(struct snap_ctx *x, const struct snode *s, const char *ref)
 	}
 	rc = -1;
 	if ((sep && gb_buf_append(&x->out, "\n", 1) < 0) ||
+	    (x->opt->lines && line_note(x, x->out.len, ref) < 0) ||
 	    gb_buf_append(&x->out, x->line.data, x->line.len) < 0)
 		goto out;
 	x->out_chars += sep + chars;
@@ -207,11 +232,17 @@ static int render_node(struct snap_ctx *x, const struct snode *s, unsigned depth
 	        ? s->kids[0].text
 	        : NULL;
 	int has_ref = node_ref(x, s, ref, sizeof(ref)) == 0;
+	/* at the depth limit a node shows no children (Playwright's depth) */
+	int at_limit = x->opt->max_depth && depth >= x->opt->max_depth;
+	const struct snap_box *box =
+	    has_ref && x->opt->boxes ? act_snap_box(x, s->doc, s->backend_id) : NULL;
 	size_t i;
 	int rc = -1;
 
 	gb_buf_init(&key, SNAP_MAX_YAML_BYTES);
 	node_key(&key, s, has_ref ? ref : NULL);
+	if (box)
+		gb_buf_appendf(&key, " [box=%d,%d,%d,%d]", box->x, box->y, box->w, box->h);
 	line_reset(&x->line);
 	line_indent(&x->line, depth);
 	gb_buf_append(&x->line, "- ", 2);
@@ -222,7 +253,7 @@ static int render_node(struct snap_ctx *x, const struct snode *s, unsigned depth
 	if (text && !act_snap_has_props(s)) {
 		gb_buf_append(&x->line, ": ", 2);
 		act_snap_yaml_value(&x->line, text);
-	} else if (s->n_kids || act_snap_has_props(s)) {
+	} else if ((s->n_kids || act_snap_has_props(s)) && !at_limit) {
 		gb_buf_append(&x->line, ":", 1);
 	}
 	if (line_emit(x, s, has_ref ? ref : NULL) < 0)
@@ -235,6 +266,10 @@ static int render_node(struct snap_ctx *x, const struct snode *s, unsigned depth
 	}
 	if (text && !act_snap_has_props(s)) {
 		rc = 0;
+		goto out;
+	}
+	if (at_limit) {
+		rc = 0; /* at the depth limit: its children are left out */
 		goto out;
 	}
 	if (s->url && render_prop(x, "url", s->url, depth + 1) < 0)

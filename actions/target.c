@@ -43,14 +43,18 @@ static int resolve_ref(struct act_ctx *ctx, const char *target)
 	int rc;
 
 	if (!ref) {
-		if (ctx->as->refs.n_refs == 0)
+		/* Playwright MCP's words first, then glassbox's */
+		if (ctx->as->refs.n_refs == 0 && ctx->as->refs.n_issued == 0)
 			return act_fail(ctx, "unknown_ref",
-			                "ref %s is unknown: take a snapshot with "
-			                "browser_snapshot and use a ref from it",
+			                "Ref %s not found in the current page snapshot. Try "
+			                "capturing new snapshot. No snapshot of this page was "
+			                "shown yet: take one with browser_snapshot and use a ref "
+			                "from it",
 			                target);
 		return act_fail(ctx, "stale_ref",
-		                "ref %s is not in the latest snapshot: take a new "
-		                "snapshot",
+		                "Ref %s not found in the current page snapshot. Try capturing "
+		                "new snapshot. No answer showed this ref for the page now open "
+		                "(refs of a page that was left go with it)",
 		                target);
 	}
 	rc = cdp_call(ctx->cdp, ref->session_id, "DOM.resolveNode",
@@ -62,14 +66,17 @@ static int resolve_ref(struct act_ctx *ctx, const char *target)
 		if (rc == -CDP_ECLOSED || rc == -CDP_ECANCELLED)
 			return act_connection_failed(ctx, rc, "resolving the target");
 		return act_fail(ctx, "stale_ref",
-		                "ref %s is stale: the element it named (%s \"%.100s\") "
-		                "is gone from the page; take a new snapshot",
+		                "Ref %s not found in the current page snapshot. Try capturing "
+		                "new snapshot. The element it named (%s \"%.100s\") is gone "
+		                "from the page",
 		                target, gb_or(ref->role, ""), gb_or(ref->name, ""));
 	}
 	snprintf(ctx->target.session_id, sizeof(ctx->target.session_id), "%s", ref->session_id);
 	snprintf(ctx->target.object_id, sizeof(ctx->target.object_id), "%s", oid);
 	snprintf(ctx->target.ref, sizeof(ctx->target.ref), "%s", target);
 	ctx->target.backend_node_id = ref->backend_node_id;
+	snprintf(ctx->target.role, sizeof(ctx->target.role), "%s", gb_or(ref->role, ""));
+	snprintf(ctx->target.name, sizeof(ctx->target.name), "%s", gb_or(ref->name, ""));
 	snprintf(ctx->target.description, sizeof(ctx->target.description), "%s \"%.100s\" [%s]",
 	         gb_or(ref->role, "element"), gb_or(ref->name, ""), target);
 	json_decref(res);

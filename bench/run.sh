@@ -6,6 +6,7 @@
 # `bench/run.sh cdp [options]` runs bench/cdp-relay.mjs (the CDP endpoint's relay overhead).
 # `bench/run.sh console [options]` runs bench/console.mjs (web console viewers and the agents).
 # `bench/run.sh isolation [options]` runs bench/isolation.mjs (sessions per machine in each isolation mode).
+# `bench/run.sh tokens [options]` runs bench/tokens.mjs (characters an agent receives per loop).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cd "$here"
@@ -15,28 +16,13 @@ if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modu
     npm ci --no-audit --no-fund --loglevel=error >&2
 fi
 cd "$here/.."
-if [ "${1:-}" = replicas ]; then
-  shift
-  exec node bench/replicas.mjs "$@"
-fi
-if [ "${1:-}" = console ]; then
-  shift
-  exec node bench/console.mjs "$@"
-fi
-if [ "${1:-}" = serve ]; then
-  shift
-  exec node bench/serve.mjs "$@"
-fi
-if [ "${1:-}" = files ]; then
-  shift
-  exec node bench/files.mjs "$@"
-fi
-if [ "${1:-}" = isolation ]; then
-  shift
-  exec node bench/isolation.mjs "$@"
-fi
-if [ "${1:-}" = cdp ]; then
-  shift
-  exec node bench/cdp-relay.mjs "$@"
-fi
+case "${1:-}" in
+  serve) shift; exec node bench/serve.mjs "$@" ;;
+  replicas) shift; exec node bench/replicas.mjs "$@" ;;
+  files) shift; exec node bench/files.mjs "$@" ;;
+  cdp) shift; exec node bench/cdp-relay.mjs "$@" ;;
+  console) shift; exec node bench/console.mjs "$@" ;;
+  tokens) shift; exec node bench/tokens.mjs "$@" ;;
+  isolation) shift; exec node bench/isolation.mjs "$@" ;;
+esac
 exec node bench/agent-loop.mjs "$@"

@@ -30,6 +30,41 @@ int cli_cmd_secret(int argc, char **argv, const char *default_data_dir);
 
 /* `glassbox files put | list | rm` (cmd_files.c): argv[0] is "files". */
 int cli_cmd_files(int argc, char **argv, const char *default_data_dir);
+/* Playwright MCP's server options for `glassbox mcp` (pw_options.c). */
+#include "actions/actions.h"
+
+#include <limits.h>
+
+struct cli_pw {
+	int snapshot_mode; /* enum act_snapshot_mode, -1 unset */
+	char test_id_attribute[64];
+	char output_dir[PATH_MAX];
+	int action_timeout_ms;
+	int navigation_timeout_ms;
+	int viewport_width;
+	int viewport_height;
+	char user_agent[512];
+	char grant_permissions[512];
+	char caps[256];
+	int headless; /* -1 unset */
+	int isolated;
+	int no_code;        /* codegen "none" */
+	int snapshot_boxes; /* --snapshot-boxes, snapshot.boxes */
+	int code_lang;      /* --codegen: enum act_code_lang, -1 unset ($PW_LANG_NAME) */
+};
+
+void cli_pw_init(struct cli_pw *o);
+/* argv[*i] when it is one of Playwright MCP's flags ("--name value" or
+ * "--name=value"): applies it (and moves *i past its value). Returns 0,
+ * 1 when it is not one of them, -1 after printing why it is refused. */
+int cli_pw_flag(const char *command, int argc, char **argv, int *i, struct cli_pw *o);
+/* 1 when cfg (a --config file) has Playwright MCP's top-level keys. */
+int cli_pw_is_config(json_t *cfg);
+/* Applies a Playwright MCP config file; 0, or -1 after printing the key
+ * that is refused and why. */
+int cli_pw_config(const char *path, json_t *cfg, struct cli_pw *o);
+/* Copies the options set into cfg (strings borrowed from o). */
+void cli_pw_fill(const struct cli_pw *o, struct act_config *cfg);
 
 /* `glassbox serve`: the settings main.c parsed; strings borrowed. */
 struct cli_serve_args {

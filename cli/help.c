@@ -39,17 +39,45 @@ struct cli_help {
 static const struct cli_help helps[] = {
 	{ "mcp", "serve the browser tools over MCP on stdin/stdout (one local tenant)",
 	  "glassbox mcp [--data-dir DIR] [--config FILE] [--tenant T] [--chromium PATH]\n"
-	  "             [--headed]\n",
+	  "             [--headed] [Playwright MCP's options]\n",
 	  "Serves one MCP client on stdin/stdout with its own browser session. An MCP\n"
 	  "client normally starts it itself (see `glassbox init` for the configuration to\n"
-	  "add). End of input, SIGTERM or SIGINT end it cleanly.\n",
+	  "add). End of input, SIGTERM or SIGINT end it cleanly. It takes Playwright\n"
+	  "MCP's server options too (--name VALUE or --name=VALUE), so a client set up for\n"
+	  "Playwright MCP runs it unchanged; an option glassbox does not honour (such as\n"
+	  "--allow-unrestricted-file-access) is refused at start with the reason. A\n"
+	  "--config file with Playwright MCP's keys (browser, capabilities, outputDir,\n"
+	  "snapshot, timeouts, testIdAttribute, codegen) sets these options; the policy\n"
+	  "is then $GLASSBOX_CONFIG's.\n",
 	  DATA_DIR_OPTION TENANT_POLICY_OPTION(
 	      "--config") "  --tenant T          the tenant it serves (default $GLASSBOX_TENANT, "
 	                  "else\n"
 	                  "                      \"local\"): its profiles, secrets, evidence and "
 	                  "audit trail\n" CHROMIUM_OPTION
-	                  "  --headed            show the browser window (needs a display)\n",
-	  "glassbox mcp --config fixtures/policy/loopback.json\n" },
+	                  "  --headed            show the browser window (needs a display)\n"
+	                  "  --headless          no window (the default)\n"
+	                  "  --snapshot-mode M   what each action's answer carries: full (the\n"
+	                  "                      page snapshot, default), changed (what changed\n"
+	                  "                      since the last snapshot shown), none\n"
+	                  "  --output-dir DIR    where tools also write the files they are asked\n"
+	                  "                      for (filename arguments)\n"
+	                  "  --test-id-attribute NAME  the attribute of getByTestId in the code\n"
+	                  "                      shown (default data-testid)\n"
+	                  "  --timeout-action MS each call's deadline (default 30000)\n"
+	                  "  --timeout-navigation MS  browser_navigate's deadline\n"
+	                  "  --viewport-size WxH the browser's viewport (default 1280x720)\n"
+	                  "  --user-agent UA     the browser's User-Agent\n"
+	                  "  --grant-permissions LIST  granted to every page (geolocation,\n"
+	                  "                      clipboard-read, clipboard-write, ...)\n"
+	                  "  --caps LIST         offer the tools of these capability groups too\n"
+	                  "  --codegen LANG      the code shown: typescript, python, java, "
+	                  "csharp,\n"
+	                  "                      none\n"
+	                  "  --snapshot-boxes    every snapshot shows each element's [box=...]\n"
+	                  "  --isolated          accepted: every session's browser is private\n"
+	                  "  --browser NAME      chrome or chromium (others are refused)\n",
+	  "glassbox mcp --config fixtures/policy/loopback.json\n"
+	  "GLASSBOX_CONFIG=policy.json glassbox mcp --snapshot-mode=changed --output-dir=out\n" },
 	{ "serve", "serve the browser tools over MCP Streamable HTTP to tenants",
 	  "glassbox serve [--data-dir DIR] [--policy FILE] [--chromium PATH] [--headed]\n"
 	  "glassbox serve --config SERVICE.json [--data-dir DIR] [--chromium PATH]\n",

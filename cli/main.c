@@ -47,6 +47,7 @@ struct cli_opts {
 	int headed;
 	const char *tenant;
 	int tenant_from_flag; /* --tenant, not $GLASSBOX_TENANT */
+	struct cli_pw pw;     /* Playwright MCP's options (mcp) */
 };
 
 /* Says that option a of command is unknown or misses its value, with the
@@ -78,6 +79,7 @@ static int parse_opts(int argc, char **argv, struct cli_opts *o)
 	int i;
 
 	memset(o, 0, sizeof(*o));
+	cli_pw_init(&o->pw);
 	default_data_dir(o);
 	if (getenv("GLASSBOX_CHROMIUM"))
 		o->chromium = getenv("GLASSBOX_CHROMIUM");
@@ -101,6 +103,9 @@ static int parse_opts(int argc, char **argv, struct cli_opts *o)
 			o->config_path = v;
 			o->config_from_env = 0;
 			i++;
+		} else if (!strncmp(a, "--config=", 9) && a[9]) {
+			o->config_path = a + 9;
+			o->config_from_env = 0;
 		} else if (!strcmp(a, "--policy") && v && !strcmp(argv[1], "serve")) {
 			o->policy_path = v;
 			i++;
@@ -110,11 +115,22 @@ static int parse_opts(int argc, char **argv, struct cli_opts *o)
 			o->tenant = v;
 			o->tenant_from_flag = 1;
 			i++;
+		} else if (!strcmp(argv[1], "mcp")) {
+			int rc = cli_pw_flag("mcp", argc, argv, &i, &o->pw);
+
+			if (rc < 0)
+				return -1;
+			if (rc > 0) {
+				bad_option(argv[1], a);
+				return -1;
+			}
 		} else {
 			bad_option(argv[1], a);
 			return -1;
 		}
 	}
+	if (o->pw.headless == 0)
+		o->headed = 1;
 	if (o->tenant && !gb_fs_name_is_safe(o->tenant)) {
 		fprintf(stderr,
 		        "glassbox: the tenant name must be 1 to %u letters, digits, '.', '_' "
@@ -211,13 +227,55 @@ static int cmd_mcp(const struct cli_opts *o)
 	json_t *policy = NULL;
 	int rc;
 
+	struct cli_opts eff = *o;
+
 	if (make_data_dir(o->data_dir) < 0)
 		return 1;
 	if (load_config(o->config_path, &policy) < 0)
 		return 2;
+	if (policy && cli_pw_is_config(policy)) {
+		/* Playwright MCP's config: its options; the policy stays $GLASSBOX_CONFIG's */
+		if (cli_pw_config(o->config_path, policy, &eff.pw) < 0) {
+			json_decref(policy);
+			return 2;
+		}
+		json_decref(policy);
+		policy = NULL;
+		eff.config_path = getenv("GLASSBOX_CONFIG");
+		if (eff.config_path && !eff.config_path[0])
+			eff.config_path = NULL;
+		if (eff.pw.headless == 0)
+			eff.headed = 1;
+		if (load_config(eff.config_path, &policy) < 0)
+			return 2;
+	}
+	o = &eff;
 	/* browsers and dirs a previous glassbox left when it died */
 	sess_reap_orphans(o->data_dir, NULL);
 	fill_config(o, policy, &cfg);
+	cli_pw_fill(&o->pw, &cfg);
+	if (cfg.grant_permissions) {
+		const char *p = cfg.grant_permissions;
+
+		while (*p) {
+			char name[64];
+			size_t len = strcspn(p, ",");
+
+			snprintf(name, sizeof(name), "%.*s", (int)len, p);
+			if (!act_permission_known(name)) {
+				fprintf(
+				    stderr,
+				    "glassbox mcp: --grant-permissions: \"%s\" is not a permission "
+				    "glassbox can grant (geolocation, notifications, camera, "
+				    "microphone, clipboard-read, clipboard-write, ...)\n",
+				    name);
+				json_decref(policy);
+				return 2;
+			}
+			p += len;
+			p += *p == ',';
+		}
+	}
 	/* one session per stdio server: its browser starts while the client
 	 * is still initializing */
 	cfg.prelaunch = 1;

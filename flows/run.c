@@ -130,16 +130,39 @@ out:
 	free(png);
 }
 
-/* The first line of the result's text, cut to STEP_TEXT_MAX bytes. */
+/* The line under the answer's section title ("### Error"), or NULL. */
+static const char *section_line(const char *t, const char *title)
+{
+	size_t n = strlen(title);
+	const char *p = t;
+
+	while (p && *p) {
+		if (!strncmp(p, title, n) && p[n] == '\n')
+			return p + n + 1;
+		p = strchr(p, '\n');
+		p = p ? p + 1 : NULL;
+	}
+	return NULL;
+}
+
+/* What a step did, in one line cut to STEP_TEXT_MAX bytes: the first line
+ * of the answer's ### Error, else of its ### Verification (docs/tools.md,
+ * the answer's layout), else its first line. */
 static char *first_line(json_t *result)
 {
 	const char *t = json_string_value(
 	    json_object_get(json_array_get(json_object_get(result, "content"), 0), "text"));
+	const char *line;
 	size_t n;
 
 	t = gb_or(t, "");
-	n = strcspn(t, "\n");
-	return strndup(t, n > STEP_TEXT_MAX ? STEP_TEXT_MAX : n);
+	line = section_line(t, "### Error");
+	if (!line)
+		line = section_line(t, "### Verification");
+	if (!line)
+		line = t;
+	n = strcspn(line, "\n");
+	return strndup(line, n > STEP_TEXT_MAX ? STEP_TEXT_MAX : n);
 }
 
 /* The result's error code, or "". */

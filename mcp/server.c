@@ -59,9 +59,11 @@
 
 static const char instructions[] =
     "glassbox runs each browser tool as one verified operation in an isolated Chromium. "
-    "Start with browser_navigate, then browser_snapshot to get element refs such as e5, and "
-    "pass a ref as `target` to browser_click, browser_type, browser_select_option or "
-    "browser_hover. Take a new snapshot after the page changes: old refs go stale. Every "
+    "Start with browser_navigate: its answer, like every action's, carries the page snapshot "
+    "with element refs such as e5 (or only what changed, or none, as the server's "
+    "snapshot mode says); pass a ref as `target` to browser_click, browser_type, "
+    "browser_select_option or browser_hover. A ref from any answer works while its element "
+    "is on the page; browser_snapshot shows the whole page again. Every "
     "result carries structuredContent: check `ok`, `verdicts`, `navigated` and "
     "`dialog_open`; pass `expect` (url, urlContains, title, text, textGone, value, response) "
     "to have the outcome checked for you. State-changing results link an evidence "
@@ -70,7 +72,7 @@ static const char instructions[] =
     "run twice. High-impact actions (delete, pay, send, publish, ...) are held: the result is "
     "approval_required with an approval id; a person decides outside this conversation, then "
     "repeat the same call with `approval` set to that id. Nothing on the page can approve. "
-    "Errors say what to do next, e.g. take a new snapshot or handle the dialog.";
+    "Errors say what to do next, e.g. take a new snapshot or handle the dialog. ";
 
 enum srv_state {
 	SRV_NEW,         /* only initialize and ping are served */
@@ -619,8 +621,9 @@ static void handle_initialize(struct mcp_server *srv, struct mcp_msg *msg)
 	server_info = json_pack("{s:s, s:s}", "name", "glassbox", "version", GLASSBOX_VERSION);
 	if (version_at_least(srv->version, "2025-06-18"))
 		json_object_set_new(server_info, "title", json_string("glassbox browser"));
-	result = json_pack("{s:s, s:o, s:o, s:s}", "protocolVersion", srv->version, "capabilities",
-	                   caps, "serverInfo", server_info, "instructions", instructions);
+	result = json_pack("{s:s, s:o, s:o, s:s++}", "protocolVersion", srv->version,
+	                   "capabilities", caps, "serverInfo", server_info, "instructions",
+	                   instructions, act_page_content_notice);
 	srv->state = SRV_INITIALIZED;
 	/* {} means form mode (2025-06-18); 2025-11-25 names the modes */
 	srv->client_elicits =

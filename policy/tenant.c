@@ -74,6 +74,7 @@ static const char *const known_keys[] = {
 	"before_screenshots",
 	"retention_days",
 	"evidence",
+	"allow_data_urls",
 	"caps",
 	"screencast",
 	"har_bodies",
@@ -385,6 +386,7 @@ static void parse_settings(struct policy_tenant *t, const json_t *json, struct e
 		get_bool(evidence, "evidence", "before_answer", &s->evidence_before_answer, e);
 	get_bool(json, "", "require_evidence", &s->require_evidence, e);
 	get_bool(json, "", "before_screenshots", &s->before_screenshots, e);
+	get_bool(json, "", "allow_data_urls", &s->allow_data_urls, e);
 	get_int(json, "", "retention_days", 1, 36500, &s->retention_days, e);
 	check_caps(json_object_get(json, "caps"), e);
 	/* screencast: off unless asked; true or an object turns it on, capped */
@@ -788,8 +790,8 @@ json_t *policy_tenant_effective(const struct policy_tenant *p)
 	}
 	j = json_pack(
 	    "{s:s, s:s, s:o, s:{s:b, s:b, s:b, s:s}, s:o, s:{s:b}, s:{s:s}, "
-	    "s:{s:o, s:o, s:o}, s:b, s:{s:b}, s:b, s:o, s:{s:b, s:i, s:b, s:i}, s:{s:s, "
-	    "s:s, s:i}}",
+	    "s:{s:o, s:o, s:o}, s:b, s:{s:b}, s:b, s:b, s:o, s:{s:b, s:i, s:b, s:i}, "
+	    "s:{s:s, s:s, s:i}}",
 	    "source", p->source[0] ? p->source : "(none: every default)", "hash", p->hash, "egress",
 	    egress_json(p), "egress_layers", "tool", s->layer_tool, "fetch", s->layer_fetch,
 	    "proxy", s->layer_proxy, "netns",
@@ -806,7 +808,7 @@ json_t *policy_tenant_effective(const struct policy_tenant *p)
 	                            : json_string("default"),
 	    "require_evidence", s->require_evidence, "evidence", "before_answer",
 	    s->evidence_before_answer, "before_screenshots", s->before_screenshots,
-	    "retention_days",
+	    "allow_data_urls", s->allow_data_urls, "retention_days",
 	    s->retention_days ? json_integer(s->retention_days) : json_string("kept"), "files",
 	    "uploads", s->uploads, "upload_max_mb", s->upload_max_mb, "downloads", s->downloads,
 	    "download_max_mb", s->download_max_mb, "cdp", "access", s->cdp_allow ? "allow" : "deny",

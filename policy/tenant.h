@@ -19,6 +19,7 @@
  *     "require_evidence": bool,      default false
  *     "evidence": {"before_answer": bool},  default true
  *     "before_screenshots": bool,    default false
+ *     "allow_data_urls": bool,       default false: top-level data: URLs refused
  *     "retention_days": 1..36500     default: kept until purged by hand
  *     "screencast": true | {"fps": 1..5, "max_width": 160..1920,
  *                   "max_height": 120..1080, "max_frames": 1..60}   default off
@@ -55,6 +56,7 @@ struct policy_tenant_settings {
 	int require_evidence;       /* refuse page-changing actions without evidence */
 	int before_screenshots;     /* a screenshot before each page-changing action too */
 	int evidence_before_answer; /* the evidence screenshot is in before the answer */
+	int allow_data_urls;        /* browser_navigate may open top-level data: URLs */
 	int retention_days;         /* 0: kept */
 	/* screencast: frames of the page while each action runs, kept as
 	 * evidence; fps 0: off (the default) */

@@ -52,9 +52,14 @@ int policy_check_tool_url(const char *url, char *rule, size_t rulelen, char *err
 	    (rest[5] == '\0' || rest[5] == '?' || rest[5] == '#'))
 		return 0;
 	snprintf(rule, rulelen, "scheme-%s", scheme);
+	/* Playwright MCP's words first, then glassbox's rule */
 	snprintf(err, errlen,
-	         "%s: URLs are refused (rule %s): only http and https pages (and "
-	         "about:blank) can be opened",
-	         scheme, rule);
+	         "Access to \"%s:\" protocol is blocked. Attempted URL: \"%.200s\". %s: URLs "
+	         "are refused (rule %s): only http and https pages (and about:blank) can be "
+	         "opened%s",
+	         scheme, url, scheme, rule,
+	         !strcmp(scheme, "data") ? "; a tenant's policy allows data: pages with "
+	                                   "\"allow_data_urls\": true"
+	                                 : "");
 	return -1;
 }

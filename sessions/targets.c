@@ -125,6 +125,9 @@ static void setup_page(struct sess *s, const char *sid, const char *target_id, c
 	send_forget(s, sid, "Network.enable", network_params());
 	send_forget(s, sid, "Inspector.enable", NULL);
 	send_forget(s, sid, "Page.setInterceptFileChooserDialog", file_chooser_params());
+	/* a headless page has the focus, as in a window in front (Playwright
+	 * does the same): document.hasFocus() and the active element hold */
+	send_forget(s, sid, "Emulation.setFocusEmulationEnabled", json_pack("{s:b}", "enabled", 1));
 	send_forget(s, sid, "Target.setAutoAttach", auto_attach_params());
 	if (s->on_target)
 		s->on_target(s->on_target_user, s, sid, "page");

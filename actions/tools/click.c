@@ -2,6 +2,7 @@
  * click.c - browser_click: a click on one element, read back where it landed.
  */
 #include "actions/actions-private.h"
+#include "actions/codegen.h"
 #include "actions/tools/params.h"
 
 #include "cdp/cdp.h"
@@ -55,9 +56,31 @@ static const struct act_param params[] = {
 	P_OPERATION_ID,
 };
 
+/* .click() / .dblclick(), with button and modifiers as Playwright's
+ * generator writes its options. */
+static void click_code(struct act_ctx *ctx)
+{
+	json_t *mods = json_object_get(ctx->args, "modifiers");
+	struct act_code_args a = { 0 };
+	struct act_code_target t;
+	const char *list[8];
+	size_t i;
+
+	for (i = 0; i < json_array_size(mods) && i < 8; i++)
+		list[i] = json_string_value(json_array_get(mods, i));
+	a.list = list;
+	a.n_list = i;
+	a.button = json_string_value(json_object_get(ctx->args, "button"));
+	act_code_target_of(ctx, &t);
+	act_code_action(
+	    &ctx->code, &t,
+	    json_is_true(json_object_get(ctx->args, "doubleClick")) ? "dblclick" : "click", &a);
+}
+
 static const struct act_tool_impl impl = {
 	.run = click_run,
 	.needs_target = 1,
+	.code = click_code,
 };
 
 const struct act_def act_tool_click = {

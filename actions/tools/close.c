@@ -2,6 +2,7 @@
  * close.c - browser_close: the browser closed, leaving nothing behind.
  */
 #include "actions/actions-private.h"
+#include "actions/codegen.h"
 #include "actions/tools/params.h"
 
 #include "cdp/cdp.h"
@@ -35,8 +36,14 @@ static const struct act_param params[] = {
 	P_OPERATION_ID,
 };
 
+static void close_code(struct act_ctx *ctx)
+{
+	act_code_line(&ctx->code, "await page.close()");
+}
+
 static const struct act_tool_impl impl = {
 	.run = close_run,
+	.code = close_code,
 };
 
 const struct act_def act_tool_close = {

@@ -20,7 +20,6 @@ static int console_run(struct act_ctx *ctx)
 	int all = json_is_true(json_object_get(ctx->args, "all"));
 	size_t total, errors, warnings, i;
 	json_t *list, *m;
-	char id[17];
 
 	if (act_page_sync(ctx) < 0)
 		return -1;
@@ -34,26 +33,24 @@ static int console_run(struct act_ctx *ctx)
 	                              (json_int_t)warnings, "level", name ? name : "info", "all",
 	                              all));
 	json_object_set(ctx->out, "messages", list);
-	gb_buf_appendf(&ctx->text, "Total messages: %zu (Errors: %zu, Warnings: %zu)", total,
+	gb_buf_appendf(&ctx->result, "Total messages: %zu (Errors: %zu, Warnings: %zu)", total,
 	               errors, warnings);
 	if (json_array_size(list) != total)
-		gb_buf_appendf(&ctx->text, "\nReturning %zu messages for level \"%s\"",
+		gb_buf_appendf(&ctx->result, "\nReturning %zu messages for level \"%s\"",
 		               json_array_size(list), name ? name : "info");
 	if (json_array_size(list)) {
-		act_page_content_open(ctx, "console messages", id);
+		act_page_content_mark(ctx);
 		json_array_foreach(list, i, m)
 		{
-			gb_buf_appendf(&ctx->text, "[%s] %s",
+			gb_buf_appendf(&ctx->result, "\n[%s] %s",
 			               json_string_value(json_object_get(m, "level")),
 			               json_string_value(json_object_get(m, "text")));
 			if (json_object_get(m, "url"))
 				gb_buf_appendf(
-				    &ctx->text, " @ %s:%lld",
+				    &ctx->result, " @ %s:%lld",
 				    json_string_value(json_object_get(m, "url")),
 				    (long long)json_integer_value(json_object_get(m, "line")));
-			gb_buf_appendf(&ctx->text, "\n");
 		}
-		act_page_content_close(ctx, id);
 	}
 	json_decref(list);
 	return 0;

@@ -2,6 +2,7 @@
  * evaluate.c - browser_evaluate: a script run in the page, treated as an action that may change it.
  */
 #include "actions/actions-private.h"
+#include "actions/codegen.h"
 #include "actions/tools/params.h"
 
 #include "cdp/cdp.h"
@@ -14,41 +15,99 @@
 
 #define RESULT_TEXT_MAX 20000
 
+/* await page.evaluate('<fn>'); or on the element: await <locator>.evaluate('<fn>'); */
+static void evaluate_code(struct act_ctx *ctx, int is_function)
+{
+	const char *fn = json_string_value(json_object_get(ctx->args, "function"));
+	struct act_code_target t;
+	struct gb_buf arg;
+
+	gb_buf_init(&arg, 1 << 22);
+	if (is_function) {
+		act_code_quote(&arg, fn);
+	} else {
+		/* an expression, as Playwright MCP shows it: () => (expression) */
+		struct gb_buf wrapped;
+
+		gb_buf_init(&wrapped, 1 << 22);
+		gb_buf_appendf(&wrapped, "() => (%s)", fn ? fn : "");
+		act_code_quote(&arg, wrapped.data ? wrapped.data : "");
+		gb_buf_free(&wrapped);
+	}
+	if (ctx->has_target) {
+		act_code_target_of(ctx, &t);
+		act_code_call(&ctx->code, &t, "evaluate", arg.data ? arg.data : "''");
+	} else {
+		gb_buf_appendf(&ctx->code, "await page.evaluate(%s);\n",
+		               arg.data ? arg.data : "''");
+	}
+	gb_buf_free(&arg);
+}
+
 static int evaluate_run(struct act_ctx *ctx)
 {
 	const char *fn = json_string_value(json_object_get(ctx->args, "function"));
+	const char *filename = json_string_value(json_object_get(ctx->args, "filename"));
+	char path[4096];
 	json_t *value = NULL;
+	int is_function = 0;
 	char *dump = NULL;
-	char id[17];
 	struct gb_buf expr;
 	int rc;
 
 	gb_buf_init(&expr, 1 << 22);
+	if (filename && act_output_path(ctx, filename, path, sizeof(path)) < 0) {
+		rc = -1;
+		goto out;
+	}
 	if (ctx->has_target) {
-		gb_buf_appendf(&expr,
-		               "async function(el) { const f = (%s); return typeof f === "
-		               "'function' ? await f(el) : f; }",
-		               fn);
+		gb_buf_appendf(
+		    &expr,
+		    "async function(el) { const f = (%s); const isFunction = typeof f === "
+		    "'function'; return { isFunction, value: isFunction ? await f(el) : "
+		    "await f }; }",
+		    fn);
 		rc = act_call_on_target(ctx, expr.data ? expr.data : "",
 		                        json_pack("[{s:s}]", "objectId", ctx->target.object_id),
 		                        &value, "running the function");
 	} else {
-		gb_buf_appendf(&expr,
-		               "(async () => { const f = (%s\n); return typeof f === "
-		               "'function' ? await f() : f; })()",
-		               fn);
+		gb_buf_appendf(
+		    &expr,
+		    "(async () => { const f = (%s\n); const isFunction = typeof f === "
+		    "'function'; return { isFunction, value: isFunction ? await f() : await "
+		    "f }; })()",
+		    fn);
 		rc = act_eval(ctx, expr.data ? expr.data : "", &value, "running the function");
 	}
 	if (rc < 0)
 		goto out;
+	is_function = json_is_true(json_object_get(value, "isFunction"));
+	{
+		json_t *v = json_incref(json_object_get(value, "value"));
+
+		json_decref(value);
+		value = v ? v : json_null();
+	}
 	/* strings the page returns may carry a secret typed earlier */
 	act_secrets_scrub_json(ctx->as, value);
 	json_object_set(ctx->out, "result", value);
-	dump = json_dumps(value, JSON_ENCODE_ANY | JSON_COMPACT);
-	act_page_content_open(ctx, "result", id);
-	gb_buf_appendf(&ctx->text, "Result: %.*s%s", RESULT_TEXT_MAX, dump ? dump : "undefined",
-	               dump && strlen(dump) > RESULT_TEXT_MAX ? "… (truncated)" : "");
-	act_page_content_close(ctx, id);
+	/* as Playwright MCP shows it: JSON.stringify(result, null, 2) */
+	dump = json_dumps(value, JSON_ENCODE_ANY | JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	act_page_content_mark(ctx);
+	if (filename) {
+		/* the whole value, into the output directory; the answer links it */
+		rc = act_output_write(ctx, path, dump ? dump : "undefined",
+		                      strlen(dump ? dump : "undefined"));
+		if (rc < 0)
+			goto out;
+		gb_buf_appendf(&ctx->result, "- [Evaluation result](%s)", filename);
+	} else {
+		gb_buf_appendf(&ctx->result, "%.*s%s", RESULT_TEXT_MAX, dump ? dump : "undefined",
+		               dump && strlen(dump) > RESULT_TEXT_MAX ? "… (truncated)" : "");
+	}
+	gb_buf_appendf(&ctx->text, "Ran the function");
+	if (!ctx->as->no_code)
+		evaluate_code(ctx, is_function);
 out:
 	free(dump);
 	json_decref(value);
@@ -66,6 +125,10 @@ static const struct act_param params[] = {
 	P_ELEMENT,
 	P_EXPECT,
 	P_OPERATION_ID,
+	{ .name = "filename",
+	  .type = ACT_T_STRING,
+	  .description = "Save the result to this file in the server's output directory "
+	                 "(--output-dir) instead of returning it inline. A plain file name" },
 };
 
 static const struct act_tool_impl impl = {

@@ -20,7 +20,6 @@ static int find_run(struct act_ctx *ctx)
 	json_t *matches = NULL;
 	char *yaml = NULL;
 	char err[512] = "";
-	char id[17];
 	int truncated = 0;
 	int rc;
 
@@ -37,16 +36,16 @@ static int find_run(struct act_ctx *ctx)
 	json_object_set_new(ctx->out, "url", json_string(sess_page_url(ctx->page)));
 	json_object_set(ctx->out, "matches", matches);
 	if (!json_array_size(matches)) {
-		gb_buf_appendf(&ctx->text, "No matches found for %s%s%s on %s", text ? "\"" : "",
+		gb_buf_appendf(&ctx->result, "No matches found for %s%s%s on %s", text ? "\"" : "",
 		               text ? text : regex, text ? "\"" : "", sess_page_url(ctx->page));
 		goto out;
 	}
-	gb_buf_appendf(&ctx->text, "Found %zu match%s for %s%s%s (refs usable by the next call):\n",
+	gb_buf_appendf(&ctx->result,
+	               "Found %zu match%s for %s%s%s (refs usable by the next call):\n",
 	               json_array_size(matches), json_array_size(matches) == 1 ? "" : "es",
 	               text ? "\"" : "", text ? text : regex, text ? "\"" : "");
-	act_page_content_open(ctx, "search result", id);
-	gb_buf_appendf(&ctx->text, "```yaml\n%s\n```", snippets.data ? snippets.data : "");
-	act_page_content_close(ctx, id);
+	act_page_content_mark(ctx);
+	gb_buf_appendf(&ctx->result, "```yaml\n%s\n```", snippets.data ? snippets.data : "");
 	free(ctx->as->last_snapshot);
 	ctx->as->last_snapshot = yaml;
 	yaml = NULL;

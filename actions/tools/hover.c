@@ -2,6 +2,7 @@
  * hover.c - browser_hover: the mouse moved over one element.
  */
 #include "actions/actions-private.h"
+#include "actions/codegen.h"
 #include "actions/tools/params.h"
 
 #include "cdp/cdp.h"
@@ -34,9 +35,18 @@ static const struct act_param params[] = {
 	P_OPERATION_ID,
 };
 
+static void hover_code(struct act_ctx *ctx)
+{
+	struct act_code_target t;
+
+	act_code_target_of(ctx, &t);
+	act_code_action(&ctx->code, &t, "hover", NULL);
+}
+
 static const struct act_tool_impl impl = {
 	.run = hover_run,
 	.needs_target = 1,
+	.code = hover_code,
 };
 
 const struct act_def act_tool_hover = {

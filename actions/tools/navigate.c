@@ -2,6 +2,7 @@
  * navigate.c - browser_navigate: the current tab sent to a URL.
  */
 #include "actions/actions-private.h"
+#include "actions/codegen.h"
 #include "actions/tools/params.h"
 
 #include "cdp/cdp.h"
@@ -12,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 /* Gate: tools refuse URLs that are not web pages (policy layer 1). */
 static int navigate_gate(struct act_ctx *ctx)
@@ -21,6 +23,11 @@ static int navigate_gate(struct act_ctx *ctx)
 
 	json_t *blocked = NULL;
 
+	if (ctx->as->navigation_timeout_ms) /* --timeout-navigation: this call's deadline */
+		ctx->deadline_ms = ctx->started_ms + ctx->as->navigation_timeout_ms;
+	if (url && !strncasecmp(url, "data:", 5) &&
+	    policy_tenant_settings(ctx->as->tenant_policy)->allow_data_urls)
+		return 0; /* the policy allows top-level data: pages; no request leaves */
 	if (policy_check_tool_url(url, rule, sizeof(rule), err, sizeof(err)) < 0) {
 		json_object_set_new(ctx->out, "blocked",
 		                    json_pack("[{s:s, s:s, s:s}]", "url", url ? url : "", "rule",
@@ -70,9 +77,17 @@ static const struct act_param params[] = {
 	P_OPERATION_ID,
 };
 
+/* await page.goto('<url>'); */
+static void navigate_code(struct act_ctx *ctx)
+{
+	act_code_goto(&ctx->code, ctx->as->code_lang,
+	              json_string_value(json_object_get(ctx->args, "url")));
+}
+
 static const struct act_tool_impl impl = {
 	.gate = navigate_gate,
 	.run = navigate_run,
+	.code = navigate_code,
 };
 
 const struct act_def act_tool_navigate = {

@@ -2,6 +2,7 @@
  * navigate_back.c - browser_navigate_back: the current tab sent back in its history.
  */
 #include "actions/actions-private.h"
+#include "actions/codegen.h"
 #include "actions/tools/params.h"
 
 #include "cdp/cdp.h"
@@ -49,8 +50,14 @@ static const struct act_param params[] = {
 	P_OPERATION_ID,
 };
 
+static void navigate_back_code(struct act_ctx *ctx)
+{
+	act_code_line(&ctx->code, "await page.goBack();");
+}
+
 static const struct act_tool_impl impl = {
 	.run = navigate_back_run,
+	.code = navigate_back_code,
 };
 
 const struct act_def act_tool_navigate_back = {

@@ -98,7 +98,7 @@ static int show_body(struct act_ctx *ctx, json_t *e, int response, size_t show)
 	                    json_object_get(json_object_get(e, "request_headers"), "Content-Type")),
 	                "text/plain");
 	unsigned char *data = NULL;
-	char why[400] = "", sha[65], id[17];
+	char why[400] = "", sha[65];
 	int truncated = 0;
 	size_t len = 0;
 	int rc;
@@ -106,7 +106,7 @@ static int show_body(struct act_ctx *ctx, json_t *e, int response, size_t show)
 	rc = fetch_body(ctx, e, response, &data, &len, why, sizeof(why));
 	if (rc != 0) {
 		if (rc > 0)
-			gb_buf_appendf(&ctx->text, "\n  %s: none (%s)", what, why);
+			gb_buf_appendf(&ctx->result, "\n  %s: none (%s)", what, why);
 		return rc < 0 ? -1 : 0;
 	}
 	if (len > BODY_MAX) {
@@ -133,15 +133,14 @@ static int show_body(struct act_ctx *ctx, json_t *e, int response, size_t show)
 		json_object_set_new(ctx->out, response ? "response_body" : "request_body",
 		                    json_pack("{s:I, s:s, s:s, s:b}", "size", (json_int_t)len,
 		                              "sha256", sha, "mime", mime, "truncated", truncated));
-		gb_buf_appendf(&ctx->text, "\n  %s: %zu bytes%s (%s), glassbox://artifact/%s", what,
-		               len, truncated ? " (cut at the limit)" : "", mime, sha);
+		gb_buf_appendf(&ctx->result, "\n  %s: %zu bytes%s (%s), glassbox://artifact/%s",
+		               what, len, truncated ? " (cut at the limit)" : "", mime, sha);
 		if (is_textual(mime) && show) {
-			gb_buf_appendf(&ctx->text, "\n");
-			act_page_content_open(ctx, what, id);
-			gb_buf_appendf(&ctx->text, "%.*s%s", (int)(len < show ? len : show),
+			gb_buf_appendf(&ctx->result, "\n");
+			act_page_content_mark(ctx);
+			gb_buf_appendf(&ctx->result, "%.*s%s", (int)(len < show ? len : show),
 			               (char *)data,
 			               len > show ? "\n[... more in the artifact]" : "");
-			act_page_content_close(ctx, id);
 		}
 	}
 	free(data);
@@ -155,9 +154,9 @@ static void show_headers(struct act_ctx *ctx, const char *title, json_t *headers
 
 	if (!json_object_size(headers))
 		return;
-	gb_buf_appendf(&ctx->text, "\n  %s", title);
+	gb_buf_appendf(&ctx->result, "\n  %s", title);
 	json_object_foreach(headers, k, v)
-	    gb_buf_appendf(&ctx->text, "\n    %s: %s", k, json_string_value(v));
+	    gb_buf_appendf(&ctx->result, "\n    %s: %s", k, json_string_value(v));
 }
 
 static int request_run(struct act_ctx *ctx)
@@ -182,17 +181,17 @@ static int request_run(struct act_ctx *ctx)
 	json_object_del(copy, "post_data");
 	act_secrets_scrub_json(ctx->as, copy);
 	json_object_set_new(ctx->out, "request", copy);
-	gb_buf_appendf(&ctx->text, "#%u [%s] %s", index,
+	gb_buf_appendf(&ctx->result, "#%u [%s] %s", index,
 	               json_string_value(json_object_get(copy, "method")),
 	               json_string_value(json_object_get(copy, "url")));
 	if (json_object_get(copy, "status"))
-		gb_buf_appendf(&ctx->text, "\n  status: [%lld] %s",
+		gb_buf_appendf(&ctx->result, "\n  status: [%lld] %s",
 		               (long long)json_integer_value(json_object_get(copy, "status")),
 		               gb_or(json_string_value(json_object_get(copy, "status_text")), ""));
 	else if (json_object_get(copy, "failed"))
-		gb_buf_appendf(&ctx->text, "\n  status: [FAILED] %s",
+		gb_buf_appendf(&ctx->result, "\n  status: [FAILED] %s",
 		               json_string_value(json_object_get(copy, "failed")));
-	gb_buf_appendf(&ctx->text, "\n  type: %s",
+	gb_buf_appendf(&ctx->result, "\n  type: %s",
 	               json_string_value(json_object_get(copy, "type")));
 	if (!part || !strcmp(part, "request-headers"))
 		show_headers(ctx, "Request headers", json_object_get(copy, "request_headers"));
@@ -202,8 +201,8 @@ static int request_run(struct act_ctx *ctx)
 		rc = show_body(ctx, e, 0, part ? BODY_TEXT_MAX : BODY_PREVIEW);
 	if (rc == 0 && (!part || !strcmp(part, "response-body")))
 		rc = show_body(ctx, e, 1, part ? BODY_TEXT_MAX : BODY_PREVIEW);
-	gb_buf_appendf(&ctx->text, "\n(Cookie, Set-Cookie, Authorization and other credential "
-	                           "headers are never kept: their values show as [redacted].)");
+	gb_buf_appendf(&ctx->result, "\n(Cookie, Set-Cookie, Authorization and other credential "
+	                             "headers are never kept: their values show as [redacted].)");
 	return rc;
 }
 

@@ -23,7 +23,6 @@ static int requests_run(struct act_ctx *ctx)
 	size_t hidden = 0, i;
 	json_t *list, *r;
 	regex_t re;
-	char id[17];
 	int rc;
 
 	if (pattern && strlen(pattern) > FILTER_MAX)
@@ -51,27 +50,26 @@ static int requests_run(struct act_ctx *ctx)
 	json_object_set_new(ctx->out, "url", json_string(sess_page_url(ctx->page)));
 	json_object_set(ctx->out, "requests", list);
 	json_object_set_new(ctx->out, "hidden_static", json_integer((json_int_t)hidden));
-	act_page_content_open(ctx, "list of requests", id);
+	act_page_content_mark(ctx);
 	json_array_foreach(list, i, r)
 	{
-		gb_buf_appendf(&ctx->text, "%lld. [%s] %s",
+		gb_buf_appendf(&ctx->result, "%lld. [%s] %s",
 		               (long long)json_integer_value(json_object_get(r, "index")),
 		               json_string_value(json_object_get(r, "method")),
 		               json_string_value(json_object_get(r, "url")));
 		if (json_object_get(r, "status"))
 			gb_buf_appendf(
-			    &ctx->text, " => [%lld] %s",
+			    &ctx->result, " => [%lld] %s",
 			    (long long)json_integer_value(json_object_get(r, "status")),
 			    gb_or(json_string_value(json_object_get(r, "status_text")), ""));
 		else if (json_object_get(r, "failed"))
-			gb_buf_appendf(&ctx->text, " => [FAILED] %s",
+			gb_buf_appendf(&ctx->result, " => [FAILED] %s",
 			               json_string_value(json_object_get(r, "failed")));
-		gb_buf_appendf(&ctx->text, "\n");
+		gb_buf_appendf(&ctx->result, "\n");
 	}
-	act_page_content_close(ctx, id);
 	if (hidden)
 		gb_buf_appendf(
-		    &ctx->text,
+		    &ctx->result,
 		    "\nNote: %zu static request%s not shown, run with \"static\": true to "
 		    "see %s.",
 		    hidden, hidden == 1 ? "" : "s", hidden == 1 ? "it" : "them");

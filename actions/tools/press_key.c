@@ -2,6 +2,7 @@
  * press_key.c - browser_press_key: a key pressed in the focused element.
  */
 #include "actions/actions-private.h"
+#include "actions/codegen.h"
 #include "actions/tools/params.h"
 
 #include "cdp/cdp.h"
@@ -32,8 +33,19 @@ static const struct act_param params[] = {
 	P_OPERATION_ID,
 };
 
+/* // Press <key>, then await page.keyboard.press('<key>'); */
+static void press_key_code(struct act_ctx *ctx)
+{
+	const char *key = json_string_value(json_object_get(ctx->args, "key"));
+
+	gb_buf_appendf(&ctx->code, "// Press %s\nawait page.keyboard.press(", key ? key : "");
+	act_code_quote(&ctx->code, key);
+	gb_buf_appendf(&ctx->code, ");\n");
+}
+
 static const struct act_tool_impl impl = {
 	.run = press_key_run,
+	.code = press_key_code,
 };
 
 const struct act_def act_tool_press_key = {

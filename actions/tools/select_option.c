@@ -2,6 +2,7 @@
  * select_option.c - browser_select_option: options chosen in a <select>, re-read from the page.
  */
 #include "actions/actions-private.h"
+#include "actions/codegen.h"
 #include "actions/tools/params.h"
 
 #include "cdp/cdp.h"
@@ -29,9 +30,30 @@ static const struct act_param params[] = {
 	P_OPERATION_ID,
 };
 
+/* .selectOption('v') for one value, .selectOption(['a', 'b']) for more. */
+static void select_code(struct act_ctx *ctx)
+{
+	json_t *values = json_object_get(ctx->args, "values");
+	struct act_code_args a = { 0 };
+	struct act_code_target t;
+	const char **list = calloc(json_array_size(values) + 1, sizeof(*list));
+	size_t i;
+
+	if (!list)
+		return;
+	for (i = 0; i < json_array_size(values); i++)
+		list[i] = json_string_value(json_array_get(values, i));
+	a.list = list;
+	a.n_list = i;
+	act_code_target_of(ctx, &t);
+	act_code_action(&ctx->code, &t, "selectOption", &a);
+	free(list);
+}
+
 static const struct act_tool_impl impl = {
 	.run = select_run,
 	.needs_target = 1,
+	.code = select_code,
 };
 
 const struct act_def act_tool_select_option = {

@@ -15,22 +15,28 @@
 static int snapshot_run(struct act_ctx *ctx)
 {
 	json_t *max = json_object_get(ctx->args, "maxChars");
+	json_t *depth = json_object_get(ctx->args, "depth");
+	json_t *boxes = json_object_get(ctx->args, "boxes");
 	const char *target = json_string_value(json_object_get(ctx->args, "target"));
 	const char *hidden = json_string_value(json_object_get(ctx->args, "hiddenText"));
+	const char *filename = json_string_value(json_object_get(ctx->args, "filename"));
 	struct snap_stats stats = { 0 };
-	enum snap_hidden_mode mode;
-	int have_root = 0;
-	char id[17];
+	struct snap_lines lines = { 0 };
 	struct snap_ref root;
+	const struct snap_ref *rootp = NULL;
 	char *yaml = NULL;
+	char path[1024];
 	int truncated = 0;
-	int rc;
+	int mode = hidden ? (!strcmp(hidden, "drop") ? SNAP_HIDDEN_DROP : SNAP_HIDDEN_FLAG) : 0;
+	int rc = -1;
 
+	if (filename && act_output_path(ctx, filename, path, sizeof(path)) < 0)
+		return -1;
 	if (target && act_snapshot_find(&ctx->as->refs, target)) {
 		root = *act_snapshot_find(&ctx->as->refs, target);
 		root.role = NULL;
 		root.name = NULL;
-		have_root = 1;
+		rootp = &root;
 	} else if (target) {
 		/* a CSS selector, or a ref the latest snapshot does not have */
 		json_t *node = NULL;
@@ -46,38 +52,53 @@ static int snapshot_run(struct act_ctx *ctx)
 		root.backend_node_id = (int)json_integer_value(
 		    json_object_get(json_object_get(node, "node"), "backendNodeId"));
 		json_decref(node);
-		have_root = 1;
+		rootp = &root;
 	}
-	mode = hidden ? (!strcmp(hidden, "drop") ? SNAP_HIDDEN_DROP : SNAP_HIDDEN_FLAG)
-	              : act_snapshot_hidden_mode(ctx);
-	rc = act_snapshot_for_agent(ctx, have_root ? &root : NULL,
-	                            max ? (size_t)json_integer_value(max) : 0, mode, &stats, &yaml,
-	                            &truncated);
-	if (rc < 0)
-		return rc;
+	if (act_page_snapshot(ctx, rootp, max ? (size_t)json_integer_value(max) : 0,
+	                      boxes ? json_is_true(boxes) : ctx->as->snapshot_boxes,
+	                      depth ? (unsigned)json_integer_value(depth) : 0, mode, &stats, &yaml,
+	                      &truncated, &lines) < 0)
+		goto out;
 	json_object_set_new(ctx->out, "url", json_string(sess_page_url(ctx->page)));
 	json_object_set_new(ctx->out, "truncated", json_boolean(truncated));
 	json_object_set_new(ctx->out, "refs", json_integer((json_int_t)ctx->as->refs.n_refs));
 	json_object_set_new(ctx->out, "hidden_text",
 	                    json_pack("{s:s, s:I, s:I}", "mode",
-	                              mode == SNAP_HIDDEN_DROP ? "drop" : "flag", "flagged",
-	                              (json_int_t)stats.hidden_flagged, "dropped",
+	                              mode == SNAP_HIDDEN_DROP ||
+	                                      (!mode && ctx->as->hidden_text == SNAP_HIDDEN_DROP)
+	                                  ? "drop"
+	                                  : "flag",
+	                              "flagged", (json_int_t)stats.hidden_flagged, "dropped",
 	                              (json_int_t)stats.hidden_dropped));
 	json_object_set_new(ctx->out, "label_differs",
 	                    json_integer((json_int_t)stats.label_differs));
-	gb_buf_appendf(&ctx->text, "- Page URL: %s\n", sess_page_url(ctx->page));
-	act_page_content_open(ctx, "snapshot", id);
-	gb_buf_appendf(&ctx->text, "- Snapshot:\n```yaml\n%s\n```", yaml);
-	act_page_content_close(ctx, id);
+	act_page_content_mark(ctx);
+	if (filename) {
+		if (act_output_write(ctx, path, yaml, strlen(yaml)) < 0)
+			goto out;
+		gb_buf_appendf(&ctx->result, "- [Snapshot](%s)", filename);
+	} else {
+		ctx->snapshot = strdup(yaml);
+	}
 	if (stats.hidden_flagged || stats.hidden_dropped || stats.label_differs)
 		gb_buf_appendf(&ctx->text,
-		               "\n- hidden text: %zu line(s) flagged, %zu left out "
-		               "(hiddenText: \"%s\"); %zu label(s) differ from the visible text",
-		               stats.hidden_flagged, stats.hidden_dropped,
-		               mode == SNAP_HIDDEN_DROP ? "drop" : "flag", stats.label_differs);
-	free(ctx->as->last_snapshot);
-	ctx->as->last_snapshot = yaml;
-	return 0;
+		               "- hidden text: %zu line(s) flagged, %zu left out; %zu label(s) "
+		               "differ from the visible text",
+		               stats.hidden_flagged, stats.hidden_dropped, stats.label_differs);
+	/* the agent has seen the whole page: what changes is measured from here */
+	if (!rootp && !truncated && !depth) {
+		act_page_seen(ctx, yaml, &lines);
+		yaml = NULL;
+	} else {
+		free(ctx->as->last_snapshot);
+		ctx->as->last_snapshot = yaml;
+		yaml = NULL;
+	}
+	rc = 0;
+out:
+	free(yaml);
+	act_snapshot_lines_free(&lines);
+	return rc;
 }
 
 static const char *const hidden_text_values[] = { "flag", "drop", NULL };
@@ -98,6 +119,22 @@ static const struct act_param params[] = {
 	  .minimum = 100,
 	  .maximum = 10000000,
 	  .has_range = 1 },
+	{ .name = "depth",
+	  .type = ACT_T_INTEGER,
+	  .description = "Limit the depth of the snapshot tree: nodes deeper than this are left "
+	                 "out (their parents still show). Default: no limit",
+	  .minimum = 1,
+	  .maximum = 512,
+	  .has_range = 1 },
+	{ .name = "boxes",
+	  .type = ACT_T_BOOLEAN,
+	  .description =
+	      "Include each element's bounding box as [box=x,y,width,height] (CSS "
+	      "pixels in its frame's viewport). Default: the server's --snapshot-boxes" },
+	{ .name = "filename",
+	  .type = ACT_T_STRING,
+	  .description = "Save the snapshot to this file in the server's output directory "
+	                 "(--output-dir) instead of returning it inline. A plain file name" },
 };
 
 static const struct act_tool_impl impl = {

@@ -2,6 +2,7 @@
  * take_screenshot.c - browser_take_screenshot: a screenshot of the viewport, the full page or one element, kept as evidence.
  */
 #include "actions/actions-private.h"
+#include "actions/codegen.h"
 #include "actions/tools/params.h"
 
 #include "cdp/cdp.h"
@@ -12,17 +13,77 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+
+/* The image type asked for: `type`, else the filename's extension, else png. */
+static const char *image_type(struct act_ctx *ctx, const char *filename)
+{
+	const char *type = json_string_value(json_object_get(ctx->args, "type"));
+	const char *ext = filename ? strrchr(filename, '.') : NULL;
+
+	if (type)
+		return type;
+	if (ext && (!strcasecmp(ext, ".jpg") || !strcasecmp(ext, ".jpeg")))
+		return "jpeg";
+	if (ext && !strcasecmp(ext, ".webp"))
+		return "webp";
+	return "png";
+}
+
+/* The code Playwright MCP shows for it. */
+static void screenshot_code(struct act_ctx *ctx, const char *type, const char *file,
+                            const char *what, int full)
+{
+	const char *scale = json_string_value(json_object_get(ctx->args, "scale"));
+	struct act_code_target t;
+	struct gb_buf opts;
+
+	gb_buf_init(&opts, 8192);
+	gb_buf_appendf(&opts, "{\n%s  path: ", full ? "  fullPage: true,\n" : "");
+	act_code_quote(&opts, file);
+	gb_buf_appendf(&opts, ",\n  scale: ");
+	act_code_quote(&opts, scale ? scale : "css");
+	gb_buf_appendf(&opts, ",\n  type: ");
+	act_code_quote(&opts, type);
+	gb_buf_appendf(&opts, "\n}");
+	gb_buf_appendf(&ctx->code, "// Screenshot %s and save it as %s\n", what, file);
+	if (ctx->has_target) {
+		act_code_target_of(ctx, &t);
+		act_code_call(&ctx->code, &t, "screenshot", opts.data ? opts.data : "");
+	} else {
+		gb_buf_appendf(&ctx->code, "await page.screenshot(%s);\n",
+		               opts.data ? opts.data : "");
+	}
+	gb_buf_free(&opts);
+}
 
 static int screenshot_run(struct act_ctx *ctx)
 {
 	int full = json_is_true(json_object_get(ctx->args, "fullPage"));
-	json_t *params = act_png_params();
+	const char *filename = json_string_value(json_object_get(ctx->args, "filename"));
+	const char *type = image_type(ctx, filename && *filename ? filename : NULL);
+	const char *what;
+	json_t *params = NULL;
 	char *masked = NULL;
-	json_t *res = NULL, *metrics = NULL;
+	char path[4096] = "";
+	char link[4200] = "";
+	unsigned char *img = NULL;
+	size_t img_len = 0;
+	json_t *res = NULL, *metrics = NULL, *other = NULL;
 	const char *b64;
+	const char *shown;
 	char sha[65];
 	int rc = 0;
 
+	if (filename && !*filename)
+		filename = NULL; /* "" is no name, as Playwright MCP takes it */
+	if (full && ctx->has_target)
+		return act_fail(ctx, "bad_arguments",
+		                "fullPage cannot be used with element screenshots. Pass either "
+		                "fullPage (the whole page) or target (one element)");
+	if (filename && act_output_path(ctx, filename, path, sizeof(path)) < 0)
+		return -1;
+	params = act_png_params();
 	if (ctx->has_target) {
 		json_t *info = NULL;
 
@@ -66,17 +127,38 @@ static int screenshot_run(struct act_ctx *ctx)
 		json_decref(params);
 		goto out;
 	}
+	/* the same picture in the format asked for, taken before the PNG
+	 * (whose params the capture takes) */
+	if (strcmp(type, "png") != 0) {
+		json_t *p2 = json_deep_copy(params);
+
+		json_object_set_new(p2, "format", json_string(type));
+		if (!strcmp(type, "jpeg"))
+			json_object_set_new(p2, "quality", json_integer(90));
+		rc = act_cdp(ctx, ctx->psid, "Page.captureScreenshot", p2, &other,
+		             "taking the screenshot");
+		if (rc < 0) {
+			json_decref(params);
+			goto out;
+		}
+	}
 	rc = act_cdp(ctx, ctx->psid, "Page.captureScreenshot", params, &res,
 	             "taking the screenshot");
 	if (rc < 0)
 		goto out;
 	b64 = json_string_value(json_object_get(res, "data"));
 	json_object_set_new(ctx->out, "url", json_string(sess_page_url(ctx->page)));
+	what = ctx->has_target ? "element" : full ? "full page" : "viewport";
 	gb_buf_appendf(&ctx->text, "Took a screenshot of %s",
 	               ctx->has_target ? ctx->target.description
 	               : full          ? "the full page"
 	                               : "the viewport");
 	rc = act_store_png(ctx, b64, "screenshot", sha);
+	/* the image itself is the answer's attachment (as Playwright MCP
+	 * returns it); its evidence is named in ### Evidence and
+	 * structuredContent.evidence */
+	if (rc == 0 && json_array_size(ctx->content))
+		json_array_remove(ctx->content, json_array_size(ctx->content) - 1);
 	if (rc == 0 && ctx->shot_masked) {
 		/* the model sees the masked image too */
 		size_t n = sodium_base64_ENCODED_LEN(ctx->shot_len, sodium_base64_VARIANT_ORIGINAL);
@@ -88,21 +170,56 @@ static int screenshot_run(struct act_ctx *ctx)
 		else
 			rc = -1;
 	}
-	if (rc == 0)
-		json_array_insert_new(ctx->content, 0,
-		                      json_pack("{s:s, s:s, s:s}", "type", "image", "mimeType",
-		                                "image/png", "data", masked ? masked : b64));
-	else
+	if (rc < 0) {
 		rc = act_fail(ctx, "evidence_failed",
 		              "the screenshot could not be validated or stored");
+		goto out;
+	}
+	shown = masked ? masked : b64;
+	if (strcmp(type, "png") != 0 && ctx->shot_masked) {
+		/* only the PNG has the secret's field painted over */
+		gb_buf_appendf(&ctx->text,
+		               "\n- returned as png, not %s: the page shows a field that "
+		               "received a secret, painted over in the png only",
+		               type);
+		type = "png";
+	} else if (strcmp(type, "png") != 0) {
+		shown = json_string_value(json_object_get(other, "data"));
+	}
+	if (!shown || evid_base64_decode(shown, strlen(shown), &img, &img_len) < 0) {
+		rc = act_fail(ctx, "evidence_failed", "the %s screenshot could not be decoded",
+		              type);
+		goto out;
+	}
+	/* the file Playwright MCP writes: the name asked for, else page-<time> */
+	if (filename) {
+		rc = act_output_write(ctx, path, img, img_len);
+		snprintf(link, sizeof(link), "%s", filename);
+	} else if (ctx->as->output_dir) {
+		rc = act_output_new_file(ctx, ctx->has_target ? "element" : "page", type, img,
+		                         img_len, link, sizeof(link));
+	}
+	if (rc < 0)
+		goto out;
+	if (link[0])
+		gb_buf_appendf(&ctx->result, "- [Screenshot of %s](%s)", what, link);
+	if (!ctx->as->no_code)
+		screenshot_code(ctx, type, link[0] ? link : "page.png", what, full);
+	if (!filename) /* asked to save it: the image stays in the file, as Playwright MCP does */
+		json_array_insert_new(ctx->content, 0,
+		                      json_pack("{s:s, s:s+, s:s}", "type", "image", "mimeType",
+		                                "image/", type, "data", shown));
 out:
+	free(img);
 	free(masked);
 	json_decref(metrics);
+	json_decref(other);
 	json_decref(res);
 	return rc;
 }
 
-static const char *const image_type_values[] = { "png", NULL };
+static const char *const image_type_values[] = { "png", "jpeg", "webp", NULL };
+static const char *const scale_values[] = { "css", "device", NULL };
 
 static const struct act_param params[] = {
 	P_TARGET_OPT,
@@ -114,8 +231,20 @@ static const struct act_param params[] = {
 	                 "screenshots." },
 	{ .name = "type",
 	  .type = ACT_T_STRING,
-	  .description = "Image format for the screenshot; only png is supported",
+	  .description = "Image format for the screenshot. If unset, inferred from the filename "
+	                 "extension, otherwise png. The evidence kept is always a validated PNG",
 	  .enum_values = image_type_values },
+	{ .name = "filename",
+	  .type = ACT_T_STRING,
+	  .description = "File name to save the screenshot to, in the server's output directory "
+	                 "(--output-dir); the image is then not returned inline. A plain file "
+	                 "name. Default: page-{timestamp}.{png|jpeg|webp} there when the server "
+	                 "has an output directory" },
+	{ .name = "scale",
+	  .type = ACT_T_STRING,
+	  .description = "Image resolution scale: css (CSS pixels) or device (device pixels). "
+	                 "The browser's device pixel ratio is 1, so both give the same size",
+	  .enum_values = scale_values },
 };
 
 static const struct act_tool_impl impl = {
@@ -127,8 +256,9 @@ const struct act_def act_tool_take_screenshot = {
 	.name = "browser_take_screenshot",
 	.title = "Take a screenshot",
 	.description =
-	    "Take a PNG screenshot of the viewport, of the full page (`fullPage`) or of one "
-	    "element (`target`). The image is returned inline and stored as evidence. Use "
+	    "Take a screenshot (png, jpeg or webp) of the viewport, of the full page (`fullPage`) "
+	    "or of one element (`target`). The image is returned inline (or saved to "
+	    "`filename`) and a PNG is stored as evidence. Use "
 	    "browser_snapshot to decide what to act on; screenshots are for looking and for the "
 	    "record. Read-only.",
 	PARAMS(params),

@@ -2,6 +2,7 @@
  * type.c - browser_type: text (or a stored secret) typed into one field, re-read from the page.
  */
 #include "actions/actions-private.h"
+#include "actions/codegen.h"
 #include "actions/tools/params.h"
 
 #include "cdp/cdp.h"
@@ -65,9 +66,33 @@ static const struct act_param params[] = {
 	P_OPERATION_ID,
 };
 
+/* .fill(text) or .pressSequentially(text), then .press('Enter') with
+ * submit; a secret is written as its environment variable. */
+static void type_code(struct act_ctx *ctx)
+{
+	struct act_code_args a = { 0 };
+	struct act_code_args enter = { .text = "Enter" };
+	struct act_code_target t;
+
+	a.text = json_string_value(json_object_get(ctx->args, "text"));
+	a.secret = json_string_value(json_object_get(ctx->args, "secret"));
+	if (ctx->sensitive && !a.secret) {
+		/* typed into a password field: its value never shows */
+		act_code_line(&ctx->code, "// typed into a password field: its value is not shown");
+		a.secret = "PASSWORD";
+	}
+	act_code_target_of(ctx, &t);
+	act_code_action(
+	    &ctx->code, &t,
+	    json_is_true(json_object_get(ctx->args, "slowly")) ? "pressSequentially" : "fill", &a);
+	if (json_is_true(json_object_get(ctx->args, "submit")))
+		act_code_action(&ctx->code, &t, "press", &enter);
+}
+
 static const struct act_tool_impl impl = {
 	.run = type_run,
 	.needs_target = 1,
+	.code = type_code,
 };
 
 const struct act_def act_tool_type = {

@@ -2,6 +2,7 @@
  * wait_for.c - browser_wait_for: waiting for text to appear or go, or for time to pass.
  */
 #include "actions/actions-private.h"
+#include "actions/codegen.h"
 #include "actions/tools/params.h"
 
 #include "cdp/cdp.h"
@@ -84,8 +85,37 @@ static const struct act_param params[] = {
 	  .has_range = 1 },
 };
 
+/* As Playwright MCP writes its waits (texts JSON-quoted). */
+static void wait_for_code(struct act_ctx *ctx)
+{
+	json_t *time = json_object_get(ctx->args, "time");
+	json_t *text = json_object_get(ctx->args, "text");
+	json_t *gone = json_object_get(ctx->args, "textGone");
+	char *q;
+
+	if (json_is_number(time))
+		gb_buf_appendf(&ctx->code, "await new Promise(f => setTimeout(f, %g * 1000));\n",
+		               json_number_value(time));
+	if (json_is_string(gone)) {
+		q = json_dumps(gone, JSON_ENCODE_ANY);
+		gb_buf_appendf(&ctx->code,
+		               "await page.getByText(%s).first().waitFor({ state: 'hidden' });\n",
+		               q ? q : "\"\"");
+		free(q);
+	}
+	if (json_is_string(text)) {
+		q = json_dumps(text, JSON_ENCODE_ANY);
+		gb_buf_appendf(&ctx->code,
+		               "await page.getByText(%s).first().waitFor({ state: 'visible' });\n",
+		               q ? q : "\"\"");
+		free(q);
+	}
+}
+
 static const struct act_tool_impl impl = {
 	.run = wait_for_run,
+	.shows_page = 1,
+	.code = wait_for_code,
 };
 
 const struct act_def act_tool_wait_for = {

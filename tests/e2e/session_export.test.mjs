@@ -77,7 +77,8 @@ test('an agent session → Playwright spec → npx playwright test passes', asyn
   const r = await glassbox(['session', 'export', '--session', session, '--as', 'playwright', '-o', path.join(dir, 'agent.spec.ts')]);
   assert.equal(r.code, 0, r.stderr);
   const spec = fs.readFileSync(path.join(dir, 'agent.spec.ts'), 'utf8');
-  assert.match(spec, /page\.getByRole\("link", \{ name: "Checkout", exact: true \}\)\.click\(\);/);
+  // the code the action ran, as Playwright's generator writes it
+  assert.match(spec, /page\.getByRole\('link', \{ name: 'Checkout' \}\)\.click\(\);/);
   assert.match(spec, /toHaveValue\("qa@example\.test"\)/);
   assert.ok(!spec.includes('evil.test'), 'the failed call is not a step');
   const pw = await runSpec(dir);

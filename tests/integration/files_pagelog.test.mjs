@@ -71,7 +71,9 @@ test('console messages at a level and above, since the last navigation', async (
   ]);
   assert.deepEqual(sc(r).console, { total: 5, errors: 1, warnings: 1, level: 'info', all: false });
   assert.match(textOf(r), /Total messages: 5 \(Errors: 1, Warnings: 1\)/);
-  assert.match(textOf(r), /<page-content id="[0-9a-f]+">/, 'console text is marked as page content');
+  assert.match(textOf(r), /### Result\nTotal messages: 5 \(Errors: 1, Warnings: 1\)\nReturning 4 messages for level "info"\n\[info\] hello from the log 42 @ /, textOf(r));
+  assert.match(textOf(r), /- page content: untrusted \[marker [0-9a-f]{16}\]/, 'console text is marked as page content');
+  assert.equal(sc(r).page_content.marker, textOf(r).match(/\[marker ([0-9a-f]{16})\]/)[1]);
   r = await ok(h.client, 'browser_console_messages', { level: 'debug' });
   assert.equal(sc(r).messages.length, 5);
   assert.equal(sc(r).messages[4].text, 'debug detail');

@@ -94,6 +94,8 @@ test('the page re-renders the button: the approval no longer applies', async () 
   // the old ref names a node that is gone
   const stale = await callTool(h.client, 'browser_click', { target: oldRef, approval: g.approval_id });
   assert.equal(stale.isError, true, dump(stale));
+  assert.equal(sc(stale).error.code, 'stale_ref', dump(stale));
+  assert.equal(sc(stale).approval, undefined, 'the approval is not spent on a call that cannot act');
   assert.equal(seen(h.fixture, DELETE), 0);
 
   // the new node looks the same, but it is not what was approved

@@ -4,8 +4,8 @@
  * audit record and its screenshot's metadata record, with the text cut,
  * marked truncated, with its sha256 and length, and nothing of it beyond
  * the cut in clear; `glassbox audit verify` passes. A record that cannot
- * be written at all is said so in the same call's result for a tenant
- * that requires evidence.
+ * be written at all is said so in the same call's result (in the next
+ * call's, when the tenant answers before its evidence).
  */
 import { test, after } from 'node:test';
 import { spawnSync } from 'node:child_process';
@@ -112,17 +112,36 @@ test('a 2 MiB browser_type leaves its record, truncated with sha256 and length; 
   assert.match(bad.stdout + bad.stderr, /metadata record/, bad.stdout + bad.stderr);
 });
 
-test('a record that cannot be written: the same call says so, for a tenant that requires evidence', async () => {
-  const gb = await session({ require_evidence: true });
+/* A session whose audit log's last line is damaged after its first
+ * navigate: its directory is still writable, so the check before acting
+ * passes, but no record can be appended after that line. */
+async function sessionWithDamagedLog(policy) {
+  const gb = await session(policy);
   const nav = await ok(gb.client, 'browser_navigate', { url: fixture.url + '/form.html' });
   // reading an artifact waits until everything queued before it is written
   await gb.client.readResource({ uri: sc(nav).evidence[0].uri });
-  // the log's last line damaged: its directory is still writable, so the
-  // check before acting passes, but no record can be appended after it
   const [file] = auditFiles(gb.dataDir).slice(-1);
   fs.appendFileSync(file, '{"damaged": true}\n');
-  const r = await callTool(gb.client, 'browser_type', { target: '#name', text: 'Ada' });
+  return gb;
+}
+
+function assertSaysNotRecorded(r) {
   assert.equal(sc(r).recorded, false, dump(r));
   assert.match(sc(r).evidence_error, /could not be kept|damaged/, dump(r));
   assert.match(r.content[0].text, /Note: .*(could not be kept|damaged)/, dump(r));
+}
+
+for (const [who, policy] of [['a tenant that requires evidence', { require_evidence: true }], ['every tenant (the default order)', {}]]) {
+  test(`a record that cannot be written: the same call says so, for ${who}`, async () => {
+    const gb = await sessionWithDamagedLog(policy);
+    assertSaysNotRecorded(await callTool(gb.client, 'browser_type', { target: '#name', text: 'Ada' }));
+  });
+}
+
+test('a record that cannot be written after an answer given before its evidence: the next call says so', async () => {
+  const gb = await sessionWithDamagedLog({ evidence: { before_answer: false } });
+  const typed = await callTool(gb.client, 'browser_type', { target: '#name', text: 'Ada' });
+  assert.equal(sc(typed).ok, true, dump(typed));
+  const next = await callTool(gb.client, 'browser_snapshot', {});
+  assert.match(next.content[0].text, /could not be kept|damaged/, dump(next));
 });

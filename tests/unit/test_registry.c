@@ -315,9 +315,11 @@ static void test_check_enums(void **state)
 	                 -1);
 	assert_string_equal(err, "argument 'modifiers' item 1 must be one of Alt, Control, "
 	                         "ControlOrMeta, Meta, Shift");
-	assert_int_equal(check("browser_take_screenshot", "{\"type\":\"jpeg\"}", err, sizeof(err)),
+	assert_int_equal(check("browser_take_screenshot", "{\"type\":\"gif\"}", err, sizeof(err)),
 	                 -1);
-	assert_string_equal(err, "argument 'type' must be one of png");
+	assert_string_equal(err, "argument 'type' must be one of png, jpeg, webp");
+	assert_int_equal(check("browser_take_screenshot", "{\"type\":\"jpeg\"}", err, sizeof(err)),
+	                 0);
 	assert_int_equal(check("browser_tabs", "{\"action\":\"open\"}", err, sizeof(err)), -1);
 	assert_string_equal(err, "argument 'action' must be one of list, new, select, close");
 }

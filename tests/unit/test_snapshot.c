@@ -248,6 +248,93 @@ static void snap_opts(struct snap_options *opt)
 	opt->frame_session = fixture_frame_session;
 }
 
+/* ---- refs as the node they name ------------------------------------------
+ * Refs are numbered e1, e2, ... (snapshot_refs.c); the shape tests below
+ * name nodes by their fixture backend id instead, as "<prefix>e<backend>"
+ * ("e12", "f3e12"). legacy() rewrites a snapshot's refs that way through
+ * the map, so each line is checked against the DOM node its ref names. */
+
+/* The frame number in a ref ("f2e5" -> 2, "e5" -> 0). */
+static int ref_frame(const char *ref)
+{
+	return ref[0] == 'f' ? atoi(ref + 1) : 0;
+}
+
+/* "<prefix>e<backend>" of map entry r. */
+static void legacy_of(const struct snap_ref *r, char *out, size_t outlen)
+{
+	int p = ref_frame(r->ref);
+
+	if (p > 0)
+		snprintf(out, outlen, "f%de%d", p, r->backend_node_id);
+	else
+		snprintf(out, outlen, "e%d", r->backend_node_id);
+}
+
+/* The entry of the map whose node is named by the legacy ref, or NULL. */
+static const struct snap_ref *find_legacy(const struct snap_refmap *map, const char *legacy)
+{
+	char got[32];
+	size_t i;
+
+	for (i = 0; map && legacy && i < map->n_refs; i++) {
+		legacy_of(&map->refs[i], got, sizeof(got));
+		if (!strcmp(got, legacy))
+			return &map->refs[i];
+	}
+	return NULL;
+}
+
+/* yaml with every [ref=R] written as its node's legacy ref; takes yaml. */
+static char *legacy(const struct snap_refmap *map, char *yaml)
+{
+	size_t cap = strlen(yaml) * 2 + 64;
+	char *out = malloc(cap);
+	const char *p = yaml;
+	size_t n = 0;
+
+	assert_non_null(out);
+	while (*p) {
+		if (!strncmp(p, "[ref=", 5)) {
+			char ref[32];
+			char got[32];
+			size_t len = strcspn(p + 5, "]");
+			const struct snap_ref *r;
+
+			snprintf(ref, sizeof(ref), "%.*s", (int)len, p + 5);
+			r = act_snapshot_find(map, ref);
+			if (!r)
+				fail_msg("ref %s is shown but not in the map", ref);
+			legacy_of(r, got, sizeof(got));
+			n += (size_t)snprintf(out + n, cap - n, "[ref=%s", got);
+			p += 5 + len;
+			continue;
+		}
+		out[n++] = *p++;
+	}
+	out[n] = '\0';
+	free(yaml);
+	return out;
+}
+
+/* As take(), with the refs as the snapshot numbers them. */
+static char *take_raw(struct snap_refmap *map, size_t max_chars, int *truncated)
+{
+	struct snap_options opt;
+	char err[256] = "";
+	char *yaml = NULL;
+	int trunc = -1;
+
+	snap_opts(&opt);
+	opt.max_chars = max_chars;
+	if (act_snapshot_take(fake_conn(), &opt, map, &yaml, &trunc, err, sizeof(err)) != 0)
+		fail_msg("act_snapshot_take failed: %s", err);
+	assert_int_equal(F.live, 0);
+	if (truncated)
+		*truncated = trunc;
+	return yaml;
+}
+
 /* Takes a whole-page snapshot of the loaded fixture; asserts success. */
 static char *take(struct snap_refmap *map, size_t max_chars, int *truncated)
 {
@@ -266,7 +353,7 @@ static char *take(struct snap_refmap *map, size_t max_chars, int *truncated)
 	assert_int_equal(F.live, 0);
 	if (truncated)
 		*truncated = trunc;
-	return yaml;
+	return legacy(map, yaml);
 }
 
 /* 1 when yaml has exactly this line. */
@@ -323,7 +410,10 @@ static void expect_refs_match_text(const struct snap_refmap *map, const char *ya
 	for (i = 0; i < map->n_refs; i++) {
 		char needle[64];
 
-		snprintf(needle, sizeof(needle), "[ref=%s]", map->refs[i].ref);
+		char want[32];
+
+		legacy_of(&map->refs[i], want, sizeof(want));
+		snprintf(needle, sizeof(needle), "[ref=%s]", want);
 		if (!strstr(yaml, needle))
 			fail_msg("ref %s is in the map but not in the text", map->refs[i].ref);
 	}
@@ -332,7 +422,7 @@ static void expect_refs_match_text(const struct snap_refmap *map, const char *ya
 
 		p += 5;
 		snprintf(ref, sizeof(ref), "%.*s", (int)strcspn(p, "]"), p);
-		if (!act_snapshot_find(map, ref))
+		if (!find_legacy(map, ref))
 			fail_msg("ref %s is shown but not in the map", ref);
 		shown++;
 	}
@@ -412,8 +502,8 @@ static void test_refs_name_dom_nodes(void **state)
 
 		if (!r)
 			fail_msg("no ref names #%s", ids[i]);
-		snprintf(want, sizeof(want), "e%d", id_backend(ids[i]));
-		assert_string_equal(r->ref, want);
+		legacy_of(r, want, sizeof(want));
+		assert_int_equal(atoi(want + 1), id_backend(ids[i]));
 		assert_string_equal(r->role, roles[i]);
 		assert_string_equal(r->frame_id,
 		                    json_string_value(json_object_get(F.fixture, "main_frame")));
@@ -473,24 +563,27 @@ static void test_nav_lines(void **state)
 	(void)state;
 	fake_load("nav");
 	yaml = take(&map, 0, NULL);
-	expect_line(yaml, "  - navigation \"Main\" [ref=e9]:");
-	expect_line(yaml, "        - link \"Home\" [ref=e%d]:", id_backend("home"));
-	expect_line(yaml, "          - /url: /");
-	expect_line(yaml, "        - link \"Orders\" [ref=e%d]:", id_backend("orders"));
-	expect_line(yaml, "          - /url: /orders?page=1");
-	expect_line(yaml, "        - link \"Help & support\" [ref=e%d]:", id_backend("help"));
-	expect_line(yaml, "          - /url: https://example.com/help");
-	expect_line(yaml, "  - heading \"Orders\" [level=1] [ref=e%d]", id_backend("h1"));
-	expect_line(yaml, "  - heading \"Recent\" [level=2] [ref=e%d]", id_backend("h2"));
-	expect_line(yaml, "  - heading \"Older\" [level=3] [ref=e%d]", id_backend("h3"));
-	expect_line(yaml, "    - text: You have");
-	expect_line(yaml, "    - strong [ref=e20]: \"3\"");
-	expect_line(yaml, "    - text: open orders.");
-	expect_line(yaml, "    - listitem [ref=e23]: \"Order #1001: shipped\"");
+	/* the body, as Playwright shows it: the focused document's active generic */
+	if (strncmp(yaml, "- generic [active] [ref=e7]:\n", 29) != 0)
+		fail_msg("the snapshot does not start with the body:\n%s", yaml);
+	expect_line(yaml, "    - navigation \"Main\" [ref=e9]:");
+	expect_line(yaml, "          - link \"Home\" [ref=e%d]:", id_backend("home"));
+	expect_line(yaml, "            - /url: /");
+	expect_line(yaml, "          - link \"Orders\" [ref=e%d]:", id_backend("orders"));
+	expect_line(yaml, "            - /url: /orders?page=1");
+	expect_line(yaml, "          - link \"Help & support\" [ref=e%d]:", id_backend("help"));
+	expect_line(yaml, "            - /url: https://example.com/help");
+	expect_line(yaml, "    - heading \"Orders\" [level=1] [ref=e%d]", id_backend("h1"));
+	expect_line(yaml, "    - heading \"Recent\" [level=2] [ref=e%d]", id_backend("h2"));
+	expect_line(yaml, "    - heading \"Older\" [level=3] [ref=e%d]", id_backend("h3"));
+	expect_line(yaml, "      - text: You have");
+	expect_line(yaml, "      - strong [ref=e20]: \"3\"");
+	expect_line(yaml, "      - text: open orders.");
+	expect_line(yaml, "      - listitem [ref=e23]: \"Order #1001: shipped\"");
 	/* nameless single-child wrappers collapse: the link sits under main */
-	expect_line(yaml, "  - link \"Next page\" [ref=e%d]:", id_backend("next"));
-	expect_line(yaml, "    - /url: /page2");
-	expect_line(yaml, "  - paragraph [ref=e30]: \"- footer text -\"");
+	expect_line(yaml, "    - link \"Next page\" [ref=e%d]:", id_backend("next"));
+	expect_line(yaml, "      - /url: /page2");
+	expect_line(yaml, "    - paragraph [ref=e30]: \"- footer text -\"");
 	/* list markers are not text */
 	assert_null(strstr(yaml, "1. "));
 	assert_int_equal(F.rounds, 1);
@@ -507,15 +600,15 @@ static void test_hidden_and_states(void **state)
 	(void)state;
 	fake_load("hidden");
 	yaml = take(&map, 0, NULL);
-	expect_line(yaml, "  - button \"Close dialog\" [ref=e%d]: X", id_backend("close"));
-	expect_line(yaml, "  - button \"Menu\" [expanded] [ref=e%d]", id_backend("menu"));
-	expect_line(yaml, "  - button \"Bold\" [pressed] [ref=e%d]", id_backend("bold"));
-	expect_line(yaml, "  - option \"Red\" [selected] [ref=e%d]", id_backend("red"));
-	expect_line(yaml, "  - option \"Blue\" [ref=e%d]", id_backend("blue"));
-	expect_line(yaml, "- checkbox \"Some\" [checked=mixed] [ref=e%d]", id_backend("mixed"));
-	expect_line(yaml, "- radio \"First\" [checked] [ref=e%d]", id_backend("r1"));
-	expect_line(yaml, "- img \"Logo\" [ref=e25]");
-	expect_line(yaml, "- text: plain text");
+	expect_line(yaml, "    - button \"Close dialog\" [ref=e%d]: X", id_backend("close"));
+	expect_line(yaml, "    - button \"Menu\" [expanded] [ref=e%d]", id_backend("menu"));
+	expect_line(yaml, "    - button \"Bold\" [pressed] [ref=e%d]", id_backend("bold"));
+	expect_line(yaml, "    - option \"Red\" [selected] [ref=e%d]", id_backend("red"));
+	expect_line(yaml, "    - option \"Blue\" [ref=e%d]", id_backend("blue"));
+	expect_line(yaml, "  - checkbox \"Some\" [checked=mixed] [ref=e%d]", id_backend("mixed"));
+	expect_line(yaml, "  - radio \"First\" [checked] [ref=e%d]", id_backend("r1"));
+	expect_line(yaml, "  - img \"Logo\" [ref=e25]");
+	expect_line(yaml, "  - text: plain text");
 	/* display:none, aria-hidden and visibility:hidden are not shown */
 	assert_null(strstr(yaml, "Ghost"));
 	assert_null(strstr(yaml, "Invisible to AT"));
@@ -538,14 +631,14 @@ static void test_iframes_prefixed(void **state)
 	yaml = take(&map, 0, NULL);
 	cross_session = id_session("go");
 	assert_string_not_equal(cross_session, page_session());
-	expect_line(yaml, "- button \"Outer button\" [ref=e%d]", id_backend("outer"));
-	expect_line(yaml, "- iframe [ref=e%d]:", id_backend("same"));
-	expect_line(yaml, "    - button \"Inside\" [ref=f1e%d]", id_backend("inside"));
-	expect_line(yaml, "    - iframe [ref=f1e%d]:", id_backend("nested"));
-	expect_line(yaml, "      - button \"Deep\" [ref=f2e%d]", id_backend("deep"));
-	expect_line(yaml, "- iframe [ref=e%d]:", id_backend("cross"));
-	expect_line(yaml, "    - searchbox \"Search\" [ref=f3e%d]: cats", id_backend("q"));
-	expect_line(yaml, "    - button \"Go\" [ref=f3e%d]", id_backend("go"));
+	expect_line(yaml, "  - button \"Outer button\" [ref=e%d]", id_backend("outer"));
+	expect_line(yaml, "  - iframe [ref=e%d]:", id_backend("same"));
+	expect_line(yaml, "      - button \"Inside\" [ref=f1e%d]", id_backend("inside"));
+	expect_line(yaml, "      - iframe [ref=f1e%d]:", id_backend("nested"));
+	expect_line(yaml, "        - button \"Deep\" [ref=f2e%d]", id_backend("deep"));
+	expect_line(yaml, "  - iframe [ref=e%d]:", id_backend("cross"));
+	expect_line(yaml, "      - searchbox \"Search\" [ref=f3e%d]: cats", id_backend("q"));
+	expect_line(yaml, "      - button \"Go\" [ref=f3e%d]", id_backend("go"));
 	expect_refs_match_text(&map, yaml);
 
 	/* each ref knows its frame and the session to reach it */
@@ -562,10 +655,10 @@ static void test_iframes_prefixed(void **state)
 	/* the out-of-process frame numbers its nodes on its own: e12 and f3e12
 	 * are two nodes in two sessions */
 	assert_int_equal(id_backend("go"), 12);
-	assert_string_equal(act_snapshot_find(&map, "e12")->session_id, page_session());
-	assert_string_equal(act_snapshot_find(&map, "e12")->role, "heading");
-	assert_string_equal(act_snapshot_find(&map, "f3e12")->session_id, cross_session);
-	assert_string_equal(act_snapshot_find(&map, "f3e12")->role, "button");
+	assert_string_equal(find_legacy(&map, "e12")->session_id, page_session());
+	assert_string_equal(find_legacy(&map, "e12")->role, "heading");
+	assert_string_equal(find_legacy(&map, "f3e12")->session_id, cross_session);
+	assert_string_equal(find_legacy(&map, "f3e12")->role, "button");
 	assert_int_equal(F.unrecorded, 0);
 	free(yaml);
 	act_snapshot_clear(&map);
@@ -586,15 +679,15 @@ static void test_frame_numbers_kept(void **state)
 		if (!strncmp(map.refs[i].ref, "f1e", 3))
 			memcpy(map.refs[i].ref, "f7", 2);
 	yaml = take(&map, 0, NULL);
-	expect_line(yaml, "    - button \"Inside\" [ref=f7e%d]", id_backend("inside"));
+	expect_line(yaml, "      - button \"Inside\" [ref=f7e%d]", id_backend("inside"));
 	/* the other frames keep theirs (f2, f3 were in the map) */
-	expect_line(yaml, "      - button \"Deep\" [ref=f2e%d]", id_backend("deep"));
-	expect_line(yaml, "    - button \"Go\" [ref=f3e%d]", id_backend("go"));
+	expect_line(yaml, "        - button \"Deep\" [ref=f2e%d]", id_backend("deep"));
+	expect_line(yaml, "      - button \"Go\" [ref=f3e%d]", id_backend("go"));
 	free(yaml);
 	act_snapshot_clear(&map);
 	/* a fresh map numbers frames from 1 again */
 	yaml = take(&map, 0, NULL);
-	expect_line(yaml, "    - button \"Inside\" [ref=f1e%d]", id_backend("inside"));
+	expect_line(yaml, "      - button \"Inside\" [ref=f1e%d]", id_backend("inside"));
 	free(yaml);
 	act_snapshot_clear(&map);
 }
@@ -611,11 +704,11 @@ static void test_max_chars(void **state)
 
 	(void)state;
 	fake_load("nav");
-	full = take(&map, 0, &truncated);
+	full = take_raw(&map, 0, &truncated);
 	assert_int_equal(truncated, 0);
 	assert_null(strstr(full, "truncated"));
 
-	yaml = take(&map, 200, &truncated);
+	yaml = take_raw(&map, 200, &truncated);
 	assert_int_equal(truncated, 1);
 	m = strstr(yaml, marker);
 	assert_non_null(m);
@@ -629,13 +722,18 @@ static void test_max_chars(void **state)
 	         "- \xe2\x80\xa6 snapshot ", (size_t)(m - yaml) - 1);
 	assert_string_equal(m, want);
 	/* only refs the agent was shown are in the map */
-	expect_refs_match_text(&map, yaml);
-	assert_null(act_snapshot_find(&map, "e28"));
-	assert_non_null(act_snapshot_find(&map, "e9"));
+	{
+		char *named = legacy(&map, strdup(yaml));
+
+		expect_refs_match_text(&map, named);
+		free(named);
+	}
+	assert_null(find_legacy(&map, "e28"));
+	assert_non_null(find_legacy(&map, "e9"));
 	free(yaml);
 
 	/* nothing fits: the marker alone, no refs */
-	yaml = take(&map, 5, &truncated);
+	yaml = take_raw(&map, 5, &truncated);
 	assert_int_equal(truncated, 1);
 	assert_string_equal(yaml,
 	                    "- \xe2\x80\xa6 snapshot truncated at 0 characters: pass a target "
@@ -661,19 +759,20 @@ static void test_subtree(void **state)
 	gen = map.generation;
 	snap_opts(&opt);
 	/* the root may point into the map that the snapshot replaces */
-	opt.root = act_snapshot_find(&map, "e9");
+	opt.root = find_legacy(&map, "e9");
 	assert_non_null(opt.root);
 	assert_int_equal(
 	    act_snapshot_take(fake_conn(), &opt, &map, &yaml, &truncated, err, sizeof(err)), 0);
 	assert_int_equal(map.generation, gen + 1);
+	yaml = legacy(&map, yaml);
 	if (strncmp(yaml, "- navigation \"Main\" [ref=e9]:\n",
 	            strlen("- navigation \"Main\" [ref=e9]:\n")))
 		fail_msg("subtree:\n%s", yaml);
 	expect_line(yaml, "  - list [ref=e10]:");
 	expect_line(yaml, "      - link \"Home\" [ref=e%d]:", id_backend("home"));
 	assert_null(strstr(yaml, "heading"));
-	assert_null(act_snapshot_find(&map, "e18"));
-	assert_non_null(act_snapshot_find(&map, "e12"));
+	assert_null(find_legacy(&map, "e18"));
+	assert_non_null(find_legacy(&map, "e12"));
 	expect_refs_match_text(&map, yaml);
 	assert_int_equal(F.live, 0);
 	free(yaml);
@@ -688,7 +787,7 @@ static struct snap_ref copy_ref(const struct snap_refmap *map, const char *prefi
 	const struct snap_ref *r;
 
 	snprintf(ref, sizeof(ref), "%se%d", prefix, id_backend(id));
-	r = act_snapshot_find(map, ref);
+	r = find_legacy(map, ref);
 	if (!r)
 		fail_msg("no ref %s", ref);
 	root = *r;
@@ -708,7 +807,7 @@ static char *take_subtree(struct snap_refmap *map, const struct snap_ref *root)
 	if (act_snapshot_take(fake_conn(), &opt, map, &yaml, &truncated, err, sizeof(err)) != 0)
 		fail_msg("subtree snapshot of %s failed: %s", root->ref, err);
 	assert_int_equal(F.live, 0);
-	return yaml;
+	return legacy(map, yaml);
 }
 
 static void test_subtree_in_frames(void **state)
@@ -853,6 +952,75 @@ static void test_subtree_stale(void **state)
 	act_snapshot_clear(&map);
 }
 
+/* Refs are numbered e1, e2, ... in document order, the body first. */
+static void test_refs_numbered_in_order(void **state)
+{
+	struct snap_refmap map = { 0 };
+	struct snap_options opt;
+	char err[256] = "";
+	char *yaml = NULL;
+	int trunc = 0;
+	size_t i;
+
+	(void)state;
+	fake_load("nav");
+	snap_opts(&opt);
+	assert_int_equal(
+	    act_snapshot_take(fake_conn(), &opt, &map, &yaml, &trunc, err, sizeof(err)), 0);
+	expect_line(yaml, "- generic [active] [ref=e1]:");
+	expect_line(yaml, "  - banner [ref=e2]:");
+	expect_line(yaml, "    - navigation \"Main\" [ref=e3]:");
+	/* numbers grow in the order the lines come */
+	for (i = 0; i + 1 < map.n_refs; i++)
+		if (atoi(map.refs[i].ref + 1) >= atoi(map.refs[i + 1].ref + 1))
+			fail_msg("%s comes before %s", map.refs[i].ref, map.refs[i + 1].ref);
+	free(yaml);
+	act_snapshot_forget(&map);
+}
+
+/* A node keeps its ref in the next snapshot; a ref from an older answer
+ * resolves while its document lives; a frame counts on its own. */
+static void test_refs_kept_and_resolved(void **state)
+{
+	struct snap_refmap map = { 0 };
+	struct snap_options opt;
+	char err[256] = "";
+	char *first = NULL;
+	char *second = NULL;
+	const struct snap_ref *r;
+	int trunc = 0;
+
+	(void)state;
+	fake_load("iframe");
+	snap_opts(&opt);
+	assert_int_equal(
+	    act_snapshot_take(fake_conn(), &opt, &map, &first, &trunc, err, sizeof(err)), 0);
+	assert_int_equal(
+	    act_snapshot_take(fake_conn(), &opt, &map, &second, &trunc, err, sizeof(err)), 0);
+	assert_string_equal(first, second);
+	/* frames number from e1 on their own, with their prefix */
+	assert_non_null(strstr(first, "[ref=f1e1]"));
+	r = act_snapshot_find(&map, "f1e1");
+	assert_non_null(r);
+	assert_int_not_equal(r->backend_node_id, act_snapshot_find(&map, "e1")->backend_node_id);
+	/* a subtree snapshot replaces the latest refs; the others still resolve */
+	{
+		const struct snap_ref *body = act_snapshot_find(&map, "e1");
+		int body_id = body->backend_node_id;
+		struct snap_ref inside = copy_ref(&map, "f1", "inside");
+		char *sub = take_subtree(&map, &inside);
+
+		assert_null(strstr(sub, "generic"));
+		r = act_snapshot_find(&map, "e1");
+		assert_non_null(r);
+		assert_int_equal(r->backend_node_id, body_id);
+		free(sub);
+	}
+	free(first);
+	free(second);
+	act_snapshot_forget(&map);
+}
+
 static void test_generation_and_find(void **state)
 {
 	struct snap_refmap map = { 0 };
@@ -865,8 +1033,9 @@ static void test_generation_and_find(void **state)
 	assert_int_equal(map.generation, 1);
 	free(take(&map, 0, NULL));
 	assert_int_equal(map.generation, 2);
-	r = act_snapshot_find(&map, "e9");
+	r = find_legacy(&map, "e9");
 	assert_non_null(r);
+	assert_ptr_equal(act_snapshot_find(&map, r->ref), r);
 	assert_string_equal(r->role, "navigation");
 	assert_string_equal(r->name, "Main");
 	assert_int_equal(r->backend_node_id, 9);
@@ -878,12 +1047,15 @@ static void test_generation_and_find(void **state)
 	assert_null(act_snapshot_find(NULL, "e9"));
 	act_snapshot_clear(&map);
 	assert_int_equal(map.n_refs, 0);
-	assert_null(act_snapshot_find(&map, "e9"));
+	/* a ref handed out before still resolves to its node */
+	r = act_snapshot_find(&map, "e2");
+	assert_non_null(r);
 	/* clearing keeps the count going: refs of the next snapshot are newer */
 	free(take(&map, 0, NULL));
 	assert_int_equal(map.generation, 3);
-	act_snapshot_clear(&map);
-	act_snapshot_clear(&map);
+	act_snapshot_forget(&map);
+	assert_null(act_snapshot_find(&map, "e2"));
+	act_snapshot_forget(&map);
 }
 
 static void test_failures(void **state)
@@ -911,8 +1083,8 @@ static void test_failures(void **state)
 	/* a frame cannot be read: its iframe stays, empty */
 	F.fail_session = id_session("go");
 	yaml = take(&map, 0, NULL);
-	expect_line(yaml, "- iframe [ref=e%d]", id_backend("cross"));
-	expect_line(yaml, "    - button \"Inside\" [ref=f1e%d]", id_backend("inside"));
+	expect_line(yaml, "  - iframe [ref=e%d]", id_backend("cross"));
+	expect_line(yaml, "      - button \"Inside\" [ref=f1e%d]", id_backend("inside"));
 	assert_null(strstr(yaml, "Go"));
 	free(yaml);
 	yaml = NULL;
@@ -1077,8 +1249,8 @@ static void test_escaping_in_lines(void **state)
 	expect_line(yaml, "- text: \"a: b\\x01\"");
 	/* names over 900 characters are not shown (nor kept as shown) */
 	expect_line(yaml, "- button [ref=e9]");
-	assert_string_equal(act_snapshot_find(&map, "e9")->name, "");
-	assert_string_equal(act_snapshot_find(&map, "e7")->name, "it's \"quoted\" #1");
+	assert_string_equal(find_legacy(&map, "e9")->name, "");
+	assert_string_equal(find_legacy(&map, "e7")->name, "it's \"quoted\" #1");
 	expect_line(yaml, "- heading \"42\" [ref=e10]");
 	free(yaml);
 	act_snapshot_clear(&map);
@@ -1204,7 +1376,7 @@ static char *take_hidden(struct snap_refmap *map, enum snap_hidden_mode mode, st
 	if (act_snapshot_take(fake_conn(), &opt, map, &yaml, &trunc, err, sizeof(err)) != 0)
 		fail_msg("act_snapshot_take failed: %s", err);
 	assert_int_equal(F.live, 0);
-	return yaml;
+	return legacy(map, yaml);
 }
 
 static void test_hidden_text(void **state)
@@ -1317,6 +1489,8 @@ int main(void)
 		cmocka_unit_test(test_subtree_by_node),
 		cmocka_unit_test(test_subtree_stale),
 		cmocka_unit_test(test_generation_and_find),
+		cmocka_unit_test(test_refs_numbered_in_order),
+		cmocka_unit_test(test_refs_kept_and_resolved),
 		cmocka_unit_test(test_failures),
 		cmocka_unit_test(test_round_trips),
 		cmocka_unit_test(test_yaml_quoting),

@@ -1,0 +1,57 @@
+/*
+ * code_target.c - the facts the Playwright locator of a call's target is
+ * made from: the snapshot's role and name (and whether they name the
+ * element alone), and, read from the page before the action changes it,
+ * its test id, a unique text, a unique CSS selector and its iframe.
+ */
+#include "actions/actions-private.h"
+#include "actions/codegen.h"
+
+#include <string.h>
+
+void act_code_probe(struct act_ctx *ctx)
+{
+	json_t *value = NULL;
+
+	if (!ctx->has_target || !ctx->target.object_id[0])
+		return;
+	if (act_call_on_target(ctx, act_code_probe_js,
+	                       json_pack("[{s:s}]", "value", ctx->as->test_id_attribute), &value,
+	                       "reading the target's locator") < 0) {
+		/* only the code shown loses a fact: the action goes on */
+		ctx->failed = 0;
+		ctx->error[0] = '\0';
+		ctx->error_code[0] = '\0';
+		json_decref(value);
+		return;
+	}
+	json_decref(ctx->code_probe);
+	ctx->code_probe = json_is_object(value) ? value : NULL;
+	if (!ctx->code_probe)
+		json_decref(value);
+}
+
+void act_code_target_of(const struct act_ctx *ctx, struct act_code_target *t)
+{
+	const char *given = json_string_value(json_object_get(ctx->args, "target"));
+	const struct snap_ref *ref =
+	    ctx->target.ref[0] ? act_snapshot_find(&ctx->as->refs, ctx->target.ref) : NULL;
+	json_t *p = ctx->code_probe;
+
+	memset(t, 0, sizeof(*t));
+	t->lang = ctx->as->code_lang;
+	if (given && strcmp(given, ctx->target.ref) != 0) {
+		t->selector = given; /* the caller's selector, as given */
+		return;
+	}
+	if (ref) {
+		t->role = ref->role;
+		t->name = ref->name;
+		t->role_unique = act_snapshot_count_role(&ctx->as->refs, ref->role, ref->name) == 1;
+	}
+	t->test_id = json_string_value(json_object_get(p, "testId"));
+	t->text = json_string_value(json_object_get(p, "text"));
+	t->css = json_string_value(json_object_get(p, "css"));
+	t->frame = json_string_value(json_object_get(p, "frame"));
+	t->frame_first = json_is_true(json_object_get(p, "frameFirst"));
+}

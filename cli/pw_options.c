@@ -1,0 +1,429 @@
+/*
+ * pw_options.c - the server options Playwright MCP takes, for `glassbox
+ * mcp`: flags (--snapshot-mode full, --snapshot-mode=full) and a --config
+ * file with Playwright MCP's JSON keys.
+ *
+ * DESIGN
+ *
+ * An agent's MCP client configuration written for Playwright MCP passes
+ * its flags to glassbox unchanged. Each one is honoured with the same
+ * meaning, or refused at start with the reason (never silently ignored):
+ * a server that runs in a way its user did not ask for is worse than one
+ * that does not start. The same holds for each key of a Playwright MCP
+ * config file. A --config file is Playwright MCP's when its top-level
+ * keys are Playwright MCP's; otherwise it is glassbox's tenant policy.
+ */
+#include "cli/commands.h"
+#include "common/fs.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* The flags and config keys glassbox refuses, with why. */
+static const struct {
+	const char *name;
+	const char *why;
+} refused[] = {
+	{ "allow-unrestricted-file-access",
+	  "tools never open file: URLs (a page could read this machine's files)" },
+	{ "allowUnrestrictedFileAccess",
+	  "tools never open file: URLs (a page could read this machine's files)" },
+	{ "cdp-endpoint", "glassbox launches and isolates its own browser; it does not attach "
+	                  "to one it did not start" },
+	{ "extension", "glassbox launches and isolates its own browser; it does not attach to "
+	               "a browser extension" },
+	{ "user-data-dir", "a browser's state lives in sealed profiles (glassbox profile, "
+	                   "browser_session); an unsealed directory is not opened" },
+	{ "storage-state", "import a storage state into a profile with `glassbox profile "
+	                   "import-state`" },
+	{ "ignore-https-errors", "certificate errors are never ignored" },
+	{ "no-sandbox", "the browser's sandbox stays as glassbox sets it" },
+	{ "proxy-server", "the browser reaches the network only through glassbox's egress "
+	                  "proxy; name upstream rules in the policy (docs/egress.md)" },
+	{ "allowed-origins", "egress is set in the tenant's policy (docs/egress.md, "
+	                     "\"egress\"), not on the command line" },
+	{ "blocked-origins", "egress is set in the tenant's policy (docs/egress.md, "
+	                     "\"egress\"), not on the command line" },
+	{ "port", "`glassbox mcp` serves stdio; use `glassbox serve` for HTTP" },
+	{ "host", "`glassbox mcp` serves stdio; use `glassbox serve` for HTTP" },
+	{ "device", "device emulation is not offered; use --viewport-size and --user-agent" },
+	{ "save-trace", "every action is kept as signed evidence instead (docs/evidence.md)" },
+	{ "save-session", "every action is kept as signed evidence instead (docs/evidence.md)" },
+	{ "save-video", "every action is kept as signed evidence instead (docs/evidence.md)" },
+	{ "init-script", "scripts are not injected into every page" },
+	{ "secrets", "secrets live in glassbox's encrypted store (glassbox secret); type them "
+	             "with browser_type's `secret`" },
+};
+
+static const char *refusal(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(refused) / sizeof(refused[0]); i++)
+		if (!strcmp(refused[i].name, name))
+			return refused[i].why;
+	return NULL;
+}
+
+void cli_pw_init(struct cli_pw *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->snapshot_mode = -1;
+	o->headless = -1;
+	o->code_lang = -1;
+}
+
+/* A positive integer of milliseconds; -1 when not one. */
+static int parse_ms(const char *v)
+{
+	char *end = NULL;
+	long n;
+
+	errno = 0;
+	n = v ? strtol(v, &end, 10) : 0;
+	if (!v || !*v || *end || errno || n <= 0 || n > 3600000)
+		return -1;
+	return (int)n;
+}
+
+/* "1280x720" or "1280,720" into w, h. Returns 0 or -1. */
+static int parse_size(const char *v, int *w, int *h)
+{
+	char *end = NULL;
+	long a, b;
+
+	a = strtol(v, &end, 10);
+	if (end == v || (*end != 'x' && *end != ','))
+		return -1;
+	v = end + 1;
+	b = strtol(v, &end, 10);
+	if (end == v || *end || a < 100 || a > 7680 || b < 100 || b > 4320)
+		return -1;
+	*w = (int)a;
+	*h = (int)b;
+	return 0;
+}
+
+/* Applies one option (name without dashes, value or NULL). Returns 0, or
+ * -1 after printing why. */
+static int apply(const char *command, const char *name, const char *v, struct cli_pw *o)
+{
+	const char *why = refusal(name);
+	int n;
+
+	if (why) {
+		fprintf(stderr, "glassbox %s: --%s is not honoured: %s\n", command, name, why);
+		return -1;
+	}
+	if (!strcmp(name, "snapshot-mode")) {
+		n = v ? act_snapshot_mode_parse(!strcmp(v, "incremental") ? "changed" : v) : -1;
+		if (n < 0)
+			goto bad_value;
+		o->snapshot_mode = n;
+	} else if (!strcmp(name, "test-id-attribute")) {
+		if (!v || !*v || strlen(v) >= sizeof(o->test_id_attribute) ||
+		    strspn(v,
+		           "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_:") !=
+		        strlen(v))
+			goto bad_value;
+		snprintf(o->test_id_attribute, sizeof(o->test_id_attribute), "%s", v);
+	} else if (!strcmp(name, "output-dir")) {
+		char abs[PATH_MAX + 8];
+		char cwd[PATH_MAX];
+		char mkerr[256] = "";
+
+		/* made when missing, as Playwright MCP makes it */
+		if (v && *v && v[0] == '/')
+			snprintf(abs, sizeof(abs), "%s", v);
+		else if (v && *v && getcwd(cwd, sizeof(cwd)))
+			snprintf(abs, sizeof(abs), "%s/%s", cwd, v);
+		else
+			abs[0] = '\0';
+		if (abs[0])
+			gb_fs_mkdirs_abs(abs, mkerr, sizeof(mkerr));
+		if (!v || !*v || !realpath(v, o->output_dir)) {
+			fprintf(stderr,
+			        "glassbox %s: --output-dir %s: %s: give an existing directory\n",
+			        command, v ? v : "", v && *v ? strerror(errno) : "missing");
+			return -1;
+		}
+	} else if (!strcmp(name, "timeout-action")) {
+		if ((o->action_timeout_ms = parse_ms(v)) < 0)
+			goto bad_value;
+	} else if (!strcmp(name, "timeout-navigation")) {
+		if ((o->navigation_timeout_ms = parse_ms(v)) < 0)
+			goto bad_value;
+	} else if (!strcmp(name, "viewport-size")) {
+		if (!v || parse_size(v, &o->viewport_width, &o->viewport_height) < 0)
+			goto bad_value;
+	} else if (!strcmp(name, "user-agent")) {
+		if (!v || !*v || strlen(v) >= sizeof(o->user_agent) || strpbrk(v, "\r\n"))
+			goto bad_value;
+		snprintf(o->user_agent, sizeof(o->user_agent), "%s", v);
+	} else if (!strcmp(name, "grant-permissions")) {
+		if (!v || !*v || strlen(v) >= sizeof(o->grant_permissions))
+			goto bad_value;
+		snprintf(o->grant_permissions, sizeof(o->grant_permissions), "%s", v);
+	} else if (!strcmp(name, "caps")) {
+		if (!v || strlen(v) >= sizeof(o->caps))
+			goto bad_value;
+		snprintf(o->caps, sizeof(o->caps), "%s", v);
+	} else if (!strcmp(name, "browser")) {
+		/* glassbox drives Chromium; Chrome and Chromium mean the same here */
+		if (!v || (strcmp(v, "chrome") != 0 && strcmp(v, "chromium") != 0 &&
+		           strcmp(v, "chrome-for-testing") != 0)) {
+			fprintf(stderr,
+			        "glassbox %s: --browser %s is not honoured: glassbox drives "
+			        "Chromium only (chrome or chromium)\n",
+			        command, v ? v : "");
+			return -1;
+		}
+	} else if (!strcmp(name, "codegen")) {
+		if (v && !strcmp(v, "none")) {
+			o->no_code = 1;
+		} else {
+			if ((n = act_code_lang_parse(v)) < 0)
+				goto bad_value;
+			o->code_lang = n;
+			o->no_code = 0;
+		}
+	} else if (!strcmp(name, "snapshot-boxes")) {
+		o->snapshot_boxes = 1;
+	} else if (!strcmp(name, "isolated")) {
+		o->isolated = 1; /* always so: each session has a fresh, private browser */
+	} else if (!strcmp(name, "headless")) {
+		o->headless = 1;
+	} else if (!strcmp(name, "headed")) {
+		o->headless = 0;
+	} else {
+		return 1; /* not one of Playwright MCP's */
+	}
+	return 0;
+bad_value:
+	fprintf(stderr, "glassbox %s: --%s %s: not a valid value (glassbox %s --help says which)\n",
+	        command, name, v ? v : "(missing)", command);
+	return -1;
+}
+
+/* 1 for the flags that take no value. */
+static int is_switch(const char *name)
+{
+	return !strcmp(name, "isolated") || !strcmp(name, "headless") ||
+	       !strcmp(name, "snapshot-boxes") || !strcmp(name, "headed") ||
+	       !strcmp(name, "allow-unrestricted-file-access") ||
+	       !strcmp(name, "ignore-https-errors") || !strcmp(name, "no-sandbox") ||
+	       !strcmp(name, "save-trace") || !strcmp(name, "save-session") ||
+	       !strcmp(name, "extension");
+}
+
+int cli_pw_flag(const char *command, int argc, char **argv, int *i, struct cli_pw *o)
+{
+	const char *a = argv[*i];
+	const char *eq;
+	char name[64];
+	const char *v = NULL;
+	int took_next = 0;
+	int rc;
+
+	if (strncmp(a, "--", 2) != 0)
+		return 1;
+	eq = strchr(a, '=');
+	snprintf(name, sizeof(name), "%.*s", (int)(eq ? (size_t)(eq - a - 2) : strlen(a + 2)),
+	         a + 2);
+	if (eq) {
+		v = eq + 1;
+	} else if (!is_switch(name) && *i + 1 < argc) {
+		v = argv[*i + 1];
+		took_next = 1;
+	}
+	rc = apply(command, name, v, o);
+	if (rc == 0 && took_next)
+		(*i)++;
+	return rc;
+}
+
+/* The keys of a Playwright MCP config file. */
+static const char *const pw_keys[] = {
+	"browser",
+	"capabilities",
+	"outputDir",
+	"snapshot",
+	"timeouts",
+	"network",
+	"server",
+	"saveTrace",
+	"saveSession",
+	"saveVideo",
+	"imageResponses",
+	"codegen",
+	"secrets",
+	"allowUnrestrictedFileAccess",
+	"testIdAttribute",
+	"console",
+	"sharedBrowserContext",
+	"outputMaxSize",
+	"extension",
+	NULL,
+};
+
+int cli_pw_is_config(json_t *cfg)
+{
+	const char *key;
+	json_t *v;
+	size_t i;
+
+	json_object_foreach(cfg, key, v)
+	{
+		for (i = 0; pw_keys[i]; i++)
+			if (!strcmp(key, pw_keys[i]))
+				return 1;
+	}
+	return 0;
+}
+
+/* Says that key of the config file is refused, and why. */
+static int key_refused(const char *path, const char *key, const char *why)
+{
+	fprintf(stderr, "glassbox mcp: %s: \"%s\" is not honoured: %s\n", path, key, why);
+	return -1;
+}
+
+int cli_pw_config(const char *path, json_t *cfg, struct cli_pw *o)
+{
+	const char *key;
+	json_t *v;
+	char num[32];
+
+	json_object_foreach(cfg, key, v)
+	{
+		if (!strcmp(key, "browser")) {
+			json_t *lo = json_object_get(v, "launchOptions");
+			json_t *co = json_object_get(v, "contextOptions");
+			json_t *vp = json_object_get(co, "viewport");
+			const char *k2;
+			json_t *v2;
+
+			json_object_foreach(v, k2, v2)
+			{
+				if (strcmp(k2, "launchOptions") != 0 &&
+				    strcmp(k2, "contextOptions") != 0 &&
+				    strcmp(k2, "isolated") != 0 && strcmp(k2, "browserName") != 0)
+					return key_refused(
+					    path, k2,
+					    "glassbox launches and isolates its own "
+					    "Chromium; of \"browser\" it takes launchOptions."
+					    "headless, contextOptions.viewport and "
+					    "contextOptions.userAgent");
+			}
+			if (json_string_value(json_object_get(v, "browserName")) &&
+			    strcmp(json_string_value(json_object_get(v, "browserName")),
+			           "chromium"))
+				return key_refused(path, "browser.browserName",
+				                   "glassbox drives Chromium only");
+			if (json_is_boolean(json_object_get(lo, "headless")))
+				o->headless = json_is_true(json_object_get(lo, "headless"));
+			if (json_is_integer(json_object_get(vp, "width")) &&
+			    json_is_integer(json_object_get(vp, "height"))) {
+				snprintf(
+				    num, sizeof(num), "%lldx%lld",
+				    (long long)json_integer_value(json_object_get(vp, "width")),
+				    (long long)json_integer_value(json_object_get(vp, "height")));
+				if (apply("mcp", "viewport-size", num, o) < 0)
+					return -1;
+			}
+			if (json_string_value(json_object_get(co, "userAgent")) &&
+			    apply("mcp", "user-agent",
+			          json_string_value(json_object_get(co, "userAgent")), o) < 0)
+				return -1;
+		} else if (!strcmp(key, "capabilities") && json_is_array(v)) {
+			size_t i;
+			json_t *c;
+
+			o->caps[0] = '\0';
+			json_array_foreach(v, i, c)
+			{
+				size_t len = strlen(o->caps);
+
+				if (!json_is_string(c))
+					return key_refused(path, key, "it lists capability names");
+				snprintf(o->caps + len, sizeof(o->caps) - len, "%s%s",
+				         len ? "," : "", json_string_value(c));
+			}
+		} else if (!strcmp(key, "outputDir") && json_is_string(v)) {
+			if (apply("mcp", "output-dir", json_string_value(v), o) < 0)
+				return -1;
+		} else if (!strcmp(key, "testIdAttribute") && json_is_string(v)) {
+			if (apply("mcp", "test-id-attribute", json_string_value(v), o) < 0)
+				return -1;
+		} else if (!strcmp(key, "snapshot") && json_is_object(v)) {
+			const char *mode = json_string_value(json_object_get(v, "mode"));
+
+			if (json_is_true(json_object_get(v, "boxes")))
+				o->snapshot_boxes = 1;
+			if (mode && apply("mcp", "snapshot-mode", mode, o) < 0)
+				return -1;
+		} else if (!strcmp(key, "timeouts") && json_is_object(v)) {
+			json_t *a = json_object_get(v, "action");
+			json_t *n = json_object_get(v, "navigation");
+
+			if (json_is_integer(a)) {
+				snprintf(num, sizeof(num), "%lld",
+				         (long long)json_integer_value(a));
+				if (apply("mcp", "timeout-action", num, o) < 0)
+					return -1;
+			}
+			if (json_is_integer(n)) {
+				snprintf(num, sizeof(num), "%lld",
+				         (long long)json_integer_value(n));
+				if (apply("mcp", "timeout-navigation", num, o) < 0)
+					return -1;
+			}
+		} else if (!strcmp(key, "codegen") && json_is_string(v)) {
+			if (apply("mcp", "codegen", json_string_value(v), o) < 0)
+				return -1;
+		} else if (refusal(key)) {
+			return key_refused(path, key, refusal(key));
+		} else {
+			return key_refused(path, key,
+			                   "glassbox does not offer it (docs/tools.md lists the "
+			                   "Playwright MCP options it takes)");
+		}
+	}
+	return 0;
+}
+
+void cli_pw_fill(const struct cli_pw *o, struct act_config *cfg)
+{
+	if (o->snapshot_mode >= 0)
+		cfg->snapshot_mode = o->snapshot_mode;
+	if (o->test_id_attribute[0])
+		cfg->test_id_attribute = o->test_id_attribute;
+	if (o->output_dir[0])
+		cfg->output_dir = o->output_dir;
+	if (o->action_timeout_ms)
+		cfg->action_timeout_ms = o->action_timeout_ms;
+	if (o->navigation_timeout_ms)
+		cfg->navigation_timeout_ms = o->navigation_timeout_ms;
+	if (o->viewport_width) {
+		cfg->viewport_width = o->viewport_width;
+		cfg->viewport_height = o->viewport_height;
+	}
+	if (o->user_agent[0])
+		cfg->user_agent = o->user_agent;
+	if (o->grant_permissions[0])
+		cfg->grant_permissions = o->grant_permissions;
+	if (o->caps[0])
+		cfg->caps = o->caps; /* NULL: the core tools only, as Playwright MCP */
+	if (o->headless >= 0)
+		cfg->headless = o->headless;
+	cfg->no_code = o->no_code;
+	cfg->code_lang = o->code_lang >= 0 ? o->code_lang
+	                 : act_code_lang_parse(getenv("PW_LANG_NAME")) >= 0
+	                     ? act_code_lang_parse(getenv("PW_LANG_NAME"))
+	                     : 0;
+	cfg->snapshot_boxes = o->snapshot_boxes;
+}
