@@ -224,6 +224,9 @@ int sess_reachable_by_others(const char *path);
 int sess_runnable_by_others(const char *path);
 
 int sess_targets_start(struct sess *s);
+#ifdef GB_UNITTEST_BUILD
+int sess_foreign_target(const struct sess *s, const char *event_sid, json_t *info);
+#endif
 /* Forgets worlds whose contexts Runtime reports destroyed or cleared. */
 void sess_worlds_on_event(struct sess *s, const char *session_id, const char *method,
                           json_t *params);

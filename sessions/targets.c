@@ -164,7 +164,7 @@ static void setup_child(struct sess *s, const char *sid, const char *target_id, 
  * connection sees every context's targets, and each holds them paused
  * until it lets them go. Only the session's own context is its own; a
  * target that names no context is not. */
-static int foreign_target(const struct sess *s, const char *event_sid, json_t *info)
+UNITTEST int sess_foreign_target(const struct sess *s, const char *event_sid, json_t *info)
 {
 	const char *ctx = json_string_value(json_object_get(info, "browserContextId"));
 
@@ -183,7 +183,7 @@ static void on_attached(struct sess *s, const char *event_sid, json_t *params)
 
 	if (!sid || !tid || !type)
 		return;
-	if (foreign_target(s, event_sid, info)) {
+	if (sess_foreign_target(s, event_sid, info)) {
 		/* another session's: resumed at once (its own connection sets it
 		 * up) and let go */
 		send_forget(s, sid, "Runtime.runIfWaitingForDebugger", NULL);
