@@ -44,7 +44,7 @@ static void test_shared_browser_owns_its_context_only(void **state)
 	struct sess *s = calloc(1, sizeof(*s));
 
 	(void)state;
-	s->host = (struct sess_host *)s; /* any non-NULL host: not dereferenced */
+	s->host = (struct sess_host *)s;             /* any non-NULL host: not dereferenced */
 	assert_int_equal(foreign(s, NULL, "C1"), 1); /* before its context exists */
 	snprintf(s->context_id, sizeof(s->context_id), "C1");
 	assert_int_equal(foreign(s, NULL, "C1"), 0);
