@@ -231,7 +231,7 @@ int act_shared_join(struct act_session *as, const struct sess_options *opt, stru
                     char *err, size_t errlen)
 {
 	struct act_shared *e = as->shared;
-	struct sess_adopt_options ao = { 0 };
+	struct sess_join_options ao = { 0 };
 	struct sess_host *h;
 	char herr[512];
 	int rc = -1;

@@ -151,7 +151,7 @@ static int make_session_dirs(struct sess_host *h, struct sess *s, char *err, siz
 }
 
 /* The session's browser context, its proxy the session's own. */
-static int create_context(struct sess *s, const struct sess_adopt_options *o, int timeout_ms,
+static int create_context(struct sess *s, const struct sess_join_options *o, int timeout_ms,
                           char *err, size_t errlen)
 {
 	struct cdp_error cerr;
@@ -185,7 +185,7 @@ out:
 	return rc;
 }
 
-int sess_host_join(struct sess_host *h, const struct sess_adopt_options *o,
+int sess_host_join(struct sess_host *h, const struct sess_join_options *o,
                    const atomic_int *cancel_flag, struct sess **out, char *err, size_t errlen)
 {
 	int timeout_ms = o->timeout_ms > 0 ? o->timeout_ms : 10000;
