@@ -156,12 +156,14 @@ struct act_session {
 	int human_events;              /* the person's input events */
 	struct cdp_conn *human_cdp;    /* where human_listener is */
 	int human_listener;
-	char live_browser[64];  /* the browser the console's listeners are on (sess_id) */
-	json_t *human_note;     /* for the agent's next answer, or NULL */
-	struct sess *pool_held; /* a pooled browser taken (with its proxy's socket and
+	char live_browser[64];     /* the browser the console's listeners are on (sess_id) */
+	json_t *human_note;        /* for the agent's next answer, or NULL */
+	struct sess *pool_held;    /* a pooled browser taken (with its proxy's socket and
 	                             * namespace) when the session started, adopted by the
 	                             * worker when it starts (warm_pool.c); the worker's once
 	                             * it runs; or NULL */
+	struct act_shared *shared; /* isolation "context" (shared_browser.c): the tenant's
+	                            * shared browser, counted; NULL: a browser of its own */
 	/* files (files.c): the page log and the download area of the browser
 	 * they follow (its sess id; "" none); worker thread only */
 	struct act_pagelog *pagelog;
@@ -580,6 +582,22 @@ void act_takeover_free(struct act_session *s);
 
 /* pipeline.c: launches the session's browser (worker thread). */
 int act_launch_browser(struct act_session *as, char *err, size_t errlen);
+
+/* shared_browser.c */
+struct act_shared;
+/* Isolation "context": the session takes a reference to its tenant's
+ * shared browser entry (made when it is the first), and, with egress layer
+ * 4, that browser's network namespace (s->netns_fd, a dup it owns) for its
+ * proxy to listen in. Refused with a reason when the session has browser
+ * limits. Returns 0, or -1 with err. */
+int act_shared_acquire(struct act_session *as, char *err, size_t errlen);
+/* Drops the session's reference; the last one ends the shared browser. */
+void act_shared_release(struct act_session *as);
+/* A session on the tenant's shared browser (started, or started again
+ * after it died), in a context of its own with opt's proxy and target
+ * setup. Returns 0 with *out, or -1 with err. */
+int act_shared_join(struct act_session *as, const struct sess_options *opt, struct sess **out,
+                    char *err, size_t errlen);
 
 /* warm_pool.c */
 /* The pooled browser the session holds (act_pool_hold), adopted (its

@@ -325,6 +325,13 @@ struct act_call {
 	 */
 	int (*elicit)(struct act_call *call, const char *message, json_t *requested_schema,
 	              int timeout_ms, json_t **response);
+	/* set by actions/ for the time of an elicit: called on the worker
+	 * thread at least every 50 ms while elicit waits (never with a lock of
+	 * the transport held), so the session keeps reading its browser (a
+	 * shared browser's other sessions wait for it to let go of their new
+	 * targets); NULL: none */
+	void (*while_waiting)(struct act_call *call);
+	void *while_waiting_user;
 	/* the client's name (MCP clientInfo.name, printable ASCII) for
 	 * records such as who decided an approval; NULL when unknown */
 	const char *client_name;

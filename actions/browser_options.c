@@ -69,6 +69,7 @@ void act_browser_launch_args(struct act_session *as, struct sess_options *opt)
 
 int act_browser_grant(struct act_session *as, char *err, size_t errlen)
 {
+	json_t *params;
 	json_t *list;
 	json_t *res = NULL;
 	struct cdp_error cerr;
@@ -87,8 +88,14 @@ int act_browser_grant(struct act_session *as, char *err, size_t errlen)
 		p += len;
 		p += *p == ',';
 	}
-	if (cdp_call(sess_cdp(as->sess), NULL, "Browser.grantPermissions",
-	             json_pack("{s:o}", "permissions", list), 10000, &res, &cerr) < 0) {
+	params = json_pack("{s:o}", "permissions", list);
+	/* a session in a context of its own (adopted from the pool, or on a
+	 * shared browser) grants them there, not in the default context */
+	if (sess_context_id(as->sess)[0])
+		json_object_set_new(params, "browserContextId",
+		                    json_string(sess_context_id(as->sess)));
+	if (cdp_call(sess_cdp(as->sess), NULL, "Browser.grantPermissions", params, 10000, &res,
+	             &cerr) < 0) {
 		snprintf(err, errlen, "cannot grant the permissions %s: %s", as->grant_permissions,
 		         cerr.message);
 		goto out;

@@ -17,6 +17,11 @@
  *     stored as an artifact of the operation that caused it and removed
  *     from the area; its receipt goes to the audit log.
  * The end of each call reports the downloads it has not reported yet.
+ * On a shared browser (isolation "context") the events of every context
+ * reach every session: a session follows only the downloads of its own
+ * pages' main frames and out-of-process iframes (a download from a frame
+ * that shares its page's process is not reported there; its file stays
+ * in the session's area, removed with it).
  */
 #include "actions/actions-private.h"
 #include "actions/files-private.h"
@@ -132,6 +137,12 @@ static void will_begin(struct act_downloads *d, json_t *params)
 	size_t i;
 
 	if (!guid || strlen(guid) >= sizeof(it->guid) || find(d, guid))
+		return;
+	/* on a shared browser every connection hears of every context's
+	 * downloads: only those of the session's own frames are its own */
+	if (sess_is_shared(d->as->sess) &&
+	    !sess_frame_is_known(d->as->sess,
+	                         json_string_value(json_object_get(params, "frameId"))))
 		return;
 	if (d->n == ACT_DOWNLOADS_MAX) { /* drop the oldest that was reported in its end state */
 		for (i = 0; i < d->n; i++)

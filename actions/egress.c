@@ -105,7 +105,9 @@ static int read_layers(struct act_session *s, const struct policy_tenant *policy
 
 /* Layer 4: the session's network namespace, and the proxy's listening
  * socket inside it (o->listen_fd). Both are those of the pooled browser
- * the session holds (act_pool_hold), when it took one, else new ones. A
+ * the session holds (act_pool_hold), when it took one; the namespace is
+ * that of the tenant's shared browser in isolation "context"
+ * (act_shared_acquire); else new ones. A
  * failure here is an error, not a quiet fallback: the process could make
  * namespaces when it started. */
 static int start_netns(struct act_session *s, struct policy_proxy_options *o, char *err,
@@ -141,6 +143,9 @@ int act_egress_start(struct act_session *s, const struct policy_tenant *policy, 
 
 	s->refusals = json_array();
 	if (read_layers(s, policy, err, errlen) < 0)
+		goto out;
+	if (policy_tenant_settings(policy)->isolation_context &&
+	    act_shared_acquire(s, err, errlen) < 0)
 		goto out;
 	/* the session's own copy of the tenant's rules (parsed once, with the
 	 * rest of the policy), which its narrowings replace */
@@ -180,6 +185,7 @@ void act_egress_stop(struct act_session *s)
 	if (s->netns_fd > 0)
 		close(s->netns_fd);
 	s->netns_fd = 0;
+	act_shared_release(s);
 	policy_egress_free(s->egress);
 	s->egress = NULL;
 	while (s->n_egress_retired > 0)

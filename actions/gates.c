@@ -19,6 +19,7 @@
 #include "actions/actions-private.h"
 #include "actions/files-private.h"
 
+#include "cdp/cdp.h"
 #include "common/log.h"
 #include "evidence/audit.h"
 #include "policy/admin.h"
@@ -270,6 +271,17 @@ static int64_t wall_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* act_call.while_waiting while a person decides: the session goes on
+ * reading its browser (events, new targets set up or let go of), without
+ * waiting. */
+static void keep_reading_browser(struct act_call *call)
+{
+	struct act_session *as = call->while_waiting_user;
+
+	if (as->sess && cdp_is_open(sess_cdp(as->sess)))
+		cdp_service(sess_cdp(as->sess), 0, NULL, NULL);
+}
+
 /* Asks the person at the client (act_call.elicit) to decide the pending
  * approval a (borrowed) for rule, with the summary a person would see in
  * `glassbox approvals`. Time spent waiting for the person is added to the
@@ -292,6 +304,7 @@ static int ask_client(struct act_ctx *ctx, const struct store_approval *a, const
 	int64_t left_ms = a->expires_ms - wall_ms();
 	int64_t asked_ms;
 	int approve;
+	int rc_elicit;
 	int rc = 0;
 
 	if (!ctx->as->elicit_approvals || !call || !call->elicit || left_ms <= 0)
@@ -309,8 +322,12 @@ static int ask_client(struct act_ctx *ctx, const struct store_approval *a, const
 	if (!schema)
 		goto out;
 	asked_ms = gb_now_ms();
-	if (call->elicit(call, message, schema, left_ms > INT_MAX ? INT_MAX : (int)left_ms,
-	                 &answer) < 0) {
+	call->while_waiting = keep_reading_browser;
+	call->while_waiting_user = ctx->as;
+	rc_elicit = call->elicit(call, message, schema, left_ms > INT_MAX ? INT_MAX : (int)left_ms,
+	                         &answer);
+	call->while_waiting = NULL;
+	if (rc_elicit < 0) {
 		ctx->deadline_ms += gb_now_ms() - asked_ms;
 		GB_LOGI("actions", "approval %s: no answer through the client; it stays pending",
 		        a->id);

@@ -190,6 +190,15 @@ static void progress(struct act_ctx *ctx, double step, const char *message)
 		ctx->call->on_progress(ctx->call, step, 4, message);
 }
 
+/* Where the session's browser came from: "pooled", "shared" (a context
+ * of the tenant's shared browser) or "launched". */
+static const char *browser_origin(const struct act_session *as)
+{
+	if (as->pooled)
+		return "pooled";
+	return as->shared && !as->profile ? "shared" : "launched";
+}
+
 int act_launch_browser(struct act_session *as, char *err, size_t errlen)
 {
 	struct sess_options opt = { 0 };
@@ -206,10 +215,17 @@ int act_launch_browser(struct act_session *as, char *err, size_t errlen)
 	}
 	act_egress_launch_options(as, &opt);
 	act_browser_launch_args(as, &opt);
-	as->sess = act_pool_take(as, &opt);
-	as->pooled = as->sess != NULL;
-	if (!as->sess && sess_launch(&opt, &as->sess, err, errlen) < 0)
-		return -1;
+	if (as->shared && !as->profile) {
+		/* isolation "context": a context of the tenant's shared browser */
+		as->pooled = 0;
+		if (act_shared_join(as, &opt, &as->sess, err, errlen) < 0)
+			return -1;
+	} else {
+		as->sess = act_pool_take(as, &opt);
+		as->pooled = as->sess != NULL;
+		if (!as->sess && sess_launch(&opt, &as->sess, err, errlen) < 0)
+			return -1;
+	}
 	act_egress_protect_port(as, sess_devtools_port(as->sess));
 	if (act_egress_attach(as) < 0) {
 		snprintf(err, errlen, "cannot watch the browser's requests");
@@ -237,7 +253,7 @@ int act_launch_browser(struct act_session *as, char *err, size_t errlen)
 		json_t *body = json_pack("{s:o, s:s, s:I, s:s}", "manifest", evid_manifest_new(&m),
 		                         "agent_session", as->id, "time_to_ready_ms",
 		                         (json_int_t)sess_time_to_ready_ms(as->sess), "browser",
-		                         as->pooled ? "pooled" : "launched");
+		                         browser_origin(as));
 
 		if (body && as->client_name[0])
 			json_object_set_new(body, "client", json_string(as->client_name));
@@ -276,8 +292,7 @@ static int ensure_browser(struct act_ctx *ctx)
 	if (!as->reported_ready) {
 		json_object_set_new(ctx->out, "time_to_ready_ms",
 		                    json_integer(sess_time_to_ready_ms(as->sess)));
-		json_object_set_new(ctx->out, "browser",
-		                    json_string(as->pooled ? "pooled" : "launched"));
+		json_object_set_new(ctx->out, "browser", json_string(browser_origin(as)));
 		as->reported_ready = 1;
 	}
 	ctx->sess = as->sess;

@@ -241,6 +241,10 @@ int act_session_new(const struct act_config *cfg, struct act_session **out, char
 		snprintf(err, errlen, "cannot start the evidence writer thread");
 		goto out;
 	}
+	/* read before the egress layers: a shared browser refuses limits */
+	act_limits_read(s, cfg, s->tenant_policy);
+	if (policy_tenant_settings(s->tenant_policy)->isolation_context)
+		s->pool = NULL; /* a pooled browser is one session's */
 	if (act_egress_start(s, s->tenant_policy, err, errlen) < 0)
 		goto out;
 	if (act_gates_start(s, s->tenant_policy, err, errlen) < 0)
@@ -253,7 +257,6 @@ int act_session_new(const struct act_config *cfg, struct act_session **out, char
 		goto out;
 	}
 	check_retention(s);
-	act_limits_read(s, cfg, s->tenant_policy);
 	s->profile_save_at_end = cfg->profile_save_at_end;
 	if (cfg->profile &&
 	    act_profile_open(s, cfg->profile, cfg->profile_user, cfg->profile_readonly,

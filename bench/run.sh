@@ -7,6 +7,7 @@
 # `bench/run.sh files [options]` runs bench/files.mjs (uploads and downloads).
 # `bench/run.sh cdp [options]` runs bench/cdp-relay.mjs (the CDP endpoint's relay overhead).
 # `bench/run.sh console [options]` runs bench/console.mjs (web console viewers and the agents).
+# `bench/run.sh isolation [options]` runs bench/isolation.mjs (sessions per machine in each isolation mode).
 # `bench/run.sh tokens [options]` runs bench/tokens.mjs (characters an agent receives per loop).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -26,5 +27,6 @@ case "${1:-}" in
   cdp) shift; exec node bench/cdp-relay.mjs "$@" ;;
   console) shift; exec node bench/console.mjs "$@" ;;
   tokens) shift; exec node bench/tokens.mjs "$@" ;;
+  isolation) shift; exec node bench/isolation.mjs "$@" ;;
 esac
 exec node bench/agent-loop.mjs "$@"

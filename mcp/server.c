@@ -425,6 +425,12 @@ static int elicit_result_valid(json_t *result)
  * the client's answer, timeout_ms passes, the call is cancelled or input
  * ends. The id is registered before the request is written, so an answer
  * cannot arrive unclaimed. Worker thread. */
+/* 1 when a is earlier than b. */
+static int ts_before(const struct timespec *a, const struct timespec *b)
+{
+	return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
+}
+
 static int elicit_call(struct act_call *call, const char *message, json_t *requested_schema,
                        int timeout_ms, json_t **response)
 {
@@ -482,15 +488,24 @@ static int elicit_call(struct act_call *call, const char *message, json_t *reque
 
 	pthread_mutex_lock(&srv->lock);
 	while (!why && !inf->elicit_answered) {
+		struct timespec slice = gb_deadline_in(CLOCK_MONOTONIC, 50);
+		int last = !call->while_waiting || !ts_before(&slice, &deadline);
+
 		if (inf->cancelled) {
 			why = "the tool call was cancelled";
 		} else if (srv->input_closed) {
 			why = "the client closed the connection";
 			withdraw = 0;
-		} else if (pthread_cond_timedwait(&srv->answered, &srv->lock, &deadline) ==
-		               ETIMEDOUT &&
+		} else if (pthread_cond_timedwait(&srv->answered, &srv->lock,
+		                                  last ? &deadline : &slice) == ETIMEDOUT &&
 		           !inf->elicit_answered) {
-			why = "no answer in time";
+			if (last) {
+				why = "no answer in time";
+			} else {
+				pthread_mutex_unlock(&srv->lock);
+				call->while_waiting(call);
+				pthread_mutex_lock(&srv->lock);
+			}
 		}
 	}
 	answered = inf->elicit_answered;

@@ -81,6 +81,7 @@ static const char *const known_keys[] = {
 	"har_bodies",
 	"files",
 	"cdp",
+	"isolation",
 };
 
 /* ---- egress ------------------------------------------------------------------ */
@@ -439,6 +440,21 @@ static void parse_settings(struct policy_tenant *t, const json_t *json, struct e
 		get_int(cast, "screencast", "max_frames", 1, 60, &s->screencast_max_frames, e);
 	}
 	parse_cdp(s, json, e);
+	/* isolation: "process" (the default: a browser per session) or
+	 * "context" (the tenant's sessions share one, a context each) */
+	get_word(json, "", "isolation", "context", "process", &s->isolation_context, e);
+	if (s->isolation_context && (s->browser_memory_mb || s->browser_cpu_percent))
+		add_error(e, "policy.limits cannot be kept with \"isolation\": \"context\" (its "
+		             "sessions share one browser, and a limit ends a browser): drop "
+		             "\"limits\" or use \"isolation\": \"process\"");
+	if (s->isolation_context && s->cdp_allow)
+		add_error(e, "policy.cdp \"allow\" cannot be combined with \"isolation\": "
+		             "\"context\" (a DevTools client of a shared browser could reach the "
+		             "other sessions' contexts): use \"isolation\": \"process\"");
+	if (s->isolation_context && !s->layer_proxy)
+		add_error(e, "policy.isolation \"context\" needs egress layer \"proxy\" (each "
+		             "context's proxy is its session's): turn it back on or use "
+		             "\"isolation\": \"process\"");
 }
 
 /* ---- warnings ------------------------------------------------------------------ */
@@ -833,6 +849,9 @@ json_t *policy_tenant_effective(const struct policy_tenant *p)
 		                    s->screencast_max_width, "max_height", s->screencast_max_height,
 		                    "max_frames", s->screencast_max_frames)
 		        : json_string("off"));
+	if (j)
+		json_object_set_new(j, "isolation",
+		                    json_string(s->isolation_context ? "context" : "process"));
 	if (j)
 		json_object_set_new(j, "har_bodies",
 		                    s->har_body_max_bytes

@@ -85,6 +85,9 @@ struct policy_tenant_settings {
 	int cdp_allow;              /* cdp / cdp.access is "allow" (default deny) */
 	int cdp_gates;              /* cdp.gates: 1 "on" (default), 0 "off" */
 	int cdp_screenshot_every_s; /* cdp.screenshot_every_s: during input; default 5 */
+	/* isolation: 1 "context" (the tenant's sessions share one browser, a
+	 * browser context each), 0 "process" (the default: one each) */
+	int isolation_context;
 };
 
 #define POLICY_UPLOAD_MAX_MB_DEFAULT 16

@@ -109,7 +109,7 @@ static int give_browser_a_user(struct sess *s, const struct sess_options *opt, c
 	return 0;
 }
 
-static void read_version(struct sess *s, int timeout_ms)
+void sess_read_version(struct sess *s, int timeout_ms)
 {
 	struct cdp_error cerr;
 	json_t *res = NULL;
@@ -131,11 +131,23 @@ static int record_owner(struct sess *s, char *err, size_t errlen)
 	return -1;
 }
 
-int sess_launch(const struct sess_options *opt, struct sess **out, char *err, size_t errlen)
+/* After a failed launch step: names a crash in err when the browser is
+ * the reason. */
+static void name_crash(struct sess *s, char *err, size_t errlen)
+{
+	char why[64], detail[512];
+
+	if (s->pid > 0 && sess_process_exited(s, why, sizeof(why))) {
+		snprintf(detail, sizeof(detail), "%s", err);
+		snprintf(err, errlen,
+		         "the browser crashed while starting (Chromium exited, %s): %s", why,
+		         detail);
+	}
+}
+
+int sess_launch_process(const struct sess_options *opt, struct sess **out, char *err, size_t errlen)
 {
 	int timeout_ms = opt->ready_timeout_ms > 0 ? opt->ready_timeout_ms : 20000;
-	struct cdp_options copt = { .cancel_flag = opt->cancel_flag };
-	struct cdp_error cerr;
 	char url[700];
 	struct sess *s;
 	int rc = -1;
@@ -181,12 +193,33 @@ int sess_launch(const struct sess_options *opt, struct sess **out, char *err, si
 	if (sscanf(url, "ws://127.0.0.1:%d/", &s->devtools_port) != 1)
 		s->devtools_port = 0;
 	snprintf(s->devtools_url, sizeof(s->devtools_url), "%s", url);
+	*out = s;
+	rc = 0;
+out:
+	if (rc < 0) {
+		name_crash(s, err, errlen);
+		sess_close(s);
+	}
+	return rc;
+}
+
+int sess_launch(const struct sess_options *opt, struct sess **out, char *err, size_t errlen)
+{
+	int timeout_ms = opt->ready_timeout_ms > 0 ? opt->ready_timeout_ms : 20000;
+	struct cdp_options copt = { .cancel_flag = opt->cancel_flag };
+	struct cdp_error cerr;
+	struct sess *s;
+	int rc = -1;
+
+	*out = NULL;
+	if (sess_launch_process(opt, &s, err, errlen) < 0)
+		return -1;
 	copt.connect_timeout_ms = timeout_ms;
 	if ((opt->netns_fd > 0
-	         ? sess_cdp_connect_in_netns(opt->netns_fd, url, &copt, &s->cdp, &cerr)
-	         : cdp_connect(url, &copt, &s->cdp, &cerr)) < 0) {
-		snprintf(err, errlen, "cannot connect to Chromium's DevTools at %s: %s", url,
-		         cerr.message);
+	         ? sess_cdp_connect_in_netns(opt->netns_fd, s->devtools_url, &copt, &s->cdp, &cerr)
+	         : cdp_connect(s->devtools_url, &copt, &s->cdp, &cerr)) < 0) {
+		snprintf(err, errlen, "cannot connect to Chromium's DevTools at %s: %s",
+		         s->devtools_url, cerr.message);
 		goto out;
 	}
 	if (sess_targets_start(s) < 0) {
@@ -195,7 +228,7 @@ int sess_launch(const struct sess_options *opt, struct sess **out, char *err, si
 	}
 	if (sess_open_page(s, timeout_ms, err, errlen) < 0)
 		goto out;
-	read_version(s, timeout_ms);
+	sess_read_version(s, timeout_ms);
 	s->time_to_ready_ms = gb_now_ms() - s->started_ms;
 	gb_metrics_observe("glassbox_session_time_to_ready_seconds", NULL,
 	                   (double)s->time_to_ready_ms / 1000.0);
@@ -205,18 +238,10 @@ int sess_launch(const struct sess_options *opt, struct sess **out, char *err, si
 	*out = s;
 	rc = 0;
 out:
-	if (rc < 0 && s->pid > 0) {
-		char why[64], detail[512];
-
-		if (sess_process_exited(s, why, sizeof(why))) {
-			snprintf(detail, sizeof(detail), "%s", err);
-			snprintf(err, errlen,
-			         "the browser crashed while starting (Chromium exited, %s): %s",
-			         why, detail);
-		}
-	}
-	if (rc < 0)
+	if (rc < 0) {
+		name_crash(s, err, errlen);
 		sess_close(s);
+	}
 	return rc;
 }
 
@@ -227,6 +252,10 @@ void sess_close(struct sess *s)
 
 	if (!s)
 		return;
+	if (s->host) { /* a context of a shared browser: that browser goes on */
+		sess_host_leave(s);
+		return;
+	}
 	if (s->state != SESS_FAILED)
 		s->state = SESS_CLOSING;
 	if (s->cdp && cdp_is_open(s->cdp) && !sess_process_exited(s, NULL, 0))
@@ -261,6 +290,8 @@ int sess_check_alive(struct sess *s)
 		return -1;
 	if (s->cdp && cdp_is_open(s->cdp))
 		cdp_service(s->cdp, 0, NULL, NULL); /* notice a close not yet read */
+	if (s->host)
+		return sess_host_check(s);
 	if (s->cdp && cdp_is_open(s->cdp) && !sess_process_exited(s, why, sizeof(why)))
 		return 0;
 	/* The connection closed: the process is dying; give it a moment so the
@@ -335,6 +366,8 @@ int64_t sess_time_to_ready_ms(const struct sess *s)
 
 int sess_pid(const struct sess *s)
 {
+	if (s->host)
+		return sess_host_pid(s->host);
 	return (int)s->pid;
 }
 
@@ -448,6 +481,24 @@ const struct sess_dialog *sess_page_dialog(const struct sess_page *p)
 unsigned sess_page_dialogs_seen(const struct sess_page *p)
 {
 	return p->dialogs_seen;
+}
+
+int sess_frame_is_known(struct sess *s, const char *frame_id)
+{
+	size_t i;
+
+	if (!frame_id)
+		return 0;
+	for (i = 0; i < s->n_pages; i++)
+		if (!strcmp(s->pages[i]->main_frame_id, frame_id) ||
+		    !strcmp(s->pages[i]->target_id, frame_id))
+			return 1;
+	return sess_frame_session(s, frame_id) != NULL;
+}
+
+int sess_is_shared(const struct sess *s)
+{
+	return s->host != NULL;
 }
 
 const char *sess_frame_session(struct sess *s, const char *frame_id)

@@ -87,7 +87,28 @@ struct sess {
 	                               * proxy (owned until sess_take_proxy_fd), 0 when none */
 	char context_proxy[128];      /* adopt.c: the proxy of context_id, or "" */
 	int adopted;                  /* adopt.c: sess_adopt succeeded */
+	struct sess_host *host;       /* host.c: the shared browser this session has a
+	                               * context of (a counted reference), or NULL when
+	                               * the browser is its own */
 };
+
+/* session.c */
+/* Starts Chromium as sess_launch does, up to its DevTools endpoint
+ * (s->devtools_url), without connecting to it: a session with no CDP
+ * connection, STARTED. Returns 0, or -1 with err (nothing left behind). */
+int sess_launch_process(const struct sess_options *opt, struct sess **out, char *err,
+                        size_t errlen);
+/* Reads the browser's version over s's connection into s. */
+void sess_read_version(struct sess *s, int timeout_ms);
+
+/* host.c */
+/* Closes s's browser context and connection and removes its dirs, then
+ * drops its reference to the shared browser (sess_close of such a s). */
+void sess_host_leave(struct sess *s);
+/* sess_check_alive of a session on a shared browser. */
+int sess_host_check(struct sess *s);
+/* The pid of h's browser (0 once it has been reaped at the end). */
+int sess_host_pid(struct sess_host *h);
 
 /* process.c */
 int sess_spawn(struct sess *s, const struct sess_options *opt, char *err, size_t errlen);
@@ -207,6 +228,9 @@ int sess_reachable_by_others(const char *path);
 int sess_runnable_by_others(const char *path);
 
 int sess_targets_start(struct sess *s);
+#ifdef GB_UNITTEST_BUILD
+int sess_foreign_target(const struct sess *s, const char *event_sid, json_t *info);
+#endif
 /* Forgets worlds whose contexts Runtime reports destroyed or cleared. */
 void sess_worlds_on_event(struct sess *s, const char *session_id, const char *method,
                           json_t *params);

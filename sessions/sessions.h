@@ -178,6 +178,15 @@ void sess_world_forget(struct sess *s, const char *session_id, long long context
  * or NULL when the frame lives in its page's own session. */
 const char *sess_frame_session(struct sess *s, const char *frame_id);
 
+/* 1 when frame_id is the main frame of one of the session's pages or one
+ * of its out-of-process iframes (a frame of the same process as its page
+ * is not known here), else 0. */
+int sess_frame_is_known(struct sess *s, const char *frame_id);
+
+/* 1 when the session is a context of a shared browser (host.c): browser-
+ * wide events of its connection (downloads) may be another session's. */
+int sess_is_shared(const struct sess *s);
+
 /* ---- warm pool ----------------------------------------------------------
  * Pre-launched browsers for sessions that need nothing special at launch.
  * Thread-safe. */
@@ -279,6 +288,44 @@ int sess_adopt(struct sess *s, const struct sess_adopt_options *o, char *err, si
 
 /* The browser context the session's pages open in ("" = the default). */
 const char *sess_context_id(const struct sess *s);
+
+/* ---- shared browsers (isolation "context") -------------------------------
+ * One Chromium that several sessions share, each in a browser context of
+ * its own with its own proxy, CDP connection, target setup and dirs
+ * (host.c). A renderer exploit in one of its contexts reaches the others:
+ * share a browser only among sessions that trust each other (one tenant). */
+struct sess_host;
+
+/* How a session joins a shared browser (strings borrowed). */
+struct sess_join_options {
+	const char *proxy_server;       /* its context's proxy: the session's own, or NULL */
+	const char *proxy_bypass_list;  /* e.g. "<-loopback>", or NULL */
+	sess_target_setup_fn on_target; /* may be NULL */
+	void *on_target_user;
+	int timeout_ms; /* 0 = 10000 */
+};
+
+/* Starts a browser to share (opt as for sess_launch; on_target and
+ * user_data_dir unused: it opens no page and keeps no profile; its
+ * netns_fd, when set, stays the caller's and must outlive the host).
+ * Returns 0 with *out (one reference, the caller's), or -1 with err. */
+int sess_host_launch(const struct sess_options *opt, struct sess_host **out, char *err,
+                     size_t errlen);
+
+/* A new session on h, READY: its own connection, a browser context whose
+ * proxy is o->proxy_server, a blank tab in it set up with o->on_target
+ * (strings borrowed; waits watch cancel_flag). The session holds a
+ * reference to h until sess_close(), which closes its context and leaves
+ * the browser running for the others. Returns 0, or -1 with err. */
+int sess_host_join(struct sess_host *h, const struct sess_join_options *o,
+                   const atomic_int *cancel_flag, struct sess **out, char *err, size_t errlen);
+
+/* 1 when h's browser has exited (how, in why), else 0. Thread-safe. */
+int sess_host_exited(struct sess_host *h, char *why, size_t whylen);
+
+/* Drops a reference; the last one ends the browser (zero residue). NULL is
+ * a no-op. Thread-safe. */
+void sess_host_unref(struct sess_host *h);
 
 /* Stops the pool thread and closes the ready sessions (zero residue). */
 void sess_pool_stop(struct sess_pool *p);

@@ -159,7 +159,21 @@ static void setup_child(struct sess *s, const char *sid, const char *target_id, 
 	send_forget(s, sid, "Runtime.runIfWaitingForDebugger", NULL);
 }
 
-static void on_attached(struct sess *s, json_t *params)
+/* 1 when a target attached at the browser's level (event_sid NULL or
+ * "") is not the session's: on a shared browser (host.c) every session's
+ * connection sees every context's targets, and each holds them paused
+ * until it lets them go. Only the session's own context is its own; a
+ * target that names no context is not. */
+UNITTEST int sess_foreign_target(const struct sess *s, const char *event_sid, json_t *info)
+{
+	const char *ctx = json_string_value(json_object_get(info, "browserContextId"));
+
+	if (!s->host || (event_sid && event_sid[0]))
+		return 0;
+	return !s->context_id[0] || !ctx || strcmp(ctx, s->context_id) != 0;
+}
+
+static void on_attached(struct sess *s, const char *event_sid, json_t *params)
 {
 	const char *sid = json_string_value(json_object_get(params, "sessionId"));
 	json_t *info = json_object_get(params, "targetInfo");
@@ -169,6 +183,14 @@ static void on_attached(struct sess *s, json_t *params)
 
 	if (!sid || !tid || !type)
 		return;
+	if (sess_foreign_target(s, event_sid, info)) {
+		/* another session's: resumed at once (its own connection sets it
+		 * up) and let go */
+		send_forget(s, sid, "Runtime.runIfWaitingForDebugger", NULL);
+		send_forget(s, NULL, "Target.detachFromTarget",
+		            json_pack("{s:s}", "sessionId", sid));
+		return;
+	}
 	if (!strcmp(type, "page"))
 		setup_page(s, sid, tid, url);
 	else
@@ -247,7 +269,7 @@ static void on_event(void *user, const char *session_id, const char *method, jso
 	struct sess_page *p;
 
 	if (!strcmp(method, "Target.attachedToTarget"))
-		on_attached(s, params);
+		on_attached(s, session_id, params);
 	else if (!strcmp(method, "Target.detachedFromTarget"))
 		on_detached(s, params);
 	else if (!strncmp(method, "Runtime.executionContext", 24))

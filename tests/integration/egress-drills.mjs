@@ -88,10 +88,11 @@ function writeChromiumWrapper(dir) {
 /*
  * Starts the two sites and a glassbox under the given layers and policy
  * file (fixtures/policy/egress-drill.json unless given; allowMain adds
- * shop.test:<M> and 127.0.0.1:<M> to its allow list). Registers the
+ * shop.test:<M> and 127.0.0.1:<M> to its allow list; isolation, when
+ * given, is the policy's "isolation"). Registers the
  * before/after hooks; returns the run object, filled in by `before`.
  */
-export function useDrill({ layers, policyFile = 'egress-drill.json', allowMain = true }) {
+export function useDrill({ layers, policyFile = 'egress-drill.json', allowMain = true, isolation }) {
   const run = {
     layers,
     enabled: Object.keys(layers).filter((k) => layers[k]),
@@ -115,6 +116,7 @@ export function useDrill({ layers, policyFile = 'egress-drill.json', allowMain =
     const policy = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'fixtures', 'policy', policyFile), 'utf8'));
     if (allowMain) policy.egress.allow.push(`shop.test:${run.M}`, `127.0.0.1:${run.M}`);
     policy.egress_layers = layers;
+    if (isolation) policy.isolation = isolation;
     const config = path.join(run.tmp, 'policy.json');
     fs.writeFileSync(config, JSON.stringify(policy, null, 2));
     const env = layers.proxy ? {} : { GLASSBOX_CHROMIUM: writeChromiumWrapper(run.tmp) };

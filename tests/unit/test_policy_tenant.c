@@ -340,11 +340,52 @@ static void test_user_agent(void **state)
 	assert_non_null(strstr(err, "policy.user_agent must be a User-Agent string"));
 }
 
+/* "isolation": "process" (default) or "context", and what context mode
+ * refuses beside it: limits, the CDP endpoint, no proxy. */
+static void test_isolation(void **state)
+{
+	struct policy_tenant *t;
+	json_t *eff;
+	char err[2048] = "";
+
+	(void)state;
+	t = tenant_from("{}");
+	assert_int_equal(policy_tenant_settings(t)->isolation_context, 0);
+	eff = policy_tenant_effective(t);
+	assert_string_equal(json_string_value(json_object_get(eff, "isolation")), "process");
+	json_decref(eff);
+	policy_tenant_unref(t);
+	t = tenant_from("{\"isolation\": \"context\"}");
+	assert_int_equal(policy_tenant_settings(t)->isolation_context, 1);
+	eff = policy_tenant_effective(t);
+	assert_string_equal(json_string_value(json_object_get(eff, "isolation")), "context");
+	json_decref(eff);
+	policy_tenant_unref(t);
+	t = tenant_from("{\"isolation\": \"process\"}");
+	assert_int_equal(policy_tenant_settings(t)->isolation_context, 0);
+	policy_tenant_unref(t);
+	tenant_error("{\"isolation\": \"shared\"}", err, sizeof(err));
+	assert_non_null(strstr(err, "policy.isolation must be \"context\" or \"process\""));
+	tenant_error("{\"isolation\": true}", err, sizeof(err));
+	assert_non_null(strstr(err, "policy.isolation must be \"context\" or \"process\""));
+	tenant_error("{\"isolation\": \"context\", \"limits\": {\"browser_memory_mb\": 512}}", err,
+	             sizeof(err));
+	assert_non_null(
+	    strstr(err, "policy.limits cannot be kept with \"isolation\": \"context\""));
+	tenant_error("{\"isolation\": \"context\", \"cdp\": \"allow\"}", err, sizeof(err));
+	assert_non_null(
+	    strstr(err, "policy.cdp \"allow\" cannot be combined with \"isolation\": \"context\""));
+	tenant_error("{\"isolation\": \"context\", \"egress_layers\": {\"proxy\": false}}", err,
+	             sizeof(err));
+	assert_non_null(strstr(err, "policy.isolation \"context\" needs egress layer \"proxy\""));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_defaults),
 		cmocka_unit_test(test_cdp),
+		cmocka_unit_test(test_isolation),
 		cmocka_unit_test(test_values_and_effective),
 		cmocka_unit_test(test_every_error_at_once),
 		cmocka_unit_test(test_warnings),
