@@ -33,7 +33,8 @@ specs="${PW_SPECS:-core click type tabs dialogs evaluate screenshot wait snapsho
 
 # The fixture change: with $MCP_SERVER_BIN, `glassbox mcp` with a data dir
 # of the test's own, the fixture site's loopback allowed and evaluate not
-# gated (fixtures/policy/loopback.json), the test's dir as output dir; the
+# gated, top-level data: pages allowed as Playwright MCP allows them
+# (fixtures/policy/playwright-suite.json), the test's dir as output dir; the
 # same flags as Playwright MCP gets. Without it, Playwright MCP driving
 # $CHROMIUM.
 [ -f "$fixture.orig" ] || cp "$fixture" "$fixture.orig"
@@ -81,7 +82,7 @@ run() {
 
 results="$(mktemp -d)"
 if [ "$which" = glassbox ] || [ "$which" = both ]; then
-  run glassbox "$results/glassbox.json" MCP_SERVER_BIN="$glassbox" MCP_SERVER_POLICY="$repo/fixtures/policy/loopback.json" MCP_EXECUTABLE="$chromium"
+  run glassbox "$results/glassbox.json" MCP_SERVER_BIN="$glassbox" MCP_SERVER_POLICY="$repo/fixtures/policy/playwright-suite.json" MCP_EXECUTABLE="$chromium"
 fi
 if [ "$which" = playwright ] || [ "$which" = both ]; then
   run "playwright-mcp" "$results/playwright.json" MCP_EXECUTABLE="$chromium"
