@@ -69,12 +69,14 @@ test-unit:
 # The store's suites again, against a throwaway PostgreSQL server
 # (tests/postgres/run.sh: initdb in a temp dir, a unix socket only), and
 # two serve replicas sharing it (tests/integration/store_replicas.test.mjs,
-# which starts its own server; it also runs in test-node).
+# and replicas_profiles.test.mjs with an S3-API server for the sealed
+# profiles; each starts its own servers; both also run in test-node).
 PG_SUITES := approvals ledger segments gate admin profiles evidence
 
 test-postgres: build
 	tests/postgres/run.sh meson test -C $(BUILD) --print-errorlogs $(PG_SUITES)
-	GLASSBOX_BIN=$(BUILD)/glassbox tests/run-node-tests.sh tests/integration/store_replicas.test.mjs
+	GLASSBOX_BIN=$(BUILD)/glassbox tests/run-node-tests.sh tests/integration/store_replicas.test.mjs \
+		tests/integration/replicas_profiles.test.mjs
 
 $(ASAN_BUILD)/build.ninja:
 	meson setup $(ASAN_BUILD) -Dwerror=true -Db_sanitize=address,undefined -Db_lundef=false

@@ -60,6 +60,7 @@ struct act_session {
 	int mouse_pressed;  /* browser_mouse_down pressed here (mouse_x, mouse_y) */
 	char mouse_held[8]; /* the button browser_mouse_down holds down, "" if none */
 	json_t *media;      /* the media emulation in force ({media?, colorScheme?, ...}; worker) */
+	json_t *emulation;  /* browser_emulate's settings in force (emulation.c; worker) */
 
 	/* egress (egress.c) */
 	struct policy_egress *egress;
@@ -157,9 +158,10 @@ struct act_session {
 	int human_listener;
 	char live_browser[64];  /* the browser the console's listeners are on (sess_id) */
 	json_t *human_note;     /* for the agent's next answer, or NULL */
-	struct sess *pool_held; /* a pooled browser taken with its network namespace when
-	                             * the session started, adopted by the worker when it
-	                             * starts (warm_pool.c); the worker's once it runs; or NULL */
+	struct sess *pool_held; /* a pooled browser taken (with its proxy's socket and
+	                             * namespace) when the session started, adopted by the
+	                             * worker when it starts (warm_pool.c); the worker's once
+	                             * it runs; or NULL */
 	/* files (files.c): the page log and the download area of the browser
 	 * they follow (its sess id; "" none); worker thread only */
 	struct act_pagelog *pagelog;
@@ -376,6 +378,30 @@ void act_browser_launch_args(struct act_session *as, struct sess_options *opt);
  * with the reason in err. */
 int act_browser_grant(struct act_session *as, char *err, size_t errlen);
 
+/* emulation.c */
+/* A network preset of browser_emulate: throughput in bytes a second (-1:
+ * not throttled), latency in ms. */
+struct act_network_preset {
+	const char *name;
+	int offline;
+	double download_bps;
+	double upload_bps;
+	double latency_ms;
+};
+/* The preset names, NULL-terminated, for the parameter's enum. */
+extern const char *const act_network_preset_names[];
+/* The preset called name (borrowed), or NULL. */
+const struct act_network_preset *act_network_preset_find(const char *name);
+/* The CDP commands (a new array of {method, params}) that put setting
+ * (NULL: every setting present) of state (borrowed) in force on a target
+ * of type ("page", "iframe", "...worker"); a setting absent from state is
+ * cleared. */
+json_t *act_emulation_commands(const json_t *state, const char *setting, const char *type);
+/* Sends as->emulation's commands to a target just attached, still paused
+ * (never waits; the target hook of every browser of the session). */
+void act_emulation_setup_target(struct act_session *as, struct sess *sess, const char *session_id,
+                                const char *type);
+
 /* page_state.c */
 /* Takes a snapshot of the current page (root: a subtree, or NULL; boxes:
  * [box=...] after each ref; depth:
@@ -537,17 +563,18 @@ void act_takeover_free(struct act_session *s);
 int act_launch_browser(struct act_session *as, char *err, size_t errlen);
 
 /* warm_pool.c */
-/* A pooled browser adopted by the session (its proxy, its target setup),
- * when one is ready and fits opt (the launch options the session would
- * use); with layer 4, only the one the session holds (act_pool_hold).
- * NULL otherwise: launch one. Worker thread. */
+/* The pooled browser the session holds (act_pool_hold), adopted (its
+ * target setup, on the context readied for the session's proxy) when it
+ * fits opt (the launch options the session would use); NULL otherwise
+ * (any held browser is closed): launch one. Worker thread. */
 struct sess *act_pool_take(struct act_session *as, const struct sess_options *opt);
-/* Egress layer 4 with a pool whose browsers have namespaces of their own:
- * takes a ready pooled browser that fits the session's config, keeps it in
- * as->pool_held and makes its namespace the session's (as->netns_fd, owned),
- * for the session's proxy to listen in; called before the proxy starts.
- * Returns 1 when it did, 0 when the session must make its own namespace. */
-int act_pool_hold(struct act_session *as);
+/* Takes a ready pooled browser that fits the session's config, before the
+ * session's proxy starts: keeps it in as->pool_held, and hands over the
+ * listening socket its browser context's proxy points at (*listen_fd, now
+ * the caller's: the session's proxy listens there) and, with layer 4, its
+ * namespace (as->netns_fd, owned). Returns 1 when it did, 0 when the
+ * session makes its own (*listen_fd untouched). */
+int act_pool_hold(struct act_session *as, int *listen_fd);
 /* Closes the held pooled browser, if the worker never adopted it (zero
  * residue; its namespace fd stays the session's). */
 void act_pool_drop_held(struct act_session *as);
@@ -599,6 +626,13 @@ int act_egress_narrow_call(struct act_ctx *ctx);
 void act_egress_launch_options(struct act_session *s, struct sess_options *opt);
 /* Starts handling paused requests on the freshly launched browser. */
 int act_egress_attach(struct act_session *s);
+/* sess_target_setup_fn, on a target while it is paused: Fetch
+ * interception (layer 2: every request waits for the session's decision)
+ * when the session (user) has that layer, and browser_emulate's settings
+ * (emulation.c); user NULL (a pooled browser, no session yet): Fetch
+ * only. Queues, never waits. */
+void act_egress_setup_target(void *user, struct sess *sess, const char *session_id,
+                             const char *type);
 /* The proxy refuses loopback on port (the browser's DevTools port) from
  * now on; the Fetch and tool layers read it from the session. */
 void act_egress_protect_port(struct act_session *s, int port);

@@ -471,6 +471,7 @@ struct act_cdp_endpoint {
 	char devtools_url[704];   /* ws://127.0.0.1:PORT/devtools/browser/ID */
 	int port;                 /* its port */
 	int fd;                   /* a socket connected to that port (the caller's), or -1 */
+	int camera_fd;            /* a second one, for the relay's evidence screenshots, or -1 */
 	char context_id[64];      /* the browser context the session's pages open in, or "" */
 	char proxy_server[112];   /* the session's egress proxy, or "" (layer off) */
 	char downloads_dir[1100]; /* where downloads may go: inside the browser's own dir */
@@ -479,8 +480,9 @@ struct act_cdp_endpoint {
 
 /*
  * Makes sure s's browser runs (queueing browser_session {"action": "cdp"}
- * on its worker, which checks the tenant's policy), connects a socket to
- * its DevTools port (inside its network namespace) and fills out. Waits up
+ * on its worker, which checks the tenant's policy), connects two sockets
+ * to its DevTools port (inside its network namespace: fd and camera_fd,
+ * both the caller's) and fills out. Waits up
  * to timeout_ms, or until *stop (may be NULL) rises. Any thread but the
  * session's worker. Returns 0, or -1 with the reason in err (the policy's
  * refusal, a launch failure).

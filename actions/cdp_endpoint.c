@@ -52,6 +52,7 @@ static void note_endpoint(struct act_session *as)
 		         sess_devtools_url(as->sess));
 		n->ep.port = sess_devtools_port(as->sess);
 		n->ep.fd = -1;
+		n->ep.camera_fd = -1;
 		n->netns_fd = fd;
 		fd = -1;
 		snprintf(n->ep.context_id, sizeof(n->ep.context_id), "%s",
@@ -144,6 +145,7 @@ int act_session_cdp_endpoint(struct act_session *s, int timeout_ms, const atomic
 	memset(&call, 0, sizeof(call));
 	memset(out, 0, sizeof(*out));
 	out->fd = -1;
+	out->camera_fd = -1;
 	pthread_mutex_init(&w.lock, NULL);
 	pthread_cond_init(&w.cond, NULL);
 	call.def = act_tool_find("browser_session");
@@ -190,6 +192,14 @@ int act_session_cdp_endpoint(struct act_session *s, int timeout_ms, const atomic
 		snprintf(err, errlen, "the browser's DevTools endpoint is not known");
 	else
 		rc = sess_devtools_socket(netns, out->port, &out->fd, err, errlen);
+	if (rc == 0) {
+		out->camera_fd = -1;
+		rc = sess_devtools_socket(netns, out->port, &out->camera_fd, err, errlen);
+		if (rc < 0) {
+			close(out->fd);
+			out->fd = -1;
+		}
+	}
 	if (netns >= 0)
 		close(netns);
 out:
@@ -215,10 +225,12 @@ void act_session_cdp_screenshot(struct act_session *s, const char *browser_sessi
 	uint64_t ticket;
 	char err[256];
 
+	/* each screenshot is an operation of its own, as a tool call is */
 	memset(&a, 0, sizeof(a));
-	snprintf(op, sizeof(op), "cdp-%s", why);
+	memcpy(op, "op-", 3);
+	gb_random_hex(op + 3, 12);
 	a.session_id = browser_session;
-	a.operation_id = NULL;
+	a.operation_id = op;
 	a.tool = "cdp";
 	a.url = url;
 	a.body =

@@ -104,10 +104,10 @@ static int read_layers(struct act_session *s, const struct policy_tenant *policy
 }
 
 /* Layer 4: the session's network namespace, and the proxy's listening
- * socket inside it (o->listen_fd). The namespace is that of a pooled
- * browser the session takes now, when one is ready (warm_pool.c), else a
- * new one. A failure here is an error, not a quiet fallback: the process
- * could make namespaces when it started. */
+ * socket inside it (o->listen_fd). Both are those of the pooled browser
+ * the session holds (act_pool_hold), when it took one, else new ones. A
+ * failure here is an error, not a quiet fallback: the process could make
+ * namespaces when it started. */
 static int start_netns(struct act_session *s, struct policy_proxy_options *o, char *err,
                        size_t errlen)
 {
@@ -116,13 +116,14 @@ static int start_netns(struct act_session *s, struct policy_proxy_options *o, ch
 
 	if (!s->layer_netns)
 		return 0;
-	if (!act_pool_hold(s) && policy_netns_create(&s->netns_fd, perr, sizeof(perr)) < 0) {
+	if (s->netns_fd <= 0 && policy_netns_create(&s->netns_fd, perr, sizeof(perr)) < 0) {
 		s->netns_fd = 0;
 		snprintf(err, errlen, "cannot isolate the browser (egress layer 4): %s", perr);
 		goto out;
 	}
-	if (s->layer_proxy && policy_proxy_listen_in_netns(s->netns_fd, "127.0.0.1", 0,
-	                                                   &o->listen_fd, perr, sizeof(perr)) < 0) {
+	if (s->layer_proxy && o->listen_fd <= 0 &&
+	    policy_proxy_listen_in_netns(s->netns_fd, "127.0.0.1", 0, &o->listen_fd, perr,
+	                                 sizeof(perr)) < 0) {
 		snprintf(err, errlen, "cannot isolate the browser (egress layer 4): %s", perr);
 		goto out;
 	}
@@ -151,6 +152,10 @@ int act_egress_start(struct act_session *s, const struct policy_tenant *policy, 
 	o.session_id = s->id;
 	o.on_refusal = on_proxy_refusal;
 	o.user = s;
+	/* a pooled browser readied for a proxy on o.listen_fd (and, with layer
+	 * 4, in its namespace), taken before the proxy starts there */
+	if (s->layer_proxy)
+		act_pool_hold(s, &o.listen_fd);
 	if (start_netns(s, &o, err, errlen) < 0)
 		goto out;
 	if (!s->layer_proxy) {
@@ -208,19 +213,20 @@ int act_egress_narrow_call(struct act_ctx *ctx)
 	return 0;
 }
 
-/* Layer 2: every target gets Fetch interception before it runs. Called
- * by sessions/ while the target is paused; queues, never waits. */
-static void setup_target(void *user, struct sess *sess, const char *session_id, const char *type)
+void act_egress_setup_target(void *user, struct sess *sess, const char *session_id,
+                             const char *type)
 {
+	struct act_session *s = user;
 	uint64_t id;
 
-	(void)user;
-	if (cdp_send(sess_cdp(sess), session_id, "Fetch.enable",
+	if ((!s || s->layer_fetch) &&
+	    cdp_send(sess_cdp(sess), session_id, "Fetch.enable",
 	             json_pack("{s:[{s:s, s:s}]}", "patterns", "urlPattern", "*", "requestStage",
 	                       "Request"),
 	             &id) == 0)
 		cdp_forget(sess_cdp(sess), id);
-	(void)type;
+	if (s)
+		act_emulation_setup_target(s, sess, session_id, type);
 }
 
 /* Decides on url: the policy, then the DevTools port of the session's
@@ -290,10 +296,9 @@ void act_egress_launch_options(struct act_session *s, struct sess_options *opt)
 {
 	size_t i;
 
-	if (s->layer_fetch) {
-		opt->on_target = setup_target;
-		opt->on_target_user = s;
-	}
+	/* every target: Fetch interception (layer 2) and browser_emulate's settings */
+	opt->on_target = act_egress_setup_target;
+	opt->on_target_user = s;
 	opt->netns_fd = s->netns_fd;
 	if (!s->proxy)
 		return;

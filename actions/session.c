@@ -214,6 +214,11 @@ int act_session_new(const struct act_config *cfg, struct act_session **out, char
 	s->require_evidence = policy_tenant_settings(s->tenant_policy)->require_evidence;
 	s->evidence_before_answer =
 	    policy_tenant_settings(s->tenant_policy)->evidence_before_answer;
+	/* a User-Agent the policy pins is the browser's, whatever the server's */
+	if (policy_tenant_settings(s->tenant_policy)->user_agent[0]) {
+		free(s->user_agent);
+		s->user_agent = dup_or_null(policy_tenant_settings(s->tenant_policy)->user_agent);
+	}
 	if (mkdir(s->data_dir, 0700) != 0 && errno != EEXIST) {
 		snprintf(err, errlen, "cannot create the data dir %s: %s", s->data_dir,
 		         strerror(errno));
@@ -402,6 +407,7 @@ void act_session_free(struct act_session *s)
 	evid_store_close(s->store);
 	json_decref(s->policy);
 	json_decref(s->media);
+	json_decref(s->emulation);
 	json_decref(s->profile_closed);
 	json_decref(s->profile_origins);
 	act_secrets_stop(s);

@@ -6,8 +6,9 @@
 //   - glassbox: a session of `glassbox serve` (POST /sessions, then its /cdp/<id> websocket): the
 //     relay with its allowlist, element probes and evidence, and the session's egress proxy and
 //     Fetch interception behind it;
-//   - direct: the same Chromium binary launched here with --remote-debugging-port, connected to
-//     directly.
+//   - direct: the same Chromium binary launched here with --remote-debugging-port and the flags
+//     glassbox launched its browser with (read from the session's session_opened record, less the
+//     profile, proxy and DevTools ones), connected to directly.
 // One iteration: goto the form, fill the note, click Save, wait for "Saved: <text>", click the
 // link, wait for the second page, read the title, take a screenshot. Rounds alternate between the
 // two (glassbox, direct, glassbox, ...) so that a busy machine weighs on both alike; the first
@@ -20,7 +21,7 @@
 //
 // Prints a table and writes JSON (default bench/results/cdp-relay.json).
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import crypto from 'node:crypto';
 import { mkdtemp, rm, writeFile, mkdir } from 'node:fs/promises';
 import os from 'node:os';
@@ -54,7 +55,32 @@ function parseArgs(argv) {
   return o;
 }
 
-// glassbox serve with one tenant whose policy offers CDP; resolves {wsEndpoint, stop}.
+// The flags glassbox launched the session's browser with (its session_opened record's manifest),
+// less what is the session's own (profile, proxy, resolver, DevTools port, user switch, the
+// window); waits for the record.
+const OWN_FLAGS = /^--(user-data-dir|proxy-server|host-resolver-rules|remote-debugging-(port|address)|reuid|regid|clear-groups|window-size|headless|no-sandbox|no-startup-window)(=|$)/;
+async function glassboxFlags(auditDir) {
+  for (let i = 0; i < 1200; i++) {
+    const lines = existsSync(auditDir)
+      ? readdirSync(auditDir).filter((f) => f.endsWith('.jsonl')).flatMap((f) => readFileSync(path.join(auditDir, f), 'utf8').split('\n'))
+      : [];
+    for (const line of lines) {
+      if (!line.includes('"session_opened"')) continue;
+      let r;
+      try {
+        r = JSON.parse(line);
+      } catch {
+        continue;
+      }
+      const flags = r.body && r.body.manifest && r.body.manifest.launch_flags;
+      if (r.kind === 'session_opened' && Array.isArray(flags)) return flags.filter((f) => f.startsWith('--') && !OWN_FLAGS.test(f));
+    }
+    await sleep(50);
+  }
+  throw new Error('glassbox recorded no session_opened with its launch flags');
+}
+
+// glassbox serve with one tenant whose policy offers CDP; resolves {wsEndpoint, flags, stop}.
 async function startGlassbox(opts) {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'gb-bench-cdp-'));
   const token = crypto.randomBytes(24).toString('hex');
@@ -81,6 +107,7 @@ async function startGlassbox(opts) {
   if (res.status !== 201) throw new Error(`POST /sessions: ${res.status} ${JSON.stringify(s)}`);
   return {
     wsEndpoint: `${s.wsEndpoint}?token=${token}`,
+    flags: await glassboxFlags(path.join(dir, 'data', 'tenants', 'bench', 'audit')),
     async stop() {
       proc.kill('SIGTERM');
       await Promise.race([new Promise((r) => proc.on('exit', r)), sleep(60000)]);
@@ -90,12 +117,11 @@ async function startGlassbox(opts) {
   };
 }
 
-// The same Chromium launched directly with a DevTools port; resolves {wsEndpoint, stop}.
-async function startDirect(opts) {
+// The same Chromium launched directly with glassbox's flags and a DevTools port; resolves
+// {wsEndpoint, stop}.
+async function startDirect(opts, flags) {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'gb-bench-direct-'));
-  const args = ['--headless', '--no-first-run', '--no-default-browser-check', '--disable-extensions',
-    '--disable-background-networking', '--disable-component-update', '--disable-sync', '--mute-audio',
-    '--hide-scrollbars', '--remote-debugging-port=0', '--remote-debugging-address=127.0.0.1',
+  const args = ['--headless', ...flags, '--remote-debugging-port=0', '--remote-debugging-address=127.0.0.1',
     `--user-data-dir=${dir}`, '--window-size=1280,720', 'about:blank'];
   if (process.getuid && process.getuid() === 0) args.unshift('--no-sandbox');
   const proc = spawn(opts.chromium, args, { stdio: ['ignore', 'ignore', 'pipe'], detached: true });
@@ -114,19 +140,37 @@ async function startDirect(opts) {
   };
 }
 
-// One iteration of the Playwright script; returns its duration in ms.
+// The steps of one iteration, in order (their times go to the JSON as steps_ms).
+const STEPS = ['goto', 'fill', 'click', 'saved', 'next', 'url', 'title', 'shot'];
+
+// One iteration of the Playwright script; returns its duration in ms and each step's.
 async function iteration(page, site, i) {
   const text = `note ${i}`;
+  const steps = {};
   const t0 = performance.now();
+  let t = t0;
+  const mark = (name) => {
+    const now = performance.now();
+    steps[name] = now - t;
+    t = now;
+  };
   await page.goto(site.formUrl);
+  mark('goto');
   await page.fill('#note', text);
+  mark('fill');
   await page.click('#save');
+  mark('click');
   await page.waitForFunction((t) => document.getElementById('status').textContent === `Saved: ${t}`, text);
+  mark('saved');
   await page.click('#next');
+  mark('next');
   await page.waitForURL('**/second.html');
+  mark('url');
   if ((await page.title()) !== 'Second page') throw new Error('the second page did not load');
+  mark('title');
   await page.screenshot();
-  return performance.now() - t0;
+  mark('shot');
+  return { ms: performance.now() - t0, steps };
 }
 
 // Connects Playwright to wsEndpoint and runs n iterations (after warm-up ones).
@@ -136,9 +180,9 @@ async function runLoop(wsEndpoint, site, n, warmup) {
     const ctx = browser.contexts()[0];
     const page = ctx.pages()[0] || (await ctx.newPage());
     for (let i = 0; i < warmup; i++) await iteration(page, site, -1 - i);
-    const ms = [];
-    for (let i = 0; i < n; i++) ms.push(await iteration(page, site, i));
-    return ms;
+    const out = [];
+    for (let i = 0; i < n; i++) out.push(await iteration(page, site, i));
+    return out;
   } finally {
     await browser.close();
   }
@@ -148,7 +192,7 @@ async function main() {
   const opts = parseArgs(process.argv);
   const site = await startSite(path.join(HERE, 'site'));
   const gb = await startGlassbox(opts);
-  const direct = await startDirect(opts);
+  const direct = await startDirect(opts, gb.flags);
   const all = { glassbox: [], direct: [] };
   try {
     for (let r = 0; r < opts.rounds; r++) {
@@ -162,15 +206,21 @@ async function main() {
     await direct.stop();
     await site.close();
   }
-  const mg = median(all.glassbox);
-  const md = median(all.direct);
+  const ms = (k) => all[k].map((x) => x.ms);
+  const mg = median(ms('glassbox'));
+  const md = median(ms('direct'));
+  const steps = {};
+  for (const k of ['glassbox', 'direct'])
+    steps[k] = Object.fromEntries(STEPS.map((st) => [st, round(median(all[k].map((x) => x.steps[st])))]));
   const result = {
     when: new Date().toISOString(),
     iterations: all.glassbox.length,
     chromium: opts.chromium,
+    direct_flags: gb.flags,
     median_ms: { glassbox: round(mg), direct: round(md) },
     overhead_percent: round((mg / md - 1) * 100),
-    samples_ms: { glassbox: all.glassbox.map((x) => round(x)), direct: all.direct.map((x) => round(x)) },
+    step_median_ms: steps,
+    samples_ms: { glassbox: ms('glassbox').map((x) => round(x)), direct: ms('direct').map((x) => round(x)) },
   };
   await mkdir(path.dirname(opts.out), { recursive: true });
   await writeFile(opts.out, JSON.stringify(result, null, 2));
@@ -179,6 +229,9 @@ async function main() {
   console.log(`| glassbox CDP endpoint | ${result.median_ms.glassbox} |`);
   console.log(`| Chromium direct | ${result.median_ms.direct} |`);
   console.log(`overhead: ${result.overhead_percent} % (median of ${result.iterations} iterations each)`);
+  console.log(`\n| step (median ms) | ${STEPS.join(' | ')} |`);
+  console.log(`|---|${STEPS.map(() => '---').join('|')}|`);
+  for (const k of ['glassbox', 'direct']) console.log(`| ${k} | ${STEPS.map((st) => steps[k][st]).join(' | ')} |`);
 }
 
 main().catch((e) => {

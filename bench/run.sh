@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Agent-loop benchmark (see bench/README.md). Options are passed to bench/agent-loop.mjs;
 # `bench/run.sh serve [options]` runs bench/serve.mjs (many sessions in one glassbox serve);
+# `bench/run.sh pool [options]` runs bench/pool.mjs (a new session's first navigate, warm pool).
 # `bench/run.sh replicas [options]` runs bench/replicas.mjs (HAProxy vs direct, sessions per replica).
+# `bench/run.sh profiles [options]` runs bench/profiles.mjs (profile open and save, data dir vs bucket).
 # `bench/run.sh files [options]` runs bench/files.mjs (uploads and downloads).
 # `bench/run.sh cdp [options]` runs bench/cdp-relay.mjs (the CDP endpoint's relay overhead).
 # `bench/run.sh console [options]` runs bench/console.mjs (web console viewers and the agents).
@@ -17,7 +19,9 @@ fi
 cd "$here/.."
 case "${1:-}" in
   serve) shift; exec node bench/serve.mjs "$@" ;;
+  pool) shift; exec node bench/pool.mjs "$@" ;;
   replicas) shift; exec node bench/replicas.mjs "$@" ;;
+  profiles) shift; exec node bench/profiles.mjs "$@" ;;
   files) shift; exec node bench/files.mjs "$@" ;;
   cdp) shift; exec node bench/cdp-relay.mjs "$@" ;;
   console) shift; exec node bench/console.mjs "$@" ;;

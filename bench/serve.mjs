@@ -17,18 +17,15 @@
 // session, then after each of C rounds (default 3) of N sessions at once (default 8; initialize, a
 // navigate and a snapshot of the bench site, DELETE), each read once every session has closed and
 // every browser is gone. JSON goes to bench/results/serve-rss.json.
-import { spawn } from 'node:child_process';
-import crypto from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { mkdtemp, rm, writeFile, mkdir } from 'node:fs/promises';
+import { writeFile, mkdir } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startSite } from './lib/site-server.mjs';
-import { memOf, killTree, browserTree } from './lib/proc.mjs';
+import { memOf, browserTree } from './lib/proc.mjs';
 import { median } from './lib/stats.mjs';
+import { sleep, startServe, connect, navigate, stop } from './lib/serve.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const REPO = path.resolve(HERE, '..');
@@ -53,63 +50,7 @@ function parseArgs(argv) {
   return o;
 }
 
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const mib = (kb) => Math.round((kb / 1024) * 10) / 10;
-
-// Starts glassbox serve with one tenant and the given warm pool; resolves {url, token, proc, dir}.
-async function startServe(opts, pool) {
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'gb-bench-serve-'));
-  const token = crypto.randomBytes(24).toString('hex');
-  const adminToken = crypto.randomBytes(24).toString('hex');
-  const policy = { egress: { allow_private: ['127.0.0.1:*', '[::1]:*'] }, risk: { evaluate: 'allow' } };
-  const config = {
-    listen: { host: '127.0.0.1', port: 0 },
-    limits: { max_sessions: opts.sessions + 4, idle_ttl_s: 3600 },
-    warm_pool: pool,
-    tenants: { bench: { token_sha256: crypto.createHash('sha256').update(token).digest('hex'), policy,
-      max_sessions: opts.sessions + 4 } },
-    admin: { host: '127.0.0.1', port: 0, token_sha256: crypto.createHash('sha256').update(adminToken).digest('hex') },
-  };
-  const cfg = path.join(dir, 'serve.json');
-  await writeFile(cfg, JSON.stringify(config), { mode: 0o600 });
-  const proc = spawn(opts.glassbox, ['serve', '--config', cfg], {
-    env: { ...process.env, GLASSBOX_DATA_DIR: path.join(dir, 'data'), GLASSBOX_LOG: 'warn' },
-    stdio: ['ignore', 'ignore', 'pipe'], detached: true,
-  });
-  let stderr = '';
-  proc.stderr.on('data', (d) => { stderr += d; });
-  const adminRe = /admin on http:\/\/127\.0\.0\.1:(\d+)\//;
-  for (let i = 0; i < 300 && !(/MCP on http:\/\/127\.0\.0\.1:(\d+)\/mcp/.test(stderr) && adminRe.test(stderr)); i++) await sleep(50);
-  const port = (stderr.match(/MCP on http:\/\/127\.0\.0\.1:(\d+)\/mcp/) || [])[1];
-  const adminPort = (stderr.match(adminRe) || [])[1];
-  if (!port || !adminPort) throw new Error(`glassbox serve did not start:\n${stderr}`);
-  return { url: `http://127.0.0.1:${port}/mcp`, adminUrl: `http://127.0.0.1:${adminPort}`, adminToken, token, proc,
-    dir, stderr: () => stderr };
-}
-
-async function connect(svc) {
-  const transport = new StreamableHTTPClientTransport(new URL(svc.url), {
-    requestInit: { headers: { Authorization: `Bearer ${svc.token}` } },
-  });
-  const client = new Client({ name: 'bench-serve', version: '1.0.0' });
-  await client.connect(transport);
-  return { client, transport };
-}
-
-async function navigate(client, url) {
-  const t0 = performance.now();
-  const r = await client.callTool({ name: 'browser_navigate', arguments: { url } }, undefined, { timeout: 120000 });
-  const ms = performance.now() - t0;
-  if (r.isError) throw new Error(`navigate failed: ${JSON.stringify(r.content).slice(0, 300)}`);
-  return { ms, browser: r.structuredContent?.browser };
-}
-
-async function stop(svc) {
-  svc.proc.kill('SIGTERM');
-  await Promise.race([new Promise((r) => svc.proc.on('exit', r)), sleep(60000)]);
-  await killTree(svc.proc.pid, { rootIsGroupLeader: true }).catch(() => {});
-  await rm(svc.dir, { recursive: true, force: true });
-}
 
 // Memory of the glassbox process with 1 session, then with opts.sessions.
 async function measureMemory(opts, site) {

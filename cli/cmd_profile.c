@@ -8,8 +8,12 @@
  * "default"). Revoke, export and import are recorded in the tenant's
  * audit trail. An export carries the profile's cookies: it is written to
  * a new 0600 file or to stdout, never anywhere else.
+ *
+ * --store CONFIG reaches the profiles of replicas: the metadata in the
+ * config's store.postgres, the sealed versions in its object_store.
  */
 #include "actions/actions.h"
+#include "blob/blob.h"
 #include "cli/commands.h"
 #include "common/fs.h"
 #include "common/util.h"
@@ -36,6 +40,7 @@ struct args {
 	const char *user;
 	const char *out;
 	const char *chromium;
+	const char *store; /* a serve config: its store.postgres and object_store */
 	const char *origins[MAX_ORIGINS + 1];
 	size_t n_origins;
 	long long ttl_s;
@@ -47,6 +52,7 @@ static void usage(FILE *out)
 	fprintf(
 	    out,
 	    "usage: glassbox profile COMMAND [--tenant T] [--user U] [--data-dir DIR]\n"
+	    "                                [--store CONFIG]\n"
 	    "\n"
 	    "  list [--json]                   the tenant's profiles (of --user, if given)\n"
 	    "  show NAME                       one profile's metadata (JSON)\n"
@@ -60,7 +66,9 @@ static void usage(FILE *out)
 	    "                                  missing), sealed as a new version\n"
 	    "\n"
 	    "--tenant defaults to \"local\" (the tenant of `glassbox mcp`), --user to\n"
-	    "\"default\". export and import run Chromium (--chromium PATH) with no network.\n");
+	    "\"default\". export and import run Chromium (--chromium PATH) with no network.\n"
+	    "--store CONFIG: the replicas' profiles, from the store.postgres and object_store\n"
+	    "of their serve config (every replica needs this data dir's master key).\n");
 }
 
 static int parse(int argc, char **argv, const char *default_data_dir, struct args *a)
@@ -86,6 +94,9 @@ static int parse(int argc, char **argv, const char *default_data_dir, struct arg
 			i++;
 		} else if ((!strcmp(o, "-o") || !strcmp(o, "--out")) && v) {
 			a->out = v;
+			i++;
+		} else if (!strcmp(o, "--store") && v) {
+			a->store = v;
 			i++;
 		} else if (!strcmp(o, "--chromium") && v) {
 			a->chromium = v;
@@ -354,16 +365,16 @@ out:
 	return rc;
 }
 
-int cli_cmd_profile(int argc, char **argv, const char *default_data_dir)
+/* Runs the command of the arguments (the store and the profiles' object
+ * store configured). Returns the exit status. */
+static int run_command(const struct args *in)
 {
-	struct args a;
+	struct args a = *in;
 	struct prof_info info;
 	const char *user;
 	json_t *shown;
 	char err[1024] = "";
 
-	if (parse(argc, argv, default_data_dir, &a) < 0)
-		return 2;
 	if (!a.cmd || !strcmp(a.cmd, "help")) {
 		usage(a.cmd ? stdout : stderr);
 		return a.cmd ? 0 : 2;
@@ -416,4 +427,64 @@ int cli_cmd_profile(int argc, char **argv, const char *default_data_dir)
 failed:
 	fprintf(stderr, "glassbox profile %s: %s\n", a.cmd, err);
 	return 1;
+}
+
+/* Points the store and profiles at the replicas' of serve config path:
+ * its store.postgres (when it has one) and its object_store (*objects,
+ * closed by the caller). Returns 0 or -1 with the reason printed. */
+static int use_replicas_store(const char *path, struct blob_store **objects)
+{
+	struct blob_config cfg;
+	json_error_t jerr;
+	json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
+	json_t *store = json_object_get(root, "store");
+	const char *url = json_string_value(json_object_get(store, "postgres"));
+	char err[1024];
+	int rc = -1;
+
+	memset(&cfg, 0, sizeof(cfg));
+	if (!root) {
+		fprintf(stderr, "glassbox profile: cannot read the config %s: %s (line %d)\n", path,
+		        jerr.text, jerr.line);
+		goto out;
+	}
+	if (store && !url) {
+		fprintf(stderr,
+		        "glassbox profile: the store of %s names no postgres URL: give the "
+		        "replicas' serve config\n",
+		        path);
+		goto out;
+	}
+	if (url && cli_store_configure(url, NULL) < 0)
+		goto out;
+	if (blob_config_load(path, &cfg, err, sizeof(err)) != 0 ||
+	    blob_open(&cfg, objects, err, sizeof(err)) != 0) {
+		fprintf(stderr, "glassbox profile: %s\n", err);
+		goto out;
+	}
+	prof_use_object_store(*objects);
+	rc = 0;
+out:
+	blob_config_wipe(&cfg);
+	json_decref(root);
+	return rc;
+}
+
+int cli_cmd_profile(int argc, char **argv, const char *default_data_dir)
+{
+	struct blob_store *objects = NULL;
+	struct args a;
+	int rc;
+
+	if (parse(argc, argv, default_data_dir, &a) < 0)
+		return 2;
+	if (a.store && a.cmd && strcmp(a.cmd, "help") != 0 &&
+	    use_replicas_store(a.store, &objects) < 0) {
+		blob_close(objects);
+		return 2;
+	}
+	rc = run_command(&a);
+	prof_use_object_store(NULL);
+	blob_close(objects);
+	return rc;
 }

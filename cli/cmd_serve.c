@@ -34,6 +34,7 @@
 #include "common/util.h"
 #include "evidence/ship.h"
 #include "mcp/serve.h"
+#include "profiles/profiles.h"
 #include "sessions/sessions.h"
 #include "store/store.h"
 
@@ -280,9 +281,10 @@ static int check_policies(const struct mcp_serve_config *cfg, const struct act_c
 	return 0;
 }
 
-/* Opens the object store and starts shipping the audit trail to it as
- * replica (the store's name for this replica). Returns 0 (nothing to do
- * without an object store) or -1 with the reason printed. */
+/* Opens the object store, keeps sealed profiles in it and starts shipping
+ * the audit trail to it as replica (the store's name for this replica).
+ * Returns 0 (nothing to do without an object store) or -1 with the reason
+ * printed. */
 static int start_shipping(const struct mcp_serve_config *cfg, const char *data_dir,
                           const char *replica, struct blob_store **store, struct evid_ship **ship)
 {
@@ -297,7 +299,10 @@ static int start_shipping(const struct mcp_serve_config *cfg, const char *data_d
 		        err);
 		return -1;
 	}
-	GB_LOGI("cli", "shipping the audit trail to %s as replica %s every %d ms",
+	prof_use_object_store(*store);
+	GB_LOGI("cli",
+	        "shipping the audit trail to %s as replica %s every %d ms; sealed profiles "
+	        "are kept there",
 	        blob_describe(*store), replica, cfg->audit_ship_interval_ms);
 	return 0;
 }
@@ -393,8 +398,9 @@ int cli_cmd_serve(const struct cli_serve_args *a)
 	        cfg->n_tenants, a->data_dir, store_backend_name(store), store_replica(store));
 	rc = mcp_http_serve(cfg, &base, &hooks, &stop_requested) == 0 ? 0 : 1;
 out:
-	act_pool_stop(st.pool); /* after mcp_http_serve freed every session */
-	evid_ship_stop(ship);   /* after the last records: ships them */
+	act_pool_stop(st.pool);      /* after mcp_http_serve freed every session */
+	evid_ship_stop(ship);        /* after the last records: ships them */
+	prof_use_object_store(NULL); /* every session (and its lease) is gone */
 	blob_close(objects);
 	json_decref(st.egress_layers);
 	if (st.data_dir) /* the lock was made with it */

@@ -267,9 +267,13 @@ static const struct cli_help helps[] = {
 	  "  --ttl SECONDS       create: the profile expires then\n"
 	  "  -o FILE             export: a new 0600 file (default stdout)\n"
 	  "  --origin URL        export: only this origin's state (repeatable)\n"
+	  "  --store CONFIG      the replicas' profiles: the store.postgres and\n"
+	  "                      object_store of their serve config (this data dir needs\n"
+	  "                      their master key)\n"
 	  "  --json              machine-readable output\n" DATA_DIR_OPTION CHROMIUM_OPTION,
 	  "glassbox profile create shop-login --ttl 86400\n"
-	  "glassbox profile export shop-login -o state.json\n" },
+	  "glassbox profile export shop-login -o state.json\n"
+	  "glassbox profile export shop-login --store serve.json --tenant acme -o state.json\n" },
 	{ "keys", "create or rotate the master key of the sealed stores",
 	  "glassbox keys init\n"
 	  "glassbox keys rotate\n",

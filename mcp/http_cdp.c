@@ -190,6 +190,7 @@ static int hook_browser(void *user, const atomic_int *stop, struct relay_browser
 	memset(out, 0, sizeof(*out));
 	snprintf(out->devtools_url, sizeof(out->devtools_url), "%s", ep.devtools_url);
 	out->fd = ep.fd;
+	out->camera_fd = ep.camera_fd;
 	snprintf(out->context_id, sizeof(out->context_id), "%s", ep.context_id);
 	snprintf(out->proxy_server, sizeof(out->proxy_server), "%s", ep.proxy_server);
 	snprintf(out->downloads_dir, sizeof(out->downloads_dir), "%s", ep.downloads_dir);

@@ -301,6 +301,8 @@ int policy_url_is_loopback_port(const struct policy_egress *p, const char *url, 
  * thread's namespace is untouched. Pass the socket as listen_fd: Chromium
  * in that namespace reaches the proxy, and the proxy connects upstream
  * from glassbox's own namespace. Needs CAP_SYS_ADMIN over the namespace.
+ * netns_fd <= 0: in this process's own namespace (no privilege), e.g. a
+ * socket readied before the proxy that will take it starts.
  * Returns 0 with *fd_out, or -POLICY_ESYS with err.
  */
 int policy_proxy_listen_in_netns(int netns_fd, const char *addr, int port, int *fd_out, char *err,

@@ -173,7 +173,7 @@ static void *netns_listen_main(void *arg)
 	int fd = -1;
 
 	nl->fd = -1;
-	if (setns(nl->netns_fd, CLONE_NEWNET) < 0) {
+	if (nl->netns_fd > 0 && setns(nl->netns_fd, CLONE_NEWNET) < 0) {
 		nl->err = errno;
 		nl->what = "enter the network namespace";
 		goto out;

@@ -75,6 +75,7 @@ static const char *const known_keys[] = {
 	"retention_days",
 	"evidence",
 	"allow_data_urls",
+	"user_agent",
 	"caps",
 	"screencast",
 	"har_bodies",
@@ -262,6 +263,24 @@ static void check_caps(const json_t *caps, struct errors *e)
 
 /* Reads obj[key], one of two words, into *out: 1 for yes, 0 for no (kept
  * when absent). */
+/* user_agent: the User-Agent the tenant's pages show, pinned (no tool
+ * may change it): one line of 1 to POLICY_USER_AGENT_MAX - 1 chars. */
+static void get_user_agent(const json_t *v, struct policy_tenant_settings *s, struct errors *e)
+{
+	const char *ua = json_string_value(v);
+
+	if (!v)
+		return;
+	if (!ua || !*ua || strlen(ua) >= POLICY_USER_AGENT_MAX || strpbrk(ua, "\r\n\t")) {
+		add_error(e,
+		          "policy.user_agent must be a User-Agent string of 1 to %d characters "
+		          "on one line",
+		          POLICY_USER_AGENT_MAX - 1);
+		return;
+	}
+	snprintf(s->user_agent, sizeof(s->user_agent), "%s", ua);
+}
+
 static void get_word(const json_t *obj, const char *where, const char *key, const char *yes,
                      const char *no, int *out, struct errors *e)
 {
@@ -386,6 +405,7 @@ static void parse_settings(struct policy_tenant *t, const json_t *json, struct e
 	get_bool(json, "", "require_evidence", &s->require_evidence, e);
 	get_bool(json, "", "before_screenshots", &s->before_screenshots, e);
 	get_bool(json, "", "allow_data_urls", &s->allow_data_urls, e);
+	get_user_agent(json_object_get(json, "user_agent"), s, e);
 	get_int(json, "", "retention_days", 1, 36500, &s->retention_days, e);
 	check_caps(json_object_get(json, "caps"), e);
 	/* screencast: off unless asked; true or an object turns it on, capped */
@@ -818,5 +838,8 @@ json_t *policy_tenant_effective(const struct policy_tenant *p)
 		                    s->har_body_max_bytes
 		                        ? json_pack("{s:i}", "max_bytes", s->har_body_max_bytes)
 		                        : json_string("off"));
+	if (j)
+		json_object_set_new(j, "user_agent",
+		                    json_string(s->user_agent[0] ? s->user_agent : "browser"));
 	return j;
 }

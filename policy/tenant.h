@@ -20,6 +20,8 @@
  *     "evidence": {"before_answer": bool},  default true
  *     "before_screenshots": bool,    default false
  *     "allow_data_urls": bool,       default false: top-level data: URLs refused
+ *     "user_agent": "...",           the User-Agent every page shows, pinned: no tool
+ *                                    may change it; default the browser's own
  *     "retention_days": 1..36500     default: kept until purged by hand
  *     "screencast": true | {"fps": 1..5, "max_width": 160..1920,
  *                   "max_height": 120..1080, "max_frames": 1..60}   default off
@@ -45,6 +47,7 @@
 struct policy_tenant;
 
 #define POLICY_MAX_UPLOAD_DIRS 8
+#define POLICY_USER_AGENT_MAX 512 /* the longest pinned User-Agent, with its NUL */
 
 /* The settings outside egress and risk, defaults filled in. */
 struct policy_tenant_settings {
@@ -57,7 +60,8 @@ struct policy_tenant_settings {
 	int before_screenshots;     /* a screenshot before each page-changing action too */
 	int evidence_before_answer; /* the evidence screenshot is in before the answer */
 	int allow_data_urls;        /* browser_navigate may open top-level data: URLs */
-	int retention_days;         /* 0: kept */
+	char user_agent[POLICY_USER_AGENT_MAX]; /* pinned User-Agent; "" = not pinned */
+	int retention_days;                     /* 0: kept */
 	/* screencast: frames of the page while each action runs, kept as
 	 * evidence; fps 0: off (the default) */
 	int screencast_fps;        /* 1..5 frames a second at most */

@@ -320,14 +320,13 @@ static int write_wrapped(const char *dir, const char *tenant, const struct maste
 	return rc;
 }
 
-/* Opens the wrapped key in path with the current master key m, or with
- * the old one of a rotation under way. */
-static int read_wrapped(const char *data_dir, const char *path, const char *tenant,
-                        const struct master *m, unsigned char key[PROF_KEY_BYTES], char *err,
-                        size_t errlen)
+/* Opens the wrapped key text[0..len) (a tenant key file's bytes, read
+ * from where: a path or an object, named in errors) with the current
+ * master key m, or with the old one of a rotation under way. */
+static int open_wrapped(const char *data_dir, const char *where, const unsigned char *text,
+                        size_t len, const char *tenant, const struct master *m,
+                        unsigned char key[PROF_KEY_BYTES], char *err, size_t errlen)
 {
-	unsigned char *text = NULL;
-	size_t len = 0;
 	json_t *doc = NULL;
 	const char *mid;
 	const char *b64;
@@ -339,32 +338,25 @@ static int read_wrapped(const char *data_dir, const char *path, const char *tena
 	struct master old;
 	const struct master *with = m;
 	char ad[256];
-	int rc;
+	int rc = -EBADMSG;
 
 	memset(&old, 0, sizeof(old));
-	rc = check_private(path, err, errlen);
-	if (rc < 0)
-		goto out;
-	rc = gb_fs_read_file(path, KEY_FILE_MAX_BYTES, &text, &len, err, errlen);
-	if (rc < 0)
-		goto out;
 	doc = json_loadb((const char *)text, len, 0, NULL);
 	mid = json_string_value(json_object_get(doc, "master_id"));
 	b64 = json_string_value(json_object_get(doc, "sealed"));
 	who = json_string_value(json_object_get(doc, "tenant"));
-	rc = -EBADMSG;
 	if (!json_is_object(doc) || !mid || !b64 || !who ||
 	    strcmp(gb_or(json_string_value(json_object_get(doc, "format")), ""), TENANT_FORMAT) !=
 	        0) {
 		gb_set_error(err, errlen,
-		             "%s is not a tenant key file: restore it from your backup", path);
+		             "%s is not a tenant key file: restore it from your backup", where);
 		goto out;
 	}
 	if (strcmp(who, tenant) != 0) {
 		gb_set_error(err, errlen,
 		             "%s belongs to another tenant: it was copied here; restore this "
 		             "tenant's own key file",
-		             path);
+		             where);
 		goto out;
 	}
 	if (strcmp(mid, m->id) != 0) {
@@ -373,14 +365,14 @@ static int read_wrapped(const char *data_dir, const char *path, const char *tena
 			    err, errlen,
 			    "%s was wrapped by master key %s, which this data dir does not "
 			    "have: restore that master key",
-			    path, mid);
+			    where, mid);
 			goto out;
 		}
 		with = &old;
 	}
 	if (sodium_base642bin(sealed, sizeof(sealed), b64, strlen(b64), NULL, &sealed_len, NULL,
 	                      sodium_base64_VARIANT_ORIGINAL) != 0) {
-		gb_set_error(err, errlen, "%s is damaged: restore it from your backup", path);
+		gb_set_error(err, errlen, "%s is damaged: restore it from your backup", where);
 		goto out;
 	}
 	tenant_ad(tenant, with->id, ad, sizeof(ad));
@@ -389,7 +381,7 @@ static int read_wrapped(const char *data_dir, const char *path, const char *tena
 		gb_set_error(err, errlen,
 		             "%s does not open with the master key: it was altered or belongs "
 		             "elsewhere; restore it from your backup",
-		             path);
+		             where);
 		goto out;
 	}
 	memcpy(key, plain, PROF_KEY_BYTES);
@@ -401,6 +393,23 @@ out:
 	}
 	sodium_memzero(&old, sizeof(old));
 	json_decref(doc);
+	return rc;
+}
+
+/* Opens the wrapped key in path (open_wrapped). */
+static int read_wrapped(const char *data_dir, const char *path, const char *tenant,
+                        const struct master *m, unsigned char key[PROF_KEY_BYTES], char *err,
+                        size_t errlen)
+{
+	unsigned char *text = NULL;
+	size_t len = 0;
+	int rc;
+
+	rc = check_private(path, err, errlen);
+	if (rc == 0)
+		rc = gb_fs_read_file(path, KEY_FILE_MAX_BYTES, &text, &len, err, errlen);
+	if (rc == 0)
+		rc = open_wrapped(data_dir, path, text, len, tenant, m, key, err, errlen);
 	free(text);
 	return rc;
 }
@@ -438,6 +447,47 @@ int prof_keys_tenant_key(const char *data_dir, const char *tenant,
 	/* ours, or the one another process published first */
 	rc = read_wrapped(data_dir, path, tenant, &m, key, err, errlen);
 out:
+	sodium_memzero(&m, sizeof(m));
+	return rc;
+}
+
+int prof_keys_tenant_file(const char *data_dir, const char *tenant, unsigned char **text,
+                          size_t *len, char *err, size_t errlen)
+{
+	unsigned char key[PROF_KEY_BYTES];
+	char dir[PATH_BYTES];
+	char path[PATH_BYTES];
+	int rc;
+
+	*text = NULL;
+	*len = 0;
+	rc = prof_keys_tenant_key(data_dir, tenant, key, err, errlen);
+	sodium_memzero(key, sizeof(key));
+	if (rc == 0)
+		rc = tenant_path(data_dir, tenant, dir, sizeof(dir), path, sizeof(path), err,
+		                 errlen);
+	if (rc == 0)
+		rc = gb_fs_read_file(path, KEY_FILE_MAX_BYTES, text, len, err, errlen);
+	return rc;
+}
+
+int prof_keys_open_tenant_text(const char *data_dir, const char *tenant, const char *where,
+                               const unsigned char *text, size_t len,
+                               unsigned char key[PROF_KEY_BYTES], char *err, size_t errlen)
+{
+	struct master m;
+	int rc;
+
+	memset(&m, 0, sizeof(m));
+	if (!gb_fs_name_is_safe(tenant)) {
+		gb_set_error(err, errlen,
+		             "the tenant name must be 1 to %u letters, digits, '.', '_' or '-'",
+		             GB_FS_MAX_NAME_BYTES);
+		return -EINVAL;
+	}
+	rc = load_master(data_dir, &m, err, errlen);
+	if (rc == 0)
+		rc = open_wrapped(data_dir, where, text, len, tenant, &m, key, err, errlen);
 	sodium_memzero(&m, sizeof(m));
 	return rc;
 }

@@ -44,6 +44,26 @@ int prof_keys_tenant_key(const char *data_dir, const char *tenant,
                          unsigned char key[PROF_KEY_BYTES], char *err, size_t errlen);
 
 /*
+ * The bytes of tenant's wrapped key file (DATA/keys/tenants/<t>.key,
+ * created as prof_keys_tenant_key() does): a tenant key as it may be
+ * shared with other replicas, readable only with the master key. *text
+ * is malloc'd (the caller frees it). Returns 0 or as prof_keys_tenant_key.
+ */
+int prof_keys_tenant_file(const char *data_dir, const char *tenant, unsigned char **text,
+                          size_t *len, char *err, size_t errlen);
+
+/*
+ * Opens a wrapped tenant key given as the bytes of a key file (text,
+ * borrowed; e.g. read from an object store) with this data dir's master
+ * key (or the old one of a rotation under way). where names the bytes in
+ * errors. Returns 0, -EINVAL (bad tenant name), -EBADMSG (not a key file,
+ * another tenant's, another master key's, altered), or as load errors.
+ */
+int prof_keys_open_tenant_text(const char *data_dir, const char *tenant, const char *where,
+                               const unsigned char *text, size_t len,
+                               unsigned char key[PROF_KEY_BYTES], char *err, size_t errlen);
+
+/*
  * Replaces the master key by a new random one and re-wraps every tenant
  * key with it. Safe against a crash at any point: until it finishes the
  * previous key is kept as master.key.old and tenant keys wrapped by either

@@ -10,6 +10,10 @@
  * then the last good version is what an open gets, whatever happens.
  * Close: wipe the dir, release the hold.
  *
+ * With an object store (objects.c) the sealed temp file is put there as
+ * an object named by its digest instead of being renamed, and the commit
+ * names the digest; an open reads whichever the metadata names.
+ *
  * A writable lease keeps its store handle open for as long as it holds
  * the profile: the hold names that handle (meta.c), and it is alive for
  * every other process and replica exactly as long as the handle is.
@@ -193,15 +197,21 @@ static int unwrap_key(struct prof_lease *l, const unsigned char *wrapped, size_t
 	char ad[512];
 	int rc = 0;
 
-	if (prof_keys_tenant_key(l->data_dir, l->info.tenant, tkey, err, errlen) < 0)
+	if (prof_tenant_key(l->data_dir, l->info.tenant, tkey, err, errlen) < 0)
 		return -PROF_EKEY;
 	prof_key_ad(l->info.tenant, l->info.user, l->info.id, ad, sizeof(ad));
 	if (prof_open_small(tkey, ad, wrapped, wrapped_len, &plain, &plain_len) != 0 ||
 	    plain_len != PROF_KEY_BYTES) {
-		gb_set_error(err, errlen,
-		             "the data key of profile %s of user %s does not open with "
-		             "tenant %s's key: the metadata was altered or copied from elsewhere",
-		             l->info.name, l->info.user, l->info.tenant);
+		gb_set_error(
+		    err, errlen,
+		    "the data key of profile %s of user %s does not open with "
+		    "tenant %s's key: the metadata was altered or copied from elsewhere%s",
+		    l->info.name, l->info.user, l->info.tenant,
+		    prof_object_store()
+		        ? ", or the profile was created by a glassbox without the object "
+		          "store (under its data dir's tenant key instead of the shared one), "
+		          "or the tenant key in the object store was replaced"
+		        : "");
 		rc = -PROF_EBADMSG;
 	} else {
 		memcpy(l->key, plain, PROF_KEY_BYTES);
@@ -214,24 +224,47 @@ static int unwrap_key(struct prof_lease *l, const unsigned char *wrapped, size_t
 	return rc;
 }
 
-/* Unseals version l->info.version into l->dir and checks the stream to
- * its end. */
-static int unseal_into_dir(struct prof_lease *l, char *err, size_t errlen)
+/* A sealed stream held in memory (a version read from the object store). */
+struct mem_in {
+	const unsigned char *data;
+	size_t len;
+	size_t pos;
+};
+
+static ssize_t mem_read(void *user, void *buf, size_t n)
 {
-	struct prof_unsealer *u = NULL;
+	struct mem_in *m = user;
+
+	if (n > m->len - m->pos)
+		n = m->len - m->pos;
+	memcpy(buf, m->data + m->pos, n);
+	m->pos += n;
+	return (ssize_t)n;
+}
+
+/* Opens version l->info.version's sealed bytes for reading: the object
+ * the metadata names (its bytes in *mem, which the caller frees, read
+ * through *mi), else the file of the data dir (*fd, which the caller
+ * closes; -1 otherwise). Returns 0 or -PROF_* with err. */
+static int open_sealed(struct prof_lease *l, struct mem_in *mi, unsigned char **mem, int *fd,
+                       char *err, size_t errlen)
+{
 	char path[4096];
-	char ad[512];
-	char xerr[512] = "";
-	unsigned char rest[4096];
-	ssize_t r;
-	int fd;
 	int rc;
 
+	*mem = NULL;
+	*fd = -1;
+	if (l->info.sealed_sha256[0]) {
+		rc = prof_object_get(&l->info, mem, &mi->len, err, errlen);
+		mi->data = *mem;
+		mi->pos = 0;
+		return rc;
+	}
 	if (prof_blob_path(l->data_dir, l->info.tenant, l->info.id, l->info.version, path,
 	                   sizeof(path)) < 0)
 		return -PROF_EINVAL;
-	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0) {
+	*fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (*fd < 0) {
 		gb_set_error(
 		    err, errlen,
 		    "version %lld of profile %s of user %s is missing (%s): "
@@ -240,8 +273,31 @@ static int unseal_into_dir(struct prof_lease *l, char *err, size_t errlen)
 		    l->info.tenant);
 		return -PROF_EBADMSG;
 	}
+	return 0;
+}
+
+/* Unseals version l->info.version into l->dir and checks the stream to
+ * its end. */
+static int unseal_into_dir(struct prof_lease *l, char *err, size_t errlen)
+{
+	struct prof_unsealer *u = NULL;
+	struct mem_in mi = { 0 };
+	unsigned char *mem = NULL;
+	char ad[512];
+	char xerr[512] = "";
+	unsigned char rest[4096];
+	ssize_t r;
+	int fd = -1;
+	int rc;
+
+	rc = open_sealed(l, &mi, &mem, &fd, err, errlen);
+	if (rc < 0)
+		return rc;
 	prof_blob_ad(l->info.tenant, l->info.user, l->info.id, l->info.version, ad, sizeof(ad));
-	rc = prof_unsealer_new(l->key, ad, fd_read, &fd, &u);
+	if (mem)
+		rc = prof_unsealer_new(l->key, ad, mem_read, &mi, &u);
+	else
+		rc = prof_unsealer_new(l->key, ad, fd_read, &fd, &u);
 	if (rc == 0)
 		rc = prof_extract(unsealer_read, u, l->dir, PROF_MAX_STATE_BYTES, xerr,
 		                  sizeof(xerr));
@@ -249,16 +305,18 @@ static int unseal_into_dir(struct prof_lease *l, char *err, size_t errlen)
 		if (r < 0)
 			rc = (int)r;
 	prof_unsealer_free(u);
-	close(fd);
+	if (fd >= 0)
+		close(fd);
+	free(mem);
 	sodium_memzero(rest, sizeof(rest));
 	if (rc == -EBADMSG || rc == -EINVAL) {
-		gb_set_error(
-		    err, errlen,
-		    "version %lld of profile %s of user %s does not open: its "
-		    "sealed file was altered, truncated, or put there from another profile, "
-		    "tenant or version; it is left as it is (restore it from a backup, or "
-		    "delete the profile)",
-		    (long long)l->info.version, l->info.name, l->info.user);
+		gb_set_error(err, errlen,
+		             "version %lld of profile %s of user %s does not open: its "
+		             "sealed %s was altered, truncated, or put there from another profile, "
+		             "tenant or version; it is left as it is (restore it from a backup, or "
+		             "delete the profile)",
+		             (long long)l->info.version, l->info.name, l->info.user,
+		             l->info.sealed_sha256[0] ? "object in the object store" : "file");
 		return -PROF_EBADMSG;
 	}
 	if (rc < 0) {
@@ -320,6 +378,9 @@ int prof_lease_open(const char *data_dir, const struct prof_open_opts *o, struct
 		rc = -PROF_EEXPIRED;
 		goto out;
 	}
+	rc = prof_object_reachable(&l->info, err, errlen);
+	if (rc < 0)
+		goto out;
 	if (!o->readonly) {
 		snprintf(holder, sizeof(holder), "%s",
 		         o->holder && o->holder[0] ? o->holder : "glassbox");
@@ -410,12 +471,60 @@ static int seal_to_temp(struct prof_lease *l, int64_t version, const char *blob_
 	return 0;
 }
 
+/* Puts the sealed temp file tmp into the object store (sha256 gets the
+ * digest that names it) and removes the file. */
+static int publish_object(struct prof_lease *l, int64_t version, const char *tmp, int64_t size,
+                          char sha256[65], char *err, size_t errlen)
+{
+	unsigned char *data = NULL;
+	size_t len = 0;
+	int rc = -PROF_EIO;
+
+	if (size > (int64_t)PROF_MAX_OBJECT_BYTES)
+		gb_set_error(err, errlen,
+		             "profile %s of user %s is %lld MiB sealed, more than the %u MiB an "
+		             "object of the object store may hold: it was not saved, the last "
+		             "good version stays",
+		             l->info.name, l->info.user, (long long)(size >> 20),
+		             PROF_MAX_OBJECT_BYTES >> 20);
+	else if (gb_fs_read_file(tmp, PROF_MAX_OBJECT_BYTES, &data, &len, err, errlen) == 0)
+		rc = prof_object_put(&l->info, version, data, len, sha256, err, errlen);
+	free(data);
+	unlink(tmp);
+	return rc;
+}
+
+/* Publishes the sealed temp file tmp as version: the object store's
+ * object (sha256 filled) or DATA/tenants/<t>/profiles/<id>.<v>.sealed
+ * (sha256 ""; its path in final). */
+static int publish_version(struct prof_lease *l, int64_t version, const char *tmp, int64_t size,
+                           const char *blob_dir, char *final, size_t finallen, char sha256[65],
+                           char *err, size_t errlen)
+{
+	sha256[0] = '\0';
+	final[0] = '\0';
+	if (prof_object_store())
+		return publish_object(l, version, tmp, size, sha256, err, errlen);
+	if (prof_blob_path(l->data_dir, l->info.tenant, l->info.id, version, final, finallen) < 0) {
+		unlink(tmp);
+		return -PROF_EIO;
+	}
+	/* a leftover <id>.<v+1> of a save that never committed is not a good
+	 * version: replace it */
+	if (gb_fs_publish_replace(tmp, final, blob_dir, err, errlen) < 0) {
+		final[0] = '\0';
+		return -PROF_EIO;
+	}
+	return 0;
+}
+
 int prof_lease_save(struct prof_lease *l, int64_t *new_version, char *err, size_t errlen)
 {
 	char blob_dir[4096];
 	char rel[256];
 	char tmp[4096];
 	char final[4096];
+	char sha256[65];
 	int64_t version = l->info.version + 1;
 	int64_t size = 0;
 	int rc;
@@ -435,26 +544,26 @@ int prof_lease_save(struct prof_lease *l, int64_t *new_version, char *err, size_
 	}
 	snprintf(rel, sizeof(rel), "tenants/%s/profiles", l->info.tenant);
 	rc = gb_fs_mkdirs(l->data_dir, rel, err, errlen);
-	if (rc < 0 || gb_pathf(blob_dir, sizeof(blob_dir), "%s/%s", l->data_dir, rel) < 0 ||
-	    prof_blob_path(l->data_dir, l->info.tenant, l->info.id, version, final, sizeof(final)) <
-	        0) {
+	if (rc < 0 || gb_pathf(blob_dir, sizeof(blob_dir), "%s/%s", l->data_dir, rel) < 0) {
 		rc = -PROF_EIO;
 		goto out;
 	}
 	rc = seal_to_temp(l, version, blob_dir, tmp, sizeof(tmp), &size, err, errlen);
 	if (rc < 0)
 		goto out;
-	/* a leftover <id>.<v+1> of a save that never committed is not a good
-	 * version: replace it */
-	if (gb_fs_publish_replace(tmp, final, blob_dir, err, errlen) < 0) {
-		rc = -PROF_EIO;
+	rc = publish_version(l, version, tmp, size, blob_dir, final, sizeof(final), sha256, err,
+	                     errlen);
+	if (rc < 0)
 		goto out;
-	}
-	rc = prof_db_commit(l->db, l->info.id, version, size, l->hold_pid, l->hold_since_ms,
-	                    prof_now_ms(), err, errlen);
+	rc = prof_db_commit(l->db, l->info.id, version, size, sha256[0] ? sha256 : NULL,
+	                    l->hold_pid, l->hold_since_ms, prof_now_ms(), err, errlen);
 	if (rc != 0) {
-		unlink(final);
-		gb_fs_sync_dir(blob_dir, NULL, 0);
+		/* an object put for it stays unnamed: it opens with this
+		 * version's additional data only, which no commit names */
+		if (final[0]) {
+			unlink(final);
+			gb_fs_sync_dir(blob_dir, NULL, 0);
+		}
 		if (rc == 1) {
 			gb_set_error(
 			    err, errlen,
@@ -466,9 +575,12 @@ int prof_lease_save(struct prof_lease *l, int64_t *new_version, char *err, size_
 		}
 		goto out;
 	}
-	prof_remove_blobs(l->data_dir, l->info.tenant, l->info.id, version);
+	/* the versions before it, and on disk every file once it is in the
+	 * object store */
+	prof_remove_blobs(l->data_dir, l->info.tenant, l->info.id, sha256[0] ? -1 : version);
 	l->info.version = version;
 	l->info.size_bytes = size;
+	snprintf(l->info.sealed_sha256, sizeof(l->info.sealed_sha256), "%s", sha256);
 	if (new_version)
 		*new_version = version;
 out:

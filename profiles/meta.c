@@ -6,7 +6,9 @@
  *   id, tenant, user, name (unique per tenant and user), version,
  *   created_ms, last_used_ms, expires_ms, revoked, revoked_ms, size,
  *   wrapped_key (NULL once revoked), held_by, held_pid, held_start,
- *   held_since_ms, held_instance
+ *   held_since_ms, held_instance, sealed_sha256 (the SHA-256 of the newest
+ *   version's sealed bytes when they are in the object store: objects.c;
+ *   NULL when they are a file of the data dir)
  *
  * Every change is one conditional UPDATE, so two processes (or two
  * replicas) racing for a hold or a commit cannot both win: the database
@@ -36,7 +38,7 @@
 #define COLUMNS                                                                                \
 	"id, tenant, \"user\", name, version, created_ms, last_used_ms, expires_ms, revoked, " \
 	"revoked_ms, size, held_by, held_pid, held_since_ms, wrapped_key, held_start, "        \
-	"held_instance"
+	"held_instance, sealed_sha256"
 
 struct prof_db {
 	struct store *st;
@@ -164,6 +166,7 @@ static void read_row(const struct store_row *r, struct prof_info *p)
 	copy_text(p->held_by, sizeof(p->held_by), store_row_text(r, 11));
 	p->held_pid = store_row_int(r, 12);
 	p->held_since_ms = store_row_int(r, 13);
+	copy_text(p->sealed_sha256, sizeof(p->sealed_sha256), store_row_text(r, 17));
 }
 
 int prof_db_insert(struct prof_db *db, const struct prof_info *p, const unsigned char *wrapped,
@@ -375,12 +378,13 @@ int prof_db_release(struct prof_db *db, const char *id, int64_t pid, int64_t sin
 }
 
 int prof_db_commit(struct prof_db *db, const char *id, int64_t new_version, int64_t size,
-                   int64_t pid, int64_t since_ms, int64_t now_ms, char *err, size_t errlen)
+                   const char *sealed_sha256, int64_t pid, int64_t since_ms, int64_t now_ms,
+                   char *err, size_t errlen)
 {
 	static const char sql[] =
-	    "UPDATE prof_profiles SET version = ?2, size = ?3, last_used_ms = ?4 WHERE id = ?1"
-	    " AND version = ?5 AND held_pid = ?6 AND held_since_ms = ?7 AND held_instance = ?8"
-	    " AND revoked = 0";
+	    "UPDATE prof_profiles SET version = ?2, size = ?3, last_used_ms = ?4,"
+	    " sealed_sha256 = ?9 WHERE id = ?1 AND version = ?5 AND held_pid = ?6"
+	    " AND held_since_ms = ?7 AND held_instance = ?8 AND revoked = 0";
 	const struct store_sql_param p[] = {
 		SQL_TEXT(id),
 		SQL_INT(new_version),
@@ -390,12 +394,13 @@ int prof_db_commit(struct prof_db *db, const char *id, int64_t new_version, int6
 		SQL_INT(pid),
 		SQL_INT(since_ms),
 		SQL_TEXT(store_instance(db->st)),
+		SQL_TEXT(sealed_sha256),
 	};
 	int64_t changed = 0;
 	int rc;
 
 	rc = db_rc(
-	    store_sql_change(db->st, "commit a profile version", sql, p, 8, &changed, err, errlen));
+	    store_sql_change(db->st, "commit a profile version", sql, p, 9, &changed, err, errlen));
 	if (rc < 0)
 		return rc;
 	return changed == 1 ? 0 : 1;

@@ -13,6 +13,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+struct blob_store;
+
 /* ---- the sealed stream (seal.c) ------------------------------------------
  * File format, version 1:
  *   "GBPROF\0\1"                   8 bytes: magic and format version
@@ -91,6 +93,39 @@ int prof_extract(prof_read_fn in, void *user, const char *dir, uint64_t max_byte
  * components; a single trailing '/' is allowed. */
 int prof_archive_path_ok(const char *rel);
 
+/* ---- sealed profiles in the object store (objects.c) --------------------- */
+
+/* Most bytes of one sealed version in the object store (read and written
+ * whole). */
+#define PROF_MAX_OBJECT_BYTES (512u * 1024u * 1024u)
+
+/* The process's object store (prof_use_object_store), or NULL. */
+struct blob_store *prof_object_store(void);
+
+/* tenant's key: the one shared through the object store when there is
+ * one (published from this data dir the first time), else this data dir's
+ * (prof_keys_tenant_key). Returns 0 or a negative errno with err. */
+int prof_tenant_key(const char *data_dir, const char *tenant, unsigned char key[PROF_KEY_BYTES],
+                    char *err, size_t errlen);
+
+/* Puts version's sealed bytes (borrowed) of profile p as the object named
+ * by their SHA-256 (hex into sha256), unless it is there. Returns 0,
+ * -PROF_EINVAL or -PROF_EIO with err. */
+int prof_object_put(const struct prof_info *p, int64_t version, const unsigned char *data,
+                    size_t len, char sha256[65], char *err, size_t errlen);
+
+/* 0 when p's newest version can be read here: a file of the data dir, or
+ * an object and this process has the object store; else -PROF_EIO with
+ * what to do in err. */
+int prof_object_reachable(const struct prof_info *p, char *err, size_t errlen);
+
+/* Reads the object p->sealed_sha256 names (version p->version) into a
+ * malloc'd buffer and checks its digest. Returns 0, -PROF_EBADMSG
+ * (missing, altered, too large, or a digest that names no object) or
+ * -PROF_EIO (no object store here, or it failed), with err. */
+int prof_object_get(const struct prof_info *p, unsigned char **data, size_t *len, char *err,
+                    size_t errlen);
+
 /* ---- metadata (meta.c) --------------------------------------------------- */
 
 struct prof_db;
@@ -121,9 +156,12 @@ int prof_db_hold(struct prof_db *db, const char *id, const char *holder, int64_t
 /* Releases the hold if (pid, since) still has it. */
 int prof_db_release(struct prof_db *db, const char *id, int64_t pid, int64_t since_ms);
 /* Commits version new_version if the profile is still at new_version - 1,
- * held by (pid, since) and not revoked. Returns 0, or 1 when it is not. */
+ * held by (pid, since) and not revoked. sealed_sha256 (borrowed) names
+ * its object in the object store, NULL when it is a file of the data dir.
+ * Returns 0, or 1 when it is not. */
 int prof_db_commit(struct prof_db *db, const char *id, int64_t new_version, int64_t size,
-                   int64_t pid, int64_t since_ms, int64_t now_ms, char *err, size_t errlen);
+                   const char *sealed_sha256, int64_t pid, int64_t since_ms, int64_t now_ms,
+                   char *err, size_t errlen);
 int prof_db_touch(struct prof_db *db, const char *id, int64_t now_ms);
 /* 1 when the process recorded as holding profile id is alive (also when
  * that cannot be told: a live hold is never taken over). */

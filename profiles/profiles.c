@@ -68,12 +68,17 @@ json_t *prof_info_json(const struct prof_info *p)
 		held = json_pack("{s:s, s:I, s:o, s:b}", "holder", p->held_by, "pid",
 		                 (json_int_t)p->held_pid, "since", time_or_null(p->held_since_ms),
 		                 "alive", prof_pid_alive(p->held_pid));
-	return json_pack(
-	    "{s:s, s:s, s:s, s:s, s:I, s:o, s:o, s:o, s:b, s:o, s:I, s:o}", "id", p->id, "tenant",
-	    p->tenant, "user", p->user, "name", p->name, "version", (json_int_t)p->version,
-	    "created", time_or_null(p->created_ms), "last_used", time_or_null(p->last_used_ms),
-	    "expires_at", time_or_null(p->expires_ms), "revoked", p->revoked, "revoked_at",
-	    time_or_null(p->revoked_ms), "size", (json_int_t)p->size_bytes, "held_by", held);
+	json_t *sealed_in = p->version == 0       ? json_null()
+	                    : p->sealed_sha256[0] ? json_string("object_store")
+	                                          : json_string("data_dir");
+
+	return json_pack("{s:s, s:s, s:s, s:s, s:I, s:o, s:o, s:o, s:b, s:o, s:I, s:o, s:o}", "id",
+	                 p->id, "tenant", p->tenant, "user", p->user, "name", p->name, "version",
+	                 (json_int_t)p->version, "created", time_or_null(p->created_ms),
+	                 "last_used", time_or_null(p->last_used_ms), "expires_at",
+	                 time_or_null(p->expires_ms), "revoked", p->revoked, "revoked_at",
+	                 time_or_null(p->revoked_ms), "size", (json_int_t)p->size_bytes, "held_by",
+	                 held, "sealed_in", sealed_in);
 }
 
 int prof_blob_path(const char *data_dir, const char *tenant, const char *id, int64_t version,
@@ -179,7 +184,7 @@ int prof_create(const char *data_dir, const char *tenant, const char *user, cons
 		goto out;
 	}
 	prof_sweep(data_dir, NULL, NULL, 0);
-	if (prof_keys_tenant_key(data_dir, tenant, tkey, err, errlen) < 0) {
+	if (prof_tenant_key(data_dir, tenant, tkey, err, errlen) < 0) {
 		rc = -PROF_EKEY;
 		goto out;
 	}

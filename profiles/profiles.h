@@ -10,6 +10,10 @@
  *                        sealed with crypto_secretstream_xchacha20poly1305
  *                        under the profile's data key
  *
+ * or, when the process has an object store (prof_use_object_store), the
+ * sealed versions are objects named by their SHA-256 and the metadata
+ * names the newest one (objects.c), so any replica opens the profile.
+ *
  * The data key is random per profile, wrapped by the tenant key
  * (keys.h) and kept in the metadata; revoking a profile destroys it. The
  * additional data of every chunk binds tenant, user, profile id and
@@ -41,6 +45,8 @@
 #include <jansson.h>
 #include <stddef.h>
 #include <stdint.h>
+
+struct blob_store;
 
 enum {
 	PROF_EINVAL = 1, /* a bad argument (name, ttl) */
@@ -74,11 +80,13 @@ struct prof_info {
 	char held_by[128];  /* "" when free */
 	int64_t held_pid;
 	int64_t held_since_ms;
+	char sealed_sha256[65]; /* the newest version's object in the object store; "" on disk */
 };
 
 /* The metadata as JSON (new reference): id, tenant, user, name, version,
- * created, last_used, expires_at (ISO 8601 or null), revoked, size, and
- * held_by {holder, pid, since} or null. */
+ * created, last_used, expires_at (ISO 8601 or null), revoked, size,
+ * held_by {holder, pid, since} or null, and sealed_in: where the newest
+ * version is ("object_store", "data_dir"; null before the first). */
 json_t *prof_info_json(const struct prof_info *p);
 
 /* Creates an empty profile (version 0) with a fresh data key. ttl_s > 0
@@ -111,6 +119,18 @@ int prof_revoke(const char *data_dir, const char *tenant, const char *user, cons
 /* Purges every expired profile not held by a live session (blobs and
  * metadata); *n_purged (may be NULL) gets how many. */
 int prof_sweep(const char *data_dir, size_t *n_purged, char *err, size_t errlen);
+
+/*
+ * Keeps sealed profiles in object store b (borrowed; NULL: the data dir
+ * only) from now on: every later save puts the sealed bytes there
+ * (tenants/<t>/profiles/<id>/<sha256>, never replaced) and the metadata
+ * names them, so any replica sharing the store and the metadata database
+ * opens the profile; the tenant key is shared there too, wrapped by the
+ * master key (tenants/<t>/keys/tenant.key). Versions already committed
+ * open from wherever they are. Call before sessions start, and with NULL
+ * after they end and before b is closed.
+ */
+void prof_use_object_store(struct blob_store *b);
 
 /* ---- leases: a profile unsealed for one session ----------------------- */
 

@@ -6,7 +6,8 @@
  * - Navigations are seen in the events the browser sends the client:
  *   Page.frameNavigated of a page's main frame (with the status of its
  *   last document response) is recorded, and the page is photographed at
- *   its next Page.loadEventFired.
+ *   its next Page.loadEventFired: the camera (camera.c) is asked to, and
+ *   takes it on a connection of its own while the client's messages flow.
  * - Input that acts on an element (mousePressed, mouseReleased,
  *   touchStart, keyDown, insertText) is held while the relay asks the
  *   page what element is at the point (or focused), then recorded with
@@ -19,7 +20,6 @@
  */
 #include "relay/relay-private.h"
 
-#include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,8 +89,10 @@ static void page_detached(struct relay *r, json_t *params)
 	struct relay_page *p =
 	    relay_page_by_sid(r, json_string_value(json_object_get(params, "sessionId")));
 
-	if (p)
-		*p = r->pages[--r->npages];
+	if (!p)
+		return;
+	relay_camera_forget(r->camera, p->target_id);
+	*p = r->pages[--r->npages];
 }
 
 /* See relay-private.h. */
@@ -131,9 +133,7 @@ void relay_observe_event(struct relay *r, const char *sid, const char *method, j
 		p->shot_on_load = 1;
 	} else if (!strcmp(method, "Page.loadEventFired") && p->shot_on_load) {
 		p->shot_on_load = 0;
-		relay_own_send(r, sid, "Page.captureScreenshot",
-		               json_pack("{s:s, s:b}", "format", "png", "optimizeForSpeed", 1),
-		               RELAY_OWN_SHOT, "navigation");
+		relay_camera_request(r->camera, p->target_id, "navigation", p->url);
 	}
 }
 
@@ -186,12 +186,23 @@ int relay_observe_hold_input(struct relay *r, json_t *msg, const char *raw, size
 	id = relay_own_send(
 	    r, sid, "Runtime.evaluate",
 	    json_pack("{s:s, s:b, s:b}", "expression", expr, "returnByValue", 1, "silent", 1),
-	    RELAY_OWN_PROBE, "probe");
-	if (id < 0)
-		return 0;
-	r->held.raw = malloc(len ? len : 1);
-	if (!r->held.raw)
-		return 0;
+	    RELAY_OWN_PROBE);
+	r->held.raw = id < 0 ? NULL : malloc(len ? len : 1);
+	if (!r->held.raw) {
+		/* the element cannot be asked for: with gates on, fail closed */
+		relay_own_forget(r, id);
+		if (!r->opt.gates)
+			return 0;
+		r->refused++;
+		relay_reply_error(r, json_object_get(msg, "id"), sid, -32000,
+		                  "glassbox refused this input (rule cdp.gates): the relay could "
+		                  "not ask the page what element it acts on; try again");
+		relay_record(r, "cdp_refused",
+		             json_pack("{s:s, s:s, s:s}", "method",
+		                       json_string_value(json_object_get(msg, "method")), "rule",
+		                       "cdp.gates", "reason", "the element could not be probed"));
+		return 1;
+	}
 	memcpy(r->held.raw, raw, len);
 	r->held.len = len;
 	r->held.msg = json_incref(msg);
@@ -311,17 +322,16 @@ static void refuse_held(struct relay *r, const char *rule, const char *msg, json
  * screenshot_every_s have passed since the last screenshot. */
 static void pass_held(struct relay *r, json_t *el)
 {
-	const char *sid = json_string_value(json_object_get(r->held.msg, "sessionId"));
+	struct relay_page *p =
+	    relay_page_by_sid(r, json_string_value(json_object_get(r->held.msg, "sessionId")));
 	int64_t now = gb_now_ms();
 
 	r->inputs++;
 	relay_record(r, "cdp_input", input_body(r, el));
 	relay_forward(r, r->held.msg, r->held.raw, r->held.len);
-	if (now - r->last_shot_ms >= (int64_t)r->opt.screenshot_every_s * 1000) {
+	if (p && now - r->last_shot_ms >= (int64_t)r->opt.screenshot_every_s * 1000) {
 		r->last_shot_ms = now;
-		relay_own_send(r, sid, "Page.captureScreenshot",
-		               json_pack("{s:s, s:b}", "format", "png", "optimizeForSpeed", 1),
-		               RELAY_OWN_SHOT, "input");
+		relay_camera_request(r->camera, p->target_id, "input", p->url);
 	}
 	release_held(r);
 }
@@ -359,48 +369,18 @@ static void probe_answered(struct relay *r, json_t *reply)
 	pass_held(r, json_is_object(el) ? el : NULL);
 }
 
-static void shot_answered(struct relay *r, const struct relay_own *own, json_t *reply)
-{
-	const char *b64 =
-	    json_string_value(json_object_get(json_object_get(reply, "result"), "data"));
-	struct relay_page *p = relay_page_by_sid(r, own->sid);
-	unsigned char *png;
-	size_t b64len, len = 0;
-
-	if (!b64) {
-		relay_record(r, "evidence_failed",
-		             json_pack("{s:s, s:s}", "what", "cdp screenshot", "reason",
-		                       gb_or(json_string_value(json_object_get(
-		                                 json_object_get(reply, "error"), "message")),
-		                             "no image")));
-		return;
-	}
-	b64len = strlen(b64);
-	png = malloc(b64len / 4 * 3 + 3);
-	if (!png)
-		return;
-	if (sodium_base642bin(png, b64len / 4 * 3 + 3, b64, b64len, NULL, &len, NULL,
-	                      sodium_base64_VARIANT_ORIGINAL) != 0) {
-		free(png);
-		return;
-	}
-	r->opt.hooks.screenshot(r->opt.hooks.user, own->why, p ? p->url : "", png, len);
-}
-
 /* See relay-private.h. */
 void relay_observe_own_reply(struct relay *r, const struct relay_own *own, json_t *reply)
 {
-	if (own->kind == RELAY_OWN_PROBE) {
-		if (r->holding && r->held.probe_id == own->id)
-			probe_answered(r, reply);
-		return;
-	}
-	shot_answered(r, own, reply);
+	if (own->kind == RELAY_OWN_PROBE && r->holding && r->held.probe_id == own->id)
+		probe_answered(r, reply);
 }
 
 /* See relay-private.h. */
 void relay_observe_probe_timeout(struct relay *r)
 {
+	/* a late answer is dropped, and its slot does not stay taken */
+	relay_own_forget(r, r->held.probe_id);
 	if (!r->opt.gates) {
 		pass_held(r, NULL);
 		return;

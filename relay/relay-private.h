@@ -27,6 +27,9 @@
 #define RELAY_SID_MAX 64
 #define RELAY_PROBE_TIMEOUT_MS 10000
 #define RELAY_HANDSHAKE_TIMEOUT_MS 10000
+/* When the client goes, the screenshots it caused are still taken for up
+ * to this long. */
+#define RELAY_CAMERA_DRAIN_MS 5000
 
 /* A client call forwarded and not yet answered. */
 struct relay_call {
@@ -35,14 +38,14 @@ struct relay_call {
 	char sid[RELAY_SID_MAX];
 };
 
-enum relay_own_kind { RELAY_OWN_PROBE, RELAY_OWN_SHOT };
+enum relay_own_kind { RELAY_OWN_PROBE };
 
-/* A call of the relay's own (an element probe, a screenshot). */
+/* A call of the relay's own on the client's session (an element probe;
+ * screenshots are the camera's, camera.c). */
 struct relay_own {
 	int64_t id;
 	enum relay_own_kind kind;
 	char sid[RELAY_SID_MAX];
-	char why[16];
 };
 
 /* A page target the client is attached to. */
@@ -80,6 +83,16 @@ enum {
 	RELAY_INPUT_TEXT,    /* insertText */
 };
 
+struct relay_camera;
+
+/* A websocket of the relay's own to the browser (the camera's): wslay
+ * frames it on fd; on_message gets each whole message. */
+struct relay_ws_plain {
+	int fd;
+	void (*on_message)(void *user, const uint8_t *data, size_t len);
+	void *user;
+};
+
 struct relay {
 	atomic_int refs;
 	atomic_int stop;
@@ -109,6 +122,7 @@ struct relay {
 	size_t npages;
 	char *contexts[RELAY_MAX_CONTEXTS];
 	size_t ncontexts;
+	struct relay_camera *camera; /* evidence screenshots, on their own thread */
 	struct relay_held held;
 	int holding;
 	struct relay_backlog *backlog, *backlog_tail; /* in arrival order */
@@ -120,6 +134,14 @@ struct relay {
 /* wsio.c: the two websockets (wslay) and the browser's handshake. */
 int relay_ws_init(struct relay *r, char *err, size_t errlen);
 int relay_browser_handshake(struct relay *r, char *err, size_t errlen);
+/* The websocket handshake of a DevTools client on fd (made non-blocking)
+ * to devtools_url's path; nothing past the response head is read. */
+int relay_ws_handshake(int fd, const char *devtools_url, char *err, size_t errlen);
+/* Sets up p's client-side framing (p borrowed: must outlive *ctx). */
+int relay_ws_plain_init(struct relay_ws_plain *p, wslay_event_context_ptr *ctx, char *err,
+                        size_t errlen);
+/* Queues text as one text message on ctx. */
+void relay_ws_queue_text(wslay_event_context_ptr ctx, const char *text, size_t len);
 void relay_ws_free(struct relay *r);
 void relay_send_client(struct relay *r, const char *text, size_t len);
 void relay_send_browser(struct relay *r, const char *text, size_t len);
@@ -143,8 +165,11 @@ void relay_reply_error(struct relay *r, json_t *id, const char *sid, int code, c
 void relay_forward(struct relay *r, json_t *msg, const char *raw, size_t len);
 /* Sends a call of the relay's own; returns its id, or -1 when too many run. */
 int64_t relay_own_send(struct relay *r, const char *sid, const char *method, json_t *params,
-                       enum relay_own_kind kind, const char *why);
-/* An audit record (body stolen). */
+                       enum relay_own_kind kind);
+/* Forgets the relay's own call id (its answer, if one comes, is dropped);
+ * unknown ids are a no-op. */
+void relay_own_forget(struct relay *r, int64_t id);
+/* An audit record (body stolen). Any of the relay's threads. */
 void relay_record(struct relay *r, const char *kind, json_t *body);
 
 /* observe.c: what the client causes, for evidence and gates. */
@@ -156,5 +181,26 @@ void relay_observe_own_reply(struct relay *r, const struct relay_own *own, json_
 /* The held input's probe did not answer in time: refuse it. */
 void relay_observe_probe_timeout(struct relay *r);
 struct relay_page *relay_page_by_sid(struct relay *r, const char *sid);
+
+/* camera.c: evidence screenshots on a DevTools connection and a thread of
+ * their own, so that none of it waits on or in the client's path. */
+/* Connects on fd (taken) to the browser and starts the camera's thread. */
+int relay_camera_start(struct relay *r, int fd, struct relay_camera **out, char *err,
+                       size_t errlen);
+/* Asks for a screenshot of page target_id (why: "navigation" or "input";
+ * url: what it shows, for the record); returns at once. A request for a
+ * page that already has one waiting joins it. Relay's thread. */
+void relay_camera_request(struct relay_camera *c, const char *target_id, const char *why,
+                          const char *url);
+/* The page is gone: its waiting request is dropped. Relay's thread. */
+void relay_camera_forget(struct relay_camera *c, const char *target_id);
+/* What a camera did: screenshots kept, requests that joined a waiting
+ * one, and screenshots that could not be taken. */
+struct relay_camera_counts {
+	unsigned long taken, joined, failed;
+};
+/* Takes what waits for up to drain_ms more, stops the thread, fills
+ * *counts (may be NULL) and frees c. NULL is a no-op. */
+void relay_camera_stop(struct relay_camera *c, int drain_ms, struct relay_camera_counts *counts);
 
 #endif

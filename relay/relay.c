@@ -4,8 +4,9 @@
  *
  * Design note
  * - Owns: one thread per connected client, two websockets (wsio.c), the
- *   client's calls in flight, and the relay's own calls (element probes,
- *   screenshots) on ids the client cannot use.
+ *   client's calls in flight, the relay's own calls (element probes) on
+ *   ids the client cannot use, and the camera (camera.c): evidence
+ *   screenshots on a third websocket and a thread of their own.
  * - Client -> browser: each message is parsed (jansson) and checked: an
  *   object with an integer id, a method, an optional sessionId and params.
  *   The allowlist (filter.c) forwards it as sent, rewrites it, or answers
@@ -155,7 +156,7 @@ void relay_forward(struct relay *r, json_t *msg, const char *raw, size_t len)
 
 /* See relay-private.h. */
 int64_t relay_own_send(struct relay *r, const char *sid, const char *method, json_t *params,
-                       enum relay_own_kind kind, const char *why)
+                       enum relay_own_kind kind)
 {
 	struct relay_own *o;
 	char *text;
@@ -184,8 +185,20 @@ int64_t relay_own_send(struct relay *r, const char *sid, const char *method, jso
 	o->id = id;
 	o->kind = kind;
 	snprintf(o->sid, sizeof(o->sid), "%s", sid ? sid : "");
-	snprintf(o->why, sizeof(o->why), "%s", why ? why : "");
 	return id;
+}
+
+/* See relay-private.h. */
+void relay_own_forget(struct relay *r, int64_t id)
+{
+	size_t i;
+
+	for (i = 0; i < r->nown; i++) {
+		if (r->own[i].id == id) {
+			r->own[i] = r->own[--r->nown];
+			return;
+		}
+	}
 }
 
 /* The client's message is not one the relay can pass: a CDP error. */
@@ -479,9 +492,12 @@ static void *relay_main(void *arg)
 	struct relay *r = arg;
 	char err[512] = "";
 
+	struct relay_camera_counts shots = { 0, 0, 0 };
+
 	r->cfd = r->opt.client_fd;
 	r->bfd = -1;
 	r->br.fd = -1;
+	r->br.camera_fd = -1;
 	if (relay_ws_init(r, err, sizeof(err)) < 0) {
 		snprintf(r->end_reason, sizeof(r->end_reason), "%s", err);
 		goto out;
@@ -495,17 +511,33 @@ static void *relay_main(void *arg)
 		close_client(r, 1011, err);
 		goto out;
 	}
+	/* no client without its evidence: the camera or nothing */
+	if (relay_camera_start(r, r->br.camera_fd, &r->camera, err, sizeof(err)) < 0) {
+		r->br.camera_fd = -1;
+		close_client(r, 1011, err);
+		goto out;
+	}
+	r->br.camera_fd = -1;
 	relay_record(
 	    r, "cdp_connected",
 	    json_pack("{s:s, s:s}", "client", r->who, "browser_session", r->br.browser_session));
 	GB_LOGI(MOD, "a CDP client (%s) is connected to session %.8s", r->who, r->endpoint);
 	run_loop(r);
-	relay_record(r, "cdp_disconnected",
-	             json_pack("{s:s, s:I, s:I, s:I, s:I}", "reason", r->end_reason, "messages",
-	                       (json_int_t)r->messages, "refused", (json_int_t)r->refused, "inputs",
-	                       (json_int_t)r->inputs, "navigations", (json_int_t)r->navigations));
+	relay_camera_stop(r->camera, RELAY_CAMERA_DRAIN_MS, &shots);
+	r->camera = NULL;
+	relay_record(
+	    r, "cdp_disconnected",
+	    json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "reason", r->end_reason,
+	              "messages", (json_int_t)r->messages, "refused", (json_int_t)r->refused,
+	              "inputs", (json_int_t)r->inputs, "navigations", (json_int_t)r->navigations,
+	              "screenshots", (json_int_t)shots.taken, "screenshots_joined",
+	              (json_int_t)shots.joined, "screenshots_failed", (json_int_t)shots.failed));
 	GB_LOGI(MOD, "the CDP client of session %.8s is gone: %s", r->endpoint, r->end_reason);
 out:
+	relay_camera_stop(r->camera, 0, NULL);
+	r->camera = NULL;
+	if (r->br.camera_fd >= 0)
+		close(r->br.camera_fd);
 	relay_ws_free(r);
 	if (r->bfd >= 0)
 		close(r->bfd);

@@ -14,7 +14,8 @@
  *
  * Threads: relay_start, relay_stop, relay_wait, relay_done, relay_ref and
  * relay_unref may be called from any thread; the hooks run on the relay's
- * thread. A relay is reference-counted; its thread holds one reference
+ * thread, except record and screenshot, which its camera thread (evidence
+ * screenshots) calls too: they must be thread-safe. A relay is reference-counted; its thread holds one reference
  * until it ends.
  */
 #ifndef GB_RELAY_H
@@ -31,6 +32,7 @@ struct relay;
 struct relay_browser {
 	char devtools_url[704];   /* ws://127.0.0.1:PORT/devtools/browser/ID */
 	int fd;                   /* a connected socket to its port (taken), or -1 */
+	int camera_fd;            /* a second one, for the evidence screenshots (taken), or -1 */
 	char context_id[64];      /* the session's browser context, or "" (the default one) */
 	char proxy_server[112];   /* forced on contexts the client creates, or "" */
 	char downloads_dir[1100]; /* where downloads may be written */
@@ -46,7 +48,8 @@ struct relay_hooks {
 	               size_t errlen);
 	/* An audit record of kind (body stolen). */
 	void (*record)(void *user, const char *kind, json_t *body);
-	/* A screenshot to keep (png taken); why: "navigation" or "input". */
+	/* A screenshot to keep (png taken); why: "navigation" or "input". Taken
+	 * on the relay's own DevTools connection, never the client's. */
 	void (*screenshot)(void *user, const char *why, const char *url, unsigned char *png,
 	                   size_t len);
 	/* The relay's thread is about to end: nothing more will be called. */

@@ -2,6 +2,8 @@
  * wsio.c - the relay's two websockets, framed by wslay (relay-private.h).
  *
  * Design note
+ * - A third websocket, the camera's (camera.c), is a plain client of the
+ *   browser on its own thread: relay_ws_plain_init frames it.
  * - Why wslay: the HTTP front (libmicrohttpd) answers the client's upgrade
  *   and hands over a socket whose handshake is already done. libwebsockets
  *   can adopt a socket only before its HTTP handshake, so it cannot frame
@@ -148,6 +150,30 @@ static void browser_msg(wslay_event_context_ptr ctx, const struct wslay_event_on
 		relay_on_browser_message(user, arg->msg, arg->msg_length);
 }
 
+static ssize_t plain_recv(wslay_event_context_ptr ctx, uint8_t *buf, size_t len, int flags,
+                          void *user)
+{
+	(void)flags;
+	return sock_recv(ctx, ((struct relay_ws_plain *)user)->fd, buf, len);
+}
+
+static ssize_t plain_send(wslay_event_context_ptr ctx, const uint8_t *data, size_t len, int flags,
+                          void *user)
+{
+	(void)flags;
+	return sock_send(ctx, ((struct relay_ws_plain *)user)->fd, data, len);
+}
+
+static void plain_msg(wslay_event_context_ptr ctx, const struct wslay_event_on_msg_recv_arg *arg,
+                      void *user)
+{
+	struct relay_ws_plain *p = user;
+
+	(void)ctx;
+	if (arg->opcode == WSLAY_TEXT_FRAME || arg->opcode == WSLAY_BINARY_FRAME)
+		p->on_message(p->user, arg->msg, arg->msg_length);
+}
+
 /* Non-blocking, and without Nagle's delay: CDP is many small messages,
  * each waited for, and a relay that holds them back for an ACK costs every
  * round trip tens of milliseconds. */
@@ -185,6 +211,23 @@ int relay_ws_init(struct relay *r, char *err, size_t errlen)
 }
 
 /* See relay-private.h. */
+int relay_ws_plain_init(struct relay_ws_plain *p, wslay_event_context_ptr *ctx, char *err,
+                        size_t errlen)
+{
+	static const struct wslay_event_callbacks pcb = { plain_recv, plain_send, browser_mask,
+		                                          NULL,       NULL,       NULL,
+		                                          plain_msg };
+
+	*ctx = NULL;
+	if (set_nonblocking(p->fd) < 0 || wslay_event_context_client_init(ctx, &pcb, p) != 0) {
+		snprintf(err, errlen, "the camera's websocket could not be set up");
+		return -1;
+	}
+	wslay_event_config_set_max_recv_msg_length(*ctx, RELAY_BROWSER_MAX_MESSAGE);
+	return 0;
+}
+
+/* See relay-private.h. */
 void relay_ws_free(struct relay *r)
 {
 	if (r->cws)
@@ -208,14 +251,20 @@ static int wait_fd(int fd, short events, int64_t deadline_ms)
 /* See relay-private.h. */
 int relay_browser_handshake(struct relay *r, char *err, size_t errlen)
 {
+	return relay_ws_handshake(r->bfd, r->br.devtools_url, err, errlen);
+}
+
+/* See relay-private.h. */
+int relay_ws_handshake(int fd, const char *devtools_url, char *err, size_t errlen)
+{
 	unsigned char key[16];
 	char key64[32], req[512], resp[2048];
-	const char *path = strstr(r->br.devtools_url, "/devtools/");
+	const char *path = strstr(devtools_url, "/devtools/");
 	int64_t deadline = gb_now_ms() + RELAY_HANDSHAKE_TIMEOUT_MS;
 	size_t off = 0, got = 0;
 	int n;
 
-	if (!path || set_nonblocking(r->bfd) < 0) {
+	if (!path || set_nonblocking(fd) < 0) {
 		snprintf(err, errlen, "the browser's DevTools URL is not known");
 		return -1;
 	}
@@ -227,18 +276,18 @@ int relay_browser_handshake(struct relay *r, char *err, size_t errlen)
 	             "Sec-WebSocket-Version: 13\r\n\r\n",
 	             path, key64);
 	while (off < (size_t)n) {
-		ssize_t w = send(r->bfd, req + off, (size_t)n - off, MSG_NOSIGNAL);
+		ssize_t w = send(fd, req + off, (size_t)n - off, MSG_NOSIGNAL);
 
 		if (w > 0)
 			off += (size_t)w;
 		else if (w < 0 && errno != EAGAIN && errno != EINTR)
 			goto fail;
-		else if (wait_fd(r->bfd, POLLOUT, deadline) < 0)
+		else if (wait_fd(fd, POLLOUT, deadline) < 0)
 			goto fail;
 	}
 	/* read the response head byte by byte: nothing of the stream is taken */
 	while (got < sizeof(resp) - 1) {
-		ssize_t rd = recv(r->bfd, resp + got, 1, 0);
+		ssize_t rd = recv(fd, resp + got, 1, 0);
 
 		if (rd == 1) {
 			got++;
@@ -247,7 +296,7 @@ int relay_browser_handshake(struct relay *r, char *err, size_t errlen)
 				break;
 		} else if (rd == 0 || (errno != EAGAIN && errno != EINTR)) {
 			goto fail;
-		} else if (wait_fd(r->bfd, POLLIN, deadline) < 0) {
+		} else if (wait_fd(fd, POLLIN, deadline) < 0) {
 			goto fail;
 		}
 	}
@@ -262,7 +311,8 @@ fail:
 	return -1;
 }
 
-static void queue_text(wslay_event_context_ptr ctx, const char *text, size_t len)
+/* See relay-private.h. */
+void relay_ws_queue_text(wslay_event_context_ptr ctx, const char *text, size_t len)
 {
 	struct wslay_event_msg m = { WSLAY_TEXT_FRAME, (const uint8_t *)text, len };
 
@@ -272,13 +322,13 @@ static void queue_text(wslay_event_context_ptr ctx, const char *text, size_t len
 /* See relay-private.h. */
 void relay_send_client(struct relay *r, const char *text, size_t len)
 {
-	queue_text(r->cws, text, len);
+	relay_ws_queue_text(r->cws, text, len);
 }
 
 /* See relay-private.h. */
 void relay_send_browser(struct relay *r, const char *text, size_t len)
 {
-	queue_text(r->bws, text, len);
+	relay_ws_queue_text(r->bws, text, len);
 }
 
 /* See relay-private.h. */

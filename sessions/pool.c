@@ -8,18 +8,24 @@
  * never touches a session after handing it over), and wakes the pool
  * thread to launch a replacement. Pooled browsers are launched with the
  * pool's options, which can hold nothing of a session's policy: a session
- * that takes one makes it its own with sess_adopt() (its setup hook, its
- * proxy on a browser context of its own), and a session that needs other
+ * that takes one makes it its own with sess_adopt() (its setup hook, on
+ * the browser context readied for it), and a session that needs other
  * launch flags or a profile launches its own. Sessions found dead in the
  * pool are closed and replaced.
  *
+ * Readied ahead (hooks.prepare): a browser is ready only once its caller's
+ * prepare hook readied it (a browser context for its future session, a
+ * listening socket for that session's proxy, kept in s->proxy_fd until
+ * sess_take_proxy_fd); one whose preparation fails is closed, never handed
+ * out half-ready, and counts as a failed launch.
+ *
  * Network namespaces (egress layer 4): a pool started with
- * sess_pool_start_in_netns() gets a fresh namespace from its caller's
- * netns_new for each launch and launches the browser inside it, exactly
- * as sess_launch does for a session's own namespace; the pooled session
- * owns that fd (closed with it) until sess_take_netns() hands it to the
- * session that takes the browser. sessions/ only holds the fd: making a
- * namespace is policy/'s job, reached through the callback.
+ * hooks.netns_new gets a fresh namespace from it for each launch and
+ * launches the browser inside it, exactly as sess_launch does for a
+ * session's own namespace; the pooled session owns that fd (closed with
+ * it) until sess_take_netns() hands it to the session that takes the
+ * browser. sessions/ only holds the fd: making a namespace is policy/'s
+ * job, reached through the callback.
  *
  * A replacement is launched only after a quiet moment (POOL_REFILL_QUIET_MS
  * since the last take), unless a taker is waiting: on a small machine a
@@ -51,36 +57,47 @@ struct sess_pool {
 	struct sess **ready; /* {lock} */
 	size_t n_ready;      /* {lock} */
 	size_t size;
-	unsigned max_launches;       /* 0: refill forever */
-	int stopping;                /* {lock} */
-	atomic_int cancel;           /* raised on stop to abort a launch */
-	unsigned launched;           /* {lock} */
-	unsigned failures;           /* {lock} consecutive launch failures */
-	int64_t last_take_ms;        /* {lock} when a browser was last taken */
-	unsigned waiters;            /* {lock} takers waiting for a launch */
-	sess_netns_new_fn netns_new; /* immutable; NULL: browsers launch in our namespace */
-	void *netns_user;
+	unsigned max_launches;        /* 0: refill forever */
+	int stopping;                 /* {lock} */
+	atomic_int cancel;            /* raised on stop to abort a launch */
+	unsigned launched;            /* {lock} */
+	unsigned failures;            /* {lock} consecutive launch failures */
+	int64_t last_take_ms;         /* {lock} when a browser was last taken */
+	unsigned waiters;             /* {lock} takers waiting for a launch */
+	struct sess_pool_hooks hooks; /* immutable */
 };
 
 /* Launches one browser with the pool's options, in a namespace of its own
- * when the pool makes them (the session then owns that fd). Pool thread. */
+ * when the pool makes them (the session then owns that fd), and readies it
+ * with the prepare hook; on any failure nothing is left. Pool thread. */
 static int pool_launch(struct sess_pool *p, struct sess **out, char *err, size_t errlen)
 {
 	struct sess_options opt = p->opt;
+	char why[400];
 	int fd = 0;
 	int rc;
 
-	if (p->netns_new) {
-		if (p->netns_new(p->netns_user, &fd, err, errlen) < 0)
+	if (p->hooks.netns_new) {
+		if (p->hooks.netns_new(p->hooks.user, &fd, err, errlen) < 0)
 			return -1;
 		opt.netns_fd = fd;
 	}
 	rc = sess_launch(&opt, out, err, errlen);
-	if (rc < 0 && fd > 0)
-		close(fd);
-	else if (rc == 0)
-		(*out)->netns_fd = fd;
-	return rc;
+	if (rc < 0) {
+		if (fd > 0)
+			close(fd);
+		return rc;
+	}
+	(*out)->netns_fd = fd;
+	if (p->hooks.prepare &&
+	    p->hooks.prepare(p->hooks.user, *out, &(*out)->proxy_fd, why, sizeof(why)) < 0) {
+		snprintf(err, errlen, "a pre-launched browser could not be readied (closed): %s",
+		         why);
+		sess_close(*out);
+		*out = NULL;
+		return -1;
+	}
+	return 0;
 }
 
 #define POOL_REFILL_QUIET_MS 1500
@@ -169,9 +186,8 @@ static char **copy_args(const char *const *args)
 	return out;
 }
 
-/* Both starts: netns_new NULL launches in this process's namespace. */
-static int pool_start(const struct sess_options *opt, size_t size, unsigned max_launches,
-                      sess_netns_new_fn netns_new, void *netns_user, struct sess_pool **out)
+int sess_pool_start_hooks(const struct sess_options *opt, size_t size, unsigned max_launches,
+                          const struct sess_pool_hooks *hooks, struct sess_pool **out)
 {
 	struct sess_pool *p;
 
@@ -194,11 +210,10 @@ static int pool_start(const struct sess_options *opt, size_t size, unsigned max_
 	p->extra_args = copy_args(opt->extra_args);
 	p->opt.extra_args = (const char *const *)p->extra_args;
 	p->opt.cancel_flag = &p->cancel;
-	p->opt.on_target = NULL;
 	p->size = size;
 	p->max_launches = max_launches;
-	p->netns_new = netns_new;
-	p->netns_user = netns_user;
+	if (hooks)
+		p->hooks = *hooks;
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_cond_init(&p->cond, NULL);
 	if (!p->ready || pthread_create(&p->thread, NULL, pool_main, p) != 0) {
@@ -218,17 +233,19 @@ static int pool_start(const struct sess_options *opt, size_t size, unsigned max_
 int sess_pool_start(const struct sess_options *opt, size_t size, unsigned max_launches,
                     struct sess_pool **out)
 {
-	return pool_start(opt, size, max_launches, NULL, NULL, out);
+	return sess_pool_start_hooks(opt, size, max_launches, NULL, out);
 }
 
 int sess_pool_start_in_netns(const struct sess_options *opt, size_t size, unsigned max_launches,
                              sess_netns_new_fn netns_new, void *user, struct sess_pool **out)
 {
+	struct sess_pool_hooks hooks = { .netns_new = netns_new, .user = user };
+
 	if (!netns_new) {
 		*out = NULL;
 		return -1;
 	}
-	return pool_start(opt, size, max_launches, netns_new, user, out);
+	return sess_pool_start_hooks(opt, size, max_launches, &hooks, out);
 }
 
 int sess_take_netns(struct sess *s)
@@ -239,6 +256,22 @@ int sess_take_netns(struct sess *s)
 		return 0;
 	fd = s->netns_fd;
 	s->netns_fd = 0;
+	return fd;
+}
+
+int sess_netns_fd(const struct sess *s)
+{
+	return s ? s->netns_fd : 0;
+}
+
+int sess_take_proxy_fd(struct sess *s)
+{
+	int fd;
+
+	if (!s)
+		return 0;
+	fd = s->proxy_fd;
+	s->proxy_fd = 0;
 	return fd;
 }
 

@@ -245,6 +245,8 @@ void sess_close(struct sess *s)
 	s->state = SESS_CLOSED;
 	if (s->netns_fd > 0)
 		close(s->netns_fd);
+	if (s->proxy_fd > 0)
+		close(s->proxy_fd);
 	json_decref(s->flags);
 	free(s);
 }

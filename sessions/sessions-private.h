@@ -83,6 +83,10 @@ struct sess {
 	char context_id[SESS_ID_LEN]; /* adopt.c: the session's browser context, or "" */
 	int netns_fd;                 /* pool.c: the network namespace the pool launched the browser
 	                         * in (owned until sess_take_netns), 0 when none */
+	int proxy_fd;                 /* pool.c: the listening socket readied for the adopter's
+	                               * proxy (owned until sess_take_proxy_fd), 0 when none */
+	char context_proxy[128];      /* adopt.c: the proxy of context_id, or "" */
+	int adopted;                  /* adopt.c: sess_adopt succeeded */
 };
 
 /* process.c */

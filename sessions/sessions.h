@@ -184,9 +184,10 @@ const char *sess_frame_session(struct sess *s, const char *frame_id);
 struct sess_pool;
 
 /* Starts a pool thread that keeps `size` READY sessions launched with opt
- * (copied, extra_args included; on_target is not used), launching at most
- * max_launches in all (0: refill forever; 1: a single pre-launch, as a
- * one-session stdio server wants). size 0: *out = NULL, no pool.
+ * (copied, extra_args included; opt->on_target, when set, sets up every
+ * target of a pooled browser until sess_adopt replaces it), launching at
+ * most max_launches in all (0: refill forever; 1: a single pre-launch, as
+ * a one-session stdio server wants). size 0: *out = NULL, no pool.
  * Returns 0 or -1. */
 int sess_pool_start(const struct sess_options *opt, size_t size, unsigned max_launches,
                     struct sess_pool **out);
@@ -195,12 +196,32 @@ int sess_pool_start(const struct sess_options *opt, size_t size, unsigned max_la
  * (an open fd on it, now the caller's), or -1 with the reason in err. */
 typedef int (*sess_netns_new_fn)(void *user, int *fd_out, char *err, size_t errlen);
 
-/* As sess_pool_start, but each browser is launched, and its DevTools port
- * connected to, inside a network namespace of its own made by
- * netns_new(user) just before its launch (egress layer 4; opt->netns_fd
- * is ignored). The pooled session owns that namespace until
- * sess_take_netns(); closing it closes the namespace's fd too. netns_new
- * is called on the pool's thread and must be thread-safe. */
+/* Readies a freshly launched pooled browser s before it may be handed out
+ * (e.g. its browser context, sess_prepare_context): 0, with *proxy_fd a
+ * listening socket s keeps for the proxy of the session that takes it (0:
+ * none; s owns it until sess_take_proxy_fd), or -1 with the reason in err:
+ * s is then closed, never handed out. */
+typedef int (*sess_pool_prepare_fn)(void *user, struct sess *s, int *proxy_fd, char *err,
+                                    size_t errlen);
+
+/* What a pool does around each launch; every member may be NULL. */
+struct sess_pool_hooks {
+	sess_netns_new_fn netns_new;  /* a namespace per browser; NULL: this process's */
+	sess_pool_prepare_fn prepare; /* NULL: handed out as launched */
+	void *user;                   /* passed to both */
+};
+
+/* As sess_pool_start, with hooks (copied; called on the pool's thread, so
+ * they must be thread-safe). With netns_new, each browser is launched, and
+ * its DevTools port connected to, inside a network namespace of its own
+ * made just before its launch (egress layer 4; opt->netns_fd is ignored);
+ * the pooled session owns that namespace until sess_take_netns(), and
+ * closing it closes the namespace's fd too. With prepare, a browser is
+ * ready only once prepare succeeded on it. */
+int sess_pool_start_hooks(const struct sess_options *opt, size_t size, unsigned max_launches,
+                          const struct sess_pool_hooks *hooks, struct sess_pool **out);
+
+/* sess_pool_start_hooks with netns_new (not NULL) as the only hook. */
 int sess_pool_start_in_netns(const struct sess_options *opt, size_t size, unsigned max_launches,
                              sess_netns_new_fn netns_new, void *user, struct sess_pool **out);
 
@@ -208,6 +229,13 @@ int sess_pool_start_in_netns(const struct sess_options *opt, size_t size, unsign
  * (the caller now owns it and closes it after s is closed, e.g. to launch
  * s's successor in the same namespace), or 0 when s owns none. */
 int sess_take_netns(struct sess *s);
+
+/* The same namespace, borrowed (still s's), or 0. */
+int sess_netns_fd(const struct sess *s);
+
+/* The listening socket the pool's prepare hook left with s, handed to the
+ * caller (who now owns it), or 0 when s keeps none. */
+int sess_take_proxy_fd(struct sess *s);
 
 /* Hands over a READY session (the caller's thread now drives it; its
  * waits watch cancel_flag), waiting up to wait_ms for a launch in
@@ -217,22 +245,35 @@ struct sess *sess_pool_take(struct sess_pool *p, const atomic_int *cancel_flag, 
 /* Number of ready sessions. */
 size_t sess_pool_ready(struct sess_pool *p);
 
+/*
+ * Readies a pre-launched READY browser, before anyone takes it, for the
+ * session that will: a new browser context whose proxy is proxy_server
+ * (with proxy_bypass_list, e.g. "<-loopback>"; strings borrowed), and one
+ * tab in it, attached and set up like every other (the on_target hook of
+ * the moment); the browser's tabs outside that context are closed, so
+ * nothing of a session will run there. timeout_ms bounds each step.
+ * Returns 0, or -1 with the reason in err (close the browser then: it is
+ * not ready for anyone).
+ */
+int sess_prepare_context(struct sess *s, const char *proxy_server, const char *proxy_bypass_list,
+                         int timeout_ms, char *err, size_t errlen);
+
+/* The proxy of the context sess_prepare_context made ("" when none). */
+const char *sess_context_proxy(const struct sess *s);
+
 struct sess_adopt_options {
-	const char *proxy_server;       /* the session's own proxy for its context, or NULL */
-	const char *proxy_bypass_list;  /* e.g. "<-loopback>", or NULL */
 	sess_target_setup_fn on_target; /* may be NULL */
 	void *on_target_user;
 	int timeout_ms; /* 0 = 10000 */
 };
 
 /*
- * Makes a pre-launched READY browser (from sess_pool_take) the caller's:
- * every target attached from now on gets o->on_target, and the session's
- * pages live in a new browser context whose proxy is o->proxy_server
- * (strings borrowed); the pool's blank tab is closed and a new one opened
- * in that context, set up like every other. time_to_ready becomes the
- * time this took. Returns 0, or -1 with the reason in err (the browser
- * should then be closed).
+ * Makes a browser readied with sess_prepare_context the caller's: every
+ * target attached from now on gets o->on_target, and its tab in the
+ * prepared context is checked to answer. time_to_ready becomes the time
+ * this took. Returns 0, or -1 with the reason in err when s is not READY,
+ * was not prepared, was adopted already, or its tab does not answer (the
+ * browser should then be closed).
  */
 int sess_adopt(struct sess *s, const struct sess_adopt_options *o, char *err, size_t errlen);
 

@@ -95,6 +95,9 @@ static const char *const migrations[] = {
 	"CREATE INDEX IF NOT EXISTS evid_artifacts_time ON evid_artifacts(tenant, time);"
 	"CREATE INDEX IF NOT EXISTS evid_artifacts_session ON evid_artifacts(tenant, session);"
 	"CREATE INDEX IF NOT EXISTS evid_artifacts_sha ON evid_artifacts(tenant, sha256);",
+	/* 5: where a profile's newest sealed version is in the object store
+	 * (the SHA-256 of its bytes, which names the object) */
+	"ALTER TABLE prof_profiles ADD COLUMN sealed_sha256 TEXT;",
 };
 
 struct store_sql_rows {

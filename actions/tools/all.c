@@ -16,6 +16,7 @@ extern const struct act_def act_tool_navigate, act_tool_navigate_back, act_tool_
     act_tool_verify_list_visible, act_tool_verify_value, act_tool_generate_locator,
     act_tool_file_upload, act_tool_drop, act_tool_console_messages, act_tool_network_requests,
     act_tool_network_request, act_tool_pdf_save, act_tool_profile_export, act_tool_profile_import;
+extern const struct act_def act_tool_emulate;
 
 static const struct act_def *const tools[] = {
 	&act_tool_navigate,
@@ -38,6 +39,7 @@ static const struct act_def *const tools[] = {
 	&act_tool_find_in_page,
 	&act_tool_resize,
 	&act_tool_emulate_media,
+	&act_tool_emulate,
 	&act_tool_mouse_click_xy,
 	&act_tool_mouse_move_xy,
 	&act_tool_mouse_drag_xy,

@@ -54,6 +54,7 @@ export const TOOL_NAMES = [
   'browser_find',
   'browser_resize',
   'browser_emulate_media',
+  'browser_emulate',
   'browser_file_upload',
   'browser_drop',
   'browser_console_messages',

@@ -4,7 +4,7 @@
  * tags, the end of the stream) and the archive entries it carries (paths,
  * kinds, links, sizes), which are unpacked into a scratch dir.
  *
- * Input: byte 0 picks the layer (mod 3). 0: the rest is a sealed blob
+ * Input: byte 0 picks the layer (mod 4). 0: the rest is a sealed blob
  * opened with a fixed key (almost everything fails to authenticate; the
  * framing code runs on every shape of length and truncation). 1: the
  * rest is a tar stream, sealed with that key and then unsealed and
@@ -12,7 +12,9 @@
  * of entries, one a line, "K path" with K f (file, the path as content),
  * d (dir), l (symlink to /), h (hard link to the previous path), p (fifo),
  * written as a well-formed tar by libarchive and then unpacked: every
- * path and kind reaches the entry checks.
+ * path and kind reaches the entry checks. 3: the rest is a wrapped tenant
+ * key file as read from an object store (prof_keys_open_tenant_text), opened
+ * with the master key of a scratch data dir.
  */
 #include "profiles/profiles-private.h"
 
@@ -102,6 +104,27 @@ static void entries_to_tar(const char *text, size_t len, struct mem *out)
 	archive_write_free(a);
 }
 
+static char keys_dir[] = "/tmp/gb-fuzz-profile-keys-XXXXXX";
+
+static void remove_keys_dir(void)
+{
+	nftw(keys_dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* A scratch data dir with a master key, made once, removed at exit. */
+static const char *key_data_dir(void)
+{
+	static int made;
+
+	if (!made) {
+		if (!mkdtemp(keys_dir) || prof_keys_init(keys_dir, NULL, 0) != 0)
+			abort();
+		atexit(remove_keys_dir);
+		made = 1;
+	}
+	return keys_dir;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct mem tar = { 0 };
@@ -116,7 +139,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size < 1)
 		return 0;
-	if (data[0] % 3 == 0) {
+	if (data[0] % 4 == 3) {
+		unsigned char tkey[PROF_KEY_BYTES];
+
+		prof_keys_open_tenant_text(key_data_dir(), "fuzz", "the fuzzed key", data + 1,
+		                           size - 1, tkey, err, sizeof(err));
+		return 0;
+	}
+	if (data[0] % 4 == 0) {
 		m.data = (uint8_t *)data + 1;
 		m.len = size - 1;
 		if (prof_unsealer_new(key, ad, mem_read, &m, &u) == 0) {
@@ -126,7 +156,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		return 0;
 	}
-	if (data[0] % 3 == 2)
+	if (data[0] % 4 == 2)
 		entries_to_tar((const char *)data + 1, size - 1, &tar);
 	if (prof_sealer_new(key, ad, mem_write, &m, &s) != 0) {
 		free(tar.data);

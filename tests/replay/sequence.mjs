@@ -33,6 +33,7 @@ export async function runSequence(call, url) {
   await call('browser_find', { text: 'Postcode' });
   await call('browser_resize', { width: 1024, height: 700 });
   await call('browser_emulate_media', { colorScheme: 'dark' });
+  await call('browser_emulate', { userAgent: 'Mozilla/5.0 glassbox-replay/1.0', cpuThrottlingRate: 2 });
   await call('browser_navigate', { url: url('/interact/drag.html') });
   await call('browser_drag', { startTarget: '#card-a', endTarget: '#done' });
   await call('browser_navigate', { url: url('/dialogs.html') });

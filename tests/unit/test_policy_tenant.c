@@ -310,6 +310,36 @@ static void test_cdp(void **state)
 	assert_non_null(strstr(err, "policy.cdp must be \"allow\", \"deny\" or an object"));
 }
 
+/* user_agent: not pinned by default; a one-line string pins it; shown
+ * by the effective policy; anything else refused, naming the key. */
+static void test_user_agent(void **state)
+{
+	struct policy_tenant *t;
+	json_t *eff;
+	char err[2048] = "";
+
+	(void)state;
+	t = tenant_from("{}");
+	assert_string_equal(policy_tenant_settings(t)->user_agent, "");
+	eff = policy_tenant_effective(t);
+	assert_string_equal(json_string_value(json_object_get(eff, "user_agent")), "browser");
+	json_decref(eff);
+	policy_tenant_unref(t);
+	t = tenant_from("{\"user_agent\": \"Mozilla/5.0 pinned/1.0\"}");
+	assert_string_equal(policy_tenant_settings(t)->user_agent, "Mozilla/5.0 pinned/1.0");
+	eff = policy_tenant_effective(t);
+	assert_string_equal(json_string_value(json_object_get(eff, "user_agent")),
+	                    "Mozilla/5.0 pinned/1.0");
+	json_decref(eff);
+	policy_tenant_unref(t);
+	tenant_error("{\"user_agent\": \"\"}", err, sizeof(err));
+	assert_non_null(strstr(err, "policy.user_agent must be a User-Agent string"));
+	tenant_error("{\"user_agent\": \"a\\r\\nX: 1\"}", err, sizeof(err));
+	assert_non_null(strstr(err, "policy.user_agent must be a User-Agent string"));
+	tenant_error("{\"user_agent\": 7}", err, sizeof(err));
+	assert_non_null(strstr(err, "policy.user_agent must be a User-Agent string"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -320,6 +350,7 @@ int main(void)
 		cmocka_unit_test(test_warnings),
 		cmocka_unit_test(test_hash_narrow_and_refs),
 		cmocka_unit_test(test_caps_shape),
+		cmocka_unit_test(test_user_agent),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

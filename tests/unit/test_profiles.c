@@ -5,7 +5,8 @@
  * reopen, blobs free of the clear text, a blob moved to another tenant
  * or an old version put back, one writer at a time (also when writers
  * race from their own connections, as replicas do), stale holds, revoke
- * and expiry. The metadata is the store's: these run against SQLite or,
+ * and expiry, sealed versions in an object store (a directory one here;
+ * the S3 one in tests/integration/replicas_profiles.test.mjs). The metadata is the store's: these run against SQLite or,
  * with GB_TEST_POSTGRES, PostgreSQL (store_fixture.h).
  */
 #include <setjmp.h>
@@ -14,6 +15,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "blob/blob.h"
 #include "profiles/profiles-private.h"
 
 #include <archive.h>
@@ -699,6 +701,117 @@ static void test_revoke_and_expiry(void **state)
 	                 -PROF_EINVAL);
 }
 
+/* ---- sealed versions in the object store ------------------------------------ */
+
+/* Opens a directory object store under the fixture's dir and keeps
+ * profiles in it. */
+static struct blob_store *use_objects(const struct fx *f, char *root, size_t rootlen)
+{
+	struct blob_config c;
+	struct blob_store *b = NULL;
+	char err[512] = "";
+
+	memset(&c, 0, sizeof(c));
+	c.kind = BLOB_FS;
+	snprintf(root, rootlen, "%s/bucket", f->dir);
+	snprintf(c.dir, sizeof(c.dir), "%s", root);
+	assert_int_equal(blob_open(&c, &b, err, sizeof(err)), 0);
+	prof_use_object_store(b);
+	return b;
+}
+
+/* A version sealed before the object store was configured opens from the
+ * data dir; the next save puts it in the store, named by its digest, and
+ * leaves no sealed file on the disk; the tenant key is shared there, so a
+ * data dir without it (or with one of its own) opens the profile; an
+ * altered or missing object does not open, and says so; a process without
+ * the store says it needs one. */
+static void test_object_store_holds_the_sealed_versions(void **state)
+{
+	struct fx *f = *state;
+	struct blob_store *b;
+	struct prof_info info;
+	unsigned char key_a[PROF_KEY_BYTES], key_b[PROF_KEY_BYTES];
+	char root[200], path[4300], keyfile[4300], err[1024] = "";
+	struct stat st;
+	json_t *shown;
+	int rc;
+
+	assert_int_equal(save_marker(f->dir, "acme", "before=on-disk"), 1);
+	assert_int_equal(prof_get(f->dir, "acme", "alice", "work", &info, err, sizeof(err)), 0);
+	shown = prof_info_json(&info);
+	assert_string_equal(json_string_value(json_object_get(shown, "sealed_in")), "data_dir");
+	json_decref(shown);
+	b = use_objects(f, root, sizeof(root));
+	assert_string_equal(open_marker(f->dir, "acme", 0, &rc, err, sizeof(err)),
+	                    "before=on-disk");
+	assert_int_equal(save_marker(f->dir, "acme", "session=SECRET-COOKIE-OBJ"), 2);
+	assert_int_equal(prof_get(f->dir, "acme", "alice", "work", &info, err, sizeof(err)), 0);
+	assert_int_equal(info.version, 2);
+	assert_int_equal(strlen(info.sealed_sha256), 64);
+	shown = prof_info_json(&info);
+	assert_string_equal(json_string_value(json_object_get(shown, "sealed_in")), "object_store");
+	json_decref(shown);
+	for (int v = 1; v <= 2; v++) {
+		prof_blob_path(f->dir, "acme", info.id, v, path, sizeof(path));
+		assert_int_equal(stat(path, &st), -1); /* nothing sealed on the disk */
+	}
+	snprintf(path, sizeof(path), "%s/tenants/acme/profiles/%s/%s", root, info.id,
+	         info.sealed_sha256);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_size, info.size_bytes);
+	assert_false(file_contains(path, "SECRET-COOKIE"));
+
+	/* the tenant key in the store is this data dir's, wrapped by the master key */
+	assert_int_equal(prof_keys_tenant_key(f->dir, "acme", key_a, err, sizeof(err)), 0);
+	snprintf(keyfile, sizeof(keyfile), "%s/tenants/acme/keys/tenant.key", root);
+	assert_int_equal(stat(keyfile, &st), 0);
+	/* another replica's data dir: the same master key, a tenant key of its own */
+	snprintf(path, sizeof(path), "%s/keys/tenants/acme.key", f->dir);
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(prof_keys_tenant_key(f->dir, "acme", key_b, err, sizeof(err)), 0);
+	assert_memory_not_equal(key_a, key_b, sizeof(key_a));
+	assert_string_equal(open_marker(f->dir, "acme", 0, &rc, err, sizeof(err)),
+	                    "session=SECRET-COOKIE-OBJ");
+	assert_int_equal(prof_tenant_key(f->dir, "acme", key_b, err, sizeof(err)), 0);
+	assert_memory_equal(key_a, key_b, sizeof(key_a));
+
+	/* one byte of the object changed: refused before anything is unsealed */
+	snprintf(path, sizeof(path), "%s/tenants/acme/profiles/%s/%s", root, info.id,
+	         info.sealed_sha256);
+	{
+		FILE *fp = fopen(path, "r+b");
+		int ch;
+
+		assert_non_null(fp);
+		fseek(fp, 100, SEEK_SET);
+		ch = fgetc(fp);
+		fseek(fp, 100, SEEK_SET);
+		fputc(ch ^ 0x5a, fp);
+		fclose(fp);
+	}
+	assert_null(open_marker(f->dir, "acme", 0, &rc, err, sizeof(err)));
+	assert_int_equal(rc, -PROF_EBADMSG);
+	assert_non_null(strstr(err, "was altered (its SHA-256 is not the one the metadata"));
+	assert_non_null(strstr(err, info.sealed_sha256));
+	/* the profile is left as it is, and not held */
+	assert_int_equal(prof_get(f->dir, "acme", "alice", "work", &info, err, sizeof(err)), 0);
+	assert_int_equal(info.version, 2);
+	assert_int_equal(info.held_pid, 0);
+	/* the object gone */
+	assert_int_equal(unlink(path), 0);
+	assert_null(open_marker(f->dir, "acme", 0, &rc, err, sizeof(err)));
+	assert_int_equal(rc, -PROF_EBADMSG);
+	assert_non_null(strstr(err, "is missing from the object store"));
+
+	/* a glassbox without the object store cannot open what is only there */
+	prof_use_object_store(NULL);
+	blob_close(b);
+	assert_null(open_marker(f->dir, "acme", 0, &rc, err, sizeof(err)));
+	assert_int_equal(rc, -PROF_EIO);
+	assert_non_null(strstr(err, "this glassbox has none"));
+}
+
 /* ---- the metadata DB ------------------------------------------------------- */
 
 struct held_lock {
@@ -761,6 +874,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_one_writer_read_only_copies_and_stale_holds,
 		                                setup, teardown),
 		cmocka_unit_test_setup_teardown(test_racing_writers_one_wins, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_object_store_holds_the_sealed_versions, setup,
+		                                teardown),
 		cmocka_unit_test_setup_teardown(test_revoke_and_expiry, setup, teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_db_open_waits_for_a_lock_held_by_another_connection, setup, teardown),

@@ -19,6 +19,9 @@
 #include "policy/proxy-private.h"
 #include "test_proxy_server.h"
 
+#include <netinet/in.h>
+#include <sys/socket.h>
+
 #define MAX_EVENTS 32
 
 /* Refusals the proxy reported, copied from its thread. */
@@ -186,6 +189,53 @@ static void test_allowed_get_passes_and_is_counted(void **state)
 	assert_true(st.bytes_up > 200);
 	assert_true(st.bytes_down > 400);
 	assert_int_equal(w.ev.n, 0);
+	world_stop(&w);
+}
+
+/* A listening socket readied before its proxy starts
+ * (policy_proxy_listen_in_netns with no namespace: this process's own), as
+ * the warm pool readies one for the session that will take a browser: a
+ * client that connects before the proxy runs waits, and is then served
+ * under the proxy's policy, as every later one. */
+static void test_socket_readied_before_the_proxy(void **state)
+{
+	struct policy_proxy_options o;
+	struct sockaddr_in a;
+	socklen_t len = sizeof(a);
+	struct world w;
+	char req[1024], resp[8192], err[256] = "";
+	int lfd = -1, early, fd;
+
+	(void)state;
+	memset(&o, 0, sizeof(o));
+	assert_int_equal(policy_proxy_listen_in_netns(0, "127.0.0.1", 0, &lfd, err, sizeof(err)),
+	                 0);
+	assert_true(lfd > 0);
+	assert_int_equal(getsockname(lfd, (struct sockaddr *)&a, &len), 0);
+	early = tc_connect(ntohs(a.sin_port));
+	assert_true(early >= 0);
+	o.listen_fd = lfd;
+	world_start(&w, shop_policy, &o);
+	assert_int_equal(w.port, ntohs(a.sin_port));
+	snprintf(req, sizeof(req),
+	         "GET http://shop.test:%d/early HTTP/1.1\r\nHost: shop.test\r\n"
+	         "Connection: close\r\n\r\n",
+	         w.http.port);
+	assert_int_equal(ts_send_str(early, req), 0);
+	tc_read_all(early, resp, sizeof(resp));
+	close(early);
+	assert_non_null(strstr(resp, "hello from upstream: /early"));
+	fd = tc_connect(w.port);
+	assert_true(fd >= 0);
+	snprintf(req, sizeof(req),
+	         "GET http://evil.test:%d/late HTTP/1.1\r\nHost: evil.test\r\n"
+	         "Connection: close\r\n\r\n",
+	         w.http.port);
+	assert_int_equal(ts_send_str(fd, req), 0);
+	tc_read_all(fd, resp, sizeof(resp));
+	close(fd);
+	assert_non_null(strstr(resp, "HTTP/1.1 403 Forbidden"));
+	assert_int_equal(atomic_load(&w.http.hits), 1);
 	world_stop(&w);
 }
 
@@ -909,6 +959,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_allowed_get_passes_and_is_counted),
 		cmocka_unit_test(test_denied_host_gets_403),
+		cmocka_unit_test(test_socket_readied_before_the_proxy),
 		cmocka_unit_test(test_connect_tunnels_both_ways),
 		cmocka_unit_test(test_upgrade_tunnels_after_101),
 		cmocka_unit_test(test_loopback_override_needs_naming),

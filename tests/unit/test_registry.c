@@ -37,6 +37,7 @@ static const char *const expected_names[] = {
 	"browser_find",
 	"browser_resize",
 	"browser_emulate_media",
+	"browser_emulate",
 	"browser_mouse_click_xy",
 	"browser_mouse_move_xy",
 	"browser_mouse_drag_xy",

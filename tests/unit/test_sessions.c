@@ -14,12 +14,15 @@
 #include "proc_fixture.h"
 
 #include <dirent.h>
+#include <jansson.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -403,6 +406,159 @@ static void test_warm_pool_without_a_namespace_launches_nothing(void **state)
 	assert_true(dir_is_empty(run_dir));
 }
 
+/* What a pool's prepare hook did. */
+struct readier {
+	atomic_int calls;
+	atomic_int setups; /* targets the pool's setup hook saw */
+	int fail;          /* refuse to ready the browser */
+	int fd;            /* the last socket handed to a browser */
+};
+
+/* sess_target_setup_fn of the pool: counts the targets it sets up. */
+static void count_setup(void *user, struct sess *s, const char *session_id, const char *type)
+{
+	struct readier *r = user;
+
+	(void)s;
+	(void)session_id;
+	(void)type;
+	atomic_fetch_add(&r->setups, 1);
+}
+
+/* sess_pool_prepare_fn: a context whose proxy is a closed port, and a
+ * socket for the browser to keep; or a failure. */
+static int ready_browser(void *user, struct sess *s, int *proxy_fd, char *err, size_t errlen)
+{
+	struct readier *r = user;
+
+	atomic_fetch_add(&r->calls, 1);
+	if (r->fail) {
+		snprintf(err, errlen, "this test readies nothing");
+		return -1;
+	}
+	if (sess_prepare_context(s, "http://127.0.0.1:9", "<-loopback>", 30000, err, errlen) < 0)
+		return -1;
+	r->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	*proxy_fd = r->fd;
+	return r->fd > 0 ? 0 : -1;
+}
+
+/* Page targets of s's browser: how many, and how many in context ctx. */
+static void page_targets(struct sess *s, const char *ctx, size_t *all, size_t *in_ctx)
+{
+	struct cdp_error cerr;
+	json_t *res = NULL, *t;
+	size_t i;
+
+	*all = *in_ctx = 0;
+	assert_int_equal(
+	    cdp_call(sess_cdp(s), NULL, "Target.getTargets", json_object(), 20000, &res, &cerr), 0);
+	json_array_foreach(json_object_get(res, "targetInfos"), i, t)
+	{
+		const char *type = json_string_value(json_object_get(t, "type"));
+		const char *c = json_string_value(json_object_get(t, "browserContextId"));
+
+		if (!type || strcmp(type, "page"))
+			continue;
+		(*all)++;
+		if (c && !strcmp(c, ctx))
+			(*in_ctx)++;
+	}
+	json_decref(res);
+}
+
+/* A pool with a prepare hook hands out only readied browsers: a context of
+ * their own with its proxy and its one tab (set up by the pool's hook),
+ * nothing left in the default context, the socket kept for the taker;
+ * sess_adopt binds the taker's hook, once. */
+static void test_warm_pool_readies_each_browser_before_handing_it_out(void **state)
+{
+	static struct readier r;
+	struct sess_options opt = { .run_dir = run_dir,
+		                    .on_target = count_setup,
+		                    .on_target_user = &r };
+	struct sess_pool_hooks hooks = { .prepare = ready_browser, .user = &r };
+	struct sess_adopt_options ao = { .timeout_ms = 20000 };
+	struct sess_pool *pool = NULL;
+	atomic_int cancel = 0;
+	size_t all, in_ctx;
+	struct sess *s;
+	char err[512];
+	int fd;
+
+	(void)state;
+	memset(&r, 0, sizeof(r));
+	assert_int_equal(sess_pool_start_hooks(&opt, 1, 1, &hooks, &pool), 0);
+	s = sess_pool_take(pool, &cancel, 30000);
+	assert_non_null(s);
+	assert_int_equal(atomic_load(&r.calls), 1);
+	assert_true(sess_context_id(s)[0] != 0);
+	assert_string_equal(sess_context_proxy(s), "http://127.0.0.1:9");
+	/* the readied tab was set up by the pool's hook while paused */
+	assert_true(atomic_load(&r.setups) >= 1);
+	page_targets(s, sess_context_id(s), &all, &in_ctx);
+	assert_int_equal(in_ctx, 1);
+	assert_int_equal(all, 1);
+	fd = sess_take_proxy_fd(s);
+	assert_int_equal(fd, r.fd);
+	assert_int_equal(sess_take_proxy_fd(s), 0);
+	close(fd);
+	assert_int_equal(sess_adopt(s, &ao, err, sizeof(err)), 0);
+	assert_int_equal(sess_adopt(s, &ao, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "already"));
+	/* the taker's pages open in the readied context */
+	assert_int_equal(sess_new_page(s, err, sizeof(err)), 0);
+	page_targets(s, sess_context_id(s), &all, &in_ctx);
+	assert_int_equal(in_ctx, 2);
+	assert_int_equal(all, 2);
+	sess_close(s);
+	sess_pool_stop(pool);
+	assert_int_equal(count_processes_with(run_dir), 0);
+	assert_true(dir_is_empty(run_dir));
+
+	/* a browser never readied cannot be adopted */
+	assert_int_equal(sess_pool_start(&opt, 1, 1, &pool), 0);
+	s = sess_pool_take(pool, &cancel, 30000);
+	assert_non_null(s);
+	assert_int_equal(sess_adopt(s, &ao, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "not readied"));
+	sess_close(s);
+	sess_pool_stop(pool);
+
+	/* one the pool still holds closes its socket with it */
+	memset(&r, 0, sizeof(r));
+	assert_int_equal(sess_pool_start_hooks(&opt, 1, 1, &hooks, &pool), 0);
+	for (int i = 0; i < 600 && sess_pool_ready(pool) == 0; i++)
+		usleep(50000);
+	assert_int_equal(sess_pool_ready(pool), 1);
+	sess_pool_stop(pool);
+	assert_int_equal(fcntl(r.fd, F_GETFD), -1);
+	assert_int_equal(count_processes_with(run_dir), 0);
+	assert_true(dir_is_empty(run_dir));
+}
+
+/* A browser whose readying fails is closed, never handed out half-ready;
+ * the pool gives up after three in a row, leaving nothing. */
+static void test_warm_pool_discards_a_browser_it_cannot_ready(void **state)
+{
+	static struct readier r;
+	struct sess_options opt = { .run_dir = run_dir };
+	struct sess_pool_hooks hooks = { .prepare = ready_browser, .user = &r };
+	struct sess_pool *pool = NULL;
+	atomic_int cancel = 0;
+
+	(void)state;
+	memset(&r, 0, sizeof(r));
+	r.fail = 1;
+	assert_int_equal(sess_pool_start_hooks(&opt, 1, 0, &hooks, &pool), 0);
+	assert_null(sess_pool_take(pool, &cancel, 60000));
+	assert_int_equal(atomic_load(&r.calls), 3);
+	assert_int_equal(sess_pool_ready(pool), 0);
+	assert_int_equal(count_processes_with(run_dir), 0);
+	sess_pool_stop(pool);
+	assert_true(dir_is_empty(run_dir));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -417,6 +573,8 @@ int main(void)
 		cmocka_unit_test(test_warm_pool_stop_closes_what_it_holds),
 		cmocka_unit_test(test_warm_pool_hands_over_a_browser_with_its_namespace),
 		cmocka_unit_test(test_warm_pool_without_a_namespace_launches_nothing),
+		cmocka_unit_test(test_warm_pool_readies_each_browser_before_handing_it_out),
+		cmocka_unit_test(test_warm_pool_discards_a_browser_it_cannot_ready),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
