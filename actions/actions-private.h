@@ -471,6 +471,10 @@ int act_code_number(struct gb_buf *b, json_t *v);
  * ### Snapshot, then glassbox's ### Verification and ### Evidence.
  * Returns a malloc'd text (never NULL). */
 char *act_response_text(struct act_ctx *ctx);
+/* The title an answer shows for the tab of target_id, read from infos
+ * (Target.getTargets' targetInfos, borrowed): "" when the page has none
+ * (Chromium then reports its URL, or it without its scheme). Borrowed. */
+const char *act_tab_title(json_t *infos, const char *target_id, const char *url);
 
 /* page_content.c */
 /* Notes that this answer hands page content to the model: the answer says

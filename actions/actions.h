@@ -138,6 +138,15 @@ json_t *act_output_schema(void);
  * left, right, middle") in err.
  */
 int act_check_args(const struct act_def *def, json_t *args, char *err, size_t errlen);
+/*
+ * The first argument of args (borrowed; NULL = {}) that is missing though
+ * required, or of the wrong JSON type, in a schema validator's words, as
+ * Playwright MCP reports it ("Invalid input: expected string, received
+ * number" and "at url" on the next line) into out. Returns 0, or -1 when
+ * no argument is missing or mistyped (the fault is elsewhere: an enum, a
+ * range, an unknown name; act_check_args says which).
+ */
+int act_args_mismatch(const struct act_def *def, json_t *args, char *out, size_t outlen);
 
 /* ---- sessions of agents ------------------------------------------------ */
 

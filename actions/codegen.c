@@ -340,11 +340,30 @@ static int value_in(struct gb_buf *b, int lang, const struct act_code_args *a)
 	           : 0;
 }
 
+/* The order Playwright's generator writes modifiers in (its mask's bits). */
+static const char *const modifier_order[] = { "Alt", "ControlOrMeta", "Meta", "Shift" };
+
+/* Whether the click's modifiers hold m ("Control" counts as ControlOrMeta). */
+static int has_modifier(const struct act_code_args *a, const char *m)
+{
+	size_t i;
+
+	for (i = 0; i < a->n_list; i++) {
+		const char *have = !strcmp(a->list[i], "Control") ? "ControlOrMeta" : a->list[i];
+
+		if (!strcmp(have, m))
+			return 1;
+	}
+	return 0;
+}
+
 /* The arguments of a click: its button and modifiers ("Control" is
- * written ControlOrMeta, as Playwright's generator writes it). */
+ * written ControlOrMeta, once each, in the order Playwright's generator
+ * writes them). */
 static int click_args(struct gb_buf *b, int lang, const struct act_code_args *a)
 {
 	int has_button = a->button && strcmp(a->button, "left") != 0;
+	size_t n_written = 0;
 	size_t i;
 	int rc = 0;
 
@@ -377,11 +396,12 @@ static int click_args(struct gb_buf *b, int lang, const struct act_code_args *a)
 			rc |= gb_buf_appendf(b, ".setModifiers(Arrays.asList(");
 		else
 			rc |= gb_buf_appendf(b, "%sModifiers = new[] { ", has_button ? ", " : "");
-		for (i = 0; i < a->n_list; i++) {
-			const char *m =
-			    !strcmp(a->list[i], "Control") ? "ControlOrMeta" : a->list[i];
+		for (i = 0; i < sizeof(modifier_order) / sizeof(modifier_order[0]); i++) {
+			const char *m = modifier_order[i];
 
-			if (i)
+			if (!has_modifier(a, m))
+				continue;
+			if (n_written++)
 				rc |= gb_buf_appendf(b, ", ");
 			if (lang == ACT_CODE_JAVA)
 				rc |= gb_buf_appendf(b, "KeyboardModifier.%s",

@@ -543,6 +543,73 @@ out:
 	return rc;
 }
 
+/* The JSON Schema type name of t, as a schema validator names it. */
+static const char *schema_type_name(enum act_param_type t)
+{
+	switch (t) {
+	case ACT_T_STRING:
+		return "string";
+	case ACT_T_BOOLEAN:
+		return "boolean";
+	case ACT_T_NUMBER:
+	case ACT_T_INTEGER:
+		return "number";
+	case ACT_T_OBJECT:
+		return "object";
+	default:
+		return "array";
+	}
+}
+
+/* See actions.h. */
+int act_args_mismatch(const struct act_def *def, json_t *args, char *out, size_t outlen)
+{
+	const struct act_param *p;
+	const char *got;
+	json_t *v;
+	size_t i;
+
+	if (!def || (args && !json_is_object(args)))
+		return -1;
+	for (i = 0; i < def->n_params; i++) {
+		p = &def->params[i];
+		v = args ? json_object_get(args, p->name) : NULL;
+		if (!v && !p->required)
+			continue;
+		if (!v) {
+			got = "undefined";
+		} else {
+			int ok;
+
+			switch (p->type) {
+			case ACT_T_STRING:
+				ok = json_is_string(v);
+				break;
+			case ACT_T_BOOLEAN:
+				ok = json_is_boolean(v);
+				break;
+			case ACT_T_NUMBER:
+			case ACT_T_INTEGER:
+				ok = json_is_number(v);
+				break;
+			case ACT_T_OBJECT:
+				ok = json_is_object(v);
+				break;
+			default:
+				ok = json_is_array(v);
+				break;
+			}
+			if (ok)
+				continue;
+			got = json_is_integer(v) ? "number" : json_kind(v);
+		}
+		snprintf(out, outlen, "Invalid input: expected %s, received %s\n  \u2192 at %s",
+		         schema_type_name(p->type), got, p->name);
+		return 0;
+	}
+	return -1;
+}
+
 /* Checks args (borrowed; a JSON object, or NULL for {}) against def's
  * parameters: unknown names first, then, in table order, presence of the
  * required ones, types, enums (also of string-array items) and ranges.

@@ -95,9 +95,8 @@ static void put_trimmed(struct gb_buf *b, const char *s, size_t n)
 	gb_buf_append(b, s, n);
 }
 
-/* The title Chromium reports for target id among infos; "" when the page
- * has none (Chromium then reports its URL). Borrowed. */
-static const char *target_title(json_t *infos, const char *target_id, const char *url)
+/* See actions-private.h. */
+const char *act_tab_title(json_t *infos, const char *target_id, const char *url)
 {
 	const char *title = "";
 	json_t *t;
@@ -152,7 +151,7 @@ static void page_sections(struct act_ctx *ctx, struct gb_buf *b)
 			gb_buf_appendf(
 			    b, "%s- %zu:%s [%s](%s)%s", i ? "\n" : "", i,
 			    i == sess_current_index(s) ? " (current)" : "",
-			    target_title(infos, sess_page_target_id(p), sess_page_url(p)),
+			    act_tab_title(infos, sess_page_target_id(p), sess_page_url(p)),
 			    sess_page_url(p), sess_page_crashed(p) ? " [crashed]" : "");
 		}
 	}
@@ -161,7 +160,7 @@ static void page_sections(struct act_ctx *ctx, struct gb_buf *b)
 		goto out;
 	section(b, "Page");
 	gb_buf_appendf(b, "- Page URL: %s", sess_page_url(cur));
-	title = target_title(infos, sess_page_target_id(cur), sess_page_url(cur));
+	title = act_tab_title(infos, sess_page_target_id(cur), sess_page_url(cur));
 	if (*title)
 		gb_buf_appendf(b, "\n- Page Title: %s", title);
 	if (sess_page_crashed(cur))

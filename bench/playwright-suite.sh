@@ -36,7 +36,8 @@ specs="${specs//tools/console network files pdf form find mouse verify}"
 
 # The fixture change: with $MCP_SERVER_BIN, `glassbox mcp` with a data dir
 # of the test's own, the fixture site's loopback allowed and evaluate not
-# gated (fixtures/policy/loopback.json), the test's dir as output dir; the
+# gated, top-level data: pages allowed as Playwright MCP allows them
+# (fixtures/policy/playwright-suite.json), the test's dir as output dir; the
 # same flags as Playwright MCP gets. Without it, Playwright MCP driving
 # $CHROMIUM.
 [ -f "$fixture.orig" ] || cp "$fixture" "$fixture.orig"
@@ -65,7 +66,8 @@ EOF
 files=()
 for s in $specs; do files+=("tests/mcp/$s.spec.ts"); done
 
-# The policy glassbox runs with: loopback.json, plus the checkout's
+# The policy glassbox runs with: fixtures/policy/playwright-suite.json
+# (loopback, evaluate not gated, data: pages allowed), plus the checkout's
 # test-results dir as an upload dir (files.upload_dirs), where the upload
 # and drop tests write the files they hand over. glassbox reads host files
 # only from dirs an operator names so; the tests that expect a refusal
@@ -79,7 +81,7 @@ node -e '
   const p = JSON.parse(fs.readFileSync(src, "utf8"));
   p.files = Object.assign({}, p.files, { upload_dirs: [dir] });
   fs.writeFileSync(dst, JSON.stringify(p, null, 2));
-' "$repo/fixtures/policy/loopback.json" "$policy" "$(cd "$checkout/test-results" && pwd -P)"
+' "$repo/fixtures/policy/playwright-suite.json" "$policy" "$(cd "$checkout/test-results" && pwd -P)"
 trap 'cp "$fixture.orig" "$fixture"; rm -f "$policy"' EXIT
 
 # One run: prints "NAME passed P of T" (T = P + failed; skipped are said apart).

@@ -196,7 +196,8 @@ static int version_at_least(const char *version, const char *than)
 }
 
 /* A CallToolResult for a call that did not reach the browser: isError,
- * the message as text, and structuredContent that meets the output
+ * the message under "### Error" (Playwright MCP's layout) as text, and
+ * structuredContent that meets the output
  * schema. args borrowed (its operation_id is reused when it has one).
  * New reference. */
 static json_t *tool_error_result(const struct act_def *def, json_t *args, const char *code,
@@ -204,6 +205,7 @@ static json_t *tool_error_result(const struct act_def *def, json_t *args, const 
 {
 	json_t *op = json_object_get(args, "operation_id");
 	char safe[640];
+	char shown[1400];
 	char gen[40];
 	json_t *sc;
 
@@ -221,7 +223,8 @@ static json_t *tool_error_result(const struct act_def *def, json_t *args, const 
 	}
 	sc = json_pack("{s:o, s:s, s:b, s:{s:s, s:s}}", "operation_id", op, "tool", def->name, "ok",
 	               0, "error", "code", code, "message", message);
-	return json_pack("{s:[{s:s, s:s}], s:o, s:b}", "content", "type", "text", "text", message,
+	snprintf(shown, sizeof(shown), "### Error\n%s", message);
+	return json_pack("{s:[{s:s, s:s}], s:o, s:b}", "content", "type", "text", "text", shown,
 	                 "structuredContent", sc ? sc : json_object(), "isError", 1);
 }
 
@@ -713,7 +716,15 @@ static void handle_tools_call(struct mcp_server *srv, struct mcp_msg *msg)
 		goto out;
 	}
 	if (act_check_args(def, args, err, sizeof(err)) < 0) {
-		reply_result(srv, msg->id, tool_error_result(def, args, "invalid_arguments", err));
+		/* Playwright MCP's words first, then which value to pass */
+		char words[256];
+		char said[1200];
+
+		if (act_args_mismatch(def, args, words, sizeof(words)) < 0)
+			words[0] = '\0';
+		snprintf(said, sizeof(said), "Invalid arguments for tool \"%s\": %s%s%s", def->name,
+		         words, words[0] ? "\n" : "", err);
+		reply_result(srv, msg->id, tool_error_result(def, args, "invalid_arguments", said));
 		goto out;
 	}
 

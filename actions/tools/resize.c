@@ -65,8 +65,18 @@ static const struct act_param params[] = {
 	P_OPERATION_ID,
 };
 
+/* await page.setViewportSize({ width: W, height: H }); (as Playwright MCP
+ * writes it, in JavaScript whatever the language: a page-level line) */
+static void resize_code(struct act_ctx *ctx)
+{
+	gb_buf_appendf(&ctx->code, "await page.setViewportSize({ width: %d, height: %d });\n",
+	               (int)json_number_value(json_object_get(ctx->args, "width")),
+	               (int)json_number_value(json_object_get(ctx->args, "height")));
+}
+
 static const struct act_tool_impl impl = {
 	.run = resize_run,
+	.code = resize_code,
 };
 
 const struct act_def act_tool_resize = {

@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The tabs as they are now: structuredContent.tabs, and the answer's
+ * ### Result as Playwright MCP lists them ("- 1: (current) [title](url)"). */
 static int tabs_list(struct act_ctx *ctx)
 {
 	json_t *res = NULL;
@@ -24,8 +26,8 @@ static int tabs_list(struct act_ctx *ctx)
 	infos = json_object_get(res, "targetInfos");
 	for (i = 0; rc == 0 && i < sess_page_count(ctx->sess); i++) {
 		struct sess_page *p = sess_page_at(ctx->sess, i);
-		const char *title = "";
 		const char *url = sess_page_url(p);
+		const char *title = "";
 
 		for (j = 0; j < json_array_size(infos); j++) {
 			json_t *t = json_array_get(infos, j);
@@ -39,8 +41,9 @@ static int tabs_list(struct act_ctx *ctx)
 		json_array_append_new(
 		    tabs, json_pack("{s:I, s:s, s:s, s:b}", "index", (json_int_t)i, "url", url,
 		                    "title", title, "current", i == sess_current_index(ctx->sess)));
-		gb_buf_appendf(&ctx->text, "\n- %zu:%s [%s] (%s)", i,
-		               i == sess_current_index(ctx->sess) ? " (current)" : "", title, url);
+		gb_buf_appendf(&ctx->result, "%s- %zu:%s [%s](%s)", i ? "\n" : "", i,
+		               i == sess_current_index(ctx->sess) ? " (current)" : "",
+		               act_tab_title(infos, sess_page_target_id(p), url), url);
 	}
 	json_object_set_new(ctx->out, "tabs", tabs);
 	json_decref(res);
@@ -91,11 +94,7 @@ static int tabs_run(struct act_ctx *ctx)
 		if (sess_page_count(ctx->sess) == 0 &&
 		    sess_new_page(ctx->sess, err, sizeof(err)) < 0)
 			return act_fail(ctx, "browser_error", "%s", err);
-	} else {
-		gb_buf_appendf(&ctx->text, "Tabs:");
 	}
-	if (strcmp(action, "list") != 0)
-		gb_buf_appendf(&ctx->text, "\nTabs:");
 	return tabs_list(ctx);
 }
 

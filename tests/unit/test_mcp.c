@@ -947,7 +947,8 @@ static void test_bad_arguments_are_tool_errors(void **state)
 	assert_true(json_is_true(json_object_get(res, "isError")));
 	assert_string_equal(json_string_value(json_object_get(
 	                        json_array_get(json_object_get(res, "content"), 0), "text")),
-	                    "argument 'button' must be one of left, right, middle");
+	                    "### Error\nInvalid arguments for tool \"browser_click\": argument "
+	                    "'button' must be one of left, right, middle");
 	sc = json_object_get(res, "structuredContent");
 	assert_true(json_is_false(json_object_get(sc, "ok")));
 	assert_string_equal(json_string_value(json_object_get(sc, "tool")), "browser_click");
@@ -965,6 +966,11 @@ static void test_bad_arguments_are_tool_errors(void **state)
 	assert_non_null(strstr(json_string_value(json_object_get(
 	                           json_array_get(json_object_get(res, "content"), 0), "text")),
 	                       "argument 'target' is required: pass a ref from browser_snapshot"));
+	/* Playwright MCP's words come first: what was expected, what came, where */
+	assert_non_null(strstr(json_string_value(json_object_get(
+	                           json_array_get(json_object_get(res, "content"), 0), "text")),
+	                       "### Error\nInvalid arguments for tool \"browser_click\": Invalid "
+	                       "input: expected string, received undefined\n  \u2192 at target\n"));
 	/* a generated operation id still meets the output schema */
 	assert_non_null(json_string_value(
 	    json_object_get(json_object_get(res, "structuredContent"), "operation_id")));
