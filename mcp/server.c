@@ -627,9 +627,9 @@ static void handle_initialize(struct mcp_server *srv, struct mcp_msg *msg)
 	server_info = json_pack("{s:s, s:s}", "name", "glassbox", "version", GLASSBOX_VERSION);
 	if (version_at_least(srv->version, "2025-06-18"))
 		json_object_set_new(server_info, "title", json_string("glassbox browser"));
-	result = json_pack("{s:s, s:o, s:o, s:s+}", "protocolVersion", srv->version,
-	                   "capabilities", caps, "serverInfo", server_info, "instructions",
-	                   instructions, act_page_content_notice);
+	result = json_pack("{s:s, s:o, s:o, s:s+}", "protocolVersion", srv->version, "capabilities",
+	                   caps, "serverInfo", server_info, "instructions", instructions,
+	                   act_page_content_notice);
 	srv->state = SRV_INITIALIZED;
 	/* {} means form mode (2025-06-18); 2025-11-25 names the modes */
 	srv->client_elicits =
