@@ -655,6 +655,15 @@ struct act_gate_part {
 /* The gate step for that part alone, as act_gate_check for a whole call. */
 int act_gate_check_part(struct act_ctx *ctx, const struct act_gate_part *part);
 
+/* tools/navigate.c, for every tool that opens a URL */
+/* The URL checks of policy layer 1 and the tenant's egress (a data: page
+ * when the policy allows it): 0, or -1 with the call failed (url_refused,
+ * out.blocked says by what). */
+int act_page_url_check(struct act_ctx *ctx, const char *url);
+/* The current page (ctx->page) sent to url and settled: 1 once settled
+ * (the pipeline settles no more), -1 with the call failed. */
+int act_navigate_page(struct act_ctx *ctx, const char *url);
+
 /* egress.c */
 int act_egress_start(struct act_session *s, const struct policy_tenant *policy, char *err,
                      size_t errlen);

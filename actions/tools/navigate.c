@@ -15,16 +15,11 @@
 #include <string.h>
 #include <strings.h>
 
-/* Gate: tools refuse URLs that are not web pages (policy layer 1). */
-static int navigate_gate(struct act_ctx *ctx)
+int act_page_url_check(struct act_ctx *ctx, const char *url)
 {
-	const char *url = json_string_value(json_object_get(ctx->args, "url"));
 	char rule[64], err[512];
-
 	json_t *blocked = NULL;
 
-	if (ctx->as->navigation_timeout_ms) /* --timeout-navigation: this call's deadline */
-		ctx->deadline_ms = ctx->started_ms + ctx->as->navigation_timeout_ms;
 	if (url && !strncasecmp(url, "data:", 5) &&
 	    policy_tenant_settings(ctx->as->tenant_policy)->allow_data_urls)
 		return 0; /* the policy allows top-level data: pages; no request leaves */
@@ -41,9 +36,16 @@ static int navigate_gate(struct act_ctx *ctx)
 	return 0;
 }
 
-static int navigate_run(struct act_ctx *ctx)
+/* Gate: tools refuse URLs that are not web pages (policy layer 1). */
+static int navigate_gate(struct act_ctx *ctx)
 {
-	const char *url = json_string_value(json_object_get(ctx->args, "url"));
+	if (ctx->as->navigation_timeout_ms) /* --timeout-navigation: this call's deadline */
+		ctx->deadline_ms = ctx->started_ms + ctx->as->navigation_timeout_ms;
+	return act_page_url_check(ctx, json_string_value(json_object_get(ctx->args, "url")));
+}
+
+int act_navigate_page(struct act_ctx *ctx, const char *url)
+{
 	const char *error_text;
 	json_t *res = NULL;
 	int rc;
@@ -66,6 +68,11 @@ static int navigate_run(struct act_ctx *ctx)
 out:
 	json_decref(res);
 	return rc;
+}
+
+static int navigate_run(struct act_ctx *ctx)
+{
+	return act_navigate_page(ctx, json_string_value(json_object_get(ctx->args, "url")));
 }
 
 static const struct act_param params[] = {

@@ -71,9 +71,21 @@ static int tabs_run(struct act_ctx *ctx)
 	size_t i;
 
 	if (!strcmp(action, "new")) {
+		const char *url = json_string_value(json_object_get(ctx->args, "url"));
+		int rc;
+
 		if (sess_new_page(ctx->sess, err, sizeof(err)) < 0)
 			return act_fail(ctx, "browser_error", "%s", err);
 		gb_buf_appendf(&ctx->text, "Opened a new tab");
+		if (url) {
+			/* the new tab is current: the call goes on in it */
+			act_ctx_follow_current_page(ctx);
+			gb_buf_appendf(&ctx->text, "\n");
+			rc = act_navigate_page(ctx, url);
+			if (rc < 0 || tabs_list(ctx) < 0)
+				return -1;
+			return rc; /* settled with the navigation */
+		}
 	} else if (!strcmp(action, "select")) {
 		if (!index)
 			return act_fail(ctx, "bad_arguments",
@@ -98,6 +110,36 @@ static int tabs_run(struct act_ctx *ctx)
 	return tabs_list(ctx);
 }
 
+/* A URL only opens with a new tab, and passes the checks of
+ * browser_navigate (policy layer 1, the tenant's egress) before the tab
+ * is opened. */
+static int tabs_gate(struct act_ctx *ctx)
+{
+	const char *action = json_string_value(json_object_get(ctx->args, "action"));
+	const char *url = json_string_value(json_object_get(ctx->args, "url"));
+
+	if (!url)
+		return 0;
+	if (strcmp(action, "new"))
+		return act_fail(ctx, "bad_arguments",
+		                "argument 'url' goes with action \"new\" (a tab opened at that "
+		                "URL); to send the current tab elsewhere use browser_navigate");
+	if (ctx->as->navigation_timeout_ms)
+		ctx->deadline_ms = ctx->started_ms + ctx->as->navigation_timeout_ms;
+	return act_page_url_check(ctx, url);
+}
+
+/* The risk rules on the tab change (kind other) and, for a URL, on the
+ * navigation to it (kind navigate), as browser_navigate meets them. */
+static int tabs_gate_parts(struct act_ctx *ctx)
+{
+	const struct act_gate_part navigation = { .kind = POLICY_ACT_NAVIGATE };
+
+	if (act_gate_check(ctx) < 0)
+		return -1;
+	return json_object_get(ctx->args, "url") ? act_gate_check_part(ctx, &navigation) : 0;
+}
+
 static const char *const tabs_action_values[] = { "list", "new", "select", "close", NULL };
 
 static const struct act_param params[] = {
@@ -113,6 +155,10 @@ static const struct act_param params[] = {
 	  .minimum = 0,
 	  .maximum = 1000,
 	  .has_range = 1 },
+	{ .name = "url",
+	  .type = ACT_T_STRING,
+	  .description = "URL to open in the new tab, used for new (http or https; checked as "
+	                 "browser_navigate checks it)" },
 	P_EXPECT,
 	P_OPERATION_ID,
 };
@@ -122,6 +168,8 @@ static const struct act_param params[] = {
 static const struct act_tool_impl impl = {
 	.evidence_if_changed = 1,
 	.with_dialog_open = 1,
+	.gate = tabs_gate,
+	.gate_parts = tabs_gate_parts,
 	.run = tabs_run,
 };
 
@@ -129,7 +177,9 @@ const struct act_def act_tool_tabs = {
 	.name = "browser_tabs",
 	.title = "Manage tabs",
 	.description =
-	    "List, open, select or close browser tabs. `new` opens a tab and makes it current, "
+	    "List, open, select or close browser tabs. `new` opens a tab (at `url`, when given) "
+	    "and "
+	    "makes it current, "
 	    "`select` switches to the tab at `index`, `close` closes the tab at `index` (or the "
 	    "current one). Returns the tabs after the change (structuredContent.tabs).",
 	PARAMS(params),
