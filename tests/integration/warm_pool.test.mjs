@@ -132,7 +132,9 @@ test("a pooled session's first request is refused or allowed exactly as a launch
     assert.equal(r.allowed.failed, false, `${kind}: the allowed site loads: ${r.allowed.dump}`);
     assert.deepEqual(r.allowed.layers, []);
   }
-  const same = (r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, { failed: v.failed, layers: v.layers, rules: v.rules, title: v.title }]));
+  // the title of Chromium's own error page (a refused request) is read
+  // while that page may still be loading: it is not compared
+  const same = (r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, { failed: v.failed, layers: v.layers, rules: v.rules, title: v.failed ? '(error page)' : v.title }]));
   assert.deepEqual(same(results.pooled), same(results.launched), 'pooled and launched first navigates end alike');
   assert.equal(deniedHits(), 0, JSON.stringify(denied.hits()));
   assert.equal(denied.connections(), 0, 'the denied server saw no connection at all');
