@@ -26,7 +26,7 @@ DEBIAN_PACKAGES := build-essential pkg-config meson ninja-build libwebsockets-de
 	libjansson-dev libpng-dev libsodium-dev libxml2-dev libxml2-utils libsqlite3-dev libpq-dev postgresql \
 	libcmocka-dev \
 	libidn2-dev libarchive-dev libpcre2-dev libmagic-dev libcurl4-openssl-dev libwslay-dev haproxy chromium clang clang-format \
-	libclang-rt-14-dev nodejs npm procps iproute2 util-linux
+	libclang-rt-14-dev nodejs npm procps iproute2 util-linux unzip
 
 .PHONY: all deps build run test test-unit test-postgres test-asan test-tsan test-fuzz test-http-fuzz test-node \
 	test-conformance bench format format-check clean cli-doc pipeline-doc demo test-newcomer test-deploy
