@@ -329,6 +329,12 @@ struct act_ctx {
 	int shot_masked;   /* the stored screenshot had fields masked */
 	int shot_deferred; /* shot_call is collected after the answer (observe.c) */
 	unsigned steps;    /* the pipeline steps it ran: 1u << enum act_step */
+	/* when each step began, ms after started_ms (-1: not run), and when
+	 * the answer's snapshot began and the answer left: the debug log's
+	 * timing line of the call (pipeline.c) */
+	int64_t step_at_ms[ACT_STEP_COUNT];
+	int64_t snapshot_at_ms;
+	int64_t answered_at_ms;
 };
 
 /*

@@ -664,6 +664,7 @@ static void finish(struct act_ctx *ctx)
 		act_test_on_steps(ctx->def->name, ctx->steps);
 #endif
 	ctx->call->on_done(ctx->call, result);
+	ctx->answered_at_ms = gb_now_ms() - ctx->started_ms;
 	/* the session's next call starts only after this: its screenshot
 	 * shows the page as this answer reported it */
 	if (ctx->shot_deferred)
@@ -672,7 +673,29 @@ static void finish(struct act_ctx *ctx)
 
 void act_step(struct act_ctx *ctx, enum act_step step)
 {
+	if (!(ctx->steps & (1u << step)))
+		ctx->step_at_ms[step] = gb_now_ms() - ctx->started_ms;
 	ctx->steps |= 1u << step;
+}
+
+/* With GLASSBOX_LOG=debug, one line per call: when each step it ran
+ * began, when the answer's snapshot began, when the answer left and when
+ * the call ended (ms after it started), to see where a call spends its
+ * time. Nothing of the page or the arguments is in it. */
+static void log_timing(const struct act_ctx *ctx)
+{
+	char line[512];
+	size_t used = 0;
+	int s;
+
+	for (s = 0; s < ACT_STEP_COUNT && used < sizeof(line); s++)
+		if (ctx->steps & ACT_STEP_BIT(s))
+			used += (size_t)snprintf(line + used, sizeof(line) - used, " %s@%lld",
+			                         act_step_name((enum act_step)s),
+			                         (long long)ctx->step_at_ms[s]);
+	GB_LOGD("actions", "%s %s timing:%s snapshot@%lld answered@%lld end@%lld", ctx->def->name,
+	        ctx->operation_id, line, (long long)ctx->snapshot_at_ms,
+	        (long long)ctx->answered_at_ms, (long long)(gb_now_ms() - ctx->started_ms));
 }
 
 void act_ctx_follow_current_page(struct act_ctx *ctx)
@@ -753,6 +776,7 @@ void act_run_call(struct act_session *as, struct act_call *call)
 	ctx.def = def;
 	ctx.args = call->args;
 	ctx.started_ms = gb_now_ms();
+	ctx.snapshot_at_ms = -1;
 	ctx.deadline_ms = ctx.started_ms + as->action_timeout_ms;
 	ctx.out = json_object();
 	ctx.content = json_array();
@@ -867,8 +891,10 @@ void act_run_call(struct act_session *as, struct act_call *call)
 	if (!ctx.failed && impl->code && !as->no_code)
 		impl->code(&ctx);
 	if (!ctx.failed && ((plan & ACT_STEP_BIT(ACT_STEP_OBSERVE_AFTER)) || impl->shows_page) &&
-	    sess_get_state(ctx.sess) != SESS_FAILED)
+	    sess_get_state(ctx.sess) != SESS_FAILED) {
+		ctx.snapshot_at_ms = gb_now_ms() - ctx.started_ms;
 		act_answer_snapshot(&ctx);
+	}
 release:
 	if (ctx.shot_call && !ctx.shot_deferred)
 		cdp_forget(ctx.cdp, ctx.shot_call);
@@ -882,6 +908,7 @@ done:
 	finish(&ctx);
 	gb_metrics_observe("glassbox_tool_latency_seconds", ctx.def->name,
 	                   (double)(gb_now_ms() - ctx.started_ms) / 1000.0);
+	log_timing(&ctx);
 free:
 	drop_failed_browser(as);
 	json_decref(ctx.out);
