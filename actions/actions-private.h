@@ -514,6 +514,16 @@ struct act_keeper_action {
 int act_keeper_start(struct evid_store *store, struct evid_audit *audit, const char *tenant,
                      const char *user, const char *token, const char *agent_session,
                      struct act_keeper **out);
+/* The session's calls never wait for their records (they answer before
+ * their evidence): the keeper's thread runs at a lower priority from now
+ * on, so that its PNG work does not take the CPU the browser needs. By
+ * default it keeps the process's priority, as calls that wait for it do. */
+void act_keeper_set_background(struct act_keeper *k);
+/* 1 when the session's calls answer before their evidence screenshot is
+ * in (policy evidence.before_answer false, and the tenant does not
+ * require evidence): the screenshot is taken right after the answer, and
+ * no call waits for its record. */
+int act_answers_first(const struct act_session *s);
 /* Queues an audit record (body taken) of kind for the session. */
 void act_keeper_record(struct act_keeper *k, const char *kind, const char *session_id,
                        const char *operation_id, json_t *body, int secret_text);

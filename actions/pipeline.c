@@ -575,7 +575,7 @@ static void build_record(struct act_ctx *ctx, struct act_keeper_action *a)
  * next call. */
 static int answers_first(const struct act_ctx *ctx)
 {
-	return !ctx->as->evidence_before_answer && !ctx->as->require_evidence;
+	return act_answers_first(ctx->as);
 }
 
 /* Hands the record to the keeper. Before its answer (answered 0), a
