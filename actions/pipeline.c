@@ -233,7 +233,8 @@ int act_launch_browser(struct act_session *as, char *err, size_t errlen)
 		as->sess = NULL;
 		return -1;
 	}
-	if (act_limits_apply(as, err, errlen) < 0 || act_browser_grant(as, err, errlen) < 0) {
+	if (act_limits_apply(as, err, errlen) < 0 || act_browser_grant(as, err, errlen) < 0 ||
+	    act_files_attach(as, err, errlen) < 0) {
 		sess_close(as->sess);
 		as->sess = NULL;
 		return -1;
