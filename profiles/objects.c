@@ -276,3 +276,61 @@ void prof_object_prune(const char *tenant, const char *id, const char *keep_a, c
 out:
 	free(k.key);
 }
+
+/* The tenant of a key "tenants/<t>/keys/tenant.key" into tenant, or 0. */
+static int tenant_key_object(const char *key, char *tenant, size_t cap)
+{
+	static const char head[] = "tenants/", tail[] = "/keys/tenant.key";
+	size_t n = strlen(key);
+
+	if (n <= sizeof(head) - 1 + sizeof(tail) - 1 || strncmp(key, head, sizeof(head) - 1) ||
+	    strcmp(key + n - (sizeof(tail) - 1), tail))
+		return 0;
+	n -= sizeof(head) - 1 + sizeof(tail) - 1;
+	if (n >= cap || memchr(key + sizeof(head) - 1, '/', n))
+		return 0;
+	memcpy(tenant, key + sizeof(head) - 1, n);
+	tenant[n] = '\0';
+	return 1;
+}
+
+int prof_object_rewrap_tenant_keys(const char *data_dir, size_t *n, char *err, size_t errlen)
+{
+	struct version_keys k = { 0 };
+	char tenant[BLOB_MAX_KEY_BYTES + 1];
+	char where[BLOB_MAX_KEY_BYTES + 900];
+	unsigned char *text = NULL;
+	char *rewrapped = NULL;
+	size_t i, len = 0;
+	int rc;
+
+	*n = 0;
+	if (!objects)
+		return 0;
+	rc = blob_list(objects, "tenants/", add_version_key, &k, err, errlen);
+	for (i = 0; rc == 0 && i < k.n; i++) {
+		if (!tenant_key_object(k.key[i], tenant, sizeof(tenant)))
+			continue;
+		snprintf(where, sizeof(where),
+		         "the key of tenant %s in the object store (%s in %s)", tenant, k.key[i],
+		         blob_describe(objects));
+		rc = blob_get(objects, k.key[i], KEY_OBJECT_MAX_BYTES, &text, &len, err, errlen);
+		if (rc == 0)
+			rc = prof_keys_rewrap_text(data_dir, tenant, where, text, len, &rewrapped,
+			                           err, errlen);
+		if (rc == 0 && rewrapped) {
+			rc = blob_put_replace(objects, k.key[i], rewrapped, strlen(rewrapped), err,
+			                      errlen);
+			if (rc == 0)
+				(*n)++;
+		}
+		free(text);
+		text = NULL;
+		free(rewrapped);
+		rewrapped = NULL;
+	}
+	free(k.key);
+	if (rc == -EBADMSG || rc == -ENOENT)
+		return -PROF_EBADMSG;
+	return rc < 0 ? -PROF_EIO : 0;
+}

@@ -240,7 +240,7 @@ test('glassbox profile --store: a data dir with the master key only shows and ex
   const other = newDataDir('glassbox-replica-cli-other-');
   r = await profileCli(other, ['export', 'shared', '-o', path.join(work, 'other.json')]);
   assert.notEqual(r.status, 0, r.stdout);
-  assert.match(r.stderr, /the key of tenant acme in the object store \(tenants\/acme\/keys\/tenant\.key in s3:\/\/profiles\/ at .*\) was wrapped by master key [0-9a-f]{16}, which this data dir does not have: restore that master key \(every replica must have the same master key: one Secret\)/);
+  assert.match(r.stderr, /the key of tenant acme in the object store \(tenants\/acme\/keys\/tenant\.key in s3:\/\/profiles\/ at .*\) was wrapped by master key [0-9a-f]{16}, which this data dir does not have: restore that master key, or name it in \$GLASSBOX_MASTER_KEY_OTHER_FILE while a rotation is under way \(every replica must have the same master key: one Secret\)/);
   assert.equal(fs.existsSync(path.join(work, 'other.json')), false);
   for (const d of [dir, other]) fs.rmSync(d, { recursive: true, force: true });
 });

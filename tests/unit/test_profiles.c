@@ -364,6 +364,8 @@ static int teardown(void **state)
 
 	store_fixture_end();
 	rm_tree(f->dir);
+	unsetenv("GLASSBOX_MASTER_KEY_FILE");
+	unsetenv("GLASSBOX_MASTER_KEY_OTHER_FILE");
 	free(f);
 	return 0;
 }
@@ -860,6 +862,52 @@ static void test_object_store_keeps_two_versions(void **state)
 	blob_close(b);
 }
 
+/* Writes a master key file of 64 hex digits d, 0600, at dir/name (path). */
+static void master_file(const char *dir, const char *name, char d, char *path, size_t cap)
+{
+	char hex[65];
+	FILE *fp;
+
+	snprintf(path, cap, "%s/%s", dir, name);
+	memset(hex, d, 64);
+	hex[64] = '\0';
+	fp = fopen(path, "w");
+	assert_non_null(fp);
+	fprintf(fp, "%s\n", hex);
+	fclose(fp);
+	assert_int_equal(chmod(path, 0600), 0);
+}
+
+/* Replicas rotating the master key of their Secret: with the new key
+ * current and the old one the other, the profile opens; rewrap re-wraps
+ * the object store's tenant key once; then the old key is not needed. */
+static void test_object_store_tenant_key_rewrapped(void **state)
+{
+	struct fx *f = *state;
+	struct blob_store *b = use_objects(f, (char[200]){ 0 }, 200);
+	char a_key[200], b_key[200], err[1024] = "";
+	size_t n = 9;
+	int rc;
+
+	master_file(f->dir, "a.key", 'a', a_key, sizeof(a_key));
+	master_file(f->dir, "b.key", 'b', b_key, sizeof(b_key));
+	setenv("GLASSBOX_MASTER_KEY_FILE", a_key, 1);
+	assert_int_equal(save_marker(f->dir, "acme", "v=1"), 1);
+	setenv("GLASSBOX_MASTER_KEY_FILE", b_key, 1);
+	assert_null(open_marker(f->dir, "acme", 0, &rc, err, sizeof(err)));
+	setenv("GLASSBOX_MASTER_KEY_OTHER_FILE", a_key, 1);
+	assert_string_equal(open_marker(f->dir, "acme", 0, &rc, err, sizeof(err)), "v=1");
+	assert_int_equal(prof_object_rewrap_tenant_keys(f->dir, &n, err, sizeof(err)), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(prof_object_rewrap_tenant_keys(f->dir, &n, err, sizeof(err)), 0);
+	assert_int_equal(n, 0);
+	unsetenv("GLASSBOX_MASTER_KEY_OTHER_FILE");
+	assert_string_equal(open_marker(f->dir, "acme", 0, &rc, err, sizeof(err)), "v=1");
+	unsetenv("GLASSBOX_MASTER_KEY_FILE");
+	prof_use_object_store(NULL);
+	blob_close(b);
+}
+
 /* ---- the metadata DB ------------------------------------------------------- */
 
 struct held_lock {
@@ -923,6 +971,8 @@ int main(void)
 		                                setup, teardown),
 		cmocka_unit_test_setup_teardown(test_racing_writers_one_wins, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_object_store_keeps_two_versions, setup,
+		                                teardown),
+		cmocka_unit_test_setup_teardown(test_object_store_tenant_key_rewrapped, setup,
 		                                teardown),
 		cmocka_unit_test_setup_teardown(test_object_store_holds_the_sealed_versions, setup,
 		                                teardown),
