@@ -257,6 +257,10 @@ int act_shared_join(struct act_session *as, const struct sess_options *opt, stru
 	ao.on_target = opt->on_target;
 	ao.on_target_user = opt->on_target_user;
 	ao.timeout_ms = as->action_timeout_ms;
+	if (as->profile) {
+		ao.prepare = act_context_profile_load;
+		ao.prepare_user = as;
+	}
 	/* joined under the lock: a browser that dies meanwhile is replaced
 	 * once, not by every session at the same time */
 	rc = sess_host_join(h, &ao, &as->cancel_flag, out, err, errlen);
