@@ -59,8 +59,8 @@ int sess_host_launch(const struct sess_options *opt, struct sess_host **out, cha
 	*out = NULL;
 	if (opt->user_data_dir) {
 		snprintf(err, errlen,
-		         "a shared browser runs on no profile: a session on a profile needs a "
-		         "browser of its own");
+		         "a shared browser runs on no user-data-dir: a profile of a session in "
+		         "it is its context's storage state");
 		return -1;
 	}
 	if (strlen(opt->run_dir) >= sizeof(h->run_dir)) {
