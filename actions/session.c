@@ -146,6 +146,11 @@ static void run_as_user(char *out, size_t outlen)
 		snprintf(out, outlen, "uid %u", (unsigned)geteuid());
 }
 
+int act_answers_first(const struct act_session *s)
+{
+	return !s->evidence_before_answer && !s->require_evidence;
+}
+
 int act_session_new(const struct act_config *cfg, struct act_session **out, char *err,
                     size_t errlen)
 {
@@ -241,6 +246,8 @@ int act_session_new(const struct act_config *cfg, struct act_session **out, char
 		snprintf(err, errlen, "cannot start the evidence writer thread");
 		goto out;
 	}
+	if (act_answers_first(s))
+		act_keeper_set_background(s->keeper); /* nothing waits for it */
 	/* read before the egress layers: a shared browser refuses limits */
 	act_limits_read(s, cfg, s->tenant_policy);
 	if (policy_tenant_settings(s->tenant_policy)->isolation_context)
