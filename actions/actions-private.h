@@ -575,7 +575,10 @@ void act_keeper_set_background(struct act_keeper *k);
  * in (policy evidence.before_answer false, and the tenant does not
  * require evidence): the screenshot is taken right after the answer, and
  * no call waits for its record. */
-int act_answers_first(const struct act_session *s);
+static inline int act_answers_first(const struct act_session *s)
+{
+	return !s->evidence_before_answer && !s->require_evidence;
+}
 /* Queues an audit record (body taken) of kind for the session. */
 void act_keeper_record(struct act_keeper *k, const char *kind, const char *session_id,
                        const char *operation_id, json_t *body, int secret_text);

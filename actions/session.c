@@ -146,11 +146,6 @@ static void run_as_user(char *out, size_t outlen)
 		snprintf(out, outlen, "uid %u", (unsigned)geteuid());
 }
 
-int act_answers_first(const struct act_session *s)
-{
-	return !s->evidence_before_answer && !s->require_evidence;
-}
-
 int act_session_new(const struct act_config *cfg, struct act_session **out, char *err,
                     size_t errlen)
 {
