@@ -32,7 +32,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import { startSite } from './lib/site-server.mjs';
-import { killTree, treeCpuMs } from './lib/proc.mjs';
+import { killTree, treeCpuMs, cpuMs } from './lib/proc.mjs';
 import { median, round } from './lib/stats.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -179,8 +179,8 @@ async function iteration(page, site, i) {
 }
 
 // Connects Playwright to wsEndpoint and runs n iterations (after warm-up ones); resolves
-// {samples, cpu_ms}: the iterations, and the CPU time the process tree of pid (glassbox and its
-// browser, or the direct browser) used during them.
+// {samples, cpu_ms, own_cpu_ms}: the iterations, and the CPU time the process tree of pid (glassbox
+// and its browser, or the direct browser) used during them, and pid alone.
 async function runLoop(wsEndpoint, pid, site, n, warmup) {
   const browser = await chromium.connectOverCDP(wsEndpoint, { timeout: 120000 });
   try {
@@ -189,8 +189,9 @@ async function runLoop(wsEndpoint, pid, site, n, warmup) {
     for (let i = 0; i < warmup; i++) await iteration(page, site, -1 - i);
     const samples = [];
     const cpu0 = treeCpuMs(pid);
+    const own0 = cpuMs(pid);
     for (let i = 0; i < n; i++) samples.push(await iteration(page, site, i));
-    return { samples, cpu_ms: treeCpuMs(pid) - cpu0 };
+    return { samples, cpu_ms: treeCpuMs(pid) - cpu0, own_cpu_ms: cpuMs(pid) - own0 };
   } finally {
     await browser.close();
   }
@@ -202,7 +203,7 @@ async function main() {
   const gb = await startGlassbox(opts);
   const direct = await startDirect(opts, gb.flags);
   const all = { glassbox: [], direct: [] };
-  const cpu = { glassbox: 0, direct: 0 };
+  const cpu = { glassbox: 0, direct: 0, glassbox_own: 0 };
   const rounds = [];
   try {
     for (let r = 0; r < opts.rounds; r++) {
@@ -214,6 +215,7 @@ async function main() {
         const got = await runLoop(side.wsEndpoint, side.pid, site, opts.iterations, r === 0 ? opts.warmup : 0);
         all[k].push(...got.samples);
         cpu[k] += got.cpu_ms;
+        if (k === 'glassbox') cpu.glassbox_own += got.own_cpu_ms;
         round_[k] = median(got.samples.map((x) => x.ms));
       }
       round_.ratio = round_.glassbox / round_.direct;
@@ -244,7 +246,8 @@ async function main() {
     round_overhead_percent: rounds.map((x) => round((x.ratio - 1) * 100)),
     paired_overhead_percent: round((median(rounds.map((x) => x.ratio)) - 1) * 100),
     // CPU time per iteration: glassbox with its browser, against the direct browser
-    cpu_ms_per_iteration: { glassbox: round(cpuPer.glassbox), direct: round(cpuPer.direct) },
+    // glassbox_own: the glassbox process alone (relay, camera, evidence, egress proxy), in glassbox
+    cpu_ms_per_iteration: { glassbox: round(cpuPer.glassbox), glassbox_own: round(cpu.glassbox_own / all.glassbox.length), direct: round(cpuPer.direct) },
     cpu_overhead_percent: round((cpuPer.glassbox / cpuPer.direct - 1) * 100),
     step_median_ms: steps,
     samples_ms: { glassbox: ms('glassbox').map((x) => round(x)), direct: ms('direct').map((x) => round(x)) },
@@ -257,7 +260,7 @@ async function main() {
   console.log(`| Chromium direct | ${result.median_ms.direct} |`);
   console.log(`overhead: ${result.overhead_percent} % (median of ${result.iterations} iterations each)`);
   console.log(`paired overhead: ${result.paired_overhead_percent} % (median of the rounds' own ratios: ${result.round_overhead_percent.join(', ')} %)`);
-  console.log(`CPU per iteration: glassbox and its browser ${result.cpu_ms_per_iteration.glassbox} ms, direct browser ${result.cpu_ms_per_iteration.direct} ms: ${result.cpu_overhead_percent} %`);
+  console.log(`CPU per iteration: glassbox and its browser ${result.cpu_ms_per_iteration.glassbox} ms (glassbox itself ${result.cpu_ms_per_iteration.glassbox_own}), direct browser ${result.cpu_ms_per_iteration.direct} ms: ${result.cpu_overhead_percent} %`);
   console.log(`\n| step (median ms) | ${STEPS.join(' | ')} |`);
   console.log(`|---|${STEPS.map(() => '---').join('|')}|`);
   for (const k of ['glassbox', 'direct']) console.log(`| ${k} | ${STEPS.map((st) => steps[k][st]).join(' | ')} |`);
