@@ -424,6 +424,27 @@ export function chromiumPids(dir) {
   return pids;
 }
 
+/* 1 when process pid still exists (a zombie too: signal 0 reaches it). */
+export function pidAlive(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/* Ends glassbox (openGlassbox's gb) as a client going away does (stdin
+ * closed), and waits for its exit however long its cleanup takes on a
+ * loaded machine (the SDK's close() would SIGKILL it after 4 s, which is
+ * what orphans are made of). */
+export async function closeGently(gb) {
+  const pid = gb.pid;
+  gb.transport._process?.stdin?.end();
+  await pollUntil(() => !pidAlive(pid), { deadlineMs: 60000 });
+  await gb.close();
+}
+
 /* Polls fn until it returns a truthy value or deadlineMs passes; returns the last value. */
 export async function pollUntil(fn, { deadlineMs = 15000, intervalMs = 100 } = {}) {
   const end = Date.now() + deadlineMs;

@@ -20,7 +20,7 @@
 import { test, before, after } from 'node:test';
 import fs from 'node:fs';
 import path from 'node:path';
-import { assert, Client, StreamableHTTPClientTransport, ok, callTool, sc, dump, pollUntil, newDataDir, chromiumPids } from '../e2e/lib.mjs';
+import { assert, Client, StreamableHTTPClientTransport, ok, callTool, sc, dump, pollUntil, newDataDir, chromiumPids, pidAlive as alive } from '../e2e/lib.mjs';
 import { startHaproxy, freePort } from '../e2e/haproxy.mjs';
 import { replicaEnv, shareSecret } from './replica_helpers.mjs';
 import { GATES_POLICY, buttonRef, seen, approvals, decide, assertApprovalRequired, assertApprovalRefused } from './gates_helpers.mjs';
@@ -95,15 +95,6 @@ async function post(url, tenant, body, headers = {}) {
 }
 
 const run = (args) => env.run(args);
-
-const alive = (pid) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 before(async () => {
   await env.start({ postgres: true, bucket: 'replicas' });
