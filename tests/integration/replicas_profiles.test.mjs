@@ -22,8 +22,9 @@ import { test, before, after } from 'node:test';
 import fs from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
-import { assert, callTool, ok, sc, dump, textOf, assertToolError, newDataDir, listFiles, filesContaining, evaluate, glassboxBin } from '../e2e/lib.mjs';
+import { assert, callTool, ok, sc, dump, textOf, assertToolError, newDataDir, listFiles, filesContaining, glassboxBin } from '../e2e/lib.mjs';
 import { replicaEnv, shareSecret } from './replica_helpers.mjs';
+import { signIn, account } from './profile_helpers.mjs';
 
 const env = replicaEnv();
 const replicas = env.replicas;
@@ -44,19 +45,8 @@ function openProfile(client, args = {}) {
   return callTool(client, 'browser_session', { action: 'open', profile: 'shared', user: 'alice', ...args });
 }
 
-async function login(client) {
-  await ok(client, 'browser_navigate', { url: url('/profile/login.html') });
-  await ok(client, 'browser_type', { target: 'input[name=user]', text: 'alice' });
-  await ok(client, 'browser_type', { target: 'input[name=password]', text: 'correct horse' });
-  const r = await ok(client, 'browser_click', { target: 'button[type=submit]' });
-  assert.equal(sc(r).title, 'Account', dump(r));
-}
-
-/* The account page as the browser sees it. */
-async function accountText(client) {
-  await ok(client, 'browser_navigate', { url: url('/profile/account') });
-  return evaluate(client, '() => document.body.innerText');
-}
+const login = (client) => signIn(client, fixture.url);
+const accountText = async (client) => (await account(client, fixture.url)).text;
 
 /* The profile's row in PostgreSQL. */
 function row() {
