@@ -141,8 +141,10 @@ export async function openGlassbox({ dataDir, config, env, capabilities = {}, se
  * Registers before/after hooks for one test file: a fixture server and a
  * glassbox session with its own data dir. Returns an object whose members
  * (fixture, gb, client, url(path)) are set once `before` has run.
+ * options: called in `before`, once the fixture server runs, for
+ * openGlassbox's options (a data dir, a policy file...).
  */
-export function useGlassbox({ keepOpen = false } = {}) {
+export function useGlassbox({ keepOpen = false, options = () => ({}) } = {}) {
   const h = {
     fixture: null,
     gb: null,
@@ -151,7 +153,7 @@ export function useGlassbox({ keepOpen = false } = {}) {
   };
   before(async () => {
     h.fixture = await startFixtureServer();
-    h.gb = await openGlassbox();
+    h.gb = await openGlassbox(await options());
     h.client = h.gb.client;
   });
   after(async () => {

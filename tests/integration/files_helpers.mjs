@@ -5,12 +5,11 @@
  * files put`, the bytes of a resource read back over MCP, the audit
  * records of a kind.
  */
-import { before, after } from 'node:test';
 import fs from 'node:fs';
 import path from 'node:path';
 import crypto from 'node:crypto';
 import { execFileSync } from 'node:child_process';
-import { glassboxBin, auditRecords, openGlassbox, newDataDir, startFixtureServer, REPO_ROOT } from '../e2e/lib.mjs';
+import { glassboxBin, auditRecords, useGlassbox, newDataDir, REPO_ROOT } from '../e2e/lib.mjs';
 
 export const sha256 = (buf) => crypto.createHash('sha256').update(buf).digest('hex');
 
@@ -40,27 +39,19 @@ export const putFile = (dataDir, name, bytes) => putFileFor(dataDir, 'local', na
  * session closed, its data dir removed, the fixture server closed.
  */
 export function useFilesSession({ prefix, policy, files = {} }) {
-  const s = { fixture: null, gb: null, client: null, dataDir: null, files: {}, url: (p) => s.fixture.url + p };
-  before(async () => {
-    s.fixture = await startFixtureServer();
-    s.dataDir = newDataDir(prefix);
-    for (const [key, f] of Object.entries(files)) s.files[key] = putFile(s.dataDir, f.name, f.bytes);
-    let config;
-    if (policy) {
+  const s = useGlassbox({
+    options: () => {
+      s.dataDir = newDataDir(prefix);
+      for (const [key, f] of Object.entries(files)) s.files[key] = putFile(s.dataDir, f.name, f.bytes);
+      if (!policy) return { dataDir: s.dataDir };
       const base = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'fixtures', 'policy', 'loopback.json'), 'utf8'));
-      config = path.join(s.dataDir, 'policy.json');
+      const config = path.join(s.dataDir, 'policy.json');
       fs.writeFileSync(config, JSON.stringify({ ...base, ...policy }));
-    }
-    s.gb = await openGlassbox({ dataDir: s.dataDir, config });
-    s.client = s.gb.client;
+      return { dataDir: s.dataDir, config };
+    },
   });
-  after(async () => {
-    if (s.gb) {
-      await s.gb.close();
-      s.gb.removeDataDir();
-    }
-    if (s.fixture) await s.fixture.close();
-  });
+  s.dataDir = null;
+  s.files = {};
   return s;
 }
 
