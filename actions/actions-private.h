@@ -463,12 +463,16 @@ void act_emulation_setup_target(struct act_session *as, struct sess *sess, const
                                 const char *type);
 
 /* page_state.c */
-/* Takes a snapshot of the current page (root: a subtree, or NULL; boxes:
- * [box=...] after each ref; depth:
- * levels shown, 0 = all) into the session's ref map, with the session's
- * secret masking and hidden-text mode (hidden: SNAP_HIDDEN_OFF = the
- * session's), the text scrubbed of typed secrets. *yaml malloc'd; lines
- * filled when not NULL. Returns 0, or -1 with the call failed. */
+/* The hidden-text mode of the tenant's policy, else SNAP_HIDDEN_FLAG. */
+enum snap_hidden_mode act_snapshot_hidden_mode(const struct act_ctx *ctx);
+/* Takes a snapshot of the current page as the agent is shown it (root: a
+ * subtree, or NULL; max_chars: 0 = whole; boxes: [box=...] after each ref;
+ * depth: levels shown, 0 = all) into the session's ref map (the session's
+ * refs become the new ones), with the session's secret masking and
+ * hidden-text mode (hidden: SNAP_HIDDEN_OFF = act_snapshot_hidden_mode),
+ * the text scrubbed of typed secrets. *yaml malloc'd (the caller's, NULL
+ * on failure); stats and lines filled when not NULL. Returns 0, or -1 with
+ * the call failed. */
 int act_page_snapshot(struct act_ctx *ctx, const struct snap_ref *root, size_t max_chars, int boxes,
                       unsigned depth, int hidden, struct snap_stats *stats, char **yaml,
                       int *truncated, struct snap_lines *lines);
@@ -885,17 +889,6 @@ int act_field_select(struct act_ctx *ctx, json_t *values);
  * wrong_field_type, value_not_set (expected and observed in out), or the
  * click's own errors. */
 int act_field_set_checked(struct act_ctx *ctx, int want, const char *want_kind);
-
-/* snapshot_agent.c */
-/* The hidden-text mode of the tenant's policy, else SNAP_HIDDEN_FLAG. */
-enum snap_hidden_mode act_snapshot_hidden_mode(const struct act_ctx *ctx);
-/* Takes a snapshot of the page (root: a subtree, NULL = all; max_chars 0
- * = whole) as the agent is shown it: secret fields masked, typed secrets
- * scrubbed; the session's refs become the new ones. *yaml malloc'd (the
- * caller's), stats filled. Returns 0, or -1 with the action failed. */
-int act_snapshot_for_agent(struct act_ctx *ctx, const struct snap_ref *root, size_t max_chars,
-                           enum snap_hidden_mode hidden, struct snap_stats *stats, char **yaml,
-                           int *truncated);
 
 /* pointer.c: the coordinate (vision) tools */
 /* Fails the action with outside_viewport, naming the viewport's size,

@@ -8,8 +8,9 @@
  * One function takes a snapshot for the agent (act_page_snapshot): the
  * session's ref map, the fields that received a secret masked, the
  * session's hidden-text mode, the text scrubbed of typed secrets. The
- * explicit snapshot tool and the answer of an action both use it, so refs
- * from any answer resolve the same way.
+ * explicit snapshot tool, browser_find, browser_verify_text_visible and
+ * the answer of an action all use it, so refs from any answer resolve the
+ * same way.
  *
  * After an action (act_answer_snapshot), snapshot_mode says what goes
  * into the answer: the whole snapshot (full), only what changed since the
@@ -39,6 +40,12 @@ int act_snapshot_mode_parse(const char *s)
 	return -1;
 }
 
+enum snap_hidden_mode act_snapshot_hidden_mode(const struct act_ctx *ctx)
+{
+	return ctx->as->hidden_text ? (enum snap_hidden_mode)ctx->as->hidden_text
+	                            : SNAP_HIDDEN_FLAG;
+}
+
 int act_page_snapshot(struct act_ctx *ctx, const struct snap_ref *root, size_t max_chars, int boxes,
                       unsigned depth, int hidden, struct snap_stats *stats, char **yaml,
                       int *truncated, struct snap_lines *lines)
@@ -48,6 +55,8 @@ int act_page_snapshot(struct act_ctx *ctx, const struct snap_ref *root, size_t m
 	char *clean;
 	int rc;
 
+	*yaml = NULL;
+	*truncated = 0;
 	opt.page_session_id = ctx->psid;
 	opt.root = root;
 	opt.max_chars = max_chars;
@@ -56,9 +65,7 @@ int act_page_snapshot(struct act_ctx *ctx, const struct snap_ref *root, size_t m
 	opt.timeout_ms = act_left_ms(ctx);
 	opt.frame_session = act_frame_session;
 	opt.frame_session_user = ctx->sess;
-	opt.hidden = hidden                 ? (enum snap_hidden_mode)hidden
-	             : ctx->as->hidden_text ? (enum snap_hidden_mode)ctx->as->hidden_text
-	                                    : SNAP_HIDDEN_FLAG;
+	opt.hidden = hidden ? (enum snap_hidden_mode)hidden : act_snapshot_hidden_mode(ctx);
 	opt.stats = stats;
 	opt.lines = lines;
 	act_secrets_masked_ids(ctx->as, &opt);

@@ -17,6 +17,8 @@
  */
 #include "actions/actions.h"
 
+#include "common/fs.h"
+
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -253,20 +255,6 @@ json_t *act_output_schema(void)
 
 /* ---- argument checking -------------------------------------------------- */
 
-/* snprintf into err when there is room for it; never fails. */
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || !errlen)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
-
 /* The type of v as a JSON Schema would name it. */
 static const char *json_kind(const json_t *v)
 {
@@ -406,8 +394,8 @@ static int check_item(const struct act_param *p, size_t index, json_t *item, cha
 	int n;
 
 	if (!json_is_object(item)) {
-		set_err(err, errlen, "argument '%s[%zu]' must be an object (got %s)", p->name,
-		        index, json_kind(item));
+		gb_set_error(err, errlen, "argument '%s[%zu]' must be an object (got %s)", p->name,
+		             index, json_kind(item));
 		return -1;
 	}
 	json_object_foreach(item, key, v)
@@ -425,8 +413,8 @@ static int check_item(const struct act_param *p, size_t index, json_t *item, cha
 				break;
 			used += (size_t)n;
 		}
-		set_err(err, errlen, "unknown member '%.60s' in '%s[%zu]': each item takes %s", key,
-		        p->name, index, names);
+		gb_set_error(err, errlen, "unknown member '%.60s' in '%s[%zu]': each item takes %s",
+		             key, p->name, index, names);
 		return -1;
 	}
 	for (i = 0; i < p->n_items; i++) {
@@ -436,8 +424,8 @@ static int check_item(const struct act_param *p, size_t index, json_t *item, cha
 		v = json_object_get(item, p->items[i].name);
 		if (!v) {
 			if (member.required) {
-				set_err(err, errlen, "argument '%s' is required: %s", name,
-				        member.description);
+				gb_set_error(err, errlen, "argument '%s' is required: %s", name,
+				             member.description);
 				return -1;
 			}
 			continue;
@@ -464,7 +452,7 @@ static int check_value(const struct act_param *p, json_t *v, char *err, size_t e
 			goto wrong_type;
 		if (p->enum_values && !in_enum(p->enum_values, json_string_value(v))) {
 			join_values(p->enum_values, list, sizeof(list));
-			set_err(err, errlen, "argument '%s' must be one of %s", p->name, list);
+			gb_set_error(err, errlen, "argument '%s' must be one of %s", p->name, list);
 			goto out;
 		}
 		break;
@@ -477,14 +465,15 @@ static int check_value(const struct act_param *p, json_t *v, char *err, size_t e
 		if (!json_is_number(v))
 			goto wrong_type;
 		if (p->type == ACT_T_INTEGER && !is_integral(v)) {
-			set_err(err, errlen, "argument '%s' must be an integer (got %g)", p->name,
-			        json_number_value(v));
+			gb_set_error(err, errlen, "argument '%s' must be an integer (got %g)",
+			             p->name, json_number_value(v));
 			goto out;
 		}
 		d = json_number_value(v);
 		if (p->has_range && (d < p->minimum || d > p->maximum)) {
-			set_err(err, errlen, "argument '%s' must be between %g and %g (got %g)",
-			        p->name, p->minimum, p->maximum, d);
+			gb_set_error(err, errlen,
+			             "argument '%s' must be between %g and %g (got %g)", p->name,
+			             p->minimum, p->maximum, d);
 			goto out;
 		}
 		break;
@@ -498,7 +487,7 @@ static int check_value(const struct act_param *p, json_t *v, char *err, size_t e
 		json_array_foreach(v, i, item)
 		{
 			if (!json_is_string(item)) {
-				set_err(
+				gb_set_error(
 				    err, errlen,
 				    "argument '%s' must be an array of strings: item %zu is not a "
 				    "string (got %s)",
@@ -507,8 +496,9 @@ static int check_value(const struct act_param *p, json_t *v, char *err, size_t e
 			}
 			if (p->enum_values && !in_enum(p->enum_values, json_string_value(item))) {
 				join_values(p->enum_values, list, sizeof(list));
-				set_err(err, errlen, "argument '%s' item %zu must be one of %s",
-				        p->name, i, list);
+				gb_set_error(err, errlen,
+				             "argument '%s' item %zu must be one of %s", p->name, i,
+				             list);
 				goto out;
 			}
 		}
@@ -517,13 +507,13 @@ static int check_value(const struct act_param *p, json_t *v, char *err, size_t e
 		if (!json_is_array(v))
 			goto wrong_type;
 		if (json_array_size(v) < p->min_items) {
-			set_err(err, errlen, "argument '%s' needs at least %zu item%s", p->name,
-			        p->min_items, p->min_items == 1 ? "" : "s");
+			gb_set_error(err, errlen, "argument '%s' needs at least %zu item%s",
+			             p->name, p->min_items, p->min_items == 1 ? "" : "s");
 			goto out;
 		}
 		if (p->max_items && json_array_size(v) > p->max_items) {
-			set_err(err, errlen, "argument '%s' takes at most %zu items (got %zu)",
-			        p->name, p->max_items, json_array_size(v));
+			gb_set_error(err, errlen, "argument '%s' takes at most %zu items (got %zu)",
+			             p->name, p->max_items, json_array_size(v));
 			goto out;
 		}
 		json_array_foreach(v, i, item)
@@ -537,8 +527,8 @@ static int check_value(const struct act_param *p, json_t *v, char *err, size_t e
 	goto out;
 
 wrong_type:
-	set_err(err, errlen, "argument '%s' must be %s (got %s)", p->name, type_phrase(p->type),
-	        json_kind(v));
+	gb_set_error(err, errlen, "argument '%s' must be %s (got %s)", p->name,
+	             type_phrase(p->type), json_kind(v));
 out:
 	return rc;
 }
@@ -627,12 +617,12 @@ int act_check_args(const struct act_def *def, json_t *args, char *err, size_t er
 	int rc = -1;
 
 	if (!def) {
-		set_err(err, errlen, "no tool given");
+		gb_set_error(err, errlen, "no tool given");
 		goto out;
 	}
 	if (args && !json_is_object(args)) {
-		set_err(err, errlen, "arguments of %s must be a JSON object (got %s)", def->name,
-		        json_kind(args));
+		gb_set_error(err, errlen, "arguments of %s must be a JSON object (got %s)",
+		             def->name, json_kind(args));
 		goto out;
 	}
 	if (args) {
@@ -641,8 +631,9 @@ int act_check_args(const struct act_def *def, json_t *args, char *err, size_t er
 			if (find_param(def, key))
 				continue;
 			if (!def->n_params) {
-				set_err(err, errlen, "unknown argument '%s': %s takes no arguments",
-				        key, def->name);
+				gb_set_error(err, errlen,
+				             "unknown argument '%s': %s takes no arguments", key,
+				             def->name);
 				goto out;
 			}
 			names[0] = '\0';
@@ -654,8 +645,8 @@ int act_check_args(const struct act_def *def, json_t *args, char *err, size_t er
 					break;
 				used += (size_t)n;
 			}
-			set_err(err, errlen, "unknown argument '%s': %s accepts %s", key, def->name,
-			        names);
+			gb_set_error(err, errlen, "unknown argument '%s': %s accepts %s", key,
+			             def->name, names);
 			goto out;
 		}
 	}
@@ -664,8 +655,8 @@ int act_check_args(const struct act_def *def, json_t *args, char *err, size_t er
 		v = args ? json_object_get(args, p->name) : NULL;
 		if (!v) {
 			if (p->required) {
-				set_err(err, errlen, "argument '%s' is required: %s", p->name,
-				        required_hint(def, p));
+				gb_set_error(err, errlen, "argument '%s' is required: %s", p->name,
+				             required_hint(def, p));
 				goto out;
 			}
 			continue;
@@ -690,8 +681,8 @@ int act_check_args(const struct act_def *def, json_t *args, char *err, size_t er
 				used += (size_t)n;
 		}
 		if (given != 1) {
-			set_err(err, errlen, "%s takes exactly one of %s (got %s)", def->name,
-			        names, given ? "more than one" : "none");
+			gb_set_error(err, errlen, "%s takes exactly one of %s (got %s)", def->name,
+			             names, given ? "more than one" : "none");
 			goto out;
 		}
 	}

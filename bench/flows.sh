@@ -26,26 +26,8 @@ done
 bin="${GLASSBOX_BIN:-build/glassbox}"
 [ -x "$bin" ] || { echo "bench/flows.sh: $bin is missing: build first (ninja -C build)" >&2; exit 2; }
 
-work="$(mktemp -d /tmp/glassbox-bench-flows.XXXXXX)"
-server_pid=""
-cleanup() {
-	[ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null || true
-	rm -rf "$work"
-}
-trap cleanup EXIT
-
-# the fixture site on a random loopback port; its first line says which
-node fixtures/server.mjs > "$work/server.json" &
-server_pid=$!
-for _ in $(seq 1 50); do
-	[ -s "$work/server.json" ] && break
-	sleep 0.1
-done
-port="$(sed -n 's/.*"port":\([0-9]*\).*/\1/p' "$work/server.json" | head -n 1)"
-[ -n "$port" ] || { echo "bench/flows.sh: the fixture server did not start" >&2; exit 2; }
-
-export SHOP_URL="http://shop.test:$port"
-export SHOP_PASSWORD="bench-$(head -c 8 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+. bench/lib/fixture_shop.sh
+bench_fixture_shop flows
 args=()
 for _ in $(seq 1 "$flows"); do args+=(fixtures/flows/checkout.json); done
 
@@ -64,6 +46,6 @@ for r in $(seq 1 "$runs"); do
 	times+=("$ms")
 	echo "run $r: $flows flows, -j $jobs: ${ms} ms"
 done
-median=$(printf '%s\n' "${times[@]}" | sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR + 1) / 2] : int((a[NR / 2] + a[NR / 2 + 1]) / 2)}')
+median=$(printf '%s\n' "${times[@]}" | bench_median)
 echo "median of $runs runs: ${median} ms wall for $flows flows with -j $jobs ($(nproc) cores)"
 exit "$status"

@@ -13,49 +13,17 @@
  * medians and p95 of open and save in microseconds. bench/profiles.mjs
  * runs it both ways against a local S3-API server and gives the ratio.
  */
+#include "bench/bench_util.h"
 #include "blob/blob.h"
 #include "common/log.h"
 #include "profiles/profiles.h"
 
 #include <fcntl.h>
-#include <ftw.h>
 #include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
-
-static int64_t now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
-static int cmp64(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a;
-	int64_t y = *(const int64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* Sorts v and returns its q-quantile. */
-static int64_t quantile(int64_t *v, size_t n, double q)
-{
-	qsort(v, n, sizeof(*v), cmp64);
-	return v[(size_t)(q * (double)(n - 1))];
-}
-
-static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	(void)sb;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
 
 /* Writes size bytes of random data as dir/State. */
 static int write_state(const char *dir, size_t size)
@@ -109,20 +77,20 @@ int main(int argc, char **argv)
 	/* round 0 makes version 1 (an empty profile opens without reading
 	 * anything) and is not counted */
 	for (i = 0; i <= n; i++) {
-		int64_t t0 = now_us();
+		int64_t t0 = bench_now_us();
 		int64_t opened, saved;
 
 		if (prof_lease_open(dir, &o, &l, err, sizeof(err)) != 0)
 			goto fail;
-		opened = now_us() - t0;
+		opened = bench_now_us() - t0;
 		if (write_state(prof_lease_dir(l), kib * 1024) != 0) {
 			snprintf(err, sizeof(err), "cannot write the profile's state");
 			goto fail;
 		}
-		t0 = now_us();
+		t0 = bench_now_us();
 		if (prof_lease_save(l, NULL, err, sizeof(err)) != 0)
 			goto fail;
-		saved = now_us() - t0;
+		saved = bench_now_us() - t0;
 		prof_lease_close(l);
 		l = NULL;
 		if (i > 0) {
@@ -132,9 +100,9 @@ int main(int argc, char **argv)
 	}
 	printf("{\"where\": \"%s\", \"n\": %zu, \"size_kib\": %zu, \"open_us\": {\"median\": %lld, "
 	       "\"p95\": %lld}, \"save_us\": {\"median\": %lld, \"p95\": %lld}}\n",
-	       objects ? "object_store" : "data_dir", n, kib, (long long)quantile(opens, n, 0.5),
-	       (long long)quantile(opens, n, 0.95), (long long)quantile(saves, n, 0.5),
-	       (long long)quantile(saves, n, 0.95));
+	       objects ? "object_store" : "data_dir", n, kib,
+	       (long long)bench_quantile(opens, n, 0.5), (long long)bench_quantile(opens, n, 0.95),
+	       (long long)bench_quantile(saves, n, 0.5), (long long)bench_quantile(saves, n, 0.95));
 	rc = 0;
 	goto out;
 fail:
@@ -144,7 +112,7 @@ out:
 	prof_use_object_store(NULL);
 	blob_close(objects);
 	blob_config_wipe(&cfg);
-	nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	bench_rm_tree(dir);
 	free(opens);
 	free(saves);
 	return rc;

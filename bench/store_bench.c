@@ -6,48 +6,16 @@
  * each; prints one JSON line with the median and p95 in microseconds.
  * bench/store.sh runs it on both backends and gives the ratio.
  */
+#include "bench/bench_util.h"
 #include "common/log.h"
 #include "store/store.h"
 #include "tests/unit/store_fixture.h"
 
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #define FP "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
-
-static int64_t now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
-static int cmp64(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a;
-	int64_t y = *(const int64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* Sorts v and returns its q-quantile. */
-static int64_t quantile(int64_t *v, size_t n, double q)
-{
-	qsort(v, n, sizeof(*v), cmp64);
-	return v[(size_t)(q * (double)(n - 1))];
-}
-
-static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	(void)sb;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
 
 /* One tool call's ledger: begin, mark running, finish. */
 static int ledger_call(struct store *st, size_t i, const char *hash, char *err, size_t errlen)
@@ -111,21 +79,22 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	for (i = 0; i < n; i++) {
-		int64_t t0 = now_us();
+		int64_t t0 = bench_now_us();
 
 		if (ledger_call(st, i, hash, err, sizeof(err)) != 0)
 			goto fail;
-		ledger[i] = now_us() - t0;
-		t0 = now_us();
+		ledger[i] = bench_now_us() - t0;
+		t0 = bench_now_us();
 		if (approval_life(st, err, sizeof(err)) != 0)
 			goto fail;
-		approval[i] = now_us() - t0;
+		approval[i] = bench_now_us() - t0;
 	}
 	printf("{\"backend\": \"%s\", \"n\": %zu, \"ledger_call_us\": {\"median\": %lld, \"p95\": "
 	       "%lld}, \"approval_us\": {\"median\": %lld, \"p95\": %lld}}\n",
-	       store_backend_name(st), n, (long long)quantile(ledger, n, 0.5),
-	       (long long)quantile(ledger, n, 0.95), (long long)quantile(approval, n, 0.5),
-	       (long long)quantile(approval, n, 0.95));
+	       store_backend_name(st), n, (long long)bench_quantile(ledger, n, 0.5),
+	       (long long)bench_quantile(ledger, n, 0.95),
+	       (long long)bench_quantile(approval, n, 0.5),
+	       (long long)bench_quantile(approval, n, 0.95));
 	rc = 0;
 	goto out;
 fail:
@@ -133,7 +102,7 @@ fail:
 out:
 	store_close(st);
 	store_fixture_end();
-	nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	bench_rm_tree(dir);
 	json_decref(args);
 	free(ledger);
 	free(approval);

@@ -26,31 +26,12 @@ done
 bin="${GLASSBOX_BIN:-build/glassbox}"
 [ -x "$bin" ] || { echo "bench/trace.sh: $bin is missing: build first (ninja -C build)" >&2; exit 2; }
 
-work="$(mktemp -d /tmp/glassbox-bench-trace.XXXXXX)"
-server_pid=""
-cleanup() {
-	[ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null || true
-	rm -rf "$work"
-}
-trap cleanup EXIT
-
-node fixtures/server.mjs > "$work/server.json" &
-server_pid=$!
-for _ in $(seq 1 50); do
-	[ -s "$work/server.json" ] && break
-	sleep 0.1
-done
-port="$(sed -n 's/.*"port":\([0-9]*\).*/\1/p' "$work/server.json" | head -n 1)"
-[ -n "$port" ] || { echo "bench/trace.sh: the fixture server did not start" >&2; exit 2; }
-export SHOP_URL="http://shop.test:$port"
-export SHOP_PASSWORD="bench-$(head -c 8 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+. bench/lib/fixture_shop.sh
+bench_fixture_shop trace
 node -e 'const p = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
 p.screencast = { fps: 2 }; require("fs").writeFileSync(process.argv[2], JSON.stringify(p));' \
 	fixtures/policy/flows.json "$work/screencast.json"
 
-median() {
-	sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR + 1) / 2] : int((a[NR / 2] + a[NR / 2 + 1]) / 2)}'
-}
 now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
 
 plain=()
@@ -72,8 +53,8 @@ for r in $(seq 1 "$runs"); do
 		echo "run $r: checkout, $mode: ${ms} ms"
 	done
 done
-mp=$(printf '%s\n' "${plain[@]}" | median)
-mc=$(printf '%s\n' "${cast[@]}" | median)
+mp=$(printf '%s\n' "${plain[@]}" | bench_median)
+mc=$(printf '%s\n' "${cast[@]}" | bench_median)
 echo "median of $runs runs: ${mp} ms without, ${mc} ms with the screencast;" \
 	"ratio $(awk -v a="$mc" -v b="$mp" 'BEGIN {printf "%.2f", a / b}') ($(nproc) cores)"
 
@@ -86,7 +67,7 @@ for what in trace har; do
 		times+=($(( $(now_ms) - start )))
 	done
 	echo "$what export of one checkout session (with its recording):" \
-		"median $(printf '%s\n' "${times[@]}" | median) ms of $exports," \
+		"median $(printf '%s\n' "${times[@]}" | bench_median) ms of $exports," \
 		"$(stat -c %s "$work/export.$what") bytes"
 done
 exit "$status"

@@ -129,20 +129,7 @@ int evid_audit_open(const char *data_dir, struct evid_audit **out, char *err, si
 	int rc;
 
 	*out = NULL;
-	if (!data_dir || !data_dir[0] || strlen(data_dir) > PATH_BYTES - 512) {
-		gb_set_error(err, errlen,
-		             "the data dir is not set or its path is longer than %d "
-		             "bytes: give a shorter one",
-		             PATH_BYTES - 512);
-		rc = -EVID_EINVAL;
-		goto out;
-	}
-	if (sodium_init() < 0) {
-		gb_set_error(err, errlen, "libsodium could not be initialised");
-		rc = -EVID_EIO;
-		goto out;
-	}
-	rc = gb_fs_mkdirs_abs(data_dir, err, errlen);
+	rc = evid_data_dir_prepare(data_dir, err, errlen);
 	if (rc != 0)
 		goto out;
 	a = calloc(1, sizeof(*a));

@@ -190,6 +190,13 @@ struct evid_index *evid_store_index(struct evid_store *s);
 /* The store's data dir. */
 const char *evid_store_data_dir(const struct evid_store *s);
 
+/* What opening the store or the audit trail on data_dir needs first: a
+ * data dir that is set and leaves room for the paths below it, libsodium
+ * initialised, and the dir created (with its parents). Returns 0, or a
+ * negative code with err: -EVID_EINVAL (no dir, or too long a path),
+ * -EVID_EIO (libsodium), or gb_fs_mkdirs_abs's. */
+int evid_data_dir_prepare(const char *data_dir, char *err, size_t errlen);
+
 /* ---- the audit handle internals (audit.c) ------------------------------- */
 
 struct evid_audit_entry;

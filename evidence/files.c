@@ -51,6 +51,24 @@ static int check_name(const char *name, char *err, size_t errlen)
 	return -EVID_EINVAL;
 }
 
+/* The upload area's dir into dir and the path of name's entry in it into
+ * path (DATA/tenants/<tenant>/uploads/<name>.json); -EVID_EINVAL with err
+ * when the tenant or name is not a safe name or a path is too long. */
+static int entry_path(struct evid_store *s, const char *tenant, const char *name, char *dir,
+                      size_t dirlen, char *path, size_t pathlen, char *err, size_t errlen)
+{
+	int rc;
+
+	rc = area_dir(s, tenant, dir, dirlen, err, errlen);
+	if (rc == 0)
+		rc = check_name(name, err, errlen);
+	if (rc == 0 && gb_pathf(path, pathlen, "%s/%s.json", dir, name) < 0) {
+		gb_set_error(err, errlen, "the data dir's path is too long");
+		rc = -EVID_EINVAL;
+	}
+	return rc;
+}
+
 void evid_sniff_mime(const unsigned char *data, size_t len, char *mime, size_t mime_len)
 {
 	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -129,9 +147,7 @@ int evid_upload_put(struct evid_store *s, const char *tenant, const char *name,
 	char *text = NULL;
 	int rc;
 
-	rc = area_dir(s, tenant, dir, sizeof(dir), err, errlen);
-	if (rc == 0)
-		rc = check_name(name, err, errlen);
+	rc = entry_path(s, tenant, name, dir, sizeof(dir), path, sizeof(path), err, errlen);
 	if (rc < 0)
 		goto out;
 	if (len > EVID_UPLOAD_MAX_BYTES) {
@@ -165,7 +181,6 @@ int evid_upload_put(struct evid_store *s, const char *tenant, const char *name,
 		rc = -EVID_ENOMEM;
 		goto out;
 	}
-	snprintf(path, sizeof(path), "%s/%s.json", dir, name);
 	if (gb_fs_write_temp(dir, text, strlen(text), tmp, sizeof(tmp), err, errlen) < 0 ||
 	    gb_fs_publish_replace(tmp, path, dir, err, errlen) < 0) {
 		rc = -EVID_EIO;
@@ -187,12 +202,9 @@ int evid_upload_find(struct evid_store *s, const char *tenant, const char *name,
 	json_t *entry = NULL;
 	int rc;
 
-	rc = area_dir(s, tenant, dir, sizeof(dir), err, errlen);
-	if (rc == 0)
-		rc = check_name(name, err, errlen);
+	rc = entry_path(s, tenant, name, dir, sizeof(dir), path, sizeof(path), err, errlen);
 	if (rc < 0)
 		goto out;
-	snprintf(path, sizeof(path), "%s/%s.json", dir, name);
 	rc = load_entry(path, &entry, err, errlen);
 	if (rc == -EVID_ENOENT) {
 		gb_set_error(err, errlen,
@@ -290,12 +302,9 @@ int evid_upload_remove(struct evid_store *s, const char *tenant, const char *nam
 	char dir[4096], path[4200];
 	int rc;
 
-	rc = area_dir(s, tenant, dir, sizeof(dir), err, errlen);
-	if (rc == 0)
-		rc = check_name(name, err, errlen);
+	rc = entry_path(s, tenant, name, dir, sizeof(dir), path, sizeof(path), err, errlen);
 	if (rc < 0)
 		return rc;
-	snprintf(path, sizeof(path), "%s/%s.json", dir, name);
 	if (unlink(path) != 0) {
 		if (errno == ENOENT) {
 			gb_set_error(err, errlen, "no file '%s' in the upload area of tenant %s",

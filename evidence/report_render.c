@@ -134,28 +134,45 @@ static void render_image(struct report *r, uint64_t seq, size_t idx, const char 
 	}
 }
 
-/* Snapshot text, inline in a details element. */
-static void render_text_artifact(struct report *r, const char *label, const char *sha)
+/* Loads artifact sha into *data (malloc'd, the caller's) and *len; when
+ * it cannot, says why in a note and closes the <details> the caller
+ * opened. Returns 0, or -1 with the note written. */
+static int load_in_details(struct report *r, const char *sha, unsigned char **data, size_t *len)
 {
-	unsigned char *data = NULL;
-	size_t len = 0;
 	char why[512] = "";
 
-	rpt_raw(r, "<details><summary>");
-	rpt_text(r, label);
-	rpt_raw(r, "</summary>");
-	if (evid_artifact_load(r->data_dir, r->tenant, 1, sha, &data, &len, NULL, why,
-	                       sizeof(why)) != 0) {
-		rpt_raw(r, "<div class=\"note bad\">");
-		rpt_text(r, why);
-		rpt_raw(r, "</div></details>");
-		goto out;
-	}
+	if (evid_artifact_load(r->data_dir, r->tenant, 1, sha, data, len, NULL, why, sizeof(why)) ==
+	    0)
+		return 0;
+	rpt_raw(r, "<div class=\"note bad\">");
+	rpt_text(r, why);
+	rpt_raw(r, "</div></details>");
+	return -1;
+}
+
+/* The first TEXT_SHOW_MAX_BYTES of data (borrowed), HTML-escaped, in a
+ * <pre>. */
+static void render_pre(struct report *r, const unsigned char *data, size_t len)
+{
 	rpt_raw(r, "<pre>");
 	if (evid_html_escape(r->out, (const char *)data,
 	                     len > TEXT_SHOW_MAX_BYTES ? TEXT_SHOW_MAX_BYTES : len) != 0)
 		r->oom = 1;
 	rpt_raw(r, "</pre>");
+}
+
+/* Snapshot text, inline in a details element. */
+static void render_text_artifact(struct report *r, const char *label, const char *sha)
+{
+	unsigned char *data = NULL;
+	size_t len = 0;
+
+	rpt_raw(r, "<details><summary>");
+	rpt_text(r, label);
+	rpt_raw(r, "</summary>");
+	if (load_in_details(r, sha, &data, &len) < 0)
+		goto out;
+	render_pre(r, data, len);
 	if (len > TEXT_SHOW_MAX_BYTES)
 		rpt_printf(r,
 		           "<div class=\"note\">first %u of %zu bytes shown; the whole text is "
@@ -171,26 +188,17 @@ static void render_netlog(struct report *r, const char *sha)
 {
 	unsigned char *data = NULL;
 	size_t len = 0;
-	char why[512] = "";
 	json_t *log = NULL;
 	json_t *e;
 	size_t i;
 
 	rpt_raw(r, "<details><summary>Network log</summary>");
-	if (evid_artifact_load(r->data_dir, r->tenant, 1, sha, &data, &len, NULL, why,
-	                       sizeof(why)) != 0) {
-		rpt_raw(r, "<div class=\"note bad\">");
-		rpt_text(r, why);
-		rpt_raw(r, "</div></details>");
+	if (load_in_details(r, sha, &data, &len) < 0)
 		goto out;
-	}
 	log = json_loadb((const char *)data, len, 0, NULL);
 	if (!json_is_array(log)) {
-		rpt_raw(r, "<pre>");
-		if (evid_html_escape(r->out, (const char *)data,
-		                     len > TEXT_SHOW_MAX_BYTES ? TEXT_SHOW_MAX_BYTES : len) != 0)
-			r->oom = 1;
-		rpt_raw(r, "</pre></details>");
+		render_pre(r, data, len);
+		rpt_raw(r, "</details>");
 		goto out;
 	}
 	rpt_raw(r, "<table><tr><th>method</th><th>status</th><th>URL</th><th>note</th></tr>");

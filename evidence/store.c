@@ -111,31 +111,33 @@ const char *evid_strerror(int err)
 	}
 }
 
-int evid_store_open_err(const char *data_dir, struct evid_store **out, char *err, size_t errlen)
+int evid_data_dir_prepare(const char *data_dir, char *err, size_t errlen)
 {
-	struct evid_store *s = NULL;
-	int rc = 0;
-
-	*out = NULL;
 	if (!data_dir || !data_dir[0]) {
 		gb_set_error(err, errlen, "the data dir is not set: give one");
-		rc = -EVID_EINVAL;
-		goto out;
+		return -EVID_EINVAL;
 	}
 	if (strlen(data_dir) > PATH_BYTES - 512) {
 		gb_set_error(err, errlen,
 		             "the data dir path is longer than %d bytes: choose a "
 		             "shorter one",
 		             PATH_BYTES - 512);
-		rc = -EVID_EINVAL;
-		goto out;
+		return -EVID_EINVAL;
 	}
 	if (sodium_init() < 0) {
 		gb_set_error(err, errlen, "libsodium could not be initialised");
-		rc = -EVID_EIO;
-		goto out;
+		return -EVID_EIO;
 	}
-	rc = gb_fs_mkdirs_abs(data_dir, err, errlen);
+	return gb_fs_mkdirs_abs(data_dir, err, errlen);
+}
+
+int evid_store_open_err(const char *data_dir, struct evid_store **out, char *err, size_t errlen)
+{
+	struct evid_store *s = NULL;
+	int rc = 0;
+
+	*out = NULL;
+	rc = evid_data_dir_prepare(data_dir, err, errlen);
 	if (rc != 0)
 		goto out;
 	rc = gb_fs_mkdirs(data_dir, "tenants", err, errlen);

@@ -34,7 +34,6 @@
 
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -113,18 +112,10 @@ static int read_owner(const char *dir, struct owner *o)
 {
 	char path[1420];
 	char text[2048];
-	ssize_t n;
-	int fd;
 
 	snprintf(path, sizeof(path), "%s/" OWNER_FILE, dir);
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0)
+	if (sess_read_small_file(path, text, sizeof(text)) <= 0)
 		return -1;
-	n = read(fd, text, sizeof(text) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	text[n] = '\0';
 	return sess_parse_owner(text, o);
 }
 
@@ -313,17 +304,12 @@ static int count_unowned(void *user, pid_t pid)
 	char dir[1200];
 	ssize_t n;
 	size_t i;
-	int fd;
 
 	if (pid == getpid())
 		return 0;
 	/* the command line first: most processes are not browsers of ours */
 	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	n = read(fd, text, sizeof(text));
-	close(fd);
+	n = sess_read_small_file(path, text, sizeof(text));
 	if (n <= 0)
 		return 0;
 	for (i = 0; i < u->n_needles; i++)

@@ -274,18 +274,10 @@ static int read_devtools_port(const char *profile_dir, char *url, size_t urllen)
 {
 	char path[1100];
 	char text[600];
-	ssize_t n;
-	int fd;
 
 	snprintf(path, sizeof(path), "%s/DevToolsActivePort", profile_dir);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (sess_read_small_file(path, text, sizeof(text)) <= 0)
 		return -1;
-	n = read(fd, text, sizeof(text) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	text[n] = '\0';
 	return sess_parse_devtools_port(text, url, urllen);
 }
 

@@ -18,14 +18,12 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Reads at most len-1 bytes of path into buf, NUL-terminated; returns the
- * byte count or -1. */
-static ssize_t read_small_file(const char *path, char *buf, size_t len)
+ssize_t sess_read_small_file(const char *path, char *buf, size_t len)
 {
 	ssize_t n, total = 0;
 	int fd;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
 		return -1;
 	while ((size_t)total < len - 1) {
@@ -78,7 +76,7 @@ int sess_proc_stat(pid_t pid, struct sess_proc_stat *st)
 	char text[1024];
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if (read_small_file(path, text, sizeof(text)) <= 0)
+	if (sess_read_small_file(path, text, sizeof(text)) <= 0)
 		return -1;
 	return sess_parse_proc_stat(text, st);
 }
@@ -106,7 +104,7 @@ uint64_t sess_proc_pss_bytes(pid_t pid)
 	char text[2048];
 
 	snprintf(path, sizeof(path), "/proc/%d/smaps_rollup", (int)pid);
-	if (read_small_file(path, text, sizeof(text)) <= 0)
+	if (sess_read_small_file(path, text, sizeof(text)) <= 0)
 		return 0;
 	return sess_parse_pss_kb(text) * 1024;
 }
@@ -137,7 +135,7 @@ int sess_proc_cmdline_has(pid_t pid, const char *needle)
 	ssize_t n;
 
 	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
-	n = read_small_file(path, text, sizeof(text));
+	n = sess_read_small_file(path, text, sizeof(text));
 	if (n <= 0)
 		return 0;
 	return sess_cmdline_text_has(text, (size_t)n, needle);

@@ -406,15 +406,23 @@ size_t sess_current_index(const struct sess *s)
 	return s->current;
 }
 
+/* 0 when tab index (0-based) is open, else -1 with err naming how many
+ * are. */
+static int check_tab(const struct sess *s, size_t index, char *err, size_t errlen)
+{
+	if (index < s->n_pages)
+		return 0;
+	snprintf(err, errlen, "there is no tab %zu: %zu tab(s) are open (0-based index)", index,
+	         s->n_pages);
+	return -1;
+}
+
 int sess_select_page(struct sess *s, size_t index, char *err, size_t errlen)
 {
 	struct cdp_error cerr;
 
-	if (index >= s->n_pages) {
-		snprintf(err, errlen, "there is no tab %zu: %zu tab(s) are open (0-based index)",
-		         index, s->n_pages);
+	if (check_tab(s, index, err, errlen) < 0)
 		return -1;
-	}
 	s->current = index;
 	cdp_call(s->cdp, s->pages[index]->session_id, "Page.bringToFront", NULL, 5000, NULL, &cerr);
 	return 0;
@@ -430,11 +438,8 @@ int sess_close_page(struct sess *s, size_t index, char *err, size_t errlen)
 	struct cdp_error cerr;
 	json_t *params;
 
-	if (index >= s->n_pages) {
-		snprintf(err, errlen, "there is no tab %zu: %zu tab(s) are open (0-based index)",
-		         index, s->n_pages);
+	if (check_tab(s, index, err, errlen) < 0)
 		return -1;
-	}
 	params = json_pack("{s:s}", "targetId", s->pages[index]->target_id);
 	if (cdp_call(s->cdp, NULL, "Target.closeTarget", params, 5000, NULL, &cerr) < 0) {
 		snprintf(err, errlen, "cannot close tab %zu: %s", index, cerr.message);

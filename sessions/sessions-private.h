@@ -159,6 +159,9 @@ struct sess_proc_stat {
 	uint64_t start_ticks; /* since boot: with the pid, names one process */
 };
 int sess_proc_stat(pid_t pid, struct sess_proc_stat *st);
+/* Reads at most len-1 bytes of path (not a symlink) into buf (len > 0),
+ * NUL-terminated; returns the byte count or -1. */
+ssize_t sess_read_small_file(const char *path, char *buf, size_t len);
 uint64_t sess_proc_pss_bytes(pid_t pid);
 /* 1 when one of pid's arguments equals needle exactly (also in a title
  * rewritten as one space-separated string). */

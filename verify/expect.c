@@ -15,26 +15,12 @@
 #include "verify/verify-private.h"
 #include "verify/verify.h"
 
-#include <stdarg.h>
+#include "common/fs.h"
+
 #include <stdio.h>
 #include <string.h>
 
 #define ALLOWED_KEYS "url, urlContains, title, text, textGone, value, target, response"
-
-/* Writes a formatted message into err (if err and errlen). */
-static void set_error(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void set_error(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || !errlen)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 size_t verify_utf8_prefix_bytes(const char *s, size_t len, size_t max_chars)
 {
@@ -60,14 +46,14 @@ static int check_string(const char *prefix, const char *name, json_t *value, int
 	int rc = 0;
 
 	if (!json_is_string(value)) {
-		set_error(err, errlen, "%s.%s must be a string", prefix, name);
+		gb_set_error(err, errlen, "%s.%s must be a string", prefix, name);
 		rc = -1;
 	} else if (json_string_length(value) > VERIFY_MAX_STRING_BYTES) {
-		set_error(err, errlen, "%s.%s is longer than %u bytes", prefix, name,
-		          VERIFY_MAX_STRING_BYTES);
+		gb_set_error(err, errlen, "%s.%s is longer than %u bytes", prefix, name,
+		             VERIFY_MAX_STRING_BYTES);
 		rc = -1;
 	} else if (nonempty && json_string_length(value) == 0) {
-		set_error(err, errlen, "%s.%s must not be empty", prefix, name);
+		gb_set_error(err, errlen, "%s.%s must not be empty", prefix, name);
 		rc = -1;
 	}
 	return rc;
@@ -82,27 +68,27 @@ static int check_response(json_t *response, char *err, size_t errlen)
 	int rc = 0;
 
 	if (!json_is_object(response)) {
-		set_error(err, errlen,
-		          "expect.response must be an object like {\"url\": \"/api/save\", "
-		          "\"status\": 200}");
+		gb_set_error(err, errlen,
+		             "expect.response must be an object like {\"url\": \"/api/save\", "
+		             "\"status\": 200}");
 		rc = -1;
 		goto out;
 	}
 	json_object_foreach(response, key, value)
 	{
 		if (strcmp(key, "url") != 0 && strcmp(key, "status") != 0) {
-			set_error(err, errlen,
-			          "expect.response has an unknown key '%.64s' (allowed: url, "
-			          "status)",
-			          key);
+			gb_set_error(err, errlen,
+			             "expect.response has an unknown key '%.64s' (allowed: url, "
+			             "status)",
+			             key);
 			rc = -1;
 			goto out;
 		}
 	}
 	value = json_object_get(response, "url");
 	if (!value) {
-		set_error(err, errlen,
-		          "expect.response.url is required: a part of the response's URL");
+		gb_set_error(err, errlen,
+		             "expect.response.url is required: a part of the response's URL");
 		rc = -1;
 		goto out;
 	}
@@ -113,16 +99,16 @@ static int check_response(json_t *response, char *err, size_t errlen)
 	if (!value)
 		goto out;
 	if (!json_is_integer(value)) {
-		set_error(err, errlen, "expect.response.status must be an integer");
+		gb_set_error(err, errlen, "expect.response.status must be an integer");
 		rc = -1;
 		goto out;
 	}
 	status = json_integer_value(value);
 	if (status < 100 || status > 599) {
-		set_error(err, errlen,
-		          "expect.response.status must be an HTTP status (100 to 599), "
-		          "not %lld",
-		          (long long)status);
+		gb_set_error(err, errlen,
+		             "expect.response.status must be an HTTP status (100 to 599), "
+		             "not %lld",
+		             (long long)status);
 		rc = -1;
 		goto out;
 	}
@@ -143,7 +129,8 @@ int verify_expect_validate(json_t *expect, char *err, size_t errlen)
 	if (!expect)
 		goto out;
 	if (!json_is_object(expect)) {
-		set_error(err, errlen, "expect must be an object such as {\"title\": \"Saved\"}");
+		gb_set_error(err, errlen,
+		             "expect must be an object such as {\"title\": \"Saved\"}");
 		rc = -1;
 		goto out;
 	}
@@ -167,17 +154,17 @@ int verify_expect_validate(json_t *expect, char *err, size_t errlen)
 			known = 1;
 		}
 		if (!known) {
-			set_error(err, errlen, "expect has an unknown key '%.64s' (allowed: %s)",
-			          key, ALLOWED_KEYS);
+			gb_set_error(err, errlen, "expect has an unknown key '%.64s' (allowed: %s)",
+			             key, ALLOWED_KEYS);
 			rc = -1;
 		}
 		if (rc != 0)
 			goto out;
 	}
 	if (json_object_get(expect, "target") && !json_object_get(expect, "value")) {
-		set_error(err, errlen,
-		          "expect.target names the element whose value to check: give "
-		          "expect.value too");
+		gb_set_error(err, errlen,
+		             "expect.target names the element whose value to check: give "
+		             "expect.value too");
 		rc = -1;
 		goto out;
 	}

@@ -57,8 +57,8 @@ static int find_run(struct act_ctx *ctx)
 		goto out;
 	}
 	query_text(&query, text, regex);
-	rc = act_snapshot_for_agent(ctx, NULL, 0, act_snapshot_hidden_mode(ctx), &stats, &yaml,
-	                            &truncated);
+	rc =
+	    act_page_snapshot(ctx, NULL, 0, 0, 0, SNAP_HIDDEN_OFF, &stats, &yaml, &truncated, NULL);
 	if (rc < 0)
 		goto out;
 	if (act_find_in_snapshot(yaml, text, regex, ctx->deadline_ms, &matches, &snippets, err,

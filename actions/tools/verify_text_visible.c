@@ -24,7 +24,8 @@ static int verify_text_run(struct act_ctx *ctx)
 	int rc;
 
 	gb_buf_init(&lines, 1 << 20);
-	rc = act_snapshot_for_agent(ctx, NULL, 0, SNAP_HIDDEN_FLAG, &stats, &yaml, &truncated);
+	rc = act_page_snapshot(ctx, NULL, 0, 0, 0, SNAP_HIDDEN_FLAG, &stats, &yaml, &truncated,
+	                       NULL);
 	if (rc < 0)
 		goto out;
 	if (act_find_in_snapshot(yaml, text, NULL, ctx->deadline_ms, &matches, &lines, err,

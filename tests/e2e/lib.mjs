@@ -141,8 +141,10 @@ export async function openGlassbox({ dataDir, config, env, capabilities = {}, se
  * Registers before/after hooks for one test file: a fixture server and a
  * glassbox session with its own data dir. Returns an object whose members
  * (fixture, gb, client, url(path)) are set once `before` has run.
+ * options: called in `before`, once the fixture server runs, for
+ * openGlassbox's options (a data dir, a policy file...).
  */
-export function useGlassbox({ keepOpen = false } = {}) {
+export function useGlassbox({ keepOpen = false, options = () => ({}) } = {}) {
   const h = {
     fixture: null,
     gb: null,
@@ -151,7 +153,7 @@ export function useGlassbox({ keepOpen = false } = {}) {
   };
   before(async () => {
     h.fixture = await startFixtureServer();
-    h.gb = await openGlassbox();
+    h.gb = await openGlassbox(await options());
     h.client = h.gb.client;
   });
   after(async () => {
@@ -422,6 +424,27 @@ export function chromiumPids(dir) {
     pids.push(Number(ent));
   }
   return pids;
+}
+
+/* 1 when process pid still exists (a zombie too: signal 0 reaches it). */
+export function pidAlive(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/* Ends glassbox (openGlassbox's gb) as a client going away does (stdin
+ * closed), and waits for its exit however long its cleanup takes on a
+ * loaded machine (the SDK's close() would SIGKILL it after 4 s, which is
+ * what orphans are made of). */
+export async function closeGently(gb) {
+  const pid = gb.pid;
+  gb.transport._process?.stdin?.end();
+  await pollUntil(() => !pidAlive(pid), { deadlineMs: 60000 });
+  await gb.close();
 }
 
 /* Polls fn until it returns a truthy value or deadlineMs passes; returns the last value. */

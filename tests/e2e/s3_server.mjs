@@ -11,7 +11,7 @@
  *
  *   const s3 = await startS3({ bucket: 'glassbox' });
  *   s3.endpoint, s3.accessKeyId, s3.secretAccessKey, s3.requests (log)
- *   await s3.stop()
+ *   await s3.stop()                          // a second stop does nothing
  */
 import S3rver from 's3rver';
 import { SignatureV4 } from '@smithy/signature-v4';
@@ -113,6 +113,7 @@ export async function startS3({ bucket = 'glassbox', accessKeyId = 'AKIDGLASSBOX
   });
   await new Promise((resolve) => front.listen(0, '127.0.0.1', resolve));
   const port = front.address().port;
+  let stopped = false;
   return {
     endpoint: `http://127.0.0.1:${port}`,
     port,
@@ -123,7 +124,10 @@ export async function startS3({ bucket = 'glassbox', accessKeyId = 'AKIDGLASSBOX
     requests,
     /* The object's file in s3rver's directory (to alter or delete it as an attacker would). */
     objectPath: (key) => path.join(dir, bucket, key + '._S3rver_object'),
+    /* Stops both servers and removes the objects; again, nothing. */
     async stop() {
+      if (stopped) return;
+      stopped = true;
       await new Promise((resolve) => front.close(resolve));
       await back.close();
       fs.rmSync(dir, { recursive: true, force: true });

@@ -6,15 +6,9 @@
  * credential headers never shown); browser_pdf_save; browser_drop (files
  * of the upload area and data, checked on the page's drop event).
  */
-import { test, before, after } from 'node:test';
-import fs from 'node:fs';
-import path from 'node:path';
+import { test } from 'node:test';
 import {
   assert,
-  REPO_ROOT,
-  openGlassbox,
-  newDataDir,
-  startFixtureServer,
   callTool,
   ok,
   sc,
@@ -26,32 +20,16 @@ import {
   pollUntil,
 } from '../e2e/lib.mjs';
 import { FILES_COOKIE_SECRET } from '../../fixtures/files-routes.mjs';
-import { putFile, readResource, sha256 } from './files_helpers.mjs';
+import { useFilesSession, readResource, sha256 } from './files_helpers.mjs';
 
 const BEARER = 'fx-token-91c2-do-not-show';
-const h = { fixture: null, gb: null, client: null, dataDir: null, notes: null };
-const url = (p) => h.fixture.url + p;
-
-before(async () => {
-  h.fixture = await startFixtureServer();
-  h.dataDir = newDataDir('glassbox-pagelog-');
-  h.notes = putFile(h.dataDir, 'notes.txt', Buffer.from('dropped notes\n'));
-  // browser_pdf_save is in the capability group pdf
-  const policy = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'fixtures', 'policy', 'loopback.json'), 'utf8'));
-  policy.caps = ['pdf'];
-  const config = path.join(h.dataDir, 'policy.json');
-  fs.writeFileSync(config, JSON.stringify(policy));
-  h.gb = await openGlassbox({ dataDir: h.dataDir, config });
-  h.client = h.gb.client;
+// browser_pdf_save is in the capability group pdf
+const h = useFilesSession({
+  prefix: 'glassbox-pagelog-',
+  policy: { caps: ['pdf'] },
+  files: { notes: { name: 'notes.txt', bytes: Buffer.from('dropped notes\n') } },
 });
-
-after(async () => {
-  if (h.gb) {
-    await h.gb.close();
-    h.gb.removeDataDir();
-  }
-  if (h.fixture) await h.fixture.close();
-});
+const url = h.url;
 
 async function loadConsolePage() {
   await ok(h.client, 'browser_navigate', { url: url('/files/console.html') });
@@ -164,9 +142,9 @@ test('browser_drop: files of the upload area and data reach the drop zone as tru
   });
   const seen = await pollUntil(() => evaluate(h.client, '() => window.__dropped ?? null'));
   assert.equal(seen.trusted, true);
-  assert.deepEqual(seen.files, [{ name: 'notes.txt', size: h.notes.bytes.length, sha256: h.notes.sha256 }]);
+  assert.deepEqual(seen.files, [{ name: 'notes.txt', size: h.files.notes.bytes.length, sha256: h.files.notes.sha256 }]);
   assert.equal(seen.data['text/plain'], 'hello drop');
-  assert.equal(sc(r).uploads[0].sha256, h.notes.sha256);
+  assert.equal(sc(r).uploads[0].sha256, h.files.notes.sha256);
 
   // a drop the page does not take is not reported as done
   const miss = await callTool(h.client, 'browser_drop', { target: 'h1', data: { 'text/plain': 'x' } });

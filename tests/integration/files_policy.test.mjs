@@ -6,16 +6,12 @@
  * files.uploads / files.downloads false refuse both. A refused action
  * leaves the page and the server untouched.
  */
-import { test, before, after, describe } from 'node:test';
+import { test, after, describe } from 'node:test';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import {
   assert,
-  REPO_ROOT,
-  openGlassbox,
-  newDataDir,
-  startFixtureServer,
   callTool,
   ok,
   sc,
@@ -25,31 +21,15 @@ import {
   pollUntil,
 } from '../e2e/lib.mjs';
 import { assertApprovalRequired, decide } from './gates_helpers.mjs';
-import { putFile, recordsOf, sha256 } from './files_helpers.mjs';
+import { useFilesSession, putFile, recordsOf, sha256 } from './files_helpers.mjs';
 
 /* A glassbox on the loopback policy with extra settings (risk rules, files). */
-function useSession(extra) {
-  const s = { fixture: null, gb: null, client: null, dataDir: null };
-  before(async () => {
-    s.fixture = await startFixtureServer();
-    s.dataDir = newDataDir('glassbox-files-policy-');
-    const policy = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'fixtures', 'policy', 'loopback.json'), 'utf8'));
-    Object.assign(policy, extra);
-    const config = path.join(s.dataDir, 'policy.json');
-    fs.writeFileSync(config, JSON.stringify(policy));
-    putFile(s.dataDir, 'invoice.pdf', Buffer.from('%PDF-1.4\nthe invoice\n'));
-    s.gb = await openGlassbox({ dataDir: s.dataDir, config });
-    s.client = s.gb.client;
+const useSession = (extra) =>
+  useFilesSession({
+    prefix: 'glassbox-files-policy-',
+    policy: extra,
+    files: { invoice: { name: 'invoice.pdf', bytes: Buffer.from('%PDF-1.4\nthe invoice\n') } },
   });
-  after(async () => {
-    if (s.gb) {
-      await s.gb.close();
-      s.gb.removeDataDir();
-    }
-    if (s.fixture) await s.fixture.close();
-  });
-  return s;
-}
 
 const chosen = (client) => evaluate(client, "() => document.getElementById('doc').files.length");
 

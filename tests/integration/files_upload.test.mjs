@@ -5,13 +5,10 @@
  * is read back; host paths, unknown names and inputs that are not open
  * are refused with what to do; each upload is named in the audit log.
  */
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import crypto from 'node:crypto';
 import {
   assert,
-  openGlassbox,
-  newDataDir,
-  startFixtureServer,
   callTool,
   ok,
   sc,
@@ -21,29 +18,17 @@ import {
   assertToolError,
   pollUntil,
 } from '../e2e/lib.mjs';
-import { putFile, recordsOf, auditVerify } from './files_helpers.mjs';
+import { useFilesSession, recordsOf, auditVerify } from './files_helpers.mjs';
 
-const h = { fixture: null, gb: null, client: null, dataDir: null, files: {} };
-const url = (p) => h.fixture.url + p;
-
-before(async () => {
-  h.fixture = await startFixtureServer();
-  h.dataDir = newDataDir('glassbox-files-');
-  const pdf = Buffer.concat([Buffer.from('%PDF-1.4\n'), crypto.randomBytes(30000)]);
-  h.files.invoice = putFile(h.dataDir, 'invoice.pdf', pdf);
-  h.files.a = putFile(h.dataDir, 'a.txt', Buffer.from('first attachment\n'));
-  h.files.b = putFile(h.dataDir, 'b.csv', Buffer.from('id,total\n1,9.99\n'));
-  h.gb = await openGlassbox({ dataDir: h.dataDir });
-  h.client = h.gb.client;
+const h = useFilesSession({
+  prefix: 'glassbox-files-',
+  files: {
+    invoice: { name: 'invoice.pdf', bytes: Buffer.concat([Buffer.from('%PDF-1.4\n'), crypto.randomBytes(30000)]) },
+    a: { name: 'a.txt', bytes: Buffer.from('first attachment\n') },
+    b: { name: 'b.csv', bytes: Buffer.from('id,total\n1,9.99\n') },
+  },
 });
-
-after(async () => {
-  if (h.gb) {
-    await h.gb.close();
-    h.gb.removeDataDir();
-  }
-  if (h.fixture) await h.fixture.close();
-});
+const url = h.url;
 
 const chosen = () => evaluate(h.client, "() => Array.from(document.getElementById('doc').files, (f) => f.name)");
 

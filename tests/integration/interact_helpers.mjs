@@ -4,11 +4,11 @@
  * on a policy written for the test (a fixture policy plus capability
  * groups and risk rules), and the fixture's request counts.
  */
-import { before, after } from 'node:test';
+import { after } from 'node:test';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { REPO_ROOT, openGlassbox, startFixtureServer } from '../e2e/lib.mjs';
+import { REPO_ROOT, useGlassbox } from '../e2e/lib.mjs';
 
 /* A policy file: fixtures/policy/BASE.json with `extra` merged on top
  * (extra.risk merges into risk). Returns its path (removed in `after`). */
@@ -31,20 +31,7 @@ export function writePolicy(base, extra = {}) {
  */
 export function useGlassboxWith(base, extra = {}) {
   const config = writePolicy(base, extra);
-  const h = { fixture: null, gb: null, client: null, url: (p) => h.fixture.url + p };
-  before(async () => {
-    h.fixture = await startFixtureServer();
-    h.gb = await openGlassbox({ config });
-    h.client = h.gb.client;
-  });
-  after(async () => {
-    if (h.gb) {
-      await h.gb.close();
-      h.gb.removeDataDir();
-    }
-    if (h.fixture) await h.fixture.close();
-  });
-  return h;
+  return useGlassbox({ options: () => ({ config }) });
 }
 
 /* How many times the fixture saw "METHOD /path". */

@@ -7,7 +7,7 @@
 import { test, after } from 'node:test';
 import fs from 'node:fs';
 import path from 'node:path';
-import { assert, startFixtureServer, openGlassbox, newDataDir, ok, sc, chromiumPids, pollUntil, runEntries, REPO_ROOT } from '../e2e/lib.mjs';
+import { assert, startFixtureServer, openGlassbox, newDataDir, ok, sc, chromiumPids, pollUntil, runEntries, REPO_ROOT, pidAlive as alive } from '../e2e/lib.mjs';
 
 let fixture;
 const opened = [];
@@ -20,15 +20,6 @@ after(async () => {
   fs.rmSync(dataDir, { recursive: true, force: true });
   fs.rmSync(config, { force: true });
 });
-
-function alive(pid) {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 test('the next start ends a killed glassbox\'s shared browser and removes its sessions\' dirs', async () => {
   fixture = await startFixtureServer();

@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import {
   assert, startFixtureServer, openGlassbox, ok, callTool, sc, textOf, chromiumPids, pollUntil, REPO_ROOT,
-  runEntries,
+  runEntries, closeGently,
 } from '../e2e/lib.mjs';
 
 let fixture;
@@ -52,23 +52,6 @@ async function firstFailure(client, calls) {
     if (r.isError) return r;
   }
   return null;
-}
-
-/* Ends glassbox as a client going away does (stdin closed), and waits for
- * its exit however long its cleanup takes on a loaded machine (the SDK's
- * close() would SIGKILL it after 4 s, which is what orphans are made of). */
-async function closeGently(gb) {
-  const pid = gb.pid;
-  gb.transport._process?.stdin?.end();
-  await pollUntil(() => {
-    try {
-      process.kill(pid, 0);
-      return false;
-    } catch {
-      return true;
-    }
-  }, { deadlineMs: 60000 });
-  await gb.close();
 }
 
 async function expectNoChromium(...gbs) {

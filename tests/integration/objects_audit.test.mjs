@@ -9,30 +9,19 @@
  * tail.
  */
 import { test, before, after } from 'node:test';
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { assert, startFixtureServer, ok, glassboxBin, newDataDir, REPO_ROOT } from '../e2e/lib.mjs';
-import { startS3 } from '../e2e/s3_server.mjs';
-import { startServe } from './serve_helpers.mjs';
+import { assert, ok, newDataDir } from '../e2e/lib.mjs';
+import { replicaEnv, shareSecret } from './replica_helpers.mjs';
 
+const env = replicaEnv();
 let fixture;
 let s3;
 let work;
 let storeCfg;
 let pubkey;
 
-function run(args) {
-  return new Promise((resolve) => {
-    const p = spawn(glassboxBin(), args, { cwd: REPO_ROOT, env: { ...process.env, GLASSBOX_DATA_DIR: work } });
-    let out = '';
-    let err = '';
-    p.stdout.on('data', (d) => (out += d));
-    p.stderr.on('data', (d) => (err += d));
-    p.on('exit', (code) => resolve({ code, out, err }));
-  });
-}
-
+const run = (args) => env.run(args);
 const verify = (...more) => run(['audit', 'verify', '--store', storeCfg, '--pubkey', pubkey, ...more]);
 
 /* Keys in the bucket (through glassbox objects, signed like the service's requests). */
@@ -58,31 +47,17 @@ function deleteObject(key) {
 }
 
 before(async () => {
-  fixture = await startFixtureServer();
-  s3 = await startS3({ bucket: 'trail' });
-  work = newDataDir('glassbox-merged-');
-  fs.writeFileSync(path.join(work, 'akid'), s3.accessKeyId + '\n', { mode: 0o600 });
-  fs.writeFileSync(path.join(work, 'secret'), s3.secretAccessKey + '\n', { mode: 0o600 });
+  await env.start({ bucket: 'trail', prefix: 'gb/', workPrefix: 'glassbox-merged-' });
+  ({ fixture, s3, work, storeConfig: storeCfg } = env);
 });
 
-after(async () => {
-  if (fixture) await fixture.close();
-  if (s3) await s3.stop();
-  if (work) fs.rmSync(work, { recursive: true, force: true });
-});
+after(() => env.stop());
 
 test('two replicas ship their chains; the merged trail verifies from the store alone and names what was removed or altered', async () => {
-  const objectStore = {
-    s3: { endpoint: s3.endpoint, bucket: 'trail', path_style: true, prefix: 'gb/', access_key_id_file: path.join(work, 'akid'), secret_access_key_file: path.join(work, 'secret') },
-  };
-  storeCfg = path.join(work, 'store.json');
-  fs.writeFileSync(storeCfg, JSON.stringify({ object_store: objectStore }), { mode: 0o600 });
-
   // replica r1 creates the audit key; r2 gets a copy (as both would mount one Secret)
-  const r1 = await startServe({ tenants: { acme: {}, beta: {} }, extra: { object_store: objectStore, replica: { id: 'r1', audit_ship_interval_ms: 200 } } });
-  const r2dir = newDataDir('glassbox-merged-r2-');
-  fs.cpSync(path.join(r1.dataDir, 'keys'), path.join(r2dir, 'keys'), { recursive: true });
-  const r2 = await startServe({ dataDir: r2dir, tenants: { acme: {}, beta: {} }, tokens: r1.tokens, extra: { object_store: objectStore, replica: { id: 'r2', audit_ship_interval_ms: 200 } } });
+  const r1 = await env.startReplica('r1', { tenants: { acme: {}, beta: {} }, replica: { audit_ship_interval_ms: 200 } });
+  const r2dir = shareSecret(r1.dataDir, newDataDir('glassbox-merged-r2-'));
+  const r2 = await env.startReplica('r2', { dataDir: r2dir, tenants: { acme: {}, beta: {} }, tokens: r1.tokens, replica: { audit_ship_interval_ms: 200 } });
   pubkey = path.join(work, 'audit.pub');
   fs.copyFileSync(path.join(r1.dataDir, 'keys', 'audit.pub'), pubkey);
 

@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import {
   assert, startFixtureServer, openGlassbox, newDataDir, ok, sc, chromiumPids, pollUntil,
-  runEntries,
+  runEntries, closeGently, pidAlive as alive,
 } from '../e2e/lib.mjs';
 
 let fixture;
@@ -32,32 +32,6 @@ function dirsOwnedBy(pid) {
       return false;
     }
   }).map((d) => path.join(run, d));
-}
-
-/* Ends glassbox as a client going away does (stdin closed), and waits for
- * its exit however long its cleanup takes on a loaded machine (the SDK's
- * close() would SIGKILL it after 4 s, which is what orphans are made of). */
-async function closeGently(gb) {
-  const pid = gb.pid;
-  gb.transport._process?.stdin?.end();
-  await pollUntil(() => {
-    try {
-      process.kill(pid, 0);
-      return false;
-    } catch {
-      return true;
-    }
-  }, { deadlineMs: 60000 });
-  await gb.close();
-}
-
-function alive(pid) {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 test('the next start removes what a killed glassbox left, not what a live one uses', async () => {

@@ -30,6 +30,7 @@ import {
   pollUntil,
   evaluate,
 } from '../e2e/lib.mjs';
+import { signIn, account as accountPage } from './profile_helpers.mjs';
 
 let fixture;
 let dataDir;
@@ -65,20 +66,8 @@ async function openProfile(client, args) {
   return callTool(client, 'browser_session', { action: 'open', user: 'alice', ...args });
 }
 
-async function login(client) {
-  await ok(client, 'browser_navigate', { url: url('/profile/login.html') });
-  await ok(client, 'browser_type', { target: 'input[name=user]', text: 'alice' });
-  await ok(client, 'browser_type', { target: 'input[name=password]', text: 'correct horse' });
-  const r = await ok(client, 'browser_click', { target: 'button[type=submit]' });
-  assert.equal(sc(r).title, 'Account', dump(r));
-}
-
-/* The account page as the browser sees it: {title, text}. */
-async function account(client) {
-  const r = await ok(client, 'browser_navigate', { url: url('/profile/account') });
-  const text = await evaluate(client, '() => document.body.innerText');
-  return { title: sc(r).title, text };
-}
+const login = (client) => signIn(client, fixture.url);
+const account = (client) => accountPage(client, fixture.url);
 
 /* The pid of the Chromium browser process glassbox (pid) started: its
  * child whose command line has a user-data-dir and no --type (helpers). */

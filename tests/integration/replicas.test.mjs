@@ -18,14 +18,11 @@
  * in PostgreSQL still says it was written).
  */
 import { test, before, after } from 'node:test';
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { assert, Client, StreamableHTTPClientTransport, startFixtureServer, ok, callTool, sc, dump, pollUntil, glassboxBin, newDataDir, REPO_ROOT, chromiumPids } from '../e2e/lib.mjs';
-import { startS3 } from '../e2e/s3_server.mjs';
+import { assert, Client, StreamableHTTPClientTransport, ok, callTool, sc, dump, pollUntil, newDataDir, chromiumPids, pidAlive as alive } from '../e2e/lib.mjs';
 import { startHaproxy, freePort } from '../e2e/haproxy.mjs';
-import { startServe } from './serve_helpers.mjs';
-import { startPostgres } from './postgres_helpers.mjs';
+import { replicaEnv, shareSecret } from './replica_helpers.mjs';
 import { GATES_POLICY, buttonRef, seen, approvals, decide, assertApprovalRequired, assertApprovalRefused } from './gates_helpers.mjs';
 
 // acme runs under the shipped gates policy (deleting orders needs a person's approval), with
@@ -34,13 +31,13 @@ const ACME_POLICY = JSON.parse(fs.readFileSync(GATES_POLICY, 'utf8'));
 ACME_POLICY.risk = { ...ACME_POLICY.risk, approval_ttl_seconds: 600 };
 const DELETE = 'POST /orders/delete';
 
+const env = replicaEnv();
+const replicas = env.replicas;
 let fixture;
 let pg;
 let s3;
-let lb;
 let work;
-let objectStore;
-const replicas = {};
+let lb;
 const ports = {};
 const clients = [];
 
@@ -55,7 +52,7 @@ let adminToken;
 /* Starts (or restarts) replica name on its fixed ports and data dir. */
 async function startReplica(name) {
   const first = !tokens;
-  const svc = await startServe({
+  const svc = await env.startReplica(name, {
     tenants: { acme: { policy: ACME_POLICY }, beta: {} },
     admin: true,
     dataDir: ports[name].dataDir,
@@ -63,14 +60,12 @@ async function startReplica(name) {
     adminPort: ports[name].adminPort,
     tokens,
     adminToken,
-    store: { postgres: pg.url },
-    extra: { object_store: objectStore, replica: { id: name, drain_s: 120, audit_ship_interval_ms: 300 } },
+    replica: { drain_s: 120, audit_ship_interval_ms: 300 },
   });
   if (first) {
     tokens = svc.tokens;
     adminToken = svc.adminToken;
   }
-  replicas[name] = svc;
   return svc;
 }
 
@@ -99,39 +94,15 @@ async function post(url, tenant, body, headers = {}) {
   return { status: res.status, text, json };
 }
 
-function run(args) {
-  return new Promise((resolve) => {
-    const p = spawn(glassboxBin(), args, { cwd: REPO_ROOT, env: { ...process.env, GLASSBOX_DATA_DIR: work } });
-    let out = '';
-    let err = '';
-    p.stdout.on('data', (d) => (out += d));
-    p.stderr.on('data', (d) => (err += d));
-    p.on('exit', (code) => resolve({ code, out, err }));
-  });
-}
-
-const alive = (pid) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
+const run = (args) => env.run(args);
 
 before(async () => {
-  pg = await startPostgres();
-  fixture = await startFixtureServer();
-  s3 = await startS3({ bucket: 'replicas' });
-  work = newDataDir('glassbox-replicas-');
-  fs.writeFileSync(path.join(work, 'akid'), s3.accessKeyId + '\n', { mode: 0o600 });
-  fs.writeFileSync(path.join(work, 'secret'), s3.secretAccessKey + '\n', { mode: 0o600 });
-  objectStore = { s3: { endpoint: s3.endpoint, bucket: 'replicas', path_style: true, access_key_id_file: path.join(work, 'akid'), secret_access_key_file: path.join(work, 'secret') } };
-  fs.writeFileSync(path.join(work, 'store.json'), JSON.stringify({ object_store: objectStore, store: { postgres: pg.url } }), { mode: 0o600 });
+  await env.start({ postgres: true, bucket: 'replicas' });
+  ({ fixture, pg, s3, work } = env);
   for (const name of ['r1', 'r2', 'r3']) ports[name] = { port: await freePort(), adminPort: await freePort(), dataDir: newDataDir(`glassbox-replica-${name}-`) };
   await startReplica('r1');
   // one audit key for all replicas, as one Kubernetes Secret would give them
-  for (const name of ['r2', 'r3']) fs.cpSync(path.join(ports.r1.dataDir, 'keys'), path.join(ports[name].dataDir, 'keys'), { recursive: true });
+  for (const name of ['r2', 'r3']) shareSecret(ports.r1.dataDir, ports[name].dataDir);
   await startReplica('r2');
   await startReplica('r3');
   lb = await startHaproxy(ports);
@@ -140,15 +111,7 @@ before(async () => {
 after(async () => {
   for (const c of clients) await end(c);
   if (lb) await lb.stop();
-  for (const svc of Object.values(replicas)) {
-    await svc.stop('SIGTERM');
-    svc.killLeftovers();
-    svc.removeDataDir();
-  }
-  if (fixture) await fixture.close();
-  if (s3) await s3.stop();
-  if (pg) await pg.stop();
-  if (work) fs.rmSync(work, { recursive: true, force: true });
+  await env.stop();
 });
 
 const sessions = [];
@@ -310,7 +273,7 @@ test('audit verify --store passes over the merged trail of the three replicas an
   }
   const pub = path.join(work, 'audit.pub');
   fs.copyFileSync(path.join(ports.r1.dataDir, 'keys', 'audit.pub'), pub);
-  const store = path.join(work, 'store.json');
+  const store = env.storeConfig;
   let r = await run(['audit', 'verify', '--store', store, '--pubkey', pub]);
   assert.equal(r.code, 0, r.out + r.err);
   const verified = r.out.split('\n').filter((l) => /chain verified/.test(l));

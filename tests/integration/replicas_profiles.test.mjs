@@ -20,53 +20,33 @@
  */
 import { test, before, after } from 'node:test';
 import fs from 'node:fs';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import path from 'node:path';
-import { assert, startFixtureServer, callTool, ok, sc, dump, textOf, assertToolError, newDataDir, listFiles, filesContaining, evaluate, glassboxBin } from '../e2e/lib.mjs';
-import { startS3 } from '../e2e/s3_server.mjs';
-import { startServe } from './serve_helpers.mjs';
-import { startPostgres } from './postgres_helpers.mjs';
+import { assert, callTool, ok, sc, dump, textOf, assertToolError, newDataDir, listFiles, filesContaining, glassboxBin } from '../e2e/lib.mjs';
+import { replicaEnv, shareSecret } from './replica_helpers.mjs';
+import { signIn, account } from './profile_helpers.mjs';
 
+const env = replicaEnv();
+const replicas = env.replicas;
 let fixture;
 let pg;
 let s3;
 let work;
-let objectStore;
-const replicas = {};
 const sessions = {};
 
 const url = (p) => fixture.url + p;
 
 /* Starts replica name on its own data dir (keys: the shared Secret's). */
-async function startReplica(name, dataDir, tokens) {
-  const svc = await startServe({
-    tenants: { acme: {} },
-    dataDir,
-    tokens,
-    store: { postgres: pg.url },
-    extra: { object_store: objectStore, replica: { id: name, audit_ship_interval_ms: 500 } },
-  });
-  replicas[name] = svc;
-  return svc;
+function startReplica(name, dataDir, tokens) {
+  return env.startReplica(name, { tenants: { acme: {} }, dataDir, tokens, replica: { audit_ship_interval_ms: 500 } });
 }
 
 function openProfile(client, args = {}) {
   return callTool(client, 'browser_session', { action: 'open', profile: 'shared', user: 'alice', ...args });
 }
 
-async function login(client) {
-  await ok(client, 'browser_navigate', { url: url('/profile/login.html') });
-  await ok(client, 'browser_type', { target: 'input[name=user]', text: 'alice' });
-  await ok(client, 'browser_type', { target: 'input[name=password]', text: 'correct horse' });
-  const r = await ok(client, 'browser_click', { target: 'button[type=submit]' });
-  assert.equal(sc(r).title, 'Account', dump(r));
-}
-
-/* The account page as the browser sees it. */
-async function accountText(client) {
-  await ok(client, 'browser_navigate', { url: url('/profile/account') });
-  return evaluate(client, '() => document.body.innerText');
-}
+const login = (client) => signIn(client, fixture.url);
+const accountText = async (client) => (await account(client, fixture.url)).text;
 
 /* The profile's row in PostgreSQL. */
 function row() {
@@ -77,30 +57,17 @@ function row() {
 }
 
 /* `glassbox profile ARGS --store store.json` on data dir dir: {status,
- * stdout, stderr}. Not spawnSync: the S3 server's front runs in this
- * process. */
-function profileCli(dir, args) {
-  return new Promise((resolve) => {
-    const p = spawn(glassboxBin(), ['profile', ...args, '--store', path.join(work, 'store.json'), '--tenant', 'acme', '--user', 'alice', '--data-dir', dir], { env: { ...process.env, GLASSBOX_STORE_POSTGRES: '' } });
-    let stdout = '';
-    let stderr = '';
-    p.stdout.on('data', (d) => (stdout += d));
-    p.stderr.on('data', (d) => (stderr += d));
-    p.on('exit', (status) => resolve({ status, stdout, stderr }));
-  });
+ * stdout, stderr}. */
+async function profileCli(dir, args) {
+  const r = await env.run(['profile', ...args, '--store', env.storeConfig, '--tenant', 'acme', '--user', 'alice', '--data-dir', dir], { GLASSBOX_STORE_POSTGRES: '' });
+  return { status: r.code, stdout: r.out, stderr: r.err };
 }
 
 const sealedFiles = (dataDir) => listFiles(path.join(dataDir, 'tenants')).filter((f) => f.endsWith('.sealed'));
 
 before(async () => {
-  pg = await startPostgres();
-  fixture = await startFixtureServer();
-  s3 = await startS3({ bucket: 'profiles' });
-  work = newDataDir('glassbox-replica-profiles-');
-  fs.writeFileSync(path.join(work, 'akid'), s3.accessKeyId + '\n', { mode: 0o600 });
-  fs.writeFileSync(path.join(work, 'secret'), s3.secretAccessKey + '\n', { mode: 0o600 });
-  objectStore = { s3: { endpoint: s3.endpoint, bucket: 'profiles', path_style: true, access_key_id_file: path.join(work, 'akid'), secret_access_key_file: path.join(work, 'secret') } };
-  fs.writeFileSync(path.join(work, 'store.json'), JSON.stringify({ object_store: objectStore, store: { postgres: pg.url } }), { mode: 0o600 });
+  await env.start({ postgres: true, bucket: 'profiles', workPrefix: 'glassbox-replica-profiles-' });
+  ({ fixture, pg, s3, work } = env);
   // the keys as docs/deploy.md makes them (glassbox keys init), then the
   // second replica gets the master key and the audit key pair, as one
   // Kubernetes Secret gives them; no tenant key, no profile
@@ -108,25 +75,14 @@ before(async () => {
   const init = spawnSync(glassboxBin(), ['keys', 'init'], { env: { ...process.env, GLASSBOX_DATA_DIR: dir1 }, encoding: 'utf8' });
   assert.equal(init.status, 0, init.stdout + init.stderr);
   const r1 = await startReplica('r1', dir1);
-  const dir2 = newDataDir('glassbox-replica-p2-');
-  fs.mkdirSync(path.join(dir2, 'keys'), { mode: 0o700 });
-  for (const f of fs.readdirSync(path.join(dir1, 'keys')))
-    if (fs.statSync(path.join(dir1, 'keys', f)).isFile()) fs.copyFileSync(path.join(dir1, 'keys', f), path.join(dir2, 'keys', f));
+  const dir2 = shareSecret(dir1, newDataDir('glassbox-replica-p2-'));
   assert.ok(fs.existsSync(path.join(dir2, 'keys', 'master.key')));
   await startReplica('r2', dir2, r1.tokens);
   for (const name of ['r1', 'r2']) sessions[name] = await replicas[name].connect('acme');
 });
 
 after(async () => {
-  for (const svc of Object.values(replicas)) {
-    await svc.stop('SIGTERM');
-    svc.killLeftovers();
-    svc.removeDataDir();
-  }
-  if (fixture) await fixture.close();
-  if (s3) await s3.stop();
-  if (pg) await pg.stop();
-  if (work) fs.rmSync(work, { recursive: true, force: true });
+  await env.stop();
 });
 
 let winner;
@@ -278,7 +234,6 @@ test('the object store down: an open says it cannot reach it and holds nothing, 
   let r = await openProfile(holder);
   assert.equal(sc(r).profile?.version, 3, dump(r));
   await s3.stop();
-  s3 = null;
   r = await callTool(holder, 'browser_session', { action: 'close' });
   assert.equal(sc(r).error?.code, 'profile_not_saved', dump(r));
   assert.equal(sc(r).profile_closed.saved, false, dump(r));

@@ -11,6 +11,7 @@ import {
   ElicitRequestSchema, REPO_ROOT,
 } from '../e2e/lib.mjs';
 import { startServe, INIT } from './serve_helpers.mjs';
+import { signIn, account } from './profile_helpers.mjs';
 
 let fixture;
 let svc;
@@ -242,16 +243,8 @@ test('admin: sessions listed and killed, approvals, metrics; its own token', asy
 });
 
 test('a profile is sealed when its session is DELETEd, and not when an admin kills the session', async () => {
-  const login = async (client, user) => {
-    await ok(client, 'browser_navigate', { url: fixture.url + '/profile/login.html' });
-    await ok(client, 'browser_type', { target: 'input[name=user]', text: user });
-    await ok(client, 'browser_type', { target: 'input[name=password]', text: 'correct horse' });
-    await ok(client, 'browser_click', { target: 'button[type=submit]' });
-  };
-  const signedInAs = async (client) => {
-    await ok(client, 'browser_navigate', { url: fixture.url + '/profile/account' });
-    return sc(await ok(client, 'browser_evaluate', { function: '() => document.body.innerText' })).result;
-  };
+  const login = (client, user) => signIn(client, fixture.url, user);
+  const signedInAs = async (client) => (await account(client, fixture.url)).text;
   /* a closing session still holds its profile while it seals it: retry as a client would */
   const open = async (client) => {
     let r;

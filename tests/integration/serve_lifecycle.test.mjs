@@ -10,7 +10,7 @@ import { test, before, after } from 'node:test';
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { assert, startFixtureServer, ok, callTool, sc, textOf, pollUntil, glassboxBin, newDataDir } from '../e2e/lib.mjs';
+import { assert, startFixtureServer, ok, callTool, sc, textOf, pollUntil, glassboxBin, newDataDir, pidAlive as alive } from '../e2e/lib.mjs';
 import { startServe, INIT, sha256hex } from './serve_helpers.mjs';
 
 let fixture;
@@ -134,7 +134,6 @@ test('kill -9 drill: the next start ends the browsers the killed run left, and w
   const r = await first.stop('SIGKILL');
   assert.equal(r.signal, 'SIGKILL');
   const orphans = first.chromiums();
-  const alive = (pid) => { try { process.kill(pid, 0); return true; } catch { return false; } };
   await new Promise((resolve) => setTimeout(resolve, 1000));
   assert.ok(orphans.length > 0 && orphans.some(alive), 'a killed glassbox leaves its browser behind');
 

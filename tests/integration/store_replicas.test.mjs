@@ -13,48 +13,39 @@ import { test, before, after } from 'node:test';
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { assert, startFixtureServer, ok, callTool, sc, textOf, pollUntil, glassboxBin, newDataDir } from '../e2e/lib.mjs';
+import { assert, ok, callTool, sc, textOf, pollUntil, glassboxBin, newDataDir } from '../e2e/lib.mjs';
 import {
   GATES_POLICY, approvals, decide, seen, buttonRef, assertApprovalRequired, assertApprovalRefused,
 } from './gates_helpers.mjs';
-import { startServe } from './serve_helpers.mjs';
-import { startPostgres } from './postgres_helpers.mjs';
+import { replicaEnv } from './replica_helpers.mjs';
 
 const DELETE = 'POST /orders/delete';
 // the shipped gates policy, with approvals that outlive a slow machine
 const POLICY = { ...JSON.parse(fs.readFileSync(GATES_POLICY, 'utf8')) };
 POLICY.risk = { ...POLICY.risk, approval_ttl_seconds: 600 };
 
+const env = replicaEnv();
+const replicas = env.replicas;
 let pg;
 let fixture;
-const replicas = [];
 
-async function startReplica(name, dataDir) {
-  const svc = await startServe({
+/* The replica's id from GLASSBOX_REPLICA_ID, not from its config. */
+function startReplica(name, dataDir) {
+  return env.startReplica(name, {
     tenants: { acme: { policy: POLICY } },
     admin: true,
-    store: { postgres: pg.url },
     env: { GLASSBOX_REPLICA_ID: name },
     dataDir,
+    replica: false,
   });
-  replicas.push(svc);
-  return svc;
 }
 
 before(async () => {
-  pg = await startPostgres();
-  fixture = await startFixtureServer();
+  await env.start({ postgres: true, workPrefix: 'glassbox-store-replicas-' });
+  ({ pg, fixture } = env);
 });
 
-after(async () => {
-  for (const svc of replicas) {
-    await svc.stop('SIGTERM');
-    svc.killLeftovers();
-    svc.removeDataDir();
-  }
-  if (fixture) await fixture.close();
-  if (pg) await pg.stop();
-});
+after(() => env.stop());
 
 test('an approval granted through replica 1 is spent on replica 2 exactly once', async () => {
   const r1 = await startReplica('replica-1');
@@ -122,8 +113,8 @@ test('an approval granted through replica 1 is spent on replica 2 exactly once',
 });
 
 test('an operation acting when its replica is killed is unknown in the shared ledger', async () => {
-  const r1 = replicas[0];
-  const r2 = replicas[1];
+  const r1 = replicas['replica-1'];
+  const r2 = replicas['replica-2'];
   const agent = await r2.connect('acme');
   await ok(agent.client, 'browser_navigate', { url: fixture.url + '/gates/orders.html' });
   // acting for a minute, unless its replica dies first

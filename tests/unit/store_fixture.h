@@ -13,11 +13,13 @@
 #include "store/sql.h"
 #include "store/store.h"
 
+#include <ftw.h>
 #include <libpq-fe.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static char store_fixture_schema[64];
@@ -102,6 +104,34 @@ static inline void store_fixture_end(void)
 	snprintf(sql, sizeof(sql), "DROP SCHEMA %s CASCADE", store_fixture_schema);
 	store_fixture_pg_exec(store_fixture_server(), sql);
 	store_fixture_schema[0] = '\0';
+}
+
+/* Makes a fresh data dir /tmp/gb-<name>-XXXXXX into dir (dirlen bytes)
+ * and points the process's stores at it (store_fixture_begin). Returns 0,
+ * or -1. */
+static inline int store_fixture_tmpdir(const char *name, char *dir, size_t dirlen)
+{
+	snprintf(dir, dirlen, "/tmp/gb-%s-XXXXXX", name);
+	if (!mkdtemp(dir))
+		return -1;
+	return store_fixture_begin(dir);
+}
+
+static inline int store_fixture_rm_entry(const char *path, const struct stat *sb, int flag,
+                                         struct FTW *ftw)
+{
+	(void)sb;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+/* Ends what store_fixture_tmpdir began (store_fixture_end) and removes dir
+ * with everything below it; the stores on it are closed already. */
+static inline void store_fixture_tmpdir_remove(const char *dir)
+{
+	store_fixture_end();
+	nftw(dir, store_fixture_rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 /* Runs sql in the test's database directly, as another program would.

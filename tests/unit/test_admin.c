@@ -15,7 +15,6 @@
 #include "store/store.h"
 
 #include <fcntl.h>
-#include <ftw.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,22 +34,13 @@ struct fixture {
 	struct policy_admin *admin;
 };
 
-static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	(void)sb;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
 static int setup(void **state)
 {
 	struct fixture *fx = calloc(1, sizeof(*fx));
 	struct policy_admin_options o = { 0 };
 	char err[512] = "";
 
-	snprintf(fx->dir, sizeof(fx->dir), "/tmp/gb-admin-XXXXXX");
-	if (!mkdtemp(fx->dir) || store_fixture_begin(fx->dir) < 0)
+	if (store_fixture_tmpdir("admin", fx->dir, sizeof(fx->dir)) < 0)
 		return -1;
 	if (store_open(fx->dir, &fx->st, err, sizeof(err)) != 0)
 		fail_msg("store_open: %s", err);
@@ -69,8 +59,7 @@ static int teardown(void **state)
 
 	policy_admin_stop(fx->admin);
 	store_close(fx->st);
-	store_fixture_end();
-	nftw(fx->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	store_fixture_tmpdir_remove(fx->dir);
 	free(fx);
 	return 0;
 }

@@ -1182,9 +1182,43 @@ static void test_cli(void **state)
 	assert_int_equal(run_cli(evid_cli_audit, f->data, "audit", NULL), 2);
 }
 
+/* The audit trail and the evidence store refuse a data dir that is not
+ * set or too long the same way, naming what to do, and open nothing. */
+static void test_open_refuses_bad_data_dir(void **state)
+{
+	struct evid_audit *a = (struct evid_audit *)1;
+	struct evid_store *s = (struct evid_store *)1;
+	char long_dir[3700];
+	char err[512];
+
+	(void)state;
+	memset(long_dir, 'd', sizeof(long_dir) - 1);
+	long_dir[0] = '/';
+	long_dir[sizeof(long_dir) - 1] = '\0';
+	err[0] = '\0';
+	assert_int_equal(evid_audit_open("", &a, err, sizeof(err)), -EVID_EINVAL);
+	assert_null(a);
+	assert_string_equal(err, "the data dir is not set: give one");
+	err[0] = '\0';
+	assert_int_equal(evid_store_open_err(NULL, &s, err, sizeof(err)), -EVID_EINVAL);
+	assert_null(s);
+	assert_string_equal(err, "the data dir is not set: give one");
+	a = (struct evid_audit *)1;
+	err[0] = '\0';
+	assert_int_equal(evid_audit_open(long_dir, &a, err, sizeof(err)), -EVID_EINVAL);
+	assert_null(a);
+	assert_non_null(strstr(err, "longer than 3584 bytes: choose a shorter one"));
+	s = (struct evid_store *)1;
+	err[0] = '\0';
+	assert_int_equal(evid_store_open_err(long_dir, &s, err, sizeof(err)), -EVID_EINVAL);
+	assert_null(s);
+	assert_non_null(strstr(err, "longer than 3584 bytes: choose a shorter one"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_open_refuses_bad_data_dir),
 		cmocka_unit_test_setup_teardown(test_trail_verifies, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_drill_edit_one_byte, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_drill_edit_breaks_json, setup, teardown),

@@ -11,7 +11,6 @@
 #include "store_fixture.h"
 #include "policy/gate.h"
 
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,14 +23,6 @@ struct fixture {
 	struct policy_risk *rules;
 };
 
-static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	(void)sb;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
 static int setup(void **state)
 {
 	struct fixture *fx = calloc(1, sizeof(*fx));
@@ -41,8 +32,7 @@ static int setup(void **state)
 	                         0, NULL);
 	char err[512] = "";
 
-	snprintf(fx->dir, sizeof(fx->dir), "/tmp/gb-gate-XXXXXX");
-	if (!mkdtemp(fx->dir) || store_fixture_begin(fx->dir) < 0)
+	if (store_fixture_tmpdir("gate", fx->dir, sizeof(fx->dir)) < 0)
 		return -1;
 	if (store_open(fx->dir, &fx->st, err, sizeof(err)) != 0)
 		fail_msg("store_open: %s", err);
@@ -59,8 +49,7 @@ static int teardown(void **state)
 
 	policy_risk_free(fx->rules);
 	store_close(fx->st);
-	store_fixture_end();
-	nftw(fx->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	store_fixture_tmpdir_remove(fx->dir);
 	free(fx);
 	return 0;
 }

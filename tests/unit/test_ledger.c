@@ -13,7 +13,6 @@
 #include "store/store.h"
 #include "store_fixture.h"
 
-#include <ftw.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,14 +26,6 @@ struct fixture {
 	struct store *st;
 	char hash[STORE_HASH_MAX + 1];
 };
-
-static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	(void)sb;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
 
 static struct store *open_store(const char *dir)
 {
@@ -51,8 +42,7 @@ static int setup(void **state)
 	struct fixture *fx = calloc(1, sizeof(*fx));
 	json_t *args = json_pack("{s:s, s:s}", "target", "e12", "element", "Delete button");
 
-	snprintf(fx->dir, sizeof(fx->dir), "/tmp/gb-ledger-XXXXXX");
-	if (!mkdtemp(fx->dir) || store_fixture_begin(fx->dir) < 0)
+	if (store_fixture_tmpdir("ledger", fx->dir, sizeof(fx->dir)) < 0)
 		return -1;
 	fx->st = open_store(fx->dir);
 	if (store_args_hash(args, fx->hash) != 0)
@@ -67,8 +57,7 @@ static int teardown(void **state)
 	struct fixture *fx = *state;
 
 	store_close(fx->st);
-	store_fixture_end();
-	nftw(fx->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	store_fixture_tmpdir_remove(fx->dir);
 	free(fx);
 	return 0;
 }

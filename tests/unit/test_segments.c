@@ -15,7 +15,6 @@
 #include "store/store.h"
 #include "store_fixture.h"
 
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,14 +29,6 @@ struct fixture {
 	char dir[64];
 	struct store *st;
 };
-
-static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	(void)sb;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
 
 /* Opens a handle as replica (the fixture's database). */
 static struct store *open_as(const char *dir, const char *replica)
@@ -59,8 +50,7 @@ static int setup(void **state)
 {
 	struct fixture *fx = calloc(1, sizeof(*fx));
 
-	snprintf(fx->dir, sizeof(fx->dir), "/tmp/gb-segments-XXXXXX");
-	if (!mkdtemp(fx->dir) || store_fixture_begin(fx->dir) < 0)
+	if (store_fixture_tmpdir("segments", fx->dir, sizeof(fx->dir)) < 0)
 		return -1;
 	fx->st = open_as(fx->dir, "replica-1");
 	*state = fx;
@@ -72,8 +62,7 @@ static int teardown(void **state)
 	struct fixture *fx = *state;
 
 	store_close(fx->st);
-	store_fixture_end();
-	nftw(fx->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	store_fixture_tmpdir_remove(fx->dir);
 	free(fx);
 	return 0;
 }
