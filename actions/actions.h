@@ -174,6 +174,11 @@ struct act_config {
 	int no_code;        /* answers show no "### Ran Playwright code" */
 	int code_lang;      /* the language of that code: 0 TypeScript, 1 Python, 2 Java, 3 C# */
 	int snapshot_boxes; /* snapshots show each element's [box=x,y,width,height] */
+	/* 1: tools/list declares no outputSchema and results carry no
+	 * structuredContent, as Playwright MCP answers (--no-structured-content;
+	 * the policy's "structured_content": false does the same); 0 (default):
+	 * both, as glassbox's own clients read them. */
+	int no_structured_content;
 	/* The tenant's policy (borrowed, read at act_session_new): {"egress": {...}
 	 * (policy/egress.h), "require_evidence": bool, "before_screenshots":
 	 * bool}; NULL = defaults. */
