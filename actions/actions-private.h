@@ -112,6 +112,7 @@ struct act_session {
 	int navigation_timeout_ms; /* 0 = action_timeout_ms (immutable) */
 	int no_code;               /* answers show no code (immutable) */
 	int snapshot_boxes;        /* snapshots show [box=...] (immutable) */
+	int omit_images;           /* answers carry no image items (immutable) */
 	int code_lang;             /* enum act_code_lang of the code shown (immutable) */
 	char *user_agent;          /* NULL = Chromium's (immutable) */
 	char *grant_permissions;   /* NULL = none (immutable) */
@@ -699,6 +700,11 @@ int act_fail(struct act_ctx *ctx, const char *code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* Milliseconds left before the call's deadline (at least 1). */
 int act_left_ms(const struct act_ctx *ctx);
+/* Marks the call failed with code "timeout": "Timeout Nms exceeded. "
+ * (Playwright's words, N the call's whole time allowed), then the
+ * message; returns -1. */
+int act_fail_timeout(struct act_ctx *ctx, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 /* A CDP call on behalf of the action: fails the action with a message
  * naming what was being done when it fails. */
 int act_cdp(struct act_ctx *ctx, const char *session_id, const char *method, json_t *params,

@@ -179,6 +179,10 @@ struct act_config {
 	 * the policy's "structured_content": false does the same); 0 (default):
 	 * both, as glassbox's own clients read them. */
 	int no_structured_content;
+	/* 1: screenshots are not returned as image items (Playwright MCP's
+	 * --image-responses omit); they are still kept as evidence and
+	 * written to the output dir. 0 (default): returned. */
+	int omit_images;
 	/* The tenant's policy (borrowed, read at act_session_new): {"egress": {...}
 	 * (policy/egress.h), "require_evidence": bool, "before_screenshots":
 	 * bool}; NULL = defaults. */

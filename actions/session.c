@@ -181,6 +181,7 @@ int act_session_new(const struct act_config *cfg, struct act_session **out, char
 	s->navigation_timeout_ms = cfg->navigation_timeout_ms;
 	s->no_code = cfg->no_code;
 	s->snapshot_boxes = cfg->snapshot_boxes;
+	s->omit_images = cfg->omit_images;
 	s->code_lang = cfg->code_lang;
 	s->user_agent = dup_or_null(cfg->user_agent);
 	s->grant_permissions = dup_or_null(cfg->grant_permissions);

@@ -53,6 +53,7 @@ struct cli_pw {
 	int code_lang;             /* --codegen: enum act_code_lang, -1 unset ($PW_LANG_NAME) */
 	int no_structured_content; /* --no-structured-content */
 	int vision;                /* --vision: the "vision" group, as --caps vision */
+	int omit_images;           /* --image-responses omit */
 };
 
 void cli_pw_init(struct cli_pw *o);

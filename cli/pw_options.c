@@ -204,6 +204,10 @@ static int apply(const char *command, const char *name, const char *v, struct cl
 		}
 	} else if (!strcmp(name, "snapshot-boxes")) {
 		o->snapshot_boxes = 1;
+	} else if (!strcmp(name, "image-responses")) {
+		if (!v || (strcmp(v, "allow") != 0 && strcmp(v, "omit") != 0))
+			goto bad_value;
+		o->omit_images = !strcmp(v, "omit");
 	} else if (!strcmp(name, "no-structured-content")) {
 		o->no_structured_content = 1;
 	} else if (!strcmp(name, "vision")) {
@@ -404,6 +408,9 @@ int cli_pw_config(const char *path, json_t *cfg, struct cli_pw *o)
 				if (apply("mcp", "timeout-navigation", num, o) < 0)
 					return -1;
 			}
+		} else if (!strcmp(key, "imageResponses") && json_is_string(v)) {
+			if (apply("mcp", "image-responses", json_string_value(v), o) < 0)
+				return -1;
 		} else if (!strcmp(key, "codegen") && json_is_string(v)) {
 			if (apply("mcp", "codegen", json_string_value(v), o) < 0)
 				return -1;
@@ -449,4 +456,5 @@ void cli_pw_fill(const struct cli_pw *o, struct act_config *cfg)
 	                     : 0;
 	cfg->snapshot_boxes = o->snapshot_boxes;
 	cfg->no_structured_content = o->no_structured_content;
+	cfg->omit_images = o->omit_images;
 }

@@ -205,7 +205,9 @@ static int screenshot_run(struct act_ctx *ctx)
 		gb_buf_appendf(&ctx->result, "- [Screenshot of %s](%s)", what, link);
 	if (!ctx->as->no_code)
 		screenshot_code(ctx, type, link[0] ? link : "page.png", what, full);
-	if (!filename) /* asked to save it: the image stays in the file, as Playwright MCP does */
+	/* asked to save it: the image stays in the file, as Playwright MCP
+	 * does; and none when the server omits images */
+	if (!filename && !ctx->as->omit_images)
 		json_array_insert_new(ctx->content, 0,
 		                      json_pack("{s:s, s:s+, s:s}", "type", "image", "mimeType",
 		                                "image/", type, "data", shown));
