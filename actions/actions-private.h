@@ -451,12 +451,24 @@ void act_code_probe(struct act_ctx *ctx);
 void act_code_target_of(const struct act_ctx *ctx, struct act_code_target *t);
 
 /* code_tools.c */
-/* Appends "await expect(<locator>).<matcher>;" to b: the locator is the
- * JavaScript expression given (borrowed), or t's (codegen.h) when it is
- * NULL; matcher as it is ("toBeVisible()", "not.toBeChecked()"). Returns
- * 0, or -1 with nothing appended (no locator for t, buffer full). */
+/* What an assertion checks (act_code_expect). */
+enum act_code_assertion {
+	ACT_ASSERT_VISIBLE,     /* toBeVisible() */
+	ACT_ASSERT_VALUE,       /* toHaveValue(value), toBeEmpty() for "" */
+	ACT_ASSERT_CHECKED,     /* toBeChecked() */
+	ACT_ASSERT_NOT_CHECKED, /* not.toBeChecked() */
+};
+/* Appends the assertion what (value: ACT_ASSERT_VALUE's, borrowed) on an
+ * element in t->lang, as Playwright's generator writes it:
+ * "await expect(<locator>).toHaveValue('x');", in Python
+ * "expect(<locator>).to_have_value(\"x\")", in Java
+ * "assertThat(<locator>).hasValue(\"x\");", in C#
+ * "await Expect(<locator>).ToHaveValueAsync(\"x\");". The locator is the
+ * expression given (borrowed, already in t->lang), or t's (codegen.h)
+ * when it is NULL. Returns 0, or -1 with nothing appended (no locator for
+ * t, buffer full). */
 int act_code_expect(struct gb_buf *b, const struct act_code_target *t, const char *locator,
-                    const char *matcher);
+                    enum act_code_assertion what, const char *value);
 /* Appends the options object of the keys of args (borrowed) that are set,
  * as Playwright's formatObject writes it: "{\n  button: 'right',\n  delay:
  * 20\n}"; keys in the order given (give them sorted), NULL-terminated.
@@ -700,6 +712,10 @@ int act_fail(struct act_ctx *ctx, const char *code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* Milliseconds left before the call's deadline (at least 1). */
 int act_left_ms(const struct act_ctx *ctx);
+/* Marks the call failed with code "stale_ref": its target (a ref, in
+ * Playwright MCP's words first, or another target) left the page since
+ * it was found. Returns -1. */
+int act_fail_gone(struct act_ctx *ctx);
 /* Marks the call failed with code "timeout": "Timeout Nms exceeded. "
  * (Playwright's words, N the call's whole time allowed), then the
  * message; returns -1. */

@@ -183,6 +183,10 @@ struct act_config {
 	 * --image-responses omit); they are still kept as evidence and
 	 * written to the output dir. 0 (default): returned. */
 	int omit_images;
+	/* The pages' device pixel ratio (Playwright's contextOptions
+	 * .deviceScaleFactor), emulated on every page with the viewport as
+	 * browser_emulate's viewport is; 0 = the browser's own (1). */
+	double device_scale_factor;
 	/* The tenant's policy (borrowed, read at act_session_new): {"egress": {...}
 	 * (policy/egress.h), "require_evidence": bool, "before_screenshots":
 	 * bool}; NULL = defaults. */

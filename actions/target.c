@@ -776,6 +776,22 @@ out:
 	return rc;
 }
 
+/* See actions-private.h. */
+int act_fail_gone(struct act_ctx *ctx)
+{
+	const char *ref = ctx->target.ref;
+
+	if (ref[0])
+		return act_fail(ctx, "stale_ref",
+		                "Ref %s not found in the current page snapshot. Try capturing new "
+		                "snapshot. The ref is stale: its element is no longer in the page",
+		                ref);
+	return act_fail(ctx, "stale_ref",
+	                "target %s is stale: the element is no longer in the page; take a new "
+	                "snapshot",
+	                ctx->target.description);
+}
+
 /* How long a target that is there but not yet actionable (hidden,
  * disabled, read-only, covered, moving) is waited for, as Playwright's
  * default action timeout; never past the call's own deadline. */
@@ -798,17 +814,13 @@ static int explain_not_actionable(struct act_ctx *ctx, json_t *info, int waited_
 {
 	const char *e = json_string_value(json_object_get(info, "error"));
 	const char *d = ctx->target.description;
-	const char *ref = ctx->target.ref;
 	char t[64] = "";
 
 	if (waited_ms > 0)
 		snprintf(t, sizeof(t), "Timeout %dms exceeded. ", waited_ms);
 
 	if (!strcmp(e, "detached"))
-		return act_fail(ctx, "stale_ref",
-		                "%s%s is stale: the element is no longer in the page; "
-		                "take a new snapshot",
-		                ref[0] ? "ref " : "target ", ref[0] ? ref : d);
+		return act_fail_gone(ctx);
 	if (!strcmp(e, "covered"))
 		return act_fail(
 		    ctx, "covered",

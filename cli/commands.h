@@ -54,6 +54,7 @@ struct cli_pw {
 	int no_structured_content; /* --no-structured-content */
 	int vision;                /* --vision: the "vision" group, as --caps vision */
 	int omit_images;           /* --image-responses omit */
+	double device_scale_factor; /* contextOptions.deviceScaleFactor; 0 unset */
 };
 
 void cli_pw_init(struct cli_pw *o);

@@ -47,8 +47,8 @@ static const struct cli_help helps[] = {
 	  "Playwright MCP runs it unchanged; an option glassbox does not honour (such as\n"
 	  "--allow-unrestricted-file-access) is refused at start with the reason. A\n"
 	  "--config file with Playwright MCP's keys (browser, capabilities, outputDir,\n"
-	  "snapshot, timeouts, testIdAttribute, codegen) sets these options; the policy\n"
-	  "is then $GLASSBOX_CONFIG's.\n",
+	  "snapshot, timeouts, testIdAttribute, codegen, imageResponses) sets these\n"
+	  "options; the policy is then $GLASSBOX_CONFIG's.\n",
 	  DATA_DIR_OPTION TENANT_POLICY_OPTION(
 	      "--config") "  --tenant T          the tenant it serves (default $GLASSBOX_TENANT, "
 	                  "else\n"

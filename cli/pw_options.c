@@ -338,7 +338,8 @@ int cli_pw_config(const char *path, json_t *cfg, struct cli_pw *o)
 					    path, k2,
 					    "glassbox launches and isolates its own "
 					    "Chromium; of \"browser\" it takes launchOptions."
-					    "headless, contextOptions.viewport and "
+					    "headless, contextOptions.viewport, "
+					    "contextOptions.deviceScaleFactor and "
 					    "contextOptions.userAgent");
 			}
 			if (json_string_value(json_object_get(v, "browserName")) &&
@@ -356,6 +357,15 @@ int cli_pw_config(const char *path, json_t *cfg, struct cli_pw *o)
 				    (long long)json_integer_value(json_object_get(vp, "height")));
 				if (apply("mcp", "viewport-size", num, o) < 0)
 					return -1;
+			}
+			if (json_object_get(co, "deviceScaleFactor")) {
+				double dsf = json_number_value(json_object_get(co, "deviceScaleFactor"));
+
+				if (!json_is_number(json_object_get(co, "deviceScaleFactor")) ||
+				    dsf < 0.25 || dsf > 5)
+					return key_refused(path, "browser.contextOptions.deviceScaleFactor",
+					                   "it must be a number from 0.25 to 5");
+				o->device_scale_factor = dsf;
 			}
 			if (json_string_value(json_object_get(co, "userAgent")) &&
 			    apply("mcp", "user-agent",
@@ -457,4 +467,5 @@ void cli_pw_fill(const struct cli_pw *o, struct act_config *cfg)
 	cfg->snapshot_boxes = o->snapshot_boxes;
 	cfg->no_structured_content = o->no_structured_content;
 	cfg->omit_images = o->omit_images;
+	cfg->device_scale_factor = o->device_scale_factor;
 }

@@ -78,7 +78,7 @@ static void verify_text_code(struct act_ctx *ctx)
 	if (gb_buf_appendf(&locator, "page.getByText(") == 0 &&
 	    act_code_quote(&locator, json_string_value(json_object_get(ctx->args, "text"))) == 0 &&
 	    gb_buf_appendf(&locator, ")") == 0)
-		act_code_expect(&ctx->code, NULL, locator.data, "toBeVisible()");
+		act_code_expect(&ctx->code, NULL, locator.data, ACT_ASSERT_VISIBLE, NULL);
 	gb_buf_free(&locator);
 }
 
