@@ -43,15 +43,15 @@ int act_code_expect(struct gb_buf *b, const struct act_code_target *t, const cha
 	if (lang < ACT_CODE_TYPESCRIPT || lang > ACT_CODE_CSHARP)
 		lang = ACT_CODE_TYPESCRIPT;
 	matcher = what == ACT_ASSERT_VALUE && !(value && *value) ? empty_matchers[lang]
-	                                                          : matchers[what][lang];
+	                                                         : matchers[what][lang];
 	rc = gb_buf_appendf(b, "%s", expect_open[lang]);
 	if (rc == 0 && locator)
 		rc = gb_buf_appendf(b, "%s", locator);
 	else if (rc == 0)
 		rc = act_code_locator(b, t);
 	if (rc == 0)
-		rc = gb_buf_appendf(b, ")%s.%s(", what == ACT_ASSERT_NOT_CHECKED ? not_prefix[lang] : "",
-		                    matcher);
+		rc = gb_buf_appendf(
+		    b, ")%s.%s(", what == ACT_ASSERT_NOT_CHECKED ? not_prefix[lang] : "", matcher);
 	if (rc == 0 && what == ACT_ASSERT_VALUE && value && *value)
 		rc = act_code_string(b, lang, value);
 	if (rc == 0)

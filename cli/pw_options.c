@@ -359,12 +359,14 @@ int cli_pw_config(const char *path, json_t *cfg, struct cli_pw *o)
 					return -1;
 			}
 			if (json_object_get(co, "deviceScaleFactor")) {
-				double dsf = json_number_value(json_object_get(co, "deviceScaleFactor"));
+				double dsf =
+				    json_number_value(json_object_get(co, "deviceScaleFactor"));
 
 				if (!json_is_number(json_object_get(co, "deviceScaleFactor")) ||
 				    dsf < 0.25 || dsf > 5)
-					return key_refused(path, "browser.contextOptions.deviceScaleFactor",
-					                   "it must be a number from 0.25 to 5");
+					return key_refused(
+					    path, "browser.contextOptions.deviceScaleFactor",
+					    "it must be a number from 0.25 to 5");
 				o->device_scale_factor = dsf;
 			}
 			if (json_string_value(json_object_get(co, "userAgent")) &&

@@ -118,8 +118,8 @@ static int viewport_clip(struct act_ctx *ctx, json_t *p)
  * (--config's deviceScaleFactor, browser_emulate), else 1. */
 static double device_pixel_ratio(struct act_ctx *ctx)
 {
-	json_t *dsf = json_object_get(json_object_get(ctx->as->emulation, "viewport"),
-	                              "deviceScaleFactor");
+	json_t *dsf =
+	    json_object_get(json_object_get(ctx->as->emulation, "viewport"), "deviceScaleFactor");
 
 	return json_is_number(dsf) && json_number_value(dsf) > 0 ? json_number_value(dsf) : 1;
 }
@@ -232,7 +232,8 @@ static int screenshot_run(struct act_ctx *ctx)
 	}
 	/* scale css (the default): CSS pixels, whatever the device pixel ratio */
 	if (rc == 0 && device_pixel_ratio(ctx) != 1 &&
-	    strcmp(gb_or(json_string_value(json_object_get(ctx->args, "scale")), "css"), "css") == 0) {
+	    strcmp(gb_or(json_string_value(json_object_get(ctx->args, "scale")), "css"), "css") ==
+	        0) {
 		rc = viewport_clip(ctx, params);
 		if (rc == 0)
 			json_object_set_new(json_object_get(params, "clip"), "scale",

@@ -4,8 +4,11 @@
  * "structured_content": false) drops outputSchema from tools/list and
  * structuredContent from results and nothing else; timeouts say
  * "Timeout Nms exceeded." with glassbox's detail after; a target that is
- * not yet actionable is waited for; --image-responses omit and --vision;
- * browser_close then another call opens a new browser, recorded.
+ * not yet actionable is waited for; a ref whose element left says so in
+ * Playwright MCP's words; --image-responses omit and --vision; a config's
+ * deviceScaleFactor and screenshot scale; a returned image fitted to what
+ * a model takes; verify tools' code in Python; browser_close then another
+ * call opens a new browser, recorded.
  */
 import { test, before, after } from 'node:test';
 import fs from 'node:fs';
@@ -21,6 +24,7 @@ import {
   ok,
   auditRecords,
   imagesOf,
+  pngSize,
   REPO_ROOT,
 } from '../e2e/lib.mjs';
 
@@ -52,6 +56,8 @@ let tmp;
 before(async () => {
   site = await startFixtureServer();
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'glassbox-pwresults-'));
+  const policy = JSON.parse(fs.readFileSync(loopbackPolicy, 'utf8'));
+  fs.writeFileSync(path.join(tmp, 'data.json'), JSON.stringify({ ...policy, allow_data_urls: true }));
   plain = await start(['--no-structured-content', '--timeout-action=1500']);
   rich = await start([]);
 });
@@ -218,6 +224,75 @@ test('browser_close, then a call: a new browser under the same policy, both reco
     const refused = await callTool(gb.client, 'browser_navigate', { url: `http://evil.test:${port}/index.html` });
     assert.equal(refused.isError, true, textOf(refused));
     assert.match(textOf(refused), /evil\.test/);
+  } finally {
+    await gb.close();
+  }
+});
+
+test('a ref whose element left the page: Playwright MCP\'s words first, then why', async () => {
+  await ok(rich.client, 'browser_navigate', { url: `${site.url}/actionable.html` });
+  const snap = textOf(await ok(rich.client, 'browser_snapshot', {}));
+  const ref = /button "Never enabled" \[disabled\] \[ref=(e\d+)\]/.exec(snap)?.[1];
+  assert.ok(ref, snap);
+  await ok(rich.client, 'browser_evaluate', { function: "() => document.querySelector('#never').remove()" });
+  const r = await callTool(rich.client, 'browser_click', { target: ref, element: 'Never enabled' });
+  assert.equal(r.isError, true);
+  assert.match(errorOf(r), new RegExp(`Ref ${ref} not found in the current page snapshot\\. Try capturing new snapshot\\. The ref is stale`));
+  assert.equal(sc(r).error.code, 'stale_ref');
+});
+
+test('a config\'s deviceScaleFactor: scale css gives CSS pixels, device the device\'s', async () => {
+  const cfg = path.join(tmp, 'dpr.json');
+  fs.writeFileSync(cfg, JSON.stringify({ browser: { contextOptions: { viewport: { width: 400, height: 300 }, deviceScaleFactor: 2 } } }));
+  const gb = await start([`--config=${cfg}`]);
+  try {
+    await ok(gb.client, 'browser_navigate', { url: `${site.url}/index.html` });
+    const dpr = await ok(gb.client, 'browser_evaluate', { function: '() => [innerWidth, innerHeight, devicePixelRatio]' });
+    assert.deepEqual(sc(dpr).result, [400, 300, 2]);
+    const css = imagesOf(await ok(gb.client, 'browser_take_screenshot', { scale: 'css' }))[0];
+    assert.deepEqual(pngSize(css.data), { width: 400, height: 300 });
+    const device = await ok(gb.client, 'browser_take_screenshot', { scale: 'device' });
+    assert.deepEqual(pngSize(imagesOf(device)[0].data), { width: 800, height: 600 });
+    assert.match(textOf(device), /scale: 'device'/);
+  } finally {
+    await gb.close();
+  }
+  const bad = path.join(tmp, 'dpr-bad.json');
+  fs.writeFileSync(bad, JSON.stringify({ browser: { contextOptions: { deviceScaleFactor: 'two' } } }));
+  const gb2 = await start([`--config=${bad}`]).catch((e) => e);
+  if (!(gb2 instanceof Error)) {
+    await gb2.close();
+    assert.fail('a deviceScaleFactor that is not a number is refused at start');
+  }
+});
+
+test('an image larger than a model takes is returned fitted; the file keeps it whole', async () => {
+  const out = path.join(tmp, 'fit');
+  const gb = await start([`--output-dir=${out}`], path.join(tmp, 'data.json'));
+  try {
+    const page = '<body style="width: 2000px; height: 2000px; background: red; margin: 0"></body>';
+    await ok(gb.client, 'browser_navigate', { url: `data:text/html,${encodeURIComponent(page)}` });
+    const r = await ok(gb.client, 'browser_take_screenshot', { fullPage: true });
+    const { width, height } = pngSize(imagesOf(r)[0].data);
+    assert.equal(width, 1098, `${width}x${height}`);
+    assert.equal(height, 1098, `${width}x${height}`);
+    const file = fs.readdirSync(out).find((f) => f.endsWith('.png'));
+    assert.deepEqual(pngSize(fs.readFileSync(path.join(out, file))), { width: 2000, height: 2000 });
+  } finally {
+    await gb.close();
+  }
+});
+
+test('--codegen python: a verification\'s code is Python', async () => {
+  const gb = await start(['--codegen=python', '--caps=testing']);
+  try {
+    await ok(gb.client, 'browser_navigate', { url: `${site.url}/actionable.html` });
+    const r = await ok(gb.client, 'browser_verify_value', { type: 'textbox', element: 'Code', target: 'input', value: 'fixed' });
+    assert.match(textOf(r), /^expect\(page\.[a-z_]+\(.*\)\)\.to_have_value\("fixed"\)$/m);
+    const empty = await ok(gb.client, 'browser_evaluate', { function: "() => { document.querySelector('input').value = ''; }" });
+    assert.ok(!empty.isError);
+    const e = await ok(gb.client, 'browser_verify_value', { type: 'textbox', element: 'Code', target: 'input', value: '' });
+    assert.match(textOf(e), /\)\.to_be_empty\(\)$/m);
   } finally {
     await gb.close();
   }
