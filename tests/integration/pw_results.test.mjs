@@ -85,7 +85,7 @@ test('--no-structured-content: results carry no structuredContent, and the same 
   const url = `${site.url}/index.html`;
   const a = await callTool(rich.client, 'browser_navigate', { url });
   const b = await callTool(plain.client, 'browser_navigate', { url });
-  assert.equal(sc(a).ok, true, textOf(a));
+  assert.equal(sc(a).ok, true, JSON.stringify(a).slice(0, 1500));
   assert.ok(!a.isError && !b.isError, textOf(b));
   assert.ok(!('structuredContent' in b), `no structuredContent: ${JSON.stringify(b).slice(0, 400)}`);
   assert.deepEqual(b.content.map((c) => c.type), a.content.map((c) => c.type), 'the same kinds of content');
@@ -94,10 +94,10 @@ test('--no-structured-content: results carry no structuredContent, and the same 
 
   /* a refusal before the browser is reached, and a failed action */
   const bad = await callTool(plain.client, 'browser_click', { target: 42 });
-  assert.equal(bad.isError, true);
+  assert.equal(bad.isError, true, JSON.stringify(bad));
   assert.ok(!('structuredContent' in bad), JSON.stringify(bad));
   const off = await callTool(plain.client, 'browser_pdf_save', {});
-  assert.equal(off.isError, true);
+  assert.equal(off.isError, true, JSON.stringify(off));
   assert.ok(!('structuredContent' in off), JSON.stringify(off));
 });
 
