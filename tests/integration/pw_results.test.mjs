@@ -293,6 +293,8 @@ test('--codegen python: a verification\'s code is Python', async () => {
     assert.ok(!empty.isError);
     const e = await ok(gb.client, 'browser_verify_value', { type: 'textbox', element: 'Code', target: 'input', value: '' });
     assert.match(textOf(e), /\)\.to_be_empty\(\)$/m);
+    const t = await ok(gb.client, 'browser_verify_text_visible', { text: 'Never enabled' });
+    assert.match(textOf(t), /^expect\(page\.get_by_text\("Never enabled"\)\)\.to_be_visible\(\)$/m);
   } finally {
     await gb.close();
   }
