@@ -380,6 +380,12 @@ void act_browser_launch_args(struct act_session *as, struct sess_options *opt);
 /* Grants the session's permissions in its new browser. Returns 0, or -1
  * with the reason in err. */
 int act_browser_grant(struct act_session *as, char *err, size_t errlen);
+/* Sizes the window of the session's page so that the page's viewport is
+ * the session's viewport (width x height in CSS pixels): a window of that
+ * size leaves the page less, by the height of the browser's own bars.
+ * A browser that cannot is logged, and its viewport stays the window's
+ * less the bars. */
+void act_browser_fit_viewport(struct act_session *as);
 
 /* emulation.c */
 /* A network preset of browser_emulate: throughput in bytes a second (-1:

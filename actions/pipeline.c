@@ -249,6 +249,7 @@ int act_launch_browser(struct act_session *as, char *err, size_t errlen)
 		as->sess = NULL;
 		return -1;
 	}
+	act_browser_fit_viewport(as);
 	act_snapshot_forget(&as->refs);
 	act_snapshot_view_free(&as->view);
 	pthread_mutex_lock(&as->lock);

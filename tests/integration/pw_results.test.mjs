@@ -299,3 +299,19 @@ test('--codegen python: a verification\'s code is Python', async () => {
     await gb.close();
   }
 });
+
+test('the page\'s viewport is the size asked for (default 1280x720), not the window\'s less its bars', async () => {
+  await ok(rich.client, 'browser_navigate', { url: `${site.url}/index.html` });
+  const r = await ok(rich.client, 'browser_evaluate', { function: '() => [innerWidth, innerHeight]' });
+  assert.deepEqual(sc(r).result, [1280, 720]);
+  const gb = await start(['--viewport-size=900x600']);
+  try {
+    await ok(gb.client, 'browser_navigate', { url: `${site.url}/index.html` });
+    const v = await ok(gb.client, 'browser_evaluate', { function: '() => [innerWidth, innerHeight]' });
+    assert.deepEqual(sc(v).result, [900, 600]);
+    const shot = imagesOf(await ok(gb.client, 'browser_take_screenshot', {}))[0];
+    assert.deepEqual(pngSize(shot.data), { width: 900, height: 600 });
+  } finally {
+    await gb.close();
+  }
+});
