@@ -112,6 +112,7 @@ struct act_session {
 	int navigation_timeout_ms; /* 0 = action_timeout_ms (immutable) */
 	int no_code;               /* answers show no code (immutable) */
 	int snapshot_boxes;        /* snapshots show [box=...] (immutable) */
+	int omit_images;           /* answers carry no image items (immutable) */
 	int code_lang;             /* enum act_code_lang of the code shown (immutable) */
 	char *user_agent;          /* NULL = Chromium's (immutable) */
 	char *grant_permissions;   /* NULL = none (immutable) */
@@ -437,6 +438,12 @@ void act_browser_launch_args(struct act_session *as, struct sess_options *opt);
 /* Grants the session's permissions in its new browser. Returns 0, or -1
  * with the reason in err. */
 int act_browser_grant(struct act_session *as, char *err, size_t errlen);
+/* Sizes the window of the session's page so that the page's viewport is
+ * the session's viewport (width x height in CSS pixels): a window of that
+ * size leaves the page less, by the height of the browser's own bars.
+ * A browser that cannot is logged, and its viewport stays the window's
+ * less the bars. */
+void act_browser_fit_viewport(struct act_session *as);
 
 /* emulation.c */
 /* A network preset of browser_emulate: throughput in bytes a second (-1:
@@ -512,12 +519,24 @@ void act_code_probe(struct act_ctx *ctx);
 void act_code_target_of(const struct act_ctx *ctx, struct act_code_target *t);
 
 /* code_tools.c */
-/* Appends "await expect(<locator>).<matcher>;" to b: the locator is the
- * JavaScript expression given (borrowed), or t's (codegen.h) when it is
- * NULL; matcher as it is ("toBeVisible()", "not.toBeChecked()"). Returns
- * 0, or -1 with nothing appended (no locator for t, buffer full). */
+/* What an assertion checks (act_code_expect). */
+enum act_code_assertion {
+	ACT_ASSERT_VISIBLE,     /* toBeVisible() */
+	ACT_ASSERT_VALUE,       /* toHaveValue(value), toBeEmpty() for "" */
+	ACT_ASSERT_CHECKED,     /* toBeChecked() */
+	ACT_ASSERT_NOT_CHECKED, /* not.toBeChecked() */
+};
+/* Appends the assertion what (value: ACT_ASSERT_VALUE's, borrowed) on an
+ * element in t->lang, as Playwright's generator writes it:
+ * "await expect(<locator>).toHaveValue('x');", in Python
+ * "expect(<locator>).to_have_value(\"x\")", in Java
+ * "assertThat(<locator>).hasValue(\"x\");", in C#
+ * "await Expect(<locator>).ToHaveValueAsync(\"x\");". The locator is the
+ * expression given (borrowed, already in t->lang), or t's (codegen.h)
+ * when it is NULL. Returns 0, or -1 with nothing appended (no locator for
+ * t, buffer full). */
 int act_code_expect(struct gb_buf *b, const struct act_code_target *t, const char *locator,
-                    const char *matcher);
+                    enum act_code_assertion what, const char *value);
 /* Appends the options object of the keys of args (borrowed) that are set,
  * as Playwright's formatObject writes it: "{\n  button: 'right',\n  delay:
  * 20\n}"; keys in the order given (give them sorted), NULL-terminated.
@@ -774,6 +793,15 @@ int act_fail(struct act_ctx *ctx, const char *code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* Milliseconds left before the call's deadline (at least 1). */
 int act_left_ms(const struct act_ctx *ctx);
+/* Marks the call failed with code "stale_ref": its target (a ref, in
+ * Playwright MCP's words first, or another target) left the page since
+ * it was found. Returns -1. */
+int act_fail_gone(struct act_ctx *ctx);
+/* Marks the call failed with code "timeout": "Timeout Nms exceeded. "
+ * (Playwright's words, N the call's whole time allowed), then the
+ * message; returns -1. */
+int act_fail_timeout(struct act_ctx *ctx, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 /* A CDP call on behalf of the action: fails the action with a message
  * naming what was being done when it fails. */
 int act_cdp(struct act_ctx *ctx, const char *session_id, const char *method, json_t *params,

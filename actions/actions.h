@@ -174,6 +174,19 @@ struct act_config {
 	int no_code;        /* answers show no "### Ran Playwright code" */
 	int code_lang;      /* the language of that code: 0 TypeScript, 1 Python, 2 Java, 3 C# */
 	int snapshot_boxes; /* snapshots show each element's [box=x,y,width,height] */
+	/* 1: tools/list declares no outputSchema and results carry no
+	 * structuredContent, as Playwright MCP answers (--no-structured-content;
+	 * the policy's "structured_content": false does the same); 0 (default):
+	 * both, as glassbox's own clients read them. */
+	int no_structured_content;
+	/* 1: screenshots are not returned as image items (Playwright MCP's
+	 * --image-responses omit); they are still kept as evidence and
+	 * written to the output dir. 0 (default): returned. */
+	int omit_images;
+	/* The pages' device pixel ratio (Playwright's contextOptions
+	 * .deviceScaleFactor), emulated on every page with the viewport as
+	 * browser_emulate's viewport is; 0 = the browser's own (1). */
+	double device_scale_factor;
 	/* The tenant's policy (borrowed, read at act_session_new): {"egress": {...}
 	 * (policy/egress.h), "require_evidence": bool, "before_screenshots":
 	 * bool}; NULL = defaults. */

@@ -2,7 +2,7 @@
  * browser_options.c - what the server's Playwright MCP options change in
  * each browser a session launches: its User-Agent (a launch flag) and the
  * permissions granted to its pages (Browser.grantPermissions once it is
- * ready).
+ * ready), and the size of its page's viewport.
  */
 #include "actions/actions-private.h"
 
@@ -104,4 +104,36 @@ int act_browser_grant(struct act_session *as, char *err, size_t errlen)
 out:
 	json_decref(res);
 	return rc;
+}
+
+/* See actions-private.h. */
+void act_browser_fit_viewport(struct act_session *as)
+{
+	struct sess_page *page = sess_current_page(as->sess);
+	struct cdp_error cerr = { 0 };
+	json_t *win = NULL, *res = NULL;
+	json_t *id;
+
+	if (!page)
+		return;
+	if (cdp_call(sess_cdp(as->sess), NULL, "Browser.getWindowForTarget",
+	             json_pack("{s:s}", "targetId", sess_page_target_id(page)), 10000, &win,
+	             &cerr) < 0)
+		goto fail;
+	id = json_object_get(win, "windowId");
+	if (!json_is_integer(id) ||
+	    cdp_call(sess_cdp(as->sess), NULL, "Browser.setContentsSize",
+	             json_pack("{s:O, s:i, s:i}", "windowId", id, "width", as->viewport_width,
+	                       "height", as->viewport_height),
+	             10000, &res, &cerr) < 0)
+		goto fail;
+	goto out;
+fail:
+	GB_LOGW("actions",
+	        "the page's viewport could not be set to %dx%d (%s): it is the window's less "
+	        "the browser's own bars",
+	        as->viewport_width, as->viewport_height, cerr.message);
+out:
+	json_decref(win);
+	json_decref(res);
 }

@@ -17,18 +17,45 @@
 #include <stdlib.h>
 #include <string.h>
 
-int act_code_expect(struct gb_buf *b, const struct act_code_target *t, const char *locator,
-                    const char *matcher)
-{
-	size_t mark = b->len;
-	int rc = gb_buf_append(b, "await expect(", 13);
+/* The matcher names of an assertion in each language (enum
+ * act_code_lang order), and the negation's prefix. */
+static const char *const matchers[][4] = {
+	[ACT_ASSERT_VISIBLE] = { "toBeVisible", "to_be_visible", "isVisible", "ToBeVisibleAsync" },
+	[ACT_ASSERT_VALUE] = { "toHaveValue", "to_have_value", "hasValue", "ToHaveValueAsync" },
+	[ACT_ASSERT_CHECKED] = { "toBeChecked", "to_be_checked", "isChecked", "ToBeCheckedAsync" },
+	[ACT_ASSERT_NOT_CHECKED] = { "toBeChecked", "not_to_be_checked", "isChecked",
+	                             "ToBeCheckedAsync" },
+};
+static const char *const empty_matchers[4] = { "toBeEmpty", "to_be_empty", "isEmpty",
+	                                       "ToBeEmptyAsync" };
+static const char *const not_prefix[4] = { ".not", "", ".not()", ".Not" };
+static const char *const expect_open[4] = { "await expect(", "expect(", "assertThat(",
+	                                    "await Expect(" };
 
+int act_code_expect(struct gb_buf *b, const struct act_code_target *t, const char *locator,
+                    enum act_code_assertion what, const char *value)
+{
+	int lang = t ? t->lang : ACT_CODE_TYPESCRIPT;
+	size_t mark = b->len;
+	const char *matcher;
+	int rc;
+
+	if (lang < ACT_CODE_TYPESCRIPT || lang > ACT_CODE_CSHARP)
+		lang = ACT_CODE_TYPESCRIPT;
+	matcher = what == ACT_ASSERT_VALUE && !(value && *value) ? empty_matchers[lang]
+	                                                         : matchers[what][lang];
+	rc = gb_buf_appendf(b, "%s", expect_open[lang]);
 	if (rc == 0 && locator)
 		rc = gb_buf_appendf(b, "%s", locator);
 	else if (rc == 0)
 		rc = act_code_locator(b, t);
 	if (rc == 0)
-		rc = gb_buf_appendf(b, ")%s%s;\n", matcher[0] == '.' ? "" : ".", matcher);
+		rc = gb_buf_appendf(
+		    b, ")%s.%s(", what == ACT_ASSERT_NOT_CHECKED ? not_prefix[lang] : "", matcher);
+	if (rc == 0 && what == ACT_ASSERT_VALUE && value && *value)
+		rc = act_code_string(b, lang, value);
+	if (rc == 0)
+		rc = gb_buf_appendf(b, ")%s\n", lang == ACT_CODE_PYTHON ? "" : ";");
 	if (rc < 0) {
 		b->len = mark; /* nothing half-written */
 		if (b->data)

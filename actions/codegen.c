@@ -137,10 +137,16 @@ static int quote2(struct gb_buf *b, const char *s)
 	return rc | gb_buf_append(b, "\"", 1) ? -1 : 0;
 }
 
+/* See codegen.h. */
+int act_code_string(struct gb_buf *b, int lang, const char *s)
+{
+	return lang == ACT_CODE_TYPESCRIPT ? act_code_quote(b, s) : quote2(b, s);
+}
+
 /* A string literal in lang. */
 static int str(struct gb_buf *b, int lang, const char *s)
 {
-	return lang == ACT_CODE_TYPESCRIPT ? act_code_quote(b, s) : quote2(b, s);
+	return act_code_string(b, lang, s);
 }
 
 /* An ARIA role as Java (BUTTON, LIST_ITEM? no: LISTITEM) or C# (Button)

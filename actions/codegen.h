@@ -57,6 +57,10 @@ extern const char act_code_probe_js[];
  * Playwright's escapeWithQuotes does. Returns 0 or -1 (buffer full). */
 int act_code_quote(struct gb_buf *b, const char *s);
 
+/* Appends s as a string literal of lang (enum act_code_lang): JavaScript's
+ * single-quoted one, else a double-quoted one. Returns 0 or -1. */
+int act_code_string(struct gb_buf *b, int lang, const char *s);
+
 /* Appends the locator expression for t ("page.getByRole(...)"). Returns 0,
  * or -1 when nothing identifies the element (no selector, role or CSS). */
 int act_code_locator(struct gb_buf *b, const struct act_code_target *t);

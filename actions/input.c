@@ -115,7 +115,7 @@ static int await_input(struct act_ctx *ctx, const uint64_t *ids, size_t n, const
 			cdp_forget(ctx->cdp, ids[i]);
 	}
 	if (rc == -CDP_ETIMEOUT)
-		return act_fail(ctx, "timeout", "timed out while %s", doing);
+		return act_fail_timeout(ctx, "The page did not answer while %s", doing);
 	if (rc < 0)
 		return act_connection_failed(ctx, rc, doing);
 	return 0;

@@ -40,6 +40,18 @@ int act_fail(struct act_ctx *ctx, const char *code, const char *fmt, ...)
 	return -1;
 }
 
+int act_fail_timeout(struct act_ctx *ctx, const char *fmt, ...)
+{
+	char detail[sizeof(ctx->error)];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(detail, sizeof(detail), fmt, ap);
+	va_end(ap);
+	return act_fail(ctx, "timeout", "Timeout %lldms exceeded. %s",
+	                (long long)(ctx->deadline_ms - ctx->started_ms), detail);
+}
+
 int act_left_ms(const struct act_ctx *ctx)
 {
 	int64_t left = ctx->deadline_ms - gb_now_ms();
@@ -82,8 +94,7 @@ static int cdp_failure(struct act_ctx *ctx, int rc, const struct cdp_error *err,
 		    sess_failure(ctx->sess)[0] ? sess_failure(ctx->sess) : "connection lost", next);
 	}
 	if (rc == -CDP_ETIMEOUT)
-		return act_fail(ctx, "timeout",
-		                "timed out while %s: the page did not answer in time", doing);
+		return act_fail_timeout(ctx, "The page did not answer while %s", doing);
 	return act_fail(ctx, "browser_error", "failed while %s: %s", doing, err->message);
 }
 
@@ -240,6 +251,7 @@ int act_launch_browser(struct act_session *as, char *err, size_t errlen)
 		as->sess = NULL;
 		return -1;
 	}
+	act_browser_fit_viewport(as);
 	act_snapshot_forget(&as->refs);
 	act_snapshot_view_free(&as->view);
 	pthread_mutex_lock(&as->lock);

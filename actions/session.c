@@ -181,6 +181,11 @@ int act_session_new(const struct act_config *cfg, struct act_session **out, char
 	s->navigation_timeout_ms = cfg->navigation_timeout_ms;
 	s->no_code = cfg->no_code;
 	s->snapshot_boxes = cfg->snapshot_boxes;
+	s->omit_images = cfg->omit_images;
+	if (cfg->device_scale_factor > 0)
+		s->emulation = json_pack("{s:{s:i, s:i, s:f}}", "viewport", "width",
+		                         s->viewport_width, "height", s->viewport_height,
+		                         "deviceScaleFactor", cfg->device_scale_factor);
 	s->code_lang = cfg->code_lang;
 	s->user_agent = dup_or_null(cfg->user_agent);
 	s->grant_permissions = dup_or_null(cfg->grant_permissions);

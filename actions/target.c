@@ -776,36 +776,71 @@ out:
 	return rc;
 }
 
-static int explain_not_actionable(struct act_ctx *ctx, json_t *info)
+/* See actions-private.h. */
+int act_fail_gone(struct act_ctx *ctx)
+{
+	const char *ref = ctx->target.ref;
+
+	if (ref[0])
+		return act_fail(ctx, "stale_ref",
+		                "Ref %s not found in the current page snapshot. Try capturing new "
+		                "snapshot. The ref is stale: its element is no longer in the page",
+		                ref);
+	return act_fail(ctx, "stale_ref",
+	                "target %s is stale: the element is no longer in the page; take a new "
+	                "snapshot",
+	                ctx->target.description);
+}
+
+/* How long a target that is there but not yet actionable (hidden,
+ * disabled, read-only, covered, moving) is waited for, as Playwright's
+ * default action timeout; never past the call's own deadline. */
+#define ACTIONABLE_WAIT_MS 5000
+/* The time kept after that wait for the rest of the call (its answer). */
+#define ACTIONABLE_MARGIN_MS 500
+
+/* Whether the check's error may go away by itself: the element is there
+ * and may yet show, enable, become editable, come out from under another
+ * or stop moving. A detached element or one of the wrong kind never will. */
+static int may_become_actionable(const char *e)
+{
+	return !strcmp(e, "hidden") || !strcmp(e, "disabled") || !strcmp(e, "not_editable") ||
+	       !strcmp(e, "covered") || !strcmp(e, "unstable");
+}
+
+/* Why the target is not actionable, as the call's error; waited_ms > 0:
+ * it was waited for that long, said first in Playwright's words. */
+static int explain_not_actionable(struct act_ctx *ctx, json_t *info, int waited_ms)
 {
 	const char *e = json_string_value(json_object_get(info, "error"));
 	const char *d = ctx->target.description;
-	const char *ref = ctx->target.ref;
+	char t[64] = "";
+
+	if (waited_ms > 0)
+		snprintf(t, sizeof(t), "Timeout %dms exceeded. ", waited_ms);
 
 	if (!strcmp(e, "detached"))
-		return act_fail(ctx, "stale_ref",
-		                "%s%s is stale: the element is no longer in the page; "
-		                "take a new snapshot",
-		                ref[0] ? "ref " : "target ", ref[0] ? ref : d);
+		return act_fail_gone(ctx);
 	if (!strcmp(e, "covered"))
 		return act_fail(
 		    ctx, "covered",
-		    "%s is covered by %s at (%d, %d): close or remove what "
+		    "%s%s is covered by %s at (%d, %d): close or remove what "
 		    "is in the way first",
-		    d,
+		    t, d,
 		    gb_or(json_string_value(json_object_get(info, "blocker")), "another element"),
 		    (int)json_number_value(json_object_get(info, "x")),
 		    (int)json_number_value(json_object_get(info, "y")));
 	if (!strcmp(e, "hidden"))
-		return act_fail(ctx, "not_visible", "%s is not visible", d);
+		return act_fail(ctx, "not_visible", "%s%s is not visible", t, d);
 	if (!strcmp(e, "disabled"))
-		return act_fail(ctx, "disabled", "%s is disabled", d);
+		return act_fail(ctx, "disabled", "%s%s is disabled", t, d);
 	if (!strcmp(e, "not_editable"))
-		return act_fail(ctx, "not_editable", "%s is not an editable field", d);
+		return act_fail(ctx, "not_editable", "%s%s is not an editable field", t, d);
 	if (!strcmp(e, "not_select"))
 		return act_fail(ctx, "not_select", "%s is not a <select>", d);
 	if (!strcmp(e, "unstable"))
-		return act_fail(ctx, "not_stable", "%s is still moving (animating): try again", d);
+		return act_fail(ctx, "not_stable", "%s%s is still moving (animating): try again", t,
+		                d);
 	return act_fail(ctx, "not_actionable",
 	                "%s is outside the page and cannot be scrolled into view", d);
 }
@@ -839,27 +874,15 @@ static int quads_box(json_t *quads, double *minx, double *miny, double *maxx, do
 	return any ? 0 : -1;
 }
 
-/*
- * The click point: the frame-local point the check chose (the centre of
- * the first client rect where the element is on top) mapped to the
- * top-level viewport. DOM.getContentQuads, read right after the check,
- * gives the element's box in the coordinates input uses (of the page, or
- * of an out-of-process frame, which then adds its iframe's offset); the
- * difference between that box and the one the check measured is the
- * frame's offset.
- */
-int act_actionable(struct act_ctx *ctx, const char *kind, double *x, double *y, json_t **info)
+/* Scrolls the target into view and runs the actionability check on it
+ * (*info: its result, new reference). 0, or -1 when the check could not
+ * run (the call failed). */
+static int check_actionable(struct act_ctx *ctx, const char *kind, json_t **info)
 {
 	struct cdp_error err;
 	uint64_t id_scroll = 0;
-	json_t *quads = NULL, *point, *bbox;
-	double minx, miny, maxx, maxy;
-	double dx = 0, dy = 0;
-	const struct snap_ref *ref;
 	int rc;
 
-	*info = NULL;
-	ctx->target.landing = 0;
 	cdp_send(ctx->cdp, ctx->target.session_id, "DOM.scrollIntoViewIfNeeded",
 	         json_pack("{s:s}", "objectId", ctx->target.object_id), &id_scroll);
 	rc = isolated_object(ctx, ctx->target.world_object_id, sizeof(ctx->target.world_object_id),
@@ -876,11 +899,65 @@ int act_actionable(struct act_ctx *ctx, const char *kind, double *x, double *y, 
 		gb_buf_free(&fn);
 	}
 	cdp_await(ctx->cdp, id_scroll, act_left_ms(ctx), NULL, &err);
-	if (rc < 0)
-		goto out;
-	if (!json_is_true(json_object_get(*info, "ok"))) {
-		rc = explain_not_actionable(ctx, *info);
-		goto out;
+	return rc;
+}
+
+/*
+ * The click point: the frame-local point the check chose (the centre of
+ * the first client rect where the element is on top) mapped to the
+ * top-level viewport. DOM.getContentQuads, read right after the check,
+ * gives the element's box in the coordinates input uses (of the page, or
+ * of an out-of-process frame, which then adds its iframe's offset); the
+ * difference between that box and the one the check measured is the
+ * frame's offset.
+ */
+int act_actionable(struct act_ctx *ctx, const char *kind, double *x, double *y, json_t **info)
+{
+	struct cdp_error err;
+	int64_t wait_ms, wait_end;
+	json_t *quads = NULL, *point, *bbox;
+	double minx, miny, maxx, maxy;
+	double dx = 0, dy = 0;
+	const struct snap_ref *ref;
+	int rc;
+
+	*info = NULL;
+	ctx->target.landing = 0;
+	wait_ms = ctx->deadline_ms - ctx->started_ms;
+	wait_ms = wait_ms < ACTIONABLE_WAIT_MS ? wait_ms : ACTIONABLE_WAIT_MS;
+	wait_end = ctx->started_ms + wait_ms;
+	if (wait_end > ctx->deadline_ms - ACTIONABLE_MARGIN_MS)
+		wait_end = ctx->deadline_ms - ACTIONABLE_MARGIN_MS;
+	for (;;) {
+		const char *e;
+
+		rc = check_actionable(ctx, kind, info);
+		if (rc < 0)
+			goto out;
+		if (json_is_true(json_object_get(*info, "ok")))
+			break;
+		e = gb_or(json_string_value(json_object_get(*info, "error")), "");
+		if (!may_become_actionable(e)) {
+			rc = explain_not_actionable(ctx, *info, 0);
+			goto out;
+		}
+		if (gb_now_ms() >= wait_end) {
+			rc = explain_not_actionable(ctx, *info, (int)wait_ms);
+			goto out;
+		}
+		/* it may yet become actionable, as Playwright waits for it */
+		json_decref(*info);
+		*info = NULL;
+		rc = cdp_service(ctx->cdp, 100, NULL, NULL);
+		if (rc == -CDP_ECANCELLED) {
+			rc = act_fail(ctx, "cancelled", "cancelled while waiting for %s",
+			              ctx->target.description);
+			goto out;
+		}
+		if (rc == -CDP_ECLOSED) {
+			rc = act_connection_failed(ctx, rc, "waiting for the target");
+			goto out;
+		}
 	}
 	if (cdp_call(ctx->cdp, ctx->target.session_id, "DOM.getContentQuads",
 	             json_pack("{s:s}", "objectId", ctx->target.object_id), act_left_ms(ctx),

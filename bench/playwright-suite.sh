@@ -37,9 +37,10 @@ specs="${specs//tools/console network files pdf form find mouse verify}"
 # The fixture change: with $MCP_SERVER_BIN, `glassbox mcp` with a data dir
 # of the test's own, the fixture site's loopback allowed and evaluate not
 # gated, top-level data: pages allowed as Playwright MCP allows them
-# (fixtures/policy/playwright-suite.json), the test's dir as output dir; the
-# same flags as Playwright MCP gets. Without it, Playwright MCP driving
-# $CHROMIUM.
+# (fixtures/policy/playwright-suite.json), the test's dir as output dir,
+# --no-structured-content (the specs compare whole results, which from
+# Playwright MCP carry no structuredContent); the same flags as Playwright
+# MCP gets. Without it, Playwright MCP driving $CHROMIUM.
 [ -f "$fixture.orig" ] || cp "$fixture" "$fixture.orig"
 trap 'cp "$fixture.orig" "$fixture"' EXIT
 node - "$fixture.orig" "$fixture" <<'EOF'
@@ -50,7 +51,7 @@ const from = `    command: 'node',
     args: [...(mcpServerType === 'test-mcp' ? testMcpServerPath : mcpServerPath), ...options.args],`;
 const to = `    command: process.env.MCP_SERVER_BIN && mcpServerType !== 'test-mcp' ? process.env.MCP_SERVER_BIN : 'node',
     args: process.env.MCP_SERVER_BIN && mcpServerType !== 'test-mcp'
-      ? ['mcp', ...options.args, \`--output-dir=\${options.cwd}\`]
+      ? ['mcp', '--no-structured-content', ...options.args, \`--output-dir=\${options.cwd}\`]
       : [...(mcpServerType === 'test-mcp' ? testMcpServerPath : mcpServerPath), ...options.args, ...(process.env.MCP_EXECUTABLE ? [\`--executable-path=\${process.env.MCP_EXECUTABLE}\`] : [])],`;
 const envFrom = `      PWMCP_PROFILES_DIR_FOR_TEST: profilesDir,`;
 const envTo = `      PWMCP_PROFILES_DIR_FOR_TEST: profilesDir,

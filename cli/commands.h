@@ -48,9 +48,13 @@ struct cli_pw {
 	char caps[256];
 	int headless; /* -1 unset */
 	int isolated;
-	int no_code;        /* codegen "none" */
-	int snapshot_boxes; /* --snapshot-boxes, snapshot.boxes */
-	int code_lang;      /* --codegen: enum act_code_lang, -1 unset ($PW_LANG_NAME) */
+	int no_code;                /* codegen "none" */
+	int snapshot_boxes;         /* --snapshot-boxes, snapshot.boxes */
+	int code_lang;              /* --codegen: enum act_code_lang, -1 unset ($PW_LANG_NAME) */
+	int no_structured_content;  /* --no-structured-content */
+	int vision;                 /* --vision: the "vision" group, as --caps vision */
+	int omit_images;            /* --image-responses omit */
+	double device_scale_factor; /* contextOptions.deviceScaleFactor; 0 unset */
 };
 
 void cli_pw_init(struct cli_pw *o);

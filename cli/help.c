@@ -47,8 +47,8 @@ static const struct cli_help helps[] = {
 	  "Playwright MCP runs it unchanged; an option glassbox does not honour (such as\n"
 	  "--allow-unrestricted-file-access) is refused at start with the reason. A\n"
 	  "--config file with Playwright MCP's keys (browser, capabilities, outputDir,\n"
-	  "snapshot, timeouts, testIdAttribute, codegen) sets these options; the policy\n"
-	  "is then $GLASSBOX_CONFIG's.\n",
+	  "snapshot, timeouts, testIdAttribute, codegen, imageResponses) sets these\n"
+	  "options; the policy is then $GLASSBOX_CONFIG's.\n",
 	  DATA_DIR_OPTION TENANT_POLICY_OPTION(
 	      "--config") "  --tenant T          the tenant it serves (default $GLASSBOX_TENANT, "
 	                  "else\n"
@@ -70,6 +70,15 @@ static const struct cli_help helps[] = {
 	                  "  --grant-permissions LIST  granted to every page (geolocation,\n"
 	                  "                      clipboard-read, clipboard-write, ...)\n"
 	                  "  --caps LIST         offer the tools of these capability groups too\n"
+	                  "  --image-responses omit  screenshots are not returned as images\n"
+	                  "                      (still kept as evidence and in --output-dir);\n"
+	                  "                      allow (the default) returns them\n"
+	                  "  --vision            the same as --caps vision (Playwright MCP's\n"
+	                  "                      older flag)\n"
+	                  "  --no-structured-content  Playwright MCP's exact results: tools/list\n"
+	                  "                      declares no outputSchema and results carry no\n"
+	                  "                      structuredContent (the policy's\n"
+	                  "                      \"structured_content\": false does the same)\n"
 	                  "  --codegen LANG      the code shown: typescript, python, java, "
 	                  "csharp,\n"
 	                  "                      none\n"

@@ -108,6 +108,16 @@ static int parse_size(const char *v, int *w, int *h)
 	return 0;
 }
 
+/* With --vision, the "vision" group in o->caps too, whatever --caps or
+ * "capabilities" list (their length leaves room for it). */
+static void add_vision(struct cli_pw *o)
+{
+	size_t len = strlen(o->caps);
+
+	if (o->vision)
+		snprintf(o->caps + len, sizeof(o->caps) - len, "%svision", len ? "," : "");
+}
+
 /* Applies one option (name without dashes, value or NULL). Returns 0, or
  * -1 after printing why. */
 static int apply(const char *command, const char *name, const char *v, struct cli_pw *o)
@@ -169,9 +179,10 @@ static int apply(const char *command, const char *name, const char *v, struct cl
 			goto bad_value;
 		snprintf(o->grant_permissions, sizeof(o->grant_permissions), "%s", v);
 	} else if (!strcmp(name, "caps")) {
-		if (!v || strlen(v) >= sizeof(o->caps))
+		if (!v || strlen(v) >= sizeof(o->caps) - sizeof(",vision"))
 			goto bad_value;
 		snprintf(o->caps, sizeof(o->caps), "%s", v);
+		add_vision(o);
 	} else if (!strcmp(name, "browser")) {
 		/* glassbox drives Chromium; Chrome and Chromium mean the same here */
 		if (!v || (strcmp(v, "chrome") != 0 && strcmp(v, "chromium") != 0 &&
@@ -193,6 +204,16 @@ static int apply(const char *command, const char *name, const char *v, struct cl
 		}
 	} else if (!strcmp(name, "snapshot-boxes")) {
 		o->snapshot_boxes = 1;
+	} else if (!strcmp(name, "image-responses")) {
+		if (!v || (strcmp(v, "allow") != 0 && strcmp(v, "omit") != 0))
+			goto bad_value;
+		o->omit_images = !strcmp(v, "omit");
+	} else if (!strcmp(name, "no-structured-content")) {
+		o->no_structured_content = 1;
+	} else if (!strcmp(name, "vision")) {
+		/* Playwright MCP's older name for --caps vision, with --caps or without */
+		o->vision = 1;
+		add_vision(o);
 	} else if (!strcmp(name, "isolated")) {
 		o->isolated = 1; /* always so: each session has a fresh, private browser */
 	} else if (!strcmp(name, "headless")) {
@@ -213,6 +234,7 @@ bad_value:
 static int is_switch(const char *name)
 {
 	return !strcmp(name, "isolated") || !strcmp(name, "headless") ||
+	       !strcmp(name, "no-structured-content") || !strcmp(name, "vision") ||
 	       !strcmp(name, "snapshot-boxes") || !strcmp(name, "headed") ||
 	       !strcmp(name, "allow-unrestricted-file-access") ||
 	       !strcmp(name, "ignore-https-errors") || !strcmp(name, "no-sandbox") ||
@@ -316,7 +338,8 @@ int cli_pw_config(const char *path, json_t *cfg, struct cli_pw *o)
 					    path, k2,
 					    "glassbox launches and isolates its own "
 					    "Chromium; of \"browser\" it takes launchOptions."
-					    "headless, contextOptions.viewport and "
+					    "headless, contextOptions.viewport, "
+					    "contextOptions.deviceScaleFactor and "
 					    "contextOptions.userAgent");
 			}
 			if (json_string_value(json_object_get(v, "browserName")) &&
@@ -335,6 +358,17 @@ int cli_pw_config(const char *path, json_t *cfg, struct cli_pw *o)
 				if (apply("mcp", "viewport-size", num, o) < 0)
 					return -1;
 			}
+			if (json_object_get(co, "deviceScaleFactor")) {
+				double dsf =
+				    json_number_value(json_object_get(co, "deviceScaleFactor"));
+
+				if (!json_is_number(json_object_get(co, "deviceScaleFactor")) ||
+				    dsf < 0.25 || dsf > 5)
+					return key_refused(
+					    path, "browser.contextOptions.deviceScaleFactor",
+					    "it must be a number from 0.25 to 5");
+				o->device_scale_factor = dsf;
+			}
 			if (json_string_value(json_object_get(co, "userAgent")) &&
 			    apply("mcp", "user-agent",
 			          json_string_value(json_object_get(co, "userAgent")), o) < 0)
@@ -350,9 +384,13 @@ int cli_pw_config(const char *path, json_t *cfg, struct cli_pw *o)
 
 				if (!json_is_string(c))
 					return key_refused(path, key, "it lists capability names");
+				if (len + strlen(json_string_value(c)) + sizeof(",vision") + 1 >
+				    sizeof(o->caps))
+					return key_refused(path, key, "the list is too long");
 				snprintf(o->caps + len, sizeof(o->caps) - len, "%s%s",
 				         len ? "," : "", json_string_value(c));
 			}
+			add_vision(o);
 		} else if (!strcmp(key, "outputDir") && json_is_string(v)) {
 			if (apply("mcp", "output-dir", json_string_value(v), o) < 0)
 				return -1;
@@ -382,6 +420,9 @@ int cli_pw_config(const char *path, json_t *cfg, struct cli_pw *o)
 				if (apply("mcp", "timeout-navigation", num, o) < 0)
 					return -1;
 			}
+		} else if (!strcmp(key, "imageResponses") && json_is_string(v)) {
+			if (apply("mcp", "image-responses", json_string_value(v), o) < 0)
+				return -1;
 		} else if (!strcmp(key, "codegen") && json_is_string(v)) {
 			if (apply("mcp", "codegen", json_string_value(v), o) < 0)
 				return -1;
@@ -426,4 +467,7 @@ void cli_pw_fill(const struct cli_pw *o, struct act_config *cfg)
 	                     ? act_code_lang_parse(getenv("PW_LANG_NAME"))
 	                     : 0;
 	cfg->snapshot_boxes = o->snapshot_boxes;
+	cfg->no_structured_content = o->no_structured_content;
+	cfg->omit_images = o->omit_images;
+	cfg->device_scale_factor = o->device_scale_factor;
 }

@@ -105,8 +105,12 @@ struct mcp_server {
 	void *emit_user;
 	/* front thread only */
 	enum srv_state state;
-	json_t *tools_list;          /* cached tools/list result */
-	unsigned caps;               /* capability groups on (immutable; actions/caps.c) */
+	json_t *tools_list; /* cached tools/list result */
+	unsigned caps;      /* capability groups on (immutable; actions/caps.c) */
+	/* no outputSchema in tools/list and no structuredContent in results
+	 * (act_config.no_structured_content or the policy's
+	 * "structured_content": false; immutable) */
+	int plain_results;
 	struct act_session *session; /* NULL until first needed */
 	char log_level[16];          /* logging/setLevel; nothing is sent as notifications */
 	/* set by the front in initialize, before any call is submitted;
@@ -285,6 +289,18 @@ static void shape_result(json_t *result, const char *version)
 		free(text);
 		json_object_del(result, "structuredContent");
 	}
+}
+
+/* Answers tools/call request id (borrowed) with a CallToolResult
+ * (stolen), shaped for the client's revision and, when the server was
+ * asked for plain results, without its structuredContent (tools/list then
+ * declares no outputSchema either, so no tool promises one). */
+static void reply_tool_result(struct mcp_server *srv, json_t *id, json_t *result)
+{
+	if (srv->plain_results)
+		json_object_del(result, "structuredContent");
+	shape_result(result, srv->version);
+	reply_result(srv, id, result);
 }
 
 /* ---- the session -------------------------------------------------------- */
@@ -579,8 +595,7 @@ static void on_call_done(struct act_call *call, json_t *result)
 		}
 		GB_LOGD(MOD, "%s (id %s) done%s", call->def->name, idbuf,
 		        json_is_true(json_object_get(result, "isError")) ? " with an error" : "");
-		shape_result(result, srv->version);
-		reply_result(srv, inf->id, result);
+		reply_tool_result(srv, inf->id, result);
 	}
 
 	pthread_mutex_lock(&srv->lock);
@@ -660,7 +675,8 @@ static void handle_ping(struct mcp_server *srv, struct mcp_msg *msg)
 static void handle_tools_list(struct mcp_server *srv, struct mcp_msg *msg)
 {
 	if (!srv->tools_list)
-		srv->tools_list = mcp_schema_tools_list(srv->version, srv->caps);
+		srv->tools_list =
+		    mcp_schema_tools_list(srv->version, srv->caps, !srv->plain_results);
 	reply_result(srv, msg->id, json_incref(srv->tools_list));
 }
 
@@ -704,7 +720,7 @@ static void handle_tools_call(struct mcp_server *srv, struct mcp_msg *msg)
 			json_object_set_new(json_array_get(json_object_get(res, "content"), 0),
 			                    "text", json_string(layout));
 		free(layout);
-		reply_result(srv, msg->id, res);
+		reply_tool_result(srv, msg->id, res);
 		goto out;
 	}
 	if (json_is_null(args))
@@ -724,7 +740,8 @@ static void handle_tools_call(struct mcp_server *srv, struct mcp_msg *msg)
 			words[0] = '\0';
 		snprintf(said, sizeof(said), "Invalid arguments for tool \"%s\": %s%s%s", def->name,
 		         words, words[0] ? "\n" : "", err);
-		reply_result(srv, msg->id, tool_error_result(def, args, "invalid_arguments", said));
+		reply_tool_result(srv, msg->id,
+		                  tool_error_result(def, args, "invalid_arguments", said));
 		goto out;
 	}
 
@@ -745,7 +762,8 @@ static void handle_tools_call(struct mcp_server *srv, struct mcp_msg *msg)
 		         "could not start the browser session: %s; fix the "
 		         "configuration and call again",
 		         err);
-		reply_result(srv, msg->id, tool_error_result(def, args, "session_failed", text));
+		reply_tool_result(srv, msg->id,
+		                  tool_error_result(def, args, "session_failed", text));
 		goto out;
 	}
 
@@ -792,7 +810,7 @@ static void handle_tools_call(struct mcp_server *srv, struct mcp_msg *msg)
 			snprintf(text, sizeof(text),
 			         "the browser session did not accept the call (it is shutting "
 			         "down); nothing was done: call again");
-		reply_result(srv, msg->id, tool_error_result(def, args, "not_queued", text));
+		reply_tool_result(srv, msg->id, tool_error_result(def, args, "not_queued", text));
 		inflight_unref(inf); /* the list's */
 	}
 	inflight_unref(inf); /* ours: on_call_done may already have run */
@@ -1130,6 +1148,9 @@ int mcp_server_new(const struct act_config *cfg, mcp_emit_fn emit, void *emit_us
 			GB_LOGW(MOD, "%s", err);
 		}
 	}
+	srv->plain_results =
+	    cfg->no_structured_content ||
+	    json_is_false(json_object_get(cfg->tenant_policy, "structured_content"));
 	srv->emit = emit;
 	srv->emit_user = emit_user;
 	snprintf(srv->version, sizeof(srv->version), "%s", MCP_PROTOCOL_LATEST);

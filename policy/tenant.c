@@ -77,6 +77,7 @@ static const char *const known_keys[] = {
 	"allow_data_urls",
 	"user_agent",
 	"caps",
+	"structured_content",
 	"screencast",
 	"har_bodies",
 	"files",
@@ -409,6 +410,12 @@ static void parse_settings(struct policy_tenant *t, const json_t *json, struct e
 	get_user_agent(json_object_get(json, "user_agent"), s, e);
 	get_int(json, "", "retention_days", 1, 36500, &s->retention_days, e);
 	check_caps(json_object_get(json, "caps"), e);
+	/* structured_content: the MCP server reads it (mcp/server.c); its type is checked here */
+	{
+		int structured = 1;
+
+		get_bool(json, "", "structured_content", &structured, e);
+	}
 	/* screencast: off unless asked; true or an object turns it on, capped */
 	/* har_bodies: off unless asked; true or {"max_bytes"} keeps text bodies */
 	s->har_body_max_bytes = 0;

@@ -20,6 +20,8 @@
  *     "evidence": {"before_answer": bool},  default true
  *     "before_screenshots": bool,    default false
  *     "allow_data_urls": bool,       default false: top-level data: URLs refused
+ *     "structured_content": bool,    default true: false drops tools' outputSchema
+ *                                    and results' structuredContent (mcp/server.c)
  *     "user_agent": "...",           the User-Agent every page shows, pinned: no tool
  *                                    may change it; default the browser's own
  *     "retention_days": 1..36500     default: kept until purged by hand

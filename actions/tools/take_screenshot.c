@@ -9,7 +9,9 @@
 #include "policy/risk.h"
 #include "sessions/sessions.h"
 
+#include <math.h>
 #include <sodium.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,6 +59,110 @@ static void screenshot_code(struct act_ctx *ctx, const char *type, const char *f
 	gb_buf_free(&opts);
 }
 
+/* The pixel size of a base64 PNG, read from its IHDR; 0 or -1. */
+static int png_size(const char *b64, double *w, double *h)
+{
+	char head[45];
+	unsigned char *bytes = NULL;
+	size_t n = 0;
+	int rc = -1;
+
+	if (!b64 || strlen(b64) < 44)
+		return -1;
+	memcpy(head, b64, 44);
+	head[44] = '\0';
+	if (evid_base64_decode(head, 44, &bytes, &n) == 0 && n >= 24) {
+		*w = (double)((uint32_t)bytes[16] << 24 | (uint32_t)bytes[17] << 16 |
+		              (uint32_t)bytes[18] << 8 | bytes[19]);
+		*h = (double)((uint32_t)bytes[20] << 24 | (uint32_t)bytes[21] << 16 |
+		              (uint32_t)bytes[22] << 8 | bytes[23]);
+		rc = 0;
+	}
+	free(bytes);
+	return rc;
+}
+
+/* A clip's scale (1 when it has none). */
+static double clip_scale(json_t *clip)
+{
+	json_t *scale = json_object_get(clip, "scale");
+
+	return json_is_number(scale) ? json_number_value(scale) : 1;
+}
+
+/* Gives the capture parameters p (borrowed, changed) a clip when they
+ * have none: the viewport, at its place in the page. 0, or -1 (the call
+ * failed). */
+static int viewport_clip(struct act_ctx *ctx, json_t *p)
+{
+	json_t *metrics = NULL, *vv;
+	int rc = 0;
+
+	if (json_object_get(p, "clip"))
+		return 0;
+	rc = act_cdp(ctx, ctx->psid, "Page.getLayoutMetrics", NULL, &metrics, "measuring the page");
+	if (rc == 0) {
+		vv = json_object_get(metrics, "cssVisualViewport");
+		json_object_set_new(p, "clip",
+		                    json_pack("{s:O, s:O, s:O, s:O, s:i}", "x",
+		                              json_object_get(vv, "pageX"), "y",
+		                              json_object_get(vv, "pageY"), "width",
+		                              json_object_get(vv, "clientWidth"), "height",
+		                              json_object_get(vv, "clientHeight"), "scale", 1));
+	}
+	json_decref(metrics);
+	return rc;
+}
+
+/* The pages' device pixel ratio in force: the emulated viewport's
+ * (--config's deviceScaleFactor, browser_emulate), else 1. */
+static double device_pixel_ratio(struct act_ctx *ctx)
+{
+	json_t *dsf =
+	    json_object_get(json_object_get(ctx->as->emulation, "viewport"), "deviceScaleFactor");
+
+	return json_is_number(dsf) && json_number_value(dsf) > 0 ? json_number_value(dsf) : 1;
+}
+
+/*
+ * The image for the answer, when the one taken is larger than a model
+ * takes in (more than 1568 pixels a side or 1.15 megapixels, as Playwright
+ * MCP fits it): the same picture taken again, shrunk by the browser, in
+ * the type asked for. base (borrowed) is the capture's parameters, w and
+ * h its pixel size. *out: new reference to the capture's result, or NULL
+ * when the image fits. 0, or -1 (the call failed).
+ */
+static int fit_for_answer(struct act_ctx *ctx, json_t *base, const char *type, double w, double h,
+                          json_t **out)
+{
+	double shrink = 1568 / w;
+	json_t *p = NULL, *clip;
+	int rc = 0;
+
+	*out = NULL;
+	shrink = 1568 / h < shrink ? 1568 / h : shrink;
+	if (sqrt(1.15 * 1024 * 1024 / (w * h)) < shrink)
+		shrink = sqrt(1.15 * 1024 * 1024 / (w * h));
+	if (shrink >= 1)
+		goto out;
+	p = json_deep_copy(base);
+	rc = viewport_clip(ctx, p);
+	if (rc < 0)
+		goto out;
+	clip = json_object_get(p, "clip");
+	/* the image's size is the clip's times its scale: floored, as
+	 * Playwright MCP sizes it */
+	json_object_set_new(clip, "scale", json_real(clip_scale(clip) * floor(w * shrink) / w));
+	json_object_set_new(p, "format", json_string(type));
+	if (!strcmp(type, "jpeg"))
+		json_object_set_new(p, "quality", json_integer(90));
+	rc = act_cdp(ctx, ctx->psid, "Page.captureScreenshot", p, out, "taking the screenshot");
+	p = NULL;
+out:
+	json_decref(p);
+	return rc;
+}
+
 static int screenshot_run(struct act_ctx *ctx)
 {
 	int full = json_is_true(json_object_get(ctx->args, "fullPage"));
@@ -69,7 +175,8 @@ static int screenshot_run(struct act_ctx *ctx)
 	char link[4200] = "";
 	unsigned char *img = NULL;
 	size_t img_len = 0;
-	json_t *res = NULL, *metrics = NULL, *other = NULL;
+	json_t *res = NULL, *metrics = NULL, *other = NULL, *fit = NULL, *base = NULL;
+	double w = 0, h = 0;
 	const char *b64;
 	const char *shown;
 	char sha[65];
@@ -123,10 +230,21 @@ static int screenshot_run(struct act_ctx *ctx)
 			                              "scale", 1));
 		}
 	}
+	/* scale css (the default): CSS pixels, whatever the device pixel ratio */
+	if (rc == 0 && device_pixel_ratio(ctx) != 1 &&
+	    strcmp(gb_or(json_string_value(json_object_get(ctx->args, "scale")), "css"), "css") ==
+	        0) {
+		rc = viewport_clip(ctx, params);
+		if (rc == 0)
+			json_object_set_new(json_object_get(params, "clip"), "scale",
+			                    json_real(clip_scale(json_object_get(params, "clip")) /
+			                              device_pixel_ratio(ctx)));
+	}
 	if (rc < 0) {
 		json_decref(params);
 		goto out;
 	}
+	base = json_deep_copy(params);
 	/* the same picture in the format asked for, taken before the PNG
 	 * (whose params the capture takes) */
 	if (strcmp(type, "png") != 0) {
@@ -205,13 +323,27 @@ static int screenshot_run(struct act_ctx *ctx)
 		gb_buf_appendf(&ctx->result, "- [Screenshot of %s](%s)", what, link);
 	if (!ctx->as->no_code)
 		screenshot_code(ctx, type, link[0] ? link : "page.png", what, full);
-	if (!filename) /* asked to save it: the image stays in the file, as Playwright MCP does */
+	/* asked to save it: the image stays in the file, as Playwright MCP
+	 * does; and none when the server omits images. One too large for a
+	 * model is shrunk (the file and the evidence keep it whole), unless
+	 * fields that received a secret are painted over in it: a second
+	 * capture would show them. */
+	if (!filename && !ctx->as->omit_images && !ctx->shot_masked && png_size(b64, &w, &h) == 0) {
+		rc = fit_for_answer(ctx, base, type, w, h, &fit);
+		if (rc < 0)
+			goto out;
+		if (json_string_value(json_object_get(fit, "data")))
+			shown = json_string_value(json_object_get(fit, "data"));
+	}
+	if (!filename && !ctx->as->omit_images)
 		json_array_insert_new(ctx->content, 0,
 		                      json_pack("{s:s, s:s+, s:s}", "type", "image", "mimeType",
 		                                "image/", type, "data", shown));
 out:
 	free(img);
 	free(masked);
+	json_decref(fit);
+	json_decref(base);
 	json_decref(metrics);
 	json_decref(other);
 	json_decref(res);
@@ -242,8 +374,8 @@ static const struct act_param params[] = {
 	                 "has an output directory" },
 	{ .name = "scale",
 	  .type = ACT_T_STRING,
-	  .description = "Image resolution scale: css (CSS pixels) or device (device pixels). "
-	                 "The browser's device pixel ratio is 1, so both give the same size",
+	  .description = "Image resolution scale: css (CSS pixels, the default) or device "
+	                 "(device pixels: larger when the device pixel ratio is above 1)",
 	  .enum_values = scale_values },
 };
 

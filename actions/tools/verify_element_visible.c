@@ -63,7 +63,7 @@ static void verify_element_code(struct act_ctx *ctx)
 	struct act_code_target t;
 
 	act_code_target_of(ctx, &t);
-	act_code_expect(&ctx->code, &t, NULL, "toBeVisible()");
+	act_code_expect(&ctx->code, &t, NULL, ACT_ASSERT_VISIBLE, NULL);
 }
 
 static const struct act_param params[] = {

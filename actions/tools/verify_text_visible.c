@@ -70,17 +70,14 @@ out:
 	return rc;
 }
 
-/* await expect(page.getByText('<text>')).toBeVisible(); */
+/* await expect(page.getByText('<text>')).toBeVisible();, in the language
+ * of the code shown. */
 static void verify_text_code(struct act_ctx *ctx)
 {
-	struct gb_buf locator;
+	struct act_code_target t = { .lang = ctx->as->code_lang };
 
-	gb_buf_init(&locator, 1 << 16);
-	if (gb_buf_appendf(&locator, "page.getByText(") == 0 &&
-	    act_code_quote(&locator, json_string_value(json_object_get(ctx->args, "text"))) == 0 &&
-	    gb_buf_appendf(&locator, ")") == 0)
-		act_code_expect(&ctx->code, NULL, locator.data, "toBeVisible()");
-	gb_buf_free(&locator);
+	t.text = json_string_value(json_object_get(ctx->args, "text"));
+	act_code_expect(&ctx->code, &t, NULL, ACT_ASSERT_VISIBLE, NULL);
 }
 
 static const struct act_param params[] = {

@@ -57,9 +57,8 @@ static int wait_for_run(struct act_ctx *ctx)
 		rc = act_eval(ctx, js.data ? js.data : "", &value, "waiting for the text");
 		gb_buf_free(&js);
 		if (rc == 0 && !json_is_true(value))
-			rc = act_fail(
-			    ctx, "timeout", "the text \"%.200s\" %s within the time allowed",
-			    text ? text : gone, text ? "did not appear" : "did not go away");
+			rc = act_fail_timeout(ctx, "The text \"%.200s\" %s", text ? text : gone,
+			                      text ? "did not appear" : "did not go away");
 		else if (rc == 0)
 			gb_buf_appendf(&ctx->text, "%sThe text \"%.200s\" %s",
 			               ctx->text.len ? "\n" : "", text ? text : gone,

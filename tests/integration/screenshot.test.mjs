@@ -23,15 +23,23 @@ test('a viewport screenshot', async () => {
   assert.ok(viewport.width > 0 && viewport.height > 0);
 });
 
-test('fullPage is taller than the viewport and covers the whole page', async () => {
+test('fullPage is taller than the viewport and covers the whole page; the image returned is fitted for a model', async () => {
   const r = await ok(h.client, 'browser_take_screenshot', { fullPage: true });
-  const size = pngSize(onePng(r));
   const pageHeight = (
     await ok(h.client, 'browser_evaluate', { function: '() => document.documentElement.scrollHeight' })
   ).structuredContent.result;
-  assert.ok(size.height > viewport.height, `full page ${size.height} px, viewport ${viewport.height} px`);
-  assert.ok(size.height >= pageHeight * 0.9, `full page ${size.height} px for a ${pageHeight} px page`);
-  assert.equal(size.width, viewport.width);
+  /* the evidence keeps the whole page */
+  const ev = sc(r).evidence.find((e) => e.kind === 'screenshot') || sc(r).evidence[0];
+  const read = await h.client.readResource({ uri: ev.uri });
+  const whole = pngSize(Buffer.from(read.contents[0].blob, 'base64'));
+  assert.ok(whole.height > viewport.height, `full page ${whole.height} px, viewport ${viewport.height} px`);
+  assert.ok(whole.height >= pageHeight * 0.9, `full page ${whole.height} px for a ${pageHeight} px page`);
+  assert.equal(whole.width, viewport.width);
+  /* the inline one: at most 1568 px a side and 1.15 megapixels, the same picture shrunk */
+  const shown = pngSize(onePng(r));
+  assert.ok(shown.height <= 1568 && shown.width * shown.height <= 1.15 * 1024 * 1024, JSON.stringify(shown));
+  assert.equal(shown.height, 1568, `the longer side is fitted: ${JSON.stringify(shown)} of ${JSON.stringify(whole)}`);
+  assert.equal(shown.width, Math.floor((whole.width * 1568) / whole.height), JSON.stringify({ shown, whole }));
 });
 
 test('an element screenshot is the size of the element', async () => {
