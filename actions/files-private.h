@@ -24,6 +24,10 @@ int act_files_begin(struct act_ctx *ctx);
 /* At the end of every call that reached the browser: its downloads
  * (act_downloads_call_end). */
 void act_files_end(struct act_ctx *ctx);
+/* Right before the answer of every call that reached the browser: the
+ * console messages since the last call into their log files, and the
+ * answer's events (act_console_log_end). */
+void act_files_answer(struct act_ctx *ctx);
 
 /* ---- downloads.c --------------------------------------------------------- */
 

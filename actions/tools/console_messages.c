@@ -4,6 +4,7 @@
  * page log (actions/pagelog.c), at a level and above.
  */
 #include "actions/actions-private.h"
+#include "actions/console_log.h"
 #include "actions/files-private.h"
 #include "actions/pagelog.h"
 #include "actions/tools/params.h"
@@ -42,26 +43,10 @@ static int console_run(struct act_ctx *ctx)
 		act_page_content_mark(ctx);
 		json_array_foreach(list, i, m)
 		{
-			const char *type =
-			    gb_or(json_string_value(json_object_get(m, "type")), "log");
-			const char *c;
-
-			/* Playwright MCP's line: "[LOG] text @ url:line", the type in
-			 * capitals (an exception as ERROR), the line as Playwright
-			 * reports it, counted from 0 (structuredContent's from 1) */
-			gb_buf_appendf(&ctx->result, "\n[");
-			if (!strcmp(type, "exception"))
-				type = "error";
-			for (c = type; *c; c++)
-				gb_buf_appendf(&ctx->result, "%c",
-				               *c >= 'a' && *c <= 'z' ? *c - 'a' + 'A' : *c);
-			gb_buf_appendf(&ctx->result, "] %s",
-			               json_string_value(json_object_get(m, "text")));
-			if (json_object_get(m, "url"))
-				gb_buf_appendf(
-				    &ctx->result, " @ %s:%lld",
-				    json_string_value(json_object_get(m, "url")),
-				    (long long)json_integer_value(json_object_get(m, "line")) - 1);
+			/* Playwright MCP's line (the line counted from 0 as Playwright
+			 * reports it; structuredContent's from 1) */
+			gb_buf_appendf(&ctx->result, "\n");
+			act_console_format(&ctx->result, m);
 		}
 	}
 	json_decref(list);
