@@ -48,9 +48,10 @@ struct cli_pw {
 	char caps[256];
 	int headless; /* -1 unset */
 	int isolated;
-	int no_code;        /* codegen "none" */
-	int snapshot_boxes; /* --snapshot-boxes, snapshot.boxes */
-	int code_lang;      /* --codegen: enum act_code_lang, -1 unset ($PW_LANG_NAME) */
+	int no_code;            /* codegen "none" */
+	int snapshot_boxes;     /* --snapshot-boxes, snapshot.boxes */
+	int code_lang;          /* --codegen: enum act_code_lang, -1 unset ($PW_LANG_NAME) */
+	char console_level[16]; /* --console-level, console.level; "" unset */
 };
 
 void cli_pw_init(struct cli_pw *o);

@@ -47,8 +47,8 @@ static const struct cli_help helps[] = {
 	  "Playwright MCP runs it unchanged; an option glassbox does not honour (such as\n"
 	  "--allow-unrestricted-file-access) is refused at start with the reason. A\n"
 	  "--config file with Playwright MCP's keys (browser, capabilities, outputDir,\n"
-	  "snapshot, timeouts, testIdAttribute, codegen) sets these options; the policy\n"
-	  "is then $GLASSBOX_CONFIG's.\n",
+	  "snapshot, timeouts, testIdAttribute, codegen, console) sets these options; the\n"
+	  "policy is then $GLASSBOX_CONFIG's.\n",
 	  DATA_DIR_OPTION TENANT_POLICY_OPTION(
 	      "--config") "  --tenant T          the tenant it serves (default $GLASSBOX_TENANT, "
 	                  "else\n"
@@ -74,6 +74,9 @@ static const struct cli_help helps[] = {
 	                  "csharp,\n"
 	                  "                      none\n"
 	                  "  --snapshot-boxes    every snapshot shows each element's [box=...]\n"
+	                  "  --console-level L   the console messages the output dir's\n"
+	                  "                      console-*.log files keep: error, warning,\n"
+	                  "                      info (default) or debug, and the more severe\n"
 	                  "  --isolated          accepted: every session's browser is private\n"
 	                  "  --browser NAME      chrome or chromium (others are refused)\n",
 	  "glassbox mcp --config fixtures/policy/loopback.json\n"
