@@ -361,9 +361,23 @@ static void snode_states(struct snap_ctx *x, struct snode *s, json_t *n)
 		s->level = (int)json_integer_value(level);
 }
 
+/* The place of frame_id in the page's frame tree (the main frame 0, its
+ * frames breadth first from 1), or 0 when it is not there. */
+static int frame_place(const struct snap_ctx *x, const char *frame_id)
+{
+	size_t i;
+
+	for (i = 1; frame_id && i < x->n_frame_order; i++)
+		if (!strcmp(x->frame_order[i], frame_id))
+			return (int)i;
+	return 0;
+}
+
 /* Assigns doc d its ref prefix: none for the main frame; a subtree's
  * frame keeps the prefix of its ref; a frame keeps its number from the
- * previous snapshot; new frames get new numbers. */
+ * previous snapshot; a new frame gets its place in the page's frame tree
+ * when that number is free (as Playwright numbers frames in the order
+ * they attach, hidden ones too), else the next number. */
 static void doc_prefix(struct snap_ctx *x, size_t d)
 {
 	struct snap_doc *doc = &x->docs[d];
@@ -379,8 +393,12 @@ static void doc_prefix(struct snap_ctx *x, size_t d)
 	for (i = 0; doc->prefix < 0 && doc->frame_id && i < x->n_old; i++)
 		if (!strcmp(x->old[i].frame_id, doc->frame_id) && x->old[i].prefix > 0)
 			doc->prefix = x->old[i].prefix;
-	if (doc->prefix < 0)
-		doc->prefix = ++x->next_prefix;
+	if (doc->prefix < 0) {
+		int place = frame_place(x, doc->frame_id);
+
+		doc->prefix = place > x->next_prefix ? place : x->next_prefix + 1;
+		x->next_prefix = doc->prefix;
+	}
 out:
 	return;
 }
@@ -627,6 +645,8 @@ static int build_node(struct snap_ctx *x, size_t d, size_t idx, struct snode *pa
 		s->flags |= SN_NOREF; /* a native <select>'s options cannot be clicked */
 	if (x->subtree && (int)d == x->root_doc && idx == doc->root)
 		s->flags |= SN_KEEP;
+	else if (act_snap_box_empty(x, d, s->backend_id))
+		s->flags |= SN_NOREF; /* nothing to click: Playwright numbers it not */
 	if (!strcmp(aria, "iframe")) {
 		/* Playwright shows no name for an iframe; its frame is inlined */
 		child = doc->info[idx].child_doc;
