@@ -357,12 +357,12 @@ struct act_tool_impl {
 	/* runs while a JavaScript dialog waits (others are refused until it
 	 * is handled) */
 	int with_dialog_open;
-	/* answers the file chooser a page opened (other tools that change the
-	 * page are refused while one is open, as Playwright MCP refuses them) */
-	int answers_file_chooser;
-	/* replaces the page's document, and with it a file chooser it opened:
-	 * runs while one is open */
-	int leaves_page;
+	/* runs while a file chooser the page opened waits: it answers the
+	 * chooser, takes its page away (a navigation) or runs a script, which
+	 * a chooser does not stop. Others that change the page are input a
+	 * person could not give with the chooser open: refused, as Playwright
+	 * MCP refuses them, until it is answered */
+	int with_file_chooser_open;
 	/* reads only, yet its answer shows the page as an action's does
 	 * (snapshot_mode): a wait that lets the page change */
 	int shows_page;

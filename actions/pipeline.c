@@ -379,8 +379,8 @@ static int check_page(struct act_ctx *ctx)
 		    "a %s dialog is open (\"%.200s\"): call browser_handle_dialog first", d->type,
 		    d->message ? d->message : "");
 	/* (a chooser of an earlier browser went with it) */
-	if (ctx->def->effect == ACT_EFFECT_PAGE && !ctx->def->impl->answers_file_chooser &&
-	    !ctx->def->impl->leaves_page && !strcmp(ctx->as->files_browser, sess_id(ctx->sess)) &&
+	if (ctx->def->effect == ACT_EFFECT_PAGE && !ctx->def->impl->with_file_chooser_open &&
+	    !strcmp(ctx->as->files_browser, sess_id(ctx->sess)) &&
 	    act_pagelog_chooser_open(ctx->as->pagelog)) {
 		/* Playwright MCP's words; what to do is in the modal state */
 		gb_buf_appendf(&ctx->text,

@@ -95,7 +95,7 @@ static const struct act_tool_impl impl = {
 	.gate = navigate_gate,
 	.run = navigate_run,
 	.code = navigate_code,
-	.leaves_page = 1,
+	.with_file_chooser_open = 1,
 };
 
 const struct act_def act_tool_navigate = {
