@@ -386,6 +386,36 @@ static int none_in_progress(void *user)
 	return 1;
 }
 
+/* 1 once a download of the running call has begun. */
+static int one_began(void *user)
+{
+	struct act_downloads *d = user;
+	size_t i;
+
+	for (i = 0; i < d->n; i++)
+		if (!strcmp(d->items[i].operation_id, d->current_op))
+			return 1;
+	return 0;
+}
+
+int act_downloads_await_begin(struct act_ctx *ctx, int wait_ms)
+{
+	struct act_downloads *d = ctx->as->downloads;
+	size_t i;
+
+	if (!d || !d->cdp || !d->current_op[0])
+		return 0;
+	if (wait_ms > act_left_ms(ctx) - 2000)
+		wait_ms = act_left_ms(ctx) - 2000;
+	cdp_service(d->cdp, 0, NULL, NULL); /* events already readable */
+	if (!one_began(d) && wait_ms > 0)
+		cdp_service(d->cdp, wait_ms, one_began, d);
+	for (i = 0; i < d->n; i++)
+		if (!strcmp(d->items[i].operation_id, d->current_op))
+			return d->items[i].state == DL_REFUSED ? -1 : 1;
+	return 0;
+}
+
 static json_t *report(const struct dl_item *it)
 {
 	json_t *j = json_pack("{s:s, s:s, s:s, s:s}", "name", it->name, "url", it->url, "state",

@@ -56,6 +56,11 @@ int act_downloads_attach(struct act_session *as, char *err, size_t errlen);
 /* Right before a call acts on the page: downloads that begin from now on
  * are this call's. */
 void act_downloads_call_begin(struct act_ctx *ctx);
+/* 1 when a download of the running call has begun, -1 when it began and
+ * was refused (files.downloads, egress), 0 when none did, waiting for one
+ * at most wait_ms (and the call's deadline): a navigation the browser
+ * turned into a download ends without a document (net::ERR_ABORTED). */
+int act_downloads_await_begin(struct act_ctx *ctx, int wait_ms);
 /*
  * At the end of every call: when it acted, waits (bounded by
  * ACT_DOWNLOAD_WAIT_MS and the call's deadline) for the downloads it

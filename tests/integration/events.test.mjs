@@ -186,6 +186,29 @@ test('a download is an event, and its file is in the output directory too', asyn
   assert.deepEqual(fs.readFileSync(path.join(out, 'report.pdf')), filesBody('report.pdf', 2000));
   // still an artifact of the click, as without an output directory
   assert.equal(sc(r).downloads?.[0]?.state ?? 'completed', 'completed', dump(r));
+
+  // a URL that is a file: the navigation is its download, the page stays
+  const before = (await ok(client, 'browser_snapshot', {})).structuredContent.url;
+  r = await ok(client, 'browser_navigate', { url: `${site.url}/files/download/notes.txt?size=64` });
+  assert.equal(sc(r).navigation, 'download', dump(r));
+  assert.match(sections(r).Events, /- Downloading file notes\.txt \.\.\.\n- Downloaded file notes\.txt to "/, textOf(r));
+  assert.match(sections(r).Verification, /it is a download \(the page stays as it was\)/);
+  assert.equal(sections(r).Page.split('\n')[0], `- Page URL: ${page()}`);
+  assert.deepEqual(fs.readFileSync(path.join(out, 'notes.txt')), filesBody('notes.txt', 64));
+  assert.ok(before === undefined || before === page(), before);
+});
+
+test('a URL that is a download the policy refuses fails the navigation, and says so', async () => {
+  const dataDir = newDataDir('glassbox-events-nodl-');
+  const policy = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'fixtures', 'policy', 'loopback.json'), 'utf8'));
+  policy.files = { downloads: false };
+  const config = path.join(dataDir, 'policy.json');
+  fs.writeFileSync(config, JSON.stringify(policy));
+  const client = await session([], { dataDir, config });
+  const r = await callTool(client, 'browser_navigate', { url: `${site.url}/files/download/notes.txt?size=64` });
+  assert.match(assertToolError(r), /is a download, and it was refused/);
+  assert.equal(sc(r).error.code, 'download_refused');
+  assert.match(sections(r).Events, /- Download of file notes\.txt did not complete: refused \(this tenant's policy refuses downloads/);
 });
 
 test('a file chooser is a modal state: other page actions are refused until browser_file_upload answers it', async () => {
