@@ -29,7 +29,7 @@ const char act_code_probe_js[] =
     " const tid = attr && el.getAttribute ? el.getAttribute(attr) : null;"
     " if (tid && doc.querySelectorAll('[' + CSS.escape(attr) + '=\"' + CSS.escape(tid) + "
     "'\"]').length === 1) out.testId = tid;"
-    " const own = norm(el.innerText);"
+    " const own = /^(SELECT|TEXTAREA|INPUT)$/.test(el.tagName) ? '' : norm(el.innerText);"
     " if (own && own.length <= 80) {"
     "  let n = 0;"
     "  for (const e of doc.body ? [doc.body, ...doc.body.querySelectorAll('*')] : [])"

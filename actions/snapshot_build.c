@@ -473,6 +473,44 @@ out:
 	return rc;
 }
 
+/* 1 when Chromium left AX node n out as the <label> of a control it
+ * names (a checkbox's, a radio's): ignored for "labelFor". */
+static int ignored_as_label(json_t *n)
+{
+	json_t *r;
+	size_t i;
+
+	json_array_foreach(json_object_get(n, "ignoredReasons"), i, r)
+	{
+		const char *why = json_string_value(json_object_get(r, "name"));
+
+		if (why && !strcmp(why, "labelFor"))
+			return 1;
+	}
+	return 0;
+}
+
+/* 1 when the <label> of AX node n (doc d) holds an element, not only
+ * text: Playwright shows it as a generic of its own then (a label of
+ * text alone is inline text, part of its parent's). */
+static int label_holds_element(const struct snap_ctx *x, size_t d, json_t *n)
+{
+	json_t *kid;
+	size_t i;
+
+	json_array_foreach(json_object_get(n, "childIds"), i, kid)
+	{
+		long k = act_snap_doc_find(&x->docs[d], json_string_value(kid));
+		const char *role =
+		    k >= 0 ? act_snap_ax_role(json_array_get(x->docs[d].nodes, (size_t)k)) : "";
+
+		if (k >= 0 && strcmp(role, "StaticText") != 0 &&
+		    strcmp(role, "InlineTextBox") != 0 && strcmp(role, "LineBreak") != 0)
+			return 1;
+	}
+	return 0;
+}
+
 /* Builds every child of AX node n (index self) of doc d into parent.
  * Returns 0, or -1 when memory is out. */
 static int build_kids(struct snap_ctx *x, size_t d, json_t *n, size_t self, struct snode *parent,
@@ -584,6 +622,7 @@ static int build_node(struct snap_ctx *x, size_t d, size_t idx, struct snode *pa
 	struct snode *s = NULL;
 	int child;
 	int popup;
+	int ignored;
 	int rc = 0;
 
 	if (depth > SNAP_MAX_DEPTH || !strcmp(role, "InlineTextBox") ||
@@ -613,7 +652,14 @@ static int build_node(struct snap_ctx *x, size_t d, size_t idx, struct snode *pa
 		}
 	}
 	aria = act_snap_is_iframe_role(role) ? "iframe" : aria_role(n);
-	if (!aria || json_is_true(json_object_get(n, "ignored"))) {
+	ignored = json_is_true(json_object_get(n, "ignored"));
+	if (((!strcmp(role, "LabelText") || (ignored && ignored_as_label(n))) &&
+	     label_holds_element(x, d, n)) ||
+	    (!strcmp(role, "form") && (!name || !*name))) {
+		aria = "generic"; /* Playwright's: no role of their own */
+		ignored = 0;
+	}
+	if (!aria || ignored) {
 		/* no node of its own: its children go to the parent, set apart
 		 * as Playwright sets apart the text of block elements */
 		popup = !strcmp(role, "MenuListPopup");

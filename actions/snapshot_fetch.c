@@ -491,11 +491,11 @@ static void on_tree(struct snap_ctx *x, size_t d, json_t *res)
 	const char *top = act_snap_jstr2(ft, "frame", "id");
 	json_t *mine;
 
-	if (top && !x->main_frame_id &&
-	    !json_object_get(json_object_get(ft, "frame"), "parentId") &&
+	if (top && !json_object_get(json_object_get(ft, "frame"), "parentId") &&
 	    !strcmp(x->docs[d].session_id,
 	            x->opt->page_session_id ? x->opt->page_session_id : "")) {
-		x->main_frame_id = strdup(top);
+		if (!x->main_frame_id)
+			x->main_frame_id = strdup(top);
 		if (!x->frame_order)
 			note_frame_order(x, ft);
 	}
