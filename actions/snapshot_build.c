@@ -590,6 +590,8 @@ static int build_body(struct snap_ctx *x, size_t d, size_t idx, struct snode *pa
 	if (!s)
 		goto out;
 	s->backend_id = act_snap_ax_backend(body);
+	if (act_snap_box_empty(x, d, s->backend_id))
+		s->flags |= SN_NOREF; /* no height (its children are positioned): no ref */
 	active = x->n_active;
 	if (act_snap_refs_assign(x, s) < 0 || build_kids(x, d, body, (size_t)b, s, depth) < 0) {
 		act_snap_snode_free(s);
