@@ -22,7 +22,7 @@ FUZZERS := cdp/fuzz_cdp blob/fuzz_blob mcp/fuzz_jsonrpc mcp/fuzz_serve_config ac
 	actions/fuzz_pagelog store/fuzz_risk store/fuzz_admin flows/fuzz_flow profiles/fuzz_profile policy/fuzz_policy \
 	trace/fuzz_trace relay/fuzz_relay
 
-DEBIAN_PACKAGES := build-essential pkg-config meson ninja-build libwebsockets-dev libmicrohttpd-dev \
+DEBIAN_PACKAGES := build-essential pkg-config meson ninja-build libwebsockets-dev libmicrohttpd-dev libnl-route-3-dev \
 	libjansson-dev libpng-dev libsodium-dev libxml2-dev libxml2-utils libsqlite3-dev libpq-dev postgresql \
 	libcmocka-dev \
 	libidn2-dev libarchive-dev libpcre2-dev libmagic-dev libcurl4-openssl-dev libwslay-dev haproxy chromium clang clang-format \

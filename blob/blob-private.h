@@ -12,6 +12,7 @@ struct blob_ops {
 	           char *err, size_t errlen);
 	int (*get)(struct blob_store *b, const char *key, size_t max_bytes, unsigned char **data,
 	           size_t *len, char *err, size_t errlen);
+	int (*del)(struct blob_store *b, const char *key, char *err, size_t errlen);
 	int (*list)(struct blob_store *b, const char *prefix, blob_list_cb cb, void *user,
 	            char *err, size_t errlen);
 	void (*close)(struct blob_store *b);

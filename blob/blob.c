@@ -136,6 +136,14 @@ int blob_get(struct blob_store *b, const char *key, size_t max_bytes, unsigned c
 }
 
 /* See blob.h. */
+int blob_delete(struct blob_store *b, const char *key, char *err, size_t errlen)
+{
+	int rc = check_key(key, err, errlen);
+
+	return rc ? rc : b->ops->del(b, key, err, errlen);
+}
+
+/* See blob.h. */
 int blob_list(struct blob_store *b, const char *prefix, blob_list_cb cb, void *user, char *err,
               size_t errlen)
 {

@@ -103,6 +103,11 @@ int blob_put_replace(struct blob_store *b, const char *key, const void *data, si
 int blob_get(struct blob_store *b, const char *key, size_t max_bytes, unsigned char **data,
              size_t *len, char *err, size_t errlen);
 
+/* Removes object key. Returns 0 when it is gone (S3 says so for a key it
+ * never had too), -ENOENT when a store that can tell had no such object,
+ * or as blob_put. */
+int blob_delete(struct blob_store *b, const char *key, char *err, size_t errlen);
+
 /* Called by blob_list for each key (borrowed; without the store's
  * prefix); a non-zero return stops the listing and is returned. */
 typedef int (*blob_list_cb)(const char *key, size_t size_bytes, void *user);

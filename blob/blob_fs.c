@@ -188,9 +188,30 @@ out:
 	return rc;
 }
 
+static int fs_del(struct blob_store *b, const char *key, char *err, size_t errlen)
+{
+	char path[PATH_BYTES], dir[PATH_BYTES];
+	int rc = key_path(b, key, path, sizeof(path), err, errlen);
+
+	if (rc != 0)
+		return rc;
+	if (unlink(path) != 0) {
+		if (errno == ENOENT) {
+			gb_set_error(err, errlen, "no object %s in %s", key, b->describe);
+			return -ENOENT;
+		}
+		gb_set_io_error(err, errlen, "remove", path, errno);
+		return -EIO;
+	}
+	snprintf(dir, sizeof(dir), "%s", path);
+	*strrchr(dir, '/') = '\0';
+	return gb_fs_sync_dir(dir, err, errlen) == 0 ? 0 : -EIO;
+}
+
 const struct blob_ops blob_fs_ops = {
 	.put = fs_put,
 	.get = fs_get,
+	.del = fs_del,
 	.list = fs_list,
 	.close = NULL,
 };

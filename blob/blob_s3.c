@@ -124,7 +124,7 @@ static size_t on_read(char *buf, size_t size, size_t nitems, void *user)
 
 /* One request. */
 struct req {
-	const char *method; /* "GET", "PUT", "HEAD" */
+	const char *method; /* "GET", "PUT", "HEAD", "DELETE" */
 	const char *key;    /* NULL: the bucket */
 	const char *query;
 	const void *data; /* PUT */
@@ -197,6 +197,8 @@ static int perform(struct blob_store *b, struct req *r, char *err, size_t errlen
 		curl_easy_setopt(c, CURLOPT_INFILESIZE_LARGE, (curl_off_t)r->len);
 	} else if (!strcmp(r->method, "HEAD")) {
 		curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
+	} else if (!strcmp(r->method, "DELETE")) {
+		curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, "DELETE");
 	}
 	cc = curl_easy_perform(c);
 	if (cc != CURLE_OK) {
@@ -331,6 +333,22 @@ out:
 	return rc;
 }
 
+static int s3_del(struct blob_store *b, const char *key, char *err, size_t errlen)
+{
+	struct req r;
+	int rc;
+
+	memset(&r, 0, sizeof(r));
+	r.method = "DELETE";
+	r.key = key;
+	r.max_bytes = ERROR_BODY_MAX_BYTES;
+	rc = perform(b, &r, err, errlen);
+	if (rc == 0 && (r.status < 200 || r.status >= 300))
+		rc = refusal(b, &r, err, errlen);
+	free(r.body.data);
+	return rc;
+}
+
 static int s3_list(struct blob_store *b, const char *prefix, blob_list_cb cb, void *user, char *err,
                    size_t errlen)
 {
@@ -389,6 +407,7 @@ out:
 const struct blob_ops blob_s3_ops = {
 	.put = s3_put,
 	.get = s3_get,
+	.del = s3_del,
 	.list = s3_list,
 	.close = NULL,
 };

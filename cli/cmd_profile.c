@@ -429,47 +429,6 @@ failed:
 	return 1;
 }
 
-/* Points the store and profiles at the replicas' of serve config path:
- * its store.postgres (when it has one) and its object_store (*objects,
- * closed by the caller). Returns 0 or -1 with the reason printed. */
-static int use_replicas_store(const char *path, struct blob_store **objects)
-{
-	struct blob_config cfg;
-	json_error_t jerr;
-	json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
-	json_t *store = json_object_get(root, "store");
-	const char *url = json_string_value(json_object_get(store, "postgres"));
-	char err[1024];
-	int rc = -1;
-
-	memset(&cfg, 0, sizeof(cfg));
-	if (!root) {
-		fprintf(stderr, "glassbox profile: cannot read the config %s: %s (line %d)\n", path,
-		        jerr.text, jerr.line);
-		goto out;
-	}
-	if (store && !url) {
-		fprintf(stderr,
-		        "glassbox profile: the store of %s names no postgres URL: give the "
-		        "replicas' serve config\n",
-		        path);
-		goto out;
-	}
-	if (url && cli_store_configure(url, NULL) < 0)
-		goto out;
-	if (blob_config_load(path, &cfg, err, sizeof(err)) != 0 ||
-	    blob_open(&cfg, objects, err, sizeof(err)) != 0) {
-		fprintf(stderr, "glassbox profile: %s\n", err);
-		goto out;
-	}
-	prof_use_object_store(*objects);
-	rc = 0;
-out:
-	blob_config_wipe(&cfg);
-	json_decref(root);
-	return rc;
-}
-
 int cli_cmd_profile(int argc, char **argv, const char *default_data_dir)
 {
 	struct blob_store *objects = NULL;
@@ -479,7 +438,7 @@ int cli_cmd_profile(int argc, char **argv, const char *default_data_dir)
 	if (parse(argc, argv, default_data_dir, &a) < 0)
 		return 2;
 	if (a.store && a.cmd && strcmp(a.cmd, "help") != 0 &&
-	    use_replicas_store(a.store, &objects) < 0) {
+	    cli_use_replicas_store("glassbox profile", a.store, &objects) < 0) {
 		blob_close(objects);
 		return 2;
 	}

@@ -90,6 +90,14 @@ int cli_cmd_objects(int argc, char **argv);
  * the reason printed (never the URL). */
 int cli_store_configure(const char *postgres_url, const char *replica);
 
+struct blob_store;
+
+/* Points the store and profiles at the replicas' of serve config path
+ * (replicas_store.c): its store.postgres (when it has one) and its
+ * object_store (*objects, closed by the caller). command names the
+ * command in messages. Returns 0 or -1 with the reason printed. */
+int cli_use_replicas_store(const char *command, const char *path, struct blob_store **objects);
+
 /* `glassbox policy check FILE [--json]` (cmd_policy.c): argv[0] is "policy".
  * 0 valid, 2 not valid or not readable. */
 int cli_cmd_policy(int argc, char **argv);

@@ -279,12 +279,21 @@ static const struct cli_help helps[] = {
 	  "glassbox profile export shop-login --store serve.json --tenant acme -o state.json\n" },
 	{ "keys", "create or rotate the master key of the sealed stores",
 	  "glassbox keys init\n"
-	  "glassbox keys rotate\n",
+	  "glassbox keys rotate\n"
+	  "glassbox keys rewrap [--store CONFIG]\n",
 	  "init creates the master key (DATA/keys/master.key, 0600) if there is none and\n"
 	  "prints its id; $GLASSBOX_MASTER_KEY_FILE names a key kept elsewhere. rotate\n"
 	  "replaces it and re-wraps every tenant key with the new one (sealed profiles\n"
-	  "are not re-encrypted).\n",
-	  DATA_DIR_OPTION, "glassbox keys init\n" },
+	  "are not re-encrypted). Replicas keep the key in a Secret and rotate it there:\n"
+	  "$GLASSBOX_MASTER_KEY_OTHER_FILE names a second key that opens what it wrapped\n"
+	  "and wraps nothing, and rewrap re-wraps every tenant key of the data dir, and\n"
+	  "with --store every one in the replicas' object store, with the current key\n"
+	  "(docs/deploy.md, \"Rotating the master key\").\n",
+	  "  --store CONFIG      rewrap: the replicas' serve config (its "
+	  "object_store)\n" DATA_DIR_OPTION,
+	  "glassbox keys init\n"
+	  "GLASSBOX_MASTER_KEY_FILE=new.key GLASSBOX_MASTER_KEY_OTHER_FILE=old.key \\\n"
+	  "  glassbox keys rewrap --store serve.json\n" },
 	{ "secret", "set, list or delete a tenant's secrets (typed by tools, never shown)",
 	  "glassbox secret set NAME --hosts H1[,H2...] [--fields K1[,K2...]] [--tenant T]\n"
 	  "                    [--from-file FILE]\n"

@@ -37,12 +37,16 @@ struct netns_new {
 	int fd;
 	int err;
 	const char *what;
+	int link_rc; /* offline_guard_link()'s result */
 };
 
 #if GB_HAVE_NETNS
-/* Brings lo up in the calling thread's network namespace. Returns 0 or
- * -1 with errno set. */
-static int loopback_up(void)
+#include <netlink/route/link.h>
+#include <netlink/route/link/veth.h>
+
+/* Brings the link name up in the calling thread's network namespace.
+ * Returns 0 or -1 with errno set. */
+static int link_up(const char *name)
 {
 	struct ifreq ifr;
 	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
@@ -51,7 +55,7 @@ static int loopback_up(void)
 	if (fd < 0)
 		goto out;
 	memset(&ifr, 0, sizeof(ifr));
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "lo");
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", name);
 	if (ioctl(fd, SIOCGIFFLAGS, &ifr) < 0)
 		goto out;
 	ifr.ifr_flags |= IFF_UP;
@@ -65,6 +69,43 @@ out:
 		close(fd);
 		errno = saved;
 	}
+	return rc;
+}
+
+/* Adds a veth pair to the calling thread's namespace, both ends in it and
+ * up, with no address and no route. Chromium counts a namespace with only
+ * loopback as offline (navigator.onLine false, pages that check it say
+ * they have no network) although the proxy serves it; an up link makes it
+ * online, and this one leads nowhere: a packet sent on one end arrives at
+ * the other, in the same namespace. Returns 0 or a negative libnl error. */
+static int offline_guard_link(void)
+{
+	struct nl_sock *sk = nl_socket_alloc();
+	struct rtnl_link *link = NULL;
+	struct rtnl_link *peer;
+	int rc = -NLE_NOMEM;
+
+	if (!sk)
+		return rc;
+	rc = nl_connect(sk, NETLINK_ROUTE);
+	if (rc < 0)
+		goto out;
+	link = rtnl_link_veth_alloc();
+	if (!link) {
+		rc = -NLE_NOMEM;
+		goto out;
+	}
+	peer = rtnl_link_veth_get_peer(link);
+	rtnl_link_set_name(link, "gb0");
+	rtnl_link_set_name(peer, "gb1");
+	rtnl_link_put(peer);
+	rc = rtnl_link_add(sk, link, NLM_F_CREATE | NLM_F_EXCL);
+	if (rc == 0 && (link_up("gb0") < 0 || link_up("gb1") < 0))
+		rc = -nl_syserr2nlerr(errno);
+out:
+	if (link)
+		rtnl_link_veth_release(link);
+	nl_socket_free(sk);
 	return rc;
 }
 #endif
@@ -82,11 +123,12 @@ static void *netns_new_main(void *arg)
 		nn->what = "create a network namespace";
 		goto out;
 	}
-	if (loopback_up() < 0) {
+	if (link_up("lo") < 0) {
 		nn->err = errno;
 		nn->what = "bring up loopback in the new network namespace";
 		goto out;
 	}
+	nn->link_rc = offline_guard_link();
 	nn->fd = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
 	if (nn->fd < 0) {
 		nn->err = errno;
@@ -120,6 +162,15 @@ int policy_netns_create(int *fd_out, char *err, size_t errlen)
 		             : "");
 		goto out;
 	}
+#if GB_HAVE_NETNS
+	static int link_warned;
+
+	if (nn.link_rc < 0 && !__atomic_exchange_n(&link_warned, 1, __ATOMIC_RELAXED))
+		GB_LOGW("policy",
+		        "browsers in their network namespace have no link besides loopback (%s): "
+		        "pages will see navigator.onLine false; egress is unchanged",
+		        nl_geterror(nn.link_rc));
+#endif
 	*fd_out = nn.fd;
 	rc = 0;
 out:

@@ -5,12 +5,19 @@
  *   master.key            64 hex digits and a newline
  *   master.key.old        the previous master key, only while a rotation
  *                         is under way (or was cut short by a crash)
+ *   master.key.other      the other key of replicas rotating theirs (the
+ *                         Secret's, copied here), as $GLASSBOX_MASTER_KEY_OTHER_FILE
  *   tenants/<t>.key       {"format": "glassbox-tenant-key", "version": 1,
  *                          "tenant": t, "master_id": id, "sealed": base64}
  *
  * A tenant file names the master key that wrapped it, so a reader picks
  * the current or the old key and a rotation cut short is finished by the
- * next one. New files are published atomically (temp file, fsync, link or
+ * next one. When the master key comes from $GLASSBOX_MASTER_KEY_FILE (a
+ * Secret shared by replicas), $GLASSBOX_MASTER_KEY_OTHER_FILE (or
+ * DATA/keys/master.key.other, where replicas copy their Secret) may name a
+ * second key that opens the tenant keys it wrapped and never wraps one:
+ * the key coming in or going out while replicas rotate (docs/deploy.md),
+ * and prof_keys_rewrap() brings every key to the current one. New files are published atomically (temp file, fsync, link or
  * rename, fsync the dir); two processes creating the same key at once
  * agree on the first one written.
  */
@@ -32,6 +39,7 @@
 #define PATH_BYTES 4096
 #define KEY_FILE_MAX_BYTES 4096u
 #define MASTER_ENV "GLASSBOX_MASTER_KEY_FILE"
+#define OTHER_ENV "GLASSBOX_MASTER_KEY_OTHER_FILE"
 #define TENANT_FORMAT "glassbox-tenant-key"
 
 /* A master key and its id. */
@@ -184,12 +192,30 @@ static int load_master(const char *data_dir, struct master *m, char *err, size_t
 	return read_master_file(path, m, err, errlen);
 }
 
-/* Loads DATA/keys/master.key.old: 0, or -ENOENT when no rotation is under
- * way. */
+/* Loads the other key of replicas rotating theirs: $GLASSBOX_MASTER_KEY_OTHER_FILE
+ * when set, else DATA/keys/master.key.other. 0, or -ENOENT when none. */
+static int load_other_master(const char *data_dir, struct master *m, char *err, size_t errlen)
+{
+	const char *env = getenv(OTHER_ENV);
+	char path[PATH_BYTES];
+
+	if (env && env[0])
+		return read_master_file(env, m, err, errlen);
+	if (gb_pathf(path, sizeof(path), "%s/keys/master.key.other", data_dir) < 0)
+		return -EINVAL;
+	return read_master_file(path, m, err, errlen);
+}
+
+/* Loads the other key that opens tenant keys: the replicas' other key
+ * (load_other_master), else DATA/keys/master.key.old. 0, or -ENOENT when
+ * there is none (no rotation under way). */
 static int load_old_master(const char *data_dir, struct master *m, char *err, size_t errlen)
 {
 	char path[PATH_BYTES];
+	int rc = load_other_master(data_dir, m, err, errlen);
 
+	if (rc != -ENOENT)
+		return rc;
 	if (gb_pathf(path, sizeof(path), "%s/keys/master.key.old", data_dir) < 0)
 		return -EINVAL;
 	return read_master_file(path, m, err, errlen);
@@ -290,29 +316,38 @@ static int tenant_path(const char *data_dir, const char *tenant, char *dir, size
 	return gb_fs_mkdirs_abs(dir, err, errlen);
 }
 
-/* Writes tenant's key wrapped by m to a temp file in dir (path in tmp). */
-static int write_wrapped(const char *dir, const char *tenant, const struct master *m,
-                         const unsigned char key[PROF_KEY_BYTES], char *tmp, size_t tmplen,
-                         char *err, size_t errlen)
+/* The text of a tenant key file: tenant's key wrapped by m (malloc'd), or
+ * NULL when out of memory. */
+static char *wrapped_text(const char *tenant, const struct master *m,
+                          const unsigned char key[PROF_KEY_BYTES])
 {
 	char ad[256];
 	char b64[128];
 	unsigned char *sealed = NULL;
 	size_t sealed_len = 0;
 	json_t *doc;
-	char *text = NULL;
-	int rc;
+	char *text;
 
 	tenant_ad(tenant, m->id, ad, sizeof(ad));
-	rc = prof_seal_small(m->key, ad, key, PROF_KEY_BYTES, &sealed, &sealed_len);
-	if (rc < 0)
-		return rc;
+	if (prof_seal_small(m->key, ad, key, PROF_KEY_BYTES, &sealed, &sealed_len) < 0)
+		return NULL;
 	sodium_bin2base64(b64, sizeof(b64), sealed, sealed_len, sodium_base64_VARIANT_ORIGINAL);
 	free(sealed);
 	doc = json_pack("{s:s, s:i, s:s, s:s, s:s}", "format", TENANT_FORMAT, "version", 1,
 	                "tenant", tenant, "master_id", m->id, "sealed", b64);
 	text = doc ? json_dumps(doc, JSON_SORT_KEYS | JSON_INDENT(1)) : NULL;
 	json_decref(doc);
+	return text;
+}
+
+/* Writes tenant's key wrapped by m to a temp file in dir (path in tmp). */
+static int write_wrapped(const char *dir, const char *tenant, const struct master *m,
+                         const unsigned char key[PROF_KEY_BYTES], char *tmp, size_t tmplen,
+                         char *err, size_t errlen)
+{
+	char *text = wrapped_text(tenant, m, key);
+	int rc;
+
 	if (!text)
 		return -ENOMEM;
 	rc = gb_fs_write_temp(dir, text, strlen(text), tmp, tmplen, err, errlen);
@@ -364,7 +399,8 @@ static int open_wrapped(const char *data_dir, const char *where, const unsigned 
 			gb_set_error(
 			    err, errlen,
 			    "%s was wrapped by master key %s, which this data dir does not "
-			    "have: restore that master key",
+			    "have: restore that master key, or name it in $" OTHER_ENV
+			    " while a rotation is under way",
 			    where, mid);
 			goto out;
 		}
@@ -536,6 +572,45 @@ static int rewrap_all(const char *data_dir, const struct master *m, size_t *n, c
 	return rc;
 }
 
+int prof_keys_rewrap(const char *data_dir, size_t *n_tenants, char *err, size_t errlen)
+{
+	struct master m;
+	int rc = load_master(data_dir, &m, err, errlen);
+
+	*n_tenants = 0;
+	if (rc == 0)
+		rc = rewrap_all(data_dir, &m, n_tenants, err, errlen);
+	sodium_memzero(&m, sizeof(m));
+	return rc;
+}
+
+int prof_keys_rewrap_text(const char *data_dir, const char *tenant, const char *where,
+                          const unsigned char *text, size_t len, char **out, char *err,
+                          size_t errlen)
+{
+	unsigned char key[PROF_KEY_BYTES];
+	struct master m;
+	json_t *doc = json_loadb((const char *)text, len, 0, NULL);
+	const char *mid = json_string_value(json_object_get(doc, "master_id"));
+	int rc;
+
+	*out = NULL;
+	memset(&m, 0, sizeof(m));
+	rc = load_master(data_dir, &m, err, errlen);
+	if (rc == 0)
+		rc = open_wrapped(data_dir, where, text, len, tenant, &m, key, err, errlen);
+	if (rc < 0 || (mid && !strcmp(mid, m.id)))
+		goto out; /* unopenable, or already the current key's */
+	*out = wrapped_text(tenant, &m, key);
+	if (!*out)
+		rc = -ENOMEM;
+out:
+	sodium_memzero(key, sizeof(key));
+	sodium_memzero(&m, sizeof(m));
+	json_decref(doc);
+	return rc;
+}
+
 int prof_keys_rotate(const char *data_dir, size_t *n_tenants, char *err, size_t errlen)
 {
 	struct master cur;
@@ -553,8 +628,18 @@ int prof_keys_rotate(const char *data_dir, size_t *n_tenants, char *err, size_t 
 	if (getenv(MASTER_ENV) && getenv(MASTER_ENV)[0]) {
 		gb_set_error(err, errlen,
 		             "the master key comes from $" MASTER_ENV
-		             ": rotate it where it is kept, not here");
+		             ": rotate it where it is kept, with $" OTHER_ENV
+		             " and glassbox keys rewrap (docs/deploy.md, \"Rotating the master "
+		             "key\"), not here");
 		return -EPERM;
+	}
+	if (load_other_master(data_dir, &old, NULL, 0) != -ENOENT) {
+		gb_set_error(err, errlen,
+		             "a rotation of the replicas' master key is under way ($" OTHER_ENV
+		             " or keys/master.key.other): finish it with glassbox keys rewrap "
+		             "(docs/deploy.md, \"Rotating the master key\")");
+		rc = -EPERM;
+		goto out;
 	}
 	rc = load_master(data_dir, &cur, err, errlen);
 	if (rc < 0)

@@ -68,10 +68,29 @@ int prof_keys_open_tenant_text(const char *data_dir, const char *tenant, const c
  * key with it. Safe against a crash at any point: until it finishes the
  * previous key is kept as master.key.old and tenant keys wrapped by either
  * key open. Refused when the master key comes from
- * $GLASSBOX_MASTER_KEY_FILE (rotate it where it is kept). *n_tenants gets
+ * $GLASSBOX_MASTER_KEY_FILE (rotate it where it is kept) or while the
+ * replicas' other key is configured. *n_tenants gets
  * the number of tenant keys re-wrapped. Returns 0 or a negative errno.
  */
 int prof_keys_rotate(const char *data_dir, size_t *n_tenants, char *err, size_t errlen);
+
+/*
+ * Re-wraps every tenant key of the data dir with the current master key
+ * (each opened with it or with the other one: $GLASSBOX_MASTER_KEY_OTHER_FILE,
+ * DATA/keys/master.key.other or master.key.old). *n_tenants gets how many. Returns 0 or
+ * a negative errno with err (a key no master key here opens stops it).
+ */
+int prof_keys_rewrap(const char *data_dir, size_t *n_tenants, char *err, size_t errlen);
+
+/*
+ * The tenant key file text[0..len) (read from where, named in errors)
+ * wrapped by the current master key: *out (malloc'd, NUL-terminated) is
+ * its new text when another key wrapped it, NULL when the current one
+ * already does. Returns 0 or as prof_keys_open_tenant_text.
+ */
+int prof_keys_rewrap_text(const char *data_dir, const char *tenant, const char *where,
+                          const unsigned char *text, size_t len, char **out, char *err,
+                          size_t errlen);
 
 /*
  * Seals plain[0..len) with key (XChaCha20-Poly1305, a random nonce) and

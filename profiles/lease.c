@@ -578,6 +578,8 @@ int prof_lease_save(struct prof_lease *l, int64_t *new_version, char *err, size_
 	/* the versions before it, and on disk every file once it is in the
 	 * object store */
 	prof_remove_blobs(l->data_dir, l->info.tenant, l->info.id, sha256[0] ? -1 : version);
+	if (sha256[0])
+		prof_object_prune(l->info.tenant, l->info.id, sha256, l->info.sealed_sha256);
 	l->info.version = version;
 	l->info.size_bytes = size;
 	snprintf(l->info.sealed_sha256, sizeof(l->info.sealed_sha256), "%s", sha256);

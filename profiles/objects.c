@@ -20,6 +20,11 @@
  * metadata names no digest is a file of the data dir (lease.c), as on
  * one machine.
  *
+ * After each commit the versions before the previous one are removed
+ * (prof_object_prune): the previous one stays, so that a replica that
+ * read the metadata just before the commit still finds what it names.
+ * Deleting or purging a profile removes all of its objects.
+ *
  * The tenant key a profile's data key is wrapped by must be the same on
  * every replica: the first replica that needs one publishes its own
  * wrapped key file (created if missing), and every replica then opens the
@@ -33,6 +38,7 @@
 
 #include "blob/blob.h"
 #include "common/fs.h"
+#include "common/log.h"
 #include "common/util.h"
 
 #include <errno.h>
@@ -205,4 +211,126 @@ int prof_object_get(const struct prof_info *p, unsigned char **data, size_t *len
 		return -PROF_EBADMSG;
 	}
 	return 0;
+}
+
+/* The keys blob_list finds under one profile's prefix. */
+struct version_keys {
+	char (*key)[BLOB_MAX_KEY_BYTES + 1];
+	size_t n, cap;
+};
+
+/* blob_list callback: keeps a copy of key. */
+static int add_version_key(const char *key, size_t size_bytes, void *user)
+{
+	struct version_keys *k = user;
+
+	(void)size_bytes;
+	if (k->n == k->cap) {
+		size_t cap = k->cap ? k->cap * 2 : 8;
+		void *grown = realloc(k->key, cap * sizeof(*k->key));
+
+		if (!grown)
+			return -ENOMEM;
+		k->key = grown;
+		k->cap = cap;
+	}
+	snprintf(k->key[k->n++], sizeof(k->key[0]), "%s", key);
+	return 0;
+}
+
+/* 1 when the last part of key is digest (a non-empty one). */
+static int names_digest(const char *key, const char *digest)
+{
+	const char *last = strrchr(key, '/');
+
+	return digest && digest[0] && last && !strcmp(last + 1, digest);
+}
+
+void prof_object_prune(const char *tenant, const char *id, const char *keep_a, const char *keep_b)
+{
+	struct version_keys k = { 0 };
+	char prefix[BLOB_MAX_KEY_BYTES + 1];
+	char err[1024] = "";
+	size_t i;
+	int n;
+
+	if (!objects)
+		return;
+	n = snprintf(prefix, sizeof(prefix), "tenants/%s/profiles/%s/", tenant, id);
+	if (n < 0 || (size_t)n >= sizeof(prefix))
+		return;
+	if (blob_list(objects, prefix, add_version_key, &k, err, sizeof(err)) != 0) {
+		GB_LOGW("profiles",
+		        "cannot list the versions of profile %s (tenant %s) to remove "
+		        "the superseded ones: %s",
+		        id, tenant, err);
+		goto out;
+	}
+	for (i = 0; i < k.n; i++) {
+		if (names_digest(k.key[i], keep_a) || names_digest(k.key[i], keep_b))
+			continue;
+		if (blob_delete(objects, k.key[i], err, sizeof(err)) < 0)
+			GB_LOGW("profiles", "cannot remove superseded version %s: %s", k.key[i],
+			        err);
+	}
+out:
+	free(k.key);
+}
+
+/* The tenant of a key "tenants/<t>/keys/tenant.key" into tenant, or 0. */
+static int tenant_key_object(const char *key, char *tenant, size_t cap)
+{
+	static const char head[] = "tenants/", tail[] = "/keys/tenant.key";
+	size_t n = strlen(key);
+
+	if (n <= sizeof(head) - 1 + sizeof(tail) - 1 || strncmp(key, head, sizeof(head) - 1) ||
+	    strcmp(key + n - (sizeof(tail) - 1), tail))
+		return 0;
+	n -= sizeof(head) - 1 + sizeof(tail) - 1;
+	if (n >= cap || memchr(key + sizeof(head) - 1, '/', n))
+		return 0;
+	memcpy(tenant, key + sizeof(head) - 1, n);
+	tenant[n] = '\0';
+	return 1;
+}
+
+int prof_object_rewrap_tenant_keys(const char *data_dir, size_t *n, char *err, size_t errlen)
+{
+	struct version_keys k = { 0 };
+	char tenant[BLOB_MAX_KEY_BYTES + 1];
+	char where[BLOB_MAX_KEY_BYTES + 900];
+	unsigned char *text = NULL;
+	char *rewrapped = NULL;
+	size_t i, len = 0;
+	int rc;
+
+	*n = 0;
+	if (!objects)
+		return 0;
+	rc = blob_list(objects, "tenants/", add_version_key, &k, err, errlen);
+	for (i = 0; rc == 0 && i < k.n; i++) {
+		if (!tenant_key_object(k.key[i], tenant, sizeof(tenant)))
+			continue;
+		snprintf(where, sizeof(where),
+		         "the key of tenant %s in the object store (%s in %s)", tenant, k.key[i],
+		         blob_describe(objects));
+		rc = blob_get(objects, k.key[i], KEY_OBJECT_MAX_BYTES, &text, &len, err, errlen);
+		if (rc == 0)
+			rc = prof_keys_rewrap_text(data_dir, tenant, where, text, len, &rewrapped,
+			                           err, errlen);
+		if (rc == 0 && rewrapped) {
+			rc = blob_put_replace(objects, k.key[i], rewrapped, strlen(rewrapped), err,
+			                      errlen);
+			if (rc == 0)
+				(*n)++;
+		}
+		free(text);
+		text = NULL;
+		free(rewrapped);
+		rewrapped = NULL;
+	}
+	free(k.key);
+	if (rc == -EBADMSG || rc == -ENOENT)
+		return -PROF_EBADMSG;
+	return rc < 0 ? -PROF_EIO : 0;
 }

@@ -126,6 +126,12 @@ int prof_object_reachable(const struct prof_info *p, char *err, size_t errlen);
 int prof_object_get(const struct prof_info *p, unsigned char **data, size_t *len, char *err,
                     size_t errlen);
 
+/* Removes from the object store every version of profile id of tenant
+ * but the ones whose digests are keep_a and keep_b (NULL or "": none).
+ * Without an object store it does nothing. A version that cannot be
+ * removed is logged and left: it costs space, never a profile. */
+void prof_object_prune(const char *tenant, const char *id, const char *keep_a, const char *keep_b);
+
 /* ---- metadata (meta.c) --------------------------------------------------- */
 
 struct prof_db;

@@ -148,6 +148,7 @@ int prof_sweep(const char *data_dir, size_t *n_purged, char *err, size_t errlen)
 			continue;
 		prof_remove_blobs(data_dir, all[i].tenant, all[i].id, -1);
 		if (prof_db_delete(db, all[i].id, err, errlen) == 0) {
+			prof_object_prune(all[i].tenant, all[i].id, NULL, NULL);
 			purged++;
 			GB_LOGI("profiles", "purged expired profile %s (tenant %s, user %s)",
 			        all[i].id, all[i].tenant, all[i].user);
@@ -283,6 +284,8 @@ int prof_delete(const char *data_dir, const char *tenant, const char *user, cons
 	if (rc == 0) {
 		prof_remove_blobs(data_dir, tenant, p.id, -1);
 		rc = prof_db_delete(db, p.id, err, errlen);
+		if (rc == 0)
+			prof_object_prune(tenant, p.id, NULL, NULL);
 	}
 	prof_db_close(db);
 	return rc;

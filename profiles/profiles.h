@@ -120,6 +120,13 @@ int prof_revoke(const char *data_dir, const char *tenant, const char *user, cons
  * metadata); *n_purged (may be NULL) gets how many. */
 int prof_sweep(const char *data_dir, size_t *n_purged, char *err, size_t errlen);
 
+/* Re-wraps every tenant key in the process's object store (set with
+ * prof_use_object_store) with the current master key of data_dir
+ * (prof_keys_rewrap_text); *n gets how many changed. Without an object
+ * store it does nothing. Returns 0, or -PROF_EIO / -PROF_EBADMSG with err
+ * at the first that fails. */
+int prof_object_rewrap_tenant_keys(const char *data_dir, size_t *n, char *err, size_t errlen);
+
 /*
  * Keeps sealed profiles in object store b (borrowed; NULL: the data dir
  * only) from now on: every later save puts the sealed bytes there

@@ -124,11 +124,12 @@ test('two sessions of one tenant share one Chromium, and none of one\'s state is
     assert.deepEqual(await evalIn(a.client, 'async () => caches.keys()'), ['ctx_a']);
     assert.deepEqual(await evalIn(b.client, 'async () => caches.keys()'), [], 'b sees no CacheStorage of a');
 
-    // service workers: a's registration controls nothing of b
-    // (the registration, not its activation: `ready` does not resolve
-    // under glassbox in either isolation mode)
-    const reg = await evalIn(a.client, 'async () => { const r = await navigator.serviceWorker.register("/egress/sw.js"); return r.scope; }');
-    assert.match(reg, /\/egress\/$/);
+    // service workers: a's worker, active and controlling a page of its
+    // scope, is not b's (b is on the same origin)
+    await ok(a.client, 'browser_navigate', { url: fixture.url + '/egress/probe.html' });
+    const reg = await evalIn(a.client, 'async () => { const r = await navigator.serviceWorker.register("/egress/sw.js"); const ready = await navigator.serviceWorker.ready; return [r.scope, ready.active ? "active" : "none"]; }');
+    assert.match(reg[0], /\/egress\/$/);
+    assert.equal(reg[1], 'active');
     assert.equal(await evalIn(a.client, 'async () => (await navigator.serviceWorker.getRegistrations()).length'), 1);
     assert.equal(await evalIn(b.client, 'async () => (await navigator.serviceWorker.getRegistrations()).length'), 0, 'b sees no service worker of a');
 

@@ -240,23 +240,50 @@ test('glassbox profile --store: a data dir with the master key only shows and ex
   const other = newDataDir('glassbox-replica-cli-other-');
   r = await profileCli(other, ['export', 'shared', '-o', path.join(work, 'other.json')]);
   assert.notEqual(r.status, 0, r.stdout);
-  assert.match(r.stderr, /the key of tenant acme in the object store \(tenants\/acme\/keys\/tenant\.key in s3:\/\/profiles\/ at .*\) was wrapped by master key [0-9a-f]{16}, which this data dir does not have: restore that master key \(every replica must have the same master key: one Secret\)/);
+  assert.match(r.stderr, /the key of tenant acme in the object store \(tenants\/acme\/keys\/tenant\.key in s3:\/\/profiles\/ at .*\) was wrapped by master key [0-9a-f]{16}, which this data dir does not have: restore that master key, or name it in \$GLASSBOX_MASTER_KEY_OTHER_FILE while a rotation is under way \(every replica must have the same master key: one Secret\)/);
   assert.equal(fs.existsSync(path.join(work, 'other.json')), false);
   for (const d of [dir, other]) fs.rmSync(d, { recursive: true, force: true });
+});
+
+/* The digests of the profile's versions in the bucket, sorted. */
+function bucketVersions(id) {
+  const dir = path.dirname(s3.objectPath(`tenants/acme/profiles/${id}/x`));
+  return fs
+    .readdirSync(dir)
+    .filter((f) => f.endsWith('._S3rver_object'))
+    .map((f) => f.slice(0, -'._S3rver_object'.length))
+    .sort();
+}
+
+test('each save keeps the new version and the one before it in the bucket, and removes the older ones', async () => {
+  const before = row();
+  assert.equal(bucketVersions(before.id).length, 2, 'versions 1 and 2');
+  assert.ok(bucketVersions(before.id).includes(before.sha));
+  const c = sessions[winner].client;
+  let r = await openProfile(c);
+  assert.equal(sc(r).profile?.version, 2, dump(r));
+  r = await ok(c, 'browser_session', { action: 'close' });
+  assert.equal(sc(r).profile_closed.version, 3, dump(r));
+  const after = row();
+  assert.deepEqual(bucketVersions(after.id), [before.sha, after.sha].sort(), 'version 1 removed; 2 (the one before) and 3 kept');
+  r = await openProfile(sessions[loser].client);
+  assert.equal(sc(r).profile?.version, 3, dump(r));
+  assert.match(await accountText(sessions[loser].client), /Signed in as alice/);
+  await ok(sessions[loser].client, 'browser_session', { action: 'close', save: false });
 });
 
 test('the object store down: an open says it cannot reach it and holds nothing, a save keeps the last good version, the sessions go on', async () => {
   // a session that has the profile open when the store goes away
   const holder = sessions[loser].client;
   let r = await openProfile(holder);
-  assert.equal(sc(r).profile?.version, 2, dump(r));
+  assert.equal(sc(r).profile?.version, 3, dump(r));
   await s3.stop();
   s3 = null;
   r = await callTool(holder, 'browser_session', { action: 'close' });
   assert.equal(sc(r).error?.code, 'profile_not_saved', dump(r));
   assert.equal(sc(r).profile_closed.saved, false, dump(r));
-  assert.match(textOf(r), /cannot reach the object store s3:\/\/profiles\/ at http:\/\/127\.0\.0\.1:\d+: .*; version 3 of profile shared of user alice was not saved, the last good version stays/);
-  assert.equal(row().version, 2, 'the last good version stays');
+  assert.match(textOf(r), /cannot reach the object store s3:\/\/profiles\/ at http:\/\/127\.0\.0\.1:\d+: .*; version 4 of profile shared of user alice was not saved, the last good version stays/);
+  assert.equal(row().version, 3, 'the last good version stays');
   assert.equal(row().heldPid, 0, 'the hold is released');
   // an open from the other replica: a clear error, nothing held
   const other = sessions[winner].client;

@@ -136,6 +136,15 @@ static void listing(void **state)
 	memset(&s, 0, sizeof(s));
 	assert_int_equal(blob_list(b, "", on_key, &s, err, sizeof(err)), 0);
 	assert_int_equal(s.n, 4);
+	/* a delete removes one object; a second says there is none */
+	assert_int_equal(blob_delete(b, "x/b/1", err, sizeof(err)), 0);
+	assert_int_equal(blob_delete(b, "x/b/1", err, sizeof(err)), -ENOENT);
+	assert_non_null(strstr(err, "no object x/b/1"));
+	assert_int_equal(blob_delete(b, "../x", err, sizeof(err)), -EINVAL);
+	memset(&s, 0, sizeof(s));
+	assert_int_equal(blob_list(b, "x/b", on_key, &s, err, sizeof(err)), 0);
+	assert_int_equal(s.n, 1);
+	assert_string_equal(s.keys[0], "x/b/2");
 	blob_close(b);
 }
 

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "common/fs.h"
 #include "profiles/keys.h"
 
 #include <errno.h>
@@ -45,6 +46,7 @@ static int teardown(void **state)
 	nftw(*state, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 	free(*state);
 	unsetenv("GLASSBOX_MASTER_KEY_FILE");
+	unsetenv("GLASSBOX_MASTER_KEY_OTHER_FILE");
 	return 0;
 }
 
@@ -207,6 +209,75 @@ static void test_master_from_env_file(void **state)
 	assert_null(strstr(err, "ffeedd"));
 }
 
+/* Writes a master key file of 64 hex digits (digit d repeated), 0600. */
+static void write_master(const char *path, char d)
+{
+	char hex[65];
+	FILE *f = fopen(path, "w");
+
+	memset(hex, d, 64);
+	hex[64] = '\0';
+	assert_non_null(f);
+	fprintf(f, "%s\n", hex);
+	fclose(f);
+	assert_int_equal(chmod(path, 0600), 0);
+}
+
+/* Replicas rotate a key kept in a Secret: the other key opens what it
+ * wrapped and wraps nothing; rewrap brings every tenant key to the current
+ * key, after which the other key is not needed. */
+static void test_rewrap_with_the_other_key(void **state)
+{
+	const char *dir = *state;
+	char a[256], b[256], path[300], id_b[17], err[512] = "";
+	unsigned char k0[PROF_KEY_BYTES], k[PROF_KEY_BYTES];
+	unsigned char *text = NULL;
+	char *out = NULL;
+	size_t n = 0, len = 0;
+
+	path_of(dir, "a.key", a, sizeof(a));
+	path_of(dir, "b.key", b, sizeof(b));
+	write_master(a, 'a');
+	write_master(b, 'b');
+	setenv("GLASSBOX_MASTER_KEY_FILE", a, 1);
+	assert_int_equal(prof_keys_tenant_key(dir, "acme", k0, err, sizeof(err)), 0);
+	path_of(dir, "keys/tenants/acme.key", path, sizeof(path));
+	assert_int_equal(gb_fs_read_file(path, 4096, &text, &len, err, sizeof(err)), 0);
+	/* b current, without a: refused, and told how to go on */
+	setenv("GLASSBOX_MASTER_KEY_FILE", b, 1);
+	assert_int_equal(prof_keys_tenant_key(dir, "acme", k, err, sizeof(err)), -EBADMSG);
+	assert_non_null(strstr(err, "GLASSBOX_MASTER_KEY_OTHER_FILE"));
+	assert_int_equal(prof_keys_rotate(dir, &n, err, sizeof(err)), -EPERM);
+	assert_non_null(strstr(err, "glassbox keys rewrap"));
+	/* b current, a the other: opens, and the same key */
+	setenv("GLASSBOX_MASTER_KEY_OTHER_FILE", a, 1);
+	assert_int_equal(prof_keys_tenant_key(dir, "acme", k, err, sizeof(err)), 0);
+	assert_memory_equal(k0, k, PROF_KEY_BYTES);
+	/* a key file's text: re-wrapped for b, then nothing to do */
+	assert_int_equal(prof_keys_rewrap_text(dir, "acme", "x", text, len, &out, err, sizeof(err)),
+	                 0);
+	assert_non_null(out);
+	assert_int_equal(prof_keys_master_id(dir, id_b, err, sizeof(err)), 0);
+	assert_non_null(strstr(out, id_b));
+	free(text);
+	text = (unsigned char *)out;
+	out = NULL;
+	assert_int_equal(prof_keys_rewrap_text(dir, "acme", "x", text, strlen((char *)text), &out,
+	                                       err, sizeof(err)),
+	                 0);
+	assert_null(out);
+	free(text);
+	/* the data dir's keys re-wrapped: a is no longer needed */
+	assert_int_equal(prof_keys_rewrap(dir, &n, err, sizeof(err)), 0);
+	assert_int_equal(n, 1);
+	unsetenv("GLASSBOX_MASTER_KEY_OTHER_FILE");
+	assert_int_equal(prof_keys_tenant_key(dir, "acme", k, err, sizeof(err)), 0);
+	assert_memory_equal(k0, k, PROF_KEY_BYTES);
+	/* no key ever shows in an error */
+	assert_null(strstr(err, "aaaa"));
+	assert_null(strstr(err, "bbbb"));
+}
+
 static void test_seal_small_binds_ad(void **state)
 {
 	unsigned char key[PROF_KEY_BYTES];
@@ -241,6 +312,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_rotation_cut_short_still_opens, setup,
 		                                teardown),
 		cmocka_unit_test_setup_teardown(test_master_from_env_file, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rewrap_with_the_other_key, setup, teardown),
 		cmocka_unit_test(test_seal_small_binds_ad),
 	};
 

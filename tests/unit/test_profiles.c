@@ -20,6 +20,7 @@
 
 #include <archive.h>
 #include <archive_entry.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -363,6 +364,8 @@ static int teardown(void **state)
 
 	store_fixture_end();
 	rm_tree(f->dir);
+	unsetenv("GLASSBOX_MASTER_KEY_FILE");
+	unsetenv("GLASSBOX_MASTER_KEY_OTHER_FILE");
 	free(f);
 	return 0;
 }
@@ -812,6 +815,99 @@ static void test_object_store_holds_the_sealed_versions(void **state)
 	assert_non_null(strstr(err, "this glassbox has none"));
 }
 
+/* Counts the files in dir (0 when it is missing). */
+static int count_files(const char *dir)
+{
+	struct dirent *de;
+	DIR *d = opendir(dir);
+	int n = 0;
+
+	if (!d)
+		return 0;
+	while ((de = readdir(d)) != NULL)
+		if (de->d_name[0] != '.')
+			n++;
+	closedir(d);
+	return n;
+}
+
+/* Each save in the object store keeps the new version and the one before
+ * it, and removes the older ones; deleting the profile removes them all. */
+static void test_object_store_keeps_two_versions(void **state)
+{
+	struct fx *f = *state;
+	struct blob_store *b = use_objects(f, (char[200]){ 0 }, 200);
+	struct prof_info v2, v4;
+	char dir[4300], path[4400], err[1024] = "";
+	struct stat st;
+	int rc;
+
+	assert_int_equal(save_marker(f->dir, "acme", "v=1"), 1);
+	assert_int_equal(save_marker(f->dir, "acme", "v=2"), 2);
+	assert_int_equal(prof_get(f->dir, "acme", "alice", "work", &v2, err, sizeof(err)), 0);
+	snprintf(dir, sizeof(dir), "%s/bucket/tenants/acme/profiles/%s", f->dir, v2.id);
+	assert_int_equal(count_files(dir), 2);
+	assert_int_equal(save_marker(f->dir, "acme", "v=3"), 3);
+	assert_int_equal(save_marker(f->dir, "acme", "v=4"), 4);
+	assert_int_equal(prof_get(f->dir, "acme", "alice", "work", &v4, err, sizeof(err)), 0);
+	assert_int_equal(count_files(dir), 2);
+	snprintf(path, sizeof(path), "%s/%s", dir, v4.sealed_sha256);
+	assert_int_equal(stat(path, &st), 0);
+	snprintf(path, sizeof(path), "%s/%s", dir, v2.sealed_sha256);
+	assert_int_equal(stat(path, &st), -1); /* two versions back: removed */
+	assert_string_equal(open_marker(f->dir, "acme", 0, &rc, err, sizeof(err)), "v=4");
+	assert_int_equal(prof_delete(f->dir, "acme", "alice", "work", err, sizeof(err)), 0);
+	assert_int_equal(count_files(dir), 0);
+	prof_use_object_store(NULL);
+	blob_close(b);
+}
+
+/* Writes a master key file of 64 hex digits d, 0600, at dir/name (path). */
+static void master_file(const char *dir, const char *name, char d, char *path, size_t cap)
+{
+	char hex[65];
+	FILE *fp;
+
+	snprintf(path, cap, "%s/%s", dir, name);
+	memset(hex, d, 64);
+	hex[64] = '\0';
+	fp = fopen(path, "w");
+	assert_non_null(fp);
+	fprintf(fp, "%s\n", hex);
+	fclose(fp);
+	assert_int_equal(chmod(path, 0600), 0);
+}
+
+/* Replicas rotating the master key of their Secret: with the new key
+ * current and the old one the other, the profile opens; rewrap re-wraps
+ * the object store's tenant key once; then the old key is not needed. */
+static void test_object_store_tenant_key_rewrapped(void **state)
+{
+	struct fx *f = *state;
+	struct blob_store *b = use_objects(f, (char[200]){ 0 }, 200);
+	char a_key[200], b_key[200], err[1024] = "";
+	size_t n = 9;
+	int rc;
+
+	master_file(f->dir, "a.key", 'a', a_key, sizeof(a_key));
+	master_file(f->dir, "b.key", 'b', b_key, sizeof(b_key));
+	setenv("GLASSBOX_MASTER_KEY_FILE", a_key, 1);
+	assert_int_equal(save_marker(f->dir, "acme", "v=1"), 1);
+	setenv("GLASSBOX_MASTER_KEY_FILE", b_key, 1);
+	assert_null(open_marker(f->dir, "acme", 0, &rc, err, sizeof(err)));
+	setenv("GLASSBOX_MASTER_KEY_OTHER_FILE", a_key, 1);
+	assert_string_equal(open_marker(f->dir, "acme", 0, &rc, err, sizeof(err)), "v=1");
+	assert_int_equal(prof_object_rewrap_tenant_keys(f->dir, &n, err, sizeof(err)), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(prof_object_rewrap_tenant_keys(f->dir, &n, err, sizeof(err)), 0);
+	assert_int_equal(n, 0);
+	unsetenv("GLASSBOX_MASTER_KEY_OTHER_FILE");
+	assert_string_equal(open_marker(f->dir, "acme", 0, &rc, err, sizeof(err)), "v=1");
+	unsetenv("GLASSBOX_MASTER_KEY_FILE");
+	prof_use_object_store(NULL);
+	blob_close(b);
+}
+
 /* ---- the metadata DB ------------------------------------------------------- */
 
 struct held_lock {
@@ -874,6 +970,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_one_writer_read_only_copies_and_stale_holds,
 		                                setup, teardown),
 		cmocka_unit_test_setup_teardown(test_racing_writers_one_wins, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_object_store_keeps_two_versions, setup,
+		                                teardown),
+		cmocka_unit_test_setup_teardown(test_object_store_tenant_key_rewrapped, setup,
+		                                teardown),
 		cmocka_unit_test_setup_teardown(test_object_store_holds_the_sealed_versions, setup,
 		                                teardown),
 		cmocka_unit_test_setup_teardown(test_revoke_and_expiry, setup, teardown),
