@@ -717,6 +717,10 @@ void act_run_call(struct act_session *as, struct act_call *call);
 /* Marks the call failed with a code ("stale_ref") and message; returns -1. */
 int act_fail(struct act_ctx *ctx, const char *code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* target.c: fails the call, its target's element left the page (stale_ref), in
+ * Playwright MCP's words for a ref ("Ref e3 not found in the current page
+ * snapshot. Try capturing new snapshot."), glassbox's detail after. */
+int act_fail_detached(struct act_ctx *ctx);
 /* Milliseconds left before the call's deadline (at least 1). */
 int act_left_ms(const struct act_ctx *ctx);
 /* A CDP call on behalf of the action: fails the action with a message

@@ -396,12 +396,7 @@ static int gate_run(struct act_ctx *ctx, const struct act_gate_part *part, const
 		/* a node that left the page is not gated (nor acted on): an
 		 * approval given for it is not spent on a call that cannot act */
 		if (!json_is_true(json_object_get(facts, "connected"))) {
-			rc = act_fail(ctx, "stale_ref",
-			              "%s%s is stale: the element is no longer in the page; take a "
-			              "new snapshot",
-			              ctx->target.ref[0] ? "ref " : "target ",
-			              ctx->target.ref[0] ? ctx->target.ref
-			                                 : ctx->target.description);
+			rc = act_fail_detached(ctx);
 			goto out;
 		}
 		ref =

@@ -776,17 +776,28 @@ out:
 	return rc;
 }
 
+int act_fail_detached(struct act_ctx *ctx)
+{
+	const char *ref = ctx->target.ref;
+
+	if (ref[0]) /* Playwright MCP's words first, then glassbox's */
+		return act_fail(ctx, "stale_ref",
+		                "Ref %s not found in the current page snapshot. Try capturing new "
+		                "snapshot. The ref is stale: its element is no longer in the page",
+		                ref);
+	return act_fail(ctx, "stale_ref",
+	                "target %s is stale: the element is no longer in the page; take a new "
+	                "snapshot",
+	                ctx->target.description);
+}
+
 static int explain_not_actionable(struct act_ctx *ctx, json_t *info)
 {
 	const char *e = json_string_value(json_object_get(info, "error"));
 	const char *d = ctx->target.description;
-	const char *ref = ctx->target.ref;
 
 	if (!strcmp(e, "detached"))
-		return act_fail(ctx, "stale_ref",
-		                "%s%s is stale: the element is no longer in the page; "
-		                "take a new snapshot",
-		                ref[0] ? "ref " : "target ", ref[0] ? ref : d);
+		return act_fail_detached(ctx);
 	if (!strcmp(e, "covered"))
 		return act_fail(
 		    ctx, "covered",
