@@ -493,7 +493,7 @@ static int ignored_as_label(json_t *n)
 /* 1 when the <label> of AX node n (doc d) holds an element, not only
  * text: Playwright shows it as a generic of its own then (a label of
  * text alone is inline text, part of its parent's). */
-static int label_holds_element(const struct snap_ctx *x, size_t d, json_t *n)
+static int label_holds_element(const struct snap_ctx *x, size_t d, json_t *n, unsigned depth)
 {
 	json_t *kid;
 	size_t i;
@@ -501,11 +501,20 @@ static int label_holds_element(const struct snap_ctx *x, size_t d, json_t *n)
 	json_array_foreach(json_object_get(n, "childIds"), i, kid)
 	{
 		long k = act_snap_doc_find(&x->docs[d], json_string_value(kid));
-		const char *role =
-		    k >= 0 ? act_snap_ax_role(json_array_get(x->docs[d].nodes, (size_t)k)) : "";
+		json_t *c = k >= 0 ? json_array_get(x->docs[d].nodes, (size_t)k) : NULL;
+		const char *role = c ? act_snap_ax_role(c) : "";
 
-		if (k >= 0 && strcmp(role, "StaticText") != 0 &&
-		    strcmp(role, "InlineTextBox") != 0 && strcmp(role, "LineBreak") != 0)
+		if (!c)
+			continue;
+		/* an ignored child (the label's own text, a wrapper) holds
+		 * nothing of its own: what is below it counts */
+		if (json_is_true(json_object_get(c, "ignored"))) {
+			if (depth < 8 && label_holds_element(x, d, c, depth + 1))
+				return 1;
+			continue;
+		}
+		if (strcmp(role, "StaticText") != 0 && strcmp(role, "InlineTextBox") != 0 &&
+		    strcmp(role, "LineBreak") != 0)
 			return 1;
 	}
 	return 0;
@@ -656,7 +665,7 @@ static int build_node(struct snap_ctx *x, size_t d, size_t idx, struct snode *pa
 	aria = act_snap_is_iframe_role(role) ? "iframe" : aria_role(n);
 	ignored = json_is_true(json_object_get(n, "ignored"));
 	if (((!strcmp(role, "LabelText") || (ignored && ignored_as_label(n))) &&
-	     label_holds_element(x, d, n)) ||
+	     label_holds_element(x, d, n, 0)) ||
 	    (!strcmp(role, "form") && (!name || !*name))) {
 		aria = "generic"; /* Playwright's: no role of their own */
 		ignored = 0;

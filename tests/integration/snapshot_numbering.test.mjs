@@ -32,6 +32,8 @@ test('labels that hold their controls and a nameless form take numbers, as in Pl
   assert.match(snap, /^- generic \[ref=e2\]:\n {2}- generic \[ref=e3\]:\n {4}- textbox "Name" \[ref=e4\]/, snap);
   assert.match(snap, /- slider "Age" \[ref=e6\]/, snap);
   assert.match(snap, /- checkbox "Subscribe to newsletter" \[ref=e8\]/, snap);
+  // a label of text alone is text: it takes no number
+  assert.match(snap, /- radio "Red" \[ref=e9\]/, snap);
   const t = await ok(h.client, 'browser_click', { target: 'e8' });
   assert.equal(codeOf(t), "await page.getByRole('checkbox', { name: 'Subscribe to newsletter' }).click();");
 });
