@@ -208,6 +208,58 @@ json_t *act_profile_lease_json(const struct prof_lease *l);
 /* One sentence for the model about a close result (borrowed). */
 void act_profile_describe_close(struct gb_buf *text, json_t *closed);
 
+/* storage_page.c: a browser context's storage as Playwright's
+ * storageState, through one page of the context whose requests it
+ * answers itself (no network). */
+struct act_storage_page {
+	struct cdp_conn *cdp; /* borrowed */
+	char psid[64];        /* the page's CDP session */
+	char context_id[64];  /* its browser context, "" for the default one */
+	char origin[512];     /* the origin being visited */
+	int listener;
+};
+/* 1 when s is an http(s) origin: scheme://host[:port], nothing after. */
+int act_storage_is_origin(const char *s);
+/* Intercepts every request of page psid (strings copied; cdp borrowed),
+ * whose cookies are those of context_id (NULL: the browser's default
+ * context), and resumes it when resume is set (a page paused before its
+ * first script). Returns 0, or -1 with err. */
+int act_storage_page_start(struct act_storage_page *sp, struct cdp_conn *cdp, const char *psid,
+                           const char *context_id, int resume, char *err, size_t errlen);
+/* Stops intercepting (the page stays). */
+void act_storage_page_stop(struct act_storage_page *sp);
+/* Checks the shape of a storageState (borrowed); *cdp_cookies gets its
+ * cookies as CDP CookieParams (new reference, also on failure). */
+int act_storage_check(json_t *state, json_t **cdp_cookies, char *err, size_t errlen);
+/* Reads the cookies and the local storage of each origin in origins (an
+ * array of strings, borrowed; others skipped) into *state (new). */
+int act_storage_read(struct act_storage_page *sp, json_t *origins, json_t **state, char *err,
+                     size_t errlen);
+/* Writes state (borrowed, checked first) into the page's context; the
+ * origins written are added to visited ({origin: true}) when not NULL. */
+int act_storage_write(struct act_storage_page *sp, json_t *state, json_t *visited, char *err,
+                      size_t errlen);
+
+/* context_profile.c: a context-mode session's profile, its context's
+ * storage state. */
+enum { ACT_PROFILE_EMPTY, ACT_PROFILE_USER_DATA_DIR, ACT_PROFILE_STORAGE_STATE };
+/* What the lease's dir holds: nothing yet, a Chromium user-data-dir or a
+ * context's storage state. */
+int act_context_profile_kind(const struct prof_lease *l);
+/* Refuses (-1, err says what to do) a profile of the other kind than the
+ * session's isolation mode keeps; 0 when it fits. */
+int act_context_profile_check(const struct act_session *as, const struct prof_lease *l, char *err,
+                              size_t errlen);
+/* The storage state kept in the lease's dir (*state new, checked). */
+int act_context_profile_read(const struct prof_lease *l, json_t **state, char *err, size_t errlen);
+/* Replaces the storage state kept in the lease's dir with state (borrowed). */
+int act_context_profile_write(const struct prof_lease *l, json_t *state, char *err, size_t errlen);
+/* sess_join_options.prepare: loads the session's profile (user: the
+ * act_session) into its new context before its first tab. */
+int act_context_profile_load(void *user, struct sess *s, char *err, size_t errlen);
+/* Reads the session's context into its profile's dir (before the seal). */
+int act_context_profile_save(struct act_session *as, char *err, size_t errlen);
+
 /* A resolved target element. */
 struct act_target {
 	char session_id[64]; /* CDP session of the element's frame */

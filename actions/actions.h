@@ -314,6 +314,15 @@ size_t act_pool_size(struct act_pool *p);
  * session that uses it was freed. NULL is a no-op. */
 void act_pool_stop(struct act_pool *p);
 
+/* Isolation "context": a tenant's shared browser stays ms after its last
+ * session has closed (0, the default: it ends with it), so that the
+ * tenant's next session joins it instead of launching one. Call before
+ * sessions start. */
+void act_shared_set_linger_ms(int64_t ms);
+/* Ends every shared browser that no session uses any more (those left
+ * lingering) and stops their timer; call after every session is freed. */
+void act_shared_stop(void);
+
 struct act_session;
 
 /* One tool call. The transport fills the request part, queues it with

@@ -266,8 +266,8 @@ static void on_request_paused(void *user, const char *session_id, const char *me
 	int rc;
 
 	(void)method;
-	if (!rid || !s->sess)
-		return;
+	if (!rid || !s->sess || sess_host_is_side_page(s->sess, session_id))
+		return; /* a side page answers its own requests (context_profile.c) */
 	if (url)
 		decide(s, url, &d);
 	if (url && d.allowed) {

@@ -197,7 +197,7 @@ static const char *browser_origin(const struct act_session *as)
 {
 	if (as->pooled)
 		return "pooled";
-	return as->shared && !as->profile ? "shared" : "launched";
+	return as->shared ? "shared" : "launched";
 }
 
 int act_launch_browser(struct act_session *as, char *err, size_t errlen)
@@ -210,14 +210,15 @@ int act_launch_browser(struct act_session *as, char *err, size_t errlen)
 	opt.viewport_width = as->viewport_width;
 	opt.viewport_height = as->viewport_height;
 	opt.cancel_flag = &as->cancel_flag;
-	if (as->profile) {
+	if (as->profile && !as->shared) {
 		opt.user_data_dir = prof_lease_dir(as->profile);
 		opt.close_grace_ms = 10000; /* let Chromium flush the profile's files */
 	}
 	act_egress_launch_options(as, &opt);
 	act_browser_launch_args(as, &opt);
-	if (as->shared && !as->profile) {
-		/* isolation "context": a context of the tenant's shared browser */
+	if (as->shared) {
+		/* isolation "context": a context of the tenant's shared browser,
+		 * its profile (if any) loaded as the context's storage state */
 		as->pooled = 0;
 		if (act_shared_join(as, &opt, &as->sess, err, errlen) < 0)
 			return -1;

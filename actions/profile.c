@@ -19,6 +19,11 @@
  * browser starts on the profile. The origins the session's pages visited
  * go into glassbox-origins.json, for storageState export.
  *
+ * In isolation "context" the profile is the context's storage state
+ * instead (context_profile.c): loaded into the context when the session
+ * joins the shared browser, read back from it before the browser is
+ * closed, then sealed the same way.
+ *
  * Every lookup is by the session's own tenant: no argument names a
  * tenant, so no call can reach another tenant's profiles.
  */
@@ -95,6 +100,11 @@ int act_profile_open(struct act_session *as, const char *name, const char *user,
 	rc = prof_lease_open(as->data_dir, &o, &as->profile, err, errlen);
 	if (rc < 0)
 		return rc;
+	if (act_context_profile_check(as, as->profile, err, errlen) < 0) {
+		prof_lease_close(as->profile);
+		as->profile = NULL;
+		return -PROF_EINVAL;
+	}
 	json_decref(as->profile_origins);
 	as->profile_origins = json_object();
 	act_keeper_record(as->keeper, EVID_AUDIT_PROFILE_OPENED, NULL, NULL,
@@ -226,6 +236,7 @@ json_t *act_profile_close(struct act_session *as, int save, const char *why)
 	json_t *closed;
 	char reason[600] = "";
 	char err[1024] = "";
+	char capture[1024] = "";
 	int64_t version = 0;
 	int alive;
 
@@ -237,9 +248,14 @@ json_t *act_profile_close(struct act_session *as, int save, const char *why)
 	if (!alive)
 		snprintf(reason, sizeof(reason), "the browser crashed (%s)",
 		         sess_failure(as->sess));
-	if (save && alive && as->sess && !prof_lease_readonly(as->profile))
+	if (save && alive && as->sess && !prof_lease_readonly(as->profile) && as->shared) {
+		/* isolation "context": the profile is the context's storage state */
+		if (act_context_profile_save(as, capture, sizeof(capture)) < 0 && !capture[0])
+			snprintf(capture, sizeof(capture), "it could not be read");
+	} else if (save && alive && as->sess && !prof_lease_readonly(as->profile)) {
 		act_profile_keep_side_state(sess_cdp(as->sess), prof_lease_dir(as->profile),
 		                            as->profile_origins);
+	}
 	/* Chromium first: its files flushed and closed before they are sealed */
 	as->profile_closing = 1;
 	act_close_browser(as, why);
@@ -256,6 +272,13 @@ json_t *act_profile_close(struct act_session *as, int save, const char *why)
 	} else if (prof_lease_readonly(as->profile)) {
 		json_object_set_new(closed, "reason",
 		                    json_string("a read-only copy is never sealed back"));
+	} else if (capture[0]) {
+		json_object_set_new(
+		    closed, "reason",
+		    json_sprintf("the context's storage state was not read (%s): nothing was "
+		                 "sealed, version %lld is kept",
+		                 capture, (long long)p->version));
+		json_object_set_new(closed, "error", json_true());
 	} else if (prof_lease_save(as->profile, &version, err, sizeof(err)) < 0) {
 		json_object_set_new(closed, "reason", json_string(err));
 		json_object_set_new(closed, "error", json_true());

@@ -15,16 +15,23 @@
  * Sessions of different tenants never share an entry, so never a browser.
  *
  * The entry goes with its last session (act_shared_release), and the
- * browser with it once that session's context is closed. Pooled browsers
- * are never used here (a pool's browser has a namespace of its own).
+ * browser with it once that session's context is closed; or, when a
+ * linger is set (act_shared_set_linger_ms: glassbox serve's
+ * limits.shared_browser_linger_s), it stays that long unused, so the
+ * tenant's next session joins the running browser, and the reaper thread
+ * ends it once the linger has passed with no session (act_shared_stop
+ * ends those left at shutdown). Pooled browsers are never used here (a
+ * pool's browser has a namespace of its own).
  *
  * Threads: sessions' workers join, act_session_new/free acquire and
- * release; the registry and each entry's browser are guarded by
- * registry_lock and e->lock (in that order).
+ * release, the reaper ends lingering entries; the registry and each
+ * entry's browser are guarded by registry_lock and e->lock (in that
+ * order).
  */
 #include "actions/actions-private.h"
 
 #include "common/log.h"
+#include "common/util.h"
 #include "policy/egress.h"
 #include "sessions/sessions.h"
 
@@ -32,6 +39,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define BYPASS_FLAG "--proxy-bypass-list="
@@ -40,6 +48,7 @@ struct act_shared {
 	struct act_shared *next; /* {registry_lock} */
 	char key[4096];          /* tenant and launch configuration */
 	int refs;                /* {registry_lock} sessions holding the entry */
+	int64_t idle_since_ms;   /* {registry_lock} lingering since (refs 0), or 0 */
 	pthread_mutex_t lock;
 	struct sess_host *host; /* {lock} the browser, or NULL until one is needed */
 	int netns_fd;           /* layer 4: the browser's namespace (owned), or 0 */
@@ -53,6 +62,11 @@ struct act_shared {
 
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct act_shared *registry; /* {registry_lock} */
+static pthread_cond_t reaper_cond = PTHREAD_COND_INITIALIZER;
+static int64_t linger_ms;   /* {registry_lock} 0: an entry goes with its last session */
+static pthread_t reaper;    /* {registry_lock} valid while reaper_running */
+static int reaper_running;  /* {registry_lock} */
+static int reaper_stopping; /* {registry_lock} act_shared_stop was called */
 
 /* Ends e's browser (drops the entry's reference), its proxy and its
  * namespace, and frees e. NULL is a no-op. */
@@ -155,6 +169,7 @@ int act_shared_acquire(struct act_session *as, char *err, size_t errlen)
 		registry = e;
 	}
 	e->refs++;
+	e->idle_since_ms = 0; /* a lingering browser is in use again */
 	as->shared = e;
 	if (e->netns_fd > 0) {
 		/* the session's proxy listens in the shared browser's namespace */
@@ -173,9 +188,85 @@ out:
 	return rc;
 }
 
+/* Takes e out of the registry. Called with registry_lock held. */
+static void unlink_locked(struct act_shared *e)
+{
+	struct act_shared **pp;
+
+	for (pp = &registry; *pp; pp = &(*pp)->next)
+		if (*pp == e) {
+			*pp = e->next;
+			return;
+		}
+}
+
+/* The reaper: ends the entries that lingered linger_ms unused, then sleeps
+ * until the next one is due (or act_shared_stop). */
+static void *reaper_main(void *arg)
+{
+	struct act_shared *e, *next, *gone;
+	struct timespec until;
+	int64_t now, due;
+
+	(void)arg;
+	pthread_mutex_lock(&registry_lock);
+	while (!reaper_stopping) {
+		gone = NULL;
+		due = 0;
+		now = gb_now_ms();
+		for (e = registry; e; e = next) {
+			next = e->next;
+			if (e->refs > 0 || !e->idle_since_ms)
+				continue;
+			if (now - e->idle_since_ms >= linger_ms) {
+				unlink_locked(e);
+				e->next = gone;
+				gone = e;
+			} else if (!due || e->idle_since_ms + linger_ms < due) {
+				due = e->idle_since_ms + linger_ms;
+			}
+		}
+		pthread_mutex_unlock(&registry_lock);
+		for (e = gone; e; e = next) {
+			next = e->next;
+			GB_LOGI("actions", "a shared browser lingered %lld ms unused: closing it",
+			        (long long)linger_ms);
+			shared_free(e);
+		}
+		pthread_mutex_lock(&registry_lock);
+		if (reaper_stopping)
+			break;
+		clock_gettime(CLOCK_REALTIME, &until);
+		if (due) {
+			int64_t wait_ms = due - gb_now_ms() + 1;
+
+			if (wait_ms < 1)
+				wait_ms = 1;
+			until.tv_sec += (time_t)(wait_ms / 1000);
+			until.tv_nsec += (long)(wait_ms % 1000) * 1000000L;
+			if (until.tv_nsec >= 1000000000L) {
+				until.tv_sec++;
+				until.tv_nsec -= 1000000000L;
+			}
+			pthread_cond_timedwait(&reaper_cond, &registry_lock, &until);
+		} else {
+			pthread_cond_wait(&reaper_cond, &registry_lock);
+		}
+	}
+	pthread_mutex_unlock(&registry_lock);
+	return NULL;
+}
+
+void act_shared_set_linger_ms(int64_t ms)
+{
+	pthread_mutex_lock(&registry_lock);
+	linger_ms = ms > 0 ? ms : 0;
+	pthread_mutex_unlock(&registry_lock);
+}
+
 void act_shared_release(struct act_session *as)
 {
-	struct act_shared *e = as->shared, **pp;
+	struct act_shared *e = as->shared;
 
 	if (!e)
 		return;
@@ -185,13 +276,47 @@ void act_shared_release(struct act_session *as)
 		pthread_mutex_unlock(&registry_lock);
 		return;
 	}
-	for (pp = &registry; *pp; pp = &(*pp)->next)
-		if (*pp == e) {
-			*pp = e->next;
-			break;
-		}
+	if (linger_ms > 0 && !reaper_stopping &&
+	    (reaper_running || pthread_create(&reaper, NULL, reaper_main, NULL) == 0)) {
+		/* the browser stays for the tenant's next session */
+		reaper_running = 1;
+		e->idle_since_ms = gb_now_ms();
+		pthread_cond_signal(&reaper_cond);
+		pthread_mutex_unlock(&registry_lock);
+		return;
+	}
+	unlink_locked(e);
 	pthread_mutex_unlock(&registry_lock);
 	shared_free(e);
+}
+
+void act_shared_stop(void)
+{
+	struct act_shared *e, *next, *gone = NULL;
+	int join;
+
+	pthread_mutex_lock(&registry_lock);
+	reaper_stopping = 1;
+	join = reaper_running;
+	reaper_running = 0;
+	pthread_cond_signal(&reaper_cond);
+	pthread_mutex_unlock(&registry_lock);
+	if (join)
+		pthread_join(reaper, NULL);
+	pthread_mutex_lock(&registry_lock);
+	for (e = registry; e; e = next) {
+		next = e->next;
+		if (e->refs > 0)
+			continue;
+		unlink_locked(e);
+		e->next = gone;
+		gone = e;
+	}
+	pthread_mutex_unlock(&registry_lock);
+	for (e = gone; e; e = next) {
+		next = e->next;
+		shared_free(e);
+	}
 }
 
 /* The entry's browser, launched (again) when there is none or it died.
@@ -257,6 +382,10 @@ int act_shared_join(struct act_session *as, const struct sess_options *opt, stru
 	ao.on_target = opt->on_target;
 	ao.on_target_user = opt->on_target_user;
 	ao.timeout_ms = as->action_timeout_ms;
+	if (as->profile) {
+		ao.prepare = act_context_profile_load;
+		ao.prepare_user = as;
+	}
 	/* joined under the lock: a browser that dies meanwhile is replaced
 	 * once, not by every session at the same time */
 	rc = sess_host_join(h, &ao, &as->cancel_flag, out, err, errlen);

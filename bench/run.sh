@@ -8,6 +8,7 @@
 # `bench/run.sh cdp [options]` runs bench/cdp-relay.mjs (the CDP endpoint's relay overhead).
 # `bench/run.sh console [options]` runs bench/console.mjs (web console viewers and the agents).
 # `bench/run.sh isolation [options]` runs bench/isolation.mjs (sessions per machine in each isolation mode).
+# `bench/run.sh isolation-chromium [options]` runs bench/isolation-chromium.mjs (the same, Chromium alone, by process kind).
 # `bench/run.sh tokens [options]` runs bench/tokens.mjs (characters an agent receives per loop).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -28,5 +29,6 @@ case "${1:-}" in
   console) shift; exec node bench/console.mjs "$@" ;;
   tokens) shift; exec node bench/tokens.mjs "$@" ;;
   isolation) shift; exec node bench/isolation.mjs "$@" ;;
+  isolation-chromium) shift; exec node bench/isolation-chromium.mjs "$@" ;;
 esac
 exec node bench/agent-loop.mjs "$@"

@@ -386,6 +386,7 @@ int cli_cmd_serve(const struct cli_serve_args *a)
 		goto out;
 	}
 	base.pool = st.pool;
+	act_shared_set_linger_ms((int64_t)cfg->shared_browser_linger_s * 1000);
 	if (start_shipping(cfg, a->data_dir, store_replica(store), &objects, &ship) < 0)
 		goto out;
 
@@ -399,6 +400,7 @@ int cli_cmd_serve(const struct cli_serve_args *a)
 	rc = mcp_http_serve(cfg, &base, &hooks, &stop_requested) == 0 ? 0 : 1;
 out:
 	act_pool_stop(st.pool);      /* after mcp_http_serve freed every session */
+	act_shared_stop();           /* the shared browsers left lingering */
 	evid_ship_stop(ship);        /* after the last records: ships them */
 	prof_use_object_store(NULL); /* every session (and its lease) is gone */
 	blob_close(objects);

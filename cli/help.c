@@ -264,7 +264,8 @@ static const struct cli_help helps[] = {
 	  "storage across sessions, sealed at rest (docs/profiles.md). revoke destroys its\n"
 	  "data key: it can never be opened again. export and import move Playwright\n"
 	  "storageState JSON (cookies and localStorage); they run Chromium with no\n"
-	  "network.\n",
+	  "network. A profile of isolation \"context\" is a browser context's storage\n"
+	  "state: export and import read and write it without a browser.\n",
 	  "  --tenant T          the tenant (default \"local\")\n"
 	  "  --user U            the profile's user (default \"default\")\n"
 	  "  --ttl SECONDS       create: the profile expires then\n"

@@ -51,4 +51,3 @@ out:
 	json_decref(root);
 	return rc;
 }
-

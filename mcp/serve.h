@@ -63,6 +63,8 @@ struct mcp_serve_config {
 	int idle_ttl_s;               /* closed after this long without a request
 	                                     or a running call */
 	int hard_ttl_s;               /* closed this long after it started */
+	int shared_browser_linger_s;  /* isolation "context": a tenant's shared browser
+	                                     stays this long after its last session */
 	int unused_ttl_s;             /* closed this long after it started when it
 	                                     has made no tool call */
 	int http_timeout_s;           /* a connection idle this long is closed

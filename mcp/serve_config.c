@@ -235,6 +235,7 @@ static int parse_limits(json_t *v, struct mcp_serve_config *c, struct mcp_tenant
 		                            "http_timeout_s",
 		                            "max_connections",
 		                            "max_connections_per_peer",
+		                            "shared_browser_linger_s",
 		                            NULL };
 	int body = (int)c->max_body_bytes;
 
@@ -248,6 +249,8 @@ static int parse_limits(json_t *v, struct mcp_serve_config *c, struct mcp_tenant
 	            errlen) < 0 ||
 	    get_int(v, "limits", "max_body_bytes", 1024, 64 << 20, &body, err, errlen) < 0 ||
 	    get_int(v, "limits", "idle_ttl_s", 1, 7 * 86400, &c->idle_ttl_s, err, errlen) < 0 ||
+	    get_int(v, "limits", "shared_browser_linger_s", 0, 3600, &c->shared_browser_linger_s,
+	            err, errlen) < 0 ||
 	    get_int(v, "limits", "hard_ttl_s", 1, 30 * 86400, &c->hard_ttl_s, err, errlen) < 0 ||
 	    get_int(v, "limits", "tool_calls_per_session", 0, 100000000,
 	            &defaults->tool_calls_per_session, err, errlen) < 0 ||
@@ -367,6 +370,7 @@ int mcp_serve_config_parse(json_t *root, struct mcp_serve_config **out, char *er
 	c->max_sessions = 32;
 	c->max_body_bytes = 4u << 20;
 	c->idle_ttl_s = 900;
+	c->shared_browser_linger_s = 10;
 	c->hard_ttl_s = 4 * 3600;
 	c->shutdown_grace_s = 20;
 	c->retry_after_s = 5;

@@ -3,7 +3,9 @@
  *
  * A profile is (tenant, user, name) -> the state of a Chromium
  * user-data-dir (cookies, Local Storage, IndexedDB, Service Worker
- * storage; caches are left out), kept sealed at rest:
+ * storage; caches are left out), or, for a session in isolation
+ * "context", its browser context's storage state (one JSON file in the
+ * dir: actions/context_profile.c), kept sealed at rest:
  *
  *   DATA/glassbox.db                        table prof_profiles (metadata)
  *   DATA/tenants/<t>/profiles/<id>.<v>.sealed  the state as a tar stream,

@@ -59,8 +59,8 @@ int sess_host_launch(const struct sess_options *opt, struct sess_host **out, cha
 	*out = NULL;
 	if (opt->user_data_dir) {
 		snprintf(err, errlen,
-		         "a shared browser runs on no profile: a session on a profile needs a "
-		         "browser of its own");
+		         "a shared browser runs on no user-data-dir: a profile of a session in "
+		         "it is its context's storage state");
 		return -1;
 	}
 	if (strlen(opt->run_dir) >= sizeof(h->run_dir)) {
@@ -86,6 +86,12 @@ int sess_host_launch(const struct sess_options *opt, struct sess_host **out, cha
 	        (long long)h->proc->time_to_ready_ms, (int)h->proc->pid);
 	*out = h;
 	return 0;
+}
+
+/* The targetId of a Target.createTarget reply (borrowed), or NULL. */
+static const char *tid_or_null(json_t *res)
+{
+	return json_string_value(json_object_get(res, "targetId"));
 }
 
 /* Takes one more reference. */
@@ -232,6 +238,8 @@ int sess_host_join(struct sess_host *h, const struct sess_join_options *o,
 	}
 	if (create_context(s, o, timeout_ms, err, errlen) < 0)
 		goto out;
+	if (o->prepare && o->prepare(o->prepare_user, s, err, errlen) < 0)
+		goto out;
 	if (sess_open_page(s, timeout_ms, err, errlen) < 0)
 		goto out;
 	sess_read_version(s, timeout_ms);
@@ -247,6 +255,101 @@ out:
 	if (rc < 0)
 		sess_close(s);
 	return rc;
+}
+
+const char *sess_host_context_id(const struct sess *s)
+{
+	return s->host && s->context_id[0] ? s->context_id : NULL;
+}
+
+int sess_host_take_side_page(struct sess *s, const char *sid, const char *target_id)
+{
+	if (!s->side_wanted || s->side_target_id[0] || strlen(sid) >= sizeof(s->side_session_id) ||
+	    strlen(target_id) >= sizeof(s->side_target_id))
+		return 0;
+	snprintf(s->side_target_id, sizeof(s->side_target_id), "%s", target_id);
+	snprintf(s->side_session_id, sizeof(s->side_session_id), "%s", sid);
+	s->side_wanted = 0;
+	return 1;
+}
+
+/* cdp_service() predicate: the side page asked for has attached. */
+static int side_attached(void *user)
+{
+	const struct sess *s = user;
+
+	return s->side_target_id[0] != '\0';
+}
+
+int sess_host_open_side_page(struct sess *s, int timeout_ms, char *target_id, char *session_id,
+                             char *err, size_t errlen)
+{
+	struct cdp_error cerr = { 0 };
+	json_t *res = NULL;
+	const char *tid;
+	int rc = -1;
+
+	if (!s->host || !s->context_id[0] || !s->cdp) {
+		snprintf(err, errlen, "the session has no browser context of a shared browser");
+		return -1;
+	}
+	if (s->side_wanted || s->side_target_id[0]) {
+		snprintf(err, errlen, "the session's side page is already open");
+		return -1;
+	}
+	s->side_wanted = 1;
+	if (cdp_call(
+	        s->cdp, NULL, "Target.createTarget",
+	        json_pack("{s:s, s:s}", "url", "about:blank", "browserContextId", s->context_id),
+	        timeout_ms, &res, &cerr) < 0) {
+		snprintf(err, errlen, "cannot open a page in the session's context: %s",
+		         cerr.message);
+		goto out;
+	}
+	tid = json_string_value(json_object_get(res, "targetId"));
+	if (!tid) {
+		snprintf(err, errlen, "cannot open a page in the session's context: no target id");
+		goto out;
+	}
+	if (!side_attached(s) && cdp_service(s->cdp, timeout_ms, side_attached, s) < 0) {
+		snprintf(err, errlen, "the page opened in the session's context did not attach");
+		goto out;
+	}
+	if (strcmp(s->side_target_id, tid) != 0) {
+		/* a tab of the session opened at the same moment took its place */
+		snprintf(err, errlen,
+		         "another tab of the session opened meanwhile: close it and try again");
+		goto out;
+	}
+	snprintf(target_id, SESS_ID_LEN, "%s", s->side_target_id);
+	snprintf(session_id, SESS_ID_LEN, "%s", s->side_session_id);
+	rc = 0;
+out:
+	s->side_wanted = 0;
+	if (rc < 0 && tid_or_null(res))
+		cdp_call(s->cdp, NULL, "Target.closeTarget",
+		         json_pack("{s:s}", "targetId", tid_or_null(res)), timeout_ms, NULL, &cerr);
+	if (rc < 0)
+		s->side_target_id[0] = s->side_session_id[0] = '\0';
+	json_decref(res);
+	return rc;
+}
+
+int sess_host_is_side_page(const struct sess *s, const char *session_id)
+{
+	return s && session_id && s->side_session_id[0] && !strcmp(s->side_session_id, session_id);
+}
+
+void sess_host_close_side_page(struct sess *s)
+{
+	struct cdp_error cerr;
+
+	if (!s->side_target_id[0])
+		return;
+	if (s->cdp && cdp_is_open(s->cdp))
+		cdp_call(s->cdp, NULL, "Target.closeTarget",
+		         json_pack("{s:s}", "targetId", s->side_target_id), 5000, NULL, &cerr);
+	s->side_target_id[0] = s->side_session_id[0] = '\0';
 }
 
 void sess_host_leave(struct sess *s)

@@ -90,6 +90,9 @@ struct sess {
 	struct sess_host *host;       /* host.c: the shared browser this session has a
 	                               * context of (a counted reference), or NULL when
 	                               * the browser is its own */
+	int side_wanted;              /* host.c: the next page of context_id is a side page */
+	char side_target_id[SESS_ID_LEN];  /* host.c: the side page, or "" */
+	char side_session_id[SESS_ID_LEN]; /* host.c: its CDP session, or "" */
 };
 
 /* session.c */
@@ -102,6 +105,10 @@ int sess_launch_process(const struct sess_options *opt, struct sess **out, char 
 void sess_read_version(struct sess *s, int timeout_ms);
 
 /* host.c */
+/* 1 when a page attached at the browser's level (sid, target_id) was
+ * asked for as a side page (sess_host_open_side_page): kept, paused, for
+ * its opener and not set up as a tab. */
+int sess_host_take_side_page(struct sess *s, const char *sid, const char *target_id);
 /* Closes s's browser context and connection and removes its dirs, then
  * drops its reference to the shared browser (sess_close of such a s). */
 void sess_host_leave(struct sess *s);

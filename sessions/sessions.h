@@ -274,6 +274,11 @@ struct sess_adopt_options {
 	sess_target_setup_fn on_target; /* may be NULL */
 	void *on_target_user;
 	int timeout_ms; /* 0 = 10000 */
+	/* called once the context exists and before its first tab opens (e.g.
+	 * to load a profile's storage state into it, sess_host_open_side_page);
+	 * may be NULL. Returns 0, or -1 with err: the join then fails. */
+	int (*prepare)(void *user, struct sess *s, char *err, size_t errlen);
+	void *prepare_user;
 };
 
 /*
@@ -303,6 +308,11 @@ struct sess_join_options {
 	sess_target_setup_fn on_target; /* may be NULL */
 	void *on_target_user;
 	int timeout_ms; /* 0 = 10000 */
+	/* called once the context exists and before its first tab opens (e.g.
+	 * to load a profile's storage state into it, sess_host_open_side_page);
+	 * may be NULL. Returns 0, or -1 with err: the join then fails. */
+	int (*prepare)(void *user, struct sess *s, char *err, size_t errlen);
+	void *prepare_user;
 };
 
 /* Starts a browser to share (opt as for sess_launch; on_target and
@@ -319,6 +329,26 @@ int sess_host_launch(const struct sess_options *opt, struct sess_host **out, cha
  * the browser running for the others. Returns 0, or -1 with err. */
 int sess_host_join(struct sess_host *h, const struct sess_join_options *o,
                    const atomic_int *cancel_flag, struct sess **out, char *err, size_t errlen);
+
+/* The browser context of a session on a shared browser (borrowed), or
+ * NULL when the browser is its own. */
+const char *sess_host_context_id(const struct sess *s);
+
+/* Opens a blank page in s's context that s does not take as a tab (no
+ * setup, no tab, no snapshots, no egress hook: its opener intercepts its
+ * requests itself) and waits until it is attached, paused before its first
+ * script, on s's connection; target_id and session_id (SESS_ID_LEN bytes
+ * each) get its ids. The opener resumes it (Runtime.runIfWaitingForDebugger)
+ * once set up, and closes it with sess_host_close_side_page. One at a time
+ * per session. Returns 0, or -1 with err. */
+int sess_host_open_side_page(struct sess *s, int timeout_ms, char *target_id, char *session_id,
+                             char *err, size_t errlen);
+
+/* 1 when session_id (borrowed, may be NULL) is s's open side page. */
+int sess_host_is_side_page(const struct sess *s, const char *session_id);
+
+/* Closes s's side page (a no-op when none is open). */
+void sess_host_close_side_page(struct sess *s);
 
 /* 1 when h's browser has exited (how, in why), else 0. Thread-safe. */
 int sess_host_exited(struct sess_host *h, char *why, size_t whylen);

@@ -191,6 +191,9 @@ static void on_attached(struct sess *s, const char *event_sid, json_t *params)
 		            json_pack("{s:s}", "sessionId", sid));
 		return;
 	}
+	if (!strcmp(type, "page") && (!event_sid || !event_sid[0]) &&
+	    sess_host_take_side_page(s, sid, tid))
+		return;
 	if (!strcmp(type, "page"))
 		setup_page(s, sid, tid, url);
 	else
