@@ -384,6 +384,12 @@ struct act_ctx {
 	int shot_masked;   /* the stored screenshot had fields masked */
 	int shot_deferred; /* shot_call is collected after the answer (observe.c) */
 	unsigned steps;    /* the pipeline steps it ran: 1u << enum act_step */
+	/* when each step began, ms after started_ms (-1: not run), and when
+	 * the answer's snapshot began and the answer left: the debug log's
+	 * timing line of the call (pipeline.c) */
+	int64_t step_at_ms[ACT_STEP_COUNT];
+	int64_t snapshot_at_ms;
+	int64_t answered_at_ms;
 };
 
 /*
@@ -580,6 +586,19 @@ struct act_keeper_action {
 int act_keeper_start(struct evid_store *store, struct evid_audit *audit, const char *tenant,
                      const char *user, const char *token, const char *agent_session,
                      struct act_keeper **out);
+/* The session's calls never wait for their records (they answer before
+ * their evidence): the keeper's thread runs at a lower priority from now
+ * on, so that its PNG work does not take the CPU the browser needs. By
+ * default it keeps the process's priority, as calls that wait for it do. */
+void act_keeper_set_background(struct act_keeper *k);
+/* 1 when the session's calls answer before their evidence screenshot is
+ * in (policy evidence.before_answer false, and the tenant does not
+ * require evidence): the screenshot is taken right after the answer, and
+ * no call waits for its record. */
+static inline int act_answers_first(const struct act_session *s)
+{
+	return !s->evidence_before_answer && !s->require_evidence;
+}
 /* Queues an audit record (body taken) of kind for the session. */
 void act_keeper_record(struct act_keeper *k, const char *kind, const char *session_id,
                        const char *operation_id, json_t *body, int secret_text);

@@ -15,6 +15,13 @@ struct act_downloads;
 
 /* ---- files.c: the hooks the pipeline calls -------------------------------- */
 
+/* Attaches the page log and the download area to the session's browser
+ * when they have not seen it yet (a new one): as soon as the browser is
+ * there (act_launch_browser: for a pooled one, before the session's first
+ * call) and, if that has not happened, before a call acts. Returns 0, or
+ * -1 with why in err (the browser's downloads could not be confined). */
+int act_files_attach(struct act_session *as, char *err, size_t errlen);
+
 /* After the browser is there, before the call acts: attaches the page
  * log and the download area to a browser they have not seen yet (a new
  * one); a call that can change the page is the one downloads that begin

@@ -15,24 +15,34 @@
 #include <stdio.h>
 #include <string.h>
 
+int act_files_attach(struct act_session *as, char *err, size_t errlen)
+{
+	char why[512];
+
+	if (!as->sess || !as->pagelog || !as->downloads ||
+	    !strcmp(as->files_browser, sess_id(as->sess)))
+		return 0;
+	as->files_browser[0] = '\0';
+	if (act_pagelog_attach(as->pagelog, as->sess) < 0) {
+		snprintf(err, errlen, "cannot follow the browser's pages");
+		return -1;
+	}
+	if (act_downloads_attach(as, why, sizeof(why)) < 0) {
+		snprintf(err, errlen, "%s; the browser is not used without its download area", why);
+		return -1;
+	}
+	snprintf(as->files_browser, sizeof(as->files_browser), "%s", sess_id(as->sess));
+	return 0;
+}
+
 int act_files_begin(struct act_ctx *ctx)
 {
 	struct act_session *as = ctx->as;
-	char err[512];
+	char err[600];
 
-	if (!as->sess || !as->pagelog || !as->downloads)
-		return 0;
-	if (strcmp(as->files_browser, sess_id(as->sess)) != 0) {
-		as->files_browser[0] = '\0';
-		if (act_pagelog_attach(as->pagelog, as->sess) < 0)
-			return act_fail(ctx, "browser_error", "cannot follow the browser's pages");
-		if (act_downloads_attach(as, err, sizeof(err)) < 0)
-			return act_fail(ctx, "browser_error",
-			                "%s; the browser is not used without its download area",
-			                err);
-		snprintf(as->files_browser, sizeof(as->files_browser), "%s", sess_id(as->sess));
-	}
-	if (ctx->def->effect == ACT_EFFECT_PAGE)
+	if (act_files_attach(as, err, sizeof(err)) < 0)
+		return act_fail(ctx, "browser_error", "%s", err);
+	if (as->sess && as->pagelog && as->downloads && ctx->def->effect == ACT_EFFECT_PAGE)
 		act_downloads_call_begin(ctx);
 	return 0;
 }

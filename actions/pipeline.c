@@ -235,7 +235,8 @@ int act_launch_browser(struct act_session *as, char *err, size_t errlen)
 		as->sess = NULL;
 		return -1;
 	}
-	if (act_limits_apply(as, err, errlen) < 0 || act_browser_grant(as, err, errlen) < 0) {
+	if (act_limits_apply(as, err, errlen) < 0 || act_browser_grant(as, err, errlen) < 0 ||
+	    act_files_attach(as, err, errlen) < 0) {
 		sess_close(as->sess);
 		as->sess = NULL;
 		return -1;
@@ -584,19 +585,32 @@ static void build_record(struct act_ctx *ctx, struct act_keeper_action *a)
 	}
 }
 
-/* Hands the record to the keeper. A call that can change something
- * waits for its record to be written: when it cannot be queued or
- * written, the call's result says so (answered 0), or, for a record kept
- * after the answer (evidence.before_answer false), the next call's
- * result does; that call starts only after this wait. */
+/* 1 when the call answers before its evidence screenshot is in (policy
+ * evidence.before_answer false, and the tenant does not require
+ * evidence): the screenshot is taken right after, before the session's
+ * next call. */
+static int answers_first(const struct act_ctx *ctx)
+{
+	return act_answers_first(ctx->as);
+}
+
+/* Hands the record to the keeper. Before its answer (answered 0), a
+ * call that can change something waits for its record to be written:
+ * when it cannot be queued or written, the call's result says so. A
+ * session that answers first (evidence.before_answer false) only queues
+ * its records, before the answer or after it (answered 1, the deferred
+ * screenshot's): neither the answer nor the session's next call waits for
+ * the disk, and a record that could not be written is said in the first
+ * answer that leaves once that is known (act_run_call and finish take
+ * the keeper's error). */
 static void queue_record(struct act_ctx *ctx, struct act_keeper_action *a, int answered)
 {
+	int wait = !answered && ctx->def->effect != ACT_EFFECT_READ && !answers_first(ctx);
 	uint64_t ticket = 0;
 	char err[512] = "";
 
 	if (act_keeper_record_action(ctx->as->keeper, a, &ticket, err, sizeof(err)) == 0 &&
-	    !(ctx->def->effect != ACT_EFFECT_READ &&
-	      act_keeper_wait(ctx->as->keeper, ticket, err, sizeof(err))))
+	    !(wait && act_keeper_wait(ctx->as->keeper, ticket, err, sizeof(err))))
 		return;
 	if (answered) {
 		act_keeper_note_error(ctx->as->keeper, err);
@@ -634,6 +648,23 @@ static void keep_deferred_record(struct act_ctx *ctx, struct act_keeper_action *
 	act_evidence_pending(ctx->as, NULL);
 }
 
+/* A record of an earlier call that failed while this one ran (one kept
+ * after its answer, or one that no call waits for): said in this answer,
+ * beside what this call's own evidence says. */
+static void note_keeper_error(struct act_ctx *ctx)
+{
+	const char *own = json_string_value(json_object_get(ctx->out, "evidence_error"));
+	char err[512];
+
+	if (!act_keeper_take_error(ctx->as->keeper, err, sizeof(err)))
+		return;
+	if (own)
+		json_object_set_new(ctx->out, "evidence_error", json_sprintf("%s; %s", own, err));
+	else
+		json_object_set_new(ctx->out, "evidence_error", json_string(err));
+	gb_buf_appendf(&ctx->text, "%sNote: %s", ctx->text.len ? "\n" : "", err);
+}
+
 /* Assembles the CallToolResult and hands it to the transport. */
 static void finish(struct act_ctx *ctx)
 {
@@ -659,6 +690,7 @@ static void finish(struct act_ctx *ctx)
 	}
 	report_refusals(ctx);
 	act_files_answer(ctx);
+	note_keeper_error(ctx);
 	act_profile_note_url(ctx->as, json_string_value(json_object_get(ctx->out, "url")));
 	/* nothing typed from a secret leaves: result, ledger, audit, evidence */
 	act_secrets_scrub_call(ctx);
@@ -680,6 +712,7 @@ static void finish(struct act_ctx *ctx)
 		act_test_on_steps(ctx->def->name, ctx->steps);
 #endif
 	ctx->call->on_done(ctx->call, result);
+	ctx->answered_at_ms = gb_now_ms() - ctx->started_ms;
 	/* the session's next call starts only after this: its screenshot
 	 * shows the page as this answer reported it */
 	if (ctx->shot_deferred)
@@ -688,7 +721,29 @@ static void finish(struct act_ctx *ctx)
 
 void act_step(struct act_ctx *ctx, enum act_step step)
 {
+	if (!(ctx->steps & (1u << step)))
+		ctx->step_at_ms[step] = gb_now_ms() - ctx->started_ms;
 	ctx->steps |= 1u << step;
+}
+
+/* With GLASSBOX_LOG=debug, one line per call: when each step it ran
+ * began, when the answer's snapshot began, when the answer left and when
+ * the call ended (ms after it started), to see where a call spends its
+ * time. Nothing of the page or the arguments is in it. */
+static void log_timing(const struct act_ctx *ctx)
+{
+	char line[512];
+	size_t used = 0;
+	int s;
+
+	for (s = 0; s < ACT_STEP_COUNT && used < sizeof(line); s++)
+		if (ctx->steps & ACT_STEP_BIT(s))
+			used += (size_t)snprintf(line + used, sizeof(line) - used, " %s@%lld",
+			                         act_step_name((enum act_step)s),
+			                         (long long)ctx->step_at_ms[s]);
+	GB_LOGD("actions", "%s %s timing:%s snapshot@%lld answered@%lld end@%lld", ctx->def->name,
+	        ctx->operation_id, line, (long long)ctx->snapshot_at_ms,
+	        (long long)ctx->answered_at_ms, (long long)(gb_now_ms() - ctx->started_ms));
 }
 
 void act_ctx_follow_current_page(struct act_ctx *ctx)
@@ -699,15 +754,6 @@ void act_ctx_follow_current_page(struct act_ctx *ctx)
 		return;
 	ctx->page = now;
 	ctx->psid = sess_page_session_id(now);
-}
-
-/* 1 when the call answers before its evidence screenshot is in (policy
- * evidence.before_answer false, and the tenant does not require
- * evidence): the screenshot is taken right after, before the session's
- * next call. */
-static int answers_first(const struct act_ctx *ctx)
-{
-	return !ctx->as->evidence_before_answer && !ctx->as->require_evidence;
 }
 
 /* The gate step of the plan: the tenant's risk rules on the action. */
@@ -769,6 +815,7 @@ void act_run_call(struct act_session *as, struct act_call *call)
 	ctx.def = def;
 	ctx.args = call->args;
 	ctx.started_ms = gb_now_ms();
+	ctx.snapshot_at_ms = -1;
 	ctx.deadline_ms = ctx.started_ms + as->action_timeout_ms;
 	ctx.out = json_object();
 	ctx.content = json_array();
@@ -876,6 +923,11 @@ void act_run_call(struct act_session *as, struct act_call *call)
 		act_observe_after(&ctx);
 		if (!ctx.skip_evidence && (plan & ACT_STEP_BIT(ACT_STEP_EVIDENCE))) {
 			act_step(&ctx, ACT_STEP_EVIDENCE);
+			/* a tool whose evidence depends on what changed asks for
+			 * it once the page is re-read; answering first, it is taken
+			 * after the answer like any other */
+			if (answers_first(&ctx) && impl->evidence_if_changed)
+				act_request_evidence(&ctx);
 			if (!answers_first(&ctx) || !act_defer_evidence(&ctx))
 				act_record_evidence(&ctx);
 		}
@@ -884,8 +936,10 @@ void act_run_call(struct act_session *as, struct act_call *call)
 	if (!ctx.failed && impl->code && !as->no_code)
 		impl->code(&ctx);
 	if (!ctx.failed && ((plan & ACT_STEP_BIT(ACT_STEP_OBSERVE_AFTER)) || impl->shows_page) &&
-	    sess_get_state(ctx.sess) != SESS_FAILED)
+	    sess_get_state(ctx.sess) != SESS_FAILED) {
+		ctx.snapshot_at_ms = gb_now_ms() - ctx.started_ms;
 		act_answer_snapshot(&ctx);
+	}
 release:
 	if (ctx.shot_call && !ctx.shot_deferred)
 		cdp_forget(ctx.cdp, ctx.shot_call);
@@ -899,6 +953,7 @@ done:
 	finish(&ctx);
 	gb_metrics_observe("glassbox_tool_latency_seconds", ctx.def->name,
 	                   (double)(gb_now_ms() - ctx.started_ms) / 1000.0);
+	log_timing(&ctx);
 free:
 	drop_failed_browser(as);
 	json_decref(ctx.out);

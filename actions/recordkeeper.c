@@ -94,6 +94,8 @@ struct act_keeper {
 	char user[65];
 	char token[65];         /* the credential's id, "" if none */
 	char agent_session[65]; /* the agent session's id, "" if none; set before the thread */
+	pid_t tid;              /* {lock} the thread's, once it runs */
+	int background;         /* {lock} it runs at nice KEEPER_NICE */
 };
 
 static void job_free(struct keeper_job *j)
@@ -226,23 +228,45 @@ static int keep_one(struct act_keeper *k, struct keeper_job *j)
 	return rc < 0 ? -1 : 0;
 }
 
-/* Evidence is kept off the critical path: its PNG work (checking, the
- * annotated copy) must not take the CPU the browser needs for the next
- * action, so this thread runs at a lower priority (nice KEEPER_NICE; the
- * thread's own, Linux). It still gets its share when the CPU is busy. */
+/* A session whose calls never wait for their records (act_keeper_
+ * set_background) keeps its evidence off the critical path: its PNG work
+ * (checking, the annotated copy) must not take the CPU the browser needs
+ * for the next action, so this thread then runs at a lower priority (nice
+ * KEEPER_NICE; the thread's own, Linux). It still gets its share when the
+ * CPU is busy. A session whose calls wait for their records keeps the
+ * process's priority: on a busy machine a low priority would only make
+ * each of those waits longer. */
 #define KEEPER_NICE 10
+
+/* Lowers the keeper thread's priority; lock held, its tid known. */
+static void lower_priority_locked(struct act_keeper *k)
+{
+	if (setpriority(PRIO_PROCESS, (id_t)k->tid, KEEPER_NICE) != 0)
+		GB_LOGD("actions", "the evidence thread keeps its priority: %s", strerror(errno));
+}
+
+void act_keeper_set_background(struct act_keeper *k)
+{
+	if (!k)
+		return;
+	pthread_mutex_lock(&k->lock);
+	if (!k->background && k->tid)
+		lower_priority_locked(k);
+	k->background = 1;
+	pthread_mutex_unlock(&k->lock);
+}
 
 static void *keeper_main(void *arg)
 {
 	struct act_keeper *k = arg;
 	struct keeper_job *j;
-
-	if (setpriority(PRIO_PROCESS, (id_t)gettid(), KEEPER_NICE) != 0)
-		GB_LOGD("actions", "the evidence thread keeps its priority: %s", strerror(errno));
 	uint64_t ticket;
 	int failed;
 
 	pthread_mutex_lock(&k->lock);
+	k->tid = gettid();
+	if (k->background)
+		lower_priority_locked(k);
 	for (;;) {
 		while ((!k->head || k->paused) && !k->stopping)
 			pthread_cond_wait(&k->cond, &k->lock);

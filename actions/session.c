@@ -242,6 +242,8 @@ int act_session_new(const struct act_config *cfg, struct act_session **out, char
 		snprintf(err, errlen, "cannot start the evidence writer thread");
 		goto out;
 	}
+	if (act_answers_first(s))
+		act_keeper_set_background(s->keeper); /* nothing waits for it */
 	/* read before the egress layers: a shared browser refuses limits */
 	act_limits_read(s, cfg, s->tenant_policy);
 	if (policy_tenant_settings(s->tenant_policy)->isolation_context)

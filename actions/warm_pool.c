@@ -24,8 +24,8 @@
  * starts, and the proxy (with the tenant's rules, the session's refusals)
  * then listens on that very socket; the session's worker adopts it as soon
  * as it starts (act_pool_take, from act_launch_browser: the session's
- * target hook, its Fetch handler, the DevTools port refused, the limits),
- * and its first call points downloads at the session's area. A session
+ * target hook, its Fetch handler, the DevTools port refused, the limits,
+ * downloads pointed at the session's area). A session
  * takes a pooled browser only when its launch options equal the pool's
  * but for the proxy (same Chromium, headless mode, viewport, resolver
  * rules and extra flags) and its proxy layer is on (a drill with the

@@ -11,9 +11,12 @@
 //     profile, proxy and DevTools ones), connected to directly.
 // One iteration: goto the form, fill the note, click Save, wait for "Saved: <text>", click the
 // link, wait for the second page, read the title, take a screenshot. Rounds alternate between the
-// two (glassbox, direct, glassbox, ...) so that a busy machine weighs on both alike; the first
-// iterations of each are warm-up. Reports the median per iteration and the overhead
-// (glassbox / direct - 1).
+// two (glassbox then direct, direct then glassbox, ...) so that a busy machine weighs on both
+// alike; the first iterations of each are warm-up. Reports the median per iteration and the
+// overhead (glassbox / direct - 1); the paired overhead (the median of each round's own ratio,
+// its two halves measured back to back); and the CPU time per iteration of glassbox with its
+// browser against the direct browser's (process trees, /proc), which the neighbours of a shared
+// machine move far less than they move wall time.
 //
 //   node bench/cdp-relay.mjs [--iterations N] [--rounds R] [--chromium PATH] [--glassbox PATH] [--out FILE]
 //
@@ -29,7 +32,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import { startSite } from './lib/site-server.mjs';
-import { killTree } from './lib/proc.mjs';
+import { killTree, treeCpuMs, cpuMs } from './lib/proc.mjs';
 import { median, round } from './lib/stats.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -106,6 +109,7 @@ async function startGlassbox(opts) {
   const s = await res.json();
   if (res.status !== 201) throw new Error(`POST /sessions: ${res.status} ${JSON.stringify(s)}`);
   return {
+    pid: proc.pid,
     wsEndpoint: `${s.wsEndpoint}?token=${token}`,
     flags: await glassboxFlags(path.join(dir, 'data', 'tenants', 'bench', 'audit')),
     async stop() {
@@ -132,6 +136,7 @@ async function startDirect(opts, flags) {
   const ws = (stderr.match(re) || [])[1];
   if (!ws) throw new Error(`Chromium did not start:\n${stderr.slice(-2000)}`);
   return {
+    pid: proc.pid,
     wsEndpoint: ws,
     async stop() {
       await killTree(proc.pid, { rootIsGroupLeader: true }).catch(() => {});
@@ -173,16 +178,20 @@ async function iteration(page, site, i) {
   return { ms: performance.now() - t0, steps };
 }
 
-// Connects Playwright to wsEndpoint and runs n iterations (after warm-up ones).
-async function runLoop(wsEndpoint, site, n, warmup) {
+// Connects Playwright to wsEndpoint and runs n iterations (after warm-up ones); resolves
+// {samples, cpu_ms, own_cpu_ms}: the iterations, and the CPU time the process tree of pid (glassbox
+// and its browser, or the direct browser) used during them, and pid alone.
+async function runLoop(wsEndpoint, pid, site, n, warmup) {
   const browser = await chromium.connectOverCDP(wsEndpoint, { timeout: 120000 });
   try {
     const ctx = browser.contexts()[0];
     const page = ctx.pages()[0] || (await ctx.newPage());
     for (let i = 0; i < warmup; i++) await iteration(page, site, -1 - i);
-    const out = [];
-    for (let i = 0; i < n; i++) out.push(await iteration(page, site, i));
-    return out;
+    const samples = [];
+    const cpu0 = treeCpuMs(pid);
+    const own0 = cpuMs(pid);
+    for (let i = 0; i < n; i++) samples.push(await iteration(page, site, i));
+    return { samples, cpu_ms: treeCpuMs(pid) - cpu0, own_cpu_ms: cpuMs(pid) - own0 };
   } finally {
     await browser.close();
   }
@@ -194,12 +203,23 @@ async function main() {
   const gb = await startGlassbox(opts);
   const direct = await startDirect(opts, gb.flags);
   const all = { glassbox: [], direct: [] };
+  const cpu = { glassbox: 0, direct: 0, glassbox_own: 0 };
+  const rounds = [];
   try {
     for (let r = 0; r < opts.rounds; r++) {
-      process.stderr.write(`round ${r + 1}/${opts.rounds}: glassbox\n`);
-      all.glassbox.push(...(await runLoop(gb.wsEndpoint, site, opts.iterations, r === 0 ? opts.warmup : 0)));
-      process.stderr.write(`round ${r + 1}/${opts.rounds}: direct\n`);
-      all.direct.push(...(await runLoop(direct.wsEndpoint, site, opts.iterations, r === 0 ? opts.warmup : 0)));
+      const round_ = {};
+      // which side goes first alternates too, so that neither always runs on the other's heels
+      const order = r % 2 ? [['direct', direct], ['glassbox', gb]] : [['glassbox', gb], ['direct', direct]];
+      for (const [k, side] of order) {
+        process.stderr.write(`round ${r + 1}/${opts.rounds}: ${k}\n`);
+        const got = await runLoop(side.wsEndpoint, side.pid, site, opts.iterations, r === 0 ? opts.warmup : 0);
+        all[k].push(...got.samples);
+        cpu[k] += got.cpu_ms;
+        if (k === 'glassbox') cpu.glassbox_own += got.own_cpu_ms;
+        round_[k] = median(got.samples.map((x) => x.ms));
+      }
+      round_.ratio = round_.glassbox / round_.direct;
+      rounds.push(round_);
     }
   } finally {
     await gb.stop();
@@ -212,13 +232,23 @@ async function main() {
   const steps = {};
   for (const k of ['glassbox', 'direct'])
     steps[k] = Object.fromEntries(STEPS.map((st) => [st, round(median(all[k].map((x) => x.steps[st])))]));
+  const cpuPer = { glassbox: cpu.glassbox / all.glassbox.length, direct: cpu.direct / all.direct.length };
   const result = {
     when: new Date().toISOString(),
+    load1: round(os.loadavg()[0], 2),
     iterations: all.glassbox.length,
     chromium: opts.chromium,
     direct_flags: gb.flags,
     median_ms: { glassbox: round(mg), direct: round(md) },
     overhead_percent: round((mg / md - 1) * 100),
+    // each round's median glassbox / direct, both measured back to back: the machine's swings
+    // between rounds cancel out
+    round_overhead_percent: rounds.map((x) => round((x.ratio - 1) * 100)),
+    paired_overhead_percent: round((median(rounds.map((x) => x.ratio)) - 1) * 100),
+    // CPU time per iteration: glassbox with its browser, against the direct browser
+    // glassbox_own: the glassbox process alone (relay, camera, evidence, egress proxy), in glassbox
+    cpu_ms_per_iteration: { glassbox: round(cpuPer.glassbox), glassbox_own: round(cpu.glassbox_own / all.glassbox.length), direct: round(cpuPer.direct) },
+    cpu_overhead_percent: round((cpuPer.glassbox / cpuPer.direct - 1) * 100),
     step_median_ms: steps,
     samples_ms: { glassbox: ms('glassbox').map((x) => round(x)), direct: ms('direct').map((x) => round(x)) },
   };
@@ -229,6 +259,8 @@ async function main() {
   console.log(`| glassbox CDP endpoint | ${result.median_ms.glassbox} |`);
   console.log(`| Chromium direct | ${result.median_ms.direct} |`);
   console.log(`overhead: ${result.overhead_percent} % (median of ${result.iterations} iterations each)`);
+  console.log(`paired overhead: ${result.paired_overhead_percent} % (median of the rounds' own ratios: ${result.round_overhead_percent.join(', ')} %)`);
+  console.log(`CPU per iteration: glassbox and its browser ${result.cpu_ms_per_iteration.glassbox} ms (glassbox itself ${result.cpu_ms_per_iteration.glassbox_own}), direct browser ${result.cpu_ms_per_iteration.direct} ms: ${result.cpu_overhead_percent} %`);
   console.log(`\n| step (median ms) | ${STEPS.join(' | ')} |`);
   console.log(`|---|${STEPS.map(() => '---').join('|')}|`);
   for (const k of ['glassbox', 'direct']) console.log(`| ${k} | ${STEPS.map((st) => steps[k][st]).join(' | ')} |`);

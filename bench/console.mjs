@@ -24,8 +24,7 @@ import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startSite } from './lib/site-server.mjs';
-import { killTree, browserTree } from './lib/proc.mjs';
-import { readFileSync } from 'node:fs';
+import { killTree, browserTree, cpuMs } from './lib/proc.mjs';
 import { median, ratio } from './lib/stats.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -103,17 +102,6 @@ async function round(client, url) {
   await call(client, 'browser_snapshot', {});
   await call(client, 'browser_evaluate', { function: '() => document.title' });
   return performance.now() - t0;
-}
-
-// CPU time (ms) the process pid has used, user + system (clock ticks of 10 ms).
-function cpuMs(pid) {
-  try {
-    const s = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const f = s.slice(s.lastIndexOf(')') + 2).split(' ');
-    return (Number(f[11]) + Number(f[12])) * 10;
-  } catch {
-    return 0;
-  }
 }
 
 // CPU time of glassbox itself and of its browsers.

@@ -95,6 +95,23 @@ static void page_detached(struct relay *r, json_t *params)
 	*p = r->pages[--r->npages];
 }
 
+/* The events relay_observe_event reads; it ignores every other one. */
+static const char *const observed[] = {
+	"Target.attachedToTarget", "Target.detachedFromTarget", "Network.responseReceived",
+	"Page.frameNavigated",     "Page.loadEventFired",
+};
+
+/* See relay-private.h. */
+int relay_observe_wants(const char *method)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(observed) / sizeof(observed[0]); i++)
+		if (!strcmp(method, observed[i]))
+			return 1;
+	return 0;
+}
+
 /* See relay-private.h. */
 void relay_observe_event(struct relay *r, const char *sid, const char *method, json_t *params)
 {

@@ -173,6 +173,9 @@ void relay_own_forget(struct relay *r, int64_t id);
 void relay_record(struct relay *r, const char *kind, json_t *body);
 
 /* observe.c: what the client causes, for evidence and gates. */
+/* 1 when relay_observe_event reads events of method (borrowed); the
+ * others may pass without being parsed. */
+int relay_observe_wants(const char *method);
 void relay_observe_event(struct relay *r, const char *sid, const char *method, json_t *params);
 /* Input that must be probed first: holds msg (borrowed; raw copied) and
  * returns 1; 0 when it is not such input. */

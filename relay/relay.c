@@ -15,7 +15,8 @@
  *   is decided, so the order of the client's commands is kept.
  * - Browser -> client: replies and events pass byte for byte; the relay
  *   looks at them for evidence (navigations, new targets) and takes the
- *   replies to its own calls out of the stream.
+ *   replies to its own calls out of the stream. Only those are parsed:
+ *   the others are known by their first member (peek.c) and pass unread.
  * - Invariants: a message from a client never reaches the browser without
  *   passing relay_filter; a client sees no reply to a call it did not
  *   make; a failed client or browser ends this relay only.
@@ -340,14 +341,57 @@ static void after_reply(struct relay *r, const struct relay_call *c, json_t *rep
 	}
 }
 
+/* 1 when the reply to c tells the relay something (after_reply). */
+static int reply_looked_at(const struct relay_call *c)
+{
+	return !strcmp(c->method, "Target.createBrowserContext");
+}
+
+/* Passes a browser message the relay has no need to read to the client
+ * as it is, from its first member alone (peek.c), and returns 1; 0 when it
+ * must be parsed: the relay's own replies, replies it looks at, events the
+ * evidence needs, and any message peek does not recognise. */
+static int pass_unread(struct relay *r, const uint8_t *data, size_t len)
+{
+	char method[64];
+	int64_t id;
+	size_t i;
+
+	switch (relay_peek_browser(data, len, &id, method, sizeof(method))) {
+	case RELAY_PEEK_EVENT:
+		if (relay_observe_wants(method))
+			return 0;
+		break;
+	case RELAY_PEEK_REPLY:
+		if (id >= RELAY_OWN_ID_BASE)
+			return 0;
+		for (i = 0; i < r->ncalls && r->calls[i].id != id; i++)
+			;
+		if (i < r->ncalls) {
+			if (reply_looked_at(&r->calls[i]))
+				return 0;
+			r->calls[i] = r->calls[--r->ncalls];
+		}
+		break;
+	default:
+		return 0;
+	}
+	relay_send_client(r, (const char *)data, len);
+	return 1;
+}
+
 /* See relay-private.h. */
 void relay_on_browser_message(struct relay *r, const uint8_t *data, size_t len)
 {
-	json_t *m = json_loadb((const char *)data, len, 0, NULL);
-	json_t *id = json_object_get(m, "id");
+	json_t *m = NULL;
+	json_t *id;
 	int64_t v;
 	size_t i;
 
+	if (pass_unread(r, data, len))
+		return;
+	m = json_loadb((const char *)data, len, 0, NULL);
+	id = json_object_get(m, "id");
 	if (!json_is_object(m)) {
 		GB_LOGW(MOD, "the browser sent a message that is not JSON: dropped");
 		goto out;
@@ -378,7 +422,8 @@ void relay_on_browser_message(struct relay *r, const uint8_t *data, size_t len)
 	for (i = 0; i < r->ncalls; i++) {
 		if (r->calls[i].id != v)
 			continue;
-		after_reply(r, &r->calls[i], m);
+		if (reply_looked_at(&r->calls[i]))
+			after_reply(r, &r->calls[i], m);
 		r->calls[i] = r->calls[--r->ncalls];
 		break;
 	}

@@ -24,6 +24,7 @@
 #include <jansson.h>
 #include <stdatomic.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct policy_risk;
 struct relay;
@@ -91,6 +92,24 @@ void relay_unref(struct relay *r);
  * out (at least 29 bytes). Returns 0, or -1 for a key that is not the
  * base64 of 16 bytes. */
 int relay_ws_accept(const char *key, char *out, size_t outlen);
+
+/* ---- a browser message's first member (peek.c) ----------------------- */
+
+enum relay_peek {
+	RELAY_PEEK_OTHER = 0, /* another shape: parse it whole */
+	RELAY_PEEK_REPLY,     /* {"id":N,...}: *id is N */
+	RELAY_PEEK_EVENT,     /* {"method":"M",...}: method is M */
+};
+
+/*
+ * Reads what the browser message data (len bytes, borrowed) starts with,
+ * and nothing past it: the id of a reply, or the method of an event
+ * (NUL-terminated into method; one that does not fit is RELAY_PEEK_OTHER).
+ * Pure. Only Chromium's own compact output is recognised; anything else
+ * is RELAY_PEEK_OTHER, never a guess.
+ */
+enum relay_peek relay_peek_browser(const uint8_t *data, size_t len, int64_t *id, char *method,
+                                   size_t methodlen);
 
 /* ---- the allowlist (filter.c) ----------------------------------------- */
 

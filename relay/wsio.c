@@ -64,9 +64,16 @@ static ssize_t sock_recv(wslay_event_context_ptr ctx, int fd, uint8_t *buf, size
 	return n;
 }
 
-static ssize_t sock_send(wslay_event_context_ptr ctx, int fd, const uint8_t *data, size_t len)
+/* send() for wslay, on fd. wslay hands a frame's header and its payload
+ * over in two calls, the header with WSLAY_MSG_MORE: passed on as
+ * MSG_MORE, the kernel holds the header back until the payload joins it,
+ * so that a message leaves as one segment (with TCP_NODELAY, two calls
+ * were two segments, and two wake-ups of the reader, per message). The
+ * payload's call carries no flag and pushes both out. */
+static ssize_t sock_send(wslay_event_context_ptr ctx, int fd, const uint8_t *data, size_t len,
+                         int flags)
 {
-	ssize_t n = send(fd, data, len, MSG_NOSIGNAL);
+	ssize_t n = send(fd, data, len, MSG_NOSIGNAL | ((flags & WSLAY_MSG_MORE) ? MSG_MORE : 0));
 
 	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
 		wslay_event_set_error(ctx, WSLAY_ERR_WOULDBLOCK);
@@ -102,8 +109,7 @@ static ssize_t client_recv(wslay_event_context_ptr ctx, uint8_t *buf, size_t len
 static ssize_t client_send(wslay_event_context_ptr ctx, const uint8_t *data, size_t len, int flags,
                            void *user)
 {
-	(void)flags;
-	return sock_send(ctx, ((struct relay *)user)->cfd, data, len);
+	return sock_send(ctx, ((struct relay *)user)->cfd, data, len, flags);
 }
 
 static void client_msg(wslay_event_context_ptr ctx, const struct wslay_event_on_msg_recv_arg *arg,
@@ -130,8 +136,7 @@ static ssize_t browser_recv(wslay_event_context_ptr ctx, uint8_t *buf, size_t le
 static ssize_t browser_send(wslay_event_context_ptr ctx, const uint8_t *data, size_t len, int flags,
                             void *user)
 {
-	(void)flags;
-	return sock_send(ctx, ((struct relay *)user)->bfd, data, len);
+	return sock_send(ctx, ((struct relay *)user)->bfd, data, len, flags);
 }
 
 static int browser_mask(wslay_event_context_ptr ctx, uint8_t *buf, size_t len, void *user)
@@ -160,8 +165,7 @@ static ssize_t plain_recv(wslay_event_context_ptr ctx, uint8_t *buf, size_t len,
 static ssize_t plain_send(wslay_event_context_ptr ctx, const uint8_t *data, size_t len, int flags,
                           void *user)
 {
-	(void)flags;
-	return sock_send(ctx, ((struct relay_ws_plain *)user)->fd, data, len);
+	return sock_send(ctx, ((struct relay_ws_plain *)user)->fd, data, len, flags);
 }
 
 static void plain_msg(wslay_event_context_ptr ctx, const struct wslay_event_on_msg_recv_arg *arg,

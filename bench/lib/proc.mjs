@@ -14,6 +14,26 @@ export function readStat(pid) {
   }
 }
 
+// CPU time (ms) the process pid has used, user + system; with children, also what its children
+// that have ended and were waited for used (clock ticks of 10 ms).
+export function cpuMs(pid, { children = false } = {}) {
+  try {
+    const s = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = s.slice(s.lastIndexOf(')') + 2).split(' ');
+    const own = Number(f[11]) + Number(f[12]);
+    return (children ? own + Number(f[13]) + Number(f[14]) : own) * 10;
+  } catch {
+    return 0;
+  }
+}
+
+// CPU time (ms) of rootPid and every process below it, with the children that ended on the way
+// (a renderer a navigation replaced still counts, through the parent that reaped it).
+export function treeCpuMs(rootPid) {
+  const procs = listProcs();
+  return [rootPid, ...descendants(rootPid, procs).map((p) => p.pid)].reduce((a, pid) => a + cpuMs(pid, { children: true }), 0);
+}
+
 export function exeOf(pid) {
   try { return readlinkSync(`/proc/${pid}/exe`); } catch { return ''; }
 }

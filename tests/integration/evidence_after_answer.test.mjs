@@ -60,3 +60,27 @@ test('a tenant that requires evidence keeps the synchronous order: the answer ca
   assert.match(ev.sha256 || '', /^[0-9a-f]{64}$/, dump(nav));
   assert.equal(ev.uri, `glassbox://artifact/${ev.sha256}`);
 });
+
+test('a script that changes the page answers first too; one that changes nothing links the last screenshot', async () => {
+  const gb = await session({ evidence: { before_answer: false } });
+  const nav = await ok(gb.client, 'browser_navigate', { url: url('/form.html') });
+  const navPng = await readPng(gb, sc(nav).evidence[0].uri);
+  const changed = await ok(gb.client, 'browser_evaluate', {
+    function: "() => { document.querySelector('h1').textContent = 'Changed by the script'; return 1; }",
+  });
+  const op = sc(changed).operation_id;
+  const [ev] = sc(changed).evidence;
+  assert.equal(ev.uri, `glassbox://evidence/${op}/screenshot`, dump(changed));
+  assert.equal(ev.pending, true, dump(changed));
+  const png = await readPng(gb, ev.uri);
+  assert.ok(!png.equals(navPng), 'the screenshot shows the page the script changed');
+  const sha = crypto.createHash('sha256').update(png).digest('hex');
+  const rec = await pollUntil(() => auditRecords(gb.dataDir, 'local').find((x) => x.kind === 'tool_call' && x.operation === op));
+  assert.equal(rec?.body.evidence[0].sha256, sha, JSON.stringify(rec?.body.evidence));
+  // nothing changed since: the answer links that very screenshot, taken by the call before
+  const same = await ok(gb.client, 'browser_evaluate', { function: '() => document.title' });
+  const [again] = sc(same).evidence;
+  assert.equal(again.unchanged, true, dump(same));
+  assert.equal(again.sha256, sha, dump(same));
+  assert.equal(again.taken_by, op, dump(same));
+});

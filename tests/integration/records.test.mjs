@@ -4,8 +4,8 @@
  * audit record and its screenshot's metadata record, with the text cut,
  * marked truncated, with its sha256 and length, and nothing of it beyond
  * the cut in clear; `glassbox audit verify` passes. A record that cannot
- * be written at all is said so in the same call's result (in the next
- * call's, when the tenant answers before its evidence).
+ * be written at all is said so in the same call's result (when the tenant
+ * answers before its evidence, in the first result after the failure).
  */
 import { test } from 'node:test';
 import { spawnSync } from 'node:child_process';
@@ -118,10 +118,19 @@ for (const [who, policy] of [['a tenant that requires evidence', { require_evide
   });
 }
 
-test('a record that cannot be written after an answer given before its evidence: the next call says so', async () => {
+test('a record that cannot be written after an answer given before its evidence: the first answer after its failure says so', async () => {
   const gb = await sessionWithDamagedLog({ evidence: { before_answer: false } });
   const typed = await callTool(gb.client, 'browser_type', { target: '#name', text: 'Ada' });
   assert.equal(sc(typed).ok, true, dump(typed));
+  // the next call does not wait for the disk: once the record was tried
+  // (reading the evidence waits for everything queued), the next answer says so
+  await gb.client.readResource({ uri: sc(typed).evidence[0].uri }).catch(() => {});
   const next = await callTool(gb.client, 'browser_snapshot', {});
   assert.match(next.content[0].text, /could not be kept|damaged/, dump(next));
+  assert.match(sc(next).evidence_error, /could not be kept|damaged/, dump(next));
+  const op = sc(typed).operation_id;
+  assert.ok(next.content[0].text.includes(op), `it names the operation ${op}: ${dump(next)}`);
+  // said once (later records fail too, each said for its own operation)
+  const again = await callTool(gb.client, 'browser_snapshot', {});
+  assert.ok(!again.content[0].text.includes(op), dump(again));
 });

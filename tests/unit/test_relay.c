@@ -1,6 +1,7 @@
 /*
- * test_relay.c - the CDP relay's allowlist (relay/filter.c) and its
- * websocket accept key (relay/wsio.c): pure decisions on messages.
+ * test_relay.c - the CDP relay's allowlist (relay/filter.c), its
+ * websocket accept key (relay/wsio.c) and its peek at browser messages
+ * (relay/peek.c): pure decisions on messages.
  */
 #include "relay/relay.h"
 
@@ -136,6 +137,58 @@ static void test_accept_key(void **state)
 	assert_int_equal(relay_ws_accept(NULL, out, sizeof(out)), -1);
 }
 
+/* The peek of s (a string literal): its kind, id and method. */
+static enum relay_peek peek(const char *s, int64_t *id, char *method, size_t methodlen)
+{
+	return relay_peek_browser((const uint8_t *)s, strlen(s), id, method, methodlen);
+}
+
+/* Chromium's compact replies and events are known by their first member;
+ * every other shape is left to the whole parse, never guessed at. */
+static void test_peek_browser_messages(void **state)
+{
+	char m[64];
+	int64_t id;
+
+	(void)state;
+	assert_int_equal(peek("{\"id\":12,\"result\":{\"data\":\"iVBOR\"}}", &id, m, sizeof(m)),
+	                 RELAY_PEEK_REPLY);
+	assert_int_equal(id, 12);
+	assert_int_equal(peek("{\"id\":0}", &id, m, sizeof(m)), RELAY_PEEK_REPLY);
+	assert_int_equal(id, 0);
+	assert_int_equal(peek("{\"id\":1000000007,\"error\":{}}", &id, m, sizeof(m)),
+	                 RELAY_PEEK_REPLY);
+	assert_int_equal(id, 1000000007);
+	assert_int_equal(
+	    peek("{\"method\":\"Page.loadEventFired\",\"params\":{},\"sessionId\":\"S\"}", &id, m,
+	         sizeof(m)),
+	    RELAY_PEEK_EVENT);
+	assert_string_equal(m, "Page.loadEventFired");
+	assert_int_equal(id, -1);
+	/* other shapes: the relay parses them whole */
+	assert_int_equal(peek("{ \"id\":12}", &id, m, sizeof(m)), RELAY_PEEK_OTHER);
+	assert_int_equal(peek("{\"result\":{},\"id\":12}", &id, m, sizeof(m)), RELAY_PEEK_OTHER);
+	assert_int_equal(peek("{\"id\":-1,\"result\":{}}", &id, m, sizeof(m)), RELAY_PEEK_OTHER);
+	assert_int_equal(peek("{\"id\":1.5,\"result\":{}}", &id, m, sizeof(m)), RELAY_PEEK_OTHER);
+	assert_int_equal(peek("{\"id\":\"7\"}", &id, m, sizeof(m)), RELAY_PEEK_OTHER);
+	assert_int_equal(peek("{\"id\":}", &id, m, sizeof(m)), RELAY_PEEK_OTHER);
+	assert_int_equal(peek("{\"id\":12", &id, m, sizeof(m)), RELAY_PEEK_OTHER);
+	assert_int_equal(peek("{\"id\":1234567890123456789,\"result\":{}}", &id, m, sizeof(m)),
+	                 RELAY_PEEK_OTHER);
+	assert_int_equal(peek("{\"method\":\"Page.load\\u0045ventFired\"}", &id, m, sizeof(m)),
+	                 RELAY_PEEK_OTHER);
+	assert_int_equal(peek("{\"method\":\"\",\"params\":{}}", &id, m, sizeof(m)),
+	                 RELAY_PEEK_OTHER);
+	assert_int_equal(peek("{\"method\":\"Page.loadEventFired\"", &id, m, sizeof(m)),
+	                 RELAY_PEEK_OTHER);
+	assert_int_equal(peek("{\"method\":\"Page.loadEventFired\"x", &id, m, sizeof(m)),
+	                 RELAY_PEEK_OTHER);
+	assert_int_equal(peek("{\"method\":\"Page.loadEventFired\",\"params\":{}}", &id, m, 8),
+	                 RELAY_PEEK_OTHER);
+	assert_int_equal(peek("", &id, m, sizeof(m)), RELAY_PEEK_OTHER);
+	assert_int_equal(peek("[1]", &id, m, sizeof(m)), RELAY_PEEK_OTHER);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -143,6 +196,7 @@ int main(void)
 		cmocka_unit_test(test_relayed_as_sent),
 		cmocka_unit_test(test_rewrites_keep_the_session),
 		cmocka_unit_test(test_accept_key),
+		cmocka_unit_test(test_peek_browser_messages),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
