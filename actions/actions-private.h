@@ -28,6 +28,7 @@ struct evid_audit;
 struct act_keeper;
 struct act_pagelog;
 struct act_downloads;
+struct act_console_log;
 struct store;
 struct policy_risk;
 struct policy_admin;
@@ -169,6 +170,7 @@ struct act_session {
 	 * they follow (its sess id; "" none); worker thread only */
 	struct act_pagelog *pagelog;
 	struct act_downloads *downloads;
+	struct act_console_log *console_log; /* the output directory's console-*.log */
 	char files_browser[40];
 };
 
@@ -338,14 +340,15 @@ struct act_ctx {
 	struct act_screencast cast;
 	struct act_netlog netlog;
 
-	json_t *out;             /* structuredContent being built */
-	json_t *content;         /* extra content items (images, links) */
-	struct gb_buf text;      /* glassbox's facts for the model (### Verification) */
-	struct gb_buf code;      /* the Playwright code it ran (### Ran Playwright code) */
-	struct gb_buf result;    /* what it returned (### Result) */
-	struct gb_buf evidence;  /* where its evidence is (### Evidence) */
-	char *snapshot;          /* the ### Snapshot section's text (owned), or NULL */
-	int snapshot_is_link;    /* it is a "- [Snapshot](file)" line, not YAML */
+	json_t *out;            /* structuredContent being built */
+	json_t *content;        /* extra content items (images, links) */
+	struct gb_buf text;     /* glassbox's facts for the model (### Verification) */
+	struct gb_buf code;     /* the Playwright code it ran (### Ran Playwright code) */
+	struct gb_buf result;   /* what it returned (### Result) */
+	struct gb_buf evidence; /* where its evidence is (### Evidence) */
+	struct gb_buf events; /* console entries and downloads since the last answer (### Events) */
+	char *snapshot;       /* the ### Snapshot section's text (owned), or NULL */
+	int snapshot_is_link; /* it is a "- [Snapshot](file)" line, not YAML */
 	char content_marker[17]; /* the marker of the page content in this answer, or "" */
 	json_t *code_probe;      /* the target's locator facts, read before acting (owned) */
 	int failed;
@@ -413,6 +416,12 @@ struct act_tool_impl {
 	/* runs while a JavaScript dialog waits (others are refused until it
 	 * is handled) */
 	int with_dialog_open;
+	/* runs while a file chooser the page opened waits: it answers the
+	 * chooser, takes its page away (a navigation) or runs a script, which
+	 * a chooser does not stop. Others that change the page are input a
+	 * person could not give with the chooser open: refused, as Playwright
+	 * MCP refuses them, until it is answered */
+	int with_file_chooser_open;
 	/* reads only, yet its answer shows the page as an action's does
 	 * (snapshot_mode): a wait that lets the page change */
 	int shows_page;
@@ -499,6 +508,17 @@ int act_output_write(struct act_ctx *ctx, const char *path, const void *data, si
  * or -1 with the call failed. */
 int act_output_new_file(struct act_ctx *ctx, const char *prefix, const char *ext, const void *data,
                         size_t len, char *link, size_t linklen);
+/* A name "<prefix>-<UTC time>.<ext>" ("...-N.<ext>" when taken) that no
+ * file of the output directory has yet, into name. Returns 0, or -1 when
+ * there is no output directory (or no free name). */
+int act_output_fresh_name(const struct act_ctx *ctx, const char *prefix, const char *ext,
+                          char *name, size_t namelen);
+/* Writes data to the output directory's file name (a plain name: no '/',
+ * not starting with '.'), replacing it or (append) appended to it;
+ * created when missing, never through a symlink. Returns 0, or -1 with
+ * errno: the call does not fail for it. */
+int act_output_save(const struct act_ctx *ctx, const char *name, int append, const void *data,
+                    size_t len);
 /* The path of the output directory's file name (a plain name) as the agent
  * names it, into link: relative to the server's working directory when
  * inside it. */

@@ -187,6 +187,10 @@ struct act_config {
 	 * .deviceScaleFactor), emulated on every page with the viewport as
 	 * browser_emulate's viewport is; 0 = the browser's own (1). */
 	double device_scale_factor;
+	/* The console messages the output directory's console-*.log files keep:
+	 * "error", "warning", "info" or "debug" and the more severe; NULL =
+	 * "info" (Playwright MCP's console.level). */
+	const char *console_level;
 	/* The tenant's policy (borrowed, read at act_session_new): {"egress": {...}
 	 * (policy/egress.h), "require_evidence": bool, "before_screenshots":
 	 * bool}; NULL = defaults. */
@@ -251,6 +255,16 @@ enum act_snapshot_mode {
 
 /* "full" / "changed" / "none" -> enum act_snapshot_mode; -1 when unknown. */
 int act_snapshot_mode_parse(const char *s);
+
+/* Console levels, most severe first (act_config.console_level names them). */
+enum act_console_level {
+	ACT_CONSOLE_ERROR,
+	ACT_CONSOLE_WARNING,
+	ACT_CONSOLE_INFO,
+	ACT_CONSOLE_DEBUG,
+};
+/* "error" | "warning" | "info" | "debug" -> enum act_console_level; -1 when none. */
+int act_console_level_parse(const char *name);
 
 /* "typescript" / "python" / "java" / "csharp" -> act_config.code_lang; -1 otherwise. */
 int act_code_lang_parse(const char *s);

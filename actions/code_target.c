@@ -7,7 +7,54 @@
 #include "actions/actions-private.h"
 #include "actions/codegen.h"
 
+#include "cdp/cdp.h"
+#include "sessions/sessions.h"
+
 #include <string.h>
+
+/* Read in the parent document on the iframe that holds the target: its
+ * tag, and whether that tag finds more than one element there. */
+static const char owner_js[] =
+    "function() { return { frame: this.localName,"
+    " frameFirst: this.ownerDocument.querySelectorAll(this.localName).length > 1 }; }";
+
+/* A frame of another origin hides its frameElement from the target's
+ * document: the iframe that holds the target is asked of its parent
+ * instead (DOM.getFrameOwner in the page's session), into probe. */
+static void probe_owner(struct act_ctx *ctx, json_t *probe)
+{
+	const struct snap_ref *ref =
+	    ctx->target.ref[0] ? act_snapshot_find(&ctx->as->refs, ctx->target.ref) : NULL;
+	const char *main = ctx->page ? sess_page_main_frame_id(ctx->page) : NULL;
+	json_t *owner = NULL, *node = NULL, *res = NULL;
+	const char *oid;
+	struct cdp_error err;
+
+	if (!ref || !ref->frame_id[0] || !main || !strcmp(ref->frame_id, main) ||
+	    json_object_get(probe, "frame"))
+		return;
+	if (cdp_call(ctx->cdp, ctx->psid, "DOM.getFrameOwner",
+	             json_pack("{s:s}", "frameId", ref->frame_id), act_left_ms(ctx), &owner,
+	             &err) < 0 ||
+	    cdp_call(ctx->cdp, ctx->psid, "DOM.resolveNode",
+	             json_pack("{s:O}", "backendNodeId", json_object_get(owner, "backendNodeId")),
+	             act_left_ms(ctx), &node, &err) < 0)
+		goto out;
+	oid = json_string_value(json_object_get(json_object_get(node, "object"), "objectId"));
+	if (oid && cdp_call(ctx->cdp, ctx->psid, "Runtime.callFunctionOn",
+	                    json_pack("{s:s, s:s, s:b}", "objectId", oid, "functionDeclaration",
+	                              owner_js, "returnByValue", 1),
+	                    act_left_ms(ctx), &res, &err) == 0) {
+		json_t *v = json_object_get(json_object_get(res, "result"), "value");
+
+		if (json_is_string(json_object_get(v, "frame")))
+			json_object_update(probe, v);
+	}
+out:
+	json_decref(owner);
+	json_decref(node);
+	json_decref(res);
+}
 
 void act_code_probe(struct act_ctx *ctx)
 {
@@ -29,6 +76,8 @@ void act_code_probe(struct act_ctx *ctx)
 	ctx->code_probe = json_is_object(value) ? value : NULL;
 	if (!ctx->code_probe)
 		json_decref(value);
+	else
+		probe_owner(ctx, ctx->code_probe);
 }
 
 void act_code_target_of(const struct act_ctx *ctx, struct act_code_target *t)

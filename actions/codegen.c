@@ -29,7 +29,7 @@ const char act_code_probe_js[] =
     " const tid = attr && el.getAttribute ? el.getAttribute(attr) : null;"
     " if (tid && doc.querySelectorAll('[' + CSS.escape(attr) + '=\"' + CSS.escape(tid) + "
     "'\"]').length === 1) out.testId = tid;"
-    " const own = norm(el.innerText);"
+    " const own = /^(SELECT|TEXTAREA|INPUT)$/.test(el.tagName) ? '' : norm(el.innerText);"
     " if (own && own.length <= 80) {"
     "  let n = 0;"
     "  for (const e of doc.body ? [doc.body, ...doc.body.querySelectorAll('*')] : [])"
@@ -168,6 +168,16 @@ static int role_const(struct gb_buf *b, int lang, const char *role)
 	return rc;
 }
 
+/* 1 when the role names the element before its text does, as in
+ * Playwright's generator: a role with a name that finds it alone; a role
+ * without a name only when no text finds it alone. */
+static int role_first(const struct act_code_target *t)
+{
+	if (!t->role || !*t->role || !t->role_unique || !strcmp(t->role, "generic"))
+		return 0;
+	return (t->name && *t->name) || !t->text || !*t->text;
+}
+
 /* The locator in Python, Java or C#. */
 static int locator_other(struct gb_buf *b, const struct act_code_target *t)
 {
@@ -199,7 +209,7 @@ static int locator_other(struct gb_buf *b, const struct act_code_target *t)
 	if (t->test_id && *t->test_id) {
 		rc |= gb_buf_appendf(b, "%s", by_test) | str(b, t->lang, t->test_id) |
 		      gb_buf_append(b, ")", 1);
-	} else if (t->role && *t->role && t->role_unique && strcmp(t->role, "generic") != 0) {
+	} else if (role_first(t)) {
 		rc |= gb_buf_appendf(b, "%s", by_role);
 		if (py)
 			rc |= str(b, t->lang, t->role);
@@ -258,7 +268,7 @@ static int locator_js(struct gb_buf *b, const struct act_code_target *t)
 	if (t->test_id && *t->test_id) {
 		rc |= gb_buf_append(b, ".getByTestId(", 13) | act_code_quote(b, t->test_id) |
 		      gb_buf_append(b, ")", 1);
-	} else if (t->role && *t->role && t->role_unique && strcmp(t->role, "generic") != 0) {
+	} else if (role_first(t)) {
 		rc |= gb_buf_append(b, ".getByRole(", 11) | act_code_quote(b, t->role);
 		if (t->name && *t->name)
 			rc |= gb_buf_append(b, ", { name: ", 10) | act_code_quote(b, t->name) |

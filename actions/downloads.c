@@ -31,6 +31,7 @@
 #include "common/log.h"
 #include "evidence/files.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,6 +62,7 @@ struct dl_item {
 	char sha256[65];
 	char mime[128];
 	size_t size;
+	char out_name[256]; /* its copy in the output directory, "" when none */
 	int reported_state; /* -1: never reported; else the state last reported */
 };
 
@@ -270,10 +272,64 @@ void act_downloads_call_begin(struct act_ctx *ctx)
 	snprintf(d->current_tool, sizeof(d->current_tool), "%s", ctx->def->name);
 }
 
-/* Stores a completed download as an artifact of its operation, removes
- * its file from the area and queues its receipt. */
-static void keep(struct act_session *as, struct act_downloads *d, struct dl_item *it)
+/* The name a download gets in the output directory, as Playwright MCP
+ * makes it from the one the page suggested: each run of characters other
+ * than ASCII letters, digits and '-' becomes one '-', before and after
+ * the last '.', which stays; never empty, never starting with '.'. */
+static void output_name(const char *in, char *out, size_t len)
 {
+	const char *dot = strrchr(in, '.');
+	size_t i, n = 0;
+	int run = 0;
+
+	for (i = 0; in[i] && n + 10 < len; i++) {
+		unsigned char ch = (unsigned char)in[i];
+
+		if (in + i == dot) {
+			out[n++] = '.';
+			run = 0;
+		} else if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+		           (ch >= '0' && ch <= '9') || ch == '-') {
+			out[n++] = (char)ch;
+			run = 0;
+		} else if (!run) {
+			out[n++] = '-';
+			run = 1;
+		}
+	}
+	out[n] = '\0';
+	if (!n || out[0] == '.') {
+		memmove(out + 8, out, n + 1);
+		memcpy(out, "download", 8);
+	}
+}
+
+/* Copies a kept download into the output directory (Playwright MCP's
+ * place for it), under output_name; a copy that cannot be written is
+ * said in the answer, the download stays kept. */
+static void copy_out(struct act_ctx *ctx, struct dl_item *it, const unsigned char *data, size_t len)
+{
+	char name[sizeof(it->out_name)];
+
+	if (!ctx->as->output_dir)
+		return;
+	output_name(it->name, name, sizeof(name));
+	if (act_output_save(ctx, name, 0, data, len) < 0) {
+		gb_buf_appendf(&ctx->text,
+		               "\n- download %.200s: not copied into the output directory "
+		               "(%s)",
+		               it->name, strerror(errno));
+		return;
+	}
+	snprintf(it->out_name, sizeof(it->out_name), "%s", name);
+}
+
+/* Stores a completed download as an artifact of its operation, copies
+ * it into the output directory, removes its file from the area and
+ * queues its receipt. */
+static void keep(struct act_ctx *ctx, struct act_downloads *d, struct dl_item *it)
+{
+	struct act_session *as = ctx->as;
 	struct evid_meta meta = { 0 };
 	struct evid_ref ref;
 	unsigned char *data = NULL;
@@ -305,6 +361,7 @@ static void keep(struct act_session *as, struct act_downloads *d, struct dl_item
 	}
 	it->state = DL_KEPT;
 	it->size = len;
+	copy_out(ctx, it, data, len);
 	snprintf(it->sha256, sizeof(it->sha256), "%s", ref.sha256);
 	act_keeper_record_artifacts(
 	    as->keeper, "download", meta.session_id, it->operation_id,
@@ -327,6 +384,36 @@ static int none_in_progress(void *user)
 		    !strcmp(d->items[i].operation_id, d->current_op))
 			return 0;
 	return 1;
+}
+
+/* 1 once a download of the running call has begun. */
+static int one_began(void *user)
+{
+	struct act_downloads *d = user;
+	size_t i;
+
+	for (i = 0; i < d->n; i++)
+		if (!strcmp(d->items[i].operation_id, d->current_op))
+			return 1;
+	return 0;
+}
+
+int act_downloads_await_begin(struct act_ctx *ctx, int wait_ms)
+{
+	struct act_downloads *d = ctx->as->downloads;
+	size_t i;
+
+	if (!d || !d->cdp || !d->current_op[0])
+		return 0;
+	if (wait_ms > act_left_ms(ctx) - 2000)
+		wait_ms = act_left_ms(ctx) - 2000;
+	cdp_service(d->cdp, 0, NULL, NULL); /* events already readable */
+	if (!one_began(d) && wait_ms > 0)
+		cdp_service(d->cdp, wait_ms, one_began, d);
+	for (i = 0; i < d->n; i++)
+		if (!strcmp(d->items[i].operation_id, d->current_op))
+			return d->items[i].state == DL_REFUSED ? -1 : 1;
+	return 0;
 }
 
 static json_t *report(const struct dl_item *it)
@@ -363,6 +450,34 @@ static void drop_unkept(struct act_session *as, struct act_downloads *d, struct 
 	                  0);
 }
 
+/* The answer's events for a download whose state changed, as Playwright
+ * MCP writes them: "- Downloading file NAME ..." when it is first seen,
+ * then "- Downloaded file NAME to "PATH"" with its copy in the output
+ * directory (without one, its size and artifact), or why it did not
+ * complete. */
+static void events(struct act_ctx *ctx, const struct dl_item *it)
+{
+	struct gb_buf *b = &ctx->events;
+	char link[4400];
+
+	if (it->reported_state < 0)
+		gb_buf_appendf(b, "%s- Downloading file %.200s ...", b->len ? "\n" : "", it->name);
+	if (it->state == DL_IN_PROGRESS)
+		return;
+	if (b->len)
+		gb_buf_appendf(b, "\n");
+	if (it->state == DL_KEPT && it->out_name[0]) {
+		act_output_link(ctx, it->out_name, link, sizeof(link));
+		gb_buf_appendf(b, "- Downloaded file %.200s to \"%s\"", it->name, link);
+	} else if (it->state == DL_KEPT) {
+		gb_buf_appendf(b, "- Downloaded file %.200s (%zu bytes, glassbox://artifact/%s)",
+		               it->name, it->size, it->sha256);
+	} else {
+		gb_buf_appendf(b, "- Download of file %.200s did not complete: %s (%.300s)",
+		               it->name, state_names[it->state], it->reason);
+	}
+}
+
 void act_downloads_call_end(struct act_ctx *ctx)
 {
 	struct act_session *as = ctx->as;
@@ -389,7 +504,7 @@ void act_downloads_call_end(struct act_ctx *ctx)
 		json_t *r;
 
 		if (it->state == DL_COMPLETED)
-			keep(as, d, it);
+			keep(ctx, d, it);
 		if (it->reported_state == (int)it->state)
 			continue;
 		if (it->state != DL_KEPT && it->state != DL_IN_PROGRESS)
@@ -407,6 +522,7 @@ void act_downloads_call_end(struct act_ctx *ctx)
 			               json_string_value(json_object_get(r, "uri")));
 		else if (it->reason[0])
 			gb_buf_appendf(&ctx->text, " (%.300s)", it->reason);
+		events(ctx, it);
 		it->reported_state = (int)it->state;
 	}
 }

@@ -31,6 +31,10 @@ int act_files_begin(struct act_ctx *ctx);
 /* At the end of every call that reached the browser: its downloads
  * (act_downloads_call_end). */
 void act_files_end(struct act_ctx *ctx);
+/* Right before the answer of every call that reached the browser: the
+ * console messages since the last call into their log files, and the
+ * answer's events (act_console_log_end). */
+void act_files_answer(struct act_ctx *ctx);
 
 /* ---- downloads.c --------------------------------------------------------- */
 
@@ -59,6 +63,11 @@ int act_downloads_attach(struct act_session *as, char *err, size_t errlen);
 /* Right before a call acts on the page: downloads that begin from now on
  * are this call's. */
 void act_downloads_call_begin(struct act_ctx *ctx);
+/* 1 when a download of the running call has begun, -1 when it began and
+ * was refused (files.downloads, egress), 0 when none did, waiting for one
+ * at most wait_ms (and the call's deadline): a navigation the browser
+ * turned into a download ends without a document (net::ERR_ABORTED). */
+int act_downloads_await_begin(struct act_ctx *ctx, int wait_ms);
 /*
  * At the end of every call: when it acted, waits (bounded by
  * ACT_DOWNLOAD_WAIT_MS and the call's deadline) for the downloads it

@@ -2,11 +2,13 @@
  * files.c - the two hooks by which the pipeline runs the trackers of
  * what moves between a session's pages and the tenant: the page log
  * (pagelog.c: console messages, requests) and the download area
- * (downloads.c). Each follows one browser: when the session's browser is
+ * (downloads.c), and the console log files the answers point at
+ * (console_log.c). Each follows one browser: when the session's browser is
  * one they have not seen (the first, or one launched after a crash or a
  * close), they attach to it before anything acts on it.
  */
 #include "actions/actions-private.h"
+#include "actions/console_log.h"
 #include "actions/files-private.h"
 #include "actions/pagelog.h"
 
@@ -51,4 +53,13 @@ void act_files_end(struct act_ctx *ctx)
 
 	if (as->sess && !strcmp(as->files_browser, sess_id(as->sess)))
 		act_downloads_call_end(ctx);
+}
+
+void act_files_answer(struct act_ctx *ctx)
+{
+	struct act_session *as = ctx->as;
+
+	if (as->sess && ctx->page && sess_get_state(as->sess) != SESS_FAILED &&
+	    !strcmp(as->files_browser, sess_id(as->sess)))
+		act_console_log_end(ctx);
 }

@@ -44,61 +44,97 @@ bad:
 	                filename ? filename : "");
 }
 
-int act_output_write(struct act_ctx *ctx, const char *path, const void *data, size_t len)
+/* Writes data to path, replaced or (append) appended to, created when
+ * missing, never through a symlink. Returns 0, or -1 with errno. */
+static int put_file(const char *path, int append, const void *data, size_t len)
 {
 	const char *p = data;
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
-	int rc = -1;
+	int fd =
+	    open(path, O_WRONLY | O_CREAT | (append ? O_APPEND : O_TRUNC) | O_NOFOLLOW | O_CLOEXEC,
+	         0644);
+	int rc = -1, saved;
 
 	if (fd < 0)
-		return act_fail(ctx, "output_failed", "cannot write %s: %s", path, strerror(errno));
+		return -1;
 	while (len) {
 		ssize_t w = write(fd, p, len);
 
 		if (w < 0 && errno == EINTR)
 			continue;
-		if (w <= 0) {
-			act_fail(ctx, "output_failed", "cannot write %s: %s", path,
-			         strerror(errno));
+		if (w == 0)
+			errno = EIO;
+		if (w <= 0)
 			goto out;
-		}
 		p += w;
 		len -= (size_t)w;
 	}
 	rc = 0;
 out:
+	saved = errno;
 	close(fd);
+	errno = saved;
 	return rc;
 }
 
-int act_output_new_file(struct act_ctx *ctx, const char *prefix, const char *ext, const void *data,
-                        size_t len, char *link, size_t linklen)
+int act_output_write(struct act_ctx *ctx, const char *path, const void *data, size_t len)
+{
+	if (put_file(path, 0, data, len) < 0)
+		return act_fail(ctx, "output_failed", "cannot write %s: %s", path, strerror(errno));
+	return 0;
+}
+
+int act_output_fresh_name(const struct act_ctx *ctx, const char *prefix, const char *ext,
+                          char *name, size_t namelen)
 {
 	char stamp[40];
-	char name[128];
 	char path[4096];
 	size_t i;
 	int k;
 
 	if (!ctx->as->output_dir)
-		return act_fail(ctx, "output_failed", "no output directory");
+		return -1;
 	gb_utc_iso8601(stamp, sizeof(stamp));
 	for (i = 0; stamp[i]; i++)
 		if (stamp[i] == ':' || stamp[i] == '.')
 			stamp[i] = '-';
 	for (k = 0; k < 100; k++) {
 		if (k)
-			snprintf(name, sizeof(name), "%s-%s-%d.%s", prefix, stamp, k, ext);
+			snprintf(name, namelen, "%s-%s-%d.%s", prefix, stamp, k, ext);
 		else
-			snprintf(name, sizeof(name), "%s-%s.%s", prefix, stamp, ext);
+			snprintf(name, namelen, "%s-%s.%s", prefix, stamp, ext);
 		snprintf(path, sizeof(path), "%s/%s", ctx->as->output_dir, name);
 		if (access(path, F_OK) != 0)
-			break;
+			return 0;
 	}
+	return -1;
+}
+
+int act_output_new_file(struct act_ctx *ctx, const char *prefix, const char *ext, const void *data,
+                        size_t len, char *link, size_t linklen)
+{
+	char name[128];
+	char path[4096];
+
+	if (act_output_fresh_name(ctx, prefix, ext, name, sizeof(name)) < 0)
+		return act_fail(ctx, "output_failed", "no output directory");
+	snprintf(path, sizeof(path), "%s/%s", ctx->as->output_dir, name);
 	if (act_output_write(ctx, path, data, len) < 0)
 		return -1;
 	act_output_link(ctx, name, link, linklen);
 	return 0;
+}
+
+int act_output_save(const struct act_ctx *ctx, const char *name, int append, const void *data,
+                    size_t len)
+{
+	char path[4096];
+
+	if (!ctx->as->output_dir || !name[0] || name[0] == '.' || strchr(name, '/')) {
+		errno = EINVAL;
+		return -1;
+	}
+	snprintf(path, sizeof(path), "%s/%s", ctx->as->output_dir, name);
+	return put_file(path, append, data, len);
 }
 
 void act_output_link(const struct act_ctx *ctx, const char *name, char *link, size_t linklen)

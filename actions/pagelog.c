@@ -36,7 +36,8 @@
 
 struct page_nav {
 	char sid[64];
-	unsigned navs; /* main-frame document requests so far */
+	unsigned navs;     /* main-frame document requests so far */
+	double started_ms; /* wall time the latest of them started, 0 = unknown */
 };
 
 struct act_pagelog {
@@ -48,6 +49,7 @@ struct act_pagelog {
 	json_t *by_id;    /* {requestId: entry (borrowed from requests)} */
 	size_t bytes;     /* held by both, roughly */
 	unsigned next_index;
+	json_int_t console_seq; /* the number of the newest console entry; never reset */
 	struct page_nav pages[MAX_PAGES_TRACKED];
 	size_t n_pages;
 	/* the file chooser opened last and not answered yet (chooser_node 0: none) */
@@ -111,6 +113,7 @@ static struct page_nav *page_nav(struct act_pagelog *l, const char *sid)
 		memmove(&l->pages[0], &l->pages[1], sizeof(l->pages[0]) * --l->n_pages);
 	snprintf(l->pages[l->n_pages].sid, sizeof(l->pages[0].sid), "%s", sid);
 	l->pages[l->n_pages].navs = 0;
+	l->pages[l->n_pages].started_ms = 0;
 	return &l->pages[l->n_pages++];
 }
 
@@ -234,6 +237,7 @@ static void request_started(struct act_pagelog *l, const char *sid, json_t *para
 	nav = page_nav(l, sid);
 	if (is_main_document(l, sid, params)) {
 		nav->navs++;
+		nav->started_ms = json_number_value(json_object_get(params, "wallTime")) * 1000.0;
 		if (!strcmp(l->chooser_sid, sid))
 			l->chooser_node = 0; /* its page goes away */
 	}
@@ -349,13 +353,15 @@ static enum act_console_level level_of(const char *type)
 static void add_console(struct act_pagelog *l, const char *sid, enum act_console_level level,
                         const char *type, const char *text, json_t *frame, double time)
 {
-	json_t *e = json_pack("{s:s, s:s, s:o, s:f, s:s, s:I}", "level", level_names[level], "type",
-	                      type, "text", bounded(text, TEXT_MAX), "time", time, "sid", sid,
-	                      "nav", (json_int_t)page_nav(l, sid)->navs);
+	json_t *e =
+	    json_pack("{s:s, s:s, s:o, s:f, s:s, s:I, s:I}", "level", level_names[level], "type",
+	              type, "text", bounded(text, TEXT_MAX), "time", time, "sid", sid, "nav",
+	              (json_int_t)page_nav(l, sid)->navs, "seq", (json_int_t)(l->console_seq + 1));
 	const char *url = json_string_value(json_object_get(frame, "url"));
 
 	if (!e)
 		return;
+	l->console_seq++;
 	if (url && url[0]) {
 		json_object_set_new(e, "url", bounded(url, URL_MAX));
 		json_object_set_new(
@@ -425,6 +431,11 @@ int act_pagelog_chooser(struct act_pagelog *l, char *sid, size_t sidlen, int *ba
 	*backend_node_id = l->chooser_node;
 	*multiple = l->chooser_multiple;
 	return 1;
+}
+
+int act_pagelog_chooser_open(const struct act_pagelog *l)
+{
+	return l && l->chooser_node != 0;
 }
 
 void act_pagelog_chooser_done(struct act_pagelog *l)
@@ -565,6 +576,30 @@ json_t *act_pagelog_requests(struct act_pagelog *l, const char *psid, int with_s
 		json_array_append_new(out, line);
 	}
 	return out;
+}
+
+json_int_t act_pagelog_console_each(struct act_pagelog *l, json_int_t after,
+                                    void (*fn)(void *user, json_t *entry), void *user)
+{
+	json_t *e;
+	size_t i;
+
+	json_array_foreach(l->console, i, e)
+	{
+		if (json_integer_value(json_object_get(e, "seq")) > after)
+			fn(user, e);
+	}
+	return l->console_seq > after ? l->console_seq : after;
+}
+
+double act_pagelog_nav_started_ms(struct act_pagelog *l, const char *sid, unsigned nav)
+{
+	size_t i;
+
+	for (i = 0; i < l->n_pages; i++)
+		if (!strcmp(l->pages[i].sid, sid))
+			return l->pages[i].navs == nav ? l->pages[i].started_ms : 0;
+	return 0;
 }
 
 json_t *act_pagelog_request(struct act_pagelog *l, unsigned index)

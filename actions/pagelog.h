@@ -15,6 +15,7 @@
 #ifndef GB_ACTIONS_PAGELOG_H
 #define GB_ACTIONS_PAGELOG_H
 
+#include "actions/actions.h"
 #include "common/unittest.h"
 
 #include <jansson.h>
@@ -41,15 +42,7 @@ void act_pagelog_free(struct act_pagelog *l);
  * -1. */
 int act_pagelog_attach(struct act_pagelog *l, struct sess *s);
 
-/* Console levels, most severe first. */
-enum act_console_level {
-	ACT_CONSOLE_ERROR,
-	ACT_CONSOLE_WARNING,
-	ACT_CONSOLE_INFO,
-	ACT_CONSOLE_DEBUG,
-};
-/* "error" | "warning" | "info" | "debug" -> level; -1 when none. */
-int act_console_level_parse(const char *name);
+/* (enum act_console_level and act_console_level_parse: actions.h) */
 
 /*
  * The console messages of the page with CDP session psid at level or a
@@ -60,6 +53,22 @@ int act_console_level_parse(const char *name);
  */
 json_t *act_pagelog_console(struct act_pagelog *l, const char *psid, enum act_console_level level,
                             int all, size_t *total, size_t *errors, size_t *warnings);
+
+/*
+ * Calls fn (entry borrowed for the call: {level, type, text, url?, line?,
+ * time (ms since the epoch), sid, nav, seq}) for each console message
+ * kept whose seq is above after, oldest first. Messages are numbered from
+ * 1 for the life of the log (a new browser does not start again), so a
+ * reader keeps its place with the number returned: the newest message's,
+ * or after when there is none newer.
+ */
+json_int_t act_pagelog_console_each(struct act_pagelog *l, json_int_t after,
+                                    void (*fn)(void *user, json_t *entry), void *user);
+
+/* The wall time (ms since the epoch) at which navigation nav of page sid
+ * (the "nav" of its entries) began; 0 when unknown or when the page has
+ * navigated again since. */
+double act_pagelog_nav_started_ms(struct act_pagelog *l, const char *sid, unsigned nav);
 
 /*
  * The requests of the page psid since its last navigation, oldest first:
@@ -87,6 +96,8 @@ json_t *act_pagelog_request(struct act_pagelog *l, unsigned index);
 int act_pagelog_chooser(struct act_pagelog *l, char *sid, size_t sidlen, int *backend_node_id,
                         int *multiple);
 void act_pagelog_chooser_done(struct act_pagelog *l);
+/* 1 while a file chooser is open (act_pagelog_chooser would give it). */
+int act_pagelog_chooser_open(const struct act_pagelog *l);
 
 /* 1 when a header of that name carries credentials (Cookie, Set-Cookie,
  * Authorization, Proxy-Authorization, X-Api-Key, ...): never kept. */

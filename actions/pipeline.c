@@ -12,6 +12,7 @@
  */
 #include "actions/actions-private.h"
 #include "actions/files-private.h"
+#include "actions/pagelog.h"
 
 #include "cdp/cdp.h"
 #include "common/log.h"
@@ -391,6 +392,19 @@ static int check_page(struct act_ctx *ctx)
 		    ctx, "dialog_open",
 		    "a %s dialog is open (\"%.200s\"): call browser_handle_dialog first", d->type,
 		    d->message ? d->message : "");
+	/* (a chooser of an earlier browser went with it) */
+	if (ctx->def->effect == ACT_EFFECT_PAGE && !ctx->def->impl->with_file_chooser_open &&
+	    !strcmp(ctx->as->files_browser, sess_id(ctx->sess)) &&
+	    act_pagelog_chooser_open(ctx->as->pagelog)) {
+		/* Playwright MCP's words; what to do is in the modal state */
+		gb_buf_appendf(&ctx->text,
+		               "%s- a file chooser is open: answer it with "
+		               "browser_file_upload (without paths to cancel it), "
+		               "or navigate away",
+		               ctx->text.len ? "\n" : "");
+		return act_fail(ctx, "modal_state", "Tool \"%s\" does not handle the modal state.",
+		                ctx->def->name);
+	}
 	return 0;
 }
 
@@ -687,6 +701,7 @@ static void finish(struct act_ctx *ctx)
 			    ctx->text.len ? "\n" : "");
 	}
 	report_refusals(ctx);
+	act_files_answer(ctx);
 	note_keeper_error(ctx);
 	act_profile_note_url(ctx->as, json_string_value(json_object_get(ctx->out, "url")));
 	/* nothing typed from a secret leaves: result, ledger, audit, evidence */
@@ -820,6 +835,7 @@ void act_run_call(struct act_session *as, struct act_call *call)
 	gb_buf_init(&ctx.code, 1 << 23);
 	gb_buf_init(&ctx.result, 1 << 22);
 	gb_buf_init(&ctx.evidence, 1 << 16);
+	gb_buf_init(&ctx.events, 1 << 16);
 	as->operations++;
 	if (call->operation_id && call->operation_id[0])
 		snprintf(ctx.operation_id, sizeof(ctx.operation_id), "%.64s", call->operation_id);
@@ -964,4 +980,5 @@ free:
 	gb_buf_free(&ctx.code);
 	gb_buf_free(&ctx.result);
 	gb_buf_free(&ctx.evidence);
+	gb_buf_free(&ctx.events);
 }

@@ -10,8 +10,10 @@
  *   ### Result                what the tool returned (ctx->result)
  *   ### Open tabs             "- 0: (current) [title](url)", when more than one
  *   ### Page                  "- Page URL:", "- Page Title:", "- HTTP status: 402 Payment Required"
- *   ### Modal state           a dialog waiting to be handled
+ *   ### Modal state           a dialog or a file chooser waiting to be handled
  *   ### Snapshot              ```yaml ... ``` (ctx->snapshot)
+ *   ### Events                console entries and downloads since the last
+ *                             answer (ctx->events, console_log.c, downloads.c)
  * then glassbox's own, which Playwright MCP has no word for:
  *   ### Verification          what was checked and found (ctx->text): url,
  *                             responses, verdicts, blocked requests, gates,
@@ -23,6 +25,7 @@
  * no browser runs (nothing to show).
  */
 #include "actions/actions-private.h"
+#include "actions/pagelog.h"
 
 #include "cdp/cdp.h"
 #include "sessions/sessions.h"
@@ -183,9 +186,18 @@ static void modal_section(struct act_ctx *ctx, struct gb_buf *b)
 	const struct sess_dialog *d = ctx->page ? sess_page_dialog(ctx->page) : NULL;
 	char *clean;
 
-	if (!d || !ctx->sess || sess_get_state(ctx->sess) == SESS_FAILED)
+	if (!ctx->sess || sess_get_state(ctx->sess) == SESS_FAILED)
 		return;
-	section(b, "Modal state");
+	if (act_pagelog_chooser_open(ctx->as->pagelog)) {
+		section(b, "Modal state");
+		gb_buf_appendf(b, "- [File chooser]: can be handled by browser_file_upload");
+	}
+	if (!d)
+		return;
+	if (!act_pagelog_chooser_open(ctx->as->pagelog))
+		section(b, "Modal state");
+	else
+		gb_buf_appendf(b, "\n");
 	/* the message is the page's: a typed secret never shows */
 	clean = act_secrets_scrub_text(ctx->as, d->message ? d->message : "");
 	gb_buf_appendf(b,
@@ -223,6 +235,10 @@ char *act_response_text(struct act_ctx *ctx)
 	} else if (ctx->snapshot) {
 		section(&b, "Snapshot");
 		gb_buf_appendf(&b, "```yaml\n%s\n```", ctx->snapshot);
+	}
+	if (ctx->events.len) {
+		section(&b, "Events");
+		put_trimmed(&b, ctx->events.data, ctx->events.len);
 	}
 	if (ctx->text.len || ctx->content_marker[0]) {
 		section(&b, "Verification");

@@ -284,6 +284,7 @@ void act_secrets_scrub_call(struct act_ctx *ctx)
 	scrub_buf(ctx->as, &ctx->text);
 	scrub_buf(ctx->as, &ctx->code);
 	scrub_buf(ctx->as, &ctx->result);
+	scrub_buf(ctx->as, &ctx->events);
 	clean = ctx->snapshot ? act_secrets_scrub_text(ctx->as, ctx->snapshot) : NULL;
 	if (clean) {
 		free(ctx->snapshot);

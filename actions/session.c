@@ -12,6 +12,7 @@
  */
 #include "actions/actions-private.h"
 #include "actions/files-private.h"
+#include "actions/console_log.h"
 #include "actions/pagelog.h"
 
 #include "cdp/cdp.h"
@@ -259,7 +260,9 @@ int act_session_new(const struct act_config *cfg, struct act_session **out, char
 	act_secrets_start(s, s->tenant_policy);
 	s->pagelog = act_pagelog_new();
 	s->downloads = act_downloads_new();
-	if (!s->pagelog || !s->downloads) {
+	s->console_log =
+	    act_console_log_new(act_console_level_parse(gb_or(cfg->console_level, "info")));
+	if (!s->pagelog || !s->downloads || !s->console_log) {
 		snprintf(err, errlen, "out of memory");
 		goto out;
 	}
@@ -279,6 +282,7 @@ out:
 	if (rc < 0) {
 		act_pagelog_free(s->pagelog);
 		act_downloads_free(s->downloads);
+		act_console_log_free(s->console_log);
 		prof_lease_close(s->profile);
 		json_decref(s->profile_origins);
 		json_decref(s->policy);
@@ -421,6 +425,7 @@ void act_session_free(struct act_session *s)
 	act_secrets_stop(s);
 	act_pagelog_free(s->pagelog);
 	act_downloads_free(s->downloads);
+	act_console_log_free(s->console_log);
 	act_cdp_note_free(s);
 	policy_tenant_unref(s->tenant_policy);
 	free(s->last_snapshot);

@@ -28,6 +28,7 @@ struct cdp_error;
 #define SNAP_MAX_YAML_BYTES (4u << 20) /* ceiling of the rendered text */
 #define SNAP_MAX_NAME_CHARS 900        /* longer names are not shown (as Playwright) */
 #define SNAP_ID_MAX 64                 /* session and frame ids (struct snap_ref) */
+#define SNAP_MAX_ORDERED_FRAMES 256    /* frames of a page's tree numbered by their place */
 #define SNAP_PASSWORD_MASK "\xe2\x80\xa2\xe2\x80\xa2\xe2\x80\xa2\xe2\x80\xa2" /* •••• */
 
 /* ---- state ------------------------------------------------------------- */
@@ -133,6 +134,8 @@ struct snap_hidden_set {
 	size_t n;
 	int *pointer; /* elements that show a pointer cursor (their parent not), sorted */
 	size_t n_pointer;
+	int *empty; /* elements whose box is empty (no width or no height), sorted */
+	size_t n_empty;
 	struct snap_box *boxes; /* with opt->boxes: each element's box, sorted by id */
 	size_t n_boxes;
 	int want_boxes;
@@ -162,6 +165,10 @@ struct snap_ctx {
 	} * old;
 	size_t n_old;
 	int next_prefix;
+	/* the page's frames in the order Playwright numbers them (its frame
+	 * tree breadth first, hidden frames too): a new frame's number */
+	char (*frame_order)[SNAP_ID_MAX];
+	size_t n_frame_order;
 
 	struct snap_doc docs[SNAP_MAX_FRAMES];
 	size_t n_docs;
@@ -271,6 +278,10 @@ int act_snap_is_hidden(const struct snap_ctx *x, size_t d, int backend_id);
 void act_snap_hidden_free(struct snap_ctx *x);
 /* The box of element backend_id of doc d (opt->boxes), or NULL. */
 const struct snap_box *act_snap_box(const struct snap_ctx *x, size_t d, int backend_id);
+/* 1 when the element backend_id of doc d has an empty box (no width or no
+ * height): Playwright gives it no ref (a click could not reach it), while
+ * its children are shown. 0 when unknown (no layout was read). */
+int act_snap_box_empty(const struct snap_ctx *x, size_t d, int backend_id);
 /* 1 when the element backend_id of doc d shows a pointer cursor and its
  * parent does not (known with the hidden-text layout only). */
 int act_snap_is_pointer(const struct snap_ctx *x, size_t d, int backend_id);

@@ -153,6 +153,7 @@ static void snap_ctx_free(struct snap_ctx *x)
 	free(x->calls);
 	free(x->old);
 	free(x->main_frame_id);
+	free(x->frame_order);
 	act_snap_refs_free(x);
 	act_snapshot_lines_free(&x->lines_tab);
 	act_snap_snode_free(x->frag);

@@ -361,9 +361,23 @@ static void snode_states(struct snap_ctx *x, struct snode *s, json_t *n)
 		s->level = (int)json_integer_value(level);
 }
 
+/* The place of frame_id in the page's frame tree (the main frame 0, its
+ * frames breadth first from 1), or 0 when it is not there. */
+static int frame_place(const struct snap_ctx *x, const char *frame_id)
+{
+	size_t i;
+
+	for (i = 1; frame_id && i < x->n_frame_order; i++)
+		if (!strcmp(x->frame_order[i], frame_id))
+			return (int)i;
+	return 0;
+}
+
 /* Assigns doc d its ref prefix: none for the main frame; a subtree's
  * frame keeps the prefix of its ref; a frame keeps its number from the
- * previous snapshot; new frames get new numbers. */
+ * previous snapshot; a new frame gets its place in the page's frame tree
+ * when that number is free (as Playwright numbers frames in the order
+ * they attach, hidden ones too), else the next number. */
 static void doc_prefix(struct snap_ctx *x, size_t d)
 {
 	struct snap_doc *doc = &x->docs[d];
@@ -379,8 +393,12 @@ static void doc_prefix(struct snap_ctx *x, size_t d)
 	for (i = 0; doc->prefix < 0 && doc->frame_id && i < x->n_old; i++)
 		if (!strcmp(x->old[i].frame_id, doc->frame_id) && x->old[i].prefix > 0)
 			doc->prefix = x->old[i].prefix;
-	if (doc->prefix < 0)
-		doc->prefix = ++x->next_prefix;
+	if (doc->prefix < 0) {
+		int place = frame_place(x, doc->frame_id);
+
+		doc->prefix = place > x->next_prefix ? place : x->next_prefix + 1;
+		x->next_prefix = doc->prefix;
+	}
 out:
 	return;
 }
@@ -453,6 +471,53 @@ out:
 	free(visible);
 	gb_buf_free(&seen);
 	return rc;
+}
+
+/* 1 when Chromium left AX node n out as the <label> of a control it
+ * names (a checkbox's, a radio's): ignored for "labelFor". */
+static int ignored_as_label(json_t *n)
+{
+	json_t *r;
+	size_t i;
+
+	json_array_foreach(json_object_get(n, "ignoredReasons"), i, r)
+	{
+		const char *why = json_string_value(json_object_get(r, "name"));
+
+		if (why && !strcmp(why, "labelFor"))
+			return 1;
+	}
+	return 0;
+}
+
+/* 1 when the <label> of AX node n (doc d) holds an element, not only
+ * text: Playwright shows it as a generic of its own then (a label of
+ * text alone is inline text, part of its parent's). */
+static int label_holds_element(const struct snap_ctx *x, size_t d, json_t *n, unsigned depth)
+{
+	json_t *kid;
+	size_t i;
+
+	json_array_foreach(json_object_get(n, "childIds"), i, kid)
+	{
+		long k = act_snap_doc_find(&x->docs[d], json_string_value(kid));
+		json_t *c = k >= 0 ? json_array_get(x->docs[d].nodes, (size_t)k) : NULL;
+		const char *role = c ? act_snap_ax_role(c) : "";
+
+		if (!c)
+			continue;
+		/* an ignored child (the label's own text, a wrapper) holds
+		 * nothing of its own: what is below it counts */
+		if (json_is_true(json_object_get(c, "ignored"))) {
+			if (depth < 8 && label_holds_element(x, d, c, depth + 1))
+				return 1;
+			continue;
+		}
+		if (strcmp(role, "StaticText") != 0 && strcmp(role, "InlineTextBox") != 0 &&
+		    strcmp(role, "LineBreak") != 0)
+			return 1;
+	}
+	return 0;
 }
 
 /* Builds every child of AX node n (index self) of doc d into parent.
@@ -534,6 +599,8 @@ static int build_body(struct snap_ctx *x, size_t d, size_t idx, struct snode *pa
 	if (!s)
 		goto out;
 	s->backend_id = act_snap_ax_backend(body);
+	if (act_snap_box_empty(x, d, s->backend_id))
+		s->flags |= SN_NOREF; /* no height (its children are positioned): no ref */
 	active = x->n_active;
 	if (act_snap_refs_assign(x, s) < 0 || build_kids(x, d, body, (size_t)b, s, depth) < 0) {
 		act_snap_snode_free(s);
@@ -566,6 +633,7 @@ static int build_node(struct snap_ctx *x, size_t d, size_t idx, struct snode *pa
 	struct snode *s = NULL;
 	int child;
 	int popup;
+	int ignored;
 	int rc = 0;
 
 	if (depth > SNAP_MAX_DEPTH || !strcmp(role, "InlineTextBox") ||
@@ -595,7 +663,14 @@ static int build_node(struct snap_ctx *x, size_t d, size_t idx, struct snode *pa
 		}
 	}
 	aria = act_snap_is_iframe_role(role) ? "iframe" : aria_role(n);
-	if (!aria || json_is_true(json_object_get(n, "ignored"))) {
+	ignored = json_is_true(json_object_get(n, "ignored"));
+	if (((!strcmp(role, "LabelText") || (ignored && ignored_as_label(n))) &&
+	     label_holds_element(x, d, n, 0)) ||
+	    (!strcmp(role, "form") && (!name || !*name))) {
+		aria = "generic"; /* Playwright's: no role of their own */
+		ignored = 0;
+	}
+	if (!aria || ignored) {
 		/* no node of its own: its children go to the parent, set apart
 		 * as Playwright sets apart the text of block elements */
 		popup = !strcmp(role, "MenuListPopup");
@@ -627,6 +702,8 @@ static int build_node(struct snap_ctx *x, size_t d, size_t idx, struct snode *pa
 		s->flags |= SN_NOREF; /* a native <select>'s options cannot be clicked */
 	if (x->subtree && (int)d == x->root_doc && idx == doc->root)
 		s->flags |= SN_KEEP;
+	else if (act_snap_box_empty(x, d, s->backend_id))
+		s->flags |= SN_NOREF; /* nothing to click: Playwright numbers it not */
 	if (!strcmp(aria, "iframe")) {
 		/* Playwright shows no name for an iframe; its frame is inlined */
 		child = doc->info[idx].child_doc;

@@ -454,18 +454,51 @@ static json_t *tree_find(json_t *ft, const char *frame_id, unsigned depth)
 	return hit;
 }
 
+/* Notes the frames of the page's tree ft (borrowed) breadth first, the
+ * order in which they attach on a page that declares them, which is the
+ * order Playwright numbers frames in (its frame f1, f2, ...). */
+static void note_frame_order(struct snap_ctx *x, json_t *ft)
+{
+	json_t *queue[SNAP_MAX_ORDERED_FRAMES];
+	size_t head = 0, tail = 0, i;
+	json_t *kid;
+
+	x->frame_order = calloc(SNAP_MAX_ORDERED_FRAMES, sizeof(*x->frame_order));
+	if (!x->frame_order)
+		return;
+	queue[tail++] = ft;
+	while (head < tail && x->n_frame_order < SNAP_MAX_ORDERED_FRAMES) {
+		json_t *f = queue[head++];
+		const char *id = act_snap_jstr2(f, "frame", "id");
+
+		snprintf(x->frame_order[x->n_frame_order++], SNAP_ID_MAX, "%s", id ? id : "");
+		json_array_foreach(json_object_get(f, "childFrames"), i, kid)
+		{
+			if (tail == SNAP_MAX_ORDERED_FRAMES)
+				break;
+			if (json_is_object(kid))
+				queue[tail++] = kid;
+		}
+	}
+}
+
 /* Handles a Page.getFrameTree reply: prefetches the frames below doc d,
- * and notes the page's main frame (the root of the page session's tree). */
+ * and notes the page's main frame (the root of the page session's tree)
+ * and the order of its frames. */
 static void on_tree(struct snap_ctx *x, size_t d, json_t *res)
 {
 	json_t *ft = json_object_get(res, "frameTree");
 	const char *top = act_snap_jstr2(ft, "frame", "id");
 	json_t *mine;
 
-	if (top && !x->main_frame_id &&
-	    !json_object_get(json_object_get(ft, "frame"), "parentId") &&
-	    !strcmp(x->docs[d].session_id, x->opt->page_session_id ? x->opt->page_session_id : ""))
-		x->main_frame_id = strdup(top);
+	if (top && !json_object_get(json_object_get(ft, "frame"), "parentId") &&
+	    !strcmp(x->docs[d].session_id,
+	            x->opt->page_session_id ? x->opt->page_session_id : "")) {
+		if (!x->main_frame_id)
+			x->main_frame_id = strdup(top);
+		if (!x->frame_order)
+			note_frame_order(x, ft);
+	}
 	if (top && d == 0 && !x->subtree && !x->docs[d].frame_id && strlen(top) < SNAP_ID_MAX)
 		x->docs[d].frame_id = strdup(top); /* an AX root without frameId */
 	mine = ft && x->docs[d].frame_id ? tree_find(ft, x->docs[d].frame_id, 0) : NULL;

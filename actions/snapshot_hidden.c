@@ -16,7 +16,8 @@
  *     transparent.
  * The page's own request is sent before the accessibility trees are
  * fetched and runs alongside them; out-of-process frames' follow. The
- * result is a sorted list of backend node ids per session. The reply
+ * result is a sorted list of backend node ids per session (and of the
+ * elements with an empty box, which get no ref, as in Playwright). The reply
  * is hostile input: every array is type-checked and bounded; a reply
  * that does not parse notes nothing (text is then shown unflagged).
  */
@@ -127,16 +128,17 @@ static int scan_document(json_t *doc, json_t *strings, struct snap_hidden_set *s
 	double cw = json_number_value(json_object_get(doc, "contentWidth"));
 	double ch = json_number_value(json_object_get(doc, "contentHeight"));
 	size_t count = json_array_size(backend);
-	unsigned char *prop = NULL, *self = NULL, *ptr = NULL;
+	unsigned char *prop = NULL, *self = NULL, *ptr = NULL, *empty = NULL;
 	size_t k, i;
 	int rc = -1;
 
 	if (!json_is_array(backend) || count > HIDDEN_MAX_NODES || !json_is_array(lnode))
 		goto out;
-	prop = calloc(count ? count : 1, 1); /* hides the node and its subtree */
-	self = calloc(count ? count : 1, 1); /* hides the node alone */
-	ptr = calloc(count ? count : 1, 1);  /* its cursor is a pointer */
-	if (!prop || !self || !ptr)
+	prop = calloc(count ? count : 1, 1);  /* hides the node and its subtree */
+	self = calloc(count ? count : 1, 1);  /* hides the node alone */
+	ptr = calloc(count ? count : 1, 1);   /* its cursor is a pointer */
+	empty = calloc(count ? count : 1, 1); /* an element with an empty box */
+	if (!prop || !self || !ptr || !empty)
 		goto out;
 	for (k = 0; k < json_array_size(lnode); k++) {
 		json_t *ni = json_array_get(lnode, k);
@@ -157,6 +159,8 @@ static int scan_document(json_t *doc, json_t *strings, struct snap_hidden_set *s
 		if (set->want_boxes && !text &&
 		    push_box(set, &cap[2], backend, i, x - sx, y - sy, w, h) < 0)
 			goto out;
+		if (!text && (w <= 0 || h <= 0))
+			empty[i] = 1;
 		if (json_array_size(st) == ST_COUNT) {
 			const char *ox = str_at(strings, json_array_get(st, ST_OVERFLOW_X));
 			const char *oy = str_at(strings, json_array_get(st, ST_OVERFLOW_Y));
@@ -199,12 +203,16 @@ static int scan_document(json_t *doc, json_t *strings, struct snap_hidden_set *s
 		if ((prop[i] || self[i]) &&
 		    push_id(&set->ids, &set->n, &cap[0], (int)json_integer_value(bid)) < 0)
 			goto out;
+		if (empty[i] &&
+		    push_id(&set->empty, &set->n_empty, &cap[3], (int)json_integer_value(bid)) < 0)
+			goto out;
 	}
 	rc = 0;
 out:
 	free(prop);
 	free(self);
 	free(ptr);
+	free(empty);
 	return rc;
 }
 
@@ -218,7 +226,7 @@ static void parse_reply(json_t *res, struct snap_hidden_set *set)
 {
 	json_t *docs = json_object_get(res, "documents");
 	json_t *strings = json_object_get(res, "strings");
-	size_t cap[3] = { 0, 0, 0 }, i;
+	size_t cap[4] = { 0, 0, 0, 0 }, i;
 
 	for (i = 0; i < json_array_size(docs); i++)
 		if (scan_document(json_array_get(docs, i), strings, set, cap) < 0)
@@ -227,6 +235,8 @@ static void parse_reply(json_t *res, struct snap_hidden_set *set)
 		qsort(set->ids, set->n, sizeof(*set->ids), cmp_int);
 	if (set->n_pointer)
 		qsort(set->pointer, set->n_pointer, sizeof(*set->pointer), cmp_int);
+	if (set->n_empty)
+		qsort(set->empty, set->n_empty, sizeof(*set->empty), cmp_int);
 	if (set->n_boxes)
 		qsort(set->boxes, set->n_boxes, sizeof(*set->boxes), cmp_box);
 }
@@ -332,6 +342,20 @@ int act_snap_is_pointer(const struct snap_ctx *x, size_t d, int backend_id)
 	return 0;
 }
 
+int act_snap_box_empty(const struct snap_ctx *x, size_t d, int backend_id)
+{
+	size_t s;
+
+	if (!backend_id)
+		return 0;
+	for (s = 0; s < x->n_hidden; s++)
+		if (!strcmp(x->hidden[s].session_id, x->docs[d].session_id))
+			return x->hidden[s].n_empty &&
+			       bsearch(&backend_id, x->hidden[s].empty, x->hidden[s].n_empty,
+			               sizeof(int), cmp_int) != NULL;
+	return 0;
+}
+
 void act_snap_hidden_free(struct snap_ctx *x)
 {
 	size_t s;
@@ -341,6 +365,7 @@ void act_snap_hidden_free(struct snap_ctx *x)
 			cdp_forget(x->conn, x->hidden[s].call_id); /* the snapshot failed first */
 		free(x->hidden[s].ids);
 		free(x->hidden[s].pointer);
+		free(x->hidden[s].empty);
 		free(x->hidden[s].boxes);
 	}
 	x->n_hidden = 0;

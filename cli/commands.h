@@ -55,6 +55,7 @@ struct cli_pw {
 	int vision;                 /* --vision: the "vision" group, as --caps vision */
 	int omit_images;            /* --image-responses omit */
 	double device_scale_factor; /* contextOptions.deviceScaleFactor; 0 unset */
+	char console_level[16];     /* --console-level, console.level; "" unset */
 };
 
 void cli_pw_init(struct cli_pw *o);

@@ -47,7 +47,7 @@ static const struct cli_help helps[] = {
 	  "Playwright MCP runs it unchanged; an option glassbox does not honour (such as\n"
 	  "--allow-unrestricted-file-access) is refused at start with the reason. A\n"
 	  "--config file with Playwright MCP's keys (browser, capabilities, outputDir,\n"
-	  "snapshot, timeouts, testIdAttribute, codegen, imageResponses) sets these\n"
+	  "snapshot, timeouts, testIdAttribute, codegen, imageResponses, console) sets these\n"
 	  "options; the policy is then $GLASSBOX_CONFIG's.\n",
 	  DATA_DIR_OPTION TENANT_POLICY_OPTION(
 	      "--config") "  --tenant T          the tenant it serves (default $GLASSBOX_TENANT, "
@@ -83,6 +83,9 @@ static const struct cli_help helps[] = {
 	                  "csharp,\n"
 	                  "                      none\n"
 	                  "  --snapshot-boxes    every snapshot shows each element's [box=...]\n"
+	                  "  --console-level L   the console messages the output dir's\n"
+	                  "                      console-*.log files keep: error, warning,\n"
+	                  "                      info (default) or debug, and the more severe\n"
 	                  "  --isolated          accepted: every session's browser is private\n"
 	                  "  --browser NAME      chrome or chromium (others are refused)\n",
 	  "glassbox mcp --config fixtures/policy/loopback.json\n"

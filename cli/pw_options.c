@@ -202,6 +202,10 @@ static int apply(const char *command, const char *name, const char *v, struct cl
 			o->code_lang = n;
 			o->no_code = 0;
 		}
+	} else if (!strcmp(name, "console-level")) {
+		if (!v || act_console_level_parse(v) < 0)
+			goto bad_value;
+		snprintf(o->console_level, sizeof(o->console_level), "%s", v);
 	} else if (!strcmp(name, "snapshot-boxes")) {
 		o->snapshot_boxes = 1;
 	} else if (!strcmp(name, "image-responses")) {
@@ -423,6 +427,21 @@ int cli_pw_config(const char *path, json_t *cfg, struct cli_pw *o)
 		} else if (!strcmp(key, "imageResponses") && json_is_string(v)) {
 			if (apply("mcp", "image-responses", json_string_value(v), o) < 0)
 				return -1;
+		} else if (!strcmp(key, "console") && json_is_object(v)) {
+			json_t *level = json_object_get(v, "level");
+			const char *k2;
+			json_t *v2;
+
+			json_object_foreach(v, k2, v2)
+			{
+				if (strcmp(k2, "level") != 0)
+					return key_refused(path, k2,
+					                   "of \"console\" glassbox takes level");
+			}
+			if (level &&
+			    (!json_is_string(level) ||
+			     apply("mcp", "console-level", json_string_value(level), o) < 0))
+				return -1;
 		} else if (!strcmp(key, "codegen") && json_is_string(v)) {
 			if (apply("mcp", "codegen", json_string_value(v), o) < 0)
 				return -1;
@@ -470,4 +489,6 @@ void cli_pw_fill(const struct cli_pw *o, struct act_config *cfg)
 	cfg->no_structured_content = o->no_structured_content;
 	cfg->omit_images = o->omit_images;
 	cfg->device_scale_factor = o->device_scale_factor;
+	if (o->console_level[0])
+		cfg->console_level = o->console_level;
 }

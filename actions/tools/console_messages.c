@@ -4,6 +4,7 @@
  * page log (actions/pagelog.c), at a level and above.
  */
 #include "actions/actions-private.h"
+#include "actions/console_log.h"
 #include "actions/files-private.h"
 #include "actions/pagelog.h"
 #include "actions/tools/params.h"
@@ -16,13 +17,23 @@
 static int console_run(struct act_ctx *ctx)
 {
 	const char *name = json_string_value(json_object_get(ctx->args, "level"));
+	const char *filename = json_string_value(json_object_get(ctx->args, "filename"));
 	int level = act_console_level_parse(name ? name : "info");
 	int all = json_is_true(json_object_get(ctx->args, "all"));
 	size_t total, errors, warnings, i;
 	json_t *list, *m;
+	struct gb_buf *text = &ctx->result;
+	struct gb_buf saved;
+	char path[4096];
+	int rc = 0;
 
+	if (filename && act_output_path(ctx, filename, path, sizeof(path)) < 0)
+		return -1;
 	if (act_page_sync(ctx) < 0)
 		return -1;
+	gb_buf_init(&saved, ctx->result.max_bytes);
+	if (filename)
+		text = &saved; /* the messages go into the file, the answer links it */
 	list = act_pagelog_console(ctx->as->pagelog, ctx->psid, (enum act_console_level)level, all,
 	                           &total, &errors, &warnings);
 	act_secrets_scrub_json(ctx->as, list); /* a page may log what was typed */
@@ -33,39 +44,33 @@ static int console_run(struct act_ctx *ctx)
 	                              (json_int_t)warnings, "level", name ? name : "info", "all",
 	                              all));
 	json_object_set(ctx->out, "messages", list);
-	gb_buf_appendf(&ctx->result, "Total messages: %zu (Errors: %zu, Warnings: %zu)", total,
-	               errors, warnings);
+	gb_buf_appendf(text, "Total messages: %zu (Errors: %zu, Warnings: %zu)", total, errors,
+	               warnings);
 	if (json_array_size(list) != total)
-		gb_buf_appendf(&ctx->result, "\nReturning %zu messages for level \"%s\"",
+		gb_buf_appendf(text, "\nReturning %zu messages for level \"%s\"",
 		               json_array_size(list), name ? name : "info");
 	if (json_array_size(list)) {
 		act_page_content_mark(ctx);
 		json_array_foreach(list, i, m)
 		{
-			const char *type =
-			    gb_or(json_string_value(json_object_get(m, "type")), "log");
-			const char *c;
-
-			/* Playwright MCP's line: "[LOG] text @ url:line", the type in
-			 * capitals (an exception as ERROR), the line as Playwright
-			 * reports it, counted from 0 (structuredContent's from 1) */
-			gb_buf_appendf(&ctx->result, "\n[");
-			if (!strcmp(type, "exception"))
-				type = "error";
-			for (c = type; *c; c++)
-				gb_buf_appendf(&ctx->result, "%c",
-				               *c >= 'a' && *c <= 'z' ? *c - 'a' + 'A' : *c);
-			gb_buf_appendf(&ctx->result, "] %s",
-			               json_string_value(json_object_get(m, "text")));
-			if (json_object_get(m, "url"))
-				gb_buf_appendf(
-				    &ctx->result, " @ %s:%lld",
-				    json_string_value(json_object_get(m, "url")),
-				    (long long)json_integer_value(json_object_get(m, "line")) - 1);
+			/* Playwright MCP's line (the line counted from 0 as Playwright
+			 * reports it; structuredContent's from 1) */
+			gb_buf_appendf(text, "\n");
+			act_console_format(text, m);
 		}
 	}
+	if (filename) {
+		char link[4400];
+
+		gb_buf_appendf(text, "\n");
+		rc = act_output_write(ctx, path, gb_or(saved.data, ""), saved.len);
+		act_output_link(ctx, filename, link, sizeof(link));
+		if (rc == 0)
+			gb_buf_appendf(&ctx->result, "- [Console](%s)", link);
+	}
+	gb_buf_free(&saved);
 	json_decref(list);
-	return 0;
+	return rc;
 }
 
 static const char *const level_values[] = { "error", "warning", "info", "debug", NULL };
@@ -80,6 +85,11 @@ static const struct act_param params[] = {
 	  .type = ACT_T_BOOLEAN,
 	  .description = "Return all console messages since the beginning of the session, not "
 	                 "just since the last navigation. Defaults to false." },
+	{ .name = "filename",
+	  .type = ACT_T_STRING,
+	  .description = "Filename to save the console messages to, in the server's output "
+	                 "directory (--output-dir); a plain file name. If not provided, messages "
+	                 "are returned as text." },
 };
 
 static const struct act_tool_impl impl = {

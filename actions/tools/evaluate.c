@@ -135,6 +135,7 @@ static const struct act_tool_impl impl = {
 	.evidence_if_changed = 1,
 	.run = evaluate_run,
 	.needs_target = 2,
+	.with_file_chooser_open = 1,
 };
 
 const struct act_def act_tool_evaluate = {

@@ -189,6 +189,7 @@ static const struct act_tool_impl impl = {
 	.code = upload_code,
 	.run = upload_run,
 	.needs_target = 2,
+	.with_file_chooser_open = 1,
 };
 
 const struct act_def act_tool_file_upload = {

@@ -3,6 +3,7 @@
  */
 #include "actions/actions-private.h"
 #include "actions/codegen.h"
+#include "actions/files-private.h"
 #include "actions/tools/params.h"
 
 #include "cdp/cdp.h"
@@ -44,17 +45,38 @@ static int navigate_gate(struct act_ctx *ctx)
 	return act_page_url_check(ctx, json_string_value(json_object_get(ctx->args, "url")));
 }
 
+/* How long a navigation that ended without a document (net::ERR_ABORTED)
+ * waits for the download it may have become (Playwright MCP's 3 s). */
+#define NAVIGATE_DOWNLOAD_WAIT_MS 3000
+
 int act_navigate_page(struct act_ctx *ctx, const char *url)
 {
 	const char *error_text;
 	json_t *res = NULL;
-	int rc;
+	int rc, download = 0;
 
 	rc = act_cdp(ctx, ctx->psid, "Page.navigate", json_pack("{s:s}", "url", url), &res,
 	             "navigating");
 	if (rc < 0)
 		goto out;
 	error_text = json_string_value(json_object_get(res, "errorText"));
+	if (error_text && !strcmp(error_text, "net::ERR_ABORTED"))
+		download = act_downloads_await_begin(ctx, NAVIGATE_DOWNLOAD_WAIT_MS);
+	if (download < 0) {
+		rc = act_fail(ctx, "download_refused",
+		              "%.500s is a download, and it was refused (### Events and "
+		              "structuredContent.downloads say why); the page stays as it was",
+		              url);
+		goto out;
+	}
+	if (download > 0) {
+		/* the URL is a file: the browser downloads it, the page stays */
+		gb_buf_appendf(&ctx->text,
+		               "Navigated to %s: it is a download (the page stays as it was)", url);
+		json_object_set_new(ctx->out, "navigation", json_string("download"));
+		rc = 1;
+		goto out;
+	}
 	if (error_text && error_text[0]) {
 		rc = act_fail(ctx, "navigation_failed", "navigation to %.500s failed: %s", url,
 		              error_text);
@@ -95,6 +117,7 @@ static const struct act_tool_impl impl = {
 	.gate = navigate_gate,
 	.run = navigate_run,
 	.code = navigate_code,
+	.with_file_chooser_open = 1,
 };
 
 const struct act_def act_tool_navigate = {

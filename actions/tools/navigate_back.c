@@ -58,6 +58,7 @@ static void navigate_back_code(struct act_ctx *ctx)
 static const struct act_tool_impl impl = {
 	.run = navigate_back_run,
 	.code = navigate_back_code,
+	.with_file_chooser_open = 1,
 };
 
 const struct act_def act_tool_navigate_back = {

@@ -60,6 +60,17 @@ static int verify_text_run(struct act_ctx *ctx)
 		ctx->error_plain = 1;
 		goto out;
 	}
+	/* the element that shows it, for the locator of the code shown */
+	if (where[0] && !ctx->as->no_code) {
+		if (act_resolve_target(ctx, where) == 0) {
+			act_code_probe(ctx);
+		} else { /* only the code shown loses a fact */
+			ctx->failed = 0;
+			ctx->error[0] = '\0';
+			ctx->error_code[0] = '\0';
+			ctx->has_target = 0;
+		}
+	}
 	gb_buf_appendf(&ctx->text, "Verified: \"%.200s\" is visible%s%s", text,
 	               where[0] ? " in " : "", where);
 	gb_buf_appendf(&ctx->result, "Done");
@@ -70,13 +81,26 @@ out:
 	return rc;
 }
 
-/* await expect(page.getByText('<text>')).toBeVisible();, in the language
- * of the code shown. */
+/* await expect(<locator>).toBeVisible(); as Playwright MCP writes it for
+ * the element that shows the text: its role and name when the text is
+ * its name (page.getByRole('heading', { name: 'Inner' })), else
+ * page.getByText('<text>'); inside an iframe, through the frame's
+ * locator (page.locator('iframe').contentFrame()...). */
 static void verify_text_code(struct act_ctx *ctx)
 {
-	struct act_code_target t = { .lang = ctx->as->code_lang };
+	const char *text = json_string_value(json_object_get(ctx->args, "text"));
+	struct act_code_target t;
 
-	t.text = json_string_value(json_object_get(ctx->args, "text"));
+	act_code_target_of(ctx, &t);
+	if (!ctx->has_target)
+		memset(&t, 0, sizeof(t));
+	t.lang = ctx->as->code_lang;
+	t.selector = NULL;
+	t.test_id = NULL;
+	t.css = NULL;
+	if (!t.role || !t.name || !t.role_unique || !*t.name || strcmp(t.name, text) != 0)
+		t.role = NULL;
+	t.text = text;
 	act_code_expect(&ctx->code, &t, NULL, ACT_ASSERT_VISIBLE, NULL);
 }
 

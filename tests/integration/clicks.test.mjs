@@ -34,6 +34,8 @@ test('a ref from before a re-render is stale: the error says to take a new snaps
   assert.match(text, new RegExp(`\\b${apples}\\b`), `the error names the ref: ${text}`);
   assert.match(text, /stale/i);
   assert.match(text, /new snapshot/i);
+  // Playwright MCP's words first
+  assert.match(text, new RegExp(`^Error: Ref ${apples} not found in the current page snapshot\\. Try capturing new snapshot\\.`, 'm'), text);
   assert.equal(await textContent(h.client, '#picked'), 'Nothing picked');
   // With a new snapshot the same button works.
   const fresh = await snapshot(h.client);

@@ -3,7 +3,7 @@
  * refs work for clicks, for a same-origin and a cross-origin frame.
  */
 import { test } from 'node:test';
-import { assert, useGlassbox, ok, evaluate, snapshot, findRef } from '../e2e/lib.mjs';
+import { assert, useGlassbox, ok, evaluate, snapshot, findRef, textOf } from '../e2e/lib.mjs';
 
 const h = useGlassbox();
 
@@ -30,7 +30,10 @@ test('cross-origin iframe: its button has an f-prefixed ref and can be clicked',
   const inner = findRef(snap, 'button', 'Inner button');
   assert.match(inner, /^f\d+e\d+$/);
   assert.match(snap.text, /Inner button not clicked/);
-  await ok(h.client, 'browser_click', { target: inner, element: 'Inner button' });
+  const clicked = await ok(h.client, 'browser_click', { target: inner, element: 'Inner button' });
+  // the frame hides its frameElement from the button's document: the
+  // code's frame locator is read from the page that holds it
+  assert.match(textOf(clicked), /### Ran Playwright code\n```js\nawait page\.locator\('iframe'\)(\.first\(\))?\.contentFrame\(\)\.getByRole\('button', \{ name: 'Inner button' \}\)\.click\(\);/, textOf(clicked));
   const after = await snapshot(h.client);
   assert.match(after.text, /Inner button clicked/);
   assert.doesNotMatch(after.text, /Inner button not clicked/);
