@@ -294,7 +294,8 @@ test('--codegen python: a verification\'s code is Python', async () => {
     const e = await ok(gb.client, 'browser_verify_value', { type: 'textbox', element: 'Code', target: 'input', value: '' });
     assert.match(textOf(e), /\)\.to_be_empty\(\)$/m);
     const t = await ok(gb.client, 'browser_verify_text_visible', { text: 'Never enabled' });
-    assert.match(textOf(t), /^expect\(page\.get_by_text\("Never enabled"\)\)\.to_be_visible\(\)$/m);
+    // the text is the button's name: its role and name, as Playwright MCP writes it
+    assert.match(textOf(t), /^expect\(page\.get_by_role\("button", name="Never enabled"\)\)\.to_be_visible\(\)$/m);
   } finally {
     await gb.close();
   }
