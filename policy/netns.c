@@ -77,14 +77,24 @@ out:
  * loopback as offline (navigator.onLine false, pages that check it say
  * they have no network) although the proxy serves it; an up link makes it
  * online, and this one leads nowhere: a packet sent on one end arrives at
- * the other, in the same namespace. Returns 0 or a negative libnl error. */
+ * the other, in the same namespace. Its IPv6 link-local addresses skip
+ * duplicate address detection: while an address is tentative (a second or
+ * two) Chromium still counts the link as offline. Returns 0 or a negative
+ * libnl error. */
 static int offline_guard_link(void)
 {
-	struct nl_sock *sk = nl_socket_alloc();
+	struct nl_sock *sk;
 	struct rtnl_link *link = NULL;
 	struct rtnl_link *peer;
 	int rc = -NLE_NOMEM;
+	int fd = open("/proc/sys/net/ipv6/conf/default/accept_dad", O_WRONLY | O_CLOEXEC);
 
+	if (fd >= 0) { /* this namespace's default, for the links made below */
+		if (write(fd, "0\n", 2) != 2)
+			GB_LOGD("policy", "cannot turn off IPv6 address detection in a namespace");
+		close(fd);
+	}
+	sk = nl_socket_alloc();
 	if (!sk)
 		return rc;
 	rc = nl_connect(sk, NETLINK_ROUTE);
