@@ -90,6 +90,15 @@ static double clip_scale(json_t *clip)
 	return json_is_number(scale) ? json_number_value(scale) : 1;
 }
 
+/* A capture clip at scale 1 from the members x, y, w and h of o (borrowed);
+ * NULL when one is missing. */
+static json_t *clip_of(json_t *o, const char *x, const char *y, const char *w, const char *h)
+{
+	return json_pack("{s:O, s:O, s:O, s:O, s:i}", "x", json_object_get(o, x), "y",
+	                 json_object_get(o, y), "width", json_object_get(o, w), "height",
+	                 json_object_get(o, h), "scale", 1);
+}
+
 /* Gives the capture parameters p (borrowed, changed) a clip when they
  * have none: the viewport, at its place in the page. 0, or -1 (the call
  * failed). */
@@ -104,11 +113,7 @@ static int viewport_clip(struct act_ctx *ctx, json_t *p)
 	if (rc == 0) {
 		vv = json_object_get(metrics, "cssVisualViewport");
 		json_object_set_new(p, "clip",
-		                    json_pack("{s:O, s:O, s:O, s:O, s:i}", "x",
-		                              json_object_get(vv, "pageX"), "y",
-		                              json_object_get(vv, "pageY"), "width",
-		                              json_object_get(vv, "clientWidth"), "height",
-		                              json_object_get(vv, "clientHeight"), "scale", 1));
+		                    clip_of(vv, "pageX", "pageY", "clientWidth", "clientHeight"));
 	}
 	json_decref(metrics);
 	return rc;
@@ -206,12 +211,7 @@ static int screenshot_run(struct act_ctx *ctx)
 		ctx->shot_dy = json_number_value(json_object_get(info, "sy")) -
 		               json_number_value(json_object_get(info, "y"));
 		if (rc == 0)
-			json_object_set_new(params, "clip",
-			                    json_pack("{s:O, s:O, s:O, s:O, s:i}", "x",
-			                              json_object_get(info, "x"), "y",
-			                              json_object_get(info, "y"), "width",
-			                              json_object_get(info, "w"), "height",
-			                              json_object_get(info, "h"), "scale", 1));
+			json_object_set_new(params, "clip", clip_of(info, "x", "y", "w", "h"));
 		json_decref(info);
 	} else if (full) {
 		rc = act_cdp(ctx, ctx->psid, "Page.getLayoutMetrics", NULL, &metrics,
