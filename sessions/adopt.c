@@ -45,13 +45,45 @@ static int old_tabs_gone(void *user)
 	return 1;
 }
 
+/* See sessions-private.h. */
+int sess_create_context(struct sess *s, const char *proxy_server, const char *proxy_bypass_list,
+                        int timeout_ms, char *err, size_t errlen)
+{
+	struct cdp_error cerr;
+	json_t *params = json_pack("{s:b}", "disposeOnDetach", 1), *res = NULL;
+	const char *ctx;
+	int rc = -1;
+
+	if (proxy_server) {
+		json_object_set_new(params, "proxyServer", json_string(proxy_server));
+		json_object_set_new(params, "proxyBypassList",
+		                    json_string(proxy_bypass_list ? proxy_bypass_list : ""));
+	}
+	if (cdp_call(s->cdp, NULL, "Target.createBrowserContext", params, timeout_ms, &res, &cerr) <
+	    0) {
+		snprintf(err, errlen, "cannot create the session's browser context: %s",
+		         cerr.message);
+		goto out;
+	}
+	ctx = json_string_value(json_object_get(res, "browserContextId"));
+	if (!ctx || strlen(ctx) >= sizeof(s->context_id)) {
+		snprintf(err, errlen,
+		         "cannot create the session's browser context: Chromium returned no "
+		         "usable id");
+		goto out;
+	}
+	snprintf(s->context_id, sizeof(s->context_id), "%s", ctx);
+	rc = 0;
+out:
+	json_decref(res);
+	return rc;
+}
+
 int sess_prepare_context(struct sess *s, const char *proxy_server, const char *proxy_bypass_list,
                          int timeout_ms, char *err, size_t errlen)
 {
 	struct old_tabs old = { .s = s };
 	struct cdp_error cerr;
-	json_t *params, *res = NULL;
-	const char *ctx;
 	size_t i;
 	int rc = -1;
 
@@ -64,22 +96,8 @@ int sess_prepare_context(struct sess *s, const char *proxy_server, const char *p
 		                                  : "the proxy's address is too long");
 		return -1;
 	}
-	params = json_pack("{s:b, s:s, s:s}", "disposeOnDetach", 1, "proxyServer", proxy_server,
-	                   "proxyBypassList", proxy_bypass_list ? proxy_bypass_list : "");
-	if (cdp_call(s->cdp, NULL, "Target.createBrowserContext", params, timeout_ms, &res, &cerr) <
-	    0) {
-		snprintf(err, errlen, "cannot create the session's browser context: %s",
-		         cerr.message);
+	if (sess_create_context(s, proxy_server, proxy_bypass_list, timeout_ms, err, errlen) < 0)
 		goto out;
-	}
-	ctx = json_string_value(json_object_get(res, "browserContextId"));
-	if (!ctx || strlen(ctx) >= sizeof(s->context_id)) {
-		snprintf(err, errlen,
-		         "cannot create the session's browser context: Chromium returned "
-		         "no usable id");
-		goto out;
-	}
-	snprintf(s->context_id, sizeof(s->context_id), "%s", ctx);
 	snprintf(s->context_proxy, sizeof(s->context_proxy), "%s", proxy_server);
 	old.n = s->n_pages;
 	for (i = 0; i < old.n; i++)
@@ -103,7 +121,6 @@ int sess_prepare_context(struct sess *s, const char *proxy_server, const char *p
 	}
 	rc = 0;
 out:
-	json_decref(res);
 	return rc;
 }
 

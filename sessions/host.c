@@ -156,41 +156,6 @@ static int make_session_dirs(struct sess_host *h, struct sess *s, char *err, siz
 	return 0;
 }
 
-/* The session's browser context, its proxy the session's own. */
-static int create_context(struct sess *s, const struct sess_join_options *o, int timeout_ms,
-                          char *err, size_t errlen)
-{
-	struct cdp_error cerr;
-	json_t *params, *res = NULL;
-	const char *ctx;
-	int rc = -1;
-
-	params = json_pack("{s:b}", "disposeOnDetach", 1);
-	if (o->proxy_server) {
-		json_object_set_new(params, "proxyServer", json_string(o->proxy_server));
-		json_object_set_new(params, "proxyBypassList",
-		                    json_string(o->proxy_bypass_list ? o->proxy_bypass_list : ""));
-	}
-	if (cdp_call(s->cdp, NULL, "Target.createBrowserContext", params, timeout_ms, &res, &cerr) <
-	    0) {
-		snprintf(err, errlen, "cannot create the session's browser context: %s",
-		         cerr.message);
-		goto out;
-	}
-	ctx = json_string_value(json_object_get(res, "browserContextId"));
-	if (!ctx || strlen(ctx) >= sizeof(s->context_id)) {
-		snprintf(err, errlen,
-		         "cannot create the session's browser context: Chromium returned no "
-		         "usable id");
-		goto out;
-	}
-	snprintf(s->context_id, sizeof(s->context_id), "%s", ctx);
-	rc = 0;
-out:
-	json_decref(res);
-	return rc;
-}
-
 int sess_host_join(struct sess_host *h, const struct sess_join_options *o,
                    const atomic_int *cancel_flag, struct sess **out, char *err, size_t errlen)
 {
@@ -236,7 +201,8 @@ int sess_host_join(struct sess_host *h, const struct sess_join_options *o,
 		snprintf(err, errlen, "cannot listen to the shared browser's targets");
 		goto out;
 	}
-	if (create_context(s, o, timeout_ms, err, errlen) < 0)
+	if (sess_create_context(s, o->proxy_server, o->proxy_bypass_list, timeout_ms, err, errlen) <
+	    0)
 		goto out;
 	if (o->prepare && o->prepare(o->prepare_user, s, err, errlen) < 0)
 		goto out;

@@ -249,4 +249,10 @@ struct sess_page *sess_page_by_target(struct sess *s, const char *target_id);
 int sess_open_page(struct sess *s, int timeout_ms, char *err, size_t errlen);
 void sess_fail(struct sess *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* adopt.c: creates s's browser context (disposed with s's connection)
+ * with proxy_server as its proxy (NULL: the browser's own), its id into
+ * s->context_id. Returns 0 or -1 with err. */
+int sess_create_context(struct sess *s, const char *proxy_server, const char *proxy_bypass_list,
+                        int timeout_ms, char *err, size_t errlen);
+
 #endif
