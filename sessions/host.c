@@ -171,17 +171,9 @@ int sess_host_join(struct sess_host *h, const struct sess_join_options *o,
 		snprintf(err, errlen, "the shared browser has exited (%s): start a new one", why);
 		return -1;
 	}
-	s = calloc(1, sizeof(*s));
-	if (!s) {
-		snprintf(err, errlen, "out of memory");
+	s = sess_alloc(o->on_target, o->on_target_user, 1, err, errlen);
+	if (!s)
 		return -1;
-	}
-	gb_random_hex(s->id, 16);
-	s->state = SESS_PROVISIONING;
-	s->started_ms = gb_now_ms();
-	s->on_target = o->on_target;
-	s->on_target_user = o->on_target_user;
-	s->close_grace_ms = 1;
 	host_ref(h);
 	s->host = h;
 	snprintf(s->devtools_url, sizeof(s->devtools_url), "%s", h->proc->devtools_url);

@@ -145,6 +145,25 @@ static void name_crash(struct sess *s, char *err, size_t errlen)
 	}
 }
 
+/* See sessions-private.h. */
+struct sess *sess_alloc(sess_target_setup_fn on_target, void *on_target_user, int close_grace_ms,
+                        char *err, size_t errlen)
+{
+	struct sess *s = calloc(1, sizeof(*s));
+
+	if (!s) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	gb_random_hex(s->id, 16);
+	s->state = SESS_PROVISIONING;
+	s->started_ms = gb_now_ms();
+	s->on_target = on_target;
+	s->on_target_user = on_target_user;
+	s->close_grace_ms = close_grace_ms;
+	return s;
+}
+
 int sess_launch_process(const struct sess_options *opt, struct sess **out, char *err, size_t errlen)
 {
 	int timeout_ms = opt->ready_timeout_ms > 0 ? opt->ready_timeout_ms : 20000;
@@ -153,17 +172,10 @@ int sess_launch_process(const struct sess_options *opt, struct sess **out, char 
 	int rc = -1;
 
 	*out = NULL;
-	s = calloc(1, sizeof(*s));
-	if (!s) {
-		snprintf(err, errlen, "out of memory");
+	s = sess_alloc(opt->on_target, opt->on_target_user,
+	               opt->close_grace_ms > 0 ? opt->close_grace_ms : 2000, err, errlen);
+	if (!s)
 		return -1;
-	}
-	gb_random_hex(s->id, 16);
-	s->state = SESS_PROVISIONING;
-	s->started_ms = gb_now_ms();
-	s->on_target = opt->on_target;
-	s->on_target_user = opt->on_target_user;
-	s->close_grace_ms = opt->close_grace_ms > 0 ? opt->close_grace_ms : 2000;
 	if (make_private_dirs(s, opt->run_dir, opt->user_data_dir, err, errlen) < 0)
 		goto out;
 	/* recorded before anything is spawned, so that a crash at any point

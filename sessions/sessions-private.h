@@ -255,4 +255,9 @@ void sess_fail(struct sess *s, const char *fmt, ...) __attribute__((format(print
 int sess_create_context(struct sess *s, const char *proxy_server, const char *proxy_bypass_list,
                         int timeout_ms, char *err, size_t errlen);
 
+/* session.c: a new session record, PROVISIONING, with a fresh id, its
+ * target set-up and its close grace; NULL with err when out of memory. */
+struct sess *sess_alloc(sess_target_setup_fn on_target, void *on_target_user, int close_grace_ms,
+                        char *err, size_t errlen);
+
 #endif
