@@ -438,6 +438,25 @@ static int threads_settled_on(int want)
 	return n;
 }
 
+/* The threads of this process once no thread is still exiting: the
+ * count that stays the same over 100 ms (a joined thread can linger in
+ * /proc/self/task for a moment after pthread_join returns), or the last
+ * count after 2 s. */
+static int threads_quiet(void)
+{
+	int i, same = 0, n = count_dir("/proc/self/task");
+
+	for (i = 0; i < 200 && same < 10; i++) {
+		int m;
+
+		usleep(10 * 1000);
+		m = count_dir("/proc/self/task");
+		same = m == n ? same + 1 : 0;
+		n = m;
+	}
+	return n;
+}
+
 static void test_names_resolved_by_the_proxy(void **state)
 {
 	struct test_server lo;
@@ -453,7 +472,7 @@ static void test_names_resolved_by_the_proxy(void **state)
 	/* DNS runs on the proxy's resolver thread; in this namespace no
 	 * query can leave, and "localhost" comes from /etc/hosts */
 	assert_int_equal(ts_start(&lo, "127.0.0.1", 0, 0), 0);
-	threads0 = count_dir("/proc/self/task");
+	threads0 = threads_quiet();
 	px = start_proxy("{\"allow\": [\"localhost:*\", \"nowhere.invalid\"]}", &p, &refusals, 0);
 	assert_int_equal(threads_settled_on(threads0 + 1), threads0 + 1);
 	snprintf(req, sizeof(req), "GET http://localhost:%d/ HTTP/1.1\r\n\r\n", lo.port);
