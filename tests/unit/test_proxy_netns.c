@@ -438,25 +438,6 @@ static int threads_settled_on(int want)
 	return n;
 }
 
-/* The threads of this process once no thread is still exiting: the
- * count that stays the same over 100 ms (a joined thread can linger in
- * /proc/self/task for a moment after pthread_join returns), or the last
- * count after 2 s. */
-static int threads_quiet(void)
-{
-	int i, same = 0, n = count_dir("/proc/self/task");
-
-	for (i = 0; i < 200 && same < 10; i++) {
-		int m;
-
-		usleep(10 * 1000);
-		m = count_dir("/proc/self/task");
-		same = m == n ? same + 1 : 0;
-		n = m;
-	}
-	return n;
-}
-
 static void test_names_resolved_by_the_proxy(void **state)
 {
 	struct test_server lo;
