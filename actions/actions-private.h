@@ -41,6 +41,8 @@ struct act_session {
 	char *chromium_path;
 	char run_dir[4096];
 	int headless;
+	int chromium_sandbox_off;             /* act_config's (immutable) */
+	const struct secret_env *env_secrets; /* act_config's (borrowed, immutable) */
 	int viewport_width;
 	int viewport_height;
 	int action_timeout_ms;

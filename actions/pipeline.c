@@ -218,6 +218,7 @@ int act_launch_browser(struct act_session *as, char *err, size_t errlen)
 	opt.chromium_path = as->chromium_path;
 	opt.run_dir = as->run_dir;
 	opt.headed = !as->headless;
+	opt.chromium_sandbox_off = as->chromium_sandbox_off;
 	opt.viewport_width = as->viewport_width;
 	opt.viewport_height = as->viewport_height;
 	opt.cancel_flag = &as->cancel_flag;

@@ -171,6 +171,8 @@ int act_session_new(const struct act_config *cfg, struct act_session **out, char
 	s->tenant = strdup(cfg->tenant ? cfg->tenant : "local");
 	s->chromium_path = dup_or_null(cfg->chromium_path);
 	s->headless = cfg->headless;
+	s->chromium_sandbox_off = cfg->chromium_sandbox_off;
+	s->env_secrets = cfg->env_secrets;
 	s->viewport_width = cfg->viewport_width > 0 ? cfg->viewport_width : 1280;
 	s->viewport_height = cfg->viewport_height > 0 ? cfg->viewport_height : 720;
 	s->action_timeout_ms = cfg->action_timeout_ms > 0 ? cfg->action_timeout_ms : 30000;
