@@ -95,8 +95,7 @@ static int read_file(const char *path, char **data, size_t *len, int *world_read
 		snprintf(err, errlen, "out of memory");
 		goto out;
 	}
-	while (got < (size_t)st.st_size &&
-	       (r = read(fd, buf + got, (size_t)st.st_size - got)) > 0)
+	while (got < (size_t)st.st_size && (r = read(fd, buf + got, (size_t)st.st_size - got)) > 0)
 		got += (size_t)r;
 	buf[got] = '\0';
 	*data = buf;
@@ -137,7 +136,8 @@ static int parse_line(char *line, struct secret_env *env, const char **why)
 		;
 	*end = '\0';
 	if (!secret_name_is_valid(name)) {
-		*why = "the name must be 1 to 64 letters, digits, '_' or '-', starting with a letter";
+		*why =
+		    "the name must be 1 to 64 letters, digits, '_' or '-', starting with a letter";
 		return -1;
 	}
 	for (i = 0; i < env->n; i++)
@@ -217,10 +217,11 @@ int secret_env_load(const char *path, struct secret_env **out, char *warning, si
 		goto out;
 	}
 	if (readable && warning)
-		snprintf(warning, warnlen,
-		         "%s may be read by other users: chmod 600 it (its values are typed all the "
-		         "same)",
-		         path);
+		snprintf(
+		    warning, warnlen,
+		    "%s may be read by other users: chmod 600 it (its values are typed all the "
+		    "same)",
+		    path);
 	*out = env;
 	env = NULL;
 	rc = 0;
