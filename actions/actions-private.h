@@ -430,7 +430,19 @@ struct act_tool_impl {
 	/* appends the Playwright code of the call to ctx->code (codegen.h);
 	 * NULL: the tool shows none */
 	void (*code)(struct act_ctx *ctx);
+	/* optional: 1 when, in the full snapshot mode (the default), the
+	 * call's answer carries no snapshot because Playwright MCP's answer to
+	 * it carries none (a fill without submit, a key other than Enter, a
+	 * script); its other sections and the refs shown before stay as they
+	 * are. NULL: the answer carries the snapshot */
+	int (*no_snapshot)(const struct act_ctx *ctx);
 };
+
+/* An act_tool_impl.no_snapshot for the tools whose answers never carry
+ * the snapshot in Playwright MCP (browser_evaluate, browser_fill_form,
+ * browser_handle_dialog, browser_resize, the mouse's moves, buttons and
+ * wheel): 1. */
+int act_no_snapshot(const struct act_ctx *ctx);
 
 /* Notes that the call ran step (ctx->steps). */
 void act_step(struct act_ctx *ctx, enum act_step step);

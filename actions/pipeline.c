@@ -949,7 +949,9 @@ void act_run_call(struct act_session *as, struct act_call *call)
 	if (!ctx.failed && impl->code && !as->no_code)
 		impl->code(&ctx);
 	if (!ctx.failed && ((plan & ACT_STEP_BIT(ACT_STEP_OBSERVE_AFTER)) || impl->shows_page) &&
-	    sess_get_state(ctx.sess) != SESS_FAILED) {
+	    sess_get_state(ctx.sess) != SESS_FAILED &&
+	    !(as->snapshot_mode == ACT_SNAPSHOT_FULL && impl->no_snapshot &&
+	      impl->no_snapshot(&ctx))) {
 		ctx.snapshot_at_ms = gb_now_ms() - ctx.started_ms;
 		act_answer_snapshot(&ctx);
 	}

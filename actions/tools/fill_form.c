@@ -300,6 +300,7 @@ static const struct act_param params[] = {
 static const struct act_tool_impl impl = {
 	.gate_parts = fill_form_gate,
 	.run = fill_form_run,
+	.no_snapshot = act_no_snapshot,
 };
 
 const struct act_def act_tool_fill_form = {

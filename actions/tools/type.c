@@ -94,10 +94,19 @@ static void type_code(struct act_ctx *ctx)
 		act_code_action(&ctx->code, &t, "press", &enter);
 }
 
+/* As Playwright MCP: a fill answers without the snapshot; submit or
+ * slowly (key by key, for pages that react to keys) with it. */
+static int type_no_snapshot(const struct act_ctx *ctx)
+{
+	return !json_is_true(json_object_get(ctx->args, "submit")) &&
+	       !json_is_true(json_object_get(ctx->args, "slowly"));
+}
+
 static const struct act_tool_impl impl = {
 	.run = type_run,
 	.needs_target = 1,
 	.code = type_code,
+	.no_snapshot = type_no_snapshot,
 };
 
 const struct act_def act_tool_type = {
