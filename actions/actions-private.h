@@ -373,9 +373,14 @@ struct act_ctx {
 	size_t before_len;
 	struct evid_annotation annotation; /* target box and click point */
 	uint64_t shot_call;                /* evidence screenshot requested, not yet collected */
-	uint64_t digest_call;              /* pre-action DOM digest requested, not yet collected */
-	int in_ledger;                     /* the operation is open in the ledger */
-	int acted;                         /* marked running: input may have reached the page */
+	/* while shot_call waits: a listener (cdp_on handle, 0 none) counting
+	 * the page's main-frame navigations in shot_navigated (observe.c) */
+	int shot_watch;
+	int shot_navigated;
+	int shot_loaded;      /* and the loads of the documents it navigated to */
+	uint64_t digest_call; /* pre-action DOM digest requested, not yet collected */
+	int in_ledger;        /* the operation is open in the ledger */
+	int acted;            /* marked running: input may have reached the page */
 	char url_before[2048];
 	/* the URL of the target's frame when it is not the page's (gates.c),
 	 * "" otherwise: where the action happened, for the record */
@@ -1048,6 +1053,9 @@ int act_observe_before(struct act_ctx *ctx);
 int act_observe_after(struct act_ctx *ctx);
 int act_record_evidence(struct act_ctx *ctx);
 void act_request_evidence(struct act_ctx *ctx);
+/* Stops counting the page's navigations for the evidence screenshot
+ * (idempotent; the call's end does it whatever happened). */
+void act_shot_unwatch(struct act_ctx *ctx);
 /* Validates and stores a base64 PNG from the page as evidence of kind,
  * links it from the result; fills sha (65 bytes) on success. */
 int act_store_png(struct act_ctx *ctx, const char *b64, const char *kind, char *sha);

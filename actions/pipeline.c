@@ -956,8 +956,10 @@ void act_run_call(struct act_session *as, struct act_call *call)
 		act_answer_snapshot(&ctx);
 	}
 release:
-	if (ctx.shot_call && !ctx.shot_deferred)
+	if (ctx.shot_call && !ctx.shot_deferred) {
 		cdp_forget(ctx.cdp, ctx.shot_call);
+		act_shot_unwatch(&ctx);
+	}
 	if (ctx.digest_call)
 		cdp_forget(ctx.cdp, ctx.digest_call);
 	act_recorder_stop(&ctx.rec);
@@ -970,6 +972,7 @@ done:
 	                   (double)(gb_now_ms() - ctx.started_ms) / 1000.0);
 	log_timing(&ctx);
 free:
+	act_shot_unwatch(&ctx); /* a deferred screenshot's, once collected: a no-op */
 	drop_failed_browser(as);
 	json_decref(ctx.out);
 	json_decref(ctx.content);
