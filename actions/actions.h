@@ -166,6 +166,11 @@ struct act_config {
 	 * browser_type's text is one's name; borrowed for the server's
 	 * lifetime; NULL = none */
 	const struct secret_env *env_secrets;
+	/* 1: every page's geolocation is emulated from the start as
+	 * browser_emulate's geolocation sets it (a Playwright MCP config's
+	 * contextOptions.geolocation): latitude, longitude, accuracy (m) */
+	int has_geolocation;
+	double geolocation[3];
 	int viewport_width;    /* 0 = 1280 */
 	int viewport_height;   /* 0 = 720 */
 	int action_timeout_ms; /* per tool call; 0 = 30000 */

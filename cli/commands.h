@@ -58,6 +58,8 @@ struct cli_pw {
 	char console_level[16];      /* --console-level, console.level; "" unset */
 	int chromium_sandbox_off;    /* --no-sandbox, launchOptions.chromiumSandbox false */
 	char secrets_path[PATH_MAX]; /* --secrets FILE (dotenv); "" unset */
+	int has_geolocation;         /* contextOptions.geolocation given: */
+	double geolocation[3];       /* latitude, longitude, accuracy (m) */
 };
 
 void cli_pw_init(struct cli_pw *o);

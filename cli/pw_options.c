@@ -357,11 +357,10 @@ static const struct {
 	                                    "(glassbox secret)" },
 	{ "contextOptions.offline", "set it for the session with browser_emulate "
 	                            "(networkConditions \"Offline\")" },
-	{ "contextOptions.geolocation", "set it for the session with browser_emulate "
-	                                "(geolocation)" },
 	{ "contextOptions.locale", "the browser's locale is not emulated" },
 	{ "contextOptions.timezoneId", "the browser's time zone is not emulated" },
-	{ "contextOptions.colorScheme", "the preferred color scheme is not emulated" },
+	{ "contextOptions.colorScheme", "set it for the session with browser_emulate_media "
+	                                "(colorScheme)" },
 	{ "contextOptions.javaScriptEnabled", "pages always run their scripts" },
 	{ "contextOptions.bypassCSP", "a page's Content-Security-Policy is kept" },
 	{ "contextOptions.serviceWorkers", "service workers are kept as Chromium runs them" },
@@ -388,7 +387,7 @@ static int browser_key_refused(const char *path, const char *key)
 	                   "glassbox launches and isolates its own Chromium; of \"browser\" it "
 	                   "takes browserName, isolated, launchOptions.{headless, "
 	                   "chromiumSandbox, channel} and contextOptions.{viewport, "
-	                   "deviceScaleFactor, userAgent, permissions}");
+	                   "deviceScaleFactor, userAgent, permissions, geolocation}");
 }
 
 /* "browser.launchOptions" (o: the options set). 0, or -1 after saying why. */
@@ -464,6 +463,25 @@ static int context_options(const char *path, json_t *co, struct cli_pw *o)
 				return key_refused(path, full, "it is a string");
 			if (apply("mcp", "user-agent", json_string_value(v), o) < 0)
 				return -1;
+		} else if (!strcmp(k, "geolocation")) {
+			/* emulated on every page, as browser_emulate's geolocation */
+			json_t *lat = json_object_get(v, "latitude");
+			json_t *lon = json_object_get(v, "longitude");
+			json_t *acc = json_object_get(v, "accuracy");
+
+			if (!json_is_object(v) || !json_is_number(lat) || !json_is_number(lon) ||
+			    (acc && !json_is_number(acc)) ||
+			    json_object_size(v) != 2u + (acc != NULL) ||
+			    json_number_value(lat) < -90 || json_number_value(lat) > 90 ||
+			    json_number_value(lon) < -180 || json_number_value(lon) > 180 ||
+			    (acc && json_number_value(acc) < 0))
+				return key_refused(path, full,
+				                   "it is {\"latitude\": -90..90, \"longitude\": "
+				                   "-180..180[, \"accuracy\": meters]}");
+			o->has_geolocation = 1;
+			o->geolocation[0] = json_number_value(lat);
+			o->geolocation[1] = json_number_value(lon);
+			o->geolocation[2] = acc ? json_number_value(acc) : 0;
 		} else if (!strcmp(k, "permissions")) {
 			/* the same as --grant-permissions: a list of Playwright's names */
 			char list[sizeof(o->grant_permissions)] = "";
@@ -654,6 +672,10 @@ void cli_pw_fill(const struct cli_pw *o, struct act_config *cfg)
 	cfg->omit_images = o->omit_images;
 	cfg->device_scale_factor = o->device_scale_factor;
 	cfg->chromium_sandbox_off = o->chromium_sandbox_off;
+	if (o->has_geolocation) {
+		cfg->has_geolocation = 1;
+		memcpy(cfg->geolocation, o->geolocation, sizeof(cfg->geolocation));
+	}
 	if (o->console_level[0])
 		cfg->console_level = o->console_level;
 }

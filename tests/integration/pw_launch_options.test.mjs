@@ -4,7 +4,8 @@
  * browser.launchOptions.chromiumSandbox false) turns Chromium's own
  * sandbox off while glassbox's uid, network namespace and egress proxy
  * stay on, said once on stderr; contextOptions.permissions grants as
- * --grant-permissions does; every other key of launchOptions and
+ * --grant-permissions does and contextOptions.geolocation is emulated on
+ * every page as browser_emulate's geolocation is; every other key of launchOptions and
  * contextOptions is refused at start, the key named with the reason.
  */
 import { test, after } from 'node:test';
@@ -95,12 +96,18 @@ test('--no-sandbox turns Chromium\'s sandbox off; glassbox\'s uid, namespace and
   await assertSandboxOffBoundaryOn(gb);
 });
 
-test('a config\'s chromiumSandbox false does the same, and contextOptions.permissions grants as --grant-permissions', async () => {
-  const cfg = configFile({ browser: { launchOptions: { chromiumSandbox: false, headless: true }, contextOptions: { permissions: ['geolocation'] } } });
+test('a config\'s chromiumSandbox false does the same; contextOptions.permissions grants and geolocation is emulated', async () => {
+  const cfg = configFile({ browser: { launchOptions: { chromiumSandbox: false, headless: true }, contextOptions: { permissions: ['geolocation'], geolocation: { latitude: 51.5, longitude: -0.125, accuracy: 7 } } } });
   const gb = await start([`--config=${cfg}`]);
   await assertSandboxOffBoundaryOn(gb);
   const state = await evaluate(gb.client, `async () => (await navigator.permissions.query({ name: 'geolocation' })).state`);
   assert.equal(state, 'granted');
+  const where = await evaluate(gb.client, `() => new Promise((ok, no) => navigator.geolocation.getCurrentPosition((p) => ok([p.coords.latitude, p.coords.longitude, p.coords.accuracy]), (e) => no(new Error(e.message)), { timeout: 20000 }))`);
+  assert.deepEqual(where, [51.5, -0.125, 7]);
+  // a new tab gets it too, from its first script
+  await ok(gb.client, 'browser_tabs', { action: 'new', url: `${fixture.url}/form.html` });
+  const there = await evaluate(gb.client, `() => new Promise((ok, no) => navigator.geolocation.getCurrentPosition((p) => ok(p.coords.latitude), (e) => no(new Error(e.message)), { timeout: 20000 }))`);
+  assert.equal(there, 51.5);
 });
 
 test('without --no-sandbox nothing is said and the browser keeps its sandbox', async () => {
@@ -133,8 +140,9 @@ test('launchOptions and contextOptions keys glassbox does not honour are refused
     [{ launchOptions: { slowMo: 100 } }, /"browser\.launchOptions\.slowMo" is not honoured: glassbox launches and isolates its own Chromium; of "browser" it takes .*chromiumSandbox/],
     [{ contextOptions: { locale: 'de-DE' } }, /"browser\.contextOptions\.locale" is not honoured: the browser's locale is not emulated/],
     [{ contextOptions: { timezoneId: 'Europe/Berlin' } }, /"browser\.contextOptions\.timezoneId" is not honoured/],
-    [{ contextOptions: { colorScheme: 'dark' } }, /"browser\.contextOptions\.colorScheme" is not honoured/],
-    [{ contextOptions: { geolocation: { latitude: 1, longitude: 2 } } }, /"browser\.contextOptions\.geolocation" is not honoured: set it for the session with browser_emulate/],
+    [{ contextOptions: { colorScheme: 'dark' } }, /"browser\.contextOptions\.colorScheme" is not honoured: set it for the session with browser_emulate_media/],
+    [{ contextOptions: { geolocation: { latitude: 91, longitude: 2 } } }, /"browser\.contextOptions\.geolocation" is not honoured: it is \{"latitude": -90\.\.90/],
+    [{ contextOptions: { geolocation: { latitude: 1, longitude: 2, altitude: 3 } } }, /"browser\.contextOptions\.geolocation" is not honoured: it is \{"latitude"/],
     [{ contextOptions: { ignoreHTTPSErrors: true } }, /"browser\.contextOptions\.ignoreHTTPSErrors" is not honoured: certificate errors are never ignored/],
     [{ contextOptions: { storageState: 'state.json' } }, /"browser\.contextOptions\.storageState" is not honoured: import a storage state/],
     [{ contextOptions: { viewport: { width: 800 } } }, /"browser\.contextOptions\.viewport" is not honoured: it is \{"width": N, "height": N\}/],
@@ -154,7 +162,7 @@ test('launchOptions and contextOptions keys glassbox does not honour are refused
     assert.match(r.stderr, why, dump({ cfg, stderr: r.stderr }));
   }
   // the keys it takes start it
-  const f = configFile({ browser: { browserName: 'chromium', isolated: true, launchOptions: { headless: true, chromiumSandbox: true, channel: 'chromium' }, contextOptions: { viewport: { width: 800, height: 600 }, deviceScaleFactor: 1, userAgent: 'UA/1', permissions: ['clipboard-read'] } } });
+  const f = configFile({ browser: { browserName: 'chromium', isolated: true, launchOptions: { headless: true, chromiumSandbox: true, channel: 'chromium' }, contextOptions: { viewport: { width: 800, height: 600 }, deviceScaleFactor: 1, userAgent: 'UA/1', permissions: ['clipboard-read'], geolocation: { latitude: 0, longitude: 0 } } } });
   const r = spawnSync(glassboxBin(), ['mcp', `--config=${f}`], {
     input: '', encoding: 'utf8', timeout: 60000,
     env: { ...process.env, GLASSBOX_DATA_DIR: data, GLASSBOX_CONFIG: POLICY },
