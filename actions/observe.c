@@ -150,6 +150,41 @@ static void read_expected_target_value(struct act_ctx *ctx, json_t *expect, json
 	                   NULL, value, "reading the target's value");
 }
 
+/* How long the re-read and the screenshot of a page that navigated wait
+ * for the new document's load event before they take it as it is. */
+#define SHOT_LOAD_WAIT_MS 3000
+
+/* cdp_service's stop: the page navigated and its new document loaded. */
+static int reread_page_loaded(void *user)
+{
+	const struct act_ctx *ctx = user;
+
+	return ctx->rec.navigated && ctx->rec.load_fired;
+}
+
+/* The page re-read by js into *value. A page that navigates while it is
+ * read (a click whose handler leaves the page) takes the context of the
+ * read with it, and the browser answers "Inspected target navigated or
+ * closed": the new document is read, once, when it has loaded (at most
+ * SHOT_LOAD_WAIT_MS). A browser error is read again so; a timeout, a
+ * cancellation or a crash stays. 0, or -1 with the call failed. */
+static int reread_page(struct act_ctx *ctx, const char *js, json_t **value)
+{
+	int failed = ctx->failed;
+
+	if (act_eval(ctx, js, value, "re-reading the page") == 0)
+		return 0;
+	if (failed || strcmp(ctx->error_code, "browser_error") != 0)
+		return -1; /* cancelled, timed out, crashed: as it is */
+	ctx->failed = 0;
+	ctx->error[0] = '\0';
+	ctx->error_code[0] = '\0';
+	cdp_service(ctx->cdp,
+	            act_left_ms(ctx) < SHOT_LOAD_WAIT_MS ? act_left_ms(ctx) : SHOT_LOAD_WAIT_MS,
+	            reread_page_loaded, ctx);
+	return act_eval(ctx, js, value, "re-reading the page");
+}
+
 int act_observe_after(struct act_ctx *ctx)
 {
 	json_t *expect = json_object_get(ctx->args, "expect");
@@ -168,7 +203,7 @@ int act_observe_after(struct act_ctx *ctx)
 	if (sess_page_dialog(ctx->page)) {
 		/* the page is blocked by its dialog: report what is known */
 		value = json_pack("{s:s}", "url", sess_page_url(ctx->page));
-	} else if (act_eval(ctx, js, &value, "re-reading the page") < 0) {
+	} else if (reread_page(ctx, js, &value) < 0) {
 		goto out;
 	}
 	json_object_set_new(ctx->out, "url_before", json_string(ctx->url_before));
@@ -399,10 +434,6 @@ static int send_shot(struct act_ctx *ctx)
 	return rc;
 }
 
-/* How long the screenshot of a page that navigated waits for the new
- * document's load event before it is taken as the document is. */
-#define SHOT_LOAD_WAIT_MS 3000
-
 /* cdp_service's stop: the screenshot's reply, or a navigation since mark. */
 struct shot_wait {
 	struct act_ctx *ctx;
@@ -430,7 +461,9 @@ static int shot_page_loaded(void *user)
  * paints the document the screenshot was asked of: the request is
  * dropped at the navigation and the new document is asked once it has
  * loaded, so the capture ends as soon as the page does, not at the
- * call's deadline; a page that navigates once more fails it at once.
+ * call's deadline; a page that navigates once more fails it at once. A
+ * capture the browser refuses is asked again once, as the new document
+ * may not have been attached yet.
  * Returns 0, a negative cdp error, or -1 when the page navigated again,
  * with why in err (errlen bytes). shot_call is 0 after.
  */
@@ -448,21 +481,27 @@ static int await_shot(struct act_ctx *ctx, json_t **res, char *err, size_t errle
 			ctx->shot_call = 0;
 			if (rc < 0)
 				snprintf(err, errlen, "%s", cerr.message);
-			break;
+			/* a capture the browser refused (a document in transition:
+			 * "Not attached to an active page") is asked again once */
+			if (rc != -CDP_EPROTOCOL || attempt > 0)
+				break;
+		} else {
+			cdp_forget(ctx->cdp, ctx->shot_call);
+			ctx->shot_call = 0;
+			if (rc < 0) {
+				snprintf(err, errlen, "%s", cdp_strerror(rc));
+				break;
+			}
+			if (attempt > 0) {
+				rc = -1;
+				snprintf(err, errlen,
+				         "the page navigated again while it was taken");
+				break;
+			}
 		}
-		cdp_forget(ctx->cdp, ctx->shot_call);
-		ctx->shot_call = 0;
-		if (rc < 0) {
-			snprintf(err, errlen, "%s", cdp_strerror(rc));
-			break;
-		}
-		if (attempt > 0) {
-			rc = -1;
-			snprintf(err, errlen, "the page navigated again while it was taken");
-			break;
-		}
-		/* navigated: the new document is asked once it has loaded, or
-		 * as it is after SHOT_LOAD_WAIT_MS */
+		/* navigated (or refused): the new document is asked once it has
+		 * loaded, or as it is after SHOT_LOAD_WAIT_MS (at once when the
+		 * page did not navigate) */
 		rc = cdp_service(ctx->cdp,
 		                 act_left_ms(ctx) < SHOT_LOAD_WAIT_MS ? act_left_ms(ctx)
 		                                                      : SHOT_LOAD_WAIT_MS,
