@@ -120,6 +120,28 @@ test('a --secrets value is typed by its name, reaches the page, and is in no ans
   assert.match(auditText(gb.dataDir, 'local'), /X-PASSWORD/, 'the audit record names the secret');
 });
 
+test('browser_fill_form types a --secrets value named as a field\'s value, as Playwright MCP does', async () => {
+  const gb = await start(['--secrets', secretsFile]);
+  await ok(gb.client, 'browser_navigate', { url: `http://shop.test:${fixture.port}/secrets/login.html` });
+  const snap = await snapshot(gb.client);
+  const r = await callTool(gb.client, 'browser_fill_form', { fields: [
+    { name: 'Username', type: 'textbox', target: findRef(snap, 'textbox', 'Username'), value: 'alice' },
+    { name: 'Password', type: 'textbox', target: findRef(snap, 'textbox', 'Password'), value: 'X-PASSWORD' },
+  ] });
+  assert.ok(!r.isError, dump(r));
+  assert.match(codeOf(r), /\.fill\(process\.env\['X-PASSWORD'\]\);/);
+  assert.match(codeOf(r), /\.fill\('alice'\);/);
+  const pw = sc(r).fields.find((f) => f.name === 'Password');
+  assert.equal(pw.expected, '[redacted]');
+  assert.ok(!JSON.stringify(r).includes(VALUE), dump(r));
+  await ok(gb.client, 'browser_press_key', { key: 'Enter' });
+  const hash = await evaluate(gb.client, `() => document.querySelector('meta[name=password-sha256]').content`);
+  assert.equal(hash, crypto.createHash('sha256').update(VALUE).digest('hex'));
+  await gb.close();
+  assert.ok(!gb.stderr().includes(VALUE));
+  assert.deepEqual(filesContaining(gb.dataDir, VALUE), []);
+});
+
 test('the code shows the environment lookup in each language', async () => {
   for (const [lang, code] of [
     ['python', `page.locator("#password").fill(os.environ["X-PASSWORD"])`],
