@@ -18,6 +18,7 @@ struct stat;
 
 struct evid_store;
 struct evid_audit;
+struct evid_png_info;
 
 /* Largest metadata record read back or written, bytes. */
 #define EVID_MAX_META_BYTES (1024u * 1024u)
@@ -27,6 +28,21 @@ int evid_sha256_hex_is_valid(const char *hex);
 
 /* sha256 of data[0..len) as 64 lowercase hex digits + NUL into hex[65]. */
 void evid_sha256_hex(const unsigned char *data, size_t len, char hex[65]);
+
+/* ---- PNG validation (png.c) ---------------------------------------------- */
+
+/* evid_png_check() of png[0..len), whose sha256 (hex) the caller computed
+ * over those bytes: bytes that passed the full decode lately pass again
+ * without another one (and fill info as it did). Anything else is decoded
+ * whole, and remembered when it passes. sha256 not valid hex: a plain
+ * evid_png_check(). Returns what evid_png_check() does. */
+int evid_png_check_hashed(const unsigned char *png, size_t len, const char *sha256,
+                          struct evid_png_info *info, char *err, size_t errlen);
+
+#ifdef GB_UNITTEST_BUILD
+/* png.c: how many full decodes evid_png_check() ran in this process */
+unsigned long long evid_png_decodes(void);
+#endif
 
 /* ---- fitting a record under its ceiling (truncate.c) -------------------- */
 
