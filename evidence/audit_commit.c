@@ -124,8 +124,7 @@ static int sync_batch_locked(struct evid_commit *c, pthread_mutex_t *lock, int u
 	return rc;
 }
 
-int evid_commit_drain_locked(struct evid_commit *c, pthread_mutex_t *lock, char *err,
-                             size_t errlen)
+int evid_commit_drain_locked(struct evid_commit *c, pthread_mutex_t *lock, char *err, size_t errlen)
 {
 	int rc = 0;
 
