@@ -110,8 +110,9 @@ int main(int argc, char **argv)
 	/* T writers at once */
 	t0 = bench_now_us();
 	for (i = 0; i < threads; i++) {
-		w[i] = (struct writer){ .audit = a, .id = (int)i + 1, .n = each,
-			                .us = all_us + i * each };
+		w[i] = (struct writer){
+			.audit = a, .id = (int)i + 1, .n = each, .us = all_us + i * each
+		};
 		if (pthread_create(&th[i], NULL, write_many, &w[i]) != 0) {
 			fprintf(stderr, "audit_bench: cannot start a thread\n");
 			threads = i;
@@ -129,7 +130,8 @@ int main(int argc, char **argv)
 	       "\"p95\": %lld}, \"concurrent_us\": {\"median\": %lld, \"p95\": %lld}, "
 	       "\"concurrent_wall_us_per_record\": %lld}\n",
 	       n, threads, (long long)bench_quantile(seq_us, n, 0.5),
-	       (long long)bench_quantile(seq_us, n, 0.95), (long long)bench_quantile(all_us, k, 0.5),
+	       (long long)bench_quantile(seq_us, n, 0.95),
+	       (long long)bench_quantile(all_us, k, 0.5),
 	       (long long)bench_quantile(all_us, k, 0.95), (long long)(wall / (int64_t)k));
 	rc = 0;
 out:
