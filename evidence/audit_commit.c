@@ -4,8 +4,10 @@
  * them durable.
  *
  * DESIGN
- * What it owns: the open day file (c->fd) and what is known of it: the
- * newest record written to it and the newest one known durable.
+ * What it owns: the day file kept open for its syncs (c->fd; each record
+ * is written through the file opened again, so one that can no longer be
+ * written refuses it) and what is known of it: the newest record written
+ * to it and the newest one known durable.
  *
  * Threads: none of its own. Every function is called with the log's
  * mutex held (the caller's; passed in where a wait releases it). A writer
@@ -14,10 +16,11 @@
  * sync running becomes the leader: it takes the newest record written,
  * releases the mutex, fdatasyncs the file and writes the chain head
  * naming that record (c->head_fn), takes the mutex again, marks the batch
- * durable and wakes the others. Writers that appended meanwhile are in
- * the batch (their bytes were in the file before the sync began) or wait
- * for the next one. So records written concurrently share one sync, and
- * each writer still returns only once its own record is durable.
+ * durable and wakes the others. Every record written before the leader
+ * took the newest is in its batch (its bytes were in the file before the
+ * sync began); those written while it syncs wait for the next one. So
+ * records written concurrently share one sync, and each writer still
+ * returns only once its own record is durable.
  *
  * Invariants:
  *   - synced_seq <= written_seq; a record with seq <= synced_seq is on
