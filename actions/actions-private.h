@@ -647,10 +647,13 @@ void act_keeper_purge(struct act_keeper *k, unsigned days);
 /* Waits until everything queued is written. */
 void act_keeper_flush(struct act_keeper *k);
 /* Notes a failure to keep evidence that no call waits for: reported with
- * the next call's result (act_keeper_take_error). */
+ * the next call's result (act_keeper_take_errors). */
 void act_keeper_note_error(struct act_keeper *k, const char *why);
-/* Hands out (once) the last failure to keep evidence; 1 if there was one. */
-int act_keeper_take_error(struct act_keeper *k, char *buf, size_t len);
+/* Hands out (once) every failure to keep evidence not yet reported, oldest
+ * first: *errors a new array of their messages (NULL when there is none),
+ * *dropped how many more there were beyond the keeper's bound (16), which
+ * only the log names. Returns the array's size. */
+size_t act_keeper_take_errors(struct act_keeper *k, json_t **errors, size_t *dropped);
 void act_keeper_stop(struct act_keeper *k);
 
 /* screencast.c: a session recording, when the policy asks for one. start
