@@ -17,7 +17,7 @@ BUILD ?= build
 ASAN_BUILD ?= build-asan
 TSAN_BUILD ?= build-tsan
 FUZZ_BUILD ?= build-fuzz
-FUZZ_SECONDS ?= 20
+FUZZ_SECONDS ?= 8
 FUZZERS := cdp/fuzz_cdp blob/fuzz_blob mcp/fuzz_jsonrpc mcp/fuzz_serve_config actions/fuzz_snapshot actions/fuzz_find \
 	actions/fuzz_pagelog store/fuzz_risk store/fuzz_admin flows/fuzz_flow profiles/fuzz_profile policy/fuzz_policy \
 	trace/fuzz_trace relay/fuzz_relay actions/fuzz_storage_state
@@ -28,7 +28,7 @@ DEBIAN_PACKAGES := build-essential pkg-config meson ninja-build libwebsockets-de
 	libidn2-dev libarchive-dev libpcre2-dev libmagic-dev libcurl4-openssl-dev libwslay-dev haproxy chromium clang clang-format \
 	libclang-rt-14-dev nodejs npm procps iproute2 util-linux unzip
 
-.PHONY: all deps build run test test-unit test-postgres test-asan test-tsan test-fuzz test-http-fuzz test-node \
+.PHONY: all deps build run test test-unit test-postgres test-asan test-tsan test-fuzz test-http-fuzz test-node test-full test-replicas \
 	test-conformance bench format format-check clean cli-doc pipeline-doc demo test-newcomer test-deploy
 
 all: build
@@ -63,20 +63,29 @@ test: build
 	$(MAKE) format-check test-unit test-postgres test-asan test-tsan test-fuzz test-http-fuzz test-node \
 		test-conformance test-newcomer
 
+# What `make test` leaves short for time: each fuzzer for a minute
+# (FUZZ_LONG_SECONDS) instead of FUZZ_SECONDS. CI runs it after make test.
+FUZZ_LONG_SECONDS ?= 60
+
+test-full: build
+	$(MAKE) test-fuzz FUZZ_SECONDS=$(FUZZ_LONG_SECONDS)
+
 test-unit:
 	meson test -C $(BUILD) --print-errorlogs
 
 # The store's suites again, against a throwaway PostgreSQL server
-# (tests/postgres/run.sh: initdb in a temp dir, a unix socket only), and
-# two serve replicas sharing it (tests/integration/store_replicas.test.mjs,
-# and replicas_profiles.test.mjs with an S3-API server for the sealed
-# profiles; each starts its own servers; both also run in test-node).
+# (tests/postgres/run.sh: initdb in a temp dir, a unix socket only). The
+# replicas sharing one (tests/integration/store_replicas.test.mjs,
+# replicas_profiles.test.mjs, replicas.test.mjs; each starts its own
+# servers) run in test-node; test-replicas runs them alone.
 PG_SUITES := approvals ledger segments gate admin profiles evidence
 
 test-postgres: build
 	tests/postgres/run.sh meson test -C $(BUILD) --print-errorlogs $(PG_SUITES)
+
+test-replicas: build
 	GLASSBOX_BIN=$(BUILD)/glassbox tests/run-node-tests.sh tests/integration/store_replicas.test.mjs \
-		tests/integration/replicas_profiles.test.mjs
+		tests/integration/replicas_profiles.test.mjs tests/integration/replicas.test.mjs
 
 $(ASAN_BUILD)/build.ninja:
 	meson setup $(ASAN_BUILD) -Dwerror=true -Db_sanitize=address,undefined -Db_lundef=false

@@ -39,22 +39,25 @@ fi
 
 log="$(mktemp)"
 failures="$(mktemp)"
-trap 'rm -f "$log" "$failures"' EXIT
+durations="$(mktemp)"
+trap 'rm -f "$log" "$failures" "$durations"' EXIT
 set +e
 node --test --test-concurrency="${NODE_TEST_CONCURRENCY:-2}" \
 	--test-reporter=spec --test-reporter-destination=stdout \
 	--test-reporter=./tests/failures-reporter.mjs --test-reporter-destination="$failures" \
+	--test-reporter=./tests/durations-reporter.mjs --test-reporter-destination="$durations" \
 	"${args[@]}" "${files[@]}" 2>&1 | tee "$log"
 rc=${PIPESTATUS[0]}
 set -e
 
 # The spec reporter lists the failures after its summary: repeat the
-# summary last, then each failure's first error lines
-# (tests/failures-reporter.mjs), and close with one plain line.
+# summary last, then the slowest files (tests/durations-reporter.mjs),
+# each failure's first error lines (tests/failures-reporter.mjs), and
+# close with one plain line.
 count() { sed -n "s/^ℹ $1 \([0-9][0-9]*\)$/\1/p" "$log" | tail -n 1; }
 echo
 grep -E '^ℹ (tests|suites|pass|fail|cancelled|skipped|todo|duration_ms) ' "$log" | tail -n 8 || true
-cat "$failures"
+cat "$durations" "$failures"
 pass=$(count pass); fail=$(count fail); cancelled=$(count cancelled); skipped=$(count skipped)
 echo "node-tests: ${pass:-0} passed, $(( ${fail:-0} + ${cancelled:-0} )) failed, ${skipped:-0} skipped"
 exit "$rc"
