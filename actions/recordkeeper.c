@@ -87,19 +87,20 @@ struct act_keeper {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	pthread_cond_t drained;
-	struct keeper_job *head;                       /* {lock} */
-	struct keeper_job *tail;                       /* {lock} */
-	pthread_cond_t room;                           /* broadcast when a job leaves the queue */
-	int busy;                                      /* {lock} a job is being written */
-	int stopping;                                  /* {lock} */
-	int paused;                                    /* {lock} tests: the thread takes no job */
-	size_t queued_jobs;                            /* {lock} jobs in head..tail */
-	size_t queued_bytes;                           /* {lock} their bytes */
-	size_t max_jobs;                               /* {lock} the ceiling */
-	size_t max_bytes;                              /* {lock} */
-	int wait_ms;                                   /* {lock} longest wait for room */
-	uint64_t next_ticket;                          /* {lock} the last ticket handed out */
-	uint64_t done_ticket;                          /* {lock} the last job written */
+	struct keeper_job *head; /* {lock} */
+	struct keeper_job *tail; /* {lock} */
+	pthread_cond_t room;     /* broadcast when a job leaves the queue */
+	int busy;                /* {lock} a job is being written */
+	int stopping;            /* {lock} */
+	int paused;              /* {lock} tests: the thread takes no job */
+	size_t queued_jobs;      /* {lock} jobs in head..tail */
+	size_t queued_bytes;     /* {lock} their bytes */
+	size_t max_jobs;         /* {lock} the ceiling */
+	size_t max_bytes;        /* {lock} */
+	int wait_ms;             /* {lock} longest wait for room */
+	uint64_t next_ticket;    /* {lock} the last ticket handed out */
+	uint64_t done_ticket;    /* {lock} the last job written */
+	uint64_t failed_ticket;  /* {lock} the last job that failed, 0: none */
 	struct keeper_error errors[KEEPER_MAX_ERRORS]; /* {lock} not yet reported, oldest first */
 	size_t n_errors;                               /* {lock} */
 	size_t dropped_errors;    /* {lock} beyond KEEPER_MAX_ERRORS since the last report */
@@ -296,6 +297,7 @@ static void *keeper_main(void *arg)
 	struct act_keeper *k = arg;
 	struct keeper_job *j;
 	uint64_t ticket;
+	int failed;
 
 	pthread_mutex_lock(&k->lock);
 	k->tid = gettid();
@@ -316,11 +318,13 @@ static void *keeper_main(void *arg)
 		k->busy = 1;
 		ticket = j->ticket;
 		pthread_mutex_unlock(&k->lock);
-		keep_one(k, j); /* a failure is in k->errors */
+		failed = keep_one(k, j) < 0; /* why: in k->errors */
 		job_free(j);
 		pthread_mutex_lock(&k->lock);
 		k->busy = 0;
 		k->done_ticket = ticket;
+		if (failed)
+			k->failed_ticket = ticket;
 		pthread_cond_broadcast(&k->drained);
 	}
 	pthread_cond_broadcast(&k->drained);
@@ -527,6 +531,16 @@ int act_keeper_wait(struct act_keeper *k, uint64_t ticket, char *err, size_t err
 		k->n_errors--;
 		failed = 1;
 	}
+	if (!failed && k->failed_ticket == ticket) {
+		/* its error was beyond the list's bound: counted there, and logged */
+		snprintf(err, errlen,
+		         "the record of this call could not be kept (the service's log says why)");
+		if (k->dropped_errors)
+			k->dropped_errors--;
+		failed = 1;
+	}
+	if (failed && k->failed_ticket == ticket)
+		k->failed_ticket = 0; /* said once */
 	pthread_mutex_unlock(&k->lock);
 	return failed;
 }

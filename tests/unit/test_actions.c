@@ -321,6 +321,18 @@ static void test_keeper_reports_every_error(void **state)
 	json_decref(errors);
 	assert_int_equal(act_keeper_take_errors(k, &errors, &dropped), 0);
 	assert_int_equal(dropped, 0);
+	/* a call that waits for its own record learns that it failed even
+	 * when the list was full */
+	for (i = 0; i < 16; i++)
+		act_keeper_note_error(k, "a screenshot could not be taken");
+	assert_int_equal(queue_action(k, "op-late", 64, &tickets[0], err, sizeof(err)), 0);
+	act_keeper_flush(k);
+	assert_int_equal(act_keeper_wait(k, tickets[0], err, sizeof(err)), 1);
+	assert_non_null(strstr(err, "could not be kept"));
+	assert_int_equal(act_keeper_wait(k, tickets[0], err, sizeof(err)), 0); /* said once */
+	assert_int_equal(act_keeper_take_errors(k, &errors, &dropped), 16);
+	assert_int_equal(dropped, 0); /* its own was said to its call */
+	json_decref(errors);
 	act_keeper_stop(k);
 	evid_audit_close(audit);
 	evid_store_close(store);
