@@ -470,7 +470,8 @@ int act_browser_grant(struct act_session *as, char *err, size_t errlen);
  * the session's viewport (width x height in CSS pixels): a window of that
  * size leaves the page less, by the height of the browser's own bars.
  * A browser that cannot is logged, and its viewport stays the window's
- * less the bars. */
+ * less the bars. A session whose tabs emulate their viewport (a shared
+ * browser's small windows, sess_emulated_viewport) keeps its window. */
 void act_browser_fit_viewport(struct act_session *as);
 
 /* emulation.c */
@@ -489,9 +490,11 @@ extern const char *const act_network_preset_names[];
 const struct act_network_preset *act_network_preset_find(const char *name);
 /* The CDP commands (a new array of {method, params}) that put setting
  * (NULL: every setting present) of state (borrowed) in force on a target
- * of type ("page", "iframe", "...worker"); a setting absent from state is
- * cleared. */
-json_t *act_emulation_commands(const json_t *state, const char *setting, const char *type);
+ * of type ("page", "iframe", "...worker") of sess (borrowed, may be NULL);
+ * a setting absent from state is cleared (the viewport: back to sess's
+ * emulated one when it has one, sess_emulated_viewport). */
+json_t *act_emulation_commands(const json_t *state, const char *setting, const char *type,
+                               const struct sess *sess);
 /* Sends as->emulation's commands to a target just attached, still paused
  * (never waits; the target hook of every browser of the session). */
 void act_emulation_setup_target(struct act_session *as, struct sess *sess, const char *session_id,
@@ -663,10 +666,13 @@ void act_keeper_purge(struct act_keeper *k, unsigned days);
 /* Waits until everything queued is written. */
 void act_keeper_flush(struct act_keeper *k);
 /* Notes a failure to keep evidence that no call waits for: reported with
- * the next call's result (act_keeper_take_error). */
+ * the next call's result (act_keeper_take_errors). */
 void act_keeper_note_error(struct act_keeper *k, const char *why);
-/* Hands out (once) the last failure to keep evidence; 1 if there was one. */
-int act_keeper_take_error(struct act_keeper *k, char *buf, size_t len);
+/* Hands out (once) every failure to keep evidence not yet reported, oldest
+ * first: *errors a new array of their messages (NULL when there is none),
+ * *dropped how many more there were beyond the keeper's bound (16), which
+ * only the log names. Returns the array's size. */
+size_t act_keeper_take_errors(struct act_keeper *k, json_t **errors, size_t *dropped);
 void act_keeper_stop(struct act_keeper *k);
 
 /* screencast.c: a session recording, when the policy asks for one. start

@@ -114,7 +114,8 @@ void act_browser_fit_viewport(struct act_session *as)
 	json_t *win = NULL, *res = NULL;
 	json_t *id;
 
-	if (!page)
+	/* a small window whose tabs emulate the viewport stays small */
+	if (!page || sess_emulated_viewport(as->sess, NULL, NULL))
 		return;
 	if (cdp_call(sess_cdp(as->sess), NULL, "Browser.getWindowForTarget",
 	             json_pack("{s:s}", "targetId", sess_page_target_id(page)), 10000, &win,

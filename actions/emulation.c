@@ -76,12 +76,16 @@ static void geolocation_commands(json_t *cmds, const json_t *state)
 	              json_number_value(json_object_get(g, "accuracy"))));
 }
 
-static void viewport_commands(json_t *cmds, const json_t *state)
+static void viewport_commands(json_t *cmds, const json_t *state, const struct sess *sess)
 {
 	const json_t *v = json_object_get(state, "viewport");
 	int touch = json_is_true(json_object_get(v, "hasTouch"));
 
-	if (!v)
+	if (!v && sess_emulated_viewport(sess, NULL, NULL))
+		/* a tab of a small window: the viewport of the session's size */
+		add(cmds, "Emulation.setDeviceMetricsOverride",
+		    sess_emulated_viewport_params(sess));
+	else if (!v)
 		add(cmds, "Emulation.clearDeviceMetricsOverride", NULL);
 	else
 		/* the screen is the emulated device's too (screen.width) */
@@ -97,7 +101,8 @@ static void viewport_commands(json_t *cmds, const json_t *state)
 	          : json_pack("{s:b}", "enabled", 0));
 }
 
-json_t *act_emulation_commands(const json_t *state, const char *setting, const char *type)
+json_t *act_emulation_commands(const json_t *state, const char *setting, const char *type,
+                               const struct sess *sess)
 {
 	int page = !strcmp(type, "page");
 	int frame = page || !strcmp(type, "iframe");
@@ -120,7 +125,7 @@ json_t *act_emulation_commands(const json_t *state, const char *setting, const c
 		add(cmds, frame ? "Emulation.setUserAgentOverride" : "Network.setUserAgentOverride",
 		    json_pack("{s:s}", "userAgent", ua ? ua : ""));
 	if (page && WANTS("viewport"))
-		viewport_commands(cmds, state);
+		viewport_commands(cmds, state, sess);
 #undef WANTS
 	return cmds;
 }
@@ -134,7 +139,7 @@ void act_emulation_setup_target(struct act_session *as, struct sess *sess, const
 
 	if (!as->emulation || !json_object_size(as->emulation))
 		return;
-	cmds = act_emulation_commands(as->emulation, NULL, type);
+	cmds = act_emulation_commands(as->emulation, NULL, type, sess);
 	json_array_foreach(cmds, i, c)
 	{
 		if (cdp_send(sess_cdp(sess), session_id,

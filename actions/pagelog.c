@@ -200,10 +200,9 @@ static int is_main_document(struct act_pagelog *l, const char *sid, json_t *para
 	return 0;
 }
 
-/* 1 when the request of params is the browser's own fetch of the site's
- * icon (type Other, path /favicon.ico): not the page's, and Playwright
- * does not report it either, so the numbering stays the same as its. */
-static int is_favicon(json_t *params)
+/* See pagelog.h. Playwright does not report it either, so the numbering
+ * stays the same as its. */
+int act_request_is_favicon(json_t *params)
 {
 	const char *type = json_string_value(json_object_get(params, "type"));
 	const char *url =
@@ -226,7 +225,7 @@ static void request_started(struct act_pagelog *l, const char *sid, json_t *para
 	struct page_nav *nav;
 	json_t *e;
 
-	if (!rid || !json_is_object(request) || (!prev && is_favicon(params)))
+	if (!rid || !json_is_object(request) || (!prev && act_request_is_favicon(params)))
 		return;
 	if (prev && redirect) { /* the same id goes on after a redirect */
 		json_object_set_new(prev, "status",

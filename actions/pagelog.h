@@ -42,6 +42,12 @@ void act_pagelog_free(struct act_pagelog *l);
  * -1. */
 int act_pagelog_attach(struct act_pagelog *l, struct sess *s);
 
+/* 1 when the Network.requestWillBeSent params (borrowed) are the
+ * browser's own fetch of the site's icon (type Other, path /favicon.ico),
+ * which no page asked for: not listed as the page's request, and not
+ * waited for when an action settles (recorder.c). */
+int act_request_is_favicon(json_t *params);
+
 /* (enum act_console_level and act_console_level_parse: actions.h) */
 
 /*

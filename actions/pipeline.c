@@ -598,6 +598,24 @@ static void build_record(struct act_ctx *ctx, struct act_keeper_action *a)
 	}
 }
 
+/* Adds msg to the call's evidence errors: structuredContent.evidence_errors
+ * lists each one, evidence_error joins them ("; "). */
+static void add_evidence_error(struct act_ctx *ctx, const char *msg)
+{
+	const char *had = json_string_value(json_object_get(ctx->out, "evidence_error"));
+	json_t *list = json_object_get(ctx->out, "evidence_errors");
+
+	if (!json_is_array(list)) {
+		list = json_array();
+		json_object_set_new(ctx->out, "evidence_errors", list);
+		if (had) /* one set before, directly */
+			json_array_append_new(list, json_string(had));
+	}
+	json_array_append_new(list, json_string(msg));
+	json_object_set_new(ctx->out, "evidence_error",
+	                    had ? json_sprintf("%s; %s", had, msg) : json_string(msg));
+}
+
 /* 1 when the call answers before its evidence screenshot is in (policy
  * evidence.before_answer false, and the tenant does not require
  * evidence): the screenshot is taken right after, before the session's
@@ -629,7 +647,7 @@ static void queue_record(struct act_ctx *ctx, struct act_keeper_action *a, int a
 		act_keeper_note_error(ctx->as->keeper, err);
 		return;
 	}
-	json_object_set_new(ctx->out, "evidence_error", json_string(err));
+	add_evidence_error(ctx, err);
 	json_object_set_new(ctx->out, "recorded", json_false());
 	gb_buf_appendf(&ctx->text, "\nNote: %s", err);
 }
@@ -661,21 +679,36 @@ static void keep_deferred_record(struct act_ctx *ctx, struct act_keeper_action *
 	act_evidence_pending(ctx->as, NULL);
 }
 
-/* A record of an earlier call that failed while this one ran (one kept
- * after its answer, or one that no call waits for): said in this answer,
- * beside what this call's own evidence says. */
-static void note_keeper_error(struct act_ctx *ctx)
+/* Every record or deferred screenshot of an earlier call that could not
+ * be kept and was not said yet (one kept after its answer, or one that
+ * no call waits for): said in this answer, beside what this call's own
+ * evidence says (add_evidence_error), with a note for each in the text,
+ * at its start (before: the call has not run yet) or at its end; those
+ * beyond the keeper's bound are counted (evidence_errors_dropped). */
+static void note_keeper_errors(struct act_ctx *ctx, int before)
 {
-	const char *own = json_string_value(json_object_get(ctx->out, "evidence_error"));
-	char err[512];
+	json_t *errors, *e;
+	size_t dropped, i;
+	char more[160];
 
-	if (!act_keeper_take_error(ctx->as->keeper, err, sizeof(err)))
-		return;
-	if (own)
-		json_object_set_new(ctx->out, "evidence_error", json_sprintf("%s; %s", own, err));
-	else
-		json_object_set_new(ctx->out, "evidence_error", json_string(err));
-	gb_buf_appendf(&ctx->text, "%sNote: %s", ctx->text.len ? "\n" : "", err);
+	act_keeper_take_errors(ctx->as->keeper, &errors, &dropped);
+	json_array_foreach(errors, i, e)
+	{
+		add_evidence_error(ctx, json_string_value(e));
+		gb_buf_appendf(&ctx->text, before ? "Note: %s\n" : "\nNote: %s",
+		               json_string_value(e));
+	}
+	if (dropped) {
+		snprintf(more, sizeof(more),
+		         "%zu more records or screenshots could not be kept (the service's log "
+		         "names each)",
+		         dropped);
+		add_evidence_error(ctx, more);
+		gb_buf_appendf(&ctx->text, before ? "Note: %s\n" : "\nNote: %s", more);
+		json_object_set_new(ctx->out, "evidence_errors_dropped",
+		                    json_integer((json_int_t)dropped));
+	}
+	json_decref(errors);
 }
 
 /* Assembles the CallToolResult and hands it to the transport. */
@@ -703,7 +736,7 @@ static void finish(struct act_ctx *ctx)
 	}
 	report_refusals(ctx);
 	act_files_answer(ctx);
-	note_keeper_error(ctx);
+	note_keeper_errors(ctx, 0);
 	act_profile_note_url(ctx->as, json_string_value(json_object_get(ctx->out, "url")));
 	/* nothing typed from a secret leaves: result, ledger, audit, evidence */
 	act_secrets_scrub_call(ctx);
@@ -845,10 +878,7 @@ void act_run_call(struct act_session *as, struct act_call *call)
 		gb_random_hex(ctx.operation_id + 3, 12);
 	}
 
-	if (act_keeper_take_error(as->keeper, err, sizeof(err))) {
-		json_object_set_new(ctx.out, "evidence_error", json_string(err));
-		gb_buf_appendf(&ctx.text, "Note: %s\n", err);
-	}
+	note_keeper_errors(&ctx, 1);
 
 	/* resolve */
 	if (atomic_load(&call->cancelled)) {

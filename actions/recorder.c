@@ -13,6 +13,7 @@
  * have run, and anything they started in turn is caught as well.
  */
 #include "actions/actions-private.h"
+#include "actions/pagelog.h"
 
 #include "cdp/cdp.h"
 #include "common/log.h"
@@ -77,15 +78,18 @@ static void on_network(struct act_recorder *r, const char *method, json_t *param
 		/* a subresource requested while the main frame loads (an image, a
 		 * font, a script) belongs to that load, not to what the action
 		 * started; a fetch or XHR of the page's scripts is still waited for
-		 * (the data a page loads on start) */
+		 * (the data a page loads on start). The site's icon, which the
+		 * browser fetches once a page has loaded, is no page's: not waited
+		 * for either (it took 20-120 ms after each navigation's load) */
 		json_object_set_new(
 		    r->inflight, rid,
 		    json_pack("{s:s?, s:s?, s:s?, s:b}", "url",
 		              json_string_value(json_object_get(request, "url")), "method",
 		              json_string_value(json_object_get(request, "method")), "type",
 		              json_string_value(json_object_get(params, "type")), "load",
-		              r->navigating &&
-		                  !(type && (!strcmp(type, "XHR") || !strcmp(type, "Fetch")))));
+		              (r->navigating &&
+		               !(type && (!strcmp(type, "XHR") || !strcmp(type, "Fetch")))) ||
+		                  act_request_is_favicon(params)));
 		r->events++;
 	} else if (!strcmp(method, "Network.responseReceived")) {
 		json_t *resp = json_object_get(params, "response");

@@ -20,6 +20,12 @@
  * waits for room (back-pressure, at most KEEPER_WAIT_MS), and a job that
  * still finds none is refused with an error the call's result carries. A
  * job always fits an empty queue, whatever its size.
+ *
+ * Errors not yet reported (a record or a deferred screenshot that could
+ * not be kept) wait in a list of their own, oldest first, until the next
+ * answer takes them all (act_keeper_take_errors) or the call that waits
+ * for that record takes its own (act_keeper_wait): KEEPER_MAX_ERRORS of
+ * them, and a count of those beyond, each of which is logged.
  */
 #include "actions/actions-private.h"
 
@@ -41,6 +47,14 @@
 #define KEEPER_WAIT_MS 30000
 /* What a job costs beside its screenshots, text and JSON strings. */
 #define JOB_OVERHEAD_BYTES 4096u
+/* Errors kept for the next answer; more are counted (and logged). */
+#define KEEPER_MAX_ERRORS 16
+
+/* An error not yet reported to the agent. */
+struct keeper_error {
+	uint64_t ticket; /* the job's, 0: none (a screenshot, a refused job) */
+	char message[512];
+};
 
 struct keeper_job {
 	struct keeper_job *next;
@@ -73,21 +87,23 @@ struct act_keeper {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	pthread_cond_t drained;
-	struct keeper_job *head;  /* {lock} */
-	struct keeper_job *tail;  /* {lock} */
-	pthread_cond_t room;      /* broadcast when a job leaves the queue */
-	int busy;                 /* {lock} a job is being written */
-	int stopping;             /* {lock} */
-	int paused;               /* {lock} tests: the thread takes no job */
-	size_t queued_jobs;       /* {lock} jobs in head..tail */
-	size_t queued_bytes;      /* {lock} their bytes */
-	size_t max_jobs;          /* {lock} the ceiling */
-	size_t max_bytes;         /* {lock} */
-	int wait_ms;              /* {lock} longest wait for room */
-	uint64_t next_ticket;     /* {lock} the last ticket handed out */
-	uint64_t done_ticket;     /* {lock} the last job written */
-	uint64_t failed_ticket;   /* {lock} the last job that failed, 0: none */
-	char last_error[512];     /* {lock} not yet reported to the agent */
+	struct keeper_job *head; /* {lock} */
+	struct keeper_job *tail; /* {lock} */
+	pthread_cond_t room;     /* broadcast when a job leaves the queue */
+	int busy;                /* {lock} a job is being written */
+	int stopping;            /* {lock} */
+	int paused;              /* {lock} tests: the thread takes no job */
+	size_t queued_jobs;      /* {lock} jobs in head..tail */
+	size_t queued_bytes;     /* {lock} their bytes */
+	size_t max_jobs;         /* {lock} the ceiling */
+	size_t max_bytes;        /* {lock} */
+	int wait_ms;             /* {lock} longest wait for room */
+	uint64_t next_ticket;    /* {lock} the last ticket handed out */
+	uint64_t done_ticket;    /* {lock} the last job written */
+	uint64_t failed_ticket;  /* {lock} the last job that failed, 0: none */
+	struct keeper_error errors[KEEPER_MAX_ERRORS]; /* {lock} not yet reported, oldest first */
+	size_t n_errors;                               /* {lock} */
+	size_t dropped_errors;    /* {lock} beyond KEEPER_MAX_ERRORS since the last report */
 	struct evid_store *store; /* borrowed */
 	struct evid_audit *audit; /* borrowed; may be NULL */
 	char tenant[65];
@@ -138,6 +154,23 @@ static size_t job_bytes(const struct keeper_job *j)
 	       json_bytes(j->arguments) + json_bytes(j->network_log) + json_bytes(j->frames);
 }
 
+/* Adds an error (job ticket, 0: none) to the list for the next answer;
+ * beyond the list's bound it is counted and logged. Lock held. */
+static void note_error_locked(struct act_keeper *k, uint64_t ticket, const char *message)
+{
+	struct keeper_error *e;
+
+	if (k->n_errors >= KEEPER_MAX_ERRORS) {
+		k->dropped_errors++;
+		GB_LOGW("actions", "an evidence error beyond the %d kept for the next answer: %s",
+		        KEEPER_MAX_ERRORS, message);
+		return;
+	}
+	e = &k->errors[k->n_errors++];
+	e->ticket = ticket;
+	snprintf(e->message, sizeof(e->message), "%s", message);
+}
+
 /* Writes one job: the evidence first, then the audit record naming it.
  * Returns 0, or -1 when something of it could not be kept. */
 static int keep_one(struct act_keeper *k, struct keeper_job *j)
@@ -146,6 +179,7 @@ static int keep_one(struct act_keeper *k, struct keeper_job *j)
 	json_t *artifacts = NULL;
 	char err[512] = "";
 	char aerr[512] = "";
+	char msg[1200];
 	int rc = 0;
 
 	if (j->purge_days) {
@@ -211,17 +245,19 @@ static int keep_one(struct act_keeper *k, struct keeper_job *j)
 		}
 	}
 	if (rc == -EVID_EBADPNG) {
-		pthread_mutex_lock(&k->lock);
-		snprintf(k->last_error, sizeof(k->last_error),
+		snprintf(msg, sizeof(msg),
 		         "the screenshot of %s was not a valid PNG (%s); it was kept as invalid "
 		         "evidence",
 		         j->operation_id, err);
+		pthread_mutex_lock(&k->lock);
+		note_error_locked(k, j->ticket, msg);
 		pthread_mutex_unlock(&k->lock);
 	} else if (rc < 0) {
 		GB_LOGW("actions", "evidence of %s could not be kept: %s", j->operation_id, err);
+		snprintf(msg, sizeof(msg), "evidence of %s could not be kept: %s", j->operation_id,
+		         err);
 		pthread_mutex_lock(&k->lock);
-		snprintf(k->last_error, sizeof(k->last_error),
-		         "evidence of %s could not be kept: %s", j->operation_id, err);
+		note_error_locked(k, j->ticket, msg);
 		pthread_mutex_unlock(&k->lock);
 	}
 	json_decref(artifacts);
@@ -282,7 +318,7 @@ static void *keeper_main(void *arg)
 		k->busy = 1;
 		ticket = j->ticket;
 		pthread_mutex_unlock(&k->lock);
-		failed = keep_one(k, j) < 0;
+		failed = keep_one(k, j) < 0; /* why: in k->errors */
 		job_free(j);
 		pthread_mutex_lock(&k->lock);
 		k->busy = 0;
@@ -392,7 +428,7 @@ out:
 void act_keeper_note_error(struct act_keeper *k, const char *why)
 {
 	pthread_mutex_lock(&k->lock);
-	snprintf(k->last_error, sizeof(k->last_error), "%s", why);
+	note_error_locked(k, 0, why);
 	pthread_mutex_unlock(&k->lock);
 }
 
@@ -478,17 +514,33 @@ drop:
 int act_keeper_wait(struct act_keeper *k, uint64_t ticket, char *err, size_t errlen)
 {
 	int failed = 0;
+	size_t i;
 
 	if (!k || !ticket)
 		return 0;
 	pthread_mutex_lock(&k->lock);
 	while (k->done_ticket < ticket)
 		pthread_cond_wait(&k->drained, &k->lock);
-	if (k->failed_ticket == ticket && k->last_error[0]) {
-		snprintf(err, errlen, "%s", k->last_error);
-		k->last_error[0] = '\0'; /* reported here, not again with the next call */
+	for (i = 0; i < k->n_errors && !failed; i++) {
+		if (k->errors[i].ticket != ticket)
+			continue;
+		snprintf(err, errlen, "%s", k->errors[i].message);
+		/* reported here, not again with the next call */
+		memmove(&k->errors[i], &k->errors[i + 1],
+		        (k->n_errors - i - 1) * sizeof(k->errors[0]));
+		k->n_errors--;
 		failed = 1;
 	}
+	if (!failed && k->failed_ticket == ticket) {
+		/* its error was beyond the list's bound: counted there, and logged */
+		snprintf(err, errlen,
+		         "the record of this call could not be kept (the service's log says why)");
+		if (k->dropped_errors)
+			k->dropped_errors--;
+		failed = 1;
+	}
+	if (failed && k->failed_ticket == ticket)
+		k->failed_ticket = 0; /* said once */
 	pthread_mutex_unlock(&k->lock);
 	return failed;
 }
@@ -537,19 +589,26 @@ void act_keeper_flush(struct act_keeper *k)
 	pthread_mutex_unlock(&k->lock);
 }
 
-int act_keeper_take_error(struct act_keeper *k, char *buf, size_t len)
+size_t act_keeper_take_errors(struct act_keeper *k, json_t **errors, size_t *dropped)
 {
-	int had;
+	size_t i, n;
 
+	*errors = NULL;
+	*dropped = 0;
 	if (!k)
 		return 0;
 	pthread_mutex_lock(&k->lock);
-	had = k->last_error[0] != '\0';
-	if (had)
-		snprintf(buf, len, "%s", k->last_error);
-	k->last_error[0] = '\0';
+	n = k->n_errors;
+	if (n || k->dropped_errors) {
+		*errors = json_array();
+		for (i = 0; i < n; i++)
+			json_array_append_new(*errors, json_string(k->errors[i].message));
+		*dropped = k->dropped_errors;
+	}
+	k->n_errors = 0;
+	k->dropped_errors = 0;
 	pthread_mutex_unlock(&k->lock);
-	return had;
+	return n;
 }
 
 void act_keeper_stop(struct act_keeper *k)

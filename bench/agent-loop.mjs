@@ -14,6 +14,7 @@ import { FloorDriver } from './lib/floor.mjs';
 import { makeMcpDriver, QUIET_FLAGS } from './lib/servers.mjs';
 import { runIteration, STEPS } from './lib/loop.mjs';
 import { summary, percentile, ratio, round } from './lib/stats.mjs';
+import { runPairedRounds } from './lib/paired.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const REPO = path.resolve(HERE, '..');
@@ -34,6 +35,9 @@ function usage(code) {
                           evidence.before_answer false) beside glassbox and the floor
   --think-ms N            an agent's think time before each call, in ms (default 0): the loop
                           then includes it; the steps do not
+  --paired                every server's session open at once, one iteration of each per round
+                          in a rotating order; reports each round's sum of steps over the floor's
+                          in that round, and their median (no cold starts, no concurrency run)
   --iterations N          measured loop iterations per server, after one warm-up (default 10)
   --cold-runs N           cold starts per server, each on a fresh server; the median is reported (default 5)
   --concurrency K         clients at once for the concurrency run, 0 to skip (default 8)
@@ -48,7 +52,7 @@ function usage(code) {
 
 function parseArgs(argv) {
   const o = {
-    only: DEFAULT_ONLY, iterations: 10, thinkMs: 0, coldRuns: 5, concurrency: 8, concurrencyOn: ['floor', 'glassbox'],
+    only: DEFAULT_ONLY, iterations: 10, thinkMs: 0, paired: false, coldRuns: 5, concurrency: 8, concurrencyOn: ['floor', 'glassbox'],
     chromium: '/usr/bin/chromium',
     glassbox: process.env.GLASSBOX_BIN ? path.resolve(REPO, process.env.GLASSBOX_BIN) : path.join(REPO, 'build', 'glassbox'),
     glassboxArgs: (process.env.GLASSBOX_ARGS || '').split(' ').filter(Boolean),
@@ -77,6 +81,7 @@ function parseArgs(argv) {
       case '--egress-cost': o.only = ['glassbox', 'noegress']; egressCost = true; break;
       case '--answer-first': o.only = ['floor', 'glassbox', 'answerfirst']; o.concurrency = 0; break;
       case '--think-ms': o.thinkMs = int(next(), 0); break;
+      case '--paired': o.paired = true; break;
       case '--iterations': o.iterations = int(next(), 1); break;
       case '--cold-runs': o.coldRuns = int(next(), 1); break;
       case '--concurrency': o.concurrency = int(next(), 0); concurrencyGiven = true; break;
@@ -93,7 +98,7 @@ function parseArgs(argv) {
   for (const s of [...o.only, ...o.concurrencyOn]) {
     if (!ALL.includes(s)) { console.error(`unknown server ${s}`); usage(2); }
   }
-  if (egressCost && !concurrencyGiven) o.concurrency = 0;
+  if ((egressCost || o.paired) && !concurrencyGiven) o.concurrency = 0;
   o.only = ALL.filter((s) => o.only.includes(s));
   o.concurrencyOn = o.concurrencyOn.filter((s) => o.only.includes(s));
   return o;
@@ -226,6 +231,53 @@ async function runServer(name, ctx) {
   for (const s of STEPS) rec.steps[s] = summary(rec.iterations.map((it) => it.steps[s]));
   rec.loop = summary(rec.iterations.map((it) => it.total));
   return rec;
+}
+
+// ---- paired: every server at once, one iteration of each per round ------------------------------
+
+async function runPaired(ctx) {
+  const drivers = {};
+  const ref = opts.only.includes('floor') ? 'floor' : opts.only[0];
+  try {
+    for (const name of opts.only) {
+      const d = await newDriver(name, ctx);
+      await d.start();
+      await d.navigate(site.formUrl);
+      await runIteration(d, site.formUrl, `warmup-${rnd()}`, opts.thinkMs);
+      drivers[name] = d;
+    }
+    return { ref, ...(await runPairedRounds(drivers, { ref, rounds: opts.iterations, url: site.formUrl, thinkMs: opts.thinkMs, log })) };
+  } finally {
+    for (const d of Object.values(drivers)) await stopDriver(d);
+  }
+}
+
+function printPaired(p) {
+  const short = { navigate: 'nav', snapshot: 'snap', type: 'type', click_save: 'save', confirm: 'confirm', click_link: 'link', title: 'title', screenshot: 'shot' };
+  const out = [''];
+  out.push(`Paired agent loop: ${opts.iterations} rounds, one iteration of each server per round (rotating order)` +
+    `${opts.thinkMs ? `, ${opts.thinkMs} ms think time before each call (not in the steps)` : ''}; medians in ms`);
+  let head = 'server'.padEnd(12);
+  for (const s of STEPS) head += short[s].padStart(8);
+  head += 'sum'.padStart(9) + `  sum / ${p.ref}: median of rounds (ratio of medians), rounds <= 1.5`;
+  out.push(head);
+  out.push('-'.repeat(head.length));
+  for (const [name, s] of Object.entries(p.servers)) {
+    let line = name.padEnd(12);
+    for (const st of STEPS) line += fmt(s.steps[st]?.median, 8);
+    line += fmt(s.sum?.median, 9);
+    if (s.over_ref) {
+      line += `  ${fmt(s.over_ref.median_of_rounds, 5, 2)} (${fmt(ratio(s.sum?.median, p.servers[p.ref].sum?.median), 0, 2)}), ` +
+        `${s.over_ref.rounds_at_or_below_1_5} of ${s.over_ref.per_round.length}`;
+    }
+    if (s.failed_rounds) line += `  (${s.failed_rounds} failed rounds)`;
+    out.push(line);
+  }
+  for (const [name, s] of Object.entries(p.servers)) {
+    if (!s.over_ref) continue;
+    out.push(`${name} / ${p.ref} per step (median of rounds): ` + STEPS.map((st) => `${short[st]} ${fmt(s.over_ref.steps[st], 0, 2)}`).join('  '));
+  }
+  console.log(out.join('\n'));
 }
 
 // ---- concurrency: K clients at once, each with its own server process ------------------------------
@@ -453,6 +505,16 @@ async function main() {
   site = await startSite(path.join(HERE, 'site'));
   log(`fixture site at ${site.origin}; servers: ${opts.only.join(', ')}; ${opts.iterations} iterations`);
   const ctx = { tmpBase, chromium: opts.chromium, repoRoot: REPO, glassboxBin: opts.glassbox, glassboxArgs: opts.glassboxArgs };
+  if (opts.paired) {
+    const p = await runPaired(ctx);
+    printPaired(p);
+    const report = { date: new Date().toISOString(), host: { cores: os.cpus().length, load: os.loadavg() },
+      options: { only: opts.only, rounds: opts.iterations, think_ms: opts.thinkMs, paired: true }, versions: await versions(), paired: p };
+    await mkdir(path.dirname(opts.out), { recursive: true });
+    await writeFile(opts.out, JSON.stringify(report, null, 2) + '\n');
+    log(`wrote ${path.relative(process.cwd(), opts.out) || opts.out}`);
+    return Object.values(p.servers).every((s) => s.failed_rounds < opts.iterations / 2);
+  }
   const results = [];
   for (const name of opts.only) {
     log(`${name}: starting`);

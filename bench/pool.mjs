@@ -13,6 +13,12 @@
 // (paired: a machine whose load drifts during the run moves both alike).
 //
 //   node bench/pool.mjs [--rounds R] [--warm-per-round W] [--think-ms T] [--glassbox PATH] [--out FILE]
+//        [--log FILE]
+//
+// The paired ratio is the figure to read on a busy machine: each round's first navigate is divided
+// by the warm navigates of the same session, moments later, on the same browser; its median over
+// R rounds (default 15), with the quartiles and how many rounds were at or below 1.3x. --log FILE
+// appends the services' stderr (with GLASSBOX_LOG=debug: a timing line per call).
 //
 // --think-ms T waits T ms between initialize and the first navigate (an agent's think time; 0 by
 // default: the first navigate follows initialize at once).
@@ -23,14 +29,14 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startSite } from './lib/site-server.mjs';
-import { median } from './lib/stats.mjs';
+import { median, percentile } from './lib/stats.mjs';
 import { sleep, startServe, connect, navigate, stop } from './lib/serve.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const REPO = path.resolve(HERE, '..');
 
 function parseArgs(argv) {
-  const o = { rounds: 7, warmPerRound: 3, thinkMs: 0, sessions: 2, glassbox: process.env.GLASSBOX_BIN || path.join(REPO, 'build', 'glassbox'),
+  const o = { rounds: 15, warmPerRound: 3, log: null, thinkMs: 0, sessions: 2, glassbox: process.env.GLASSBOX_BIN || path.join(REPO, 'build', 'glassbox'),
     out: path.join(HERE, 'results', 'pool.json') };
   for (let i = 2; i < argv.length; i++) {
     const v = argv[i + 1];
@@ -40,6 +46,7 @@ function parseArgs(argv) {
       case '--think-ms': o.thinkMs = Number(v); i++; break;
       case '--glassbox': o.glassbox = path.resolve(v); i++; break;
       case '--out': o.out = path.resolve(v); i++; break;
+      case '--log': o.log = path.resolve(v); i++; break;
       default: console.error(`unknown option ${argv[i]}`); process.exit(2);
     }
   }
@@ -92,7 +99,7 @@ async function measure(opts, site, pool) {
         (one.warm.length ? `, warm ${one.warm.map(Math.round).join('/')} ms` : ''));
     }
   } finally {
-    await stop(svc);
+    await stop(svc, opts.log);
   }
   return r;
 }
@@ -120,6 +127,8 @@ async function main() {
       medians: m,
       pooled_first_over_warm: Math.round((m.pooled_first_ms / m.warm_navigate_ms) * 100) / 100,
       pooled_first_over_warm_paired: Math.round(median(pooled.paired) * 100) / 100,
+      pooled_paired_quartiles: [percentile(pooled.paired, 25), percentile(pooled.paired, 75)].map((x) => Math.round(x * 100) / 100),
+      pooled_paired_rounds_at_or_below_1_3: pooled.paired.filter((x) => x <= 1.3).length,
       launched_first_over_warm: Math.round((m.launched_first_ms / m.warm_navigate_ms) * 100) / 100,
       browsers: { pooled: pooled.browsers, launched: launched.browsers },
       samples: { pooled, launched },
@@ -131,7 +140,9 @@ async function main() {
     console.log(`  pooled first ${m.pooled_first_ms} ms ${JSON.stringify(pooled.browsers)} | warm navigate ${m.warm_navigate_ms} ms | ` +
       `launched first ${m.launched_first_ms} ms ${JSON.stringify(launched.browsers)}`);
     console.log(`  pooled first / warm ${report.pooled_first_over_warm} (median of each session's first / its own warm median: ` +
-      `${report.pooled_first_over_warm_paired}) | launched first / warm ${report.launched_first_over_warm}`);
+      `${report.pooled_first_over_warm_paired}, quartiles ${report.pooled_paired_quartiles.join('-')}, ` +
+      `${report.pooled_paired_rounds_at_or_below_1_3} of ${pooled.paired.length} rounds at or below 1.3) | ` +
+      `launched first / warm ${report.launched_first_over_warm}`);
     console.log(`  initialize: pooled service ${m.pooled_initialize_ms} ms, service without a pool ${m.launched_initialize_ms} ms; ` +
       `time_to_ready_ms: pooled (the adoption) ${m.pooled_time_to_ready_ms}, launched ${m.launched_time_to_ready_ms}` +
       (opts.thinkMs ? `; ${opts.thinkMs} ms between initialize and the first navigate` : ''));

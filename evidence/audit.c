@@ -9,8 +9,18 @@
  * The handle keeps one struct tenant_log per tenant that has appended,
  * created on demand and kept until close. Each has a mutex that
  * serialises this process's appends, and an open .lock file that is
- * flock()ed around every append so that another process (the CLI
- * purging, a second replica on the same disk) is serialised too.
+ * flock()ed from an append until every record this process wrote is
+ * durable, so that another process (the CLI purging, a second replica on
+ * the same disk) is serialised too and never reads a record that may
+ * still be lost.
+ *
+ * Group commit (audit_commit.c): a record is built, signed and written
+ * under the mutex; the fdatasync that makes it durable runs with the
+ * mutex released and covers every record written by then, so concurrent
+ * appends (several sessions, a CDP session's records) share one sync and
+ * one head.json write. evid_audit_append() returns only once its own
+ * record is durable. evid_audit_with_lock() (purge) first makes every
+ * record durable and keeps the mutex until it is done.
  *
  * Invariants, for each tenant:
  *   - the log is the concatenation of its day files in name order; each
@@ -21,7 +31,10 @@
  *   - a line is written whole or not at all: one write() in O_APPEND,
  *     and if it fails half-way the file is cut back to its old size;
  *   - head.json names the newest acknowledged record; it is written after
- *     the record's fsync, so it never names more than the log holds.
+ *     the record's sync and before it is acknowledged, so it never names
+ *     more than the log holds. Its rename is made durable at once only
+ *     when head.json is created; after a crash it may name an earlier
+ *     record than the newest (never a later one).
  * The cached tail (seq, hash, file, size) is re-read from disk whenever
  * the file changed under us (another process appended).
  */
@@ -57,8 +70,11 @@ struct tenant_log {
 	struct tenant_log *next; /* {a->lock} */
 	char tenant[EVID_MAX_NAME_BYTES + 1];
 	char dir[PATH_BYTES];
+	const struct evid_keypair *kp; /* immutable: the handle's */
 	pthread_mutex_t lock;
-	int lock_fd;                         /* {log->lock} .lock, flocked per append; -1 */
+	int lock_fd;                         /* {log->lock} .lock; -1 */
+	int flocked;                         /* {log->lock} lock_fd is flocked by us */
+	struct evid_commit commit;           /* {log->lock} the day file and its syncs */
 	int loaded;                          /* {log->lock} the fields below are known */
 	uint64_t last_seq;                   /* {log->lock} 0: empty log */
 	char last_hash[65];                  /* {log->lock} */
@@ -161,7 +177,8 @@ void evid_audit_close(struct evid_audit *a)
 		log = a->logs;
 		a->logs = log->next;
 		if (log->lock_fd >= 0)
-			close(log->lock_fd);
+			close(log->lock_fd); /* drops the flock with it */
+		evid_commit_destroy(&log->commit);
 		pthread_mutex_destroy(&log->lock);
 		free(log);
 	}
@@ -176,6 +193,18 @@ void evid_audit_public_key(const struct evid_audit *a, unsigned char pk[32], cha
 {
 	memcpy(pk, a->kp.pk, 32);
 	memcpy(key_id, a->kp.key_id, 17);
+}
+
+/* evid_commit_head_fn: head.json names record seq. A head that could
+ * not be written leaves an earlier one, which is still true. */
+static void write_head(void *user, uint64_t seq, const char hash[65])
+{
+	struct tenant_log *log = user;
+	char herr[512];
+
+	if (evid_head_write(log->dir, log->tenant, log->kp, seq, hash, herr, sizeof(herr)) != 0)
+		GB_LOGW("evidence", "record %llu of %s was kept but its head was not updated: %s",
+		        (unsigned long long)seq, log->tenant, herr);
 }
 
 /* Finds or creates the tenant's log state (tenant already checked). */
@@ -202,6 +231,8 @@ static struct tenant_log *get_log(struct evid_audit *a, const char *tenant, char
 	}
 	pthread_mutex_init(&log->lock, NULL);
 	log->lock_fd = -1;
+	log->kp = &a->kp;
+	evid_commit_init(&log->commit, write_head, log);
 	log->next = a->logs;
 	a->logs = log;
 out:
@@ -249,7 +280,10 @@ static void find_last_line(const char *buf, size_t len, int at_file_start, struc
 
 /* Reads the last complete record of one day file into log. Returns 0 and
  * *found 0 for an empty file. A torn last line is cut off when head.json
- * shows it was never acknowledged; otherwise appending is refused. */
+ * shows it was never acknowledged (the head names the last whole record,
+ * or an earlier one: an acknowledged record is whole on disk, and after a
+ * crash the head may be older than the log); otherwise appending is
+ * refused. */
 static int read_file_tail(struct tenant_log *log, const char *name, const struct evid_head *head,
                           int have_head, int *found, char *err, size_t errlen)
 {
@@ -321,7 +355,8 @@ static int read_file_tail(struct tenant_log *log, const char *name, const struct
 		goto out;
 	}
 	if (v.torn) {
-		if (!r.rec || !have_head || head->seq != r.seq || strcmp(head->hash, r.hash) != 0) {
+		if (!r.rec || !have_head || head->seq > r.seq ||
+		    (head->seq == r.seq && strcmp(head->hash, r.hash) != 0)) {
 			gb_set_error(err, errlen,
 			             "%s ends inside a record that was acknowledged (the "
 			             "log was truncated or damaged): appending is refused; run "
@@ -449,15 +484,36 @@ static int tail_changed(const struct evid_audit *a, const struct tenant_log *log
 	return 0;
 }
 
-int evid_audit_with_lock(struct evid_audit *a, const char *tenant, evid_audit_locked_fn fn,
-                         void *user, char *err, size_t errlen)
+/* Re-reads the tail from disk once nothing waits for a sync: the files
+ * changed under us, or unsynced records were cut off. */
+static int reload_tail_locked(struct evid_audit *a, struct tenant_log *log, char *err,
+                              size_t errlen)
+{
+	int rc;
+
+	rc = evid_commit_drain_locked(&log->commit, &log->lock, err, errlen);
+	if (rc != 0)
+		goto out;
+	evid_commit_close_locked(&log->commit);
+	log->commit.cut = 0;
+	rc = load_tail(log, &a->kp, err, errlen);
+out:
+	return rc;
+}
+
+/* Takes tenant's log: its mutex (held on return whenever *out is set,
+ * even on failure), then the flock unless this process holds it already;
+ * with exclusive, every record written is made durable first; then the
+ * tail, re-read if the files changed. Returns 0 or a negative evid_err. */
+static int lock_log(struct evid_audit *a, const char *tenant, int exclusive,
+                    struct tenant_log **out, char *err, size_t errlen)
 {
 	struct tenant_log *log = NULL;
 	char rel[128];
 	char path[PATH_BYTES + 8];
-	int locked = 0;
 	int rc;
 
+	*out = NULL;
 	if (!a) {
 		gb_set_error(err, errlen, "the audit trail is not open");
 		rc = -EVID_EINVAL;
@@ -472,6 +528,7 @@ int evid_audit_with_lock(struct evid_audit *a, const char *tenant, evid_audit_lo
 		goto out;
 	}
 	pthread_mutex_lock(&log->lock);
+	*out = log;
 	snprintf(rel, sizeof(rel), "tenants/%s/audit", tenant);
 	rc = gb_fs_mkdirs(a->data_dir, rel, err, errlen);
 	if (rc != 0)
@@ -485,25 +542,48 @@ int evid_audit_with_lock(struct evid_audit *a, const char *tenant, evid_audit_lo
 			goto out;
 		}
 	}
-	while (flock(log->lock_fd, LOCK_EX) != 0) {
+	while (!log->flocked && flock(log->lock_fd, LOCK_EX) != 0) {
 		if (errno != EINTR) {
 			gb_set_io_error(err, errlen, "lock the audit log", log->dir, errno);
 			rc = -EVID_EIO;
 			goto out;
 		}
 	}
-	locked = 1;
-	if (tail_changed(a, log)) {
-		rc = load_tail(log, &a->kp, err, errlen);
+	log->flocked = 1;
+	if (exclusive) {
+		rc = evid_commit_drain_locked(&log->commit, &log->lock, err, errlen);
 		if (rc != 0)
 			goto out;
 	}
-	rc = fn(a, tenant, user, err, errlen);
+	if (log->commit.cut || tail_changed(a, log))
+		rc = reload_tail_locked(a, log, err, errlen);
 out:
-	if (locked)
+	return rc;
+}
+
+/* Lets the log go: the flock once nothing of ours waits for a sync, then
+ * the mutex. NULL is a no-op. */
+static void unlock_log(struct tenant_log *log)
+{
+	if (!log)
+		return;
+	if (log->flocked && evid_commit_idle_locked(&log->commit)) {
 		flock(log->lock_fd, LOCK_UN);
-	if (log)
-		pthread_mutex_unlock(&log->lock);
+		log->flocked = 0;
+	}
+	pthread_mutex_unlock(&log->lock);
+}
+
+int evid_audit_with_lock(struct evid_audit *a, const char *tenant, evid_audit_locked_fn fn,
+                         void *user, char *err, size_t errlen)
+{
+	struct tenant_log *log = NULL;
+	int rc;
+
+	rc = lock_log(a, tenant, 1, &log, err, errlen);
+	if (rc == 0)
+		rc = fn(a, tenant, user, err, errlen);
+	unlock_log(log);
 	return rc;
 }
 
@@ -655,60 +735,6 @@ static json_t *build_record(const struct evid_audit *a, const struct tenant_log 
 	                 "prev_hash", log->last_hash, "key_id", a->kp.key_id);
 }
 
-/* Writes line to the day file as one append, cut back on failure, and
- * fsyncs it (and the dir when the file is new). */
-static int write_line(struct tenant_log *log, const char *name, const char *line, size_t len,
-                      struct stat *after, char *err, size_t errlen)
-{
-	char path[PATH_BYTES + EVID_DAY_NAME_BYTES];
-	struct stat before;
-	size_t done = 0;
-	ssize_t n;
-	int fd = -1;
-	int dfd;
-	int rc = 0;
-
-	snprintf(path, sizeof(path), "%s/%s", log->dir, name);
-	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0 || fstat(fd, &before) != 0) {
-		gb_set_io_error(err, errlen, "open the audit log", path, errno);
-		rc = -EVID_EIO;
-		goto out;
-	}
-	while (done < len) {
-		n = write(fd, line + done, len - done);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			gb_set_io_error(err, errlen, "append to the audit log", path,
-			                n == 0 ? EIO : errno);
-			if (done && ftruncate(fd, before.st_size) != 0)
-				GB_LOGE("evidence", "could not cut a partial record off %s", path);
-			rc = -EVID_EIO;
-			goto out;
-		}
-		done += (size_t)n;
-	}
-	if (fsync(fd) != 0 || fstat(fd, after) != 0) {
-		gb_set_io_error(err, errlen, "sync the audit log", path, errno);
-		if (ftruncate(fd, before.st_size) != 0)
-			GB_LOGE("evidence", "could not cut an unsynced record off %s", path);
-		rc = -EVID_EIO;
-		goto out;
-	}
-	if (before.st_size == 0) { /* a new day file: make its name durable */
-		dfd = open(log->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (dfd >= 0) {
-			fsync(dfd);
-			close(dfd);
-		}
-	}
-out:
-	if (fd >= 0)
-		close(fd);
-	return rc;
-}
-
 /* The signed line of the record of e with body (borrowed) as its body,
  * without its '\n', into *line (malloc'd; *len bytes) and its hash. */
 static int sign_line(struct evid_audit *a, const struct tenant_log *log,
@@ -754,15 +780,24 @@ out:
  * fitting the body (the record is checked whole after). */
 #define RECORD_FRAME_BYTES (64u * 1024u)
 
-int evid_audit_append_locked(struct evid_audit *a, const struct evid_audit_entry *e,
-                             int allow_purge, struct evid_audit_receipt *receipt, char *err,
-                             size_t errlen)
+/* Where a record went: its seq and hash, and the commit generation to
+ * wait in. */
+struct written {
+	uint64_t seq;
+	char hash[65];
+	uint64_t gen;
+};
+
+/* Builds, signs and writes the record of e to the log's day file, without
+ * syncing it; log's mutex held and its tail loaded. Returns 0 or a
+ * negative evid_err with err. */
+static int write_record_locked(struct evid_audit *a, struct tenant_log *log,
+                               const struct evid_audit_entry *e, int allow_purge, struct written *w,
+                               char *err, size_t errlen)
 {
-	struct tenant_log *log = NULL;
-	struct stat after;
+	struct stat st;
 	char name[EVID_DAY_NAME_BYTES];
 	char hash[65];
-	char herr[512];
 	char *line = NULL;
 	json_t *body = NULL;
 	json_t *fitted = NULL;
@@ -773,9 +808,19 @@ int evid_audit_append_locked(struct evid_audit *a, const struct evid_audit_entry
 	rc = check_entry(e, allow_purge, err, errlen);
 	if (rc != 0)
 		goto out;
-	log = get_log(a, e->tenant, err, errlen);
-	rc = -EVID_ENOMEM;
-	if (!log)
+	/* the file first: switching it may wait for a sync with the mutex
+	 * released, and nothing below may see the tail change */
+	for (;;) {
+		target_file(a, log, name, sizeof(name));
+		rc = evid_commit_use_file_locked(&log->commit, &log->lock, log->dir, name, &st, err,
+		                                 errlen);
+		if (rc != 0 || !log->commit.cut)
+			break;
+		rc = reload_tail_locked(a, log, err, errlen);
+		if (rc != 0)
+			break;
+	}
+	if (rc != 0)
 		goto out;
 	body = recorded_body(e);
 	if (!body)
@@ -806,24 +851,18 @@ int evid_audit_append_locked(struct evid_audit *a, const struct evid_audit_entry
 		goto out;
 	}
 	line[len] = '\n'; /* the NUL becomes the end of line; written as len + 1 bytes */
-	target_file(a, log, name, sizeof(name));
-	rc = write_line(log, name, line, len + 1, &after, err, errlen);
+	rc = evid_commit_write_locked(&log->commit, line, len + 1, log->last_seq + 1, hash, &st,
+	                              &w->gen, err, errlen);
 	if (rc != 0)
 		goto out;
 	log->last_seq++;
 	memcpy(log->last_hash, hash, sizeof(hash));
 	snprintf(log->last_file, sizeof(log->last_file), "%s", name);
-	log->dev = after.st_dev;
-	log->ino = after.st_ino;
-	log->size = after.st_size;
-	if (evid_head_write(log->dir, e->tenant, &a->kp, log->last_seq, hash, herr, sizeof(herr)) !=
-	    0)
-		GB_LOGW("evidence", "record %llu of %s was kept but its head was not updated: %s",
-		        (unsigned long long)log->last_seq, e->tenant, herr);
-	if (receipt) {
-		receipt->seq = log->last_seq;
-		memcpy(receipt->hash, hash, sizeof(hash));
-	}
+	log->dev = st.st_dev;
+	log->ino = st.st_ino;
+	log->size = st.st_size;
+	w->seq = log->last_seq;
+	memcpy(w->hash, hash, sizeof(hash));
 	goto out;
 oom:
 	gb_set_error(err, errlen, "out of memory writing an audit record");
@@ -835,31 +874,61 @@ out:
 	return rc;
 }
 
-/* evid_audit_with_lock() callback of evid_audit_append(). */
-struct append_job {
-	const struct evid_audit_entry *entry;
-	struct evid_audit_receipt *receipt;
-};
-
-static int append_cb(struct evid_audit *a, const char *tenant, void *user, char *err, size_t errlen)
+/* Fills receipt (may be NULL) from w. */
+static void fill_receipt(struct evid_audit_receipt *receipt, const struct written *w)
 {
-	struct append_job *job = user;
+	if (!receipt)
+		return;
+	receipt->seq = w->seq;
+	memcpy(receipt->hash, w->hash, sizeof(w->hash));
+}
 
-	(void)tenant;
-	return evid_audit_append_locked(a, job->entry, 0, job->receipt, err, errlen);
+int evid_audit_append_locked(struct evid_audit *a, const struct evid_audit_entry *e,
+                             int allow_purge, struct evid_audit_receipt *receipt, char *err,
+                             size_t errlen)
+{
+	struct tenant_log *log;
+	struct written w = { 0 };
+	int rc;
+
+	rc = check_entry(e, allow_purge, err, errlen);
+	if (rc != 0)
+		goto out;
+	log = get_log(a, e->tenant, err, errlen);
+	rc = -EVID_ENOMEM;
+	if (!log)
+		goto out;
+	/* exclusive (evid_audit_with_lock drained first): synced at once,
+	 * the mutex kept */
+	rc = write_record_locked(a, log, e, allow_purge, &w, err, errlen);
+	if (rc == 0)
+		rc = evid_commit_drain_locked(&log->commit, &log->lock, err, errlen);
+	if (rc == 0)
+		fill_receipt(receipt, &w);
+out:
+	return rc;
 }
 
 int evid_audit_append(struct evid_audit *a, const struct evid_audit_entry *entry,
                       struct evid_audit_receipt *receipt, char *err, size_t errlen)
 {
-	struct append_job job = { entry, receipt };
+	struct tenant_log *log = NULL;
+	struct written w = { 0 };
 	char why[1024] = "";
 	int rc;
 
 	rc = check_entry(entry, 0, err, errlen);
 	if (rc != 0)
 		goto out;
-	rc = evid_audit_with_lock(a, entry->tenant, append_cb, &job, why, sizeof(why));
+	rc = lock_log(a, entry->tenant, 0, &log, why, sizeof(why));
+	if (rc == 0)
+		rc = write_record_locked(a, log, entry, 0, &w, why, sizeof(why));
+	if (rc == 0) /* group commit: returns once this record is durable */
+		rc = evid_commit_wait_locked(&log->commit, &log->lock, w.gen, w.seq, why,
+		                             sizeof(why));
+	if (rc == 0)
+		fill_receipt(receipt, &w);
+	unlock_log(log);
 	if (rc == -EVID_EIO)
 		gb_set_error(err, errlen, "the audit record could not be kept: %s", why);
 	else if (rc != 0)

@@ -39,8 +39,10 @@
  *     retention in days.
  *
  * Thread safety: every function may be called from any thread. Appends
- * to one tenant's log are serialised by a mutex per tenant and by a
- * flock() on its .lock file (other processes, e.g. the CLI purging).
+ * to one tenant's log are serialised by a mutex per tenant (the sync that
+ * makes them durable runs outside it, shared) and by a flock() on its
+ * .lock file, held until this process's records are durable (other
+ * processes, e.g. the CLI purging).
  */
 #ifndef GB_EVIDENCE_AUDIT_H
 #define GB_EVIDENCE_AUDIT_H
@@ -132,8 +134,11 @@ void evid_audit_close(struct evid_audit *a);
 /* Appends one record to entry->tenant's log: the next seq, linked to the
  * newest record (read from disk on first use, so the chain continues
  * across restarts and across processes), hashed, signed, written with
- * one write(), fsynced; a partial write is cut back off, so the log holds
- * the whole line or nothing. The body is redacted as described above and
+ * one write(); returns only once the record is durable (fdatasync, then
+ * head.json naming it; appends running at once share one sync). A
+ * partial write, or a sync that fails, cuts the record back off, so the
+ * log holds the whole line or nothing and never a record whose append
+ * failed. The body is redacted as described above and
  * must be under EVID_AUDIT_MAX_RECORD_BYTES once written. receipt may be
  * NULL. Returns 0, -EVID_EINVAL (bad entry: err says which member),
  * -EVID_EIO (the log could not be written: full disk, read-only; err

@@ -15,10 +15,12 @@
 
 #include "common/util.h"
 
+#include <errno.h>
 #include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define PATH_BYTES 4096
 #define HEAD_MAX_BYTES 4096u
@@ -274,6 +276,7 @@ int evid_head_write(const char *dir, const char *tenant, const struct evid_keypa
 	char *signed_text = NULL;
 	char *text = NULL;
 	json_t *doc;
+	int existed;
 	int rc = -EVID_ENOMEM;
 
 	doc = json_pack("{s:s, s:I, s:s, s:s}", "tenant", tenant, "seq", (json_int_t)seq, "hash",
@@ -288,9 +291,23 @@ int evid_head_write(const char *dir, const char *tenant, const struct evid_keypa
 	if (!text)
 		goto oom;
 	snprintf(path, sizeof(path), "%s/head.json", dir);
+	existed = access(path, F_OK) == 0;
 	rc = gb_fs_write_temp(dir, text, strlen(text), tmp, sizeof(tmp), err, errlen);
-	if (rc == 0)
-		rc = gb_fs_publish_replace(tmp, path, dir, err, errlen);
+	if (rc != 0)
+		goto out;
+	if (!existed) {
+		rc = gb_fs_publish_replace(tmp, path, dir, err, errlen); /* the dir synced */
+		goto out;
+	}
+	/* replacing a head: its bytes are synced (never an empty head.json),
+	 * the rename is not (the dir's sync cost as much as the record's):
+	 * after a crash the head may be the one before, naming an earlier
+	 * record, which stays true */
+	if (rename(tmp, path) != 0) {
+		gb_set_io_error(err, errlen, "rename a temp file to", path, errno);
+		unlink(tmp);
+		rc = -EVID_EIO;
+	}
 	goto out;
 oom:
 	gb_set_error(err, errlen, "out of memory writing the chain head");

@@ -9,11 +9,16 @@
 #include "common/unittest.h"
 
 #include <jansson.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
+
+struct stat;
 
 struct evid_store;
 struct evid_audit;
+struct evid_png_info;
 
 /* Largest metadata record read back or written, bytes. */
 #define EVID_MAX_META_BYTES (1024u * 1024u)
@@ -23,6 +28,21 @@ int evid_sha256_hex_is_valid(const char *hex);
 
 /* sha256 of data[0..len) as 64 lowercase hex digits + NUL into hex[65]. */
 void evid_sha256_hex(const unsigned char *data, size_t len, char hex[65]);
+
+/* ---- PNG validation (png.c) ---------------------------------------------- */
+
+/* evid_png_check() of png[0..len), whose sha256 (hex) the caller computed
+ * over those bytes: bytes that passed the full decode lately pass again
+ * without another one (and fill info as it did). Anything else is decoded
+ * whole, and remembered when it passes. sha256 not valid hex: a plain
+ * evid_png_check(). Returns what evid_png_check() does. */
+int evid_png_check_hashed(const unsigned char *png, size_t len, const char *sha256,
+                          struct evid_png_info *info, char *err, size_t errlen);
+
+#ifdef GB_UNITTEST_BUILD
+/* png.c: how many full decodes evid_png_check() ran in this process */
+unsigned long long evid_png_decodes(void);
+#endif
 
 /* ---- fitting a record under its ceiling (truncate.c) -------------------- */
 
@@ -178,9 +198,89 @@ struct evid_head {
 int evid_head_read(const char *dir, const unsigned char *pk, struct evid_head *h, char *why,
                    size_t whylen);
 
-/* Writes head.json atomically, signed with kp. */
+/* Writes head.json atomically, signed with kp: a temp file, synced, then
+ * renamed over it. The dir is synced only when head.json is new; a
+ * replacement's rename becomes durable with the file system's next
+ * commit, so after a crash head.json is this head or an earlier one. */
 int evid_head_write(const char *dir, const char *tenant, const struct evid_keypair *kp,
                     uint64_t seq, const char *hash, char *err, size_t errlen);
+
+/* ---- group commit of a tenant's log (audit_commit.c) -------------------- */
+
+/* Called by the writer that made records up to seq durable, before any
+ * of them is acknowledged, with the log's mutex released (calls are never
+ * concurrent and seq only grows): audit.c writes head.json there. */
+typedef void (*evid_commit_head_fn)(void *user, uint64_t seq, const char hash[65]);
+
+/* The day file a tenant's records go to and how much of it is durable.
+ * Every member is guarded by the tenant log's mutex, which each call
+ * below is given or must hold. */
+struct evid_commit {
+	pthread_cond_t cond;            /* broadcast when a batch ends or is cut */
+	int fd;                         /* the day file, O_APPEND; -1 */
+	char file[EVID_DAY_NAME_BYTES]; /* its name; "" when none */
+	char dir[4096];                 /* the audit dir it is in */
+	char path[4096 + EVID_DAY_NAME_BYTES];
+	uint64_t written_seq;  /* newest record written to fd */
+	char written_hash[65]; /* its hash */
+	off_t written_size;    /* fd's size after it */
+	uint64_t synced_seq;   /* newest record known durable */
+	off_t synced_size;     /* fd's size when it was */
+	uint64_t gen;          /* bumped when unsynced records are cut off */
+	char cut_reason[512];  /* why they were */
+	int cut;               /* records were cut: the caller re-reads the tail */
+	int syncing;           /* a leader syncs, the mutex released */
+	int draining;          /* writers waiting to sync with the mutex kept */
+	evid_commit_head_fn head_fn;
+	void *head_user;
+};
+
+/* Initialises c (no file open); head_fn may be NULL. */
+void evid_commit_init(struct evid_commit *c, evid_commit_head_fn head_fn, void *head_user);
+
+/* Closes the file and frees c's condition; nothing may be waiting. */
+void evid_commit_destroy(struct evid_commit *c);
+
+/* 1 when no record waits for a sync and no sync runs. */
+int evid_commit_idle_locked(const struct evid_commit *c);
+
+/* Makes every record written so far durable before returning, with the
+ * mutex held again: waits for a running sync (the mutex is released
+ * while it does), then syncs what is left without releasing it. Returns
+ * 0, or -EVID_EIO when that sync failed (the records were cut off). */
+int evid_commit_drain_locked(struct evid_commit *c, pthread_mutex_t *lock, char *err,
+                             size_t errlen);
+
+/* Makes dir/name (borrowed) the file records go to, opening (creating)
+ * it unless it is already; a switch drains the old file first. *st is
+ * the file's state now. Returns 0 or -EVID_EIO with err. */
+int evid_commit_use_file_locked(struct evid_commit *c, pthread_mutex_t *lock, const char *dir,
+                                const char *name, struct stat *st, char *err, size_t errlen);
+
+/* Closes the file (re-read from disk next time); only when idle. */
+void evid_commit_close_locked(struct evid_commit *c);
+
+/* Appends line[0..len) (one whole record with its '\n') as record seq
+ * with hash, without syncing; cut back off on failure, so the file holds
+ * all of it or none. The first record of a new file makes its name
+ * durable first. *after is the file's state after it, *gen what to pass
+ * to evid_commit_wait_locked(). Returns 0 or -EVID_EIO with err. */
+int evid_commit_write_locked(struct evid_commit *c, const char *line, size_t len, uint64_t seq,
+                             const char hash[65], struct stat *after, uint64_t *gen, char *err,
+                             size_t errlen);
+
+/* Returns once record seq (written in gen) is durable: 0; or -EVID_EIO
+ * with err when the sync that should have covered it failed and it was
+ * cut off. Leads the next batch's sync itself when none runs (the mutex
+ * is released while it syncs or waits). */
+int evid_commit_wait_locked(struct evid_commit *c, pthread_mutex_t *lock, uint64_t gen,
+                            uint64_t seq, char *err, size_t errlen);
+
+#ifdef GB_UNITTEST_BUILD
+/* Replaces the sync of a batch (NULL: fdatasync again); set it while no
+ * log is written. */
+void evid_commit_set_sync(int (*fn)(int fd));
+#endif
 
 /* ---- store internals shared with the audit side ------------------------- */
 

@@ -6,6 +6,14 @@
  * chunks after the image are read up to IEND. libpng reports errors by
  * longjmp; the setjmp lives in decode(), whose state is all reached
  * through a pointer, so nothing it changes is lost by the jump.
+ *
+ * A PNG whose bytes passed that decode lately is known by its sha256
+ * (evid_png_check_hashed): the same bytes pass again without another
+ * decode. Validity is a property of the bytes alone, so this is the same
+ * check: a session's camera takes the same page again and again (the same
+ * form after each visit, the same second page), and a store keeps each
+ * distinct image once anyway. The ring of known hashes is process-wide,
+ * guarded by known_lock; only images that decoded are ever in it.
  */
 #include "evidence/evidence-private.h"
 #include "evidence/evidence.h"
@@ -13,12 +21,27 @@
 #include "common/log.h"
 
 #include <png.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* Largest chunk libpng may allocate for (text, ICC profile...). */
 #define PNG_CHUNK_MAX_BYTES (8u * 1024u * 1024u)
+/* PNGs known to decode, by sha256 (a ring: the oldest goes first). */
+#define PNG_KNOWN_SLOTS 64u
+
+struct png_known {
+	char sha256[65]; /* "" when unused */
+	size_t len;
+	unsigned width;
+	unsigned height;
+};
+
+static pthread_mutex_t known_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct png_known known[PNG_KNOWN_SLOTS]; /* {known_lock} */
+static size_t known_next;                       /* {known_lock} the slot written next */
+static unsigned long long decodes;              /* {known_lock} full decodes run */
 
 struct png_job {
 	png_structp png;
@@ -156,6 +179,9 @@ int evid_png_check(const unsigned char *png, size_t len, struct evid_png_info *i
 		rc = -EVID_EBADPNG;
 		goto out;
 	}
+	pthread_mutex_lock(&known_lock);
+	decodes++;
+	pthread_mutex_unlock(&known_lock);
 	job.buf = png;
 	job.len = len;
 	job.png = png_create_read_struct(PNG_LIBPNG_VER_STRING, &job, on_png_error, on_png_warning);
@@ -190,3 +216,71 @@ out:
 	free(job.row);
 	return rc;
 }
+
+/* 1 and *info filled when sha256 (of len bytes) decoded lately. */
+static int known_find(const char *sha256, size_t len, struct evid_png_info *info)
+{
+	size_t i;
+	int found = 0;
+
+	pthread_mutex_lock(&known_lock);
+	for (i = 0; i < PNG_KNOWN_SLOTS && !found; i++) {
+		if (known[i].len != len || strcmp(known[i].sha256, sha256) != 0)
+			continue;
+		info->width = known[i].width;
+		info->height = known[i].height;
+		found = 1;
+	}
+	pthread_mutex_unlock(&known_lock);
+	return found;
+}
+
+/* Remembers that the PNG with sha256 decoded, as info says. */
+static void known_add(const char *sha256, size_t len, const struct evid_png_info *info)
+{
+	struct png_known *k;
+
+	pthread_mutex_lock(&known_lock);
+	k = &known[known_next];
+	known_next = (known_next + 1) % PNG_KNOWN_SLOTS;
+	snprintf(k->sha256, sizeof(k->sha256), "%s", sha256);
+	k->len = len;
+	k->width = info->width;
+	k->height = info->height;
+	pthread_mutex_unlock(&known_lock);
+}
+
+int evid_png_check_hashed(const unsigned char *png, size_t len, const char *sha256,
+                          struct evid_png_info *info, char *err, size_t errlen)
+{
+	struct evid_png_info got = { 0 };
+	int rc = 0;
+
+	if (!evid_sha256_hex_is_valid(sha256)) {
+		rc = evid_png_check(png, len, info, err, errlen);
+		goto out;
+	}
+	if (known_find(sha256, len, &got))
+		goto done;
+	rc = evid_png_check(png, len, &got, err, errlen);
+	if (rc != 0)
+		goto out;
+	known_add(sha256, len, &got);
+done:
+	if (info)
+		*info = got;
+out:
+	return rc;
+}
+
+#ifdef GB_UNITTEST_BUILD
+unsigned long long evid_png_decodes(void)
+{
+	unsigned long long n;
+
+	pthread_mutex_lock(&known_lock);
+	n = decodes;
+	pthread_mutex_unlock(&known_lock);
+	return n;
+}
+#endif

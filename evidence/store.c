@@ -473,17 +473,15 @@ out:
 
 /* The put shared by valid and invalid evidence. */
 static int put_in(struct evid_store *s, enum area area, const struct evid_meta *meta,
-                  const unsigned char *data, size_t len, const char *reason, size_t original_size,
-                  struct evid_ref *ref, char *err, size_t errlen)
+                  const unsigned char *data, size_t len, const char *sha256, const char *reason,
+                  size_t original_size, struct evid_ref *ref, char *err, size_t errlen)
 {
 	struct paths p;
-	char sha256[65];
 	char record_path[PATH_BYTES];
 	json_t *rec = NULL;
 	char *text = NULL;
 	int rc;
 
-	evid_sha256_hex(data ? data : (const unsigned char *)"", len, sha256);
 	rc = make_paths(s, meta->tenant, area, sha256, &p, err, errlen);
 	if (rc != 0)
 		goto out;
@@ -527,6 +525,7 @@ out:
 int evid_store_put(struct evid_store *s, const struct evid_meta *meta, const unsigned char *data,
                    size_t len, struct evid_ref *ref, char *err, size_t errlen)
 {
+	char sha256[65];
 	int rc;
 
 	rc = check_put_args(s, meta, data, len, err, errlen);
@@ -538,12 +537,13 @@ int evid_store_put(struct evid_store *s, const struct evid_meta *meta, const uns
 		rc = -EVID_EINVAL;
 		goto out;
 	}
+	evid_sha256_hex(data ? data : (const unsigned char *)"", len, sha256);
 	if (!strcmp(meta->mime, "image/png")) {
-		rc = evid_png_check(data, len, NULL, err, errlen);
+		rc = evid_png_check_hashed(data, len, sha256, NULL, err, errlen);
 		if (rc != 0)
 			goto out;
 	}
-	rc = put_in(s, AREA_ARTIFACTS, meta, data, len, NULL, len, ref, err, errlen);
+	rc = put_in(s, AREA_ARTIFACTS, meta, data, len, sha256, NULL, len, ref, err, errlen);
 out:
 	return rc;
 }
@@ -553,6 +553,7 @@ int evid_store_put_invalid(struct evid_store *s, const struct evid_meta *meta,
                            struct evid_ref *ref, char *err, size_t errlen)
 {
 	char *why = NULL; /* reason may be the caller's err buffer: keep a copy */
+	char sha256[65];
 	size_t kept = len;
 	int rc;
 
@@ -572,7 +573,8 @@ int evid_store_put_invalid(struct evid_store *s, const struct evid_meta *meta,
 	}
 	if (kept > EVID_MAX_ARTIFACT_BYTES)
 		kept = EVID_MAX_ARTIFACT_BYTES;
-	rc = put_in(s, AREA_INVALID, meta, data, kept, why, len, ref, err, errlen);
+	evid_sha256_hex(data ? data : (const unsigned char *)"", kept, sha256);
+	rc = put_in(s, AREA_INVALID, meta, data, kept, sha256, why, len, ref, err, errlen);
 out:
 	free(why);
 	return rc;

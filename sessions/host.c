@@ -21,6 +21,15 @@
  * that says the shared browser ended (sess_host_check); whoever keeps the
  * host launches a new one for the next session (sess_host_exited).
  *
+ * A headless host's windows are small (HOST_WINDOW_WIDTH x _HEIGHT): the
+ * first tab of each context opens a window of that context, and a
+ * window's surface costs the browser and GPU processes memory for every
+ * session (about 5 and 4 MiB at 1280x720). Each tab's viewport is then
+ * emulated at the sessions' size instead (Emulation.setDeviceMetrics-
+ * Override, sent while the tab is paused: targets.c), so that the page,
+ * its screenshots, boxes and input points are what a window of that size
+ * would give. A headed host keeps windows of the viewport's size.
+ *
  * Threads: sessions on one host run on their own workers; the host's
  * process state (the reaping of its leader) is guarded by h->lock, the
  * reference count is atomic. Everything else is immutable after launch.
@@ -41,6 +50,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* The window of a headless host's contexts (Chromium makes it at least
+ * 500 wide): what a tab draws in is its emulated viewport. */
+#define HOST_WINDOW_WIDTH 320
+#define HOST_WINDOW_HEIGHT 200
+
 struct sess_host {
 	pthread_mutex_t lock;
 	atomic_int refs;
@@ -48,6 +62,8 @@ struct sess_host {
 	                    * ({lock} for its exit state) */
 	int netns_fd;      /* the namespace it runs in (borrowed from the launcher), or 0 */
 	char run_dir[1024];
+	int emulated_width; /* the viewport its tabs emulate (a small window), or 0 */
+	int emulated_height;
 };
 
 int sess_host_launch(const struct sess_options *opt, struct sess_host **out, char *err,
@@ -73,6 +89,12 @@ int sess_host_launch(const struct sess_options *opt, struct sess_host **out, cha
 		return -1;
 	}
 	o.on_target = NULL; /* it attaches to nothing: its sessions do */
+	if (!opt->headed) {
+		h->emulated_width = opt->viewport_width > 0 ? opt->viewport_width : 1280;
+		h->emulated_height = opt->viewport_height > 0 ? opt->viewport_height : 720;
+		o.viewport_width = HOST_WINDOW_WIDTH; /* the window's size (--window-size) */
+		o.viewport_height = HOST_WINDOW_HEIGHT;
+	}
 	if (sess_launch_process(&o, &h->proc, err, errlen) < 0) {
 		free(h);
 		return -1;
@@ -179,6 +201,8 @@ int sess_host_join(struct sess_host *h, const struct sess_join_options *o,
 	snprintf(s->devtools_url, sizeof(s->devtools_url), "%s", h->proc->devtools_url);
 	s->devtools_port = h->proc->devtools_port;
 	s->flags = json_deep_copy(h->proc->flags);
+	s->emulated_width = h->emulated_width;
+	s->emulated_height = h->emulated_height;
 	if (make_session_dirs(h, s, err, errlen) < 0)
 		goto out;
 	if ((h->netns_fd > 0
@@ -213,6 +237,26 @@ out:
 	if (rc < 0)
 		sess_close(s);
 	return rc;
+}
+
+int sess_emulated_viewport(const struct sess *s, int *width, int *height)
+{
+	if (!s || !s->emulated_width)
+		return 0;
+	if (width)
+		*width = s->emulated_width;
+	if (height)
+		*height = s->emulated_height;
+	return 1;
+}
+
+json_t *sess_emulated_viewport_params(const struct sess *s)
+{
+	if (!sess_emulated_viewport(s, NULL, NULL))
+		return NULL;
+	/* deviceScaleFactor 0: the screen's own, as in a window of that size */
+	return json_pack("{s:i, s:i, s:i, s:b}", "width", s->emulated_width, "height",
+	                 s->emulated_height, "deviceScaleFactor", 0, "mobile", 0);
 }
 
 const char *sess_host_context_id(const struct sess *s)

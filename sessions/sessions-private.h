@@ -93,6 +93,9 @@ struct sess {
 	int side_wanted;              /* host.c: the next page of context_id is a side page */
 	char side_target_id[SESS_ID_LEN];  /* host.c: the side page, or "" */
 	char side_session_id[SESS_ID_LEN]; /* host.c: its CDP session, or "" */
+	int emulated_width; /* host.c: each tab's viewport is emulated at this size (its window
+	                      * is smaller, targets.c sets it), 0 when the window is the viewport */
+	int emulated_height;
 };
 
 /* session.c */

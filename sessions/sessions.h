@@ -353,6 +353,18 @@ int sess_host_is_side_page(const struct sess *s, const char *session_id);
 /* Closes s's side page (a no-op when none is open). */
 void sess_host_close_side_page(struct sess *s);
 
+/* 1 when s's tabs have their viewport emulated at *width x *height (a
+ * session on a headless shared browser, whose windows are smaller than
+ * the viewport; each tab gets it while paused, before its first script),
+ * 0 when the page's viewport is its window's. Whoever clears a viewport
+ * emulation on such a tab puts this one back. width, height may be NULL. */
+int sess_emulated_viewport(const struct sess *s, int *width, int *height);
+
+/* The Emulation.setDeviceMetricsOverride parameters (a new reference) of
+ * that viewport: its size, the real device pixel ratio, not mobile; NULL
+ * when s has none. */
+struct json_t *sess_emulated_viewport_params(const struct sess *s);
+
 /* 1 when h's browser has exited (how, in why), else 0. Thread-safe. */
 int sess_host_exited(struct sess_host *h, char *why, size_t whylen);
 

@@ -128,6 +128,12 @@ static void setup_page(struct sess *s, const char *sid, const char *target_id, c
 	/* a headless page has the focus, as in a window in front (Playwright
 	 * does the same): document.hasFocus() and the active element hold */
 	send_forget(s, sid, "Emulation.setFocusEmulationEnabled", json_pack("{s:b}", "enabled", 1));
+	/* a tab of a small window (host.c): the viewport it would have in a
+	 * window of the session's size; before the owner's hook, whose own
+	 * emulation (browser_emulate's viewport) then wins */
+	if (s->emulated_width)
+		send_forget(s, sid, "Emulation.setDeviceMetricsOverride",
+		            sess_emulated_viewport_params(s));
 	send_forget(s, sid, "Target.setAutoAttach", auto_attach_params());
 	if (s->on_target)
 		s->on_target(s->on_target_user, s, sid, "page");

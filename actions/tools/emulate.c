@@ -264,7 +264,7 @@ out:
  * session psid, awaiting each. */
 static int apply_setting(struct act_ctx *ctx, const char *psid, json_t *state, const char *setting)
 {
-	json_t *cmds = act_emulation_commands(state, setting, "page");
+	json_t *cmds = act_emulation_commands(state, setting, "page", ctx->sess);
 	json_t *c, *res = NULL;
 	char doing[96];
 	size_t i;

@@ -2,7 +2,7 @@
 // Streamable HTTP client, a timed browser_navigate, a stop that leaves nothing.
 import { spawn } from 'node:child_process';
 import crypto from 'node:crypto';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { appendFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -29,7 +29,8 @@ export async function startServe(opts, pool) {
   const cfg = path.join(dir, 'serve.json');
   await writeFile(cfg, JSON.stringify(config), { mode: 0o600 });
   const proc = spawn(opts.glassbox, ['serve', '--config', cfg], {
-    env: { ...process.env, GLASSBOX_DATA_DIR: path.join(dir, 'data'), GLASSBOX_LOG: 'warn' },
+    // GLASSBOX_LOG=debug in the bench's environment: one timing line per call (docs/internals/pipeline.md)
+    env: { ...process.env, GLASSBOX_DATA_DIR: path.join(dir, 'data'), GLASSBOX_LOG: process.env.GLASSBOX_LOG || 'warn' },
     stdio: ['ignore', 'ignore', 'pipe'], detached: true,
   });
   let stderr = '';
@@ -63,10 +64,12 @@ export async function navigate(client, url) {
   return { ms, browser: r.structuredContent?.browser, timeToReadyMs: r.structuredContent?.time_to_ready_ms };
 }
 
-// SIGTERM, then whatever is left of its process group; the data dir goes.
-export async function stop(svc) {
+// SIGTERM, then whatever is left of its process group; the data dir goes. logFile: where its
+// stderr goes (appended), or none.
+export async function stop(svc, logFile) {
   svc.proc.kill('SIGTERM');
   await Promise.race([new Promise((r) => svc.proc.on('exit', r)), sleep(60000)]);
   await killTree(svc.proc.pid, { rootIsGroupLeader: true }).catch(() => {});
   await rm(svc.dir, { recursive: true, force: true });
+  if (logFile) await appendFile(logFile, svc.stderr());
 }

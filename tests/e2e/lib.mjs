@@ -79,13 +79,14 @@ export function newDataDir(prefix = 'glassbox-test-') {
  *   config        the policy file (default $GLASSBOX_CONFIG, else
  *                 fixtures/policy/loopback.json)
  *   env           more environment variables for glassbox (e.g. GLASSBOX_CHROMIUM)
+ *   args          more arguments after `glassbox mcp` (e.g. ['--viewport-size', '800x600'])
  *   capabilities  the client's capabilities (default {}), e.g. {elicitation: {}}
  *   setupClient   called with the Client before it connects (to set
  *                 request handlers such as ElicitRequestSchema's)
  * Returns {client, transport, dataDir, pid, stderr(), close(), removeDataDir()}.
  * close() is idempotent; it does not remove the data dir.
  */
-export async function openGlassbox({ dataDir, config, env, capabilities = {}, setupClient } = {}) {
+export async function openGlassbox({ dataDir, config, env, args = [], capabilities = {}, setupClient } = {}) {
   const bin = glassboxBin();
   try {
     fs.accessSync(bin, fs.constants.X_OK);
@@ -96,7 +97,7 @@ export async function openGlassbox({ dataDir, config, env, capabilities = {}, se
   const extra = (process.env.GLASSBOX_ARGS || '').split(' ').filter(Boolean);
   const transport = new StdioClientTransport({
     command: bin,
-    args: ['mcp', ...extra],
+    args: ['mcp', ...extra, ...args],
     // the fixture site is on loopback, which the default policy refuses
     env: {
       ...process.env,

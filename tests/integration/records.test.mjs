@@ -134,3 +134,35 @@ test('a record that cannot be written after an answer given before its evidence:
   const again = await callTool(gb.client, 'browser_snapshot', {});
   assert.ok(!again.content[0].text.includes(op), dump(again));
 });
+
+test('several records that cannot be written before the next answer: every one is said, once', async () => {
+  const gb = await sessionWithDamagedLog({ evidence: { before_answer: false } });
+  const port = new URL(url('/')).port;
+  // three requests to a denied host, each refused and recorded (a
+  // policy_refusal record each), then the call's own record after its
+  // answer: four records, none of which can be appended
+  const loaded = await callTool(gb.client, 'browser_evaluate', {
+    function: `() => Promise.all([1, 2, 3].map((i) => new Promise((done) => {
+      const img = new Image();
+      img.onload = img.onerror = () => done(i);
+      img.src = 'http://evil.test:${port}/refused-' + i + '.png';
+      document.body.append(img);
+    })))`,
+  });
+  assert.equal(sc(loaded).ok, true, dump(loaded));
+  assert.equal((sc(loaded).blocked || []).length, 3, dump(loaded));
+  const op = sc(loaded).operation_id;
+  // reading the evidence waits until everything queued was tried
+  await gb.client.readResource({ uri: sc(loaded).evidence[0].uri }).catch(() => {});
+  const next = await callTool(gb.client, 'browser_snapshot', {});
+  const said = [loaded, next].flatMap((r) => sc(r).evidence_errors || []);
+  const notes = [loaded, next].flatMap((r) => r.content[0].text.split('\n').filter((l) => l.startsWith('Note: ') && l.includes(op)));
+  assert.equal(said.filter((e) => e.includes(op)).length, 4, `each of the four records is said: ${JSON.stringify(said)}\n${dump(next)}`);
+  assert.equal(notes.length, 4, notes.join('\n'));
+  for (const e of said) assert.match(e, /could not be kept|damaged/);
+  assert.equal(sc(next).evidence_error, (sc(next).evidence_errors || []).join('; ') || undefined, dump(next));
+  // said once
+  const again = await callTool(gb.client, 'browser_snapshot', {});
+  assert.ok(!(sc(again).evidence_errors || []).some((e) => e.includes(op)), dump(again));
+  assert.ok(!again.content[0].text.includes(op), dump(again));
+});

@@ -140,8 +140,8 @@ test('trace export: resources are the signed artifacts, no secret inside, the ex
   const befores = events.filter((e) => e.type === 'before');
   assert.deepEqual(befores.map((e) => e.title.split(' ')[0]), actions.map((a) => a.body.tool));
   const network = entries['trace.network'].toString().trim().split('\n').map((l) => JSON.parse(l));
-  assert.ok(network.some((n) => n.type === 'resource-snapshot' && n.snapshot.response.status === 404
-    && n.snapshot.request.url.endsWith('/favicon.ico')), 'the navigation\'s requests are in trace.network');
+  assert.ok(network.some((n) => n.type === 'resource-snapshot' && n.snapshot.response.status === 200
+    && n.snapshot.request.url.startsWith(`http://shop.test:${fixture.port}/shop/`)), 'the navigation\'s requests are in trace.network');
   const exported = auditRecords(dataDir).filter((x) => x.kind === 'exported' && x.session === session);
   assert.ok(exported.some((x) => x.body.format === 'playwright_trace' && x.body.sha256 === sha256(fs.readFileSync(out))),
     'an exported record names the zip by its sha256');

@@ -257,6 +257,88 @@ static void *resume_keeper(void *arg)
 	return NULL;
 }
 
+/* Every failure to keep evidence before the next answer is reported in
+ * it, oldest first, once: none overwrites another. A call that waits for
+ * its own record takes only its own error; beyond the bound (16) the
+ * rest are counted. */
+static void test_keeper_reports_every_error(void **state)
+{
+	struct evid_store *store = NULL;
+	struct evid_audit *audit = NULL;
+	struct act_keeper *k = NULL;
+	json_t *errors = NULL;
+	uint64_t tickets[3] = { 0 };
+	size_t dropped = 99;
+	char data[64];
+	char err[512];
+	char op[32];
+	char why[64];
+	int i;
+
+	(void)state;
+	make_data_dir(data, sizeof(data));
+	assert_int_equal(evid_store_open_err(data, &store, err, sizeof(err)), 0);
+	assert_int_equal(evid_audit_open(data, &audit, err, sizeof(err)), 0);
+	assert_int_equal(act_keeper_start(store, audit, "acme", "u", NULL, NULL, &k), 0);
+	assert_int_equal(act_keeper_take_errors(k, &errors, &dropped), 0);
+	assert_null(errors);
+	assert_int_equal(dropped, 0);
+	/* three records whose screenshots are not PNGs, and a screenshot that
+	 * could not be taken, all before the next answer */
+	act_keeper_pause(k, 1);
+	for (i = 0; i < 3; i++) {
+		snprintf(op, sizeof(op), "op-bad-%d", i);
+		assert_int_equal(queue_action(k, op, 64, &tickets[i], err, sizeof(err)), 0);
+	}
+	act_keeper_note_error(k, "the evidence screenshot of op-shot could not be taken");
+	act_keeper_pause(k, 0);
+	act_keeper_flush(k);
+	/* the call that waits for op-bad-1's record gets its error, only */
+	assert_int_equal(act_keeper_wait(k, tickets[1], err, sizeof(err)), 1);
+	assert_non_null(strstr(err, "op-bad-1"));
+	assert_int_equal(act_keeper_wait(k, tickets[1], err, sizeof(err)), 0); /* said once */
+	/* the next answer: all the others, oldest first */
+	assert_int_equal(act_keeper_take_errors(k, &errors, &dropped), 3);
+	assert_int_equal(dropped, 0);
+	assert_non_null(strstr(json_string_value(json_array_get(errors, 0)), "op-shot"));
+	assert_non_null(strstr(json_string_value(json_array_get(errors, 1)), "op-bad-0"));
+	assert_non_null(strstr(json_string_value(json_array_get(errors, 1)), "not a valid PNG"));
+	assert_non_null(strstr(json_string_value(json_array_get(errors, 2)), "op-bad-2"));
+	json_decref(errors);
+	assert_int_equal(act_keeper_take_errors(k, &errors, &dropped), 0); /* said once */
+	assert_null(errors);
+	/* beyond the bound: the first 16 listed, the other 4 counted */
+	for (i = 0; i < 20; i++) {
+		snprintf(why, sizeof(why), "screenshot %d could not be taken", i);
+		act_keeper_note_error(k, why);
+	}
+	assert_int_equal(act_keeper_take_errors(k, &errors, &dropped), 16);
+	assert_int_equal(dropped, 4);
+	assert_string_equal(json_string_value(json_array_get(errors, 0)),
+	                    "screenshot 0 could not be taken");
+	assert_string_equal(json_string_value(json_array_get(errors, 15)),
+	                    "screenshot 15 could not be taken");
+	json_decref(errors);
+	assert_int_equal(act_keeper_take_errors(k, &errors, &dropped), 0);
+	assert_int_equal(dropped, 0);
+	/* a call that waits for its own record learns that it failed even
+	 * when the list was full */
+	for (i = 0; i < 16; i++)
+		act_keeper_note_error(k, "a screenshot could not be taken");
+	assert_int_equal(queue_action(k, "op-late", 64, &tickets[0], err, sizeof(err)), 0);
+	act_keeper_flush(k);
+	assert_int_equal(act_keeper_wait(k, tickets[0], err, sizeof(err)), 1);
+	assert_non_null(strstr(err, "could not be kept"));
+	assert_int_equal(act_keeper_wait(k, tickets[0], err, sizeof(err)), 0); /* said once */
+	assert_int_equal(act_keeper_take_errors(k, &errors, &dropped), 16);
+	assert_int_equal(dropped, 0); /* its own was said to its call */
+	json_decref(errors);
+	act_keeper_stop(k);
+	evid_audit_close(audit);
+	evid_store_close(store);
+	remove_data_dir(data);
+}
+
 /* The record keeper's queue (it holds screenshots) never grows past its
  * ceiling: while the disk is behind, a worker waits for room; a job that
  * finds none in time is refused with an error that says so, and nothing
@@ -299,8 +381,16 @@ static void test_keeper_queue_has_a_ceiling(void **state)
 	/* other records (session events) are refused the same way, and reported */
 	act_keeper_set_limits(k, 3, 1024 * 1024, 0);
 	act_keeper_record(k, EVID_AUDIT_SESSION_OPENED, NULL, NULL, json_object(), 0);
-	assert_int_equal(act_keeper_take_error(k, err, sizeof(err)), 1);
-	assert_non_null(strstr(err, "session_opened record"));
+	{
+		json_t *errors;
+		size_t dropped;
+
+		assert_int_equal(act_keeper_take_errors(k, &errors, &dropped), 1);
+		assert_int_equal(dropped, 0);
+		assert_non_null(
+		    strstr(json_string_value(json_array_get(errors, 0)), "session_opened record"));
+		json_decref(errors);
+	}
 	/* back-pressure: with room to wait for, the worker waits until the
 	 * disk catches up, and its job is kept */
 	act_keeper_set_limits(k, 3, 1024 * 1024, 60000);
@@ -513,6 +603,7 @@ int main(void)
 		cmocka_unit_test(test_input_value_canonical),
 		cmocka_unit_test(test_character_keys),
 		cmocka_unit_test(test_keeper_queue_has_a_ceiling),
+		cmocka_unit_test(test_keeper_reports_every_error),
 		cmocka_unit_test(test_session_mailbox_has_a_ceiling),
 	};
 

@@ -587,6 +587,231 @@ static void test_concurrent_appends(void **state)
 	evid_audit_close(second);
 }
 
+/* ---- group commit ---------------------------------------------------------- */
+
+/* The test's sync: a slow disk (2 ms a sync) that counts its syncs and
+ * knows how much of the log is durable: the bytes the file held when a
+ * sync that succeeded began. fail_at > 0 makes that sync (1-based) fail. */
+static pthread_mutex_t sync_lock = PTHREAD_MUTEX_INITIALIZER;
+static off_t durable_bytes; /* {sync_lock} */
+static int syncs;           /* {sync_lock} */
+static int fail_at;         /* {sync_lock} */
+
+static int slow_sync(int fd)
+{
+	struct timespec slow = { 0, 2 * 1000 * 1000 };
+	struct stat st;
+	int fail;
+
+	if (fstat(fd, &st) != 0)
+		return -1;
+	pthread_mutex_lock(&sync_lock);
+	fail = ++syncs == fail_at;
+	pthread_mutex_unlock(&sync_lock);
+	nanosleep(&slow, NULL);
+	if (fail) {
+		errno = EIO;
+		return -1;
+	}
+	if (fdatasync(fd) != 0)
+		return -1;
+	pthread_mutex_lock(&sync_lock);
+	if (st.st_size > durable_bytes)
+		durable_bytes = st.st_size;
+	pthread_mutex_unlock(&sync_lock);
+	return 0;
+}
+
+static void reset_sync(int fail)
+{
+	pthread_mutex_lock(&sync_lock);
+	durable_bytes = 0;
+	syncs = 0;
+	fail_at = fail;
+	pthread_mutex_unlock(&sync_lock);
+	evid_commit_set_sync(slow_sync);
+}
+
+/* 1 when the record with hash is within the first durable bytes of path. */
+static int is_durable(const char *path, const char hash[65])
+{
+	char needle[80];
+	char *buf;
+	off_t n;
+	int fd;
+	int found = 0;
+
+	pthread_mutex_lock(&sync_lock);
+	n = durable_bytes;
+	pthread_mutex_unlock(&sync_lock);
+	snprintf(needle, sizeof(needle), "\"hash\":\"%s\"", hash);
+	buf = malloc((size_t)n + 1);
+	fd = open(path, O_RDONLY);
+	if (buf && fd >= 0 && pread(fd, buf, (size_t)n, 0) == n)
+		found = memmem(buf, (size_t)n, needle, strlen(needle)) != NULL;
+	if (fd >= 0)
+		close(fd);
+	free(buf);
+	return found;
+}
+
+struct committer {
+	struct fx *f;
+	const char *path;
+	int id;
+	int n;
+	struct evid_audit_receipt acked[64];
+	int nacked;
+	char failed[64][65]; /* the start of each refusal's error */
+	int nfailed;
+	int not_durable;
+};
+
+static void *commit_many(void *arg)
+{
+	struct committer *c = arg;
+	struct evid_audit_entry e;
+	struct evid_audit_receipt rc;
+	char err[1024];
+	json_t *body;
+	int i;
+
+	for (i = 0; i < c->n; i++) {
+		body =
+		    json_pack("{s:s, s:i, s:i}", "tool", "browser_click", "thread", c->id, "i", i);
+		memset(&e, 0, sizeof(e));
+		e.tenant = TENANT;
+		e.kind = EVID_AUDIT_TOOL_CALL;
+		e.body = body;
+		if (evid_audit_append(c->f->audit, &e, &rc, err, sizeof(err)) == 0) {
+			/* acknowledged: already within what a finished sync covered */
+			if (!is_durable(c->path, rc.hash))
+				c->not_durable++;
+			c->acked[c->nacked++] = rc;
+		} else {
+			snprintf(c->failed[c->nfailed++], 65, "%.64s", err);
+		}
+		json_decref(body);
+	}
+	return NULL;
+}
+
+/* Runs threads x each appends at once; returns the acknowledged count. */
+static int run_committers(struct fx *f, const char *path, struct committer *c, int threads,
+                          int each)
+{
+	pthread_t th[16];
+	int acked = 0;
+	int i;
+
+	for (i = 0; i < threads; i++) {
+		memset(&c[i], 0, sizeof(c[i]));
+		c[i].f = f;
+		c[i].path = path;
+		c[i].id = i;
+		c[i].n = each;
+		assert_int_equal(pthread_create(&th[i], NULL, commit_many, &c[i]), 0);
+	}
+	for (i = 0; i < threads; i++) {
+		pthread_join(th[i], NULL);
+		assert_int_equal(c[i].not_durable, 0);
+		acked += c[i].nacked;
+	}
+	return acked;
+}
+
+/* Every acknowledged record is in the log, once, at its seq. */
+static void expect_acked_in_log(const char *path, struct committer *c, int threads)
+{
+	char needle[200];
+	size_t len;
+	char *text = fx_read(path, &len);
+	int missing = 0;
+	int i;
+	int j;
+
+	for (i = 0; i < threads; i++)
+		for (j = 0; j < c[i].nacked; j++) {
+			snprintf(needle, sizeof(needle), "\"hash\":\"%s\"", c[i].acked[j].hash);
+			if (!text || !strstr(text, needle))
+				missing++;
+		}
+	free(text);
+	assert_int_equal(missing, 0);
+}
+
+/* Records appended at once by 8 threads share syncs, each one durable
+ * when its append returns, and the chain stays whole. */
+static void test_group_commit(void **state)
+{
+	enum { THREADS = 8, EACH = 30 };
+	struct fx *f = *state;
+	struct committer c[THREADS];
+	struct evid_verify_report rep;
+	char path[512];
+	char head[600];
+	json_t *doc;
+	int acked;
+	int n;
+
+	fx_append(f, TENANT, EVID_AUDIT_SESSION_OPENED, SESSION, NULL, NULL, NULL); /* the file */
+	fx_day_file(f, TENANT, path, sizeof(path));
+	reset_sync(0);
+	acked = run_committers(f, path, c, THREADS, EACH);
+	evid_commit_set_sync(NULL);
+	assert_int_equal(acked, THREADS * EACH);
+	pthread_mutex_lock(&sync_lock);
+	n = syncs;
+	pthread_mutex_unlock(&sync_lock);
+	print_message("    %d records, %d syncs\n", acked, n);
+	assert_true(n < acked); /* batches formed: fewer syncs than records */
+	expect_acked_in_log(path, c, THREADS);
+	rep = verify(f, TENANT);
+	assert_true(rep.ok);
+	assert_int_equal(rep.records, acked + 1);
+	snprintf(head, sizeof(head), "%s/tenants/%s/audit/head.json", f->data, TENANT);
+	doc = json_load_file(head, 0, NULL);
+	assert_int_equal(json_integer_value(json_object_get(doc, "seq")), acked + 1);
+	json_decref(doc);
+}
+
+/* A sync that fails mid-batch: every writer of that batch gets the error,
+ * none of its records stays in the log, nothing acknowledged is lost, and
+ * the chain goes on. */
+static void test_group_commit_failed_sync(void **state)
+{
+	enum { THREADS = 6, EACH = 12 };
+	struct fx *f = *state;
+	struct committer c[THREADS];
+	struct evid_verify_report rep;
+	char path[512];
+	int acked;
+	int failed = 0;
+	int i;
+	int j;
+
+	fx_append(f, TENANT, EVID_AUDIT_SESSION_OPENED, SESSION, NULL, NULL, NULL);
+	fx_day_file(f, TENANT, path, sizeof(path));
+	reset_sync(4); /* the 4th sync fails */
+	acked = run_committers(f, path, c, THREADS, EACH);
+	evid_commit_set_sync(NULL);
+	for (i = 0; i < THREADS; i++)
+		failed += c[i].nfailed;
+	print_message("    %d acknowledged, %d refused\n", acked, failed);
+	assert_true(failed >= 1);
+	assert_int_equal(acked + failed, THREADS * EACH);
+	for (i = 0; i < THREADS; i++)
+		for (j = 0; j < c[i].nfailed; j++)
+			assert_non_null(
+			    strstr(c[i].failed[j], "the audit record could not be kept"));
+	expect_acked_in_log(path, c, THREADS);
+	rep = verify(f, TENANT);
+	assert_true(rep.ok);
+	/* only the acknowledged records (and the first) are in the log */
+	assert_int_equal(rep.records, acked + 1);
+	assert_int_equal(rep.last_seq, acked + 1);
+}
+
 static void test_restart_continues_chain(void **state)
 {
 	struct fx *f = *state;
@@ -1233,6 +1458,8 @@ int main(void)
 		                                teardown),
 		cmocka_unit_test_setup_teardown(test_wrong_pubkey, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_concurrent_appends, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_group_commit, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_group_commit_failed_sync, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_restart_continues_chain, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_restart_refuses_cut_log, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_damaged_head, setup, teardown),

@@ -648,6 +648,55 @@ static void test_store_rejects_bad_png(void **state)
 	free(png);
 }
 
+/* A PNG is decoded whole once: the same bytes stored again pass on their
+ * sha256 without another decode; bytes that failed are decoded (and
+ * refused) each time; other bytes are decoded. */
+static void test_store_checks_each_png_once(void **state)
+{
+	struct fixture *f = *state;
+	struct evid_meta m1 = screenshot_meta("acme", "op-1");
+	struct evid_meta m2 = screenshot_meta("acme", "op-2");
+	struct evid_png_info info = { 0 };
+	struct evid_ref r1;
+	struct evid_ref r2;
+	unsigned char *png;
+	unsigned char *bad;
+	unsigned char *other;
+	size_t len;
+	size_t badlen;
+	size_t otherlen;
+	unsigned long long before;
+	char err[512] = "";
+
+	make_png(40, 30, &png, &len);
+	make_png(40, 30, &bad, &badlen);
+	bad[chunk_data_offset(bad, badlen, "IDAT") + 3] ^= 0xff;
+	make_png(41, 30, &other, &otherlen);
+	before = evid_png_decodes();
+	assert_int_equal(evid_store_put(f->store, &m1, png, len, &r1, err, sizeof(err)), 0);
+	assert_int_equal(evid_png_decodes(), before + 1);
+	assert_int_equal(evid_store_put(f->store, &m2, png, len, &r2, err, sizeof(err)), 0);
+	assert_int_equal(evid_png_decodes(), before + 1); /* known by its sha256 */
+	assert_string_equal(r1.sha256, r2.sha256);
+	assert_int_equal(evid_png_check_hashed(png, len, r1.sha256, &info, err, sizeof(err)), 0);
+	assert_int_equal(info.width, 40);
+	assert_int_equal(info.height, 30);
+	assert_int_equal(evid_png_decodes(), before + 1);
+	/* a PNG that failed is never known: refused, decoded, each time */
+	assert_int_equal(evid_store_put(f->store, &m1, bad, badlen, &r1, err, sizeof(err)),
+	                 -EVID_EBADPNG);
+	assert_int_equal(evid_store_put(f->store, &m2, bad, badlen, &r2, err, sizeof(err)),
+	                 -EVID_EBADPNG);
+	assert_non_null(strstr(err, "invalid PNG"));
+	assert_int_equal(evid_png_decodes(), before + 3);
+	/* other bytes: decoded */
+	assert_int_equal(evid_store_put(f->store, &m1, other, otherlen, &r1, err, sizeof(err)), 0);
+	assert_int_equal(evid_png_decodes(), before + 4);
+	free(png);
+	free(bad);
+	free(other);
+}
+
 static void test_store_put_invalid(void **state)
 {
 	struct fixture *f = *state;
@@ -1013,6 +1062,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_store_tampered_artifact, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_store_get_errors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_store_rejects_bad_png, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_store_checks_each_png_once, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_store_put_invalid, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_store_bad_tenant, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_store_eio, setup, teardown),
