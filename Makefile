@@ -20,7 +20,7 @@ FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 8
 FUZZERS := cdp/fuzz_cdp blob/fuzz_blob mcp/fuzz_jsonrpc mcp/fuzz_serve_config actions/fuzz_snapshot actions/fuzz_find \
 	actions/fuzz_pagelog store/fuzz_risk store/fuzz_admin flows/fuzz_flow profiles/fuzz_profile policy/fuzz_policy \
-	trace/fuzz_trace relay/fuzz_relay actions/fuzz_storage_state
+	trace/fuzz_trace relay/fuzz_relay actions/fuzz_storage_state secrets/fuzz_secrets_env
 
 DEBIAN_PACKAGES := build-essential pkg-config meson ninja-build libwebsockets-dev libmicrohttpd-dev libnl-route-3-dev \
 	libjansson-dev libpng-dev libsodium-dev libxml2-dev libxml2-utils libsqlite3-dev libpq-dev postgresql \

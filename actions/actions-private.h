@@ -41,6 +41,8 @@ struct act_session {
 	char *chromium_path;
 	char run_dir[4096];
 	int headless;
+	int chromium_sandbox_off;             /* act_config's (immutable) */
+	const struct secret_env *env_secrets; /* act_config's (borrowed, immutable) */
 	int viewport_width;
 	int viewport_height;
 	int action_timeout_ms;
@@ -371,9 +373,14 @@ struct act_ctx {
 	size_t before_len;
 	struct evid_annotation annotation; /* target box and click point */
 	uint64_t shot_call;                /* evidence screenshot requested, not yet collected */
-	uint64_t digest_call;              /* pre-action DOM digest requested, not yet collected */
-	int in_ledger;                     /* the operation is open in the ledger */
-	int acted;                         /* marked running: input may have reached the page */
+	/* while shot_call waits: a listener (cdp_on handle, 0 none) counting
+	 * the page's main-frame navigations in shot_navigated (observe.c) */
+	int shot_watch;
+	int shot_navigated;
+	int shot_loaded;      /* and the loads of the documents it navigated to */
+	uint64_t digest_call; /* pre-action DOM digest requested, not yet collected */
+	int in_ledger;        /* the operation is open in the ledger */
+	int acted;            /* marked running: input may have reached the page */
 	char url_before[2048];
 	/* the URL of the target's frame when it is not the page's (gates.c),
 	 * "" otherwise: where the action happened, for the record */
@@ -428,7 +435,19 @@ struct act_tool_impl {
 	/* appends the Playwright code of the call to ctx->code (codegen.h);
 	 * NULL: the tool shows none */
 	void (*code)(struct act_ctx *ctx);
+	/* optional: 1 when, in the full snapshot mode (the default), the
+	 * call's answer carries no snapshot because Playwright MCP's answer to
+	 * it carries none (a fill without submit, a key other than Enter, a
+	 * script); its other sections and the refs shown before stay as they
+	 * are. NULL: the answer carries the snapshot */
+	int (*no_snapshot)(const struct act_ctx *ctx);
 };
+
+/* An act_tool_impl.no_snapshot for the tools whose answers never carry
+ * the snapshot in Playwright MCP (browser_evaluate, browser_fill_form,
+ * browser_handle_dialog, browser_resize, the mouse's moves, buttons and
+ * wheel): 1. */
+int act_no_snapshot(const struct act_ctx *ctx);
 
 /* Notes that the call ran step (ctx->steps). */
 void act_step(struct act_ctx *ctx, enum act_step step);
@@ -1040,6 +1059,9 @@ int act_observe_before(struct act_ctx *ctx);
 int act_observe_after(struct act_ctx *ctx);
 int act_record_evidence(struct act_ctx *ctx);
 void act_request_evidence(struct act_ctx *ctx);
+/* Stops counting the page's navigations for the evidence screenshot
+ * (idempotent; the call's end does it whatever happened). */
+void act_shot_unwatch(struct act_ctx *ctx);
 /* Validates and stores a base64 PNG from the page as evidence of kind,
  * links it from the result; fills sha (65 bytes) on success. */
 int act_store_png(struct act_ctx *ctx, const char *b64, const char *kind, char *sha);

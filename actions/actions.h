@@ -150,15 +150,30 @@ int act_args_mismatch(const struct act_def *def, json_t *args, char *out, size_t
 
 /* ---- sessions of agents ------------------------------------------------ */
 
+struct secret_env;
+
 /* Settings for a session; strings borrowed and copied. */
 struct act_config {
 	const char *data_dir;      /* required: evidence and run dirs live here */
 	const char *tenant;        /* "local" in stdio mode */
 	const char *chromium_path; /* NULL = default */
 	int headless;              /* 1 unless debugging */
-	int viewport_width;        /* 0 = 1280 */
-	int viewport_height;       /* 0 = 720 */
-	int action_timeout_ms;     /* per tool call; 0 = 30000 */
+	/* 1: Chromium's own sandbox off (Playwright MCP's --no-sandbox);
+	 * glassbox's browser user, network namespace, egress proxy and Fetch
+	 * interception stay on (docs/isolation.md) */
+	int chromium_sandbox_off;
+	/* Secrets of a --secrets file (secrets/secrets.h), typed when
+	 * browser_type's text is one's name; borrowed for the server's
+	 * lifetime; NULL = none */
+	const struct secret_env *env_secrets;
+	/* 1: every page's geolocation is emulated from the start as
+	 * browser_emulate's geolocation sets it (a Playwright MCP config's
+	 * contextOptions.geolocation): latitude, longitude, accuracy (m) */
+	int has_geolocation;
+	double geolocation[3];
+	int viewport_width;    /* 0 = 1280 */
+	int viewport_height;   /* 0 = 720 */
+	int action_timeout_ms; /* per tool call; 0 = 30000 */
 	/* What each answer of a tool that can change the page carries
 	 * (docs/tools.md): ACT_SNAPSHOT_FULL (default), _CHANGED, _NONE. */
 	int snapshot_mode;

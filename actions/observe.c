@@ -150,6 +150,41 @@ static void read_expected_target_value(struct act_ctx *ctx, json_t *expect, json
 	                   NULL, value, "reading the target's value");
 }
 
+/* How long the re-read and the screenshot of a page that navigated wait
+ * for the new document's load event before they take it as it is. */
+#define SHOT_LOAD_WAIT_MS 3000
+
+/* cdp_service's stop: the page navigated and its new document loaded. */
+static int reread_page_loaded(void *user)
+{
+	const struct act_ctx *ctx = user;
+
+	return ctx->rec.navigated && ctx->rec.load_fired;
+}
+
+/* The page re-read by js into *value. A page that navigates while it is
+ * read (a click whose handler leaves the page) takes the context of the
+ * read with it, and the browser answers "Inspected target navigated or
+ * closed": the new document is read, once, when it has loaded (at most
+ * SHOT_LOAD_WAIT_MS). A browser error is read again so; a timeout, a
+ * cancellation or a crash stays. 0, or -1 with the call failed. */
+static int reread_page(struct act_ctx *ctx, const char *js, json_t **value)
+{
+	int failed = ctx->failed;
+
+	if (act_eval(ctx, js, value, "re-reading the page") == 0)
+		return 0;
+	if (failed || strcmp(ctx->error_code, "browser_error") != 0)
+		return -1; /* cancelled, timed out, crashed: as it is */
+	ctx->failed = 0;
+	ctx->error[0] = '\0';
+	ctx->error_code[0] = '\0';
+	cdp_service(ctx->cdp,
+	            act_left_ms(ctx) < SHOT_LOAD_WAIT_MS ? act_left_ms(ctx) : SHOT_LOAD_WAIT_MS,
+	            reread_page_loaded, ctx);
+	return act_eval(ctx, js, value, "re-reading the page");
+}
+
 int act_observe_after(struct act_ctx *ctx)
 {
 	json_t *expect = json_object_get(ctx->args, "expect");
@@ -168,7 +203,7 @@ int act_observe_after(struct act_ctx *ctx)
 	if (sess_page_dialog(ctx->page)) {
 		/* the page is blocked by its dialog: report what is known */
 		value = json_pack("{s:s}", "url", sess_page_url(ctx->page));
-	} else if (act_eval(ctx, js, &value, "re-reading the page") < 0) {
+	} else if (reread_page(ctx, js, &value) < 0) {
 		goto out;
 	}
 	json_object_set_new(ctx->out, "url_before", json_string(ctx->url_before));
@@ -357,17 +392,143 @@ static int evidence_reusable(struct act_ctx *ctx)
 	       url && !strcmp(url, as->last_shot_url);
 }
 
+/* Counts a main-frame navigation of the page while its screenshot waits:
+ * the document it was asked of is gone, and will never paint. */
+static void on_shot_page_event(void *user, const char *session_id, const char *method,
+                               json_t *params)
+{
+	struct act_ctx *ctx = user;
+
+	(void)session_id;
+	if ((!strcmp(method, "Page.frameNavigated") &&
+	     !json_object_get(json_object_get(params, "frame"), "parentId")) ||
+	    !strcmp(method, "Runtime.executionContextsCleared"))
+		ctx->shot_navigated++;
+	else if (!strcmp(method, "Page.loadEventFired"))
+		ctx->shot_loaded = ctx->shot_navigated;
+}
+
+void act_shot_unwatch(struct act_ctx *ctx)
+{
+	if (ctx->shot_watch > 0 && ctx->cdp)
+		cdp_off(ctx->cdp, ctx->shot_watch);
+	ctx->shot_watch = 0;
+}
+
+/* Asks for a screenshot of the page into ctx->shot_call, counting the
+ * page's navigations from now on. Returns 0 or the cdp error. */
+static int send_shot(struct act_ctx *ctx)
+{
+	uint64_t id;
+	int rc;
+
+	if (!ctx->shot_watch) {
+		ctx->shot_navigated = 0;
+		ctx->shot_loaded = 0;
+		rc = cdp_on(ctx->cdp, ctx->psid, NULL, on_shot_page_event, ctx);
+		ctx->shot_watch = rc > 0 ? rc : 0;
+	}
+	rc = cdp_send(ctx->cdp, ctx->psid, "Page.captureScreenshot", act_png_params(), &id);
+	if (rc == 0)
+		ctx->shot_call = id;
+	return rc;
+}
+
+/* cdp_service's stop: the screenshot's reply, or a navigation since mark. */
+struct shot_wait {
+	struct act_ctx *ctx;
+	int mark;
+};
+
+static int shot_settled(void *user)
+{
+	const struct shot_wait *w = user;
+
+	return cdp_reply_ready(w->ctx->cdp, w->ctx->shot_call) || w->ctx->shot_navigated > w->mark;
+}
+
+/* cdp_service's stop: the document navigated to last has loaded. */
+static int shot_page_loaded(void *user)
+{
+	const struct act_ctx *ctx = user;
+
+	return ctx->shot_loaded >= ctx->shot_navigated;
+}
+
+/*
+ * Collects ctx->shot_call into *res (new reference). A page that
+ * navigates meanwhile (a click whose handler leaves the page) never
+ * paints the document the screenshot was asked of: the request is
+ * dropped at the navigation and the new document is asked once it has
+ * loaded, so the capture ends as soon as the page does, not at the
+ * call's deadline; a page that navigates once more fails it at once. A
+ * capture the browser refuses is asked again once, as the new document
+ * may not have been attached yet.
+ * Returns 0, a negative cdp error, or -1 when the page navigated again,
+ * with why in err (errlen bytes). shot_call is 0 after.
+ */
+static int await_shot(struct act_ctx *ctx, json_t **res, char *err, size_t errlen)
+{
+	struct cdp_error cerr = { 0 };
+	struct shot_wait w = { ctx, 0 };
+	int attempt, rc = 0;
+
+	*res = NULL;
+	for (attempt = 0; ctx->shot_call; attempt++) {
+		rc = cdp_service(ctx->cdp, act_left_ms(ctx), shot_settled, &w);
+		if (cdp_reply_ready(ctx->cdp, ctx->shot_call)) {
+			rc = cdp_await(ctx->cdp, ctx->shot_call, 0, res, &cerr);
+			ctx->shot_call = 0;
+			if (rc < 0)
+				snprintf(err, errlen, "%s", cerr.message);
+			/* a capture the browser refused (a document in transition:
+			 * "Not attached to an active page") is asked again once */
+			if (rc != -CDP_EPROTOCOL || attempt > 0)
+				break;
+		} else {
+			cdp_forget(ctx->cdp, ctx->shot_call);
+			ctx->shot_call = 0;
+			if (rc < 0) {
+				snprintf(err, errlen, "%s", cdp_strerror(rc));
+				break;
+			}
+			if (attempt > 0) {
+				rc = -1;
+				snprintf(err, errlen,
+				         "the page navigated again while it was taken");
+				break;
+			}
+		}
+		/* navigated (or refused): the new document is asked once it has
+		 * loaded, or as it is after SHOT_LOAD_WAIT_MS (at once when the
+		 * page did not navigate) */
+		rc = cdp_service(ctx->cdp,
+		                 act_left_ms(ctx) < SHOT_LOAD_WAIT_MS ? act_left_ms(ctx)
+		                                                      : SHOT_LOAD_WAIT_MS,
+		                 shot_page_loaded, ctx);
+		if (rc < 0 && rc != -CDP_ETIMEOUT) {
+			snprintf(err, errlen, "%s", cdp_strerror(rc));
+			break;
+		}
+		w.mark = ctx->shot_navigated;
+		rc = send_shot(ctx);
+		if (rc < 0) {
+			snprintf(err, errlen, "%s", cdp_strerror(rc));
+			break;
+		}
+	}
+	act_shot_unwatch(ctx);
+	return rc;
+}
+
 /* Asks for the evidence screenshot without waiting, so the browser
  * captures it while the page is re-read (the page no longer changes:
  * it has settled). act_record_evidence() collects it. */
 void act_request_evidence(struct act_ctx *ctx)
 {
-	uint64_t id;
-
 	if (ctx->skip_evidence || sess_page_dialog(ctx->page) || evidence_reusable(ctx))
 		return;
-	if (cdp_send(ctx->cdp, ctx->psid, "Page.captureScreenshot", act_png_params(), &id) == 0)
-		ctx->shot_call = id;
+	send_shot(ctx);
 }
 
 /* Links the last evidence screenshot again: nothing the page shows has
@@ -453,8 +614,7 @@ int act_collect_evidence(struct act_ctx *ctx, unsigned char **png, size_t *len, 
 
 	*png = NULL;
 	*len = 0;
-	rc = cdp_await(ctx->cdp, ctx->shot_call, act_left_ms(ctx), &res, &cerr);
-	ctx->shot_call = 0;
+	rc = await_shot(ctx, &res, cerr.message, sizeof(cerr.message));
 	b64 = json_string_value(json_object_get(res, "data"));
 	if (rc < 0 || !b64) {
 		snprintf(err, errlen, "the evidence screenshot of %s could not be taken: %s",
@@ -509,15 +669,20 @@ int act_record_evidence(struct act_ctx *ctx)
 		rc = reuse_evidence(ctx);
 		goto out;
 	}
-	if (ctx->shot_call) {
-		rc = cdp_await(ctx->cdp, ctx->shot_call, act_left_ms(ctx), &res, &err);
-		ctx->shot_call = 0;
-		if (rc < 0)
-			rc = act_cdp(ctx, ctx->psid, "Page.captureScreenshot", act_png_params(),
-			             &res, "taking the evidence screenshot");
-	} else {
-		rc = act_cdp(ctx, ctx->psid, "Page.captureScreenshot", act_png_params(), &res,
-		             "taking the evidence screenshot");
+	rc = ctx->shot_call ? 0 : send_shot(ctx);
+	if (rc == 0)
+		rc = await_shot(ctx, &res, err.message, sizeof(err.message));
+	if (rc == -CDP_ECLOSED || rc == -CDP_ECANCELLED) {
+		rc = act_connection_failed(ctx, rc, "taking the evidence screenshot");
+		goto out;
+	}
+	if (rc < 0) {
+		/* the action's outcome stands: only its screenshot is missing */
+		json_object_set_new(
+		    ctx->out, "evidence_error",
+		    json_sprintf("the evidence screenshot could not be taken: %s", err.message));
+		gb_buf_appendf(&ctx->evidence, "\n- evidence: no screenshot (%s)", err.message);
+		goto out;
 	}
 	if (rc == 0)
 		rc = act_store_png(ctx, json_string_value(json_object_get(res, "data")),

@@ -16,7 +16,10 @@
  * into the answer: the whole snapshot (full), only what changed since the
  * last whole snapshot the agent saw (changed, snapshot_diff.c), or none.
  * Either way the session's view is then the page as it is now: the agent
- * has seen all of it, in this answer or an earlier one.
+ * has seen all of it, in this answer or an earlier one. In the full mode
+ * a call whose Playwright MCP answer carries no snapshot (a fill without
+ * submit, a key other than Enter: act_tool_impl.no_snapshot) answers
+ * without one, as Playwright MCP does; the view stays the one shown last.
  */
 #include "actions/actions-private.h"
 
@@ -90,6 +93,12 @@ void act_page_seen(struct act_ctx *ctx, char *yaml, const struct snap_lines *lin
 		act_snapshot_view_free(&ctx->as->view);
 	free(ctx->as->last_snapshot);
 	ctx->as->last_snapshot = yaml; /* taken */
+}
+
+int act_no_snapshot(const struct act_ctx *ctx)
+{
+	(void)ctx;
+	return 1;
 }
 
 void act_answer_snapshot(struct act_ctx *ctx)

@@ -218,6 +218,7 @@ int act_launch_browser(struct act_session *as, char *err, size_t errlen)
 	opt.chromium_path = as->chromium_path;
 	opt.run_dir = as->run_dir;
 	opt.headed = !as->headless;
+	opt.chromium_sandbox_off = as->chromium_sandbox_off;
 	opt.viewport_width = as->viewport_width;
 	opt.viewport_height = as->viewport_height;
 	opt.cancel_flag = &as->cancel_flag;
@@ -978,13 +979,17 @@ void act_run_call(struct act_session *as, struct act_call *call)
 	if (!ctx.failed && impl->code && !as->no_code)
 		impl->code(&ctx);
 	if (!ctx.failed && ((plan & ACT_STEP_BIT(ACT_STEP_OBSERVE_AFTER)) || impl->shows_page) &&
-	    sess_get_state(ctx.sess) != SESS_FAILED) {
+	    sess_get_state(ctx.sess) != SESS_FAILED &&
+	    !(as->snapshot_mode == ACT_SNAPSHOT_FULL && impl->no_snapshot &&
+	      impl->no_snapshot(&ctx))) {
 		ctx.snapshot_at_ms = gb_now_ms() - ctx.started_ms;
 		act_answer_snapshot(&ctx);
 	}
 release:
-	if (ctx.shot_call && !ctx.shot_deferred)
+	if (ctx.shot_call && !ctx.shot_deferred) {
 		cdp_forget(ctx.cdp, ctx.shot_call);
+		act_shot_unwatch(&ctx);
+	}
 	if (ctx.digest_call)
 		cdp_forget(ctx.cdp, ctx.digest_call);
 	act_recorder_stop(&ctx.rec);
@@ -997,6 +1002,7 @@ done:
 	                   (double)(gb_now_ms() - ctx.started_ms) / 1000.0);
 	log_timing(&ctx);
 free:
+	act_shot_unwatch(&ctx); /* a deferred screenshot's, once collected: a no-op */
 	drop_failed_browser(as);
 	json_decref(ctx.out);
 	json_decref(ctx.content);

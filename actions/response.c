@@ -5,7 +5,8 @@
  *
  * An agent written for Playwright MCP reads sections, each a "### Title"
  * line and its lines, in this order:
- *   ### Ran Playwright code   ```js ... ``` (ctx->code, codegen.h)
+ *   ### Ran Playwright code   ```js ... ``` (ctx->code, codegen.h; ```python,
+ *                             ```java, ```csharp in those languages)
  *   ### Error                 the reason a call failed
  *   ### Result                what the tool returned (ctx->result)
  *   ### Open tabs             "- 0: (current) [title](url)", when more than one
@@ -25,6 +26,7 @@
  * no browser runs (nothing to show).
  */
 #include "actions/actions-private.h"
+#include "actions/codegen.h"
 #include "actions/pagelog.h"
 
 #include "cdp/cdp.h"
@@ -207,6 +209,23 @@ static void modal_section(struct act_ctx *ctx, struct gb_buf *b)
 	free(clean);
 }
 
+/* The code fence's language, as Playwright MCP names it: js for
+ * TypeScript, else the language's own name (a line that stays JavaScript
+ * in another language's code is under that language's fence too). */
+static const char *code_fence(int lang)
+{
+	switch (lang) {
+	case ACT_CODE_PYTHON:
+		return "python";
+	case ACT_CODE_JAVA:
+		return "java";
+	case ACT_CODE_CSHARP:
+		return "csharp";
+	default:
+		return "js";
+	}
+}
+
 char *act_response_text(struct act_ctx *ctx)
 {
 	struct gb_buf b;
@@ -215,7 +234,7 @@ char *act_response_text(struct act_ctx *ctx)
 	gb_buf_init(&b, (4u << 20) + (2u << 20));
 	if (ctx->code.len) {
 		section(&b, "Ran Playwright code");
-		gb_buf_appendf(&b, "```js\n");
+		gb_buf_appendf(&b, "```%s\n", code_fence(ctx->as->code_lang));
 		put_trimmed(&b, ctx->code.data, ctx->code.len);
 		gb_buf_appendf(&b, "\n```");
 	}

@@ -419,7 +419,15 @@ int act_type_secret(struct act_ctx *ctx, const char *name, int submit)
 
 	ctx->sensitive = 1; /* from here on: nothing typed is echoed or recorded */
 	json_object_set_new(ctx->out, "secret", json_string(name));
-	rc = secret_open(as->data_dir, as->tenant, name, &m, &value, &len, err, sizeof(err));
+	memset(&m, 0, sizeof(m));
+	/* a --secrets file's (in memory), else the tenant's sealed store */
+	if (secret_env_has(as->env_secrets, name)) {
+		rc = secret_env_open(as->env_secrets, name, &m, &value, &len);
+		snprintf(err, sizeof(err), "secret %s cannot be opened: out of memory", name);
+	} else {
+		rc =
+		    secret_open(as->data_dir, as->tenant, name, &m, &value, &len, err, sizeof(err));
+	}
 	if (rc < 0) {
 		rc = act_fail(ctx, rc == -ENOENT ? "unknown_secret" : "secret_unavailable", "%s",
 		              err);

@@ -171,6 +171,8 @@ int act_session_new(const struct act_config *cfg, struct act_session **out, char
 	s->tenant = strdup(cfg->tenant ? cfg->tenant : "local");
 	s->chromium_path = dup_or_null(cfg->chromium_path);
 	s->headless = cfg->headless;
+	s->chromium_sandbox_off = cfg->chromium_sandbox_off;
+	s->env_secrets = cfg->env_secrets;
 	s->viewport_width = cfg->viewport_width > 0 ? cfg->viewport_width : 1280;
 	s->viewport_height = cfg->viewport_height > 0 ? cfg->viewport_height : 720;
 	s->action_timeout_ms = cfg->action_timeout_ms > 0 ? cfg->action_timeout_ms : 30000;
@@ -187,6 +189,14 @@ int act_session_new(const struct act_config *cfg, struct act_session **out, char
 		s->emulation = json_pack("{s:{s:i, s:i, s:f}}", "viewport", "width",
 		                         s->viewport_width, "height", s->viewport_height,
 		                         "deviceScaleFactor", cfg->device_scale_factor);
+	if (cfg->has_geolocation) {
+		if (!s->emulation)
+			s->emulation = json_object();
+		json_object_set_new(s->emulation, "geolocation",
+		                    json_pack("{s:f, s:f, s:f}", "latitude", cfg->geolocation[0],
+		                              "longitude", cfg->geolocation[1], "accuracy",
+		                              cfg->geolocation[2]));
+	}
 	s->code_lang = cfg->code_lang;
 	s->user_agent = dup_or_null(cfg->user_agent);
 	s->grant_permissions = dup_or_null(cfg->grant_permissions);

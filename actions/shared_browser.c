@@ -154,9 +154,10 @@ int act_shared_acquire(struct act_session *as, char *err, size_t errlen)
 		         "\"isolation\": \"process\", or no limits");
 		return -1;
 	}
-	snprintf(key, sizeof(key), "%s\n%s\n%d\n%dx%d\n%d\n%s", as->tenant,
+	snprintf(key, sizeof(key), "%s\n%s\n%d\n%dx%d\n%d\n%s\n%d", as->tenant,
 	         as->chromium_path ? as->chromium_path : "", as->headless, as->viewport_width,
-	         as->viewport_height, as->layer_netns, as->user_agent ? as->user_agent : "");
+	         as->viewport_height, as->layer_netns, as->user_agent ? as->user_agent : "",
+	         as->chromium_sandbox_off);
 	pthread_mutex_lock(&registry_lock);
 	for (e = registry; e; e = e->next)
 		if (!strcmp(e->key, key))
@@ -340,6 +341,7 @@ static struct sess_host *live_host_locked(struct act_shared *e, struct act_sessi
 	opt.chromium_path = as->chromium_path;
 	opt.run_dir = as->run_dir;
 	opt.headed = !as->headless;
+	opt.chromium_sandbox_off = as->chromium_sandbox_off;
 	opt.viewport_width = as->viewport_width;
 	opt.viewport_height = as->viewport_height;
 	opt.cancel_flag = &as->cancel_flag;

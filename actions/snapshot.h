@@ -47,6 +47,9 @@ struct snap_ref {
 struct snap_counter {
 	int prefix;      /* the frame's N of "f<N>", 0 for the main frame */
 	int doc_backend; /* DOM.BackendNodeId of its document: a new document restarts at e1 */
+	/* the CDP session the document is in: backend ids count per target,
+	 * so another tab's document may have the same id */
+	char doc_session[64];
 	unsigned last;
 };
 

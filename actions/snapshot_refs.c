@@ -137,10 +137,11 @@ void act_snap_refs_doc(struct snap_ctx *x, size_t d)
 	if (!id || is_retired(x, p))
 		return;
 	c = counter_of(x, p);
-	if (c && c->doc_backend != id) {
+	if (c && (c->doc_backend != id || strcmp(c->doc_session, x->docs[d].session_id) != 0)) {
 		if (c->doc_backend && x->n_retired < SNAP_MAX_FRAMES)
 			x->retired[x->n_retired++] = p;
 		c->doc_backend = id;
+		snprintf(c->doc_session, sizeof(c->doc_session), "%s", x->docs[d].session_id);
 		c->last = 0;
 	}
 }

@@ -214,10 +214,11 @@ static int same_str(const char *a, const char *b)
 }
 
 /* 1 when the session's config (Chromium, headless mode, viewport, egress
- * layers) matches the pool's: what can be known before its proxy starts. */
+ * layers) matches the pool's: what can be known before its proxy starts.
+ * The pool's browsers keep Chromium's sandbox as glassbox sets it. */
 static int pool_fits_session(const struct act_pool *p, const struct act_session *as)
 {
-	return as->layer_proxy && as->layer_netns == p->netns &&
+	return as->layer_proxy && !as->chromium_sandbox_off && as->layer_netns == p->netns &&
 	       same_str(p->chromium_path, as->chromium_path) && p->headless == as->headless &&
 	       p->viewport_width == as->viewport_width && p->viewport_height == as->viewport_height;
 }

@@ -228,6 +228,12 @@ void cdp_casts_free_all(struct cdp_conn *c);
 void cdp_message_rx(struct cdp_conn *c, const char *in, size_t len, int final);
 void cdp_message_reset(struct cdp_conn *c);
 
+/* surrogates.c */
+/* Rewrites each \uXXXX escape of a lone UTF-16 surrogate in the JSON text
+ * data (len bytes, need not be NUL-terminated) to \ufffd, in place (the
+ * same length); a surrogate pair stays. Returns how many were rewritten. */
+size_t cdp_json_fix_surrogates(char *data, size_t len);
+
 /* skim.c */
 void cdp_skim_init(struct cdp_skim *s);
 void cdp_skim_feed(struct cdp_skim *s, const char *p, size_t len);

@@ -10,6 +10,7 @@
 #include "common/log.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Forgets the message being assembled (the socket closed under it). */
@@ -88,6 +89,27 @@ out:
 	return rc;
 }
 
+/* A message jansson refused, parsed again with its lone surrogates
+ * replaced (surrogates.c): a page's text may hold them. NULL when it has
+ * none or is malformed anyway (the first parse's error stands). */
+static json_t *parse_with_lone_surrogates(const char *data, size_t len)
+{
+	json_error_t again;
+	json_t *msg = NULL;
+	char *copy;
+
+	if (!len || !memchr(data, '\\', len))
+		return NULL;
+	copy = malloc(len);
+	if (!copy)
+		return NULL;
+	memcpy(copy, data, len);
+	if (cdp_json_fix_surrogates(copy, len))
+		msg = json_loadb(copy, len, JSON_REJECT_DUPLICATES, &again);
+	free(copy);
+	return msg;
+}
+
 /*
  * Handles one complete message of len bytes (need not be NUL-terminated):
  * parses it and routes it. Returns 0 when it was a well-formed CDP
@@ -106,6 +128,8 @@ UNITTEST int cdp_message_handle(struct cdp_conn *c, const char *data, size_t len
 	int rc = -CDP_EBADMSG;
 
 	msg = json_loadb(data, len, JSON_REJECT_DUPLICATES, &jerr);
+	if (!msg)
+		msg = parse_with_lone_surrogates(data, len);
 	if (!msg) {
 		why = "not valid JSON";
 		goto out;

@@ -48,14 +48,18 @@ struct cli_pw {
 	char caps[256];
 	int headless; /* -1 unset */
 	int isolated;
-	int no_code;                /* codegen "none" */
-	int snapshot_boxes;         /* --snapshot-boxes, snapshot.boxes */
-	int code_lang;              /* --codegen: enum act_code_lang, -1 unset ($PW_LANG_NAME) */
-	int no_structured_content;  /* --no-structured-content */
-	int vision;                 /* --vision: the "vision" group, as --caps vision */
-	int omit_images;            /* --image-responses omit */
-	double device_scale_factor; /* contextOptions.deviceScaleFactor; 0 unset */
-	char console_level[16];     /* --console-level, console.level; "" unset */
+	int no_code;                 /* codegen "none" */
+	int snapshot_boxes;          /* --snapshot-boxes, snapshot.boxes */
+	int code_lang;               /* --codegen: enum act_code_lang, -1 unset ($PW_LANG_NAME) */
+	int no_structured_content;   /* --no-structured-content */
+	int vision;                  /* --vision: the "vision" group, as --caps vision */
+	int omit_images;             /* --image-responses omit */
+	double device_scale_factor;  /* contextOptions.deviceScaleFactor; 0 unset */
+	char console_level[16];      /* --console-level, console.level; "" unset */
+	int chromium_sandbox_off;    /* --no-sandbox, launchOptions.chromiumSandbox false */
+	char secrets_path[PATH_MAX]; /* --secrets FILE (dotenv); "" unset */
+	int has_geolocation;         /* contextOptions.geolocation given: */
+	double geolocation[3];       /* latitude, longitude, accuracy (m) */
 };
 
 void cli_pw_init(struct cli_pw *o);
@@ -70,6 +74,9 @@ int cli_pw_is_config(json_t *cfg);
 int cli_pw_config(const char *path, json_t *cfg, struct cli_pw *o);
 /* Copies the options set into cfg (strings borrowed from o). */
 void cli_pw_fill(const struct cli_pw *o, struct act_config *cfg);
+/* With Chromium's sandbox off (--no-sandbox, chromiumSandbox false), says
+ * so once on stderr with the layers of glassbox's own that stay on. */
+void cli_pw_say_sandbox(const struct cli_pw *o);
 
 /* `glassbox serve`: the settings main.c parsed; strings borrowed. */
 struct cli_serve_args {

@@ -87,6 +87,11 @@ static const struct cli_help helps[] = {
 	                  "                      console-*.log files keep: error, warning,\n"
 	                  "                      info (default) or debug, and the more severe\n"
 	                  "  --isolated          accepted: every session's browser is private\n"
+	                  "  --no-sandbox        Chromium's own sandbox off; glassbox's uid,\n"
+	                  "                      network namespace and egress proxy stay on\n"
+	                  "  --secrets FILE      a dotenv file (NAME=value): browser_type text\n"
+	                  "                      that names one types its value (held in\n"
+	                  "                      memory; the file may not be writable by others)\n"
 	                  "  --browser NAME      chrome or chromium (others are refused)\n",
 	  "glassbox mcp --config fixtures/policy/loopback.json\n"
 	  "GLASSBOX_CONFIG=policy.json glassbox mcp --snapshot-mode=changed --output-dir=out\n" },

@@ -23,6 +23,7 @@
 #include "evidence/audit.h"
 #include "mcp/mcp.h"
 #include "policy/admin.h"
+#include "secrets/secrets.h"
 #include "sessions/sessions.h"
 #include "store/store.h"
 #include "trace/trace.h"
@@ -223,6 +224,7 @@ static int stop_on_signals(void)
 
 static int cmd_mcp(const struct cli_opts *o)
 {
+	struct secret_env *env_secrets = NULL;
 	struct act_config cfg;
 	json_t *policy = NULL;
 	int rc;
@@ -254,6 +256,7 @@ static int cmd_mcp(const struct cli_opts *o)
 	sess_reap_orphans(o->data_dir, NULL);
 	fill_config(o, policy, &cfg);
 	cli_pw_fill(&o->pw, &cfg);
+	cli_pw_say_sandbox(&o->pw);
 	if (cfg.grant_permissions) {
 		const char *p = cfg.grant_permissions;
 
@@ -276,6 +279,21 @@ static int cmd_mcp(const struct cli_opts *o)
 			p += *p == ',';
 		}
 	}
+	if (o->pw.secrets_path[0]) {
+		char warning[PATH_MAX + 128];
+		char err[PATH_MAX + 256];
+
+		/* in memory for the server's lifetime (docs/secrets.md) */
+		if (secret_env_load(o->pw.secrets_path, &env_secrets, warning, sizeof(warning), err,
+		                    sizeof(err)) < 0) {
+			fprintf(stderr, "glassbox mcp: --secrets: %s\n", err);
+			json_decref(policy);
+			return 2;
+		}
+		if (warning[0])
+			fprintf(stderr, "glassbox mcp: --secrets: %s\n", warning);
+		cfg.env_secrets = env_secrets;
+	}
 	/* one session per stdio server: its browser starts while the client
 	 * is still initializing */
 	cfg.prelaunch = 1;
@@ -286,6 +304,7 @@ static int cmd_mcp(const struct cli_opts *o)
 	rc = mcp_stdio_serve_until(&cfg, STDIN_FILENO, STDOUT_FILENO, stop_on_signals()) == 0 ? 0
 	                                                                                      : 1;
 	json_decref(policy);
+	secret_env_free(env_secrets);
 	return rc;
 }
 

@@ -15,6 +15,8 @@
  */
 #include "cli/commands.h"
 #include "common/fs.h"
+#include "policy/egress.h"
+#include "sessions/sessions.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -41,7 +43,6 @@ static const struct {
 	{ "storage-state", "import a storage state into a profile with `glassbox profile "
 	                   "import-state`" },
 	{ "ignore-https-errors", "certificate errors are never ignored" },
-	{ "no-sandbox", "the browser's sandbox stays as glassbox sets it" },
 	{ "proxy-server", "the browser reaches the network only through glassbox's egress "
 	                  "proxy; name upstream rules in the policy (docs/egress.md)" },
 	{ "allowed-origins", "egress is set in the tenant's policy (docs/egress.md, "
@@ -55,8 +56,6 @@ static const struct {
 	{ "save-session", "every action is kept as signed evidence instead (docs/evidence.md)" },
 	{ "save-video", "every action is kept as signed evidence instead (docs/evidence.md)" },
 	{ "init-script", "scripts are not injected into every page" },
-	{ "secrets", "secrets live in glassbox's encrypted store (glassbox secret); type them "
-	             "with browser_type's `secret`" },
 };
 
 static const char *refusal(const char *name)
@@ -218,6 +217,15 @@ static int apply(const char *command, const char *name, const char *v, struct cl
 		/* Playwright MCP's older name for --caps vision, with --caps or without */
 		o->vision = 1;
 		add_vision(o);
+	} else if (!strcmp(name, "secrets")) {
+		/* read by cmd_mcp (secret_env_load): its refusals name the file */
+		if (!v || !*v || strlen(v) >= sizeof(o->secrets_path))
+			goto bad_value;
+		snprintf(o->secrets_path, sizeof(o->secrets_path), "%s", v);
+	} else if (!strcmp(name, "no-sandbox")) {
+		/* Chromium's own sandbox, as Playwright MCP means it; glassbox's
+		 * boundary around the browser stays (cli_pw_sandbox_note) */
+		o->chromium_sandbox_off = 1;
 	} else if (!strcmp(name, "isolated")) {
 		o->isolated = 1; /* always so: each session has a fresh, private browser */
 	} else if (!strcmp(name, "headless")) {
@@ -318,6 +326,222 @@ static int key_refused(const char *path, const char *key, const char *why)
 	return -1;
 }
 
+/* Why a key of "browser.launchOptions" or "browser.contextOptions" that
+ * glassbox does not take is refused; NULL for the ones it takes. */
+static const struct {
+	const char *key;
+	const char *why;
+} browser_refused[] = {
+	{ "launchOptions.executablePath",
+	  "name the browser with --chromium or $GLASSBOX_CHROMIUM" },
+	{ "launchOptions.args", "glassbox sets Chromium's flags itself (docs/isolation.md)" },
+	{ "launchOptions.ignoreDefaultArgs",
+	  "glassbox sets Chromium's flags itself (docs/isolation.md)" },
+	{ "launchOptions.proxy", "the browser reaches the network only through glassbox's egress "
+	                         "proxy; name upstream rules in the policy (docs/egress.md)" },
+	{ "launchOptions.env", "glassbox gives the browser an environment of its own" },
+	{ "launchOptions.downloadsPath", "downloads go to the artifact store (docs/files.md)" },
+	{ "launchOptions.tracesDir", "every action is kept as signed evidence instead "
+	                             "(docs/evidence.md)" },
+	{ "contextOptions.ignoreHTTPSErrors", "certificate errors are never ignored" },
+	{ "contextOptions.proxy", "the browser reaches the network only through glassbox's egress "
+	                          "proxy; name upstream rules in the policy (docs/egress.md)" },
+	{ "contextOptions.storageState", "import a storage state into a profile with `glassbox "
+	                                 "profile import-state`" },
+	{ "contextOptions.recordVideo", "every action is kept as signed evidence instead "
+	                                "(docs/evidence.md)" },
+	{ "contextOptions.recordHar", "every action is kept as signed evidence instead "
+	                              "(docs/evidence.md)" },
+	{ "contextOptions.extraHTTPHeaders", "requests carry the headers the page gives them" },
+	{ "contextOptions.httpCredentials", "credentials live in glassbox's encrypted secret store "
+	                                    "(glassbox secret)" },
+	{ "contextOptions.offline", "set it for the session with browser_emulate "
+	                            "(networkConditions \"Offline\")" },
+	{ "contextOptions.locale", "the browser's locale is not emulated" },
+	{ "contextOptions.timezoneId", "the browser's time zone is not emulated" },
+	{ "contextOptions.colorScheme", "set it for the session with browser_emulate_media "
+	                                "(colorScheme)" },
+	{ "contextOptions.javaScriptEnabled", "pages always run their scripts" },
+	{ "contextOptions.bypassCSP", "a page's Content-Security-Policy is kept" },
+	{ "contextOptions.serviceWorkers", "service workers are kept as Chromium runs them" },
+	{ "contextOptions.isMobile", "device emulation is not offered; use --viewport-size and "
+	                             "--user-agent" },
+	{ "contextOptions.hasTouch", "device emulation is not offered; use --viewport-size and "
+	                             "--user-agent" },
+	{ "contextOptions.screen", "the screen is the viewport (--viewport-size)" },
+	{ "contextOptions.baseURL", "tools take whole URLs" },
+};
+
+/* The "browser." key (e.g. "contextOptions.locale") refused, with why:
+ * the reason of the table above, or the keys glassbox takes. */
+static int browser_key_refused(const char *path, const char *key)
+{
+	char full[160];
+	size_t i;
+
+	snprintf(full, sizeof(full), "browser.%s", key);
+	for (i = 0; i < sizeof(browser_refused) / sizeof(browser_refused[0]); i++)
+		if (!strcmp(browser_refused[i].key, key))
+			return key_refused(path, full, browser_refused[i].why);
+	return key_refused(path, full,
+	                   "glassbox launches and isolates its own Chromium; of \"browser\" it "
+	                   "takes browserName, isolated, launchOptions.{headless, "
+	                   "chromiumSandbox, channel} and contextOptions.{viewport, "
+	                   "deviceScaleFactor, userAgent, permissions, geolocation}");
+}
+
+/* "browser.launchOptions" (o: the options set). 0, or -1 after saying why. */
+static int launch_options(const char *path, json_t *lo, struct cli_pw *o)
+{
+	char full[160];
+	const char *k;
+	json_t *v;
+
+	json_object_foreach(lo, k, v)
+	{
+		snprintf(full, sizeof(full), "browser.launchOptions.%s", k);
+		if (!strcmp(k, "headless")) {
+			if (!json_is_boolean(v))
+				return key_refused(path, full, "it is true or false");
+			o->headless = json_is_true(v);
+		} else if (!strcmp(k, "chromiumSandbox")) {
+			/* false: Chromium's own sandbox off, as --no-sandbox */
+			if (!json_is_boolean(v))
+				return key_refused(path, full, "it is true or false");
+			o->chromium_sandbox_off = json_is_false(v);
+		} else if (!strcmp(k, "channel")) {
+			if (!json_is_string(v) ||
+			    (strcmp(json_string_value(v), "chrome") != 0 &&
+			     strcmp(json_string_value(v), "chromium") != 0 &&
+			     strcmp(json_string_value(v), "chrome-for-testing")))
+				return key_refused(
+				    path, full,
+				    "glassbox drives Chromium only (chrome or chromium)");
+		} else {
+			char sub[128];
+
+			snprintf(sub, sizeof(sub), "launchOptions.%s", k);
+			return browser_key_refused(path, sub);
+		}
+	}
+	return 0;
+}
+
+/* "browser.contextOptions" (o: the options set). 0, or -1 after saying why. */
+static int context_options(const char *path, json_t *co, struct cli_pw *o)
+{
+	char full[160];
+	char num[32];
+	const char *k;
+	json_t *v;
+
+	json_object_foreach(co, k, v)
+	{
+		snprintf(full, sizeof(full), "browser.contextOptions.%s", k);
+		if (!strcmp(k, "viewport")) {
+			json_t *w = json_object_get(v, "width");
+			json_t *h = json_object_get(v, "height");
+
+			if (json_is_null(v))
+				continue; /* Playwright's "no fixed viewport": the window's */
+			if (!json_is_object(v) || json_object_size(v) != 2 || !json_is_integer(w) ||
+			    !json_is_integer(h))
+				return key_refused(path, full,
+				                   "it is {\"width\": N, \"height\": N}");
+			snprintf(num, sizeof(num), "%lldx%lld", (long long)json_integer_value(w),
+			         (long long)json_integer_value(h));
+			if (apply("mcp", "viewport-size", num, o) < 0)
+				return -1;
+		} else if (!strcmp(k, "deviceScaleFactor")) {
+			if (!json_is_number(v) || json_number_value(v) < 0.25 ||
+			    json_number_value(v) > 5)
+				return key_refused(path, full,
+				                   "it must be a number from 0.25 to 5");
+			o->device_scale_factor = json_number_value(v);
+		} else if (!strcmp(k, "userAgent")) {
+			if (!json_is_string(v))
+				return key_refused(path, full, "it is a string");
+			if (apply("mcp", "user-agent", json_string_value(v), o) < 0)
+				return -1;
+		} else if (!strcmp(k, "geolocation")) {
+			/* emulated on every page, as browser_emulate's geolocation */
+			json_t *lat = json_object_get(v, "latitude");
+			json_t *lon = json_object_get(v, "longitude");
+			json_t *acc = json_object_get(v, "accuracy");
+
+			if (!json_is_object(v) || !json_is_number(lat) || !json_is_number(lon) ||
+			    (acc && !json_is_number(acc)) ||
+			    json_object_size(v) != 2u + (acc != NULL) ||
+			    json_number_value(lat) < -90 || json_number_value(lat) > 90 ||
+			    json_number_value(lon) < -180 || json_number_value(lon) > 180 ||
+			    (acc && json_number_value(acc) < 0))
+				return key_refused(path, full,
+				                   "it is {\"latitude\": -90..90, \"longitude\": "
+				                   "-180..180[, \"accuracy\": meters]}");
+			o->has_geolocation = 1;
+			o->geolocation[0] = json_number_value(lat);
+			o->geolocation[1] = json_number_value(lon);
+			o->geolocation[2] = acc ? json_number_value(acc) : 0;
+		} else if (!strcmp(k, "permissions")) {
+			/* the same as --grant-permissions: a list of Playwright's names */
+			char list[sizeof(o->grant_permissions)] = "";
+			size_t i;
+			json_t *p;
+
+			if (!json_is_array(v))
+				return key_refused(path, full, "it lists permission names");
+			json_array_foreach(v, i, p)
+			{
+				size_t len = strlen(list);
+
+				if (!json_is_string(p) || !json_string_length(p) ||
+				    strchr(json_string_value(p), ','))
+					return key_refused(path, full, "it lists permission names");
+				if (len + json_string_length(p) + 2 > sizeof(list))
+					return key_refused(path, full, "the list is too long");
+				snprintf(list + len, sizeof(list) - len, "%s%s", len ? "," : "",
+				         json_string_value(p));
+			}
+			if (list[0] && apply("mcp", "grant-permissions", list, o) < 0)
+				return -1;
+		} else {
+			char sub[128];
+
+			snprintf(sub, sizeof(sub), "contextOptions.%s", k);
+			return browser_key_refused(path, sub);
+		}
+	}
+	return 0;
+}
+
+/* The "browser" key of a Playwright MCP config. 0, or -1 after saying why. */
+static int browser_config(const char *path, json_t *b, struct cli_pw *o)
+{
+	json_t *lo = json_object_get(b, "launchOptions");
+	json_t *co = json_object_get(b, "contextOptions");
+	json_t *name = json_object_get(b, "browserName");
+	const char *k;
+	json_t *v;
+
+	if (!json_is_object(b))
+		return key_refused(path, "browser", "it is an object");
+	json_object_foreach(b, k, v)
+	{
+		if (strcmp(k, "launchOptions") != 0 && strcmp(k, "contextOptions") != 0 &&
+		    strcmp(k, "isolated") != 0 && strcmp(k, "browserName") != 0)
+			return browser_key_refused(path, k);
+	}
+	if (name && (!json_is_string(name) || strcmp(json_string_value(name), "chromium") != 0))
+		return key_refused(path, "browser.browserName", "glassbox drives Chromium only");
+	if (lo && !json_is_object(lo))
+		return key_refused(path, "browser.launchOptions", "it is an object");
+	if (co && !json_is_object(co))
+		return key_refused(path, "browser.contextOptions", "it is an object");
+	if (launch_options(path, lo, o) < 0 || context_options(path, co, o) < 0)
+		return -1;
+	return 0;
+}
+
 int cli_pw_config(const char *path, json_t *cfg, struct cli_pw *o)
 {
 	const char *key;
@@ -327,55 +551,7 @@ int cli_pw_config(const char *path, json_t *cfg, struct cli_pw *o)
 	json_object_foreach(cfg, key, v)
 	{
 		if (!strcmp(key, "browser")) {
-			json_t *lo = json_object_get(v, "launchOptions");
-			json_t *co = json_object_get(v, "contextOptions");
-			json_t *vp = json_object_get(co, "viewport");
-			const char *k2;
-			json_t *v2;
-
-			json_object_foreach(v, k2, v2)
-			{
-				if (strcmp(k2, "launchOptions") != 0 &&
-				    strcmp(k2, "contextOptions") != 0 &&
-				    strcmp(k2, "isolated") != 0 && strcmp(k2, "browserName") != 0)
-					return key_refused(
-					    path, k2,
-					    "glassbox launches and isolates its own "
-					    "Chromium; of \"browser\" it takes launchOptions."
-					    "headless, contextOptions.viewport, "
-					    "contextOptions.deviceScaleFactor and "
-					    "contextOptions.userAgent");
-			}
-			if (json_string_value(json_object_get(v, "browserName")) &&
-			    strcmp(json_string_value(json_object_get(v, "browserName")),
-			           "chromium"))
-				return key_refused(path, "browser.browserName",
-				                   "glassbox drives Chromium only");
-			if (json_is_boolean(json_object_get(lo, "headless")))
-				o->headless = json_is_true(json_object_get(lo, "headless"));
-			if (json_is_integer(json_object_get(vp, "width")) &&
-			    json_is_integer(json_object_get(vp, "height"))) {
-				snprintf(
-				    num, sizeof(num), "%lldx%lld",
-				    (long long)json_integer_value(json_object_get(vp, "width")),
-				    (long long)json_integer_value(json_object_get(vp, "height")));
-				if (apply("mcp", "viewport-size", num, o) < 0)
-					return -1;
-			}
-			if (json_object_get(co, "deviceScaleFactor")) {
-				double dsf =
-				    json_number_value(json_object_get(co, "deviceScaleFactor"));
-
-				if (!json_is_number(json_object_get(co, "deviceScaleFactor")) ||
-				    dsf < 0.25 || dsf > 5)
-					return key_refused(
-					    path, "browser.contextOptions.deviceScaleFactor",
-					    "it must be a number from 0.25 to 5");
-				o->device_scale_factor = dsf;
-			}
-			if (json_string_value(json_object_get(co, "userAgent")) &&
-			    apply("mcp", "user-agent",
-			          json_string_value(json_object_get(co, "userAgent")), o) < 0)
+			if (browser_config(path, v, o) < 0)
 				return -1;
 		} else if (!strcmp(key, "capabilities") && json_is_array(v)) {
 			size_t i;
@@ -445,6 +621,12 @@ int cli_pw_config(const char *path, json_t *cfg, struct cli_pw *o)
 		} else if (!strcmp(key, "codegen") && json_is_string(v)) {
 			if (apply("mcp", "codegen", json_string_value(v), o) < 0)
 				return -1;
+		} else if (!strcmp(key, "secrets")) {
+			return key_refused(
+			    path, key,
+			    "name a dotenv file with --secrets FILE instead (its values "
+			    "are held in memory, never in a config that others read), or "
+			    "store them with `glassbox secret set`");
 		} else if (refusal(key)) {
 			return key_refused(path, key, refusal(key));
 		} else {
@@ -489,6 +671,35 @@ void cli_pw_fill(const struct cli_pw *o, struct act_config *cfg)
 	cfg->no_structured_content = o->no_structured_content;
 	cfg->omit_images = o->omit_images;
 	cfg->device_scale_factor = o->device_scale_factor;
+	cfg->chromium_sandbox_off = o->chromium_sandbox_off;
+	if (o->has_geolocation) {
+		cfg->has_geolocation = 1;
+		memcpy(cfg->geolocation, o->geolocation, sizeof(cfg->geolocation));
+	}
 	if (o->console_level[0])
 		cfg->console_level = o->console_level;
+}
+
+void cli_pw_say_sandbox(const struct cli_pw *o)
+{
+	char why[512] = "";
+	int netns, uid;
+
+	if (!o->chromium_sandbox_off)
+		return;
+	netns = policy_netns_available(NULL, 0);
+	uid = sess_browser_sandboxed(why, sizeof(why)); /* as root: a user of its own */
+	if (netns && uid) {
+		fprintf(stderr,
+		        "glassbox mcp: Chromium's sandbox is off (--no-sandbox); glassbox's "
+		        "namespace, uid and egress proxy stay on\n");
+		return;
+	}
+	fprintf(stderr,
+	        "glassbox mcp: Chromium's sandbox is off (--no-sandbox); glassbox's egress proxy "
+	        "and request interception stay on%s%s%s\n",
+	        netns ? ", and its network namespace"
+	              : "; the browser's network namespace is off "
+	                "here (docs/egress.md, layer 4)",
+	        uid ? ", and its uid" : "; the browser runs as root: ", uid ? "" : why);
 }

@@ -37,6 +37,9 @@ struct secret_meta {
 	size_t n_fields;
 	int64_t created_ms;
 	char created[40]; /* ISO 8601, UTC */
+	/* 1: from a --secrets file (secret_env_open), which names no hosts:
+	 * it may be typed on any host and into any field (docs/secrets.md) */
+	int unbound;
 };
 
 /* 1 when name is a valid secret name: 1..SECRET_NAME_MAX of [A-Za-z0-9_-],
@@ -85,10 +88,37 @@ int secret_open(const char *data_dir, const char *tenant, const char *name,
 /* Wipes and frees a value from secret_open(); NULL is fine. */
 void secret_value_free(unsigned char *value, size_t len);
 
+/* ---- secrets from a dotenv file (env_file.c) ------------------------------ */
+
+/* A dotenv file's secrets, in memory (opaque). */
+struct secret_env;
+
+/*
+ * Reads the dotenv file at path (NAME=value lines, `#` comments, quoted
+ * values) into *out. Refused (a negative errno, with the file and line
+ * number in err, never a value): not a regular file, a symlink, writable
+ * by others, a name secret_name_is_valid refuses or given twice, an empty
+ * value, no entry at all. A file others may read is taken, with what to
+ * do in warning ("" otherwise).
+ */
+int secret_env_load(const char *path, struct secret_env **out, char *warning, size_t warnlen,
+                    char *err, size_t errlen);
+/* How many secrets env holds (NULL: 0). */
+size_t secret_env_count(const struct secret_env *env);
+/* 1 when env (may be NULL) holds a secret called name (may be NULL). */
+int secret_env_has(const struct secret_env *env, const char *name);
+/* The secret name of env (borrowed; may be NULL): *meta filled (unbound,
+ * fields "any") and *value a copy (len bytes, NUL-terminated one past)
+ * that the caller wipes with secret_value_free. 0, -ENOENT or -ENOMEM. */
+int secret_env_open(const struct secret_env *env, const char *name, struct secret_meta *meta,
+                    unsigned char **value, size_t *len);
+/* Wipes every value and frees env; NULL is fine. */
+void secret_env_free(struct secret_env *env);
+
 /* ---- where a secret may go ------------------------------------------------ */
 
 /* 1 when url's host (scheme and port) matches one of meta's hosts
- * (policy_url_matches_host_pattern). */
+ * (policy_url_matches_host_pattern), or meta is unbound. */
 int secret_host_allowed(const struct secret_meta *meta, const char *url);
 
 /* The field as the page's DOM describes it (read in an isolated world). */

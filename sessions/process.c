@@ -95,7 +95,7 @@ UNITTEST int sess_build_argv(const struct sess_options *opt, const char *profile
 		args[n++] = base_flags[i];
 	if (!opt->headed)
 		args[n++] = "--headless";
-	if (!sandboxed && geteuid() == 0)
+	if (opt->chromium_sandbox_off || (!sandboxed && geteuid() == 0))
 		args[n++] = "--no-sandbox";
 	snprintf(store[k], 2048, "--user-data-dir=%s", profile_dir);
 	args[n++] = store[k++];

@@ -67,6 +67,9 @@ struct sess_options {
 	 * a fresh one inside the session's private dir, removed on close. */
 	const char *user_data_dir;
 	int close_grace_ms; /* how long Browser.close may take; 0 = 2000 */
+	/* 1: Chromium's own sandbox off (--no-sandbox) whoever it runs as; the
+	 * browser's user, network namespace and proxy stay as they are */
+	int chromium_sandbox_off;
 };
 
 /* A JS dialog waiting on a page. */

@@ -136,6 +136,7 @@ static const struct act_tool_impl impl = {
 	.run = evaluate_run,
 	.needs_target = 2,
 	.with_file_chooser_open = 1,
+	.no_snapshot = act_no_snapshot,
 };
 
 const struct act_def act_tool_evaluate = {

@@ -14,6 +14,7 @@
 #include "actions/tools/params.h"
 
 #include "policy/risk.h"
+#include "secrets/secrets.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -148,6 +149,9 @@ static int fill_one(struct act_ctx *ctx, const char *type, const char *value)
 		json_decref(values);
 		return rc;
 	}
+	/* as Playwright MCP: a value that names a --secrets file's secret types it */
+	if (secret_env_has(ctx->as->env_secrets, value))
+		return act_type_secret(ctx, value, 0);
 	return act_field_fill_text(ctx, value, 0);
 }
 
@@ -170,7 +174,7 @@ static void field_code(struct act_ctx *ctx, const char *type, const char *value,
 	} else {
 		a.text = value;
 		if (ctx->sensitive && !sensitive_before)
-			a.secret = "PASSWORD";
+			a.secret = secret_env_has(ctx->as->env_secrets, value) ? value : "PASSWORD";
 		act_code_action(&ctx->code, &t, "fill", &a);
 	}
 }
@@ -300,6 +304,7 @@ static const struct act_param params[] = {
 static const struct act_tool_impl impl = {
 	.gate_parts = fill_form_gate,
 	.run = fill_form_run,
+	.no_snapshot = act_no_snapshot,
 };
 
 const struct act_def act_tool_fill_form = {

@@ -50,6 +50,7 @@ static const struct act_param params[] = {
 static const struct act_tool_impl impl = {
 	.with_dialog_open = 1,
 	.run = handle_dialog_run,
+	.no_snapshot = act_no_snapshot,
 };
 
 const struct act_def act_tool_handle_dialog = {

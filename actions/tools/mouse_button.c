@@ -106,10 +106,12 @@ static void up_code(struct act_ctx *ctx)
 	button_code(ctx, "up");
 }
 
-static const struct act_tool_impl down_impl = { .gate = button_gate,
-	                                        .run = down_run,
-	                                        .code = down_code };
-static const struct act_tool_impl up_impl = { .gate = button_gate, .run = up_run, .code = up_code };
+static const struct act_tool_impl down_impl = {
+	.gate = button_gate, .run = down_run, .code = down_code, .no_snapshot = act_no_snapshot
+};
+static const struct act_tool_impl up_impl = {
+	.gate = button_gate, .run = up_run, .code = up_code, .no_snapshot = act_no_snapshot
+};
 
 /* What the two descriptors have in common: a click on the page. */
 #define BUTTON_TOOL                                                                          \

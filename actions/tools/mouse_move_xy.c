@@ -57,6 +57,7 @@ static const struct act_tool_impl impl = {
 	.gate = move_xy_gate,
 	.run = move_xy_run,
 	.code = move_xy_code,
+	.no_snapshot = act_no_snapshot,
 };
 
 const struct act_def act_tool_mouse_move_xy = {

@@ -76,6 +76,7 @@ static const struct act_tool_impl impl = {
 	.gate = wheel_gate,
 	.run = wheel_run,
 	.code = wheel_code,
+	.no_snapshot = act_no_snapshot,
 };
 
 const struct act_def act_tool_mouse_wheel = {

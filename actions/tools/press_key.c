@@ -43,9 +43,18 @@ static void press_key_code(struct act_ctx *ctx)
 	gb_buf_appendf(&ctx->code, ");\n");
 }
 
+/* As Playwright MCP: only Enter (which may submit) answers with the snapshot. */
+static int press_key_no_snapshot(const struct act_ctx *ctx)
+{
+	const char *key = json_string_value(json_object_get(ctx->args, "key"));
+
+	return !key || strcmp(key, "Enter") != 0;
+}
+
 static const struct act_tool_impl impl = {
 	.run = press_key_run,
 	.code = press_key_code,
+	.no_snapshot = press_key_no_snapshot,
 };
 
 const struct act_def act_tool_press_key = {

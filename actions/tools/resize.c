@@ -77,6 +77,7 @@ static void resize_code(struct act_ctx *ctx)
 static const struct act_tool_impl impl = {
 	.run = resize_run,
 	.code = resize_code,
+	.no_snapshot = act_no_snapshot,
 };
 
 const struct act_def act_tool_resize = {

@@ -165,7 +165,17 @@ static const struct act_param params[] = {
 
 /* A listing changes nothing: the last screenshot stands for it (the
  * current tab may be behind a popup, where the browser draws no frames). */
+/* As Playwright MCP: only a new tab opened at a URL answers with the
+ * snapshot; listing, selecting and closing answer with the tabs. */
+static int tabs_no_snapshot(const struct act_ctx *ctx)
+{
+	const char *action = json_string_value(json_object_get(ctx->args, "action"));
+
+	return !action || strcmp(action, "new") != 0 || !json_object_get(ctx->args, "url");
+}
+
 static const struct act_tool_impl impl = {
+	.no_snapshot = tabs_no_snapshot,
 	.evidence_if_changed = 1,
 	.with_dialog_open = 1,
 	.gate = tabs_gate,

@@ -7,6 +7,7 @@
 
 #include "cdp/cdp.h"
 #include "policy/risk.h"
+#include "secrets/secrets.h"
 #include "sessions/sessions.h"
 
 #include <ctype.h>
@@ -23,6 +24,9 @@ static int type_run(struct act_ctx *ctx)
 	int slowly = json_is_true(json_object_get(ctx->args, "slowly"));
 	int rc;
 
+	/* as Playwright MCP: text that names a --secrets file's secret types it */
+	if (!secret && secret_env_has(ctx->as->env_secrets, text))
+		secret = text;
 	if (secret) {
 		if (slowly)
 			return act_fail(
@@ -75,7 +79,8 @@ static void type_code(struct act_ctx *ctx)
 	struct act_code_target t;
 
 	a.text = json_string_value(json_object_get(ctx->args, "text"));
-	a.secret = json_string_value(json_object_get(ctx->args, "secret"));
+	/* the secret typed: `secret`, or text naming a --secrets file's */
+	a.secret = json_string_value(json_object_get(ctx->out, "secret"));
 	if (ctx->sensitive && !a.secret) {
 		/* typed into a password field: its value never shows */
 		act_code_line(&ctx->code, "// typed into a password field: its value is not shown");
@@ -89,10 +94,19 @@ static void type_code(struct act_ctx *ctx)
 		act_code_action(&ctx->code, &t, "press", &enter);
 }
 
+/* As Playwright MCP: a fill answers without the snapshot; submit or
+ * slowly (key by key, for pages that react to keys) with it. */
+static int type_no_snapshot(const struct act_ctx *ctx)
+{
+	return !json_is_true(json_object_get(ctx->args, "submit")) &&
+	       !json_is_true(json_object_get(ctx->args, "slowly"));
+}
+
 static const struct act_tool_impl impl = {
 	.run = type_run,
 	.needs_target = 1,
 	.code = type_code,
+	.no_snapshot = type_no_snapshot,
 };
 
 const struct act_def act_tool_type = {

@@ -289,6 +289,8 @@ test('--codegen python: a verification\'s code is Python', async () => {
     await ok(gb.client, 'browser_navigate', { url: `${site.url}/actionable.html` });
     const r = await ok(gb.client, 'browser_verify_value', { type: 'textbox', element: 'Code', target: 'input', value: 'fixed' });
     assert.match(textOf(r), /^expect\(page\.[a-z_]+\(.*\)\)\.to_have_value\("fixed"\)$/m);
+    // the fence names the language, as Playwright MCP's does
+    assert.match(textOf(r), /### Ran Playwright code\n```python\n/);
     const empty = await ok(gb.client, 'browser_evaluate', { function: "() => { document.querySelector('input').value = ''; }" });
     assert.ok(!empty.isError);
     const e = await ok(gb.client, 'browser_verify_value', { type: 'textbox', element: 'Code', target: 'input', value: '' });

@@ -888,6 +888,44 @@ static void test_handler_types(void **state)
 	cdp_close(c);
 }
 
+/* Keeps the "text" param of the last event. */
+static void on_text_event(void *user, const char *session_id, const char *method, json_t *params)
+{
+	const char *v = json_string_value(json_object_get(params, "text"));
+	char *text = user;
+
+	(void)session_id;
+	(void)method;
+	snprintf(text, 64, "%s", v ? v : "(none)");
+}
+
+/* A page's lone UTF-16 surrogate, which Chromium writes as \ud800, reaches
+ * listeners as U+FFFD; a pair stays one character, and a message that is
+ * malformed anyway is still dropped. */
+static void test_handler_lone_surrogates(void **state)
+{
+	struct cdp_conn *c = detached(0);
+	char text[64] = "";
+	char fixed[] = "a\\ud800b \\udc00 \\\\ud800 \\ud83d\\ude00 \\ud800\\ud800";
+
+	(void)state;
+	assert_int_equal(cdp_json_fix_surrogates(fixed, strlen(fixed)), 4);
+	assert_string_equal(fixed, "a\\ufffdb \\ufffd \\\\ud800 \\ud83d\\ude00 \\ufffd\\ufffd");
+	assert_true(cdp_on(c, NULL, NULL, on_text_event, text) > 0);
+	assert_int_equal(handle(c, "{\"method\":\"A.b\",\"params\":{\"text\":\"x\\ud800y\"}}"), 0);
+	assert_string_equal(text, "x\xef\xbf\xbdy");
+	assert_int_equal(handle(c, "{\"method\":\"A.b\",\"params\":{\"text\":\"\\ud83d\\ude00\"}}"),
+	                 0);
+	assert_string_equal(text, "\xf0\x9f\x98\x80");
+	assert_int_equal(handle(c, "{\"method\":\"A.b\",\"params\":{\"text\":\"\\udfff\"}}"), 0);
+	assert_string_equal(text, "\xef\xbf\xbd");
+	assert_int_equal(handle(c, "{\"method\":\"A.b\",\"params\":{\"text\":\"\\ud800\"}"),
+	                 -CDP_EBADMSG);
+	assert_int_equal(handle(c, "{\"method\":\"A.b\",\"params\":{\"text\":\"\\ud8"),
+	                 -CDP_EBADMSG);
+	cdp_close(c);
+}
+
 /* Correlation without a socket: replies in any order, error replies,
  * calls that end with their await. */
 static void test_handler_correlation(void **state)
@@ -1074,6 +1112,7 @@ int main(void)
 		cmocka_unit_test(test_oversized_screenshot),
 		cmocka_unit_test(test_oversized_fragments),
 		cmocka_unit_test(test_malformed_ignored),
+		cmocka_unit_test(test_handler_lone_surrogates),
 		cmocka_unit_test(test_service_until_done),
 	};
 

@@ -316,6 +316,99 @@ static void test_host_binding(void **state)
 	assert_false(secret_host_allowed(&m, NULL));
 }
 
+/* Writes text to dir/name with mode; returns the path (static buffer). */
+static const char *env_file(const char *dir, const char *name, const char *text, mode_t mode)
+{
+	static char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+	assert_int_equal(chmod(path, mode), 0);
+	return path;
+}
+
+/* Loads text as a dotenv file: the load's return, err and warning filled. */
+static int env_load(const char *dir, const char *text, mode_t mode, struct secret_env **env,
+                    char *warning, char *err)
+{
+	return secret_env_load(env_file(dir, "s.env", text, mode), env, warning, 256, err, 512);
+}
+
+/* A --secrets dotenv file: comments, quotes and export read; the values
+ * open by name, unbound (any host, any field); what is wrong is refused
+ * by line number and never shows the value. */
+static void test_env_file(void **state)
+{
+	const char *dir = *state;
+	struct secret_env *env = NULL;
+	struct secret_meta m;
+	struct secret_field field = { "input", "search", NULL };
+	unsigned char *value = NULL;
+	char warning[256], err[512], why[256];
+	size_t len = 0;
+
+	assert_int_equal(env_load(dir,
+	                          "# comment\n\nX-PASSWORD=" VALUE "\r\nexport TOKEN = 'a b # c'\n"
+	                          "QUOTED=\"q\"\n",
+	                          0600, &env, warning, err),
+	                 0);
+	assert_string_equal(warning, "");
+	assert_int_equal(secret_env_count(env), 3);
+	assert_true(secret_env_has(env, "X-PASSWORD"));
+	assert_false(secret_env_has(env, "x-password"));
+	assert_false(secret_env_has(env, NULL));
+	assert_false(secret_env_has(NULL, "X-PASSWORD"));
+	assert_int_equal(secret_env_open(env, "X-PASSWORD", &m, &value, &len), 0);
+	assert_int_equal(len, strlen(VALUE));
+	assert_memory_equal(value, VALUE, len);
+	assert_true(m.unbound);
+	assert_true(secret_host_allowed(&m, "https://anywhere.test/"));
+	assert_true(secret_field_allowed(&m, &field, why, sizeof(why)));
+	secret_value_free(value, len);
+	assert_int_equal(secret_env_open(env, "TOKEN", &m, &value, &len), 0);
+	assert_string_equal((const char *)value, "a b # c");
+	secret_value_free(value, len);
+	assert_int_equal(secret_env_open(env, "QUOTED", &m, &value, &len), 0);
+	assert_string_equal((const char *)value, "q");
+	secret_value_free(value, len);
+	assert_int_equal(secret_env_open(env, "MISSING", &m, &value, &len), -ENOENT);
+	secret_env_free(env);
+
+	/* refused: by line, without the value */
+	assert_true(env_load(dir, "A=1\n" VALUE "\n", 0600, &env, warning, err) < 0);
+	assert_null(env);
+	assert_non_null(strstr(err, "line 2: it is not NAME=value"));
+	assert_null(strstr(err, VALUE));
+	assert_true(env_load(dir, "A=1\nA=" VALUE "\n", 0600, &env, warning, err) < 0);
+	assert_non_null(strstr(err, "line 2: the name is given twice"));
+	assert_true(env_load(dir, "9A=" VALUE "\n", 0600, &env, warning, err) < 0);
+	assert_non_null(strstr(err, "line 1: the name must be"));
+	assert_true(env_load(dir, "A=\n", 0600, &env, warning, err) < 0);
+	assert_non_null(strstr(err, "line 1: the value must be"));
+	assert_true(env_load(dir, "# only a comment\n", 0600, &env, warning, err) < 0);
+	assert_non_null(strstr(err, "holds no NAME=value line"));
+	assert_int_equal(env_load(dir, "A=" VALUE "\n", 0620, &env, warning, err), -EPERM);
+	assert_non_null(strstr(err, "may be written by other users (mode 0620)"));
+	/* readable by others: taken, with the warning */
+	assert_int_equal(env_load(dir, "A=" VALUE "\n", 0644, &env, warning, err), 0);
+	assert_non_null(strstr(warning, "may be read by other users: chmod 600 it"));
+	secret_env_free(env);
+	env = NULL;
+	/* a symlink is not followed */
+	{
+		char link[600];
+
+		snprintf(link, sizeof(link), "%s/link.env", dir);
+		assert_int_equal(symlink(env_file(dir, "s.env", "A=1\n", 0600), link), 0);
+		assert_true(secret_env_load(link, &env, warning, 256, err, 512) < 0);
+		assert_non_null(strstr(err, "a symlink"));
+	}
+}
+
 static void test_field_kinds(void **state)
 {
 	struct secret_meta m;
@@ -366,6 +459,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_bad_input_refused, setup, teardown),
 		cmocka_unit_test(test_host_binding),
 		cmocka_unit_test(test_field_kinds),
+		cmocka_unit_test_setup_teardown(test_env_file, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -128,6 +128,16 @@ static void test_argv(void **state)
 		bg |= !strcmp(args[i], "--disable-background-networking");
 	}
 	assert_true(headless && udd && size && rules && bg);
+	/* sandboxed (its own user): no --no-sandbox, unless the caller turns
+	 * Chromium's own sandbox off */
+	n = sess_build_argv(&opt, "/tmp/p", 1, args, store, 4);
+	for (i = 0; i < n; i++)
+		assert_string_not_equal(args[i], "--no-sandbox");
+	opt.chromium_sandbox_off = 1;
+	n = sess_build_argv(&opt, "/tmp/p", 1, args, store, 4);
+	for (i = 0, bg = 0; i < n; i++)
+		bg += !strcmp(args[i], "--no-sandbox");
+	assert_int_equal(bg, 1);
 }
 
 static void test_launch_ready_close_leaves_nothing(void **state)
