@@ -82,7 +82,7 @@ int main(int argc, char **argv)
 	size_t each;
 	size_t i;
 	size_t k = 0;
-	int rc = 1;
+	int rc = 1, made = 0;
 
 	if (n < 1 || threads < 1 || threads > 64) {
 		fprintf(stderr, "usage: audit_bench [N >= 1 [T, 1 to 64]]\n");
@@ -92,7 +92,8 @@ int main(int argc, char **argv)
 	seq_us = calloc(n, sizeof(*seq_us));
 	all_us = calloc(each * threads, sizeof(*all_us));
 	snprintf(dir, sizeof(dir), "%s/gb-audit-bench-XXXXXX", tmp);
-	if (!seq_us || !all_us || !mkdtemp(dir)) {
+	made = seq_us && all_us && mkdtemp(dir);
+	if (!made) {
 		fprintf(stderr, "audit_bench: cannot make a temporary dir under %s\n", tmp);
 		goto out;
 	}
@@ -136,7 +137,7 @@ int main(int argc, char **argv)
 	rc = 0;
 out:
 	evid_audit_close(a);
-	if (dir[0] && strcmp(dir + strlen(dir) - 6, "XXXXXX") != 0)
+	if (made)
 		bench_rm_tree(dir);
 	free(seq_us);
 	free(all_us);
