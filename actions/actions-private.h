@@ -1062,6 +1062,11 @@ void act_request_evidence(struct act_ctx *ctx);
 /* Stops counting the page's navigations for the evidence screenshot
  * (idempotent; the call's end does it whatever happened). */
 void act_shot_unwatch(struct act_ctx *ctx);
+
+/* Adds msg to the call's evidence errors, never replacing one said
+ * before: structuredContent.evidence_errors lists each, evidence_error
+ * joins them ("; "). */
+void act_add_evidence_error(struct act_ctx *ctx, const char *msg);
 /* Validates and stores a base64 PNG from the page as evidence of kind,
  * links it from the result; fills sha (65 bytes) on success. */
 int act_store_png(struct act_ctx *ctx, const char *b64, const char *kind, char *sha);

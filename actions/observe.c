@@ -325,10 +325,8 @@ int act_store_png(struct act_ctx *ctx, const char *b64, const char *kind, char *
 	if (rc == 0 && act_secrets_mask_png(ctx, &png, &len) < 0) {
 		/* a field that received a secret would show in it: not kept */
 		free(png);
-		json_object_set_new(
-		    ctx->out, "evidence_error",
-		    json_string("the screenshot shows a field that received a secret "
-		                "and could not be masked: it was not kept"));
+		act_add_evidence_error(ctx, "the screenshot shows a field that received a "
+		                            "secret and could not be masked: it was not kept");
 		gb_buf_appendf(&ctx->evidence,
 		               "\n- evidence: no screenshot (a secret's field could not "
 		               "be masked)");
@@ -336,11 +334,10 @@ int act_store_png(struct act_ctx *ctx, const char *b64, const char *kind, char *
 	}
 	if (rc < 0) {
 		/* kept as invalid evidence by the record keeper, never dropped */
-		json_object_set_new(ctx->out, "evidence_error",
-		                    json_pack("s", rc == -EVID_EBADB64
-		                                       ? "the screenshot was not base64"
-		                                       : "the screenshot was not a valid PNG; it "
-		                                         "was kept as invalid evidence"));
+		act_add_evidence_error(ctx, rc == -EVID_EBADB64
+		                                ? "the screenshot was not base64"
+		                                : "the screenshot was not a valid PNG; it was "
+		                                  "kept as invalid evidence");
 		gb_buf_appendf(&ctx->evidence, "\n- evidence: the screenshot was invalid (%s)",
 		               err[0] ? err : "not base64");
 		if (png) {
@@ -678,9 +675,11 @@ int act_record_evidence(struct act_ctx *ctx)
 	}
 	if (rc < 0) {
 		/* the action's outcome stands: only its screenshot is missing */
-		json_object_set_new(
-		    ctx->out, "evidence_error",
-		    json_sprintf("the evidence screenshot could not be taken: %s", err.message));
+		char msg[sizeof(err.message) + 48];
+
+		snprintf(msg, sizeof(msg), "the evidence screenshot could not be taken: %s",
+		         err.message);
+		act_add_evidence_error(ctx, msg);
 		gb_buf_appendf(&ctx->evidence, "\n- evidence: no screenshot (%s)", err.message);
 		goto out;
 	}

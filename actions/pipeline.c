@@ -360,8 +360,10 @@ static void capture_before(struct act_ctx *ctx)
 	/* optional evidence: a failure is noted, the action goes on */
 	if (cdp_call(ctx->cdp, ctx->psid, "Page.captureScreenshot", act_png_params(),
 	             act_left_ms(ctx), &res, &err) < 0) {
-		json_object_set_new(ctx->out, "evidence_error",
-		                    json_sprintf("no screenshot before acting: %s", err.message));
+		char msg[sizeof(err.message) + 40];
+
+		snprintf(msg, sizeof(msg), "no screenshot before acting: %s", err.message);
+		act_add_evidence_error(ctx, msg);
 		goto out;
 	}
 	b64 = json_string_value(json_object_get(res, "data"));
@@ -598,9 +600,8 @@ static void build_record(struct act_ctx *ctx, struct act_keeper_action *a)
 	}
 }
 
-/* Adds msg to the call's evidence errors: structuredContent.evidence_errors
- * lists each one, evidence_error joins them ("; "). */
-static void add_evidence_error(struct act_ctx *ctx, const char *msg)
+/* See actions-private.h. */
+void act_add_evidence_error(struct act_ctx *ctx, const char *msg)
 {
 	const char *had = json_string_value(json_object_get(ctx->out, "evidence_error"));
 	json_t *list = json_object_get(ctx->out, "evidence_errors");
@@ -608,8 +609,6 @@ static void add_evidence_error(struct act_ctx *ctx, const char *msg)
 	if (!json_is_array(list)) {
 		list = json_array();
 		json_object_set_new(ctx->out, "evidence_errors", list);
-		if (had) /* one set before, directly */
-			json_array_append_new(list, json_string(had));
 	}
 	json_array_append_new(list, json_string(msg));
 	json_object_set_new(ctx->out, "evidence_error",
@@ -647,7 +646,7 @@ static void queue_record(struct act_ctx *ctx, struct act_keeper_action *a, int a
 		act_keeper_note_error(ctx->as->keeper, err);
 		return;
 	}
-	add_evidence_error(ctx, err);
+	act_add_evidence_error(ctx, err);
 	json_object_set_new(ctx->out, "recorded", json_false());
 	gb_buf_appendf(&ctx->text, "\nNote: %s", err);
 }
@@ -682,7 +681,7 @@ static void keep_deferred_record(struct act_ctx *ctx, struct act_keeper_action *
 /* Every record or deferred screenshot of an earlier call that could not
  * be kept and was not said yet (one kept after its answer, or one that
  * no call waits for): said in this answer, beside what this call's own
- * evidence says (add_evidence_error), with a note for each in the text,
+ * evidence says (act_add_evidence_error), with a note for each in the text,
  * at its start (before: the call has not run yet) or at its end; those
  * beyond the keeper's bound are counted (evidence_errors_dropped). */
 static void note_keeper_errors(struct act_ctx *ctx, int before)
@@ -694,7 +693,7 @@ static void note_keeper_errors(struct act_ctx *ctx, int before)
 	act_keeper_take_errors(ctx->as->keeper, &errors, &dropped);
 	json_array_foreach(errors, i, e)
 	{
-		add_evidence_error(ctx, json_string_value(e));
+		act_add_evidence_error(ctx, json_string_value(e));
 		gb_buf_appendf(&ctx->text, before ? "Note: %s\n" : "\nNote: %s",
 		               json_string_value(e));
 	}
@@ -703,7 +702,7 @@ static void note_keeper_errors(struct act_ctx *ctx, int before)
 		         "%zu more records or screenshots could not be kept (the service's log "
 		         "names each)",
 		         dropped);
-		add_evidence_error(ctx, more);
+		act_add_evidence_error(ctx, more);
 		gb_buf_appendf(&ctx->text, before ? "Note: %s\n" : "\nNote: %s", more);
 		json_object_set_new(ctx->out, "evidence_errors_dropped",
 		                    json_integer((json_int_t)dropped));
