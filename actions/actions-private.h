@@ -1000,6 +1000,11 @@ int act_find_in_snapshot(const char *yaml, const char *text, const char *regex, 
 /* recorder.c */
 int act_recorder_start(struct act_recorder *r, struct cdp_conn *cdp, const char *page_session,
                        const char *main_frame_id);
+/* The page the recorder watches becomes another tab (page_session,
+ * borrowed, and its main frame): the call goes on in it. A recorder not
+ * started is left alone. */
+void act_recorder_follow(struct act_recorder *r, const char *page_session,
+                         const char *main_frame_id);
 void act_recorder_stop(struct act_recorder *r);
 /* Waits, bounded, for what the action started: a main-frame navigation
  * to load and requests in flight to finish, then for the page's own

@@ -799,6 +799,7 @@ void act_ctx_follow_current_page(struct act_ctx *ctx)
 		return;
 	ctx->page = now;
 	ctx->psid = sess_page_session_id(now);
+	act_recorder_follow(&ctx->rec, ctx->psid, sess_page_main_frame_id(now));
 }
 
 /* The gate step of the plan: the tenant's risk rules on the action. */

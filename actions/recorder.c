@@ -234,6 +234,15 @@ int act_recorder_start(struct act_recorder *r, struct cdp_conn *cdp, const char 
 	return r->listener > 0 ? 0 : -1;
 }
 
+void act_recorder_follow(struct act_recorder *r, const char *page_session,
+                         const char *main_frame_id)
+{
+	if (r->listener <= 0)
+		return;
+	r->page_session = page_session;
+	snprintf(r->main_frame_id, sizeof(r->main_frame_id), "%s", main_frame_id);
+}
+
 void act_recorder_stop(struct act_recorder *r)
 {
 	if (r->cdp && r->listener > 0)

@@ -87,6 +87,8 @@ test('new with a url opens the tab at it, checked, settled and listed as browser
   assert.equal(cur.url, h.url('/form.html'), dump(r));
   assert.equal(cur.title, 'Account settings');
   assert.equal(sc(r).navigated, true, dump(r));
+  // the settle step watched the new tab, not the one before it: its load was seen
+  assert.equal(sc(r).settle_timeout, undefined, dump(r));
   assert.match(r.content[0].text, /- \d+: \(current\) \[Account settings\]\(http:\/\/127\.0\.0\.1:\d+\/form\.html\)/, dump(r));
   assert.equal(await evaluate(h.client, '() => document.title'), 'Account settings');
 });
