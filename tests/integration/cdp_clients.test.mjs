@@ -67,6 +67,11 @@ test('Playwright connectOverCDP runs a spec through the relay, and the trail hol
   assert.equal(click.body.element.tag, 'button');
   assert.equal(click.body.element.name, 'Save');
   assert.equal(click.body.point.length, 2);
+  // the release that ends the click is recorded with the element its press was probed on
+  const release = inputs.slice(inputs.indexOf(click) + 1).find((r) => r.body.kind === 'mouseReleased');
+  assert.ok(release, 'the release is recorded');
+  assert.deepEqual(release.body.point, click.body.point);
+  assert.equal(release.body.element.name, 'Save');
   assert.ok(inputs.some((r) => r.body.method === 'Input.insertText' && r.body.length === 3), 'the fill is recorded by length');
   // screenshots after navigation and during input, kept as signed evidence
   const shots = await waitRecord(svc, 'a', (r) => r.kind === 'tool_call' && r.body && r.body.source === 'cdp' && r.body.screenshot === 'navigation', 'of a screenshot after navigation');

@@ -233,6 +233,23 @@ test('input at an element the risk rules hold is refused (cdp.gates), the rest g
   assert.equal(rec.body.element.name, 'Delete all orders');
 });
 
+test('a release after a navigation is probed again: the press on the page before does not cover it', async () => {
+  site.reset();
+  const browser = await chromium.connectOverCDP(main.url, { timeout: 120000 });
+  try {
+    const page = browser.contexts()[0].pages()[0] || (await browser.contexts()[0].newPage());
+    await page.goto(site.url + '/gates/swap.html');
+    await page.mouse.move(140, 44);
+    await page.mouse.down(); // on "Save": let through
+    await page.goto(site.url + '/gates/swap.html?delete');
+    // the same point is "Delete all orders" now
+    await assert.rejects(page.mouse.up(), /rule cdp\.gates, risk rule destructive-click/);
+  } finally {
+    await browser.close();
+  }
+  assert.equal(site.hits().requests['POST /orders/delete'] || 0, 0, 'the held release never reached the page');
+});
+
 test('with cdp.gates "off" the same click goes through', async () => {
   site.reset();
   const s = await newSession(svc, 'b');
