@@ -14,17 +14,12 @@
  *   that element and, unless the tenant's policy turns cdp.gates off,
  *   classified by the tenant's risk rules (policy_risk_classify, the same
  *   rules the tools obey): held input is refused with a CDP error. An
- *   element that cannot be read while gates are on fails closed. The
- *   release that ends a click (same page, same point, within
- *   RELAY_RELEASE_REUSE_MS of the press let through, no navigation in
- *   between) is not probed again: it is recorded with the press's element
- *   and passes at once, as the press's verdict covers the click.
+ *   element that cannot be read while gates are on fails closed.
  * - A screenshot is kept at most every screenshot_every_s seconds of
  *   input. Typed text is never recorded: only its length.
  */
 #include "relay/relay-private.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,28 +53,6 @@ static const char probe_js[] =
     " form_method: form ? (t.getAttribute('formmethod') || form.getAttribute('method') ||"
     " 'GET').toUpperCase() : '', form_action: form ? (t.formAction || form.action || '') : '',"
     " url: location.href }; })()";
-
-static void pass_held(struct relay *r, json_t *el);
-
-/* The press a release could reuse is no more. */
-static void forget_press(struct relay *r)
-{
-	json_decref(r->pressed.el);
-	memset(&r->pressed, 0, sizeof(r->pressed));
-}
-
-/* 1 when msg (a mouseReleased at x, y on page sid) ends the click of the
- * press let through last. */
-static int ends_last_press(struct relay *r, json_t *msg, const char *sid, double x, double y)
-{
-	const char *type =
-	    json_string_value(json_object_get(json_object_get(msg, "params"), "type"));
-
-	return r->pressed.sid[0] && type && !strcmp(type, "mouseReleased") &&
-	       !strcmp(r->pressed.sid, sid) && fabs(r->pressed.x - x) < 0.01 &&
-	       fabs(r->pressed.y - y) < 0.01 &&
-	       gb_now_ms() - r->pressed.at_ms <= RELAY_RELEASE_REUSE_MS;
-}
 
 /* See relay-private.h. */
 struct relay_page *relay_page_by_sid(struct relay *r, const char *sid)
@@ -167,8 +140,6 @@ void relay_observe_event(struct relay *r, const char *sid, const char *method, j
 		frame = json_object_get(params, "frame");
 		if (json_object_get(frame, "parentId"))
 			return;
-		if (!strcmp(r->pressed.sid, p->sid))
-			forget_press(r); /* a release now acts on another document */
 		snprintf(p->url, sizeof(p->url), "%s",
 		         gb_or(json_string_value(json_object_get(frame, "url")), ""));
 		r->navigations++;
@@ -224,24 +195,6 @@ int relay_observe_hold_input(struct relay *r, json_t *msg, const char *raw, size
 
 	if (kind == RELAY_INPUT_NONE || !sid[0])
 		return 0;
-	if (kind == RELAY_INPUT_POINTER && ends_last_press(r, msg, sid, x, y)) {
-		json_t *el = json_incref(r->pressed.el);
-
-		r->held.raw = malloc(len ? len : 1);
-		if (r->held.raw) {
-			memcpy(r->held.raw, raw, len);
-			r->held.len = len;
-			r->held.msg = json_incref(msg);
-			r->held.kind = kind;
-			r->held.x = x;
-			r->held.y = y;
-			forget_press(r);
-			pass_held(r, el);
-			json_decref(el);
-			return 1;
-		}
-		json_decref(el); /* out of memory: probed as any other input */
-	}
 	if (kind == RELAY_INPUT_POINTER)
 		snprintf(where, sizeof(where), "document.elementFromPoint(%.2f, %.2f)", x, y);
 	else
@@ -389,21 +342,10 @@ static void pass_held(struct relay *r, json_t *el)
 	struct relay_page *p =
 	    relay_page_by_sid(r, json_string_value(json_object_get(r->held.msg, "sessionId")));
 	int64_t now = gb_now_ms();
-	const char *type =
-	    json_string_value(json_object_get(json_object_get(r->held.msg, "params"), "type"));
-	const char *sid = json_string_value(json_object_get(r->held.msg, "sessionId"));
 
 	r->inputs++;
 	relay_record(r, "cdp_input", input_body(r, el));
 	relay_forward(r, r->held.msg, r->held.raw, r->held.len);
-	if (type && !strcmp(type, "mousePressed") && sid && strlen(sid) < RELAY_SID_MAX) {
-		forget_press(r);
-		snprintf(r->pressed.sid, sizeof(r->pressed.sid), "%s", sid);
-		r->pressed.x = r->held.x;
-		r->pressed.y = r->held.y;
-		r->pressed.at_ms = now;
-		r->pressed.el = json_incref(el);
-	}
 	if (p && now - r->last_shot_ms >= (int64_t)r->opt.screenshot_every_s * 1000) {
 		r->last_shot_ms = now;
 		relay_camera_request(r->camera, p->target_id, "input", p->url);

@@ -76,18 +76,6 @@ struct relay_held {
 	double x, y;
 };
 
-/* The last mouse press let through, for the release that ends its click
- * (observe.c): at the same point of the same page and soon after, the
- * release acts on the element the press was probed on. */
-#define RELAY_RELEASE_REUSE_MS 1000
-
-struct relay_pressed {
-	char sid[RELAY_SID_MAX]; /* "" when there is none */
-	double x, y;
-	int64_t at_ms;
-	json_t *el; /* owned: its element, or NULL (not read, gates off) */
-};
-
 enum {
 	RELAY_INPUT_NONE = 0,
 	RELAY_INPUT_POINTER, /* mousePressed, mouseReleased, touchStart */
@@ -137,7 +125,6 @@ struct relay {
 	struct relay_camera *camera; /* evidence screenshots, on their own thread */
 	struct relay_held held;
 	int holding;
-	struct relay_pressed pressed;
 	struct relay_backlog *backlog, *backlog_tail; /* in arrival order */
 	int64_t last_shot_ms;
 	unsigned long messages, refused, inputs, navigations;

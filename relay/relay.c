@@ -53,7 +53,6 @@ static void relay_free(struct relay *r)
 	if (r->wake_fd >= 0)
 		close(r->wake_fd);
 	json_decref(r->held.msg);
-	json_decref(r->pressed.el);
 	free(r->held.raw);
 	while (r->backlog) {
 		struct relay_backlog *b = r->backlog;
