@@ -83,7 +83,15 @@ function browserMains() {
  * session's close ends its browser after the answer to DELETE). */
 async function noBrowsers() {
   const none = await pollUntil(() => browserMains().length === 0, { deadlineMs: 60000 });
-  assert.ok(none, `browsers of earlier sessions are still running: ${browserMains()}`);
+  const which = browserMains().map((pid) => {
+    try {
+      const dir = fs.readFileSync(`/proc/${pid}/cmdline`, 'latin1').split('\0').find((a) => a.startsWith('--user-data-dir='));
+      return `${pid} (${dir})`;
+    } catch {
+      return `${pid}`;
+    }
+  });
+  assert.ok(none, `browsers of earlier sessions are still running: ${which.join(', ')}\n${svc.stderr().slice(-4000)}`);
 }
 
 async function evalIn(client, fn) {
