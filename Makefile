@@ -17,7 +17,7 @@ BUILD ?= build
 ASAN_BUILD ?= build-asan
 TSAN_BUILD ?= build-tsan
 FUZZ_BUILD ?= build-fuzz
-FUZZ_SECONDS ?= 8
+FUZZ_SECONDS ?= 4
 FUZZERS := cdp/fuzz_cdp blob/fuzz_blob mcp/fuzz_jsonrpc mcp/fuzz_serve_config actions/fuzz_snapshot actions/fuzz_find \
 	actions/fuzz_pagelog store/fuzz_risk store/fuzz_admin flows/fuzz_flow profiles/fuzz_profile policy/fuzz_policy \
 	trace/fuzz_trace relay/fuzz_relay actions/fuzz_storage_state secrets/fuzz_secrets_env
@@ -28,7 +28,7 @@ DEBIAN_PACKAGES := build-essential pkg-config meson ninja-build libwebsockets-de
 	libidn2-dev libarchive-dev libpcre2-dev libmagic-dev libcurl4-openssl-dev libwslay-dev haproxy chromium clang clang-format \
 	libclang-rt-14-dev nodejs npm procps iproute2 util-linux unzip
 
-.PHONY: all deps build run test test-unit test-postgres test-asan test-tsan test-fuzz test-http-fuzz test-node test-full test-replicas \
+.PHONY: all deps build run test test-unit test-postgres test-asan test-tsan test-fuzz test-http-fuzz test-node test-full test-drills test-replicas \
 	test-conformance bench format format-check clean cli-doc pipeline-doc demo test-newcomer test-deploy
 
 all: build
@@ -63,12 +63,16 @@ test: build
 	$(MAKE) format-check test-unit test-postgres test-asan test-tsan test-fuzz test-http-fuzz test-node \
 		test-conformance test-newcomer
 
-# What `make test` leaves short for time: each fuzzer for a minute
+# What `make test` leaves out or short for time: the heavy drills of
+# tests/drills.list (test-drills) and each fuzzer for a minute
 # (FUZZ_LONG_SECONDS) instead of FUZZ_SECONDS. CI runs it after make test.
 FUZZ_LONG_SECONDS ?= 60
 
 test-full: build
-	$(MAKE) test-fuzz FUZZ_SECONDS=$(FUZZ_LONG_SECONDS)
+	$(MAKE) test-drills test-fuzz FUZZ_SECONDS=$(FUZZ_LONG_SECONDS)
+
+test-drills: build
+	GLASSBOX_BIN=$(BUILD)/glassbox NODE_TESTS=drills tests/run-node-tests.sh
 
 test-unit:
 	meson test -C $(BUILD) --print-errorlogs
@@ -77,7 +81,7 @@ test-unit:
 # (tests/postgres/run.sh: initdb in a temp dir, a unix socket only). The
 # replicas sharing one (tests/integration/store_replicas.test.mjs,
 # replicas_profiles.test.mjs, replicas.test.mjs; each starts its own
-# servers) run in test-node; test-replicas runs them alone.
+# servers) are drills of test-full (tests/drills.list); test-replicas runs them alone.
 PG_SUITES := approvals ledger segments gate admin profiles evidence
 
 test-postgres: build

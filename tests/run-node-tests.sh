@@ -5,6 +5,8 @@
 #
 #   GLASSBOX_BIN=path/to/glassbox  (default build/glassbox)
 #   NODE_TEST_CONCURRENCY=N        test files run at once (default 2)
+#   NODE_TESTS=drills              the heavy drills of tests/drills.list only
+#                                  (left out otherwise)
 #   test files given as arguments run alone (tests/integration/serve.test.mjs);
 #   other arguments are passed to node --test (e.g. --test-name-pattern=...)
 #
@@ -29,8 +31,17 @@ for a in "$@"; do
 	*) args+=("$a") ;;
 	esac
 done
+# Without file arguments: every test file but the heavy drills of
+# tests/drills.list, or (NODE_TESTS=drills) those drills alone.
+drills="$(grep -v '^#' tests/drills.list | sed '/^$/d')"
 if [ "${#files[@]}" -eq 0 ]; then
-	while IFS= read -r f; do files+=("$f"); done < <(find tests/e2e tests/integration -name node_modules -prune -o -name '*.test.mjs' -print | sort)
+	if [ "${NODE_TESTS:-}" = drills ]; then
+		while IFS= read -r f; do files+=("$f"); done <<<"$drills"
+	else
+		while IFS= read -r f; do
+			grep -qxF "$f" <<<"$drills" || files+=("$f")
+		done < <(find tests/e2e tests/integration -name node_modules -prune -o -name '*.test.mjs' -print | sort)
+	fi
 fi
 if [ "${#files[@]}" -eq 0 ]; then
 	echo "run-node-tests: no test files found" >&2
