@@ -278,14 +278,32 @@ static void find_last_line(const char *buf, size_t len, int at_file_start, struc
 	v->len = end - start;
 }
 
+/* Cuts path to its first `to` bytes and syncs it. */
+static int cut_file(const char *path, off_t to, char *err, size_t errlen)
+{
+	int fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+	int rc = 0;
+
+	if (fd < 0 || ftruncate(fd, to) != 0 || fsync(fd) != 0) {
+		gb_set_io_error(err, errlen, "cut the partial record off", path, errno);
+		rc = -EVID_EIO;
+	}
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}
+
 /* Reads the last complete record of one day file into log. Returns 0 and
  * *found 0 for an empty file. A torn last line is cut off when head.json
  * shows it was never acknowledged (the head names the last whole record,
  * or an earlier one: an acknowledged record is whole on disk, and after a
  * crash the head may be older than the log); otherwise appending is
- * refused. */
+ * refused. A file that holds nothing but a torn line (a crash while the
+ * first record of a new day file was written) is left as it is with
+ * *torn_only 1: whether that record was acknowledged is told by the
+ * records of the files before it (load_tail). */
 static int read_file_tail(struct tenant_log *log, const char *name, const struct evid_head *head,
-                          int have_head, int *found, char *err, size_t errlen)
+                          int have_head, int *found, int *torn_only, char *err, size_t errlen)
 {
 	char path[PATH_BYTES + EVID_DAY_NAME_BYTES];
 	struct evid_record r = { 0 };
@@ -354,6 +372,10 @@ static int read_file_tail(struct tenant_log *log, const char *name, const struct
 		rc = -EVID_EIO;
 		goto out;
 	}
+	if (v.torn && !r.rec && from == 0) {
+		*torn_only = 1;
+		goto out;
+	}
 	if (v.torn) {
 		if (!r.rec || !have_head || head->seq > r.seq ||
 		    (head->seq == r.seq && strcmp(head->hash, r.hash) != 0)) {
@@ -369,15 +391,16 @@ static int read_file_tail(struct tenant_log *log, const char *name, const struct
 		        "%s ends with an unacknowledged partial record (a crash while "
 		        "writing): cutting it off",
 		        path);
-		if (ftruncate(fd, from + (off_t)v.torn_at) != 0 || fsync(fd) != 0 ||
-		    fstat(fd, &st) != 0) {
-			gb_set_io_error(err, errlen, "cut the partial record off", path, errno);
+		rc = cut_file(path, from + (off_t)v.torn_at, err, errlen);
+		if (rc == 0 && fstat(fd, &st) != 0) {
+			gb_set_io_error(err, errlen, "read the audit log", path, errno);
 			rc = -EVID_EIO;
-			goto out;
 		}
+		if (rc != 0)
+			goto out;
 	}
 	if (!r.rec)
-		goto out; /* only a torn line, now cut off */
+		goto out; /* nothing whole in this file */
 	*found = 1;
 	log->last_seq = r.seq;
 	snprintf(log->last_hash, sizeof(log->last_hash), "%s", r.hash);
@@ -400,6 +423,7 @@ static int load_tail(struct tenant_log *log, const struct evid_keypair *kp, char
                      size_t errlen)
 {
 	char(*names)[EVID_DAY_NAME_BYTES] = NULL;
+	char torn_file[EVID_DAY_NAME_BYTES] = "";
 	struct evid_head head;
 	char why[256];
 	size_t n = 0;
@@ -427,7 +451,34 @@ static int load_tail(struct tenant_log *log, const struct evid_keypair *kp, char
 	if (rc != 0)
 		goto out;
 	for (i = n; i > 0 && !found; i--) {
-		rc = read_file_tail(log, names[i - 1], &head, have_head, &found, err, errlen);
+		int torn_only = 0;
+
+		rc = read_file_tail(log, names[i - 1], &head, have_head, &found, &torn_only, err,
+		                    errlen);
+		if (rc != 0)
+			goto out;
+		if (torn_only && !torn_file[0])
+			snprintf(torn_file, sizeof(torn_file), "%s", names[i - 1]);
+	}
+	if (torn_file[0] && ((have_head && head.seq > log->last_seq) || (!have_head && found))) {
+		gb_set_error(err, errlen,
+		             "%s/%s holds only part of a record that may have been acknowledged "
+		             "(the log was truncated or damaged): appending is refused; run "
+		             "`glassbox audit verify --tenant %s`",
+		             log->dir, torn_file, log->tenant);
+		rc = -EVID_EIO;
+		goto out;
+	}
+	if (torn_file[0]) {
+		/* the record after the last whole one, never acknowledged */
+		char path[PATH_BYTES + EVID_DAY_NAME_BYTES];
+
+		snprintf(path, sizeof(path), "%s/%s", log->dir, torn_file);
+		GB_LOGW("evidence",
+		        "%s holds only an unacknowledged partial record (a crash while "
+		        "writing): cutting it off",
+		        path);
+		rc = cut_file(path, 0, err, errlen);
 		if (rc != 0)
 			goto out;
 	}

@@ -1001,6 +1001,72 @@ static int index_rows(struct fx *f, const char *sha)
 	return n;
 }
 
+/* Half a record, as a crash while writing it leaves it. */
+#define TORN_LINE "{\"actor\":{\"tenant\":\"acme\",\"tok"
+
+/* Writes text, without a newline, as the whole of today's day file. */
+static void write_torn_day_file(struct fx *f, const char *text)
+{
+	char path[512];
+	FILE *fp;
+
+	fx_day_file(f, TENANT, path, sizeof(path));
+	fp = fopen(path, "w");
+	assert_non_null(fp);
+	fputs(text, fp);
+	fclose(fp);
+}
+
+/* A crash while the first record of a new day file was written leaves
+ * that file holding half a line. Never acknowledged (the head names the
+ * last record of the day before), it is cut off at the next start and the
+ * chain goes on in that file; acknowledged (the head names it), appending
+ * is refused and names the file. */
+static void test_restart_after_a_torn_first_record_of_the_day(void **state)
+{
+	struct fx *f = *state;
+	struct evid_verify_report rep;
+	struct evid_audit_entry e;
+	char path[512];
+	char err[1024] = "";
+	char *text;
+	size_t len;
+	int64_t now = (int64_t)time(NULL);
+
+	evid_audit_set_clock(f->audit, fake_clock);
+	fake_now = now - DAY;
+	fx_append(f, TENANT, EVID_AUDIT_SESSION_OPENED, SESSION, NULL, NULL, NULL); /* 1 */
+	fx_append(f, TENANT, EVID_AUDIT_SESSION_CLOSED, SESSION, NULL, NULL, NULL); /* 2 */
+	evid_audit_close(f->audit);
+	write_torn_day_file(f, TORN_LINE);
+	assert_int_equal(evid_audit_open(f->data, &f->audit, err, sizeof(err)), 0);
+	assert_int_equal(fx_append(f, TENANT, EVID_AUDIT_SESSION_OPENED, "s-2", NULL, NULL, NULL),
+	                 3);
+	rep = verify(f, TENANT);
+	assert_true(rep.ok);
+	assert_int_equal(rep.records, 3);
+	fx_day_file(f, TENANT, path, sizeof(path));
+	text = fx_read(path, &len);
+	assert_non_null(text);
+	/* record 3 alone: the half line is gone */
+	assert_int_equal(fx_lines(text, (char *[FX_MAX_RECORDS]){ 0 }, FX_MAX_RECORDS), 1);
+	free(text);
+
+	/* record 3 was acknowledged: today's file cut back to half of it */
+	evid_audit_close(f->audit);
+	write_torn_day_file(f, TORN_LINE);
+	assert_int_equal(evid_audit_open(f->data, &f->audit, err, sizeof(err)), 0);
+	memset(&e, 0, sizeof(e));
+	e.tenant = TENANT;
+	e.kind = EVID_AUDIT_SESSION_CLOSED;
+	assert_int_equal(evid_audit_append(f->audit, &e, NULL, err, sizeof(err)), -EVID_EIO);
+	assert_non_null(strstr(err, "holds only part of a record"));
+	assert_non_null(strstr(err, ".jsonl"));
+	text = fx_read(path, &len);
+	assert_string_equal(text, TORN_LINE); /* left as it was, for the investigation */
+	free(text);
+}
+
 static void test_purge_then_verify(void **state)
 {
 	struct fx *f = *state;
@@ -1469,6 +1535,8 @@ int main(void)
 		                                setup, teardown),
 		cmocka_unit_test_setup_teardown(test_restart_refuses_an_overlong_last_line, setup,
 		                                teardown),
+		cmocka_unit_test_setup_teardown(test_restart_after_a_torn_first_record_of_the_day,
+		                                setup, teardown),
 		cmocka_unit_test_setup_teardown(test_purge_then_verify, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_purge_everything_starts_with_purge_record,
 		                                setup, teardown),
