@@ -208,6 +208,7 @@ static void *reaper_main(void *arg)
 	struct act_shared *e, *next, *gone;
 	struct timespec until;
 	int64_t now, due;
+	int freed;
 
 	(void)arg;
 	pthread_mutex_lock(&registry_lock);
@@ -228,6 +229,7 @@ static void *reaper_main(void *arg)
 			}
 		}
 		pthread_mutex_unlock(&registry_lock);
+		freed = gone != NULL;
 		for (e = gone; e; e = next) {
 			next = e->next;
 			GB_LOGI("actions", "a shared browser lingered %lld ms unused: closing it",
@@ -237,6 +239,10 @@ static void *reaper_main(void *arg)
 		pthread_mutex_lock(&registry_lock);
 		if (reaper_stopping)
 			break;
+		/* entries released while the lock was let go (their signal came
+		 * when no one waited) are not in `due`: look again before waiting */
+		if (freed)
+			continue;
 		clock_gettime(CLOCK_REALTIME, &until);
 		if (due) {
 			int64_t wait_ms = due - gb_now_ms() + 1;
