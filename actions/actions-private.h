@@ -351,8 +351,9 @@ struct act_ctx {
 	struct gb_buf events; /* console entries and downloads since the last answer (### Events) */
 	char *snapshot;       /* the ### Snapshot section's text (owned), or NULL */
 	int snapshot_is_link; /* it is a "- [Snapshot](file)" line, not YAML */
-	char content_marker[17]; /* the marker of the page content in this answer, or "" */
-	json_t *code_probe;      /* the target's locator facts, read before acting (owned) */
+	char content_marker[17];  /* the marker of the page content in this answer, or "" */
+	json_t *code_probe;       /* the target's locator facts, read before acting (owned) */
+	uint64_t code_probe_call; /* their reading, asked for and not yet taken */
 	int failed;
 	char error_code[32];
 	char error[1024];
@@ -379,8 +380,14 @@ struct act_ctx {
 	int shot_navigated;
 	int shot_loaded;      /* and the loads of the documents it navigated to */
 	uint64_t digest_call; /* pre-action DOM digest requested, not yet collected */
-	int in_ledger;        /* the operation is open in the ledger */
-	int acted;            /* marked running: input may have reached the page */
+	/* the page re-read by settling's last round trip (observe.c's
+	 * re-read, owned), the tab it read and the recorder's count of events
+	 * then; NULL when that trip did not end the settling */
+	json_t *settled_view;
+	const struct sess_page *settled_page;
+	unsigned settled_events;
+	int in_ledger; /* the operation is open in the ledger */
+	int acted;     /* marked running: input may have reached the page */
 	char url_before[2048];
 	/* the URL of the target's frame when it is not the page's (gates.c),
 	 * "" otherwise: where the action happened, for the record */
@@ -557,6 +564,11 @@ struct act_code_target;
 /* Reads, before the action, what the target's locator needs from the page
  * (act_code_probe_js); a failure leaves the code without that fact. */
 void act_code_probe(struct act_ctx *ctx);
+/* The same in two halves: asks without waiting (the page answers it
+ * before anything sent after it), then takes the answer (a no-op when
+ * nothing was asked). */
+void act_code_probe_ask(struct act_ctx *ctx);
+void act_code_probe_take(struct act_ctx *ctx);
 /* The target of the call as codegen.h describes it (borrows from ctx). */
 void act_code_target_of(const struct act_ctx *ctx, struct act_code_target *t);
 
@@ -1008,7 +1020,8 @@ void act_recorder_follow(struct act_recorder *r, const char *page_session,
 void act_recorder_stop(struct act_recorder *r);
 /* Waits, bounded, for what the action started: a main-frame navigation
  * to load and requests in flight to finish, then for the page's own
- * handlers to run. */
+ * handlers to run. The round trip that ends it re-reads the page
+ * (ctx->settled_view), which act_observe_after() then takes. */
 int act_settle(struct act_ctx *ctx, int navigation_expected);
 
 /* input.c */
@@ -1061,6 +1074,9 @@ int act_parse_locator(const char *target, const char **kind, char **what, char *
 
 /* observe.c */
 int act_observe_before(struct act_ctx *ctx);
+/* The expression that re-reads the page after the action (url, title,
+ * DOM digest, and the text when an expectation needs it): new string. */
+char *act_observe_expression(const struct act_ctx *ctx);
 int act_observe_after(struct act_ctx *ctx);
 int act_record_evidence(struct act_ctx *ctx);
 void act_request_evidence(struct act_ctx *ctx);

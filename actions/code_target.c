@@ -56,28 +56,46 @@ out:
 	json_decref(res);
 }
 
+void act_code_probe_ask(struct act_ctx *ctx)
+{
+	json_t *params;
+	uint64_t id;
+
+	if (!ctx->has_target || !ctx->target.object_id[0] || ctx->code_probe_call)
+		return;
+	params = json_pack("{s:s, s:s, s:[{s:s}], s:b}", "objectId", ctx->target.object_id,
+	                   "functionDeclaration", act_code_probe_js, "arguments", "value",
+	                   ctx->as->test_id_attribute, "returnByValue", 1);
+	if (cdp_send(ctx->cdp, ctx->target.session_id, "Runtime.callFunctionOn", params, &id) == 0)
+		ctx->code_probe_call = id;
+}
+
+void act_code_probe_take(struct act_ctx *ctx)
+{
+	struct cdp_error err;
+	json_t *res = NULL;
+	json_t *value;
+
+	if (!ctx->code_probe_call)
+		return;
+	/* only the code shown loses a fact when this fails: the action goes on */
+	if (cdp_await(ctx->cdp, ctx->code_probe_call, act_left_ms(ctx), &res, &err) == 0 &&
+	    !json_object_get(res, "exceptionDetails")) {
+		value = json_object_get(json_object_get(res, "result"), "value");
+		if (json_is_object(value)) {
+			json_decref(ctx->code_probe);
+			ctx->code_probe = json_incref(value);
+			probe_owner(ctx, ctx->code_probe);
+		}
+	}
+	ctx->code_probe_call = 0;
+	json_decref(res);
+}
+
 void act_code_probe(struct act_ctx *ctx)
 {
-	json_t *value = NULL;
-
-	if (!ctx->has_target || !ctx->target.object_id[0])
-		return;
-	if (act_call_on_target(ctx, act_code_probe_js,
-	                       json_pack("[{s:s}]", "value", ctx->as->test_id_attribute), &value,
-	                       "reading the target's locator") < 0) {
-		/* only the code shown loses a fact: the action goes on */
-		ctx->failed = 0;
-		ctx->error[0] = '\0';
-		ctx->error_code[0] = '\0';
-		json_decref(value);
-		return;
-	}
-	json_decref(ctx->code_probe);
-	ctx->code_probe = json_is_object(value) ? value : NULL;
-	if (!ctx->code_probe)
-		json_decref(value);
-	else
-		probe_owner(ctx, ctx->code_probe);
+	act_code_probe_ask(ctx);
+	act_code_probe_take(ctx);
 }
 
 void act_code_target_of(const struct act_ctx *ctx, struct act_code_target *t)

@@ -153,6 +153,9 @@ static void read_expected_target_value(struct act_ctx *ctx, json_t *expect, json
 /* How long the re-read and the screenshot of a page that navigated wait
  * for the new document's load event before they take it as it is. */
 #define SHOT_LOAD_WAIT_MS 3000
+/* How long a screenshot the browser refused waits for the navigation
+ * that made the page refuse it to show. */
+#define SHOT_NAV_WAIT_MS 1000
 
 /* cdp_service's stop: the page navigated and its new document loaded. */
 static int reread_page_loaded(void *user)
@@ -185,6 +188,17 @@ static int reread_page(struct act_ctx *ctx, const char *js, json_t **value)
 	return act_eval(ctx, js, value, "re-reading the page");
 }
 
+char *act_observe_expression(const struct act_ctx *ctx)
+{
+	json_t *expect = json_object_get(ctx->args, "expect");
+	char *js = NULL;
+
+	if (asprintf(&js, observe_js, BODY_TEXT_MAX,
+	             expect && verify_expect_needs_text(expect) ? "true" : "false") < 0)
+		return NULL;
+	return js;
+}
+
 int act_observe_after(struct act_ctx *ctx)
 {
 	json_t *expect = json_object_get(ctx->args, "expect");
@@ -193,16 +207,22 @@ int act_observe_after(struct act_ctx *ctx)
 	json_t *value = NULL;
 	json_t *target_value = NULL;
 	json_t *verdicts = NULL;
-	char js[sizeof(observe_js) + 32];
+	char *js = NULL;
 	const char *before;
 	const char *digest;
 	int all_ok = 1;
 
-	snprintf(js, sizeof(js), observe_js, BODY_TEXT_MAX,
-	         expect && verify_expect_needs_text(expect) ? "true" : "false");
 	if (sess_page_dialog(ctx->page)) {
 		/* the page is blocked by its dialog: report what is known */
 		value = json_pack("{s:s}", "url", sess_page_url(ctx->page));
+	} else if (ctx->settled_view && ctx->settled_page == ctx->page &&
+	           ctx->settled_events == ctx->rec.events) {
+		/* read by the round trip that ended settling: nothing came since */
+		value = ctx->settled_view;
+		ctx->settled_view = NULL;
+	} else if (!(js = act_observe_expression(ctx))) {
+		act_fail(ctx, "oom", "out of memory");
+		goto out;
 	} else if (reread_page(ctx, js, &value) < 0) {
 		goto out;
 	}
@@ -279,6 +299,7 @@ int act_observe_after(struct act_ctx *ctx)
 		}
 	}
 out:
+	free(js);
 	free(resp);
 	json_decref(value);
 	json_decref(target_value);
@@ -444,6 +465,14 @@ static int shot_settled(void *user)
 	return cdp_reply_ready(w->ctx->cdp, w->ctx->shot_call) || w->ctx->shot_navigated > w->mark;
 }
 
+/* cdp_service's stop: the page navigated since w->mark. */
+static int shot_page_navigated(void *user)
+{
+	const struct shot_wait *w = user;
+
+	return w->ctx->shot_navigated > w->mark;
+}
+
 /* cdp_service's stop: the document navigated to last has loaded. */
 static int shot_page_loaded(void *user)
 {
@@ -496,6 +525,14 @@ static int await_shot(struct act_ctx *ctx, json_t **res, char *err, size_t errle
 				break;
 			}
 		}
+		/* refused before the page's navigation was seen (its document
+		 * is being replaced; the events come next): that navigation is
+		 * waited for, at most SHOT_NAV_WAIT_MS */
+		if (ctx->shot_navigated == w.mark)
+			cdp_service(ctx->cdp,
+			            act_left_ms(ctx) < SHOT_NAV_WAIT_MS ? act_left_ms(ctx)
+			                                                : SHOT_NAV_WAIT_MS,
+			            shot_page_navigated, &w);
 		/* navigated (or refused): the new document is asked once it has
 		 * loaded, or as it is after SHOT_LOAD_WAIT_MS (at once when the
 		 * page did not navigate) */

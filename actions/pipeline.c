@@ -853,6 +853,7 @@ void act_run_call(struct act_session *as, struct act_call *call)
 	json_t *expect = json_object_get(call->args, "expect");
 	struct act_ctx ctx;
 	const char *target;
+	int defer_evidence = 0;
 	char err[512];
 
 	memset(&ctx, 0, sizeof(ctx));
@@ -924,7 +925,7 @@ void act_run_call(struct act_session *as, struct act_call *call)
 	if (impl->needs_target && target && act_resolve_target(&ctx, target) < 0)
 		goto release;
 	if (ctx.has_target && !as->no_code)
-		act_code_probe(&ctx); /* before the action changes the page */
+		act_code_probe_ask(&ctx); /* read before the action changes the page */
 
 	/* gate: a refused action leaves the page untouched */
 	if ((impl->gate && impl->gate(&ctx) < 0) || gate(&ctx, plan) < 0)
@@ -961,21 +962,19 @@ void act_run_call(struct act_session *as, struct act_call *call)
 		act_ctx_follow_current_page(&ctx);
 		progress(&ctx, 3, "verifying and keeping evidence");
 		act_step(&ctx, ACT_STEP_OBSERVE_AFTER);
-		if (!impl->evidence_if_changed)
+		if (!impl->evidence_if_changed && !answers_first(&ctx))
 			act_request_evidence(&ctx);
 		act_observe_after(&ctx);
 		if (!ctx.skip_evidence && (plan & ACT_STEP_BIT(ACT_STEP_EVIDENCE))) {
 			act_step(&ctx, ACT_STEP_EVIDENCE);
-			/* a tool whose evidence depends on what changed asks for
-			 * it once the page is re-read; answering first, it is taken
-			 * after the answer like any other */
-			if (answers_first(&ctx) && impl->evidence_if_changed)
-				act_request_evidence(&ctx);
-			if (!answers_first(&ctx) || !act_defer_evidence(&ctx))
+			if (answers_first(&ctx))
+				defer_evidence = 1;
+			else
 				act_record_evidence(&ctx);
 		}
 	}
 	/* the answer: the code it ran and the page as it is now (snapshot_mode) */
+	act_code_probe_take(&ctx);
 	if (!ctx.failed && impl->code && !as->no_code)
 		impl->code(&ctx);
 	if (!ctx.failed && ((plan & ACT_STEP_BIT(ACT_STEP_OBSERVE_AFTER)) || impl->shows_page) &&
@@ -985,6 +984,13 @@ void act_run_call(struct act_session *as, struct act_call *call)
 		ctx.snapshot_at_ms = gb_now_ms() - ctx.started_ms;
 		act_answer_snapshot(&ctx);
 	}
+	/* answering first, the screenshot is asked for once the page is re-read
+	 * (it would slow the reads down): taken as the answer leaves */
+	if (defer_evidence) {
+		act_request_evidence(&ctx);
+		if (!act_defer_evidence(&ctx))
+			act_record_evidence(&ctx);
+	}
 release:
 	if (ctx.shot_call && !ctx.shot_deferred) {
 		cdp_forget(ctx.cdp, ctx.shot_call);
@@ -992,6 +998,8 @@ release:
 	}
 	if (ctx.digest_call)
 		cdp_forget(ctx.cdp, ctx.digest_call);
+	if (ctx.code_probe_call)
+		cdp_forget(ctx.cdp, ctx.code_probe_call);
 	act_recorder_stop(&ctx.rec);
 	act_screencast_stop(&ctx);
 	act_netlog_stop(&ctx);
@@ -1012,6 +1020,7 @@ free:
 	free(ctx.before_png);
 	free(ctx.snapshot);
 	json_decref(ctx.code_probe);
+	json_decref(ctx.settled_view);
 	gb_buf_free(&ctx.text);
 	gb_buf_free(&ctx.code);
 	gb_buf_free(&ctx.result);

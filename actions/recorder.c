@@ -20,6 +20,7 @@
 #include "sessions/sessions.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define SETTLE_NAV_MS 30000
@@ -83,13 +84,14 @@ static void on_network(struct act_recorder *r, const char *method, json_t *param
 		 * for either (it took 20-120 ms after each navigation's load) */
 		json_object_set_new(
 		    r->inflight, rid,
-		    json_pack("{s:s?, s:s?, s:s?, s:b}", "url",
+		    json_pack("{s:s?, s:s?, s:s?, s:b, s:b}", "url",
 		              json_string_value(json_object_get(request, "url")), "method",
 		              json_string_value(json_object_get(request, "method")), "type",
 		              json_string_value(json_object_get(params, "type")), "load",
 		              (r->navigating &&
 		               !(type && (!strcmp(type, "XHR") || !strcmp(type, "Fetch")))) ||
-		                  act_request_is_favicon(params)));
+		                  act_request_is_favicon(params),
+		              "icon", act_request_is_favicon(params)));
 		r->events++;
 	} else if (!strcmp(method, "Network.responseReceived")) {
 		json_t *resp = json_object_get(params, "response");
@@ -130,6 +132,23 @@ static void on_network(struct act_recorder *r, const char *method, json_t *param
 		json_object_del(r->inflight, rid);
 		r->events++;
 	}
+}
+
+/* The network events of a request, recorded; those of the site's icon
+ * are not counted as the page's activity (settling would go round once
+ * more for a request no page made). */
+static void on_request_event(struct act_recorder *r, const char *method, json_t *params)
+{
+	const char *rid = json_string_value(json_object_get(params, "requestId"));
+	json_t *known = rid ? json_object_get(r->inflight, rid) : NULL;
+	int icon =
+	    known ? json_is_true(json_object_get(known, "icon"))
+	          : !strcmp(method, "Network.requestWillBeSent") && act_request_is_favicon(params);
+	unsigned events = r->events;
+
+	on_network(r, method, params);
+	if (icon)
+		r->events = events;
 }
 
 static void on_page(struct act_recorder *r, const char *method, json_t *params)
@@ -209,7 +228,7 @@ static void on_event(void *user, const char *session_id, const char *method, jso
 	struct act_recorder *r = user;
 
 	if (!strncmp(method, "Network.", 8))
-		on_network(r, method, params);
+		on_request_event(r, method, params);
 	else if (!session_id || strcmp(session_id, r->page_session) != 0)
 		return; /* page-level events of other tabs are not this action's */
 	else if (!strncmp(method, "Page.", 5))
@@ -329,16 +348,34 @@ static void report_pending(struct act_ctx *ctx, const char *why)
 	          : "");
 }
 
-/* One round trip into the page after its queued tasks ran. */
-static int page_round_trip(struct act_ctx *ctx)
+/* One round trip into the page after its queued tasks ran, which
+ * re-reads the page then (observe): into ctx->settled_view, NULL when the
+ * page threw or the expression could not be made. */
+static int page_round_trip(struct act_ctx *ctx, const char *observe)
 {
 	struct cdp_error err;
+	json_t *res = NULL;
+	char *js = NULL;
 	int rc;
 
+	json_decref(ctx->settled_view);
+	ctx->settled_view = NULL;
+	if (!observe ||
+	    asprintf(&js, "new Promise(r => setTimeout(r, 0)).then(() => %s)", observe) < 0)
+		js = NULL;
 	rc = cdp_call(ctx->cdp, ctx->psid, "Runtime.evaluate",
-	              json_pack("{s:s, s:b}", "expression", "new Promise(r => setTimeout(r, 0))",
-	                        "awaitPromise", 1),
-	              act_left_ms(ctx) < 2000 ? act_left_ms(ctx) : 2000, NULL, &err);
+	              json_pack("{s:s, s:b, s:b}", "expression",
+	                        js ? js : "new Promise(r => setTimeout(r, 0))", "awaitPromise", 1,
+	                        "returnByValue", 1),
+	              act_left_ms(ctx) < 2000 ? act_left_ms(ctx) : 2000, &res, &err);
+	if (rc == 0 && js && !json_object_get(res, "exceptionDetails")) {
+		ctx->settled_view = json_object_get(json_object_get(res, "result"), "value");
+		if (!json_is_object(ctx->settled_view))
+			ctx->settled_view = NULL;
+		json_incref(ctx->settled_view);
+	}
+	free(js);
+	json_decref(res);
 	return rc;
 }
 
@@ -348,6 +385,8 @@ int act_settle(struct act_ctx *ctx, int navigation_expected)
 	struct act_recorder *r = &ctx->rec;
 	int64_t nav_deadline = gb_now_ms() + SETTLE_NAV_MS;
 	int64_t req_deadline = gb_now_ms() + SETTLE_REQUESTS_MS;
+	char *observe = act_observe_expression(ctx);
+	int settled = 0;
 	int loaded = 0;
 	int round;
 	int rc = 0;
@@ -407,7 +446,7 @@ int act_settle(struct act_ctx *ctx, int navigation_expected)
 		if (r->dialog_opened)
 			break;
 		seen = r->events;
-		rc = page_round_trip(ctx);
+		rc = page_round_trip(ctx, observe);
 		if (rc < 0) {
 			/* a navigation may have replaced the context; keep settling */
 			if (rc == -CDP_ECLOSED || rc == -CDP_ECANCELLED)
@@ -415,9 +454,20 @@ int act_settle(struct act_ctx *ctx, int navigation_expected)
 			rc = 0;
 			continue;
 		}
-		if (r->events == seen && is_quiet(r))
+		if (r->events == seen && is_quiet(r)) {
+			settled = 1;
 			break;
+		}
 	}
+	free(observe);
+	/* the page as the last round trip read it holds only if that trip
+	 * ended the settling: nothing happened after it */
+	if (!settled) {
+		json_decref(ctx->settled_view);
+		ctx->settled_view = NULL;
+	}
+	ctx->settled_page = ctx->page;
+	ctx->settled_events = r->events;
 	if (rc == -CDP_ECANCELLED)
 		return act_fail(ctx, "cancelled", "cancelled while waiting for the page to settle");
 	if (rc == -CDP_ECLOSED)

@@ -138,16 +138,20 @@ static void page_sections(struct act_ctx *ctx, struct gb_buf *b)
 	json_t *res = NULL;
 	json_t *infos;
 	json_t *status;
-	const char *title;
+	const char *title, *seen_title;
 	size_t i, n;
 
 	if (!s || !ctx->cdp || sess_get_state(s) == SESS_FAILED || !sess_page_count(s))
 		return;
-	if (cdp_call(ctx->cdp, NULL, "Target.getTargets", NULL,
+	n = sess_page_count(s);
+	/* one tab that this call re-read: its title is known; else the
+	 * browser's titles of every tab */
+	seen_title = n == 1 ? json_string_value(json_object_get(ctx->out, "title")) : NULL;
+	if (!seen_title &&
+	    cdp_call(ctx->cdp, NULL, "Target.getTargets", NULL,
 	             act_left_ms(ctx) > 2000 ? act_left_ms(ctx) : 2000, &res, &err) < 0)
 		res = NULL;
 	infos = json_object_get(res, "targetInfos");
-	n = sess_page_count(s);
 	if (n > 1) {
 		section(b, "Open tabs");
 		for (i = 0; i < n; i++) {
@@ -165,7 +169,8 @@ static void page_sections(struct act_ctx *ctx, struct gb_buf *b)
 		goto out;
 	section(b, "Page");
 	gb_buf_appendf(b, "- Page URL: %s", sess_page_url(cur));
-	title = act_tab_title(infos, sess_page_target_id(cur), sess_page_url(cur));
+	title = seen_title ? seen_title
+	                   : act_tab_title(infos, sess_page_target_id(cur), sess_page_url(cur));
 	if (*title)
 		gb_buf_appendf(b, "\n- Page Title: %s", title);
 	if (sess_page_crashed(cur))

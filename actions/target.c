@@ -34,11 +34,53 @@ UNITTEST int act_is_ref(const char *t)
 	return *p == '\0';
 }
 
+/* Asks, without waiting, for the ref's node in glassbox's isolated world
+ * of its frame, when that world is known already; the call's id, or 0. */
+static uint64_t ask_world_object(struct act_ctx *ctx, const struct snap_ref *ref)
+{
+	const char *frame = ref->frame_id[0] ? ref->frame_id
+	                    : ctx->page && !strcmp(ref->session_id, ctx->psid)
+	                        ? sess_page_main_frame_id(ctx->page)
+	                        : NULL;
+	long long context;
+	uint64_t id = 0;
+
+	if (!frame || !ref->backend_node_id)
+		return 0;
+	cdp_service(ctx->cdp, 0, NULL, NULL); /* a context reported dead is not used */
+	context = sess_world_find(ctx->sess, ref->session_id, frame);
+	if (context && cdp_send(ctx->cdp, ref->session_id, "DOM.resolveNode",
+	                        json_pack("{s:i, s:I}", "backendNodeId", ref->backend_node_id,
+	                                  "executionContextId", (json_int_t)context),
+	                        &id) < 0)
+		id = 0;
+	return id;
+}
+
+/* Takes the answer to ask_world_object into ctx->target.world_object_id;
+ * without one, the world is asked again when a check needs it. */
+static void take_world_object(struct act_ctx *ctx, uint64_t id)
+{
+	struct cdp_error err;
+	json_t *res = NULL;
+	const char *oid;
+
+	if (!id || cdp_await(ctx->cdp, id, act_left_ms(ctx), &res, &err) < 0)
+		goto out;
+	oid = json_string_value(json_object_get(json_object_get(res, "object"), "objectId"));
+	if (oid)
+		snprintf(ctx->target.world_object_id, sizeof(ctx->target.world_object_id), "%s",
+		         oid);
+out:
+	json_decref(res);
+}
+
 static int resolve_ref(struct act_ctx *ctx, const char *target)
 {
 	const struct snap_ref *ref = act_snapshot_find(&ctx->as->refs, target);
 	struct cdp_error err;
 	json_t *res = NULL;
+	uint64_t world_call;
 	const char *oid;
 	int rc;
 
@@ -57,11 +99,15 @@ static int resolve_ref(struct act_ctx *ctx, const char *target)
 		                "(refs of a page that was left go with it)",
 		                target);
 	}
+	/* the page's object and glassbox's, in one round trip */
+	world_call = ask_world_object(ctx, ref);
 	rc = cdp_call(ctx->cdp, ref->session_id, "DOM.resolveNode",
 	              json_pack("{s:i}", "backendNodeId", ref->backend_node_id), act_left_ms(ctx),
 	              &res, &err);
 	oid = json_string_value(json_object_get(json_object_get(res, "object"), "objectId"));
 	if (rc < 0 || !oid) {
+		if (world_call)
+			cdp_forget(ctx->cdp, world_call);
 		json_decref(res);
 		if (rc == -CDP_ECLOSED || rc == -CDP_ECANCELLED)
 			return act_connection_failed(ctx, rc, "resolving the target");
@@ -79,6 +125,7 @@ static int resolve_ref(struct act_ctx *ctx, const char *target)
 	snprintf(ctx->target.name, sizeof(ctx->target.name), "%s", gb_or(ref->name, ""));
 	snprintf(ctx->target.description, sizeof(ctx->target.description), "%s \"%.100s\" [%s]",
 	         gb_or(ref->role, "element"), gb_or(ref->name, ""), target);
+	take_world_object(ctx, world_call);
 	json_decref(res);
 	return 0;
 }
@@ -543,10 +590,12 @@ static const char actionable_arm_js[] =
     "  else if (el.isContentEditable) { const r = el.ownerDocument.createRange(); "
     "r.selectNodeContents(el); const s = el.ownerDocument.getSelection(); s.removeAllRanges(); "
     "s.addRange(r); } }"
+    " const w = el.ownerDocument.defaultView, vv = w.visualViewport;"
+    " const top = w === w.top && (!vv || (vv.scale === 1 && !vv.offsetLeft && !vv.offsetTop));"
     " return { ok: true, desc: desc(el), tag, type, password: type === 'password', editable: "
     "!!el.isContentEditable,"
-    "  autocomplete: el.getAttribute('autocomplete') || '', point, bbox: r1, landing: kind === "
-    "'click' && !['iframe', 'frame', 'object', 'embed'].includes(tag) }; }";
+    "  autocomplete: el.getAttribute('autocomplete') || '', point, bbox: r1, top, landing: kind "
+    "=== 'click' && !['iframe', 'frame', 'object', 'embed'].includes(tag) }; }";
 
 /*
  * Reads back where the armed click landed, for phase "press" (the first
@@ -625,7 +674,7 @@ static int resolve_in_world(struct act_ctx *ctx, const char *frame, int backend,
 	if (context)
 		sess_world_forget(ctx->sess, sid, context);
 	if (act_cdp(ctx, sid, "Page.createIsolatedWorld",
-	            json_pack("{s:s, s:s}", "frameId", frame, "worldName", "glassbox"), &world,
+	            json_pack("{s:s, s:s}", "frameId", frame, "worldName", SESS_WORLD_NAME), &world,
 	            doing) < 0)
 		return -1;
 	context = (long long)json_integer_value(json_object_get(world, "executionContextId"));
@@ -642,8 +691,10 @@ static int resolve_in_world(struct act_ctx *ctx, const char *frame, int backend,
 /*
  * The target as an object of the isolated world of its frame, into oid
  * (oidlen bytes); the page's own object when its frame is not known (a
- * target found by CSS in a frame without a ref). Returns 0, or -1 with
- * the action failed.
+ * target found by CSS in a frame without a ref). Resolved once per
+ * target (ctx->target.world_object_id): the same node in the same world
+ * for every check of the call, and gone with the world when its
+ * document goes. Returns 0, or -1 with the action failed.
  */
 static int isolated_object(struct act_ctx *ctx, char *oid, size_t oidlen, const char *doing)
 {
@@ -655,12 +706,15 @@ static int isolated_object(struct act_ctx *ctx, char *oid, size_t oidlen, const 
 	int backend;
 	int rc = -1;
 
+	if (ctx->target.world_object_id[0]) {
+		got = ctx->target.world_object_id;
+		goto found;
+	}
 	if (target_frame(ctx, ref, frame, sizeof(frame), &backend, doing) < 0)
 		goto out;
 	if (!frame[0] || !backend) {
-		snprintf(oid, oidlen, "%s", ctx->target.object_id);
-		rc = 0;
-		goto out;
+		got = ctx->target.object_id;
+		goto found;
 	}
 	if (resolve_in_world(ctx, frame, backend, &obj, doing) < 0)
 		goto out;
@@ -670,7 +724,12 @@ static int isolated_object(struct act_ctx *ctx, char *oid, size_t oidlen, const 
 		              ctx->target.description);
 		goto out;
 	}
-	snprintf(oid, oidlen, "%s", got);
+found:
+	if (got != ctx->target.world_object_id)
+		snprintf(ctx->target.world_object_id, sizeof(ctx->target.world_object_id), "%s",
+		         got);
+	if (oid != ctx->target.world_object_id)
+		snprintf(oid, oidlen, "%s", got);
 	rc = 0;
 out:
 	json_decref(obj);
@@ -909,7 +968,8 @@ static int check_actionable(struct act_ctx *ctx, const char *kind, json_t **info
  * gives the element's box in the coordinates input uses (of the page, or
  * of an out-of-process frame, which then adds its iframe's offset); the
  * difference between that box and the one the check measured is the
- * frame's offset.
+ * frame's offset. An element of the top-level document, whose viewport is
+ * not zoomed, has no offset: the box the check measured is used as is.
  */
 int act_actionable(struct act_ctx *ctx, const char *kind, double *x, double *y, json_t **info)
 {
@@ -959,10 +1019,18 @@ int act_actionable(struct act_ctx *ctx, const char *kind, double *x, double *y, 
 			goto out;
 		}
 	}
-	if (cdp_call(ctx->cdp, ctx->target.session_id, "DOM.getContentQuads",
-	             json_pack("{s:s}", "objectId", ctx->target.object_id), act_left_ms(ctx),
-	             &quads, &err) < 0 ||
-	    quads_box(quads, &minx, &miny, &maxx, &maxy) < 0) {
+	bbox = json_object_get(*info, "bbox");
+	if (json_is_true(json_object_get(*info, "top")) && json_array_size(bbox) == 4) {
+		/* in the top-level document, its viewport not zoomed: the box the
+		 * check measured is in the coordinates input uses */
+		minx = json_number_value(json_array_get(bbox, 0));
+		miny = json_number_value(json_array_get(bbox, 1));
+		maxx = minx + json_number_value(json_array_get(bbox, 2));
+		maxy = miny + json_number_value(json_array_get(bbox, 3));
+	} else if (cdp_call(ctx->cdp, ctx->target.session_id, "DOM.getContentQuads",
+	                    json_pack("{s:s}", "objectId", ctx->target.object_id), act_left_ms(ctx),
+	                    &quads, &err) < 0 ||
+	           quads_box(quads, &minx, &miny, &maxx, &maxy) < 0) {
 		rc = act_fail(ctx, "not_visible", "%s has no box on screen",
 		              ctx->target.description);
 		goto out;
@@ -973,7 +1041,6 @@ int act_actionable(struct act_ctx *ctx, const char *kind, double *x, double *y, 
 	    act_frame_offset(ctx, ref ? ref->frame_id : NULL, 1, &dx, &dy) < 0)
 		dx = dy = 0;
 	point = json_object_get(*info, "point");
-	bbox = json_object_get(*info, "bbox");
 	ctx->target.to_top_dx = dx;
 	ctx->target.to_top_dy = dy;
 	if (json_array_size(bbox) == 4) {

@@ -22,6 +22,7 @@
 #define RELAY_BROWSER_MAX_MESSAGE ((size_t)256 << 20)
 #define RELAY_DEFAULT_MAX_MESSAGE ((size_t)16 << 20)
 #define RELAY_MAX_OWN 32
+#define RELAY_LINGER_MS 2000 /* after our close frame, the client's bytes dropped */
 #define RELAY_MAX_PAGES 64
 #define RELAY_MAX_CONTEXTS 32
 #define RELAY_SID_MAX 64

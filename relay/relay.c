@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "common/log.h"
@@ -448,6 +449,30 @@ static void flush_client(struct relay *r, int ms)
 	}
 }
 
+/* After the close frame: no more from us (FIN), and what the client still
+ * sends is read and dropped until it closes too, for at most ms. Closing
+ * with its bytes unread would reset the connection, and the client could
+ * lose the close frame to that reset (a frame over the ceiling is cut off
+ * while it is still being sent). */
+static void linger_client(struct relay *r, int ms)
+{
+	int64_t deadline = gb_now_ms() + ms;
+	struct pollfd p = { .fd = r->cfd, .events = POLLIN };
+	char drop[16384];
+
+	if (shutdown(r->cfd, SHUT_WR) < 0)
+		return;
+	while (gb_now_ms() < deadline) {
+		ssize_t n;
+
+		if (poll(&p, 1, (int)(deadline - gb_now_ms())) <= 0)
+			break;
+		n = read(r->cfd, drop, sizeof(drop));
+		if (n <= 0 && !(n < 0 && (errno == EINTR || errno == EAGAIN)))
+			break;
+	}
+}
+
 /* Tells the client why the relay ends (close frame), and ends it. */
 static void close_client(struct relay *r, uint16_t code, const char *reason)
 {
@@ -455,6 +480,7 @@ static void close_client(struct relay *r, uint16_t code, const char *reason)
 	wslay_event_queue_close(r->cws, code, (const uint8_t *)reason,
 	                        strlen(reason) > 120 ? 120 : strlen(reason));
 	flush_client(r, 1000);
+	linger_client(r, RELAY_LINGER_MS);
 }
 
 /* The poll loop; returns when either side closed or the relay stopped. */
@@ -511,6 +537,7 @@ static void run_loop(struct relay *r)
 				    r->opt.max_message_bytes);
 				wslay_event_queue_close(r->cws, 1009, NULL, 0);
 				flush_client(r, 500);
+				linger_client(r, RELAY_LINGER_MS);
 				return;
 			}
 		}
@@ -578,7 +605,11 @@ static void *relay_main(void *arg)
 	              "screenshots", (json_int_t)shots.taken, "screenshots_joined",
 	              (json_int_t)shots.joined, "screenshots_failed", (json_int_t)shots.failed));
 	GB_LOGI(MOD, "the CDP client of session %.8s is gone: %s", r->endpoint, r->end_reason);
+	goto done;
 out:
+	GB_LOGW(MOD, "the CDP client (%s) of session %.8s could not be served: %s", r->who,
+	        r->endpoint, r->end_reason);
+done:
 	relay_camera_stop(r->camera, 0, NULL);
 	r->camera = NULL;
 	if (r->br.camera_fd >= 0)

@@ -168,6 +168,8 @@ const struct sess_dialog *sess_page_dialog(const struct sess_page *p);
 /* Dialogs that opened since the counter was last reset (for results). */
 unsigned sess_page_dialogs_seen(const struct sess_page *p);
 
+/* The name of glassbox's isolated world in each frame. */
+#define SESS_WORLD_NAME "glassbox"
 /* The execution context of the isolated world glassbox made in frame
  * frame_id of CDP session session_id, or 0 when none lives (worlds.c). */
 long long sess_world_find(const struct sess *s, const char *session_id, const char *frame_id);

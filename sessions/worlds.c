@@ -8,6 +8,9 @@
  * and forgotten when Runtime reports its context destroyed or cleared, or
  * its target detached, so a context id is never used after it died (ids
  * can be reused by the next renderer process of the same target).
+ * Chromium makes the world again in each new document of a frame it was
+ * made in, and reports it (Runtime.executionContextCreated): that one is
+ * remembered too, so the first action on a new page does not ask for it.
  */
 #include "sessions/sessions-private.h"
 
@@ -69,9 +72,19 @@ void sess_world_forget(struct sess *s, const char *session_id, long long context
 void sess_worlds_on_event(struct sess *s, const char *session_id, const char *method,
                           json_t *params)
 {
+	json_t *context = json_object_get(params, "context");
+	json_t *aux = json_object_get(context, "auxData");
+	const char *frame = json_string_value(json_object_get(aux, "frameId"));
+	const char *name = json_string_value(json_object_get(context, "name"));
+
 	if (!session_id)
 		return;
-	if (!strcmp(method, "Runtime.executionContextDestroyed"))
+	if (!strcmp(method, "Runtime.executionContextCreated") && frame && name &&
+	    !strcmp(name, SESS_WORLD_NAME) && json_is_false(json_object_get(aux, "isDefault")) &&
+	    json_is_integer(json_object_get(context, "id")))
+		sess_world_remember(s, session_id, frame,
+		                    (long long)json_integer_value(json_object_get(context, "id")));
+	else if (!strcmp(method, "Runtime.executionContextDestroyed"))
 		sess_world_forget(
 		    s, session_id,
 		    (long long)json_integer_value(json_object_get(params, "executionContextId")));
