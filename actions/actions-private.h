@@ -280,6 +280,20 @@ struct act_target {
 	double to_top_dx;
 	double to_top_dy;
 	int landing; /* a landing listener is armed (clicks) */
+	/* the actionability check asked before the gate (act_actionable_ask),
+	 * not yet taken, and its kind */
+	uint64_t precheck_call;
+	char precheck_kind[8];
+	/* where a click's press and its click event went, asked for and
+	 * judged once the page settled (act_click_press_ask,
+	 * act_click_release_ask): the calls, the click's point, and the line
+	 * the text gets when both went to the target ("" when none) */
+	uint64_t press_call;
+	int press_asked;
+	uint64_t release_call;
+	double release_x;
+	double release_y;
+	char release_done[300];
 };
 
 /* What happened on the page while an action ran (recorder.c). */
@@ -354,6 +368,7 @@ struct act_ctx {
 	char content_marker[17];  /* the marker of the page content in this answer, or "" */
 	json_t *code_probe;       /* the target's locator facts, read before acting (owned) */
 	uint64_t code_probe_call; /* their reading, asked for and not yet taken */
+	int gate_asked;           /* the gate put the call to a person (gates.c) */
 	int failed;
 	char error_code[32];
 	char error[1024];
@@ -386,6 +401,10 @@ struct act_ctx {
 	json_t *settled_view;
 	const struct sess_page *settled_page;
 	unsigned settled_events;
+	/* a re-read the action's own script made once its page's queued tasks
+	 * ran (act_settle_offer, owned), and the count of events before it */
+	json_t *offered_view;
+	unsigned offered_events;
 	int in_ledger; /* the operation is open in the ledger */
 	int acted;     /* marked running: input may have reached the page */
 	char url_before[2048];
@@ -424,6 +443,10 @@ struct act_tool_impl {
 	 * here, -1 failed (ctx says why) */
 	int (*run)(struct act_ctx *ctx);
 	int needs_target; /* resolve `target` before running (1), optional (2) or not (0) */
+	/* optional: the kind of actionability check ("click", "hover") run
+	 * starts with on the target, asked while the gate reads the target
+	 * (act_actionable_ask) */
+	const char *precheck;
 	/* the previous evidence screenshot stands for this call when the page
 	 * visibly did not change (a script that only read) */
 	int evidence_if_changed;
@@ -906,6 +929,18 @@ int act_call_isolated_args(struct act_ctx *ctx, const char *function, json_t *ar
 /* Actionability for kind "click"/"hover"/"type"/"select": fills x, y in
  * top-level viewport coordinates, *info (new reference) with tag/type. */
 int act_actionable(struct act_ctx *ctx, const char *kind, double *x, double *y, json_t **info);
+
+/* Asks, without waiting, for the actionability check of a click or a
+ * hover (kind) on the target while the gate reads it: the check only
+ * reads the page (the scrolling it may need comes after the gate). The
+ * first act_actionable of that kind takes its answer when it found the
+ * element ready in the top-level viewport, with nothing to scroll, and
+ * no person was asked to approve the call meanwhile; otherwise it is
+ * dropped and the check runs anew. No-op for other kinds. */
+void act_actionable_ask(struct act_ctx *ctx, const char *kind);
+
+/* Drops an actionability check asked for and never taken. */
+void act_actionable_forget(struct act_ctx *ctx);
 /* After the press (released 0) or the release (1) of a click at (x, y)
  * (top-level): reads back where the trusted press, then the click event,
  * really landed. 0 when on the target or inside it (or when it cannot be
@@ -913,6 +948,22 @@ int act_actionable(struct act_ctx *ctx, const char *kind, double *x, double *y, 
  * with the action failed "missed", naming what it hit, with that
  * element's box in the annotation. */
 int act_click_landed(struct act_ctx *ctx, double x, double y, int released);
+/* Asks, without waiting, where the press just made landed. The release
+ * follows at once: the press is released wherever it landed (as
+ * act_click_at releases a missed press), so its verdict is only read,
+ * with the release's, by act_click_release_take. */
+void act_click_press_ask(struct act_ctx *ctx);
+/* Asks, without waiting, where the click just released at (x, y) went,
+ * for act_click_release_take to judge while the page settles; done is the
+ * line the text gets when the press and the click went to the target.
+ * Returns 0. */
+int act_click_release_ask(struct act_ctx *ctx, double x, double y, const char *done);
+/* The verdicts on what act_click_press_ask and act_click_release_ask
+ * asked, as act_click_landed gives them (the press's first); 0 when
+ * nothing was asked. */
+int act_click_release_take(struct act_ctx *ctx);
+/* Drops what act_click_press_ask and act_click_release_ask asked. */
+void act_click_landing_forget(struct act_ctx *ctx);
 /* The element at the top-level viewport point (x, y) becomes the target
  * (ctx->target, described by what it is and the point), for the gate's
  * facts and for verdicts; arm 1: also arms the landing read-back of a
@@ -1023,6 +1074,12 @@ void act_recorder_stop(struct act_recorder *r);
  * handlers to run. The round trip that ends it re-reads the page
  * (ctx->settled_view), which act_observe_after() then takes. */
 int act_settle(struct act_ctx *ctx, int navigation_expected);
+/* A re-read of the page (act_observe_expression's value, taken) that the
+ * action's own script made after it ended, one setTimeout(0) later, as
+ * settling's last round trip would: act_settle uses it in place of that
+ * round trip when the recorder counted no event since events_before and
+ * nothing is in flight. */
+void act_settle_offer(struct act_ctx *ctx, json_t *view, unsigned events_before);
 
 /* input.c */
 struct key_def {
@@ -1053,6 +1110,11 @@ int act_mouse_up(struct act_ctx *ctx, double x, double y, const char *button, in
  * ("missed" when it landed elsewhere). */
 int act_click_at(struct act_ctx *ctx, double x, double y, const char *button, int count,
                  int modifiers, int hold_ms);
+/* One click of the left button at (x, y), as act_click_at, but where its
+ * press and its click event went are judged after the page settled
+ * (act_click_press_ask, act_click_release_ask; the pipeline takes them):
+ * done is the text's line once both went to the target. */
+int act_click_once(struct act_ctx *ctx, double x, double y, int modifiers, const char *done);
 int act_press_key(struct act_ctx *ctx, const char *key, int modifiers);
 int act_type_text(struct act_ctx *ctx, const char *text, int slowly);
 int act_modifiers_from_json(json_t *arr);

@@ -466,6 +466,7 @@ static int gate_run(struct act_ctx *ctx, const struct act_gate_part *part, const
 		goto out;
 	}
 	if (res.outcome == POLICY_GATE_APPROVAL_REQUIRED && may_ask) {
+		ctx->gate_asked = 1;
 		asked = ask_client(ctx, &res.approval, res.decision.rule);
 		if (asked > 0) {
 			/* approved at the client: the facts are re-read, the approval spent */

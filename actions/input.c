@@ -232,6 +232,18 @@ int act_click_at(struct act_ctx *ctx, double x, double y, const char *button, in
 	return rc == 0 && landed < 0 ? -1 : rc;
 }
 
+int act_click_once(struct act_ctx *ctx, double x, double y, int modifiers, const char *done)
+{
+	if (act_mouse_down(ctx, x, y, "left", 1, modifiers) < 0)
+		return -1;
+	act_click_press_ask(ctx);
+	if (act_mouse_up(ctx, x, y, "left", 1, modifiers) < 0) {
+		act_click_landing_forget(ctx);
+		return -1;
+	}
+	return act_click_release_ask(ctx, x, y, done);
+}
+
 /* Fills a key_def for one key name: a named key or a single character;
  * text and code are the caller's buffers (8 and 16 bytes) for the latter. */
 UNITTEST int act_lookup_key(const char *name, struct key_def *out, char *text, char *code)

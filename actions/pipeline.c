@@ -926,6 +926,8 @@ void act_run_call(struct act_session *as, struct act_call *call)
 		goto release;
 	if (ctx.has_target && !as->no_code)
 		act_code_probe_ask(&ctx); /* read before the action changes the page */
+	if (ctx.has_target && impl->precheck)
+		act_actionable_ask(&ctx, impl->precheck);
 
 	/* gate: a refused action leaves the page untouched */
 	if ((impl->gate && impl->gate(&ctx) < 0) || gate(&ctx, plan) < 0)
@@ -952,6 +954,7 @@ void act_run_call(struct act_session *as, struct act_call *call)
 		progress(&ctx, 2, "waiting for the page to settle");
 		act_settle(&ctx, 0);
 	}
+	act_click_release_take(&ctx); /* read back while the page settled */
 
 	/* the downloads it started, and those of earlier calls that ended since */
 	act_files_end(&ctx);
@@ -1000,6 +1003,8 @@ release:
 		cdp_forget(ctx.cdp, ctx.digest_call);
 	if (ctx.code_probe_call)
 		cdp_forget(ctx.cdp, ctx.code_probe_call);
+	act_actionable_forget(&ctx);
+	act_click_landing_forget(&ctx);
 	act_recorder_stop(&ctx.rec);
 	act_screencast_stop(&ctx);
 	act_netlog_stop(&ctx);
@@ -1021,6 +1026,7 @@ free:
 	free(ctx.snapshot);
 	json_decref(ctx.code_probe);
 	json_decref(ctx.settled_view);
+	json_decref(ctx.offered_view);
 	gb_buf_free(&ctx.text);
 	gb_buf_free(&ctx.code);
 	gb_buf_free(&ctx.result);

@@ -379,6 +379,35 @@ static int page_round_trip(struct act_ctx *ctx, const char *observe)
 	return rc;
 }
 
+void act_settle_offer(struct act_ctx *ctx, json_t *view, unsigned events_before)
+{
+	json_decref(ctx->offered_view);
+	ctx->offered_view = json_is_object(view) ? view : NULL;
+	if (!ctx->offered_view)
+		json_decref(view);
+	ctx->offered_events = events_before;
+}
+
+/* Takes the offered re-read as settling's last round trip when nothing
+ * happened on the page since the script began: 1, else 0 (dropped). */
+static int take_offered(struct act_ctx *ctx, int navigation_expected)
+{
+	struct act_recorder *r = &ctx->rec;
+	json_t *view = ctx->offered_view;
+
+	ctx->offered_view = NULL;
+	if (!view)
+		return 0;
+	if (navigation_expected || r->dialog_opened || r->events != ctx->offered_events ||
+	    !is_quiet(r)) {
+		json_decref(view);
+		return 0;
+	}
+	json_decref(ctx->settled_view);
+	ctx->settled_view = view;
+	return 1;
+}
+
 int act_settle(struct act_ctx *ctx, int navigation_expected)
 {
 	act_step(ctx, ACT_STEP_SETTLE);
@@ -386,14 +415,14 @@ int act_settle(struct act_ctx *ctx, int navigation_expected)
 	int64_t nav_deadline = gb_now_ms() + SETTLE_NAV_MS;
 	int64_t req_deadline = gb_now_ms() + SETTLE_REQUESTS_MS;
 	char *observe = act_observe_expression(ctx);
-	int settled = 0;
+	int settled = take_offered(ctx, navigation_expected);
 	int loaded = 0;
 	int round;
 	int rc = 0;
 
 	if (navigation_expected && !r->load_fired)
 		r->navigating = 1;
-	for (round = 0; round < SETTLE_ROUNDS; round++) {
+	for (round = 0; !settled && round < SETTLE_ROUNDS; round++) {
 		unsigned seen;
 		int64_t limit;
 		int64_t left;

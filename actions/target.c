@@ -446,6 +446,7 @@ int act_resolve_target(struct act_ctx *ctx, const char *target)
 	char err[256] = "";
 	int rc;
 
+	act_actionable_forget(ctx);
 	memset(&ctx->target, 0, sizeof(ctx->target));
 	ctx->has_target = 0;
 	if (act_is_ref(target)) {
@@ -592,10 +593,12 @@ static const char actionable_arm_js[] =
     "s.addRange(r); } }"
     " const w = el.ownerDocument.defaultView, vv = w.visualViewport;"
     " const top = w === w.top && (!vv || (vv.scale === 1 && !vv.offsetLeft && !vv.offsetTop));"
+    " const inview = r1[0] >= 0 && r1[1] >= 0 && r1[0] + r1[2] <= w.innerWidth &&"
+    "  r1[1] + r1[3] <= w.innerHeight;"
     " return { ok: true, desc: desc(el), tag, type, password: type === 'password', editable: "
     "!!el.isContentEditable,"
-    "  autocomplete: el.getAttribute('autocomplete') || '', point, bbox: r1, top, landing: kind "
-    "=== 'click' && !['iframe', 'frame', 'object', 'embed'].includes(tag) }; }";
+    "  autocomplete: el.getAttribute('autocomplete') || '', point, bbox: r1, top, inview, "
+    "landing: kind === 'click' && !['iframe', 'frame', 'object', 'embed'].includes(tag) }; }";
 
 /*
  * Reads back where the armed click landed, for phase "press" (the first
@@ -933,6 +936,13 @@ static int quads_box(json_t *quads, double *minx, double *miny, double *maxx, do
 	return any ? 0 : -1;
 }
 
+/* The actionability check's function, into fn (freed by the caller). */
+static void actionable_function(struct gb_buf *fn)
+{
+	gb_buf_init(fn, 1 << 15);
+	gb_buf_appendf(fn, "%s%s%s", actionable_head_js, actionable_hit_js, actionable_arm_js);
+}
+
 /* Scrolls the target into view and runs the actionability check on it
  * (*info: its result, new reference). 0, or -1 when the check could not
  * run (the call failed). */
@@ -949,9 +959,7 @@ static int check_actionable(struct act_ctx *ctx, const char *kind, json_t **info
 	if (rc == 0) {
 		struct gb_buf fn;
 
-		gb_buf_init(&fn, 1 << 15);
-		gb_buf_appendf(&fn, "%s%s%s", actionable_head_js, actionable_hit_js,
-		               actionable_arm_js);
+		actionable_function(&fn);
 		rc = call_on_object(ctx, ctx->target.world_object_id, fn.data ? fn.data : "",
 		                    json_pack("[{s:s}]", "value", kind), info,
 		                    "checking the target");
@@ -959,6 +967,63 @@ static int check_actionable(struct act_ctx *ctx, const char *kind, json_t **info
 	}
 	cdp_await(ctx->cdp, id_scroll, act_left_ms(ctx), NULL, &err);
 	return rc;
+}
+
+void act_actionable_ask(struct act_ctx *ctx, const char *kind)
+{
+	struct gb_buf fn;
+	uint64_t id;
+
+	if ((strcmp(kind, "click") != 0 && strcmp(kind, "hover") != 0) || !ctx->has_target ||
+	    !ctx->target.world_object_id[0] || ctx->target.precheck_call)
+		return;
+	actionable_function(&fn);
+	if (cdp_send(ctx->cdp, ctx->target.session_id, "Runtime.callFunctionOn",
+	             json_pack("{s:s, s:s, s:[{s:s}], s:b, s:b}", "objectId",
+	                       ctx->target.world_object_id, "functionDeclaration",
+	                       fn.data ? fn.data : "", "arguments", "value", kind, "returnByValue",
+	                       1, "awaitPromise", 1),
+	             &id) == 0) {
+		ctx->target.precheck_call = id;
+		snprintf(ctx->target.precheck_kind, sizeof(ctx->target.precheck_kind), "%s", kind);
+	}
+	gb_buf_free(&fn);
+}
+
+void act_actionable_forget(struct act_ctx *ctx)
+{
+	if (ctx->target.precheck_call)
+		cdp_forget(ctx->cdp, ctx->target.precheck_call);
+	ctx->target.precheck_call = 0;
+}
+
+/* The check asked before the gate, when it stands for one run now (see
+ * act_actionable_ask): 1 with *info (new reference), else 0 (dropped). */
+static int take_precheck(struct act_ctx *ctx, const char *kind, json_t **info)
+{
+	struct cdp_error err;
+	json_t *res = NULL, *v;
+	uint64_t id = ctx->target.precheck_call;
+	int taken = 0;
+
+	if (!id)
+		return 0;
+	ctx->target.precheck_call = 0;
+	if (strcmp(kind, ctx->target.precheck_kind) != 0 || ctx->gate_asked) {
+		cdp_forget(ctx->cdp, id);
+		return 0;
+	}
+	if (cdp_await(ctx->cdp, id, act_left_ms(ctx), &res, &err) == 0 &&
+	    !json_object_get(res, "exceptionDetails")) {
+		v = json_object_get(json_object_get(res, "result"), "value");
+		if (json_is_true(json_object_get(v, "ok")) && json_is_true(json_object_get(v, "top")) &&
+		    json_is_true(json_object_get(v, "inview"))) {
+			*info = json_incref(v);
+			taken = 1;
+		}
+	}
+	json_decref(res);
+	return taken;
 }
 
 /*
@@ -991,7 +1056,7 @@ int act_actionable(struct act_ctx *ctx, const char *kind, double *x, double *y, 
 	for (;;) {
 		const char *e;
 
-		rc = check_actionable(ctx, kind, info);
+		rc = take_precheck(ctx, kind, info) ? 0 : check_actionable(ctx, kind, info);
 		if (rc < 0)
 			goto out;
 		if (json_is_true(json_object_get(*info, "ok")))
@@ -1104,29 +1169,48 @@ out:
 	json_decref(res);
 }
 
-int act_click_landed(struct act_ctx *ctx, double x, double y, int released)
+/* 1 when a dialog blocks the page: where the click landed is then not
+ * read (the page answers nothing until the dialog is handled; the dialog
+ * itself shows that the press reached a handler). */
+static int landing_blocked(const struct act_ctx *ctx)
+{
+	return ctx->rec.dialog_opened || sess_page_dialog(ctx->page);
+}
+
+static const char blocked_note[] = "\n- where the click landed was not read back: a dialog "
+                                   "opened";
+
+/* Asks where the armed click landed (landed_js, for the press or the
+ * release): the call's id, or 0 when it could not be sent. */
+static uint64_t landing_ask(struct act_ctx *ctx, int released)
+{
+	uint64_t id;
+
+	if (cdp_send(ctx->cdp, ctx->target.session_id, "Runtime.callFunctionOn",
+	             json_pack("{s:s, s:s, s:[{s:s}], s:b}", "objectId",
+	                       ctx->target.world_object_id, "functionDeclaration", landed_js,
+	                       "arguments", "value", released ? "release" : "press",
+	                       "returnByValue", 1),
+	             &id) < 0)
+		return 0;
+	return id;
+}
+
+/* The verdict on the answer to landing_ask (id; 0: never asked) for a
+ * click at (x, y), as act_click_landed gives it; *note: a line for the
+ * text on what could not be read ("" when none). */
+static int landing_verdict(struct act_ctx *ctx, uint64_t id, double x, double y, int released,
+                           const char **note)
 {
 	struct cdp_error err;
 	json_t *res = NULL, *v, *box;
 	char hit[256];
 	int rc = 0;
 
-	if (!ctx->target.landing || !ctx->target.world_object_id[0])
-		return 0;
-	if (ctx->rec.dialog_opened || sess_page_dialog(ctx->page)) {
-		/* the page is blocked until the dialog is handled; the dialog itself
-		 * shows that the press reached a handler */
-		gb_buf_appendf(&ctx->text, "\n- where the click landed was not read back: a "
-		                           "dialog opened");
-		ctx->target.landing = 0;
-		return 0;
-	}
-	if (cdp_call(ctx->cdp, ctx->target.session_id, "Runtime.callFunctionOn",
-	             json_pack("{s:s, s:s, s:[{s:s}], s:b}", "objectId",
-	                       ctx->target.world_object_id, "functionDeclaration", landed_js,
-	                       "arguments", "value", released ? "release" : "press",
-	                       "returnByValue", 1),
-	             act_left_ms(ctx), &res, &err) < 0 ||
+	*note = "";
+
+	ctx->target.landing = 0;
+	if (!id || cdp_await(ctx->cdp, id, act_left_ms(ctx), &res, &err) < 0 ||
 	    json_object_get(res, "exceptionDetails")) {
 		if (sess_check_alive(ctx->sess) < 0) {
 			rc = act_connection_failed(ctx, -CDP_ECLOSED,
@@ -1136,18 +1220,16 @@ int act_click_landed(struct act_ctx *ctx, double x, double y, int released)
 		/* the document went away (a navigation the click started) */
 		if (!released) {
 			json_object_set_new(ctx->out, "landed", json_string("not read back"));
-			gb_buf_appendf(&ctx->text, "\n- where the click landed was not read back: "
-			                           "the page replaced the document on the press");
+			*note = "\n- where the click landed was not read back: the page replaced "
+			        "the document on the press";
 		}
-		ctx->target.landing = 0;
 		goto out;
 	}
 	v = json_object_get(json_object_get(res, "result"), "value");
 	if (!json_is_object(v)) {
 		json_object_set_new(ctx->out, "landed", json_string("not read back"));
-		gb_buf_appendf(&ctx->text, "\n- where the click landed was not read back: the "
-		                           "element's document changed");
-		ctx->target.landing = 0;
+		*note = "\n- where the click landed was not read back: the element's document "
+		        "changed";
 		goto out;
 	}
 	if (released) {
@@ -1159,6 +1241,7 @@ int act_click_landed(struct act_ctx *ctx, double x, double y, int released)
 			goto out;
 	} else if (json_is_true(json_object_get(v, "inside"))) {
 		json_object_set_new(ctx->out, "landed", json_string("on target"));
+		ctx->target.landing = 1; /* the release is read back too */
 		goto out;
 	}
 	if (json_is_true(json_object_get(v, "seen"))) {
@@ -1178,7 +1261,6 @@ int act_click_landed(struct act_ctx *ctx, double x, double y, int released)
 		name_at_point(ctx, x, y, hit, sizeof(hit));
 	}
 	json_object_set_new(ctx->out, "landed", json_pack("{s:s}", "on", hit));
-	ctx->target.landing = 0;
 	if (released)
 		rc = act_fail(ctx, "missed",
 		              "the press at (%d, %d) landed on %s, but the click went to %s: the "
@@ -1193,6 +1275,101 @@ int act_click_landed(struct act_ctx *ctx, double x, double y, int released)
 		              (int)x, (int)y, hit, ctx->target.description);
 out:
 	json_decref(res);
+	return rc;
+}
+
+int act_click_landed(struct act_ctx *ctx, double x, double y, int released)
+{
+	const char *note = blocked_note;
+	int rc = 0;
+
+	if (!ctx->target.landing || !ctx->target.world_object_id[0])
+		return 0;
+	if (landing_blocked(ctx))
+		ctx->target.landing = 0;
+	else
+		rc = landing_verdict(ctx, landing_ask(ctx, released), x, y, released, &note);
+	gb_buf_appendf(&ctx->text, "%s", note);
+	return rc;
+}
+
+/* Whether the armed click's landing can be read now: 1, else 0 (not
+ * armed, or a dialog blocks the page: *note then says so). */
+static int landing_readable(struct act_ctx *ctx, const char **note)
+{
+	*note = "";
+	if (!ctx->target.landing || !ctx->target.world_object_id[0])
+		return 0;
+	if (!landing_blocked(ctx))
+		return 1;
+	*note = blocked_note;
+	ctx->target.landing = 0;
+	return 0;
+}
+
+void act_click_press_ask(struct act_ctx *ctx)
+{
+	const char *note;
+
+	ctx->target.press_call = 0;
+	if (!landing_readable(ctx, &note)) {
+		gb_buf_appendf(&ctx->text, "%s", note);
+		return;
+	}
+	ctx->target.press_call = landing_ask(ctx, 0);
+	ctx->target.press_asked = 1;
+}
+
+int act_click_release_ask(struct act_ctx *ctx, double x, double y, const char *done)
+{
+	ctx->target.release_x = x;
+	ctx->target.release_y = y;
+	snprintf(ctx->target.release_done, sizeof(ctx->target.release_done), "%s", done);
+	if (ctx->target.landing && ctx->target.world_object_id[0] && !landing_blocked(ctx))
+		ctx->target.release_call = landing_ask(ctx, 1);
+	return 0;
+}
+
+void act_click_landing_forget(struct act_ctx *ctx)
+{
+	if (ctx->target.press_call)
+		cdp_forget(ctx->cdp, ctx->target.press_call);
+	if (ctx->target.release_call)
+		cdp_forget(ctx->cdp, ctx->target.release_call);
+	ctx->target.press_call = ctx->target.release_call = 0;
+	ctx->target.press_asked = 0;
+	ctx->target.release_done[0] = '\0';
+}
+
+int act_click_release_take(struct act_ctx *ctx)
+{
+	double x = ctx->target.release_x, y = ctx->target.release_y;
+	const char *press_note = "", *release_note = "";
+	int rc = 0;
+
+	if (!ctx->target.release_done[0])
+		return 0;
+	if (ctx->target.press_asked) {
+		if (landing_blocked(ctx)) {
+			if (ctx->target.press_call)
+				cdp_forget(ctx->cdp, ctx->target.press_call);
+			press_note = blocked_note;
+			ctx->target.landing = 0;
+		} else {
+			rc = landing_verdict(ctx, ctx->target.press_call, x, y, 0, &press_note);
+		}
+	}
+	ctx->target.press_call = 0;
+	ctx->target.press_asked = 0;
+	if (rc == 0 && landing_readable(ctx, &release_note))
+		rc = landing_verdict(ctx, ctx->target.release_call, x, y, 1, &release_note);
+	else if (ctx->target.release_call)
+		cdp_forget(ctx->cdp, ctx->target.release_call);
+	ctx->target.release_call = 0;
+	if (rc == 0)
+		gb_buf_appendf(&ctx->text, "%s%s%s", ctx->target.release_done, press_note,
+		               release_note);
+	ctx->target.release_done[0] = '\0';
 	return rc;
 }
 
@@ -1213,6 +1390,7 @@ int act_resolve_point(struct act_ctx *ctx, double x, double y, int arm)
 	const char *oid;
 	int rc = -1;
 
+	act_actionable_forget(ctx);
 	memset(&ctx->target, 0, sizeof(ctx->target));
 	ctx->has_target = 0;
 	if (act_cdp(ctx, ctx->psid, "DOM.getNodeForLocation",

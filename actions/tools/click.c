@@ -19,18 +19,24 @@ static int click_run(struct act_ctx *ctx)
 	int dbl = json_is_true(json_object_get(ctx->args, "doubleClick"));
 	int mods = act_modifiers_from_json(json_object_get(ctx->args, "modifiers"));
 	json_t *info = NULL;
+	char done[300];
 	double x, y;
 	int rc;
 
 	if (!button)
 		button = "left";
 	rc = act_actionable(ctx, "click", &x, &y, &info);
-	if (rc == 0)
-		rc = act_click_at(ctx, x, y, button, dbl ? 2 : 1, mods, 0);
-	if (rc == 0)
-		gb_buf_appendf(&ctx->text, "%s %s", dbl ? "Double-clicked" : "Clicked",
-		               ctx->target.description);
 	json_decref(info);
+	if (rc < 0)
+		return rc;
+	snprintf(done, sizeof(done), "%s %s", dbl ? "Double-clicked" : "Clicked",
+	         ctx->target.description);
+	/* one left click: where it went is judged while the page settles */
+	if (!dbl && !strcmp(button, "left"))
+		return act_click_once(ctx, x, y, mods, done);
+	rc = act_click_at(ctx, x, y, button, dbl ? 2 : 1, mods, 0);
+	if (rc == 0)
+		gb_buf_appendf(&ctx->text, "%s", done);
 	return rc;
 }
 
@@ -80,6 +86,7 @@ static void click_code(struct act_ctx *ctx)
 static const struct act_tool_impl impl = {
 	.run = click_run,
 	.needs_target = 1,
+	.precheck = "click",
 	.code = click_code,
 };
 

@@ -71,13 +71,23 @@ static int evaluate_run(struct act_ctx *ctx)
 		                        json_pack("[{s:s}]", "objectId", ctx->target.object_id),
 		                        &value, "running the function");
 	} else {
+		/* the page re-read one setTimeout(0) after the function ended, as
+		 * settling's last round trip reads it (a failed read is no read) */
+		unsigned events_before = ctx->rec.events;
+		char *observe = act_observe_expression(ctx);
+
 		gb_buf_appendf(
 		    &expr,
 		    "(async () => { const f = (%s\n); const isFunction = typeof f === "
-		    "'function'; return { isFunction, value: isFunction ? await f() : await "
-		    "f }; })()",
-		    fn);
+		    "'function'; const value = isFunction ? await f() : await f; "
+		    "const settled = %s%s%s; return { isFunction, value, settled }; })()",
+		    fn, observe ? "await new Promise(r => setTimeout(r, 0)).then(() => " : "",
+		    observe ? observe : "null", observe ? ").catch(() => null)" : "");
+		free(observe);
 		rc = act_eval(ctx, expr.data ? expr.data : "", &value, "running the function");
+		if (rc == 0)
+			act_settle_offer(ctx, json_incref(json_object_get(value, "settled")),
+			                 events_before);
 	}
 	if (rc < 0)
 		goto out;

@@ -46,6 +46,7 @@ static void hover_code(struct act_ctx *ctx)
 static const struct act_tool_impl impl = {
 	.run = hover_run,
 	.needs_target = 1,
+	.precheck = "hover",
 	.code = hover_code,
 };
 

@@ -56,6 +56,18 @@ test('a button that steps aside when the pointer arrives: missed, naming what wa
   assert.ok(outlinePixels(img, { x: hx, y: hy, width: hw, height: hh }, AZURE) > 100, 'the box of what was hit is outlined');
 });
 
+test('a button that steps aside on the press: the click went elsewhere, missed, and nothing says it was clicked', async () => {
+  await ok(h.client, 'browser_navigate', { url: h.url('/verify/moving.html') });
+  const dodger = findRef(await snapshot(h.client), 'button', 'Dodger');
+  const r = await callTool(h.client, 'browser_click', { target: dodger });
+  const text = assertToolError(r, 'a click whose release lands beside the button');
+  assert.equal(sc(r).error.code, 'missed', dump(r));
+  assert.match(text, /the press at \(\d+, \d+\) landed on .*Dodger.*, but the click went to div#stage/, text);
+  assert.doesNotMatch(text, /Clicked /, `no line says the button was clicked: ${text}`);
+  assert.equal(sc(r).landed.on.startsWith('div#stage'), true, dump(r));
+  assert.equal(await evaluate(h.client, '() => window.dodgerClicks'), 0, 'the button did not get the click');
+});
+
 test('a button slid down by a timer (no CSS animation) is clicked where it comes to rest', async () => {
   await ok(h.client, 'browser_navigate', { url: h.url('/verify/moving.html') });
   const slider = findRef(await snapshot(h.client), 'button', 'Slider');
