@@ -369,6 +369,15 @@ struct act_ctx {
 	json_t *code_probe;       /* the target's locator facts, read before acting (owned) */
 	uint64_t code_probe_call; /* their reading, asked for and not yet taken */
 	int gate_asked;           /* the gate put the call to a person (gates.c) */
+	/* a read-back asked for during the action, judged once the page
+	 * settled (act_click_release_take, the typed value's); NULL: none */
+	int (*after_settle)(struct act_ctx *ctx);
+	/* the typed value's read-back (field_text.c): the call, and what to
+	 * compare with (owned) */
+	uint64_t reread_call;
+	char *reread_typed;
+	int reread_editable;
+	char reread_type[32];
 	int failed;
 	char error_code[32];
 	char error[1024];
@@ -886,6 +895,9 @@ int act_fail_timeout(struct act_ctx *ctx, const char *fmt, ...)
  * naming what was being done when it fails. */
 int act_cdp(struct act_ctx *ctx, const char *session_id, const char *method, json_t *params,
             json_t **result, const char *doing);
+/* Awaits the reply to call id sent on ctx->cdp, failing the action as
+ * act_cdp does. */
+int act_cdp_await(struct act_ctx *ctx, uint64_t id, json_t **result, const char *doing);
 /* Turns a failed wait (-CDP_E*) into the action's error: crashed browser,
  * cancel, timeout. Returns -1. */
 int act_connection_failed(struct act_ctx *ctx, int rc, const char *doing);
@@ -924,6 +936,10 @@ int act_call_in_isolated_world(struct act_ctx *ctx, const char *function, json_t
                                const char *doing);
 /* The same with arguments (taken; a JSON array of CallArgument) and
  * promises awaited. */
+/* act_call_in_isolated_world without waiting: the call's id, or 0 with
+ * the action failed; act_isolated_take gives its *value as that does. */
+uint64_t act_isolated_ask(struct act_ctx *ctx, const char *function, const char *doing);
+int act_isolated_take(struct act_ctx *ctx, uint64_t id, json_t **value, const char *doing);
 int act_call_isolated_args(struct act_ctx *ctx, const char *function, json_t *arguments,
                            json_t **value, const char *doing);
 /* Actionability for kind "click"/"hover"/"type"/"select": fills x, y in
@@ -1008,7 +1024,11 @@ int act_drag_onto(struct act_ctx *ctx, double x0, double y0, double x1, double y
  * with bad_value_format before anything changed, value_not_set (expected
  * and observed in out) when the field holds something else, or the
  * checks' own errors. */
-int act_field_fill_text(struct act_ctx *ctx, const char *text, int slowly);
+int act_field_fill_text(struct act_ctx *ctx, const char *text, int slowly, int reread_later);
+/* With reread_later, the field is re-read at once but judged once the page
+ * settled (ctx->after_settle); this drops that read-back when it was not
+ * judged. */
+void act_field_reread_forget(struct act_ctx *ctx);
 
 /* field_select.c */
 /* Selects the options of the target <select> matching values (borrowed:

@@ -181,17 +181,14 @@ UNITTEST void act_input_value_canonical(const char *type, char *v)
 		v[n - 3] = '\0';
 }
 
-static int reread_value(struct act_ctx *ctx, const char *typed, int editable,
-                        const char *input_type)
+/* The verdict on value (value_js's answer, taken) as reread_value gives it. */
+static int judge_value(struct act_ctx *ctx, json_t *value, const char *typed, int editable,
+                       const char *input_type)
 {
-	json_t *value = NULL;
 	char *want = NULL, *got = NULL;
 	int same = 1;
-	int rc;
+	int rc = 0;
 
-	rc = act_call_in_isolated_world(ctx, value_js, &value, "re-reading the field");
-	if (rc < 0)
-		goto out;
 	if (!json_is_string(value)) {
 		rc = act_fail(ctx, "value_not_set",
 		              "%s could not be re-read after typing: take a snapshot and check it",
@@ -248,7 +245,60 @@ out:
 	return rc;
 }
 
-int act_field_fill_text(struct act_ctx *ctx, const char *text, int slowly)
+static int reread_value(struct act_ctx *ctx, const char *typed, int editable,
+                        const char *input_type)
+{
+	json_t *value = NULL;
+
+	if (act_call_in_isolated_world(ctx, value_js, &value, "re-reading the field") < 0)
+		return -1;
+	return judge_value(ctx, value, typed, editable, input_type);
+}
+
+void act_field_reread_forget(struct act_ctx *ctx)
+{
+	if (ctx->reread_call)
+		cdp_forget(ctx->cdp, ctx->reread_call);
+	ctx->reread_call = 0;
+	free(ctx->reread_typed);
+	ctx->reread_typed = NULL;
+}
+
+/* The after_settle verdict of the read-back reread_ask asked for. */
+static int reread_take(struct act_ctx *ctx)
+{
+	uint64_t id = ctx->reread_call;
+	json_t *value = NULL;
+	int rc;
+
+	ctx->reread_call = 0;
+	rc = act_isolated_take(ctx, id, &value, "re-reading the field");
+	if (rc == 0)
+		rc = judge_value(ctx, value, ctx->reread_typed, ctx->reread_editable,
+		                 ctx->reread_type);
+	act_field_reread_forget(ctx);
+	return rc;
+}
+
+/* reread_value, asked for now and judged once the page settled. */
+static int reread_ask(struct act_ctx *ctx, const char *typed, int editable,
+                      const char *input_type)
+{
+	ctx->reread_call = act_isolated_ask(ctx, value_js, "re-reading the field");
+	if (!ctx->reread_call)
+		return -1;
+	ctx->reread_typed = typed ? strdup(typed) : NULL;
+	if (typed && !ctx->reread_typed) {
+		act_field_reread_forget(ctx);
+		return act_fail(ctx, "oom", "out of memory");
+	}
+	ctx->reread_editable = editable;
+	snprintf(ctx->reread_type, sizeof(ctx->reread_type), "%s", input_type);
+	ctx->after_settle = reread_take;
+	return 0;
+}
+
+int act_field_fill_text(struct act_ctx *ctx, const char *text, int slowly, int reread_later)
 {
 	json_t *info = NULL;
 	double x, y;
@@ -285,12 +335,13 @@ int act_field_fill_text(struct act_ctx *ctx, const char *text, int slowly)
 	gb_buf_appendf(&ctx->text, "%s %s into %s", fill ? "Filled" : "Typed",
 	               ctx->sensitive ? "[redacted]" : "the text", ctx->target.description);
 	/* typed slowly, a newline is the Enter key, which a one-line field does not keep */
-	rc = reread_value(ctx,
-	                  slowly && text && strchr(text, '\n') ? NULL
-	                  : text                               ? text
-	                                                       : "",
-	                  json_is_true(json_object_get(info, "editable")),
-	                  fill ? gb_or(json_string_value(json_object_get(info, "type")), "") : "");
+	rc = (reread_later ? reread_ask : reread_value)(
+	    ctx,
+	    slowly && text && strchr(text, '\n') ? NULL
+	    : text                               ? text
+	                                         : "",
+	    json_is_true(json_object_get(info, "editable")),
+	    fill ? gb_or(json_string_value(json_object_get(info, "type")), "") : "");
 out:
 	json_decref(info);
 	return rc;

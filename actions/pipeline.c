@@ -111,6 +111,17 @@ int act_cdp(struct act_ctx *ctx, const char *session_id, const char *method, jso
 	return 0;
 }
 
+int act_cdp_await(struct act_ctx *ctx, uint64_t id, json_t **result, const char *doing)
+{
+	struct cdp_error err = { 0 };
+	int rc;
+
+	rc = cdp_await(ctx->cdp, id, act_left_ms(ctx), result, &err);
+	if (rc < 0)
+		return cdp_failure(ctx, rc, &err, doing);
+	return 0;
+}
+
 int act_connection_failed(struct act_ctx *ctx, int rc, const char *doing)
 {
 	struct cdp_error err = { 0 };
@@ -954,7 +965,8 @@ void act_run_call(struct act_session *as, struct act_call *call)
 		progress(&ctx, 2, "waiting for the page to settle");
 		act_settle(&ctx, 0);
 	}
-	act_click_release_take(&ctx); /* read back while the page settled */
+	if (ctx.after_settle)
+		ctx.after_settle(&ctx); /* read back while the page settled */
 
 	/* the downloads it started, and those of earlier calls that ended since */
 	act_files_end(&ctx);
@@ -1005,6 +1017,7 @@ release:
 		cdp_forget(ctx.cdp, ctx.code_probe_call);
 	act_actionable_forget(&ctx);
 	act_click_landing_forget(&ctx);
+	act_field_reread_forget(&ctx);
 	act_recorder_stop(&ctx.rec);
 	act_screencast_stop(&ctx);
 	act_netlog_stop(&ctx);

@@ -739,21 +739,38 @@ out:
 	return rc;
 }
 
-/* Runs function on the object oid of the target's session (arguments
- * taken, may be NULL; returnByValue, awaitPromise); *value is a new
- * reference. A thrown exception fails the action. */
-static int call_on_object(struct act_ctx *ctx, const char *oid, const char *function,
-                          json_t *arguments, json_t **value, const char *doing)
+/* Sends function to run on the object oid of the target's session
+ * (arguments taken, may be NULL; returnByValue, awaitPromise): the call's
+ * id, or 0 with the action failed. */
+static uint64_t call_on_object_ask(struct act_ctx *ctx, const char *oid, const char *function,
+                                   json_t *arguments, const char *doing)
 {
-	json_t *res = NULL, *exc, *params;
-	int rc = -1;
+	json_t *params;
+	uint64_t id;
+	int rc;
 
-	*value = NULL;
 	params = json_pack("{s:s, s:s, s:b, s:b}", "objectId", oid, "functionDeclaration", function,
 	                   "returnByValue", 1, "awaitPromise", 1);
 	if (arguments)
 		json_object_set_new(params, "arguments", arguments);
-	if (act_cdp(ctx, ctx->target.session_id, "Runtime.callFunctionOn", params, &res, doing) < 0)
+	rc = cdp_send(ctx->cdp, ctx->target.session_id, "Runtime.callFunctionOn", params, &id);
+	if (rc < 0) {
+		act_connection_failed(ctx, rc, doing);
+		return 0;
+	}
+	return id;
+}
+
+/* The answer to call_on_object_ask (id): *value is a new reference. A
+ * thrown exception fails the action. */
+static int call_on_object_take(struct act_ctx *ctx, uint64_t id, json_t **value,
+                               const char *doing)
+{
+	json_t *res = NULL, *exc;
+	int rc = -1;
+
+	*value = NULL;
+	if (act_cdp_await(ctx, id, &res, doing) < 0)
 		goto out;
 	exc = json_object_get(res, "exceptionDetails");
 	if (exc) {
@@ -767,6 +784,18 @@ static int call_on_object(struct act_ctx *ctx, const char *oid, const char *func
 out:
 	json_decref(res);
 	return rc;
+}
+
+/* Runs function on the object oid of the target's session (arguments
+ * taken, may be NULL; returnByValue, awaitPromise); *value is a new
+ * reference. A thrown exception fails the action. */
+static int call_on_object(struct act_ctx *ctx, const char *oid, const char *function,
+                          json_t *arguments, json_t **value, const char *doing)
+{
+	uint64_t id = call_on_object_ask(ctx, oid, function, arguments, doing);
+
+	*value = NULL;
+	return id ? call_on_object_take(ctx, id, value, doing) : -1;
 }
 
 /*
@@ -784,6 +813,20 @@ int act_call_in_isolated_world(struct act_ctx *ctx, const char *function, json_t
 	if (isolated_object(ctx, oid, sizeof(oid), doing) < 0)
 		return -1;
 	return call_on_object(ctx, oid, function, NULL, value, doing);
+}
+
+uint64_t act_isolated_ask(struct act_ctx *ctx, const char *function, const char *doing)
+{
+	char oid[128];
+
+	if (isolated_object(ctx, oid, sizeof(oid), doing) < 0)
+		return 0;
+	return call_on_object_ask(ctx, oid, function, NULL, doing);
+}
+
+int act_isolated_take(struct act_ctx *ctx, uint64_t id, json_t **value, const char *doing)
+{
+	return call_on_object_take(ctx, id, value, doing);
 }
 
 int act_call_isolated_args(struct act_ctx *ctx, const char *function, json_t *arguments,
@@ -1327,6 +1370,7 @@ int act_click_release_ask(struct act_ctx *ctx, double x, double y, const char *d
 	snprintf(ctx->target.release_done, sizeof(ctx->target.release_done), "%s", done);
 	if (ctx->target.landing && ctx->target.world_object_id[0] && !landing_blocked(ctx))
 		ctx->target.release_call = landing_ask(ctx, 1);
+	ctx->after_settle = act_click_release_take;
 	return 0;
 }
 

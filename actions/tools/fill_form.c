@@ -152,7 +152,7 @@ static int fill_one(struct act_ctx *ctx, const char *type, const char *value)
 	/* as Playwright MCP: a value that names a --secrets file's secret types it */
 	if (secret_env_has(ctx->as->env_secrets, value))
 		return act_type_secret(ctx, value, 0);
-	return act_field_fill_text(ctx, value, 0);
+	return act_field_fill_text(ctx, value, 0, 0);
 }
 
 /* The Playwright code of the field just filled (ctx->target), as Playwright

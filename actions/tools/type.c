@@ -35,7 +35,8 @@ static int type_run(struct act_ctx *ctx)
 			    "secret is inserted in one step, right after its field is checked");
 		return act_type_secret(ctx, secret, submit);
 	}
-	rc = act_field_fill_text(ctx, text, slowly);
+	/* without Enter to press after it, the value is judged once the page settled */
+	rc = act_field_fill_text(ctx, text, slowly, !submit);
 	if (rc == 0 && submit) {
 		rc = act_press_key(ctx, "Enter", 0);
 		gb_buf_appendf(&ctx->text, "\n- submitted with Enter");
