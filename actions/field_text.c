@@ -281,8 +281,7 @@ static int reread_take(struct act_ctx *ctx)
 }
 
 /* reread_value, asked for now and judged once the page settled. */
-static int reread_ask(struct act_ctx *ctx, const char *typed, int editable,
-                      const char *input_type)
+static int reread_ask(struct act_ctx *ctx, const char *typed, int editable, const char *input_type)
 {
 	ctx->reread_call = act_isolated_ask(ctx, value_js, "re-reading the field");
 	if (!ctx->reread_call)

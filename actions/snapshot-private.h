@@ -139,6 +139,12 @@ struct snap_hidden_set {
 	struct snap_box *boxes; /* with opt->boxes: each element's box, sorted by id */
 	size_t n_boxes;
 	int want_boxes;
+	/* input elements, and those of them whose type is password, sorted */
+	int *inputs;
+	size_t n_inputs;
+	int *passwords;
+	size_t n_passwords;
+	int parsed;       /* its reply was read */
 	uint64_t call_id; /* its captureSnapshot, until awaited; 0: none */
 };
 
@@ -272,6 +278,11 @@ void act_snap_start_hidden(struct snap_ctx *x);
  * (DOMSnapshot.captureSnapshot) and notes the nodes a person would not
  * see. Failures leave nothing noted (text is then shown unflagged). */
 void act_snap_fetch_hidden(struct snap_ctx *x);
+/* Whether node backend_id of doc d is a password field, from the layout
+ * of its session when that was asked for (awaited here if it is still
+ * on its way): 1 yes, 0 no, -1 unknown (not an input there, or no
+ * layout). */
+int act_snap_is_password(struct snap_ctx *x, size_t d, int backend_id);
 /* 1 when node backend_id of doc d is not visible to a person. */
 int act_snap_is_hidden(const struct snap_ctx *x, size_t d, int backend_id);
 /* Frees what act_snap_fetch_hidden() noted. */

@@ -293,7 +293,8 @@ int act_snap_shows_value(const struct snap_doc *doc, json_t *n, const char *role
 /*
  * Walks the nodes of doc d that will be rendered (from its root) and sends
  * DOM.describeNode for each iframe (to learn its frame) and for each node
- * that shows a non-empty value (to learn whether it is a password field).
+ * that shows a non-empty value (to learn whether it is a password field)
+ * which the layout of its session does not show as an input.
  * Returns 0 or -1 (error set).
  */
 static int scan_node(struct snap_ctx *x, size_t d, size_t idx, unsigned depth)
@@ -309,6 +310,7 @@ static int scan_node(struct snap_ctx *x, size_t d, size_t idx, unsigned depth)
 	json_t *kid;
 	size_t i;
 	int rc = 0;
+	int pw;
 
 	if (depth > SNAP_MAX_DEPTH || !strcmp(role, "InlineTextBox") || doc->info[idx].scanned)
 		goto out;
@@ -326,6 +328,9 @@ static int scan_node(struct snap_ctx *x, size_t d, size_t idx, unsigned depth)
 			doc->info[idx].pw = PW_MASK;
 		} else if (!backend) {
 			doc->info[idx].pw = PW_HIDE;
+		} else if ((pw = act_snap_is_password(x, d, backend)) >= 0) {
+			doc->info[idx].pw =
+			    pw ? PW_MASK : PW_CLEAR; /* the layout's attributes say */
 		} else {
 			doc->info[idx].pw = PW_PENDING;
 			rc = call_send(x, CALL_DESCRIBE_PW, d, idx, "DOM.describeNode",

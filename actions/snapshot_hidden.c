@@ -30,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #define HIDDEN_MAX_NODES (1u << 22) /* nodes of one DOMSnapshot document */
 
@@ -112,6 +113,45 @@ static int push_box(struct snap_hidden_set *set, size_t *cap, json_t *backend, s
 	return 0;
 }
 
+/* 1 when the attributes of a DOMSnapshot node (pairs of string indexes)
+ * give it type password. */
+static int is_password_type(json_t *attrs, json_t *strings)
+{
+	size_t i;
+
+	for (i = 0; i + 1 < json_array_size(attrs); i += 2)
+		if (!strcasecmp(str_at(strings, json_array_get(attrs, i)), "type") &&
+		    !strcasecmp(str_at(strings, json_array_get(attrs, i + 1)), "password"))
+			return 1;
+	return 0;
+}
+
+/* Notes the input elements of one DOMSnapshot document, and which are
+ * password fields (caps in cap[0], cap[1]). */
+static int scan_inputs(json_t *nodes, json_t *strings, struct snap_hidden_set *set, size_t *cap)
+{
+	json_t *backend = json_object_get(nodes, "backendNodeId");
+	json_t *name = json_object_get(nodes, "nodeName");
+	json_t *attrs = json_object_get(nodes, "attributes");
+	size_t i;
+
+	for (i = 0; i < json_array_size(backend); i++) {
+		json_t *bid = json_array_get(backend, i);
+		int id;
+
+		if (!json_is_integer(bid) || json_integer_value(bid) <= 0 ||
+		    json_integer_value(bid) > INT32_MAX ||
+		    strcasecmp(str_at(strings, json_array_get(name, i)), "input") != 0)
+			continue;
+		id = (int)json_integer_value(bid);
+		if (push_id(&set->inputs, &set->n_inputs, &cap[0], id) < 0 ||
+		    (is_password_type(json_array_get(attrs, i), strings) &&
+		     push_id(&set->passwords, &set->n_passwords, &cap[1], id) < 0))
+			return -1;
+	}
+	return 0;
+}
+
 static int scan_document(json_t *doc, json_t *strings, struct snap_hidden_set *set, size_t *cap)
 {
 	json_t *nodes = json_object_get(doc, "nodes");
@@ -132,7 +172,8 @@ static int scan_document(json_t *doc, json_t *strings, struct snap_hidden_set *s
 	size_t k, i;
 	int rc = -1;
 
-	if (!json_is_array(backend) || count > HIDDEN_MAX_NODES || !json_is_array(lnode))
+	if (!json_is_array(backend) || count > HIDDEN_MAX_NODES || !json_is_array(lnode) ||
+	    scan_inputs(nodes, strings, set, &cap[4]) < 0)
 		goto out;
 	prop = calloc(count ? count : 1, 1);  /* hides the node and its subtree */
 	self = calloc(count ? count : 1, 1);  /* hides the node alone */
@@ -226,11 +267,17 @@ static void parse_reply(json_t *res, struct snap_hidden_set *set)
 {
 	json_t *docs = json_object_get(res, "documents");
 	json_t *strings = json_object_get(res, "strings");
-	size_t cap[4] = { 0, 0, 0, 0 }, i;
+	size_t cap[6] = { 0, 0, 0, 0, 0, 0 }, i;
 
 	for (i = 0; i < json_array_size(docs); i++)
 		if (scan_document(json_array_get(docs, i), strings, set, cap) < 0)
 			break;
+	/* a document left half read: what it would say of inputs is unknown */
+	set->parsed = i == json_array_size(docs);
+	if (set->n_inputs)
+		qsort(set->inputs, set->n_inputs, sizeof(*set->inputs), cmp_int);
+	if (set->n_passwords)
+		qsort(set->passwords, set->n_passwords, sizeof(*set->passwords), cmp_int);
 	if (set->n)
 		qsort(set->ids, set->n, sizeof(*set->ids), cmp_int);
 	if (set->n_pointer)
@@ -268,6 +315,24 @@ static void send_capture(struct snap_ctx *x, const char *session_id)
 		set->call_id = 0;
 }
 
+/* Awaits and reads the captureSnapshot of set, when it is on its way. */
+static void await_capture(struct snap_ctx *x, struct snap_hidden_set *set)
+{
+	struct cdp_error err;
+	json_t *res = NULL;
+	int64_t left = x->deadline_ms - gb_now_ms();
+	uint64_t id = set->call_id;
+
+	if (!id)
+		return;
+	set->call_id = 0;
+	if (cdp_await(x->conn, id, left > 1 ? (int)left : 1, &res, &err) == 0)
+		parse_reply(res, set);
+	else
+		GB_LOGD("actions", "no layout for hidden text: %s", err.message);
+	json_decref(res);
+}
+
 void act_snap_start_hidden(struct snap_ctx *x)
 {
 	if ((x->opt->hidden != SNAP_HIDDEN_OFF || x->opt->boxes) && x->n_docs)
@@ -283,21 +348,26 @@ void act_snap_fetch_hidden(struct snap_ctx *x)
 	/* one call per distinct session (out-of-process frames have their own) */
 	for (d = 0; d < x->n_docs; d++)
 		send_capture(x, x->docs[d].session_id);
-	for (s = 0; s < x->n_hidden; s++) {
-		struct cdp_error err;
-		json_t *res = NULL;
-		int64_t left = x->deadline_ms - gb_now_ms();
-		uint64_t id = x->hidden[s].call_id;
+	for (s = 0; s < x->n_hidden; s++)
+		await_capture(x, &x->hidden[s]);
+}
 
-		if (!id)
-			continue;
-		x->hidden[s].call_id = 0;
-		if (cdp_await(x->conn, id, left > 1 ? (int)left : 1, &res, &err) == 0)
-			parse_reply(res, &x->hidden[s]);
-		else
-			GB_LOGD("actions", "no layout for hidden text: %s", err.message);
-		json_decref(res);
-	}
+int act_snap_is_password(struct snap_ctx *x, size_t d, int backend_id)
+{
+	struct snap_hidden_set *set = NULL;
+	size_t s;
+
+	for (s = 0; s < x->n_hidden && !set; s++)
+		if (!strcmp(x->hidden[s].session_id, x->docs[d].session_id))
+			set = &x->hidden[s];
+	if (!set || !backend_id)
+		return -1;
+	await_capture(x, set);
+	if (!set->parsed || !set->n_inputs ||
+	    !bsearch(&backend_id, set->inputs, set->n_inputs, sizeof(int), cmp_int))
+		return -1;
+	return set->n_passwords &&
+	       bsearch(&backend_id, set->passwords, set->n_passwords, sizeof(int), cmp_int) != NULL;
 }
 
 int act_snap_is_hidden(const struct snap_ctx *x, size_t d, int backend_id)
@@ -367,6 +437,8 @@ void act_snap_hidden_free(struct snap_ctx *x)
 		free(x->hidden[s].pointer);
 		free(x->hidden[s].empty);
 		free(x->hidden[s].boxes);
+		free(x->hidden[s].inputs);
+		free(x->hidden[s].passwords);
 	}
 	x->n_hidden = 0;
 }

@@ -763,8 +763,7 @@ static uint64_t call_on_object_ask(struct act_ctx *ctx, const char *oid, const c
 
 /* The answer to call_on_object_ask (id): *value is a new reference. A
  * thrown exception fails the action. */
-static int call_on_object_take(struct act_ctx *ctx, uint64_t id, json_t **value,
-                               const char *doing)
+static int call_on_object_take(struct act_ctx *ctx, uint64_t id, json_t **value, const char *doing)
 {
 	json_t *res = NULL, *exc;
 	int rc = -1;
@@ -1059,7 +1058,8 @@ static int take_precheck(struct act_ctx *ctx, const char *kind, json_t **info)
 	if (cdp_await(ctx->cdp, id, act_left_ms(ctx), &res, &err) == 0 &&
 	    !json_object_get(res, "exceptionDetails")) {
 		v = json_object_get(json_object_get(res, "result"), "value");
-		if (json_is_true(json_object_get(v, "ok")) && json_is_true(json_object_get(v, "top")) &&
+		if (json_is_true(json_object_get(v, "ok")) &&
+		    json_is_true(json_object_get(v, "top")) &&
 		    json_is_true(json_object_get(v, "inview"))) {
 			*info = json_incref(v);
 			taken = 1;

@@ -1437,6 +1437,94 @@ static void test_hidden_text(void **state)
 	act_snapshot_forget(&map);
 }
 
+/* Gives the hidden page's layout the node names and attributes of its
+ * nodes: the field (backend 8, the last node) an input of type type. */
+static void layout_field_type(const char *type)
+{
+	json_t *calls = json_object_get(F.fixture, "calls");
+	json_t *call, *res = NULL, *names, *attrs, *strings, *nodes;
+	size_t i;
+
+	json_array_foreach(calls, i,
+	                   call) if (!strcmp(json_string_value(json_object_get(call, "method")),
+	                                     "DOMSnapshot.captureSnapshot")) res =
+	    json_object_get(call, "result");
+	assert_non_null(res);
+	strings = json_object_get(res, "strings");
+	json_array_append_new(strings, json_string("P"));     /* 5 */
+	json_array_append_new(strings, json_string("INPUT")); /* 6 */
+	json_array_append_new(strings, json_string("type"));  /* 7 */
+	json_array_append_new(strings, json_string(type));    /* 8 */
+	names = json_array();
+	attrs = json_array();
+	for (i = 0; i < 10; i++) {
+		json_array_append_new(names, json_integer(i == 9 ? 6 : 5));
+		json_array_append_new(attrs, i == 9 ? json_pack("[i, i]", 7, 8) : json_array());
+	}
+	nodes = json_object_get(json_array_get(json_object_get(res, "documents"), 0), "nodes");
+	json_object_set_new(nodes, "nodeName", names);
+	json_object_set_new(nodes, "attributes", attrs);
+}
+
+/* Takes the hidden page's snapshot with no field masked by a secret. */
+static char *take_unmasked(struct snap_refmap *map)
+{
+	struct snap_options opt;
+	char err[256] = "";
+	char *yaml = NULL;
+	int trunc;
+
+	snap_opts(&opt);
+	opt.page_session_id = "S";
+	opt.frame_session = NULL;
+	opt.hidden = SNAP_HIDDEN_FLAG;
+	if (act_snapshot_take(fake_conn(), &opt, map, &yaml, &trunc, err, sizeof(err)) != 0)
+		fail_msg("act_snapshot_take failed: %s", err);
+	assert_int_equal(F.live, 0);
+	return legacy(map, yaml);
+}
+
+static void test_password_from_layout(void **state)
+{
+	struct snap_refmap map = { 0 };
+	char *yaml;
+
+	(void)state;
+	/* the layout names the field an input of type password: masked, with
+	 * no DOM.describeNode asked (one that fails would leave it out) */
+	fake_hidden_page();
+	layout_field_type("Password");
+	F.fail_method = "DOM.describeNode";
+	F.fail_rc = -CDP_EPROTOCOL;
+	yaml = take_unmasked(&map);
+	expect_line(
+	    yaml,
+	    "- textbox \"Account\" [ref=e8]: \xe2\x80\xa2\xe2\x80\xa2\xe2\x80\xa2\xe2\x80\xa2");
+	assert_null(strstr(yaml, "typed-from-a-secret"));
+	for (size_t i = 0; i < F.n_pending; i++)
+		assert_string_not_equal(F.pending[i].method, "DOM.describeNode");
+	free(yaml);
+
+	/* an input of type text: its value shown, still without describing it */
+	fake_hidden_page();
+	layout_field_type("text");
+	F.fail_method = "DOM.describeNode";
+	F.fail_rc = -CDP_EPROTOCOL;
+	yaml = take_unmasked(&map);
+	expect_line(yaml, "- textbox \"Account\" [ref=e8]: typed-from-a-secret");
+	free(yaml);
+
+	/* no node names in the layout: the field is described, as before */
+	fake_hidden_page();
+	F.fail_method = "DOM.describeNode";
+	F.fail_rc = -CDP_EPROTOCOL;
+	yaml = take_unmasked(&map);
+	expect_line(yaml, "- textbox \"Account\" [ref=e8]");
+	assert_null(strstr(yaml, "typed-from-a-secret"));
+	free(yaml);
+	act_snapshot_forget(&map);
+}
+
 static void test_output_ceiling(void **state)
 {
 	struct snap_refmap map = { 0 };
@@ -1500,6 +1588,7 @@ int main(void)
 		cmocka_unit_test(test_malformed_tree),
 		cmocka_unit_test(test_output_ceiling),
 		cmocka_unit_test(test_hidden_text),
+		cmocka_unit_test(test_password_from_layout),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 
