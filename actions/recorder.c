@@ -165,7 +165,12 @@ static void on_page(struct act_recorder *r, const char *method, json_t *params)
 		json_t *frame = json_object_get(params, "frame");
 
 		if (!json_object_get(frame, "parentId")) {
+			/* a new document: whatever loaded before it, its own load is
+			 * still to come, and it is read only after that */
 			r->navigated = 1;
+			r->navigating = 1;
+			r->load_fired = 0;
+			r->dcl_at_ms = 0;
 			r->events++;
 		}
 	} else if (!strcmp(method, "Page.domContentEventFired")) {

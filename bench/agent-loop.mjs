@@ -13,14 +13,15 @@ import { startSite } from './lib/site-server.mjs';
 import { FloorDriver } from './lib/floor.mjs';
 import { makeMcpDriver, QUIET_FLAGS } from './lib/servers.mjs';
 import { runIteration, STEPS } from './lib/loop.mjs';
-import { summary, percentile, ratio, round } from './lib/stats.mjs';
+import { summary, percentile, ratio, round, median } from './lib/stats.mjs';
 import { runPairedRounds } from './lib/paired.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const REPO = path.resolve(HERE, '..');
-const ALL = ['floor', 'floor-shots', 'glassbox', 'noegress', 'answerfirst', 'playwright', 'devtools'];
+const ALL = ['floor', 'floor-shots', 'glassbox', 'noegress', 'answerfirst', 'answerfirst-base', 'playwright', 'devtools'];
 // noegress (glassbox with every egress layer off) runs only when asked for: --egress-cost, or --only;
-// so does answerfirst (glassbox answering before its evidence screenshot is in: --answer-first).
+// so does answerfirst (glassbox answering before its evidence screenshot is in: --answer-first),
+// and answerfirst-base (the same with the --baseline binary, another build to compare with).
 const DEFAULT_ONLY = ['floor', 'floor-shots', 'glassbox', 'playwright', 'devtools'];
 const PEERS = ['playwright', 'devtools'];
 
@@ -44,6 +45,8 @@ function usage(code) {
   --concurrency-on LIST   servers that get the concurrency run (default: floor,glassbox)
   --chromium PATH         browser for every server and the floor (default /usr/bin/chromium)
   --glassbox PATH         glassbox binary (default build/glassbox, or $GLASSBOX_BIN)
+  --baseline PATH         another glassbox binary, run as server answerfirst-base (answering
+                          first, as answerfirst): two builds side by side, e.g. with --paired
   --glassbox-args ARGS    extra arguments after \`glassbox mcp\`, space-separated (or $GLASSBOX_ARGS)
   --server-timeout S      budget for one server's whole run, seconds (default 300)
   --out FILE              JSON results (default bench/results/latest.json)`);
@@ -88,6 +91,7 @@ function parseArgs(argv) {
       case '--concurrency-on': o.concurrencyOn = list(next()); break;
       case '--chromium': o.chromium = next(); break;
       case '--glassbox': o.glassbox = path.resolve(next()); break;
+      case '--baseline': o.baseline = path.resolve(next()); break;
       case '--glassbox-args': o.glassboxArgs = next().split(' ').filter(Boolean); break;
       case '--server-timeout': o.serverTimeoutS = int(next(), 10); break;
       case '--out': o.out = path.resolve(next()); break;
@@ -257,13 +261,13 @@ function printPaired(p) {
   const out = [''];
   out.push(`Paired agent loop: ${opts.iterations} rounds, one iteration of each server per round (rotating order)` +
     `${opts.thinkMs ? `, ${opts.thinkMs} ms think time before each call (not in the steps)` : ''}; medians in ms`);
-  let head = 'server'.padEnd(12);
+  let head = 'server'.padEnd(17);
   for (const s of STEPS) head += short[s].padStart(8);
   head += 'sum'.padStart(9) + `  sum / ${p.ref}: median of rounds (ratio of medians), rounds <= 1.5`;
   out.push(head);
   out.push('-'.repeat(head.length));
   for (const [name, s] of Object.entries(p.servers)) {
-    let line = name.padEnd(12);
+    let line = name.padEnd(17);
     for (const st of STEPS) line += fmt(s.steps[st]?.median, 8);
     line += fmt(s.sum?.median, 9);
     if (s.over_ref) {
@@ -276,6 +280,13 @@ function printPaired(p) {
   for (const [name, s] of Object.entries(p.servers)) {
     if (!s.over_ref) continue;
     out.push(`${name} / ${p.ref} per step (median of rounds): ` + STEPS.map((st) => `${short[st]} ${fmt(s.over_ref.steps[st], 0, 2)}`).join('  '));
+  }
+  if (p.servers.answerfirst && p.servers['answerfirst-base']) {
+    // the two builds against each other, round by round
+    const both = p.rounds.filter((r) => r.servers.answerfirst?.sum && r.servers['answerfirst-base']?.sum);
+    const per = both.map((r) => r.servers.answerfirst.sum / r.servers['answerfirst-base'].sum);
+    out.push(`answerfirst / answerfirst-base, sum of steps: median of rounds ${fmt(median(per), 0, 3)}, ` +
+      `${per.filter((v) => v < 1).length} of ${per.length} rounds faster`);
   }
   console.log(out.join('\n'));
 }
@@ -477,6 +488,7 @@ async function versions() {
     v.glassbox_bin = opts.glassbox;
     try { v.glassbox = execFileSync(opts.glassbox, ['--version'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], timeout: 10000 }).trim(); } catch { v.glassbox = null; }
   }
+  if (opts.only.includes('answerfirst-base')) v.glassbox_baseline_bin = opts.baseline ?? null;
   return v;
 }
 
@@ -504,7 +516,7 @@ async function main() {
   tmpBase = await mkdtemp(path.join(os.tmpdir(), 'glassbox-bench-'));
   site = await startSite(path.join(HERE, 'site'));
   log(`fixture site at ${site.origin}; servers: ${opts.only.join(', ')}; ${opts.iterations} iterations`);
-  const ctx = { tmpBase, chromium: opts.chromium, repoRoot: REPO, glassboxBin: opts.glassbox, glassboxArgs: opts.glassboxArgs };
+  const ctx = { tmpBase, chromium: opts.chromium, repoRoot: REPO, glassboxBin: opts.glassbox, baselineBin: opts.baseline, glassboxArgs: opts.glassboxArgs };
   if (opts.paired) {
     const p = await runPaired(ctx);
     printPaired(p);

@@ -29,7 +29,8 @@ const pkgBin = (pkg, rel) => path.join(path.dirname(require.resolve(`${pkg}/pack
 // that the egress layers' cost is measured against.
 // answerFirst: the answer leaves as soon as the page is re-read and verified; the evidence
 // screenshot is taken right after, before the next call (policy evidence.before_answer false).
-export async function glassboxAdapter({ repoRoot, glassboxBin, glassboxArgs = [], tmpBase, egressOff = false, answerFirst = false }) {
+// name: the server's name in the results, when not the one its flags give it.
+export async function glassboxAdapter({ repoRoot, glassboxBin, glassboxArgs = [], tmpBase, egressOff = false, answerFirst = false, name }) {
   const bin = glassboxBin || path.join(repoRoot, 'build', 'glassbox');
   if (!existsSync(bin)) throw new Error(`${bin} does not exist (build glassbox first)`);
   const tmp = await mkdtemp(path.join(tmpBase, 'glassbox-'));
@@ -43,7 +44,7 @@ export async function glassboxAdapter({ repoRoot, glassboxBin, glassboxArgs = []
     await writeFile(config, JSON.stringify(policy));
   }
   return {
-    name: egressOff ? 'noegress' : answerFirst ? 'answerfirst' : 'glassbox',
+    name: name || (egressOff ? 'noegress' : answerFirst ? 'answerfirst' : 'glassbox'),
     command: bin,
     args: ['mcp', ...glassboxArgs],
     // the bench site is on loopback, which glassbox's default policy refuses
@@ -136,6 +137,11 @@ export async function makeMcpDriver(name, ctx) {
     glassbox: glassboxAdapter,
     noegress: (c) => glassboxAdapter({ ...c, egressOff: true }),
     answerfirst: (c) => glassboxAdapter({ ...c, answerFirst: true }),
+    // the same, with another glassbox binary (--baseline): two builds side by side in one run
+    'answerfirst-base': (c) => {
+      if (!c.baselineBin) throw new Error('answerfirst-base needs --baseline PATH');
+      return glassboxAdapter({ ...c, glassboxBin: c.baselineBin, answerFirst: true, name: 'answerfirst-base' });
+    },
     playwright: playwrightAdapter,
     devtools: devtoolsAdapter,
   }[name];
