@@ -1251,7 +1251,6 @@ static int landing_verdict(struct act_ctx *ctx, uint64_t id, double x, double y,
 	int rc = 0;
 
 	*note = "";
-
 	ctx->target.landing = 0;
 	if (!id || cdp_await(ctx->cdp, id, act_left_ms(ctx), &res, &err) < 0 ||
 	    json_object_get(res, "exceptionDetails")) {
@@ -1352,15 +1351,11 @@ static int landing_readable(struct act_ctx *ctx, const char **note)
 
 void act_click_press_ask(struct act_ctx *ctx)
 {
-	const char *note;
-
+	/* a dialog already open: act_click_release_take says so */
 	ctx->target.press_call = 0;
-	if (!landing_readable(ctx, &note)) {
-		gb_buf_appendf(&ctx->text, "%s", note);
-		return;
-	}
-	ctx->target.press_call = landing_ask(ctx, 0);
-	ctx->target.press_asked = 1;
+	ctx->target.press_asked = ctx->target.landing && ctx->target.world_object_id[0];
+	if (ctx->target.press_asked && !landing_blocked(ctx))
+		ctx->target.press_call = landing_ask(ctx, 0);
 }
 
 int act_click_release_ask(struct act_ctx *ctx, double x, double y, const char *done)

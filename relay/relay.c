@@ -495,6 +495,23 @@ static void run_loop(struct relay *r)
 			return;
 		}
 		if (!wslay_event_want_read(r->cws) && !wslay_event_want_write(r->cws)) {
+			/* our close frame is out and the client has not answered it:
+			 * wslay closes a message over the ceiling itself (1009) while
+			 * the rest of it is still coming, which is drained, not reset */
+			if (wslay_event_get_close_sent(r->cws) &&
+			    !wslay_event_get_close_received(r->cws)) {
+				if (wslay_event_get_status_code_sent(r->cws) == 1009)
+					snprintf(r->end_reason, sizeof(r->end_reason),
+					         "the client sent a message over %zu bytes",
+					         r->opt.max_message_bytes);
+				else
+					snprintf(
+					    r->end_reason, sizeof(r->end_reason),
+					    "the client's websocket was closed (%u)",
+					    (unsigned)wslay_event_get_status_code_sent(r->cws));
+				linger_client(r, RELAY_LINGER_MS);
+				return;
+			}
 			snprintf(r->end_reason, sizeof(r->end_reason), "the client closed");
 			return;
 		}
