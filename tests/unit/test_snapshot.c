@@ -1357,10 +1357,11 @@ static void fake_hidden_page(void)
 	                                styles, "includeTextColorOpacities", 1, "result", dom));
 }
 
-/* Takes a snapshot of the hidden page with this mode. */
-static char *take_hidden(struct snap_refmap *map, enum snap_hidden_mode mode, struct snap_stats *st)
+/* Takes a snapshot of the hidden page with this mode, the fields of
+ * masked (n of them) masked as secrets. */
+static char *take_hidden_masking(struct snap_refmap *map, enum snap_hidden_mode mode,
+                                 struct snap_stats *st, const struct snap_masked *masked, size_t n)
 {
-	static const struct snap_masked masked[] = { { "S", 8, "" } };
 	struct snap_options opt;
 	char err[256] = "";
 	char *yaml = NULL;
@@ -1372,11 +1373,19 @@ static char *take_hidden(struct snap_refmap *map, enum snap_hidden_mode mode, st
 	opt.hidden = mode;
 	opt.stats = st;
 	opt.masked = masked;
-	opt.n_masked = 1;
+	opt.n_masked = n;
 	if (act_snapshot_take(fake_conn(), &opt, map, &yaml, &trunc, err, sizeof(err)) != 0)
 		fail_msg("act_snapshot_take failed: %s", err);
 	assert_int_equal(F.live, 0);
 	return legacy(map, yaml);
+}
+
+/* Takes a snapshot of the hidden page with this mode. */
+static char *take_hidden(struct snap_refmap *map, enum snap_hidden_mode mode, struct snap_stats *st)
+{
+	static const struct snap_masked masked[] = { { "S", 8, "" } };
+
+	return take_hidden_masking(map, mode, st, masked, 1);
 }
 
 static void test_hidden_text(void **state)
@@ -1466,24 +1475,6 @@ static void layout_field_type(const char *type)
 	json_object_set_new(nodes, "attributes", attrs);
 }
 
-/* Takes the hidden page's snapshot with no field masked by a secret. */
-static char *take_unmasked(struct snap_refmap *map)
-{
-	struct snap_options opt;
-	char err[256] = "";
-	char *yaml = NULL;
-	int trunc;
-
-	snap_opts(&opt);
-	opt.page_session_id = "S";
-	opt.frame_session = NULL;
-	opt.hidden = SNAP_HIDDEN_FLAG;
-	if (act_snapshot_take(fake_conn(), &opt, map, &yaml, &trunc, err, sizeof(err)) != 0)
-		fail_msg("act_snapshot_take failed: %s", err);
-	assert_int_equal(F.live, 0);
-	return legacy(map, yaml);
-}
-
 static void test_password_from_layout(void **state)
 {
 	struct snap_refmap map = { 0 };
@@ -1496,7 +1487,7 @@ static void test_password_from_layout(void **state)
 	layout_field_type("Password");
 	F.fail_method = "DOM.describeNode";
 	F.fail_rc = -CDP_EPROTOCOL;
-	yaml = take_unmasked(&map);
+	yaml = take_hidden_masking(&map, SNAP_HIDDEN_FLAG, NULL, NULL, 0);
 	expect_line(
 	    yaml,
 	    "- textbox \"Account\" [ref=e8]: \xe2\x80\xa2\xe2\x80\xa2\xe2\x80\xa2\xe2\x80\xa2");
@@ -1510,7 +1501,7 @@ static void test_password_from_layout(void **state)
 	layout_field_type("text");
 	F.fail_method = "DOM.describeNode";
 	F.fail_rc = -CDP_EPROTOCOL;
-	yaml = take_unmasked(&map);
+	yaml = take_hidden_masking(&map, SNAP_HIDDEN_FLAG, NULL, NULL, 0);
 	expect_line(yaml, "- textbox \"Account\" [ref=e8]: typed-from-a-secret");
 	free(yaml);
 
@@ -1518,7 +1509,7 @@ static void test_password_from_layout(void **state)
 	fake_hidden_page();
 	F.fail_method = "DOM.describeNode";
 	F.fail_rc = -CDP_EPROTOCOL;
-	yaml = take_unmasked(&map);
+	yaml = take_hidden_masking(&map, SNAP_HIDDEN_FLAG, NULL, NULL, 0);
 	expect_line(yaml, "- textbox \"Account\" [ref=e8]");
 	assert_null(strstr(yaml, "typed-from-a-secret"));
 	free(yaml);
