@@ -408,7 +408,7 @@ struct act_ctx {
 	 * re-read, owned), the tab it read and the recorder's count of events
 	 * then; NULL when that trip did not end the settling */
 	json_t *settled_view;
-	const struct sess_page *settled_page;
+	char settled_target[64]; /* the target id of the tab it read */
 	unsigned settled_events;
 	/* a re-read the action's own script made once its page's queued tasks
 	 * ran (act_settle_offer, owned), and the count of events before it */
@@ -936,6 +936,12 @@ int act_call_in_isolated_world(struct act_ctx *ctx, const char *function, json_t
                                const char *doing);
 /* The same with arguments (taken; a JSON array of CallArgument) and
  * promises awaited. */
+/* Sends function to run on the object oid of the target's session
+ * (arguments taken, may be NULL; returnByValue, awaitPromise), without
+ * waiting: the call's id, or 0 when it could not be sent (*rc, when not
+ * NULL: cdp_send's code). */
+uint64_t act_target_send(struct act_ctx *ctx, const char *oid, const char *function,
+                         json_t *arguments, int *rc);
 /* act_call_in_isolated_world without waiting: the call's id, or 0 with
  * the action failed; act_isolated_take gives its *value as that does. */
 uint64_t act_isolated_ask(struct act_ctx *ctx, const char *function, const char *doing);

@@ -58,16 +58,11 @@ out:
 
 void act_code_probe_ask(struct act_ctx *ctx)
 {
-	json_t *params;
-	uint64_t id;
-
 	if (!ctx->has_target || !ctx->target.object_id[0] || ctx->code_probe_call)
 		return;
-	params = json_pack("{s:s, s:s, s:[{s:s}], s:b}", "objectId", ctx->target.object_id,
-	                   "functionDeclaration", act_code_probe_js, "arguments", "value",
-	                   ctx->as->test_id_attribute, "returnByValue", 1);
-	if (cdp_send(ctx->cdp, ctx->target.session_id, "Runtime.callFunctionOn", params, &id) == 0)
-		ctx->code_probe_call = id;
+	ctx->code_probe_call =
+	    act_target_send(ctx, ctx->target.object_id, act_code_probe_js,
+	                    json_pack("[{s:s}]", "value", ctx->as->test_id_attribute), NULL);
 }
 
 void act_code_probe_take(struct act_ctx *ctx)

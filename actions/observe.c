@@ -215,7 +215,8 @@ int act_observe_after(struct act_ctx *ctx)
 	if (sess_page_dialog(ctx->page)) {
 		/* the page is blocked by its dialog: report what is known */
 		value = json_pack("{s:s}", "url", sess_page_url(ctx->page));
-	} else if (ctx->settled_view && ctx->settled_page == ctx->page &&
+	} else if (ctx->settled_view && ctx->page &&
+	           !strcmp(ctx->settled_target, gb_or(sess_page_target_id(ctx->page), "-")) &&
 	           ctx->settled_events == ctx->rec.events) {
 		/* read by the round trip that ended settling: nothing came since */
 		value = ctx->settled_view;

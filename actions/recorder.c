@@ -48,7 +48,8 @@ static int is_main_frame(struct act_recorder *r, json_t *params)
 	return fid && !strcmp(fid, r->main_frame_id);
 }
 
-static void on_network(struct act_recorder *r, const char *method, json_t *params)
+/* icon: the request is the browser's fetch of the site's icon. */
+static void on_network(struct act_recorder *r, const char *method, json_t *params, int icon)
 {
 	const char *rid = json_string_value(json_object_get(params, "requestId"));
 	json_t *req;
@@ -90,8 +91,8 @@ static void on_network(struct act_recorder *r, const char *method, json_t *param
 		              json_string_value(json_object_get(params, "type")), "load",
 		              (r->navigating &&
 		               !(type && (!strcmp(type, "XHR") || !strcmp(type, "Fetch")))) ||
-		                  act_request_is_favicon(params),
-		              "icon", act_request_is_favicon(params)));
+		                  icon,
+		              "icon", icon));
 		r->events++;
 	} else if (!strcmp(method, "Network.responseReceived")) {
 		json_t *resp = json_object_get(params, "response");
@@ -146,7 +147,7 @@ static void on_request_event(struct act_recorder *r, const char *method, json_t 
 	          : !strcmp(method, "Network.requestWillBeSent") && act_request_is_favicon(params);
 	unsigned events = r->events;
 
-	on_network(r, method, params);
+	on_network(r, method, params, icon);
 	if (icon)
 		r->events = events;
 }
@@ -500,7 +501,8 @@ int act_settle(struct act_ctx *ctx, int navigation_expected)
 		json_decref(ctx->settled_view);
 		ctx->settled_view = NULL;
 	}
-	ctx->settled_page = ctx->page;
+	snprintf(ctx->settled_target, sizeof(ctx->settled_target), "%s",
+	         ctx->page ? gb_or(sess_page_target_id(ctx->page), "") : "");
 	ctx->settled_events = r->events;
 	if (rc == -CDP_ECANCELLED)
 		return act_fail(ctx, "cancelled", "cancelled while waiting for the page to settle");

@@ -742,22 +742,31 @@ out:
 /* Sends function to run on the object oid of the target's session
  * (arguments taken, may be NULL; returnByValue, awaitPromise): the call's
  * id, or 0 with the action failed. */
-static uint64_t call_on_object_ask(struct act_ctx *ctx, const char *oid, const char *function,
-                                   json_t *arguments, const char *doing)
+uint64_t act_target_send(struct act_ctx *ctx, const char *oid, const char *function,
+                         json_t *arguments, int *rc)
 {
 	json_t *params;
-	uint64_t id;
-	int rc;
+	uint64_t id = 0;
+	int sent;
 
 	params = json_pack("{s:s, s:s, s:b, s:b}", "objectId", oid, "functionDeclaration", function,
 	                   "returnByValue", 1, "awaitPromise", 1);
 	if (arguments)
 		json_object_set_new(params, "arguments", arguments);
-	rc = cdp_send(ctx->cdp, ctx->target.session_id, "Runtime.callFunctionOn", params, &id);
-	if (rc < 0) {
+	sent = cdp_send(ctx->cdp, ctx->target.session_id, "Runtime.callFunctionOn", params, &id);
+	if (rc)
+		*rc = sent;
+	return sent < 0 ? 0 : id;
+}
+
+static uint64_t call_on_object_ask(struct act_ctx *ctx, const char *oid, const char *function,
+                                   json_t *arguments, const char *doing)
+{
+	int rc;
+	uint64_t id = act_target_send(ctx, oid, function, arguments, &rc);
+
+	if (!id)
 		act_connection_failed(ctx, rc, doing);
-		return 0;
-	}
 	return id;
 }
 
@@ -1020,23 +1029,34 @@ void act_actionable_ask(struct act_ctx *ctx, const char *kind)
 	    !ctx->target.world_object_id[0] || ctx->target.precheck_call)
 		return;
 	actionable_function(&fn);
-	if (cdp_send(ctx->cdp, ctx->target.session_id, "Runtime.callFunctionOn",
-	             json_pack("{s:s, s:s, s:[{s:s}], s:b, s:b}", "objectId",
-	                       ctx->target.world_object_id, "functionDeclaration",
-	                       fn.data ? fn.data : "", "arguments", "value", kind, "returnByValue",
-	                       1, "awaitPromise", 1),
-	             &id) == 0) {
+	id = act_target_send(ctx, ctx->target.world_object_id, fn.data ? fn.data : "",
+	                     json_pack("[{s:s}]", "value", kind), NULL);
+	if (id) {
 		ctx->target.precheck_call = id;
 		snprintf(ctx->target.precheck_kind, sizeof(ctx->target.precheck_kind), "%s", kind);
 	}
 	gb_buf_free(&fn);
 }
 
+/* Takes away the landing recorder a click's check armed (no answer
+ * awaited). */
+static const char disarm_js[] =
+    "function() { const w = (this.ownerDocument || document).defaultView;"
+    " if (w.__glassboxLanded) { w.__glassboxLanded.off(); w.__glassboxLanded = null; } }";
+
 void act_actionable_forget(struct act_ctx *ctx)
 {
-	if (ctx->target.precheck_call)
-		cdp_forget(ctx->cdp, ctx->target.precheck_call);
+	uint64_t id;
+
+	if (!ctx->target.precheck_call)
+		return;
+	cdp_forget(ctx->cdp, ctx->target.precheck_call);
 	ctx->target.precheck_call = 0;
+	/* never taken (the gate refused, or the call ended first): what the
+	 * check armed goes, as a refused action leaves the page untouched */
+	if (!strcmp(ctx->target.precheck_kind, "click") &&
+	    (id = act_target_send(ctx, ctx->target.world_object_id, disarm_js, NULL, NULL)))
+		cdp_forget(ctx->cdp, id);
 }
 
 /* The check asked before the gate, when it stands for one run now (see
@@ -1227,16 +1247,8 @@ static const char blocked_note[] = "\n- where the click landed was not read back
  * release): the call's id, or 0 when it could not be sent. */
 static uint64_t landing_ask(struct act_ctx *ctx, int released)
 {
-	uint64_t id;
-
-	if (cdp_send(ctx->cdp, ctx->target.session_id, "Runtime.callFunctionOn",
-	             json_pack("{s:s, s:s, s:[{s:s}], s:b}", "objectId",
-	                       ctx->target.world_object_id, "functionDeclaration", landed_js,
-	                       "arguments", "value", released ? "release" : "press",
-	                       "returnByValue", 1),
-	             &id) < 0)
-		return 0;
-	return id;
+	return act_target_send(ctx, ctx->target.world_object_id, landed_js,
+	                       json_pack("[{s:s}]", "value", released ? "release" : "press"), NULL);
 }
 
 /* The verdict on the answer to landing_ask (id; 0: never asked) for a
