@@ -13,6 +13,7 @@
 #include "policy/egress.h"
 #include "policy/tenant.h"
 #include "sessions/sessions.h"
+#include "store/store.h"
 
 #include <jansson.h>
 #include <pthread.h>
@@ -414,8 +415,10 @@ struct act_ctx {
 	 * ran (act_settle_offer, owned), and the count of events before it */
 	json_t *offered_view;
 	unsigned offered_events;
-	int in_ledger; /* the operation is open in the ledger */
-	int acted;     /* marked running: input may have reached the page */
+	int in_ledger;                      /* the operation is open in the ledger */
+	int ledger_unwritten;               /* ... under the pipeline's id, with no row yet */
+	char args_hash[STORE_HASH_MAX + 1]; /* its row's (the arguments may be gone by then) */
+	int acted;                          /* marked running: input may have reached the page */
 	char url_before[2048];
 	/* the URL of the target's frame when it is not the page's (gates.c),
 	 * "" otherwise: where the action happened, for the record */
@@ -816,15 +819,21 @@ int act_gates_start(struct act_session *s, const struct policy_tenant *policy, c
                     size_t errlen);
 void act_gates_stop(struct act_session *s);
 /* Opens the call's operation: 0 to run it; 1 when it must not run (failed,
- * or *replay holds the recorded result of a finished operation). */
+ * or *replay holds the recorded result of a finished operation). A read
+ * opens none: it takes no operation_id. Under the id the pipeline made
+ * (no operation_id given), the row is written when the call acts or ends
+ * (store_op_record_new). */
 int act_ledger_begin(struct act_ctx *ctx, json_t **replay);
 /* Right before the first input or navigation. */
 void act_ledger_running(struct act_ctx *ctx);
 /* 1 when the call failed after its input may have reached the page in a
  * way that leaves the outcome unknown (crash, deadline, cancel). */
 int act_outcome_unknown(const struct act_ctx *ctx);
-/* Records the final state and result (borrowed). */
-void act_ledger_finish(struct act_ctx *ctx, json_t *result);
+/* The state the call ends in: done, failed, or unknown (also set as
+ * "state" in ctx->out, for the answer). */
+enum store_op_state act_ledger_outcome(struct act_ctx *ctx);
+/* Records state (act_ledger_outcome) and the result (borrowed). */
+void act_ledger_finish(struct act_ctx *ctx, enum store_op_state state, const json_t *result);
 /* The gate step: facts re-read from the page, classified; fails the call
  * with approval_required / forbidden / approval_refused. */
 int act_gate_check(struct act_ctx *ctx);

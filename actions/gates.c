@@ -143,6 +143,15 @@ int act_ledger_begin(struct act_ctx *ctx, json_t **replay)
 	int rc;
 
 	*replay = NULL;
+	if (ctx->def->effect == ACT_EFFECT_READ)
+		return 0; /* it takes no operation_id: nothing to guard or replay */
+	if (!json_is_string(oid)) {
+		/* the pipeline's id, which nobody knows yet: written when it acts */
+		store_args_hash(ctx->args, ctx->args_hash);
+		ctx->in_ledger = 1;
+		ctx->ledger_unwritten = 1;
+		return 0;
+	}
 	memset(&op, 0, sizeof(op));
 	store_args_hash(ctx->args, hash);
 	req.tenant = ctx->as->tenant;
@@ -179,31 +188,61 @@ int act_ledger_begin(struct act_ctx *ctx, json_t **replay)
 	return ctx->failed || *replay ? 1 : 0;
 }
 
+/* Writes the row of an operation under the pipeline's id in state
+ * (running, or how it ended without acting). Returns store_op_record_new's. */
+static int ledger_write_new(struct act_ctx *ctx, enum store_op_state state, const json_t *result,
+                            char *err, size_t errlen)
+{
+	struct store_op_request req = { 0 };
+
+	req.tenant = ctx->as->tenant;
+	req.operation_id = ctx->operation_id;
+	req.session = ctx->as->id;
+	req.tool = ctx->def->name;
+	req.args_hash = ctx->args_hash;
+	ctx->ledger_unwritten = 0;
+	return store_op_record_new(ctx->as->db, &req, state, result, err, errlen);
+}
+
 void act_ledger_running(struct act_ctx *ctx)
 {
 	char err[256];
+	int rc;
 
-	if (ctx->in_ledger && !ctx->acted &&
-	    store_op_mark_running(ctx->as->db, ctx->as->tenant, ctx->operation_id, err,
-	                          sizeof(err)) == 0)
+	if (!ctx->in_ledger || ctx->acted)
+		return;
+	rc = ctx->ledger_unwritten ? ledger_write_new(ctx, STORE_OP_RUNNING, NULL, err, sizeof(err))
+	                           : store_op_mark_running(ctx->as->db, ctx->as->tenant,
+	                                                   ctx->operation_id, err, sizeof(err));
+	if (rc == 0)
 		ctx->acted = 1;
+	else
+		GB_LOGW("actions", "operation %s not marked running: %s", ctx->operation_id, err);
 }
 
-void act_ledger_finish(struct act_ctx *ctx, json_t *result)
+enum store_op_state act_ledger_outcome(struct act_ctx *ctx)
 {
-	enum store_op_state state = STORE_OP_DONE;
+	if (!ctx->failed)
+		return STORE_OP_DONE;
+	if (!act_outcome_unknown(ctx))
+		return STORE_OP_FAILED;
+	/* failed after input reached the page and we cannot tell what it did */
+	json_object_set_new(ctx->out, "state", json_string("unknown"));
+	return STORE_OP_UNKNOWN;
+}
+
+void act_ledger_finish(struct act_ctx *ctx, enum store_op_state state, const json_t *result)
+{
 	char err[256];
+	int rc;
 
 	if (!ctx->in_ledger)
 		return;
-	if (ctx->failed) {
-		/* failed after input reached the page and we cannot tell what it did */
-		state = act_outcome_unknown(ctx) ? STORE_OP_UNKNOWN : STORE_OP_FAILED;
-		if (state == STORE_OP_UNKNOWN)
-			json_object_set_new(ctx->out, "state", json_string("unknown"));
-	}
-	if (store_op_finish(ctx->as->db, ctx->as->tenant, ctx->operation_id, state, result, err,
-	                    sizeof(err)) < 0)
+	rc = ctx->ledger_unwritten
+	         ? ledger_write_new(ctx, state, result, err, sizeof(err))
+	         : store_op_finish(ctx->as->db, ctx->as->tenant, ctx->operation_id, state, result,
+	                           err, sizeof(err));
+	if (rc < 0)
 		GB_LOGW("actions", "operation %s not recorded: %s", ctx->operation_id, err);
 	ctx->in_ledger = 0;
 }

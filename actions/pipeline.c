@@ -727,6 +727,8 @@ static void finish(struct act_ctx *ctx)
 	struct act_keeper_action record = { 0 };
 	json_t *result = json_object();
 	json_t *content = json_array();
+	json_t *kept = NULL;
+	enum store_op_state state;
 	char *text;
 
 	json_object_set_new(ctx->out, "operation_id", json_string(ctx->operation_id));
@@ -750,6 +752,7 @@ static void finish(struct act_ctx *ctx)
 	act_profile_note_url(ctx->as, json_string_value(json_object_get(ctx->out, "url")));
 	/* nothing typed from a secret leaves: result, ledger, audit, evidence */
 	act_secrets_scrub_call(ctx);
+	state = act_ledger_outcome(ctx);
 	act_step(ctx, ACT_STEP_RECORD);
 	build_record(ctx, &record);
 	if (!ctx->shot_deferred)
@@ -762,13 +765,20 @@ static void finish(struct act_ctx *ctx)
 	json_object_set(result, "structuredContent", ctx->out);
 	if (ctx->failed)
 		json_object_set_new(result, "isError", json_true());
-	act_ledger_finish(ctx, result);
+	/* the transport may change the result it sends: the ledger keeps it as it is */
+	if (ctx->in_ledger)
+		kept = json_deep_copy(result);
 #ifdef GB_UNITTEST_BUILD
 	if (act_test_on_steps)
 		act_test_on_steps(ctx->def->name, ctx->steps);
 #endif
 	ctx->call->on_done(ctx->call, result);
 	ctx->answered_at_ms = gb_now_ms() - ctx->started_ms;
+	/* after the answer (only what ctx owns is used: the call's arguments may
+	 * be gone): a repeat under the same operation_id waits for this
+	 * (store_op_begin), and the session's next call starts after it */
+	act_ledger_finish(ctx, state, kept);
+	json_decref(kept);
 	/* the session's next call starts only after this: its screenshot
 	 * shows the page as this answer reported it */
 	if (ctx->shot_deferred)

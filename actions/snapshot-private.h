@@ -144,7 +144,9 @@ struct snap_hidden_set {
 	size_t n_inputs;
 	int *passwords;
 	size_t n_passwords;
-	int parsed;       /* its reply was read */
+	int parsed;  /* its reply was read */
+	char *title; /* the title of its first document, which is in frame_id */
+	char *frame_id;
 	uint64_t call_id; /* its captureSnapshot, until awaited; 0: none */
 };
 
@@ -278,6 +280,9 @@ void act_snap_start_hidden(struct snap_ctx *x);
  * (DOMSnapshot.captureSnapshot) and notes the nodes a person would not
  * see. Failures leave nothing noted (text is then shown unflagged). */
 void act_snap_fetch_hidden(struct snap_ctx *x);
+/* The main frame document's title from its layout reply, or NULL (a
+ * subtree, or no layout read). */
+const char *act_snap_main_title(const struct snap_ctx *x);
 /* Whether node backend_id of doc d is a password field, from the layout
  * of its session when that was asked for (awaited here if it is still
  * on its way): 1 yes, 0 no, -1 unknown (not an input there, or no

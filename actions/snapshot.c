@@ -167,6 +167,7 @@ int act_snapshot_take(struct cdp_conn *c, const struct snap_options *opt, struct
                       char **yaml_out, int *truncated, char *err, size_t errlen)
 {
 	struct snap_ctx *x = NULL;
+	const char *title;
 	unsigned generation;
 	int rc = -1;
 
@@ -208,6 +209,10 @@ int act_snapshot_take(struct cdp_conn *c, const struct snap_options *opt, struct
 		opt->stats->hidden_flagged = x->n_hidden_flagged;
 		opt->stats->hidden_dropped = x->n_hidden_dropped;
 		opt->stats->label_differs = x->n_label_differs;
+		title = act_snap_main_title(x);
+		opt->stats->title_known = title && strlen(title) < sizeof(opt->stats->title);
+		if (opt->stats->title_known)
+			memcpy(opt->stats->title, title, strlen(title) + 1);
 	}
 	if (act_snap_refs_commit(x, map) < 0) {
 		act_snap_errf(x, "out of memory while numbering the snapshot");

@@ -83,6 +83,11 @@ struct snap_stats {
 	size_t hidden_flagged; /* lines marked [hidden-text] */
 	size_t hidden_dropped; /* hidden texts and nodes left out (SNAP_HIDDEN_DROP) */
 	size_t label_differs;  /* controls marked [label-differs, ...] */
+	/* the top-level document's title, as its layout reply gave it, when
+	 * title_known (a whole-page snapshot that looked for hidden text or
+	 * boxes, and a title that fits); "" for a page without one */
+	char title[1024];
+	int title_known;
 };
 
 /* One rendered line: where it is in the text, its depth (indentation / 2)

@@ -267,7 +267,14 @@ static void parse_reply(json_t *res, struct snap_hidden_set *set)
 {
 	json_t *docs = json_object_get(res, "documents");
 	json_t *strings = json_object_get(res, "strings");
+	json_t *first = json_array_get(docs, 0);
 	size_t cap[6] = { 0, 0, 0, 0, 0, 0 }, i;
+
+	if (json_is_integer(json_object_get(first, "title")) &&
+	    json_is_integer(json_object_get(first, "frameId"))) {
+		set->title = strdup(str_at(strings, json_object_get(first, "title")));
+		set->frame_id = strdup(str_at(strings, json_object_get(first, "frameId")));
+	}
 
 	for (i = 0; i < json_array_size(docs); i++)
 		if (scan_document(json_array_get(docs, i), strings, set, cap) < 0)
@@ -337,6 +344,19 @@ void act_snap_start_hidden(struct snap_ctx *x)
 {
 	if ((x->opt->hidden != SNAP_HIDDEN_OFF || x->opt->boxes) && x->n_docs)
 		send_capture(x, x->docs[0].session_id);
+}
+
+const char *act_snap_main_title(const struct snap_ctx *x)
+{
+	size_t s;
+
+	if (x->subtree || !x->main_frame_id)
+		return NULL;
+	for (s = 0; s < x->n_hidden; s++)
+		if (x->hidden[s].title && x->hidden[s].frame_id &&
+		    !strcmp(x->hidden[s].frame_id, x->main_frame_id))
+			return x->hidden[s].title;
+	return NULL;
 }
 
 void act_snap_fetch_hidden(struct snap_ctx *x)
@@ -439,6 +459,8 @@ void act_snap_hidden_free(struct snap_ctx *x)
 		free(x->hidden[s].boxes);
 		free(x->hidden[s].inputs);
 		free(x->hidden[s].passwords);
+		free(x->hidden[s].title);
+		free(x->hidden[s].frame_id);
 	}
 	x->n_hidden = 0;
 }

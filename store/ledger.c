@@ -100,6 +100,39 @@ static void read_op_row(struct store *st, struct store_sql_rows *s, struct store
 		store_sql_copy(st, s, 13, owner, ownerlen);
 }
 
+/* Checks req's members (the id only when given, or when needs_id).
+ * Returns 0 or -STORE_EINVAL (err set). */
+static int check_request(const struct store_op_request *req, int needs_id, char *err, size_t errlen)
+{
+	int rc = store_check_text("tenant", req->tenant, STORE_TENANT_MAX, 1, err, errlen);
+
+	if (rc == 0)
+		rc = store_check_text("tool", req->tool, STORE_TOOL_MAX, 1, err, errlen);
+	if (rc == 0)
+		rc = store_check_text("session", req->session, STORE_SESSION_MAX, 0, err, errlen);
+	if (rc == 0 && (needs_id || req->operation_id))
+		rc = store_check_id("operation_id", req->operation_id, err, errlen);
+	if (rc == 0 && !store_is_sha256_hex(req->args_hash))
+		rc = store_set_error(err, errlen,
+		                     "args_hash must be 64 lowercase hex digits (store_args_hash)");
+	return rc;
+}
+
+/* Fills op as the row store_op_begin has just inserted for req under id. */
+static void fill_new_op(struct store_op *op, const struct store_op_request *req, const char *id,
+                        int64_t now)
+{
+	memset(op, 0, sizeof(*op));
+	snprintf(op->tenant, sizeof(op->tenant), "%s", req->tenant);
+	snprintf(op->id, sizeof(op->id), "%s", id);
+	snprintf(op->session, sizeof(op->session), "%s", req->session ? req->session : "");
+	snprintf(op->tool, sizeof(op->tool), "%s", req->tool);
+	snprintf(op->args_hash, sizeof(op->args_hash), "%s", req->args_hash);
+	op->state = STORE_OP_PENDING;
+	op->attempts = 1;
+	op->created_ms = now;
+}
+
 /* Reads one operation. Lock held. Returns 0, -STORE_ENOTFOUND (err set),
  * -STORE_EIO. */
 static int read_op_locked(struct store *st, const char *tenant, const char *id, struct store_op *op,
@@ -173,17 +206,7 @@ int store_op_begin(struct store *st, const struct store_op_request *req, int wai
 		return store_set_error(err, errlen, "store_op_begin: missing argument");
 	memset(op, 0, sizeof(*op));
 	*outcome = STORE_OP_IN_FLIGHT;
-	rc = store_check_text("tenant", req->tenant, STORE_TENANT_MAX, 1, err, errlen);
-	if (rc == 0)
-		rc = store_check_text("tool", req->tool, STORE_TOOL_MAX, 1, err, errlen);
-	if (rc == 0)
-		rc = store_check_text("session", req->session, STORE_SESSION_MAX, 0, err, errlen);
-	if (rc == 0 && req->operation_id)
-		rc = store_check_id("operation_id", req->operation_id, err, errlen);
-	if (rc == 0 && !store_is_sha256_hex(req->args_hash))
-		rc = store_set_error(err, errlen,
-		                     "args_hash must be 64 lowercase hex digits "
-		                     "(store_args_hash)");
+	rc = check_request(req, 0, err, errlen);
 	if (rc < 0)
 		return rc;
 	if (req->operation_id) {
@@ -209,7 +232,7 @@ int store_op_begin(struct store *st, const struct store_op_request *req, int wai
 			if (rc < 0)
 				break;
 			if (changes == 1) {
-				rc = read_op_locked(st, req->tenant, id, op, NULL, 0, err, errlen);
+				fill_new_op(op, req, id, now);
 				*outcome = STORE_OP_NEW;
 				break;
 			}
@@ -313,6 +336,28 @@ int store_op_mark_running(struct store *st, const char *tenant, const char *id, 
 	return rc;
 }
 
+/* result as the text kept for a repeat (malloc'd), or NULL with note
+ * saying why it is not kept (note "" when there is no result). */
+static char *result_text(const json_t *result, char *note, size_t notelen)
+{
+	char *text;
+
+	note[0] = '\0';
+	if (!result)
+		return NULL;
+	text = json_dumps(result, JSON_COMPACT | JSON_ENCODE_ANY);
+	if (!text) {
+		snprintf(note, notelen, "the result could not be serialised and was not kept");
+	} else if (strlen(text) > STORE_RESULT_MAX_BYTES) {
+		snprintf(note, notelen,
+		         "the result (%zu bytes) was larger than %u bytes and was not kept",
+		         strlen(text), STORE_RESULT_MAX_BYTES);
+		free(text);
+		text = NULL;
+	}
+	return text;
+}
+
 int store_op_finish(struct store *st, const char *tenant, const char *id, enum store_op_state state,
                     const json_t *result, char *err, size_t errlen)
 {
@@ -338,20 +383,7 @@ int store_op_finish(struct store *st, const char *tenant, const char *id, enum s
 		rc = store_check_id("operation_id", id, err, errlen);
 	if (rc < 0)
 		return rc;
-	if (result) {
-		text = json_dumps(result, JSON_COMPACT | JSON_ENCODE_ANY);
-		if (!text) {
-			snprintf(note, sizeof(note),
-			         "the result could not be serialised and was not kept");
-		} else if (strlen(text) > STORE_RESULT_MAX_BYTES) {
-			snprintf(note, sizeof(note),
-			         "the result (%zu bytes) was larger than %u bytes and "
-			         "was not kept",
-			         strlen(text), STORE_RESULT_MAX_BYTES);
-			free(text);
-			text = NULL;
-		}
-	}
+	text = result_text(result, note, sizeof(note));
 	pthread_mutex_lock(&st->lock);
 	now = store_now_ms(st);
 	{
@@ -375,6 +407,69 @@ int store_op_finish(struct store *st, const char *tenant, const char *id, enum s
 	if (note[0])
 		GB_LOGW("store", "operation %s: %s", id, note);
 	store_op_clear(&op);
+	free(text);
+	return rc;
+}
+
+int store_op_record_new(struct store *st, const struct store_op_request *req,
+                        enum store_op_state state, const json_t *result, char *err, size_t errlen)
+{
+	static const char sql[] =
+	    "INSERT INTO operations (tenant, id, session, tool, args_hash, state, owner, result,"
+	    " note, acted, attempts, created_at, started_at, finished_at)"
+	    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, 1, ?11, ?12, ?13)"
+	    " ON CONFLICT DO NOTHING";
+	char note[STORE_NOTE_MAX + 1];
+	char *text = NULL;
+	int running = state == STORE_OP_RUNNING;
+	int rc;
+
+	if (!st || !req)
+		return store_set_error(err, errlen, "store_op_record_new: missing argument");
+	if (!running && state != STORE_OP_DONE && state != STORE_OP_FAILED)
+		return store_set_error(err, errlen,
+		                       "a new operation is recorded as running, done or failed, "
+		                       "not %s",
+		                       store_op_state_name(state));
+	rc = check_request(req, 1, err, errlen);
+	if (rc < 0)
+		return rc;
+	text = running ? NULL : result_text(result, note, sizeof(note));
+	if (running)
+		note[0] = '\0';
+	pthread_mutex_lock(&st->lock);
+	{
+		int64_t now = store_now_ms(st);
+		const struct store_sql_param p[] = {
+			SQL_TEXT(req->tenant),
+			SQL_TEXT(req->operation_id),
+			SQL_TEXT(req->session),
+			SQL_TEXT(req->tool),
+			SQL_TEXT(req->args_hash),
+			SQL_TEXT(store_op_state_name(state)),
+			SQL_TEXT(st->instance),
+			SQL_TEXT(text),
+			SQL_TEXT(note[0] ? note : NULL),
+			SQL_INT(running),
+			SQL_INT(now),
+			running ? (struct store_sql_param)SQL_INT(now)
+			        : (struct store_sql_param)SQL_NULL_INT, /* started */
+			running ? (struct store_sql_param)SQL_NULL_INT
+			        : (struct store_sql_param)SQL_INT(now), /* finished */
+		};
+		int64_t changed = 0;
+
+		rc = store_sql_exec_locked(st, "record an operation", sql, p, 13, &changed, err,
+		                           errlen);
+		if (rc == 0 && changed != 1) {
+			store_set_error(err, errlen, "operation %s exists already",
+			                req->operation_id);
+			rc = -STORE_ECONFLICT;
+		}
+	}
+	pthread_mutex_unlock(&st->lock);
+	if (note[0])
+		GB_LOGW("store", "operation %s: %s", req->operation_id, note);
 	free(text);
 	return rc;
 }

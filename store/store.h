@@ -320,6 +320,11 @@ void store_time_iso8601(int64_t ms, char *buf, size_t buflen);
  *   store_op_mark_running() right before the first input or navigation is
  *                           sent to the browser (after the gate)
  *   store_op_finish()       with the final state and the result it returns
+ * A call without a client's operation_id has an id made for it, which
+ * nobody can name before its answer: nothing can wait for it or repeat it
+ * meanwhile, so its row is written once it is worth keeping
+ * (store_op_record_new: running, or how it ended without acting) and
+ * finished with store_op_finish.
  *
  * A client's operation_id is an idempotency key (per tenant): repeating a
  * finished call returns the recorded result without acting again;
@@ -407,6 +412,17 @@ int store_op_mark_running(struct store *st, const char *tenant, const char *id, 
  */
 int store_op_finish(struct store *st, const char *tenant, const char *id, enum store_op_state state,
                     const json_t *result, char *err, size_t errlen);
+
+/*
+ * Records the operation req->operation_id (an id made for this call
+ * alone, not a client's) in one statement, owned by this handle: as
+ * STORE_OP_RUNNING right before it acts (acted; store_op_finish ends it),
+ * or as STORE_OP_DONE or _FAILED with result (borrowed; may be NULL) when
+ * it ended without acting. Returns 0, -STORE_ECONFLICT (the id is taken),
+ * -STORE_EINVAL, -STORE_EIO.
+ */
+int store_op_record_new(struct store *st, const struct store_op_request *req,
+                        enum store_op_state state, const json_t *result, char *err, size_t errlen);
 
 /* Reads one operation (store_op_clear it). Returns 0, -STORE_ENOTFOUND,
  * -STORE_EIO. */

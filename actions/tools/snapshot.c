@@ -60,6 +60,8 @@ static int snapshot_run(struct act_ctx *ctx)
 	                      &truncated, &lines) < 0)
 		goto out;
 	json_object_set_new(ctx->out, "url", json_string(sess_page_url(ctx->page)));
+	if (stats.title_known)
+		json_object_set_new(ctx->out, "title", json_string(stats.title));
 	json_object_set_new(ctx->out, "truncated", json_boolean(truncated));
 	json_object_set_new(ctx->out, "refs", json_integer((json_int_t)ctx->as->refs.n_refs));
 	json_object_set_new(ctx->out, "hidden_text",

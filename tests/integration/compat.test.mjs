@@ -189,6 +189,23 @@ test('browser_snapshot boxes: each element box in CSS pixels after its ref', asy
   assert.match(boxed, /- button "Boxed" \[ref=e\d+\] \[box=600,50,80,40\]$/m);
 });
 
+test('browser_snapshot ### Page: the title the document has now, none when it has none', async () => {
+  await ok(full.client, 'browser_navigate', { url: site.url + '/compat.html' });
+  await ok(full.client, 'browser_evaluate', { function: "() => { document.title = '  Renamed   by\\tscript '; }" });
+  const renamed = await ok(full.client, 'browser_snapshot', {});
+  assert.equal(sections(renamed).Page, `- Page URL: ${site.url}/compat.html\n- Page Title: Renamed by script`);
+  assert.equal(sc(renamed).title, 'Renamed by script');
+  await ok(full.client, 'browser_evaluate', { function: "() => { document.title = ''; }" });
+  const untitled = await ok(full.client, 'browser_snapshot', {});
+  assert.equal(sections(untitled).Page, `- Page URL: ${site.url}/compat.html`);
+  assert.equal(sc(untitled).title, '');
+  /* a subtree says nothing of the page's title: ### Page asks the browser */
+  await ok(full.client, 'browser_evaluate', { function: "() => { document.title = 'Compat'; }" });
+  const part = await ok(full.client, 'browser_snapshot', { target: 'h1' });
+  assert.equal(sc(part).title, undefined);
+  assert.equal(sections(part).Page, `- Page URL: ${site.url}/compat.html\n- Page Title: Compat`);
+});
+
 test('an unknown ref fails with Playwright MCP words, then glassbox detail', async () => {
   const r = await callTool(full.client, 'browser_click', { target: 'e999' });
   assert.equal(r.isError, true);

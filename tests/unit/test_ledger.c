@@ -181,6 +181,94 @@ static void test_generated_ids(void **state)
 	store_op_clear(&b);
 }
 
+/* A new operation, as store_op_begin returns it, is the row it recorded. */
+static void test_new_op_is_its_row(void **state)
+{
+	struct fixture *fx = *state;
+	const char *keys[] = { NULL, "k-new" };
+	size_t i;
+
+	for (i = 0; i < 2; i++) {
+		struct store_op_request r = request(fx, keys[i]);
+		struct store_op a, b;
+		char err[512] = "";
+
+		if (!keys[i])
+			r.session = NULL; /* a call outside a session */
+		a = begin(fx->st, &r, 0, STORE_OP_NEW);
+		if (store_op_get(fx->st, "acme", a.id, &b, err, sizeof(err)) != 0)
+			fail_msg("store_op_get: %s", err);
+		assert_string_equal(a.id, b.id);
+		assert_string_equal(a.tenant, b.tenant);
+		assert_string_equal(a.session, b.session);
+		assert_string_equal(a.tool, b.tool);
+		assert_string_equal(a.args_hash, b.args_hash);
+		assert_int_equal(a.state, b.state);
+		assert_int_equal(a.acted, b.acted);
+		assert_int_equal(a.attempts, b.attempts);
+		assert_int_equal(a.created_ms, b.created_ms);
+		assert_int_equal(a.started_ms, b.started_ms);
+		assert_int_equal(a.finished_ms, b.finished_ms);
+		assert_null(a.result);
+		assert_null(b.result);
+		assert_string_equal(a.note, b.note);
+		store_op_clear(&a);
+		store_op_clear(&b);
+	}
+}
+
+/* An operation under an id made for one call is written once it acts
+ * (running, then finished) or once it ends without acting. */
+static void test_record_new(void **state)
+{
+	struct fixture *fx = *state;
+	struct store_op_request r = request(fx, "op-made-1");
+	json_t *result = json_pack("{s:b}", "ok", 1);
+	struct store_op op;
+	char err[512] = "";
+
+	assert_int_equal(store_op_record_new(fx->st, &r, STORE_OP_RUNNING, NULL, err, sizeof(err)),
+	                 0);
+	assert_int_equal(store_op_get(fx->st, "acme", "op-made-1", &op, err, sizeof(err)), 0);
+	assert_int_equal(op.state, STORE_OP_RUNNING);
+	assert_int_equal(op.acted, 1);
+	assert_int_equal(op.attempts, 1);
+	assert_true(op.started_ms > 0);
+	assert_int_equal(op.finished_ms, 0);
+	assert_string_equal(op.tool, "browser_click");
+	store_op_clear(&op);
+	/* the same id again is a conflict, never a second row */
+	assert_int_equal(store_op_record_new(fx->st, &r, STORE_OP_RUNNING, NULL, err, sizeof(err)),
+	                 -STORE_ECONFLICT);
+	finish(fx->st, "op-made-1", STORE_OP_DONE, result);
+	op = begin(fx->st, &r, 0, STORE_OP_FINISHED);
+	assert_non_null(op.result);
+	assert_true(json_equal(op.result, result));
+	store_op_clear(&op);
+
+	/* refused before it acted: recorded failed with its result, not acted */
+	r.operation_id = "op-made-2";
+	assert_int_equal(store_op_record_new(fx->st, &r, STORE_OP_FAILED, result, err, sizeof(err)),
+	                 0);
+	assert_int_equal(store_op_get(fx->st, "acme", "op-made-2", &op, err, sizeof(err)), 0);
+	assert_int_equal(op.state, STORE_OP_FAILED);
+	assert_int_equal(op.acted, 0);
+	assert_int_equal(op.started_ms, 0);
+	assert_true(op.finished_ms > 0);
+	assert_true(json_equal(op.result, result));
+	store_op_clear(&op);
+
+	/* pending or unknown is not a state a new row starts in */
+	r.operation_id = "op-made-3";
+	assert_int_equal(store_op_record_new(fx->st, &r, STORE_OP_PENDING, NULL, err, sizeof(err)),
+	                 -STORE_EINVAL);
+	assert_int_equal(store_op_record_new(fx->st, &r, STORE_OP_UNKNOWN, NULL, err, sizeof(err)),
+	                 -STORE_EINVAL);
+	assert_int_equal(store_op_get(fx->st, "acme", "op-made-3", &op, err, sizeof(err)),
+	                 -STORE_ENOTFOUND);
+	json_decref(result);
+}
+
 static void test_same_id_other_call_conflicts(void **state)
 {
 	struct fixture *fx = *state;
@@ -470,6 +558,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_replay_finished_returns_recorded_result, setup,
 		                                teardown),
 		cmocka_unit_test_setup_teardown(test_generated_ids, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_new_op_is_its_row, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_record_new, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_same_id_other_call_conflicts, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_failed_before_acting_may_run_again, setup,
 		                                teardown),
