@@ -34,6 +34,24 @@ struct store;
 struct policy_risk;
 struct policy_admin;
 
+#define ACT_PREFETCH_MAX 24 /* refs resolved ahead of an action (ref_prefetch.c) */
+
+/* One ref resolved ahead: its calls, until taken or forgotten. */
+struct act_prefetched {
+	char ref[16];
+	char session_id[64];
+	int backend_node_id;
+	long long world; /* the isolated world it was asked in; 0: not asked */
+	uint64_t page_call;
+	uint64_t world_call;
+};
+
+struct act_prefetch {
+	unsigned generation; /* of the refs asked for (snap_refmap.generation) */
+	struct act_prefetched v[ACT_PREFETCH_MAX];
+	size_t n;
+};
+
 /* An agent's session: a worker thread, its queue and its browser. */
 struct act_session {
 	char id[33]; /* the agent session's id (browsers come and go) */
@@ -108,7 +126,8 @@ struct act_session {
 	/* worker thread only */
 	struct sess *sess;
 	struct snap_refmap refs;
-	char *last_snapshot;   /* the latest snapshot text the agent saw */
+	struct act_prefetch prefetch; /* its likely targets, resolved ahead */
+	char *last_snapshot;          /* the latest snapshot text the agent saw */
 	struct snap_view view; /* what the agent saw of the page last (snapshot_mode changed) */
 	int snapshot_mode;     /* enum act_snapshot_mode (immutable) */
 	char test_id_attribute[64];
@@ -919,6 +938,19 @@ int act_call_on_target(struct act_ctx *ctx, const char *function, json_t *argume
 /* Evaluates an expression in the page (returnByValue, awaitPromise). */
 int act_eval(struct act_ctx *ctx, const char *expression, json_t **value, const char *doing);
 
+/* ref_prefetch.c */
+/* Once an answer has left: when the refs are new, asks the browser the
+ * session runs now (without waiting) for the objects of the first ones a
+ * person could act on. */
+void act_prefetch_refs(struct act_session *as);
+/* ref's objects asked for ahead, when they still stand: 0 with object_id
+ * (the page's world) and world_object_id ("" when not known) filled; -1
+ * when the ref must be resolved now. */
+int act_prefetch_take(struct act_ctx *ctx, const struct snap_ref *ref, char *object_id,
+                      size_t object_len, char *world_object_id, size_t world_len);
+/* Forgets what was asked of a browser that is gone. */
+void act_prefetch_drop(struct act_session *as);
+
 /* target.c */
 /* Resolves target to exactly one element (ctx->target): a snapshot ref
  * ("e12"), a locator ("role=button[name=\"Save\"]", "text=Checkout",
@@ -1171,6 +1203,9 @@ int act_parse_locator(const char *target, const char **kind, char **what, char *
 
 /* observe.c */
 int act_observe_before(struct act_ctx *ctx);
+/* Before trusted input: has the digest act_observe_before() asked for in
+ * (the renderer would run the input first). No-op when none is on its way. */
+void act_observe_before_wait(struct act_ctx *ctx);
 /* The expression that re-reads the page after the action (url, title,
  * DOM digest, and the text when an expectation needs it): new string. */
 char *act_observe_expression(const struct act_ctx *ctx);

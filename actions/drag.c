@@ -87,10 +87,12 @@ static int drop_read(struct act_ctx *ctx, const char *phase, json_t **seen)
 static int drag_event(struct act_ctx *ctx, const char *type, double x, double y, json_t *data)
 {
 	json_t *res = NULL;
-	int rc =
-	    act_cdp(ctx, ctx->psid, "Input.dispatchDragEvent",
-	            json_pack("{s:s, s:f, s:f, s:O}", "type", type, "x", x, "y", y, "data", data),
-	            &res, "carrying the drag");
+	int rc;
+
+	act_observe_before_wait(ctx);
+	rc = act_cdp(ctx, ctx->psid, "Input.dispatchDragEvent",
+	             json_pack("{s:s, s:f, s:f, s:O}", "type", type, "x", x, "y", y, "data", data),
+	             &res, "carrying the drag");
 
 	json_decref(res);
 	return rc;

@@ -124,6 +124,7 @@ static int await_input(struct act_ctx *ctx, const uint64_t *ids, size_t n, const
 static int send_mouse(struct act_ctx *ctx, uint64_t *ids, size_t *n, const char *type, double x,
                       double y, const char *button, int buttons, int count, int modifiers)
 {
+	act_observe_before_wait(ctx);
 	return cdp_send(ctx->cdp, ctx->psid, "Input.dispatchMouseEvent",
 	                json_pack("{s:s, s:f, s:f, s:s, s:i, s:i, s:i}", "type", type, "x", x, "y",
 	                          y, "button", button, "buttons", buttons, "clickCount", count,
@@ -154,6 +155,7 @@ int act_mouse_wheel(struct act_ctx *ctx, double x, double y, double dx, double d
 {
 	uint64_t id;
 
+	act_observe_before_wait(ctx);
 	if (cdp_send(ctx->cdp, ctx->psid, "Input.dispatchMouseEvent",
 	             json_pack("{s:s, s:f, s:f, s:f, s:f}", "type", "mouseWheel", "x", x, "y", y,
 	                       "deltaX", dx, "deltaY", dy),
@@ -291,8 +293,11 @@ static void send_key(struct act_ctx *ctx, uint64_t *ids, size_t *n, const struct
 
 	if (text)
 		json_object_set_new(down, "text", json_string(text));
-	if (*n + 2 > MAX_EVENTS)
+	if (*n + 2 > MAX_EVENTS) {
+		json_decref(down);
 		return;
+	}
+	act_observe_before_wait(ctx);
 	cdp_send(ctx->cdp, ctx->psid, "Input.dispatchKeyEvent", down, &ids[(*n)++]);
 	cdp_send(ctx->cdp, ctx->psid, "Input.dispatchKeyEvent",
 	         json_pack("{s:s, s:s, s:s, s:i, s:i}", "type", "keyUp", "key", k->key, "code",
@@ -353,6 +358,7 @@ int act_type_text(struct act_ctx *ctx, const char *text, int slowly)
 	if (!slowly) {
 		uint64_t id;
 
+		act_observe_before_wait(ctx);
 		if (cdp_send(ctx->cdp, ctx->psid, "Input.insertText",
 		             json_pack("{s:s}", "text", text), &id) < 0)
 			return act_fail(ctx, "browser_error", "cannot send the text");

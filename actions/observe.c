@@ -36,12 +36,17 @@ static const char digest_js[] =
     " h = Math.imul(h, 16777619); } return (h >>> 0).toString(16) + ':' + s.length; })()";
 
 /* Pre-observe: asks for the DOM digest before acting, without waiting.
- * The page runs a session's commands in order, so the digest is taken
- * before anything the action sends; act_observe_after() collects it. */
+ * The page runs a session's scripts in the order they are sent, but the
+ * renderer runs input ahead of them: act_observe_before_wait() has the
+ * digest in before trusted input is sent; act_observe_after() collects
+ * it. Asked again when one is on its way already. */
 int act_observe_before(struct act_ctx *ctx)
 {
 	uint64_t id;
 
+	if (ctx->digest_call)
+		cdp_forget(ctx->cdp, ctx->digest_call);
+	ctx->digest_call = 0;
 	if (cdp_send(ctx->cdp, ctx->psid, "Runtime.evaluate",
 	             json_pack("{s:s, s:b}", "expression", digest_js, "returnByValue", 1),
 	             &id) == 0)
@@ -68,6 +73,25 @@ static const char *digest_before(struct act_ctx *ctx)
 		json_decref(res);
 	}
 	return json_string_value(json_object_get(ctx->out, "_digest_before"));
+}
+
+/* cdp_service's stop: the digest is in, or a dialog stops the page. */
+static int digest_or_dialog(void *user)
+{
+	struct act_ctx *ctx = user;
+
+	return cdp_reply_ready(ctx->cdp, ctx->digest_call) || ctx->rec.dialog_opened ||
+	       sess_page_dialog(ctx->page);
+}
+
+void act_observe_before_wait(struct act_ctx *ctx)
+{
+	if (!ctx->digest_call)
+		return;
+	if (!digest_or_dialog(ctx))
+		cdp_service(ctx->cdp, act_left_ms(ctx), digest_or_dialog, ctx);
+	if (cdp_reply_ready(ctx->cdp, ctx->digest_call))
+		digest_before(ctx);
 }
 
 static void add_text_summary(struct act_ctx *ctx, json_t *responses)

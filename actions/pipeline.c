@@ -266,6 +266,7 @@ int act_launch_browser(struct act_session *as, char *err, size_t errlen)
 	}
 	act_browser_fit_viewport(as);
 	act_snapshot_forget(&as->refs);
+	act_prefetch_drop(as);
 	act_snapshot_view_free(&as->view);
 	pthread_mutex_lock(&as->lock);
 	as->wake_cdp = sess_cdp(as->sess);
@@ -357,6 +358,7 @@ void act_close_browser(struct act_session *as, const char *reason)
 	sess_close(as->sess);
 	as->sess = NULL;
 	act_snapshot_forget(&as->refs);
+	act_prefetch_drop(as);
 	act_snapshot_view_free(&as->view);
 }
 
@@ -949,6 +951,9 @@ void act_run_call(struct act_session *as, struct act_call *call)
 		act_code_probe_ask(&ctx); /* read before the action changes the page */
 	if (ctx.has_target && impl->precheck)
 		act_actionable_ask(&ctx, impl->precheck);
+	/* the DOM digest only reads the page too: asked with the gate's reads */
+	if ((plan & ACT_STEP_BIT(ACT_STEP_OBSERVE_BEFORE)) && !sess_page_dialog(ctx.page))
+		act_observe_before(&ctx);
 
 	/* gate: a refused action leaves the page untouched */
 	if ((impl->gate && impl->gate(&ctx) < 0) || gate(&ctx, plan) < 0)
@@ -962,7 +967,8 @@ void act_run_call(struct act_session *as, struct act_call *call)
 		act_screencast_start(&ctx);
 		act_netlog_start(&ctx);
 		if (!sess_page_dialog(ctx.page)) { /* a dialog blocks the page's script */
-			act_observe_before(&ctx);
+			if (ctx.gate_asked || !ctx.digest_call)
+				act_observe_before(&ctx); /* a person took time: read it now */
 			if (as->before_screenshots)
 				capture_before(&ctx);
 		}
@@ -1034,6 +1040,7 @@ release:
 	sess_set_busy(ctx.sess, 0);
 done:
 	finish(&ctx);
+	act_prefetch_refs(as);
 	gb_metrics_observe("glassbox_tool_latency_seconds", ctx.def->name,
 	                   (double)(gb_now_ms() - ctx.started_ms) / 1000.0);
 	log_timing(&ctx);

@@ -75,6 +75,18 @@ out:
 	json_decref(res);
 }
 
+/* The rest of ctx->target for ref (its objects are in already). */
+static void note_ref_target(struct act_ctx *ctx, const struct snap_ref *ref, const char *target)
+{
+	snprintf(ctx->target.session_id, sizeof(ctx->target.session_id), "%s", ref->session_id);
+	snprintf(ctx->target.ref, sizeof(ctx->target.ref), "%s", target);
+	ctx->target.backend_node_id = ref->backend_node_id;
+	snprintf(ctx->target.role, sizeof(ctx->target.role), "%s", gb_or(ref->role, ""));
+	snprintf(ctx->target.name, sizeof(ctx->target.name), "%s", gb_or(ref->name, ""));
+	snprintf(ctx->target.description, sizeof(ctx->target.description), "%s \"%.100s\" [%s]",
+	         gb_or(ref->role, "element"), gb_or(ref->name, ""), target);
+}
+
 static int resolve_ref(struct act_ctx *ctx, const char *target)
 {
 	const struct snap_ref *ref = act_snapshot_find(&ctx->as->refs, target);
@@ -99,6 +111,12 @@ static int resolve_ref(struct act_ctx *ctx, const char *target)
 		                "(refs of a page that was left go with it)",
 		                target);
 	}
+	if (act_prefetch_take(ctx, ref, ctx->target.object_id, sizeof(ctx->target.object_id),
+	                      ctx->target.world_object_id,
+	                      sizeof(ctx->target.world_object_id)) == 0) {
+		note_ref_target(ctx, ref, target);
+		return 0;
+	}
 	/* the page's object and glassbox's, in one round trip */
 	world_call = ask_world_object(ctx, ref);
 	rc = cdp_call(ctx->cdp, ref->session_id, "DOM.resolveNode",
@@ -117,14 +135,8 @@ static int resolve_ref(struct act_ctx *ctx, const char *target)
 		                "from the page",
 		                target, gb_or(ref->role, ""), gb_or(ref->name, ""));
 	}
-	snprintf(ctx->target.session_id, sizeof(ctx->target.session_id), "%s", ref->session_id);
 	snprintf(ctx->target.object_id, sizeof(ctx->target.object_id), "%s", oid);
-	snprintf(ctx->target.ref, sizeof(ctx->target.ref), "%s", target);
-	ctx->target.backend_node_id = ref->backend_node_id;
-	snprintf(ctx->target.role, sizeof(ctx->target.role), "%s", gb_or(ref->role, ""));
-	snprintf(ctx->target.name, sizeof(ctx->target.name), "%s", gb_or(ref->name, ""));
-	snprintf(ctx->target.description, sizeof(ctx->target.description), "%s \"%.100s\" [%s]",
-	         gb_or(ref->role, "element"), gb_or(ref->name, ""), target);
+	note_ref_target(ctx, ref, target);
 	take_world_object(ctx, world_call);
 	json_decref(res);
 	return 0;

@@ -71,6 +71,7 @@ static int check_data(struct act_ctx *ctx, json_t *data)
 
 static int dispatch(struct act_ctx *ctx, const char *type, double x, double y, json_t *dd)
 {
+	act_observe_before_wait(ctx);
 	return act_cdp(ctx, ctx->psid, "Input.dispatchDragEvent",
 	               json_pack("{s:s, s:f, s:f, s:O, s:i}", "type", type, "x", x, "y", y, "data",
 	                         dd, "modifiers", 0),

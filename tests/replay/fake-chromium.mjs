@@ -11,8 +11,8 @@
  *
  * TRACE is what tests/replay/record.mjs wrote ("> " sent, "< " received);
  * PORT in it becomes SITE_PORT. A live call is matched to the recorded
- * call with the same method, session and script (its first 200
- * characters) whose answer comes first from where the replay is. The
+ * call with the same method, session, node, world, object group and
+ * script (its first 200 characters) whose answer comes first from where the replay is. The
  * recorded messages go out in their order, each once the call recorded
  * just before it has been made (an event follows what caused it) and,
  * for an answer, once its own call has. When glassbox stops calling
@@ -56,11 +56,14 @@ for (const line of lines) {
 const answerOf = new Map(incoming.filter((m) => m.waitsFor !== undefined).map((m) => [m.waitsFor, m.msg]));
 const answerAt = new Map(incoming.map((m, i) => [m.waitsFor, i]).filter(([id]) => id !== undefined));
 
-/* What tells two calls of one method apart: their session and script. */
+/* What tells two calls of one method apart: their session, script, and
+ * the node, world and object group they name (a ref resolved ahead is not
+ * the action's own resolve). */
 function keyOf(m) {
   const p = m.params || {};
   const script = p.functionDeclaration ?? p.expression ?? p.type ?? '';
-  return `${m.method}|${m.sessionId || ''}|${String(script).slice(0, 200)}`;
+  const node = `${p.backendNodeId ?? ''}|${p.executionContextId ?? ''}|${p.objectGroup || ''}`;
+  return `${m.method}|${m.sessionId || ''}|${node}|${String(script).slice(0, 200)}`;
 }
 
 const liveIdOf = new Map(); // recorded id -> live id
