@@ -26,9 +26,10 @@
 
 /* The roles an agent acts on. */
 static const char *const acted_roles[] = {
-	"button",   "link",     "textbox",  "searchbox", "combobox",         "checkbox",
-	"radio",    "switch",   "menuitem", "tab",       "option",           "slider",
-	"spinbutton", "listbox", "treeitem", "menuitemcheckbox", "menuitemradio", NULL,
+	"button",           "link",          "textbox",    "searchbox", "combobox",
+	"checkbox",         "radio",         "switch",     "menuitem",  "tab",
+	"option",           "slider",        "spinbutton", "listbox",   "treeitem",
+	"menuitemcheckbox", "menuitemradio", NULL,
 };
 
 static int acted_role(const char *role)
@@ -144,7 +145,8 @@ static int take_object(struct act_ctx *ctx, uint64_t call, char *out, size_t out
 	int rc = -1;
 
 	if (call && cdp_await(ctx->cdp, call, act_left_ms(ctx), &res, &err) == 0) {
-		oid = json_string_value(json_object_get(json_object_get(res, "object"), "objectId"));
+		oid =
+		    json_string_value(json_object_get(json_object_get(res, "object"), "objectId"));
 		if (oid && strlen(oid) < outlen) {
 			memcpy(out, oid, strlen(oid) + 1);
 			rc = 0;
@@ -166,7 +168,8 @@ int act_prefetch_take(struct act_ctx *ctx, const struct snap_ref *ref, char *obj
 	if (p->generation != ctx->as->refs.generation)
 		return -1;
 	for (i = 0; i < p->n && !e; i++)
-		if (!strcmp(p->v[i].ref, ref->ref) && !strcmp(p->v[i].session_id, ref->session_id) &&
+		if (!strcmp(p->v[i].ref, ref->ref) &&
+		    !strcmp(p->v[i].session_id, ref->session_id) &&
 		    p->v[i].backend_node_id == ref->backend_node_id && p->v[i].page_call)
 			e = &p->v[i];
 	if (!e)
