@@ -334,6 +334,11 @@ struct act_recorder {
 	int main_status;   /* status of the main document, 0 if none */
 	int dialog_opened;
 	unsigned events; /* counts relevant events, to notice activity */
+	/* where a click's trusted press landed, as its landing recorder told
+	 * it (SESS_PRESS_BINDING) in that CDP session: {seen, inside, hit, x,
+	 * y, box, connected} as landed_js reads it, or NULL */
+	json_t *pressed;
+	char pressed_session[64];
 };
 
 /* The most elements one call acts on part by part (browser_fill_form's
@@ -1011,10 +1016,10 @@ void act_actionable_forget(struct act_ctx *ctx);
  * with the action failed "missed", naming what it hit, with that
  * element's box in the annotation. */
 int act_click_landed(struct act_ctx *ctx, double x, double y, int released);
-/* Asks, without waiting, where the press just made landed. The release
- * follows at once: the press is released wherever it landed (as
- * act_click_at releases a missed press), so its verdict is only read,
- * with the release's, by act_click_release_take. */
+/* Asks, without waiting, where the press of the click just made landed,
+ * unless its landing recorder told it already (act_recorder.pressed);
+ * its verdict is only read, with the release's, by
+ * act_click_release_take. */
 void act_click_press_ask(struct act_ctx *ctx);
 /* Asks, without waiting, where the click just released at (x, y) went,
  * for act_click_release_take to judge while the page settles; done is the
@@ -1177,10 +1182,11 @@ int act_mouse_up(struct act_ctx *ctx, double x, double y, const char *button, in
  * ("missed" when it landed elsewhere). */
 int act_click_at(struct act_ctx *ctx, double x, double y, const char *button, int count,
                  int modifiers, int hold_ms);
-/* One click of the left button at (x, y), as act_click_at, but where its
- * press and its click event went are judged after the page settled
- * (act_click_press_ask, act_click_release_ask; the pipeline takes them):
- * done is the text's line once both went to the target. */
+/* One click of the left button at (x, y), as act_click_at, but its
+ * events sent together (the recorder tells where the press landed as it
+ * arrives) and where its press and its click event went judged after the
+ * page settled (act_click_press_ask, act_click_release_ask; the pipeline
+ * takes them): done is the text's line once both went to the target. */
 int act_click_once(struct act_ctx *ctx, double x, double y, int modifiers, const char *done);
 int act_press_key(struct act_ctx *ctx, const char *key, int modifiers);
 int act_type_text(struct act_ctx *ctx, const char *text, int slowly);

@@ -236,13 +236,14 @@ int act_click_at(struct act_ctx *ctx, double x, double y, const char *button, in
 
 int act_click_once(struct act_ctx *ctx, double x, double y, int modifiers, const char *done)
 {
-	if (act_mouse_down(ctx, x, y, "left", 1, modifiers) < 0)
+	/* the press is released wherever it landed (as act_click_at releases
+	 * a missed press): where it landed is told by the recorder as it
+	 * arrives, or read back after */
+	json_decref(ctx->rec.pressed);
+	ctx->rec.pressed = NULL;
+	if (act_mouse_click(ctx, x, y, "left", 1, modifiers) < 0)
 		return -1;
 	act_click_press_ask(ctx);
-	if (act_mouse_up(ctx, x, y, "left", 1, modifiers) < 0) {
-		act_click_landing_forget(ctx);
-		return -1;
-	}
 	return act_click_release_ask(ctx, x, y, done);
 }
 

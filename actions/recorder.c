@@ -229,11 +229,33 @@ static void on_runtime(struct act_recorder *r, const char *method, json_t *param
 	}
 }
 
+/* The press a landing recorder told (Runtime.bindingCalled of
+ * SESS_PRESS_BINDING, which only glassbox's isolated world has). */
+static void on_pressed(struct act_recorder *r, const char *session_id, json_t *params)
+{
+	const char *name = json_string_value(json_object_get(params, "name"));
+	const char *payload = json_string_value(json_object_get(params, "payload"));
+	json_t *v;
+
+	if (!name || strcmp(name, SESS_PRESS_BINDING) != 0 || !payload || !session_id)
+		return;
+	v = json_loads(payload, 0, NULL);
+	if (!json_is_object(v)) {
+		json_decref(v);
+		return;
+	}
+	json_decref(r->pressed);
+	r->pressed = v;
+	snprintf(r->pressed_session, sizeof(r->pressed_session), "%s", session_id);
+}
+
 static void on_event(void *user, const char *session_id, const char *method, json_t *params)
 {
 	struct act_recorder *r = user;
 
-	if (!strncmp(method, "Network.", 8))
+	if (!strcmp(method, "Runtime.bindingCalled"))
+		on_pressed(r, session_id, params);
+	else if (!strncmp(method, "Network.", 8))
 		on_request_event(r, method, params);
 	else if (!session_id || strcmp(session_id, r->page_session) != 0)
 		return; /* page-level events of other tabs are not this action's */
@@ -278,6 +300,7 @@ void act_recorder_stop(struct act_recorder *r)
 	json_decref(r->dialogs);
 	json_decref(r->console_errors);
 	json_decref(r->inflight);
+	json_decref(r->pressed);
 	memset(r, 0, sizeof(*r));
 }
 

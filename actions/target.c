@@ -505,7 +505,9 @@ out:
  *
  * For a click, a one-shot capturing listener is then armed (window, and
  * the element's shadow root if any) that records where the first trusted
- * pointerdown or mousedown really landed; landed_js reads it back.
+ * pointerdown or mousedown really landed; landed_js reads it back, and
+ * the recorder tells it at once through SESS_PRESS_BINDING (a click that
+ * replaces the document leaves nothing to read back).
  */
 /* desc(n): names an element for messages (tag#id "text"). */
 #define DESC_JS                                                                                 \
@@ -585,8 +587,11 @@ static const char actionable_hit_js[] = MINE_JS
 	"   if (e.type === 'click') { if (!rec.click.ev || rec.click.ev === e) { rec.click.ev = "  \
 	"e; "                                                                                      \
 	"note(rec.click, e); } return; }"                                                          \
-	"   if (rec.type && rec.type !== e.type) return; rec.type = e.type; note(rec.press, e); "  \
-	"};"                                                                                       \
+	"   if (rec.type && rec.type !== e.type) return; const first = !rec.type; rec.type = "     \
+	"e.type; note(rec.press, e); const tell = globalThis." SESS_PRESS_BINDING ";"              \
+	"   if (first && typeof tell === 'function') try { tell(JSON.stringify({ seen: true, "     \
+	"inside: rec.press.inside, hit: rec.press.hit || '', x: rec.press.x, y: rec.press.y, "     \
+	"box: rec.press.box || null, connected: el.isConnected })); } catch (x) {} };"             \
 	"  const where = [win]; const rn = el.getRootNode(); if (rn !== el.ownerDocument) "        \
 	"where.push(rn);"                                                                          \
 	"  const types = ['pointerdown', 'mousedown', 'click'];"                                   \
@@ -1263,11 +1268,12 @@ static uint64_t landing_ask(struct act_ctx *ctx, int released)
 	                       json_pack("[{s:s}]", "value", released ? "release" : "press"), NULL);
 }
 
-/* The verdict on the answer to landing_ask (id; 0: never asked) for a
- * click at (x, y), as act_click_landed gives it; *note: a line for the
- * text on what could not be read ("" when none). */
-static int landing_verdict(struct act_ctx *ctx, uint64_t id, double x, double y, int released,
-                           const char **note)
+/* The verdict on the answer to landing_ask (id; 0: never asked), or on
+ * what the recorder told instead (told, borrowed; id is then dropped),
+ * for a click at (x, y), as act_click_landed gives it; *note: a line for
+ * the text on what could not be read ("" when none). */
+static int landing_verdict(struct act_ctx *ctx, uint64_t id, json_t *told, double x, double y,
+                           int released, const char **note)
 {
 	struct cdp_error err;
 	json_t *res = NULL, *v, *box;
@@ -1276,6 +1282,12 @@ static int landing_verdict(struct act_ctx *ctx, uint64_t id, double x, double y,
 
 	*note = "";
 	ctx->target.landing = 0;
+	if (told) {
+		if (id)
+			cdp_forget(ctx->cdp, id);
+		v = told;
+		goto judge;
+	}
 	if (!id || cdp_await(ctx->cdp, id, act_left_ms(ctx), &res, &err) < 0 ||
 	    json_object_get(res, "exceptionDetails")) {
 		if (sess_check_alive(ctx->sess) < 0) {
@@ -1287,7 +1299,7 @@ static int landing_verdict(struct act_ctx *ctx, uint64_t id, double x, double y,
 		if (!released) {
 			json_object_set_new(ctx->out, "landed", json_string("not read back"));
 			*note = "\n- where the click landed was not read back: the page replaced "
-			        "the document on the press";
+			        "the document before it could be read";
 		}
 		goto out;
 	}
@@ -1298,6 +1310,7 @@ static int landing_verdict(struct act_ctx *ctx, uint64_t id, double x, double y,
 		        "changed";
 		goto out;
 	}
+judge:
 	if (released) {
 		/* no click event (another button, or handlers that took the element
 		 * away on the press): the press decided; else the click must be in it */
@@ -1354,7 +1367,7 @@ int act_click_landed(struct act_ctx *ctx, double x, double y, int released)
 	if (landing_blocked(ctx))
 		ctx->target.landing = 0;
 	else
-		rc = landing_verdict(ctx, landing_ask(ctx, released), x, y, released, &note);
+		rc = landing_verdict(ctx, landing_ask(ctx, released), NULL, x, y, released, &note);
 	gb_buf_appendf(&ctx->text, "%s", note);
 	return rc;
 }
@@ -1373,12 +1386,24 @@ static int landing_readable(struct act_ctx *ctx, const char **note)
 	return 0;
 }
 
+/* Where the press landed as the target's landing recorder told it while
+ * the input ran (borrowed), or NULL. */
+static json_t *press_told(struct act_ctx *ctx)
+{
+	const struct act_recorder *r = &ctx->rec;
+
+	if (!r->pressed || strcmp(r->pressed_session, ctx->target.session_id) != 0)
+		return NULL;
+	return r->pressed;
+}
+
 void act_click_press_ask(struct act_ctx *ctx)
 {
 	/* a dialog already open: act_click_release_take says so */
 	ctx->target.press_call = 0;
 	ctx->target.press_asked = ctx->target.landing && ctx->target.world_object_id[0];
-	if (ctx->target.press_asked && !landing_blocked(ctx))
+	cdp_service(ctx->cdp, 0, NULL, NULL); /* what the recorder told, taken first */
+	if (ctx->target.press_asked && !landing_blocked(ctx) && !press_told(ctx))
 		ctx->target.press_call = landing_ask(ctx, 0);
 }
 
@@ -1419,13 +1444,14 @@ int act_click_release_take(struct act_ctx *ctx)
 			press_note = blocked_note;
 			ctx->target.landing = 0;
 		} else {
-			rc = landing_verdict(ctx, ctx->target.press_call, x, y, 0, &press_note);
+			rc = landing_verdict(ctx, ctx->target.press_call, press_told(ctx), x, y, 0,
+			                     &press_note);
 		}
 	}
 	ctx->target.press_call = 0;
 	ctx->target.press_asked = 0;
 	if (rc == 0 && landing_readable(ctx, &release_note))
-		rc = landing_verdict(ctx, ctx->target.release_call, x, y, 1, &release_note);
+		rc = landing_verdict(ctx, ctx->target.release_call, NULL, x, y, 1, &release_note);
 	else if (ctx->target.release_call)
 		cdp_forget(ctx->cdp, ctx->target.release_call);
 	ctx->target.release_call = 0;

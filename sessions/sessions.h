@@ -170,6 +170,10 @@ unsigned sess_page_dialogs_seen(const struct sess_page *p);
 
 /* The name of glassbox's isolated world in each frame. */
 #define SESS_WORLD_NAME "glassbox"
+/* The binding the landing recorder of a click calls in that world when
+ * the trusted press arrives (Runtime.bindingCalled): where the press
+ * landed, known even when the click then replaces the document. */
+#define SESS_PRESS_BINDING "__glassboxPressed"
 /* The execution context of the isolated world glassbox made in frame
  * frame_id of CDP session session_id, or 0 when none lives (worlds.c). */
 long long sess_world_find(const struct sess *s, const char *session_id, const char *frame_id);

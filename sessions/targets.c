@@ -44,6 +44,15 @@ static void send_forget(struct sess *s, const char *sid, const char *method, jso
 		cdp_forget(s->cdp, id);
 }
 
+/* The press binding (SESS_PRESS_BINDING) in glassbox's isolated world
+ * of every document of the target, those to come included. */
+static void add_press_binding(struct sess *s, const char *sid)
+{
+	send_forget(s, sid, "Runtime.addBinding",
+	            json_pack("{s:s, s:s}", "name", SESS_PRESS_BINDING, "executionContextName",
+	                      SESS_WORLD_NAME));
+}
+
 static json_t *auto_attach_params(void)
 {
 	return json_pack("{s:b, s:b, s:b}", "autoAttach", 1, "waitForDebuggerOnStart", 1, "flatten",
@@ -122,6 +131,7 @@ static void setup_page(struct sess *s, const char *sid, const char *target_id, c
 
 	send_forget(s, sid, "Page.enable", NULL);
 	send_forget(s, sid, "Runtime.enable", NULL);
+	add_press_binding(s, sid);
 	send_forget(s, sid, "Network.enable", network_params());
 	send_forget(s, sid, "Inspector.enable", NULL);
 	send_forget(s, sid, "Page.setInterceptFileChooserDialog", file_chooser_params());
@@ -154,6 +164,7 @@ static void setup_child(struct sess *s, const char *sid, const char *target_id, 
 	if (!strcmp(type, "iframe")) {
 		send_forget(s, sid, "Page.enable", NULL);
 		send_forget(s, sid, "Runtime.enable", NULL);
+		add_press_binding(s, sid);
 		send_forget(s, sid, "Network.enable", network_params());
 		send_forget(s, sid, "Page.setInterceptFileChooserDialog", file_chooser_params());
 		send_forget(s, sid, "Target.setAutoAttach", auto_attach_params());

@@ -8,7 +8,8 @@
  * as stale and nothing is clicked.
  */
 import { test } from 'node:test';
-import { assert, useGlassbox, ok, sc, callTool, textOf } from '../e2e/lib.mjs';
+import { assert, useGlassbox, ok, sc, textOf } from '../e2e/lib.mjs';
+import { callLogged } from './cdp_log_helpers.mjs';
 
 const h = useGlassbox({ options: () => ({ env: { GLASSBOX_LOG: 'debug' } }) });
 
@@ -19,24 +20,9 @@ function buttonRef(text, name) {
   return ref;
 }
 
-/* The CDP methods glassbox sent for the call with MCP id `id` (the debug
- * log's lines between its "queued" and "done"). */
-function methodsOfCall(stderr, tool, id) {
-  const lines = stderr.split('\n');
-  const start = lines.findIndex((l) => l.includes(`tools/call ${tool} (id ${id}) queued`));
-  assert.ok(start >= 0, `no call ${tool} id ${id} in the log`);
-  const end = lines.findIndex((l, i) => i > start && l.includes(`${tool} (id ${id}) done`));
-  assert.ok(end > start, `call ${tool} id ${id} never done in the log`);
-  return lines.slice(start, end).map((l) => /-> call \d+ (\S+)/.exec(l)?.[1]).filter(Boolean);
-}
-
 /* Clicks target; the result and the CDP methods the call sent. */
-async function clickLogged(target) {
-  const before = h.gb.stderr().length;
-  const r = await callTool(h.client, 'browser_click', { target });
-  const id = /tools\/call browser_click \(id (\d+)\) queued/.exec(h.gb.stderr().slice(before))?.[1];
-  assert.ok(id, 'the call is in the debug log');
-  return { r, methods: methodsOfCall(h.gb.stderr(), 'browser_click', id) };
+function clickLogged(target) {
+  return callLogged(h, 'browser_click', { target });
 }
 
 /* Opens clicks.html after one click on it (glassbox's isolated world is
