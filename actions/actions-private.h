@@ -334,9 +334,9 @@ struct act_recorder {
 	int main_status;   /* status of the main document, 0 if none */
 	int dialog_opened;
 	unsigned events; /* counts relevant events, to notice activity */
-	/* where a click's trusted press landed, as its landing recorder told
-	 * it (SESS_PRESS_BINDING) in that CDP session: {seen, inside, hit, x,
-	 * y, box, connected} as landed_js reads it, or NULL */
+	/* where a click's trusted press landed, as its landing recorder last
+	 * told it (SESS_PRESS_BINDING) in that CDP session: {seen, inside,
+	 * hit, x, y, box, connected} as landed_js reads it, or NULL */
 	json_t *pressed;
 	char pressed_session[64];
 };

@@ -506,8 +506,9 @@ out:
  * For a click, a one-shot capturing listener is then armed (window, and
  * the element's shadow root if any) that records where the first trusted
  * pointerdown or mousedown really landed; landed_js reads it back, and
- * the recorder tells it at once through SESS_PRESS_BINDING (a click that
- * replaces the document leaves nothing to read back).
+ * the recorder tells it through SESS_PRESS_BINDING each time one of its
+ * listeners saw the press (the window's, then the shadow root's: the last
+ * word counts), so a click that replaces the document is still judged.
  */
 /* desc(n): names an element for messages (tag#id "text"). */
 #define DESC_JS                                                                                 \
@@ -587,9 +588,9 @@ static const char actionable_hit_js[] = MINE_JS
 	"   if (e.type === 'click') { if (!rec.click.ev || rec.click.ev === e) { rec.click.ev = "  \
 	"e; "                                                                                      \
 	"note(rec.click, e); } return; }"                                                          \
-	"   if (rec.type && rec.type !== e.type) return; const first = !rec.type; rec.type = "     \
-	"e.type; note(rec.press, e); const tell = globalThis." SESS_PRESS_BINDING ";"              \
-	"   if (first && typeof tell === 'function') try { tell(JSON.stringify({ seen: true, "     \
+	"   if (rec.type && rec.type !== e.type) return; rec.type = e.type; note(rec.press, e);"   \
+	"   const tell = globalThis." SESS_PRESS_BINDING ";"                                       \
+	"   if (typeof tell === 'function') try { tell(JSON.stringify({ seen: true, "              \
 	"inside: rec.press.inside, hit: rec.press.hit || '', x: rec.press.x, y: rec.press.y, "     \
 	"box: rec.press.box || null, connected: el.isConnected })); } catch (x) {} };"             \
 	"  const where = [win]; const rn = el.getRootNode(); if (rn !== el.ownerDocument) "        \
@@ -1429,6 +1430,14 @@ void act_click_landing_forget(struct act_ctx *ctx)
 	ctx->target.release_done[0] = '\0';
 }
 
+/* cdp_service() stop condition: the reply to the call is in. */
+static int reply_in(void *user)
+{
+	struct act_ctx *ctx = user;
+
+	return cdp_reply_ready(ctx->cdp, ctx->target.release_call);
+}
+
 int act_click_release_take(struct act_ctx *ctx)
 {
 	double x = ctx->target.release_x, y = ctx->target.release_y;
@@ -1437,6 +1446,10 @@ int act_click_release_take(struct act_ctx *ctx)
 
 	if (!ctx->target.release_done[0])
 		return 0;
+	/* the release's read-back comes on the session after every word the
+	 * recorder told of the press: the last of them is in once it is */
+	if (ctx->target.release_call && !landing_blocked(ctx))
+		cdp_service(ctx->cdp, act_left_ms(ctx), reply_in, ctx);
 	if (ctx->target.press_asked) {
 		if (landing_blocked(ctx)) {
 			if (ctx->target.press_call)

@@ -4,8 +4,9 @@
  * Chromium and the MCP SDK client: the press, release and click are sent
  * together and the press is not read back after them; a press whose
  * handler replaces the document, and a link that does so on the click,
- * are still known to have landed on their element. The page cannot see
- * or call the binding.
+ * are still known to have landed on their element, and so is a press in
+ * a closed shadow root, which the window's listener sees only as its
+ * host. The page cannot see or call the binding.
  */
 import { test } from 'node:test';
 import { assert, useGlassbox, ok, sc, textOf, snapshot, findRef, evaluate } from '../e2e/lib.mjs';
@@ -65,6 +66,15 @@ test('a link that leaves the page on the click landed on target', async () => {
   assert.equal(sc(r).landed, 'on target', textOf(r));
   assert.equal(sc(r).navigated, true, textOf(r));
   assert.ok((await urlOnceAt('/clicks.html')).endsWith('/clicks.html'));
+});
+
+test('a press in a closed shadow root is told as the shadow root saw it: on target', async () => {
+  await ok(h.client, 'browser_navigate', { url: h.url('/verify/press-leaves.html') });
+  const button = findRef(await snapshot(h.client), 'button', 'Shadow button');
+  const { r } = await callLogged(h, 'browser_click', { target: button });
+  assert.equal(sc(r).ok, true, textOf(r));
+  assert.equal(sc(r).landed, 'on target', textOf(r));
+  assert.equal(await evaluate(h.client, "() => document.getElementById('shadow-clicks').textContent"), 'Shadow clicks: 1');
 });
 
 test("the page's own scripts cannot see or call the press binding", async () => {
