@@ -300,6 +300,9 @@ struct act_target {
 	double to_top_dx;
 	double to_top_dy;
 	int landing; /* a landing listener is armed (clicks) */
+	/* the armed listener's token, which its words of the press carry ("":
+	 * none known) */
+	char landing_token[24];
 	/* the actionability check asked before the gate (act_actionable_ask),
 	 * not yet taken, and its kind */
 	uint64_t precheck_call;

@@ -576,7 +576,7 @@ static const char actionable_hit_js[] = MINE_JS
 	"win.__glassboxLanded.off();"                                                              \
 	"  const rec = { press: { seen: false, inside: false }, click: { seen: false, inside: "    \
 	"false "                                                                                   \
-	"}, type: '' };"                                                                           \
+	"}, type: '', token: Math.random().toString(36).slice(2) };"                               \
 	"  const note = (o, e) => { const path = e.composedPath(); const t = path[0] || e.target;" \
 	"   o.seen = true; o.x = e.clientX; o.y = e.clientY; o.inside = o.inside || "              \
 	"path.includes(el) "                                                                       \
@@ -592,7 +592,9 @@ static const char actionable_hit_js[] = MINE_JS
 	"   const tell = globalThis." SESS_PRESS_BINDING ";"                                       \
 	"   if (typeof tell === 'function') try { tell(JSON.stringify({ seen: true, "              \
 	"inside: rec.press.inside, hit: rec.press.hit || '', x: rec.press.x, y: rec.press.y, "     \
-	"box: rec.press.box || null, connected: el.isConnected })); } catch (x) {} };"             \
+	"box: rec.press.box || null, connected: el.isConnected, token: rec.token })); } catch "    \
+	"(x) "                                                                                     \
+	"{} };"                                                                                    \
 	"  const where = [win]; const rn = el.getRootNode(); if (rn !== el.ownerDocument) "        \
 	"where.push(rn);"                                                                          \
 	"  const types = ['pointerdown', 'mousedown', 'click'];"                                   \
@@ -616,7 +618,8 @@ static const char actionable_arm_js[] =
     " return { ok: true, desc: desc(el), tag, type, password: type === 'password', editable: "
     "!!el.isContentEditable,"
     "  autocomplete: el.getAttribute('autocomplete') || '', point, bbox: r1, top, inview, "
-    "landing: kind === 'click' && !['iframe', 'frame', 'object', 'embed'].includes(tag) }; }";
+    "landing: kind === 'click' && !['iframe', 'frame', 'object', 'embed'].includes(tag),"
+    "  token: kind === 'click' && w.__glassboxLanded ? w.__glassboxLanded.token : '' }; }";
 
 /*
  * Reads back where the armed click landed, for phase "press" (the first
@@ -1201,6 +1204,8 @@ int act_actionable(struct act_ctx *ctx, const char *kind, double *x, double *y, 
 		*y = (miny + maxy) / 2 + dy;
 	}
 	ctx->target.landing = json_is_true(json_object_get(*info, "landing"));
+	snprintf(ctx->target.landing_token, sizeof(ctx->target.landing_token), "%s",
+	         gb_or(json_string_value(json_object_get(*info, "token")), ""));
 	ctx->annotation.has_box = 1;
 	ctx->annotation.box_x = minx + dx;
 	ctx->annotation.box_y = miny + dy;
@@ -1387,13 +1392,17 @@ static int landing_readable(struct act_ctx *ctx, const char **note)
 	return 0;
 }
 
-/* Where the press landed as the target's landing recorder told it while
- * the input ran (borrowed), or NULL. */
+/* Where the press landed as the landing recorder this click's check
+ * armed told it (its token: not one an earlier action left in another
+ * frame of the session), borrowed, or NULL. */
 static json_t *press_told(struct act_ctx *ctx)
 {
 	const struct act_recorder *r = &ctx->rec;
+	const char *token = json_string_value(json_object_get(r->pressed, "token"));
 
-	if (!r->pressed || strcmp(r->pressed_session, ctx->target.session_id) != 0)
+	if (!token || !ctx->target.landing_token[0] ||
+	    strcmp(token, ctx->target.landing_token) != 0 ||
+	    strcmp(r->pressed_session, ctx->target.session_id) != 0)
 		return NULL;
 	return r->pressed;
 }
