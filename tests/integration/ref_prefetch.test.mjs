@@ -20,8 +20,14 @@ function buttonRef(text, name) {
   return ref;
 }
 
-/* Clicks target; the result and the CDP methods the call sent. */
-function clickLogged(target) {
+/* An agent's think time after an answer: what is asked ahead after it is
+ * sent by then, and not taken for the next call's own work in the log. */
+const THINK_MS = 200;
+
+/* Clicks target after the think time; the result and the CDP methods the
+ * call sent. */
+async function clickLogged(target) {
+  await new Promise((r) => setTimeout(r, THINK_MS));
   return callLogged(h, 'browser_click', { target });
 }
 
