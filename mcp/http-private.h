@@ -94,8 +94,10 @@ struct hs_table {
 	pthread_cond_t close_cond;
 	struct http_session *close_queue; /* {close_lock} linked by next */
 	size_t closing;                   /* {close_lock} queued or being freed */
-	struct http_session *freeing;     /* {close_lock} the one being freed */
-	int closer_stop;                  /* {close_lock} */
+	/* {close_lock} the tenant of the session being freed (the session
+	 * itself is gone before its count is) */
+	const struct mcp_tenant *freeing_tenant;
+	int closer_stop; /* {close_lock} */
 };
 
 int hs_table_init(struct hs_table *t, const struct mcp_serve_config *cfg,

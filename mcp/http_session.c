@@ -132,7 +132,7 @@ static void *closer_main(void *arg)
 			break;
 		hs = t->close_queue;
 		t->close_queue = hs->next;
-		t->freeing = hs;
+		t->freeing_tenant = hs->tenant;
 		pthread_mutex_unlock(&t->close_lock);
 		hs_cdp_end(hs); /* its CDP client no longer uses the session */
 		/* a session cut off does not seal its profile; a clean end does */
@@ -142,7 +142,7 @@ static void *closer_main(void *arg)
 		GB_LOGI(MOD, "session %.8s of tenant %s closed", hs->id, hs->tenant->name);
 		hs_unref(hs);
 		pthread_mutex_lock(&t->close_lock);
-		t->freeing = NULL;
+		t->freeing_tenant = NULL;
 		t->closing--;
 		pthread_cond_broadcast(&t->close_cond);
 	}
@@ -194,7 +194,7 @@ static void count_closing(struct hs_table *t, const struct mcp_tenant *tenant,
 	} else {
 		for (hs = t->close_queue; hs; hs = hs->next)
 			cap->closing += hs->tenant == tenant;
-		if (t->freeing && t->freeing->tenant == tenant)
+		if (t->freeing_tenant == tenant)
 			cap->closing++;
 	}
 	pthread_mutex_unlock(&t->close_lock);
