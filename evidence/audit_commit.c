@@ -27,8 +27,12 @@
  *     disk: an fdatasync that began after its write() returned succeeded;
  *   - no writer is told its record is kept before that: a failed sync cuts
  *     the file back to synced_size (every record not yet durable goes,
- *     whoever wrote it), bumps gen, and every writer of a cut record
- *     returns the error (it compares its gen);
+ *     whoever wrote it) and bumps gen;
+ *   - each waiting writer learns its record's fate from the sync that
+ *     settled it (c->waiters), not from the state it finds on waking: a
+ *     later batch may have been cut, or the seqs reused, before it runs
+ *     again. A batch that succeeds tells every waiter it covers, one that
+ *     fails every waiter left (none of theirs is durable);
  *   - the fd and its file change only when nothing is waiting to be
  *     synced and no sync runs (evid_commit_drain_locked first).
  */
@@ -77,9 +81,21 @@ int evid_commit_idle_locked(const struct evid_commit *c)
 	return !c->syncing && !c->draining && c->written_seq == c->synced_seq;
 }
 
+/* Tells each waiter not yet told whose record is seq upto or older
+ * (every one, with all) its outcome. */
+static void settle_waiters(struct evid_commit *c, uint64_t upto, int all, int outcome)
+{
+	struct evid_commit_waiter *w;
+
+	for (w = c->waiters; w; w = w->next)
+		if (!w->outcome && (all || w->seq <= upto))
+			w->outcome = outcome;
+}
+
 /* Syncs every record written so far; with unlock, the mutex is released
  * around the sync and the head. Marks them durable, or cuts them off and
- * bumps gen. Wakes every waiter. Returns 0 or -EVID_EIO with err. */
+ * bumps gen; tells their waiters which. Wakes every waiter. Returns 0 or
+ * -EVID_EIO with err. */
 static int sync_batch_locked(struct evid_commit *c, pthread_mutex_t *lock, int unlock, char *err,
                              size_t errlen)
 {
@@ -108,6 +124,7 @@ static int sync_batch_locked(struct evid_commit *c, pthread_mutex_t *lock, int u
 			c->synced_seq = upto;
 			c->synced_size = size;
 		}
+		settle_waiters(c, upto, 0, 1);
 	} else {
 		gb_set_io_error(c->cut_reason, sizeof(c->cut_reason), "sync the audit log", c->path,
 		                errnum ? errnum : EIO);
@@ -120,6 +137,7 @@ static int sync_batch_locked(struct evid_commit *c, pthread_mutex_t *lock, int u
 		c->written_size = c->synced_size;
 		c->gen++;
 		c->cut = 1;
+		settle_waiters(c, 0, 1, -1);
 		gb_set_error(err, errlen, "%s", c->cut_reason);
 		rc = -EVID_EIO;
 	}
@@ -256,21 +274,26 @@ out:
 int evid_commit_wait_locked(struct evid_commit *c, pthread_mutex_t *lock, uint64_t gen,
                             uint64_t seq, char *err, size_t errlen)
 {
-	int rc = 0;
+	struct evid_commit_waiter me = { .seq = seq };
+	struct evid_commit_waiter **p;
 
-	for (;;) {
-		if (c->gen != gen) {
-			gb_set_error(err, errlen, "%s", c->cut_reason);
-			rc = -EVID_EIO;
-			break;
-		}
-		if (c->synced_seq >= seq)
-			break;
-		if (c->syncing || c->draining) {
+	if (c->gen != gen) /* cut off before it waited */
+		me.outcome = -1;
+	else if (c->synced_seq >= seq)
+		me.outcome = 1;
+	me.next = c->waiters;
+	c->waiters = &me;
+	while (!me.outcome) {
+		if (c->syncing || c->draining)
 			pthread_cond_wait(&c->cond, lock);
-			continue;
-		}
-		sync_batch_locked(c, lock, 1, NULL, 0); /* the loop reads the outcome */
+		else
+			sync_batch_locked(c, lock, 1, NULL, 0); /* it tells me */
 	}
-	return rc;
+	for (p = &c->waiters; *p != &me; p = &(*p)->next)
+		;
+	*p = me.next;
+	if (me.outcome > 0)
+		return 0;
+	gb_set_error(err, errlen, "%s", c->cut_reason);
+	return -EVID_EIO;
 }

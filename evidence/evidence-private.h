@@ -212,6 +212,14 @@ int evid_head_write(const char *dir, const char *tenant, const struct evid_keypa
  * concurrent and seq only grows): audit.c writes head.json there. */
 typedef void (*evid_commit_head_fn)(void *user, uint64_t seq, const char hash[65]);
 
+/* A writer waiting in evid_commit_wait_locked() for its record: the
+ * sync that covers it, or cuts it off, tells it here. */
+struct evid_commit_waiter {
+	uint64_t seq; /* its record */
+	int outcome;  /* 0 not yet, 1 durable, -1 cut off */
+	struct evid_commit_waiter *next;
+};
+
 /* The day file a tenant's records go to and how much of it is durable.
  * Every member is guarded by the tenant log's mutex, which each call
  * below is given or must hold. */
@@ -221,16 +229,17 @@ struct evid_commit {
 	char file[EVID_DAY_NAME_BYTES]; /* its name; "" when none */
 	char dir[4096];                 /* the audit dir it is in */
 	char path[4096 + EVID_DAY_NAME_BYTES];
-	uint64_t written_seq;  /* newest record written to fd */
-	char written_hash[65]; /* its hash */
-	off_t written_size;    /* fd's size after it */
-	uint64_t synced_seq;   /* newest record known durable */
-	off_t synced_size;     /* fd's size when it was */
-	uint64_t gen;          /* bumped when unsynced records are cut off */
-	char cut_reason[512];  /* why they were */
-	int cut;               /* records were cut: the caller re-reads the tail */
-	int syncing;           /* a leader syncs, the mutex released */
-	int draining;          /* writers waiting to sync with the mutex kept */
+	uint64_t written_seq;               /* newest record written to fd */
+	char written_hash[65];              /* its hash */
+	off_t written_size;                 /* fd's size after it */
+	uint64_t synced_seq;                /* newest record known durable */
+	off_t synced_size;                  /* fd's size when it was */
+	uint64_t gen;                       /* bumped when unsynced records are cut off */
+	char cut_reason[512];               /* why they were */
+	int cut;                            /* records were cut: the caller re-reads the tail */
+	int syncing;                        /* a leader syncs, the mutex released */
+	int draining;                       /* writers waiting to sync with the mutex kept */
+	struct evid_commit_waiter *waiters; /* each told by the sync that settles it */
 	evid_commit_head_fn head_fn;
 	void *head_user;
 };

@@ -812,6 +812,162 @@ static void test_group_commit_failed_sync(void **state)
 	assert_int_equal(rep.last_seq, acked + 1);
 }
 
+/* The group commit itself, driven step by step: a batch's first sync
+ * waits until told (gate_open), the second succeeds, the third fails. */
+static pthread_mutex_t gate_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t gate_cond = PTHREAD_COND_INITIALIZER;
+static int gate_syncs; /* {gate_lock} */
+static int gate_open;  /* {gate_lock} */
+
+static int gated_sync(int fd)
+{
+	int n;
+
+	pthread_mutex_lock(&gate_lock);
+	n = ++gate_syncs;
+	pthread_cond_broadcast(&gate_cond);
+	while (n == 1 && !gate_open)
+		pthread_cond_wait(&gate_cond, &gate_lock);
+	pthread_mutex_unlock(&gate_lock);
+	if (n == 3) {
+		errno = EIO;
+		return -1;
+	}
+	return fdatasync(fd);
+}
+
+struct commit_fx {
+	pthread_mutex_t lock;
+	struct evid_commit c;
+	char dir[512];
+};
+
+struct commit_writer {
+	struct commit_fx *x;
+	uint64_t seq;
+	int rc;
+};
+
+/* Writes record seq (one line) to x's file; x's mutex held. */
+static uint64_t commit_write_locked(struct commit_fx *x, uint64_t seq)
+{
+	char line[80];
+	char hash[65];
+	char err[1024] = "";
+	struct stat st;
+	uint64_t gen = 0;
+	int n;
+
+	memset(hash, 'a' + (int)seq, 64);
+	hash[64] = '\0';
+	n = snprintf(line, sizeof(line), "{\"seq\":%llu}\n", (unsigned long long)seq);
+	assert_int_equal(evid_commit_use_file_locked(&x->c, &x->lock, x->dir, "day.jsonl", &st, err,
+	                                             sizeof(err)),
+	                 0);
+	assert_int_equal(evid_commit_write_locked(&x->c, line, (size_t)n, seq, hash, &st, &gen, err,
+	                                          sizeof(err)),
+	                 0);
+	return gen;
+}
+
+/* An appending writer: writes its record and waits until it is durable. */
+static void *commit_append(void *arg)
+{
+	struct commit_writer *w = arg;
+	char err[1024] = "";
+	uint64_t gen;
+
+	pthread_mutex_lock(&w->x->lock);
+	gen = commit_write_locked(w->x, w->seq);
+	w->rc = evid_commit_wait_locked(&w->x->c, &w->x->lock, gen, w->seq, err, sizeof(err));
+	pthread_mutex_unlock(&w->x->lock);
+	return NULL;
+}
+
+/* A writer holding the log: drains (its sync covers the waiting record),
+ * then writes one record more and drains again, which fails. */
+static void *commit_drain_twice(void *arg)
+{
+	struct commit_writer *w = arg;
+	char err[1024] = "";
+
+	pthread_mutex_lock(&w->x->lock);
+	assert_int_equal(evid_commit_drain_locked(&w->x->c, &w->x->lock, err, sizeof(err)), 0);
+	commit_write_locked(w->x, w->seq);
+	w->rc = evid_commit_drain_locked(&w->x->c, &w->x->lock, err, sizeof(err));
+	pthread_mutex_unlock(&w->x->lock);
+	return NULL;
+}
+
+/* Waits until x's commit has n waiters and d drainers. */
+static void wait_commit_state(struct commit_fx *x, int n, int d)
+{
+	struct evid_commit_waiter *w;
+	int have;
+
+	for (;;) {
+		pthread_mutex_lock(&x->lock);
+		have = 0;
+		for (w = x->c.waiters; w; w = w->next)
+			have++;
+		have = have == n && x->c.draining == d;
+		pthread_mutex_unlock(&x->lock);
+		if (have)
+			return;
+		sched_yield();
+	}
+}
+
+/* A writer whose record a batch made durable is told so, even when a later
+ * sync fails and cuts records off before it wakes: it waited while record
+ * 1's sync ran, a drainer's sync then covered record 2, and the drainer's
+ * next sync (of record 3) failed with the mutex kept throughout. */
+static void test_group_commit_kept_then_later_cut(void **state)
+{
+	struct fx *f = *state;
+	struct commit_fx x = { .lock = PTHREAD_MUTEX_INITIALIZER };
+	struct commit_writer first = { .x = &x, .seq = 1 };
+	struct commit_writer second = { .x = &x, .seq = 2 };
+	struct commit_writer drainer = { .x = &x, .seq = 3 };
+	pthread_t th[3];
+	char path[600];
+	char *text;
+	size_t len;
+
+	snprintf(x.dir, sizeof(x.dir), "%s", f->data);
+	evid_commit_init(&x.c, NULL, NULL);
+	gate_syncs = 0;
+	gate_open = 0;
+	evid_commit_set_sync(gated_sync);
+	assert_int_equal(pthread_create(&th[0], NULL, commit_append, &first), 0);
+	pthread_mutex_lock(&gate_lock);
+	while (gate_syncs < 1) /* record 1's sync runs, the mutex released */
+		pthread_cond_wait(&gate_cond, &gate_lock);
+	pthread_mutex_unlock(&gate_lock);
+	assert_int_equal(pthread_create(&th[1], NULL, commit_append, &second), 0);
+	wait_commit_state(&x, 2, 0);
+	assert_int_equal(pthread_create(&th[2], NULL, commit_drain_twice, &drainer), 0);
+	wait_commit_state(&x, 2, 1);
+	pthread_mutex_lock(&gate_lock);
+	gate_open = 1;
+	pthread_cond_broadcast(&gate_cond);
+	pthread_mutex_unlock(&gate_lock);
+	pthread_join(th[0], NULL);
+	pthread_join(th[1], NULL);
+	pthread_join(th[2], NULL);
+	evid_commit_set_sync(NULL);
+	assert_int_equal(gate_syncs, 3);
+	assert_int_equal(first.rc, 0);
+	assert_int_equal(second.rc, 0); /* kept by the drainer's first sync */
+	assert_int_equal(drainer.rc, -EVID_EIO);
+	snprintf(path, sizeof(path), "%s/day.jsonl", x.dir);
+	text = fx_read(path, &len);
+	assert_non_null(text);
+	assert_string_equal(text, "{\"seq\":1}\n{\"seq\":2}\n"); /* 3 was cut off */
+	free(text);
+	evid_commit_destroy(&x.c);
+}
+
 static void test_restart_continues_chain(void **state)
 {
 	struct fx *f = *state;
@@ -1526,6 +1682,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_concurrent_appends, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_group_commit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_group_commit_failed_sync, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_group_commit_kept_then_later_cut, setup,
+		                                teardown),
 		cmocka_unit_test_setup_teardown(test_restart_continues_chain, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_restart_refuses_cut_log, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_damaged_head, setup, teardown),
