@@ -18,10 +18,13 @@
 #include "actions/actions.h"
 
 #include "common/fs.h"
+#include "common/util.h"
 
 #include <math.h>
+#include <sodium.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* What to pass when a required argument is missing; by parameter name.
@@ -143,10 +146,32 @@ static json_t *array_of(json_t *items, const char *desc)
 	return a;
 }
 
+/* Names schema by its content: "$id" set to urn:glassbox:tool-result:
+ * and the first 16 hex digits of the SHA-256 of its canonical JSON. A
+ * validating client that caches by $id (the MCP SDK's does) compiles the
+ * schema every tool shares once, not once per tool, and a changed schema
+ * is a new id. */
+static void name_by_content(json_t *schema)
+{
+	unsigned char digest[crypto_hash_sha256_BYTES];
+	char hex[2 * crypto_hash_sha256_BYTES + 1];
+	char id[64];
+	char *text = json_dumps(schema, JSON_COMPACT | JSON_SORT_KEYS);
+
+	if (!text)
+		return;
+	crypto_hash_sha256(digest, (const unsigned char *)text, strlen(text));
+	free(text);
+	gb_hex(digest, sizeof(digest), hex);
+	snprintf(id, sizeof(id), "urn:glassbox:tool-result:%.16s", hex);
+	json_object_set_new(schema, "$id", json_string(id));
+}
+
 /* The JSON Schema of every tool's structuredContent, as documented in
  * docs/tools.md: all properties optional except operation_id, tool and ok.
  * Nested objects stay open (no additionalProperties) so that fields added
- * later do not break clients that validate. Returns a new reference. */
+ * later do not break clients that validate. Named by its content ("$id").
+ * Returns a new reference. */
 json_t *act_output_schema(void)
 {
 	json_t *schema = json_object();
@@ -250,6 +275,7 @@ json_t *act_output_schema(void)
 	json_object_set_new(schema, "type", json_string("object"));
 	json_object_set_new(schema, "properties", p);
 	json_object_set_new(schema, "required", json_pack("[sss]", "operation_id", "tool", "ok"));
+	name_by_content(schema);
 	return schema;
 }
 

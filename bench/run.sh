@@ -10,6 +10,7 @@
 # `bench/run.sh isolation [options]` runs bench/isolation.mjs (sessions per machine in each isolation mode).
 # `bench/run.sh isolation-chromium [options]` runs bench/isolation-chromium.mjs (the same, Chromium alone, by process kind).
 # `bench/run.sh tokens [options]` runs bench/tokens.mjs (characters an agent receives per loop).
+# `bench/run.sh list-tools [options]` runs bench/list-tools.mjs (what tools/list costs an SDK client).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cd "$here"
@@ -28,6 +29,7 @@ case "${1:-}" in
   cdp) shift; exec node bench/cdp-relay.mjs "$@" ;;
   console) shift; exec node bench/console.mjs "$@" ;;
   tokens) shift; exec node bench/tokens.mjs "$@" ;;
+  list-tools) shift; exec node bench/list-tools.mjs "$@" ;;
   isolation) shift; exec node bench/isolation.mjs "$@" ;;
   isolation-chromium) shift; exec node bench/isolation-chromium.mjs "$@" ;;
 esac

@@ -4,8 +4,12 @@
  * follow a link, take a screenshot, read the evidence back.
  */
 import { test } from 'node:test';
+import Ajv from 'ajv';
+import addFormats from 'ajv-formats';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import {
   assert,
+  openGlassbox,
   useGlassbox,
   callTool,
   ok,
@@ -56,6 +60,34 @@ test('tools/list: every tool has an input schema, an output schema and annotatio
   assert.ok(byName.browser_click.inputSchema.properties.target, 'browser_click takes a target');
   assert.ok(byName.browser_click.inputSchema.properties.expect, 'state-changing tools take expect');
   assert.ok(byName.browser_click.inputSchema.properties.operation_id, 'state-changing tools take operation_id');
+});
+
+test('tools/list: the output schema every tool shares has one $id, so the SDK client compiles it once', async () => {
+  const ajv = new Ajv({ strict: false, allErrors: true });
+  addFormats(ajv);
+  const compile = ajv.compile.bind(ajv);
+  let compiled = 0;
+  ajv.compile = (schema) => {
+    compiled++;
+    return compile(schema);
+  };
+  const validator = new AjvJsonSchemaValidator(ajv);
+  const gb = await openGlassbox({ clientOptions: { jsonSchemaValidator: validator } });
+  try {
+    const { tools } = await gb.client.listTools();
+    const ids = new Set(tools.map((t) => t.outputSchema?.$id));
+    assert.equal(ids.size, 1, `one schema id for all tools: ${[...ids].join(', ')}`);
+    assert.match([...ids][0], /^urn:glassbox:tool-result:[0-9a-f]{16}$/);
+    await gb.client.listTools();
+    assert.equal(compiled, 1, `the ${tools.length} tools' output schema was compiled ${compiled} times`);
+    // the one validator is the schema's: a result without "ok" is refused
+    const check = validator.getValidator(tools[0].outputSchema);
+    assert.equal(check({ operation_id: 'op-1', tool: 'browser_tabs' }).valid, false);
+    assert.equal(check({ operation_id: 'op-1', tool: 'browser_tabs', ok: true }).valid, true);
+  } finally {
+    await gb.close();
+    gb.removeDataDir();
+  }
 });
 
 test('navigate to the form page', async () => {

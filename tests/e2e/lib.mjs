@@ -81,12 +81,13 @@ export function newDataDir(prefix = 'glassbox-test-') {
  *   env           more environment variables for glassbox (e.g. GLASSBOX_CHROMIUM)
  *   args          more arguments after `glassbox mcp` (e.g. ['--viewport-size', '800x600'])
  *   capabilities  the client's capabilities (default {}), e.g. {elicitation: {}}
+ *   clientOptions more options of the SDK Client (e.g. its jsonSchemaValidator)
  *   setupClient   called with the Client before it connects (to set
  *                 request handlers such as ElicitRequestSchema's)
  * Returns {client, transport, dataDir, pid, stderr(), close(), removeDataDir()}.
  * close() is idempotent; it does not remove the data dir.
  */
-export async function openGlassbox({ dataDir, config, env, args = [], capabilities = {}, setupClient } = {}) {
+export async function openGlassbox({ dataDir, config, env, args = [], capabilities = {}, clientOptions = {}, setupClient } = {}) {
   const bin = glassboxBin();
   try {
     fs.accessSync(bin, fs.constants.X_OK);
@@ -112,7 +113,7 @@ export async function openGlassbox({ dataDir, config, env, args = [], capabiliti
   transport.stderr?.on('data', (d) => {
     if (stderrText.length < STDERR_MAX_CHARS) stderrText += d.toString('utf8');
   });
-  const client = new Client({ name: 'glassbox-tests', version: '1.0.0' }, { capabilities });
+  const client = new Client({ name: 'glassbox-tests', version: '1.0.0' }, { ...clientOptions, capabilities });
   if (setupClient) setupClient(client);
   await client.connect(transport);
   let closed = false;

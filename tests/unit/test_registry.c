@@ -10,10 +10,13 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <sodium.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "actions/actions-private.h"
+#include "common/util.h"
 #include "policy/risk.h"
 
 static const char *const expected_names[] = {
@@ -369,6 +372,26 @@ static void test_check_unknown_and_shape(void **state)
 	assert_int_equal(act_check_args(click, NULL, NULL, 0), -1);
 }
 
+/* schema's "$id" is urn:glassbox:tool-result: and the first 16 hex digits
+ * of the SHA-256 of the rest of it, as canonical JSON. */
+static void expect_named_by_content(const json_t *schema)
+{
+	unsigned char digest[crypto_hash_sha256_BYTES];
+	char hex[2 * crypto_hash_sha256_BYTES + 1];
+	char want[64];
+	json_t *rest = json_deep_copy(schema);
+	char *text;
+
+	assert_int_equal(json_object_del(rest, "$id"), 0);
+	text = json_dumps(rest, JSON_COMPACT | JSON_SORT_KEYS);
+	crypto_hash_sha256(digest, (const unsigned char *)text, strlen(text));
+	gb_hex(digest, sizeof(digest), hex);
+	snprintf(want, sizeof(want), "urn:glassbox:tool-result:%.16s", hex);
+	assert_string_equal(json_string_value(json_object_get(schema, "$id")), want);
+	free(text);
+	json_decref(rest);
+}
+
 static void test_output_schema(void **state)
 {
 	json_t *schema = act_output_schema();
@@ -437,6 +460,7 @@ static void test_output_schema(void **state)
 	            "size"),
 	        "type")),
 	    "integer");
+	expect_named_by_content(schema);
 	json_decref(schema);
 }
 
