@@ -11,6 +11,7 @@
 # `bench/run.sh isolation-chromium [options]` runs bench/isolation-chromium.mjs (the same, Chromium alone, by process kind).
 # `bench/run.sh tokens [options]` runs bench/tokens.mjs (characters an agent receives per loop).
 # `bench/run.sh list-tools [options]` runs bench/list-tools.mjs (what tools/list costs an SDK client).
+# `bench/run.sh one-call [options]` runs bench/one-call.mjs (a one-round-trip step, layer by layer).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cd "$here"
@@ -30,6 +31,7 @@ case "${1:-}" in
   console) shift; exec node bench/console.mjs "$@" ;;
   tokens) shift; exec node bench/tokens.mjs "$@" ;;
   list-tools) shift; exec node bench/list-tools.mjs "$@" ;;
+  one-call) shift; exec node bench/one-call.mjs "$@" ;;
   isolation) shift; exec node bench/isolation.mjs "$@" ;;
   isolation-chromium) shift; exec node bench/isolation-chromium.mjs "$@" ;;
 esac
