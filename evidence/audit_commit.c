@@ -278,9 +278,9 @@ int evid_commit_wait_locked(struct evid_commit *c, pthread_mutex_t *lock, uint64
 	struct evid_commit_waiter **p;
 
 	if (c->gen != gen) /* cut off before it waited */
-		me.outcome = -1;
-	else if (c->synced_seq >= seq)
-		me.outcome = 1;
+		goto cut;
+	if (c->synced_seq >= seq)
+		return 0;
 	me.next = c->waiters;
 	c->waiters = &me;
 	while (!me.outcome) {
@@ -294,6 +294,7 @@ int evid_commit_wait_locked(struct evid_commit *c, pthread_mutex_t *lock, uint64
 	*p = me.next;
 	if (me.outcome > 0)
 		return 0;
+cut:
 	gb_set_error(err, errlen, "%s", c->cut_reason);
 	return -EVID_EIO;
 }

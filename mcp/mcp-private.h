@@ -121,10 +121,10 @@ void mcp_lines_free(struct mcp_line_reader *r);
 json_t *mcp_schema_input(const struct act_def *def);
 
 /* The Tool object of def as a client of protocol revision version sees
- * it (outputSchema and title only from 2025-06-18; outputSchema only when
- * output_schema is 1: the server's results carry structuredContent). New
- * reference. */
-json_t *mcp_schema_tool(const struct act_def *def, const char *version, int output_schema);
+ * it (outputSchema and title only from 2025-06-18; outputSchema, shared
+ * and not modified, only when output_schema is not NULL: the server's
+ * results carry structuredContent). New reference. */
+json_t *mcp_schema_tool(const struct act_def *def, const char *version, json_t *output_schema);
 
 /* The result of tools/list: {"tools": [...]}, the tools whose capability
  * group is on in caps (actions/caps.c; core tools always), each with its

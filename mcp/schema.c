@@ -134,7 +134,7 @@ static int has_structured_output(const char *version)
  * else may change the page, and the page is the open web, so
  * destructiveHint and openWorldHint; nothing is idempotent (a click twice
  * is two clicks: retry with operation_id instead). */
-json_t *mcp_schema_tool(const struct act_def *def, const char *version, int output_schema)
+json_t *mcp_schema_tool(const struct act_def *def, const char *version, json_t *output_schema)
 {
 	json_t *tool = json_object();
 	json_t *ann = json_object();
@@ -145,7 +145,7 @@ json_t *mcp_schema_tool(const struct act_def *def, const char *version, int outp
 	json_object_set_new(tool, "description", json_string(def->description));
 	json_object_set_new(tool, "inputSchema", mcp_schema_input(def));
 	if (output_schema && has_structured_output(version))
-		json_object_set_new(tool, "outputSchema", act_output_schema());
+		json_object_set(tool, "outputSchema", output_schema);
 	json_object_set_new(ann, "title", json_string(def->title));
 	json_object_set_new(ann, "readOnlyHint", json_boolean(act_def_read_only(def)));
 	json_object_set_new(ann, "destructiveHint", json_boolean(!act_def_read_only(def)));
@@ -155,15 +155,18 @@ json_t *mcp_schema_tool(const struct act_def *def, const char *version, int outp
 	return tool;
 }
 
-/* See mcp-private.h. One page: no nextCursor. */
+/* See mcp-private.h. One page: no nextCursor. The tools share one
+ * output schema, built once. */
 json_t *mcp_schema_tools_list(const char *version, unsigned caps, int output_schema)
 {
 	json_t *tools = json_array();
+	json_t *schema = output_schema ? act_output_schema() : NULL;
 	size_t i;
 
 	for (i = 0; i < act_tool_count(); i++)
 		if (act_caps_allows(caps, act_tool_at(i)->caps))
-			json_array_append_new(
-			    tools, mcp_schema_tool(act_tool_at(i), version, output_schema));
+			json_array_append_new(tools,
+			                      mcp_schema_tool(act_tool_at(i), version, schema));
+	json_decref(schema);
 	return json_pack("{s:o}", "tools", tools);
 }
