@@ -145,7 +145,7 @@ struct act_session {
 	/* the last evidence screenshot, reused while the page is unchanged */
 	char last_shot_sha[65];
 	char last_shot_op[72];
-	char last_shot_digest[64];
+	char last_shot_mark[64];
 	char last_shot_url[2048];
 
 	/* egress layer 4 (egress.c) */
@@ -430,17 +430,17 @@ struct act_ctx {
 	 * the page's main-frame navigations in shot_navigated (observe.c) */
 	int shot_watch;
 	int shot_navigated;
-	int shot_loaded;      /* and the loads of the documents it navigated to */
-	uint64_t digest_call; /* pre-action DOM digest requested, not yet collected */
+	int shot_loaded;    /* and the loads of the documents it navigated to */
+	uint64_t mark_call; /* pre-action DOM mark requested, not yet collected */
 	/* the page re-read by settling's last round trip (observe.c's
 	 * re-read, owned), the tab it read and the recorder's count of events
 	 * then; NULL when that trip did not end the settling */
 	json_t *settled_view;
 	char settled_target[64]; /* the target id of the tab it read */
 	unsigned settled_events;
-	/* a re-read the action's own script made once its page's queued tasks
-	 * ran (act_settle_offer, owned), and the count of events before it */
-	json_t *offered_view;
+	/* a re-read of the page asked for right after the action's own script
+	 * (act_settle_offer; 0: none), and the count of events before it */
+	uint64_t offered_call;
 	unsigned offered_events;
 	int in_ledger;                      /* the operation is open in the ledger */
 	int ledger_unwritten;               /* ... under the pipeline's id, with no row yet */
@@ -1149,12 +1149,13 @@ void act_recorder_stop(struct act_recorder *r);
  * handlers to run. The round trip that ends it re-reads the page
  * (ctx->settled_view), which act_observe_after() then takes. */
 int act_settle(struct act_ctx *ctx, int navigation_expected);
-/* A re-read of the page (act_observe_expression's value, taken) that the
- * action's own script made after it ended, one setTimeout(0) later, as
- * settling's last round trip would: act_settle uses it in place of that
- * round trip when the recorder counted no event since events_before and
- * nothing is in flight. */
-void act_settle_offer(struct act_ctx *ctx, json_t *view, unsigned events_before);
+/* call: a re-read of the page (act_observe_expression, one setTimeout(0)
+ * later, in glassbox's world) sent right after the action's own script,
+ * whose reply came after the script's: it ran once the script ended, as
+ * settling's last round trip would. act_settle takes its answer in place
+ * of that round trip when the recorder counted no event since
+ * events_before and nothing is in flight; it is dropped otherwise. */
+void act_settle_offer(struct act_ctx *ctx, uint64_t call, unsigned events_before);
 
 /* input.c */
 struct key_def {
@@ -1210,13 +1211,47 @@ int act_parse_locator(const char *target, const char **kind, char **what, char *
                       size_t errlen);
 #endif
 
+/* The by-value result of a Runtime call's reply res (borrowed) into
+ * *value (new reference, json null when absent; value may be NULL); an
+ * exception the page threw fails the call (doing). 0 or -1. */
+int act_runtime_value(struct act_ctx *ctx, json_t *res, json_t **value, const char *doing);
+
+struct cdp_conn;
+struct cdp_error;
+/* page_world.c: reads from glassbox's isolated world of the main frame of
+ * the call's page, which the page's scripts cannot redefine. */
+/* Sends expression to run there (returnByValue, awaitPromise) without
+ * waiting for it: the call's id, or 0 when it could not be sent. */
+uint64_t act_page_world_send(struct act_ctx *ctx, const char *expression);
+/* Runs expression in glassbox's world of frame (a page's main frame) of
+ * CDP session psid within timeout_ms, made there when it is not known:
+ * *result (new reference) is the reply's result. A world that went with
+ * its document meanwhile is found again in the frame's new one, once.
+ * Returns 0 or cdp_await()'s error (-CDP_EINVAL: no frame). */
+int act_world_call(struct cdp_conn *cdp, struct sess *sess, const char *psid, const char *frame,
+                   const char *expression, int timeout_ms, json_t **result, struct cdp_error *err);
+/* act_world_call on the main frame of the call's page. The call is not
+ * failed. */
+int act_page_world_call(struct act_ctx *ctx, const char *expression, int timeout_ms,
+                        json_t **result, struct cdp_error *err);
+/* act_page_world_call within the call's time, its value into *value (new
+ * reference); a failure or an exception fails the call (doing). 0 or -1. */
+int act_page_eval(struct act_ctx *ctx, const char *expression, json_t **value, const char *doing);
+/* As act_page_eval, but an object the expression returns comes as an
+ * objectId of glassbox's world: *result (new reference) is the reply's
+ * result, an exception in it is the caller's to read. 0 or -1. */
+int act_page_world_object(struct act_ctx *ctx, const char *expression, json_t **result,
+                          const char *doing);
+
 /* observe.c */
 int act_observe_before(struct act_ctx *ctx);
-/* Before trusted input: has the digest act_observe_before() asked for in
- * (the renderer would run the input first). No-op when none is on its way. */
+/* Before trusted input: has the DOM mark act_observe_before() asked for
+ * in (the renderer would run the input first). No-op when none is on its
+ * way. */
 void act_observe_before_wait(struct act_ctx *ctx);
-/* The expression that re-reads the page after the action (url, title,
- * DOM digest, and the text when an expectation needs it): new string. */
+/* The expression that re-reads the page after the action in glassbox's
+ * world (url, title, DOM mark, and the text when an expectation needs
+ * it; act_page_eval): new string. */
 char *act_observe_expression(const struct act_ctx *ctx);
 int act_observe_after(struct act_ctx *ctx);
 int act_record_evidence(struct act_ctx *ctx);

@@ -19,79 +19,65 @@
 
 #define BODY_TEXT_MAX 200000
 
-/* One round trip: url, title, DOM digest, and the visible text when an
- * expectation needs it. */
+/* One round trip in glassbox's world: url, title, DOM mark, and the
+ * visible text when an expectation needs it. */
 static const char observe_js[] =
-    "((wantText) => { const d = document, e = d.documentElement;"
-    " const s = e ? e.outerHTML : ''; let h = 2166136261;"
-    " for (let i = 0; i < s.length; i++) { h ^= s.charCodeAt(i); h = Math.imul(h, 16777619); }"
-    " const r = { url: location.href, title: d.title, digest: (h >>> 0).toString(16) + ':' + "
-    "s.length };"
+    "((wantText) => { const d = document;"
+    " const r = { url: location.href, title: d.title, mark: %s };"
     " if (wantText) r.text = d.body ? d.body.innerText.slice(0, %d) : '';"
     " return r; })(%s)";
 
-static const char digest_js[] =
-    "(() => { const e = document.documentElement; const s = e ? e.outerHTML : '';"
-    " let h = 2166136261; for (let i = 0; i < s.length; i++) { h ^= s.charCodeAt(i);"
-    " h = Math.imul(h, 16777619); } return (h >>> 0).toString(16) + ':' + s.length; })()";
-
-/* Pre-observe: asks for the DOM digest before acting, without waiting.
+/* Pre-observe: asks for the DOM mark before acting, without waiting.
  * The page runs a session's scripts in the order they are sent, but the
  * renderer runs input ahead of them: act_observe_before_wait() has the
- * digest in before trusted input is sent; act_observe_after() collects
+ * mark in before trusted input is sent; act_observe_after() collects
  * it. Asked again when one is on its way already. */
 int act_observe_before(struct act_ctx *ctx)
 {
-	uint64_t id;
-
-	if (ctx->digest_call)
-		cdp_forget(ctx->cdp, ctx->digest_call);
-	ctx->digest_call = 0;
-	if (cdp_send(ctx->cdp, ctx->psid, "Runtime.evaluate",
-	             json_pack("{s:s, s:b}", "expression", digest_js, "returnByValue", 1),
-	             &id) == 0)
-		ctx->digest_call = id;
+	if (ctx->mark_call)
+		cdp_forget(ctx->cdp, ctx->mark_call);
+	ctx->mark_call = act_page_world_send(ctx, sess_dom_mark_js);
 	return 0;
 }
 
-/* The digest asked for by act_observe_before(), or NULL (borrowed from
+/* The mark asked for by act_observe_before(), or NULL (borrowed from
  * ctx->out). */
-static const char *digest_before(struct act_ctx *ctx)
+static const char *mark_before(struct act_ctx *ctx)
 {
 	struct cdp_error err;
 	json_t *res = NULL;
 	json_t *v;
 
-	if (ctx->digest_call) {
-		if (cdp_await(ctx->cdp, ctx->digest_call, act_left_ms(ctx), &res, &err) == 0) {
+	if (ctx->mark_call) {
+		if (cdp_await(ctx->cdp, ctx->mark_call, act_left_ms(ctx), &res, &err) == 0) {
 			v = json_object_get(json_object_get(res, "result"), "value");
 			if (json_is_string(v))
-				json_object_set_new(ctx->out, "_digest_before",
+				json_object_set_new(ctx->out, "_mark_before",
 				                    json_string(json_string_value(v)));
 		}
-		ctx->digest_call = 0;
+		ctx->mark_call = 0;
 		json_decref(res);
 	}
-	return json_string_value(json_object_get(ctx->out, "_digest_before"));
+	return json_string_value(json_object_get(ctx->out, "_mark_before"));
 }
 
-/* cdp_service's stop: the digest is in, or a dialog stops the page. */
-static int digest_or_dialog(void *user)
+/* cdp_service's stop: the mark is in, or a dialog stops the page. */
+static int mark_or_dialog(void *user)
 {
 	struct act_ctx *ctx = user;
 
-	return cdp_reply_ready(ctx->cdp, ctx->digest_call) || ctx->rec.dialog_opened ||
+	return cdp_reply_ready(ctx->cdp, ctx->mark_call) || ctx->rec.dialog_opened ||
 	       sess_page_dialog(ctx->page);
 }
 
 void act_observe_before_wait(struct act_ctx *ctx)
 {
-	if (!ctx->digest_call)
+	if (!ctx->mark_call)
 		return;
-	if (!digest_or_dialog(ctx))
-		cdp_service(ctx->cdp, act_left_ms(ctx), digest_or_dialog, ctx);
-	if (cdp_reply_ready(ctx->cdp, ctx->digest_call))
-		digest_before(ctx);
+	if (!mark_or_dialog(ctx))
+		cdp_service(ctx->cdp, act_left_ms(ctx), mark_or_dialog, ctx);
+	if (cdp_reply_ready(ctx->cdp, ctx->mark_call))
+		mark_before(ctx);
 }
 
 static void add_text_summary(struct act_ctx *ctx, json_t *responses)
@@ -168,10 +154,10 @@ static void read_expected_target_value(struct act_ctx *ctx, json_t *expect, json
 	}
 	if (!ctx->has_target)
 		return;
-	act_call_on_target(ctx,
-	                   "function() { return 'value' in this ? String(this.value) : "
-	                   "(this.textContent || ''); }",
-	                   NULL, value, "reading the target's value");
+	act_call_in_isolated_world(ctx,
+	                           "function() { return 'value' in this ? String(this.value) : "
+	                           "(this.textContent || ''); }",
+	                           value, "reading the target's value");
 }
 
 /* How long the re-read and the screenshot of a page that navigated wait
@@ -199,7 +185,7 @@ static int reread_page(struct act_ctx *ctx, const char *js, json_t **value)
 {
 	int failed = ctx->failed;
 
-	if (act_eval(ctx, js, value, "re-reading the page") == 0)
+	if (act_page_eval(ctx, js, value, "re-reading the page") == 0)
 		return 0;
 	if (failed || strcmp(ctx->error_code, "browser_error") != 0)
 		return -1; /* cancelled, timed out, crashed: as it is */
@@ -209,7 +195,7 @@ static int reread_page(struct act_ctx *ctx, const char *js, json_t **value)
 	cdp_service(ctx->cdp,
 	            act_left_ms(ctx) < SHOT_LOAD_WAIT_MS ? act_left_ms(ctx) : SHOT_LOAD_WAIT_MS,
 	            reread_page_loaded, ctx);
-	return act_eval(ctx, js, value, "re-reading the page");
+	return act_page_eval(ctx, js, value, "re-reading the page");
 }
 
 char *act_observe_expression(const struct act_ctx *ctx)
@@ -217,7 +203,7 @@ char *act_observe_expression(const struct act_ctx *ctx)
 	json_t *expect = json_object_get(ctx->args, "expect");
 	char *js = NULL;
 
-	if (asprintf(&js, observe_js, BODY_TEXT_MAX,
+	if (asprintf(&js, observe_js, sess_dom_mark_js, BODY_TEXT_MAX,
 	             expect && verify_expect_needs_text(expect) ? "true" : "false") < 0)
 		return NULL;
 	return js;
@@ -233,7 +219,7 @@ int act_observe_after(struct act_ctx *ctx)
 	json_t *verdicts = NULL;
 	char *js = NULL;
 	const char *before;
-	const char *digest;
+	const char *mark;
 	int all_ok = 1;
 
 	if (sess_page_dialog(ctx->page)) {
@@ -257,14 +243,14 @@ int act_observe_after(struct act_ctx *ctx)
 	json_object_set_new(ctx->out, "navigated", json_boolean(ctx->rec.navigated));
 	if (ctx->rec.navigated && ctx->rec.main_status)
 		json_object_set_new(ctx->out, "status", json_integer(ctx->rec.main_status));
-	before = digest_before(ctx);
-	digest = json_string_value(json_object_get(value, "digest"));
+	before = mark_before(ctx);
+	mark = json_string_value(json_object_get(value, "mark"));
 	json_object_set_new(
 	    ctx->out, "dom_changed",
-	    json_boolean(ctx->rec.navigated || !before || !digest || strcmp(before, digest) != 0));
-	json_object_del(ctx->out, "_digest_before");
-	if (digest)
-		json_object_set_new(ctx->out, "_digest_after", json_string(digest));
+	    json_boolean(ctx->rec.navigated || !before || !mark || strcmp(before, mark) != 0));
+	json_object_del(ctx->out, "_mark_before");
+	if (mark)
+		json_object_set_new(ctx->out, "_mark_after", json_string(mark));
 	json_object_set(ctx->out, "responses", ctx->rec.responses);
 	json_object_set(ctx->out, "failed_requests", ctx->rec.failed);
 	json_object_set(ctx->out, "dialogs", ctx->rec.dialogs);
@@ -422,17 +408,17 @@ int act_store_png(struct act_ctx *ctx, const char *b64, const char *kind, char *
 static int evidence_reusable(struct act_ctx *ctx)
 {
 	struct act_session *as = ctx->as;
-	const char *digest = json_string_value(json_object_get(ctx->out, "_digest_after"));
+	const char *mark = json_string_value(json_object_get(ctx->out, "_mark_after"));
 	const char *url = json_string_value(json_object_get(ctx->out, "url"));
 
 	if (!ctx->def->impl->evidence_if_changed || !as->last_shot_sha[0])
 		return 0;
 	/* before the page is re-read: decide from what the recorder saw */
-	if (!digest)
+	if (!mark)
 		return 0;
 	return !ctx->rec.navigated && json_array_size(ctx->rec.responses) == 0 &&
-	       json_array_size(ctx->rec.dialogs) == 0 && !strcmp(digest, as->last_shot_digest) &&
-	       url && !strcmp(url, as->last_shot_url);
+	       json_array_size(ctx->rec.dialogs) == 0 && !strcmp(mark, as->last_shot_mark) && url &&
+	       !strcmp(url, as->last_shot_url);
 }
 
 /* Counts a main-frame navigation of the page while its screenshot waits:
@@ -591,7 +577,7 @@ void act_request_evidence(struct act_ctx *ctx)
 }
 
 /* Links the last evidence screenshot again: nothing the page shows has
- * changed since it was taken (same DOM digest and URL, no request, no
+ * changed since it was taken (same DOM mark and URL, no request, no
  * dialog), so it is the evidence of this action too. */
 static int reuse_evidence(struct act_ctx *ctx)
 {
@@ -619,13 +605,13 @@ static void deferred_uri(const struct act_ctx *ctx, char *uri, size_t len)
 
 /* Notes the screenshot sha as the session's last one: a later action
  * that changes nothing may reuse it. */
-static void remember_shot(struct act_ctx *ctx, const char *sha, const char *digest)
+static void remember_shot(struct act_ctx *ctx, const char *sha, const char *mark)
 {
 	struct act_session *as = ctx->as;
 
 	snprintf(as->last_shot_sha, sizeof(as->last_shot_sha), "%s", sha);
 	snprintf(as->last_shot_op, sizeof(as->last_shot_op), "%s", ctx->operation_id);
-	snprintf(as->last_shot_digest, sizeof(as->last_shot_digest), "%s", digest ? digest : "");
+	snprintf(as->last_shot_mark, sizeof(as->last_shot_mark), "%s", mark ? mark : "");
 	snprintf(as->last_shot_url, sizeof(as->last_shot_url), "%s",
 	         gb_or(json_string_value(json_object_get(ctx->out, "url")), ""));
 }
@@ -655,8 +641,8 @@ int act_defer_evidence(struct act_ctx *ctx)
 	gb_buf_appendf(&ctx->evidence, "\n- evidence: %s (taken as this answer leaves)", uri);
 	/* the state this answer reports is the one the screenshot shows: noted
 	 * now (the result leaves with the answer), its sha once it is taken */
-	remember_shot(ctx, "", json_string_value(json_object_get(ctx->out, "_digest_after")));
-	json_object_del(ctx->out, "_digest_after");
+	remember_shot(ctx, "", json_string_value(json_object_get(ctx->out, "_mark_after")));
+	json_object_del(ctx->out, "_mark_after");
 	act_evidence_pending(ctx->as, ctx->operation_id);
 	ctx->shot_deferred = 1;
 	return 1;
@@ -715,7 +701,7 @@ out:
 int act_record_evidence(struct act_ctx *ctx)
 {
 	struct cdp_error err = { 0 };
-	const char *digest = json_string_value(json_object_get(ctx->out, "_digest_after"));
+	const char *mark = json_string_value(json_object_get(ctx->out, "_mark_after"));
 	json_t *res = NULL;
 	char sha[65];
 	int rc;
@@ -749,9 +735,9 @@ int act_record_evidence(struct act_ctx *ctx)
 		rc = act_store_png(ctx, json_string_value(json_object_get(res, "data")),
 		                   "screenshot", sha);
 	if (rc == 0)
-		remember_shot(ctx, sha, digest);
+		remember_shot(ctx, sha, mark);
 out:
-	json_object_del(ctx->out, "_digest_after");
+	json_object_del(ctx->out, "_mark_after");
 	json_decref(res);
 	return rc;
 }

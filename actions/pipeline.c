@@ -135,8 +135,7 @@ json_t *act_png_params(void)
 	return json_pack("{s:s, s:b}", "format", "png", "optimizeForSpeed", 1);
 }
 
-/* Extracts a by-value result or the exception text of a Runtime call. */
-static int runtime_value(struct act_ctx *ctx, json_t *res, json_t **value, const char *doing)
+int act_runtime_value(struct act_ctx *ctx, json_t *res, json_t **value, const char *doing)
 {
 	json_t *exc = json_object_get(res, "exceptionDetails");
 	json_t *obj;
@@ -174,7 +173,7 @@ int act_call_on_target(struct act_ctx *ctx, const char *function, json_t *argume
 		json_object_set_new(params, "arguments", arguments);
 	rc = act_cdp(ctx, ctx->target.session_id, "Runtime.callFunctionOn", params, &res, doing);
 	if (rc == 0)
-		rc = runtime_value(ctx, res, value, doing);
+		rc = act_runtime_value(ctx, res, value, doing);
 	json_decref(res);
 	return rc;
 }
@@ -189,7 +188,7 @@ int act_eval(struct act_ctx *ctx, const char *expression, json_t **value, const 
 	                       "awaitPromise", 1),
 	             &res, doing);
 	if (rc == 0)
-		rc = runtime_value(ctx, res, value, doing);
+		rc = act_runtime_value(ctx, res, value, doing);
 	json_decref(res);
 	return rc;
 }
@@ -443,8 +442,8 @@ static void add_page_now(struct act_ctx *ctx, json_t *replay)
 	if (strcmp(gb_or(json_string_value(json_object_get(sc, "state")), ""), "unknown") != 0)
 		return;
 	if (ensure_browser(ctx) < 0 ||
-	    act_eval(ctx, "({url: location.href, title: document.title})", &now,
-	             "re-reading the page") < 0)
+	    act_page_eval(ctx, "({url: location.href, title: document.title})", &now,
+	                  "re-reading the page") < 0)
 		return;
 	json_object_set(sc, "page_now", now);
 	text = json_object_get(json_array_get(json_object_get(replay, "content"), 0), "text");
@@ -951,7 +950,7 @@ void act_run_call(struct act_session *as, struct act_call *call)
 		act_code_probe_ask(&ctx); /* read before the action changes the page */
 	if (ctx.has_target && impl->precheck)
 		act_actionable_ask(&ctx, impl->precheck);
-	/* the DOM digest only reads the page too: asked with the gate's reads */
+	/* the DOM mark only reads the page too: asked with the gate's reads */
 	if ((plan & ACT_STEP_BIT(ACT_STEP_OBSERVE_BEFORE)) && !sess_page_dialog(ctx.page))
 		act_observe_before(&ctx);
 
@@ -967,7 +966,7 @@ void act_run_call(struct act_session *as, struct act_call *call)
 		act_screencast_start(&ctx);
 		act_netlog_start(&ctx);
 		if (!sess_page_dialog(ctx.page)) { /* a dialog blocks the page's script */
-			if (ctx.gate_asked || !ctx.digest_call)
+			if (ctx.gate_asked || !ctx.mark_call)
 				act_observe_before(&ctx); /* a person took time: read it now */
 			if (as->before_screenshots)
 				capture_before(&ctx);
@@ -1027,8 +1026,8 @@ release:
 		cdp_forget(ctx.cdp, ctx.shot_call);
 		act_shot_unwatch(&ctx);
 	}
-	if (ctx.digest_call)
-		cdp_forget(ctx.cdp, ctx.digest_call);
+	if (ctx.mark_call)
+		cdp_forget(ctx.cdp, ctx.mark_call);
 	if (ctx.code_probe_call)
 		cdp_forget(ctx.cdp, ctx.code_probe_call);
 	act_actionable_forget(&ctx);
@@ -1056,7 +1055,8 @@ free:
 	free(ctx.snapshot);
 	json_decref(ctx.code_probe);
 	json_decref(ctx.settled_view);
-	json_decref(ctx.offered_view);
+	if (ctx.offered_call)
+		cdp_forget(ctx.cdp, ctx.offered_call);
 	gb_buf_free(&ctx.text);
 	gb_buf_free(&ctx.code);
 	gb_buf_free(&ctx.result);

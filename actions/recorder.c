@@ -377,9 +377,10 @@ static void report_pending(struct act_ctx *ctx, const char *why)
 	          : "");
 }
 
-/* One round trip into the page after its queued tasks ran, which
- * re-reads the page then (observe): into ctx->settled_view, NULL when the
- * page threw or the expression could not be made. */
+/* One round trip into the page after its queued tasks ran, in
+ * glassbox's world (a page cannot stall it by redefining setTimeout),
+ * which re-reads the page then (observe): into ctx->settled_view, NULL
+ * when the read threw or the expression could not be made. */
 static int page_round_trip(struct act_ctx *ctx, const char *observe)
 {
 	struct cdp_error err;
@@ -392,11 +393,8 @@ static int page_round_trip(struct act_ctx *ctx, const char *observe)
 	if (!observe ||
 	    asprintf(&js, "new Promise(r => setTimeout(r, 0)).then(() => %s)", observe) < 0)
 		js = NULL;
-	rc = cdp_call(ctx->cdp, ctx->psid, "Runtime.evaluate",
-	              json_pack("{s:s, s:b, s:b}", "expression",
-	                        js ? js : "new Promise(r => setTimeout(r, 0))", "awaitPromise", 1,
-	                        "returnByValue", 1),
-	              act_left_ms(ctx) < 2000 ? act_left_ms(ctx) : 2000, &res, &err);
+	rc = act_page_world_call(ctx, js ? js : "new Promise(r => setTimeout(r, 0))",
+	                         act_left_ms(ctx) < 2000 ? act_left_ms(ctx) : 2000, &res, &err);
 	if (rc == 0 && js && !json_object_get(res, "exceptionDetails")) {
 		ctx->settled_view = json_object_get(json_object_get(res, "result"), "value");
 		if (!json_is_object(ctx->settled_view))
@@ -408,13 +406,21 @@ static int page_round_trip(struct act_ctx *ctx, const char *observe)
 	return rc;
 }
 
-void act_settle_offer(struct act_ctx *ctx, json_t *view, unsigned events_before)
+void act_settle_offer(struct act_ctx *ctx, uint64_t call, unsigned events_before)
 {
-	json_decref(ctx->offered_view);
-	ctx->offered_view = json_is_object(view) ? view : NULL;
-	if (!ctx->offered_view)
-		json_decref(view);
+	if (ctx->offered_call)
+		cdp_forget(ctx->cdp, ctx->offered_call);
+	ctx->offered_call = call;
 	ctx->offered_events = events_before;
+}
+
+/* cdp_service's stop: the offered re-read is in, or a dialog blocks the
+ * page (which then answers nothing). */
+static int offered_or_dialog(void *user)
+{
+	struct act_ctx *ctx = user;
+
+	return cdp_reply_ready(ctx->cdp, ctx->offered_call) || ctx->rec.dialog_opened;
 }
 
 /* Takes the offered re-read as settling's last round trip when nothing
@@ -422,19 +428,34 @@ void act_settle_offer(struct act_ctx *ctx, json_t *view, unsigned events_before)
 static int take_offered(struct act_ctx *ctx, int navigation_expected)
 {
 	struct act_recorder *r = &ctx->rec;
-	json_t *view = ctx->offered_view;
+	struct cdp_error err;
+	json_t *res = NULL;
+	json_t *view;
+	uint64_t id = ctx->offered_call;
+	int taken = 0;
 
-	ctx->offered_view = NULL;
-	if (!view)
+	if (!id)
 		return 0;
+	if (!navigation_expected && !offered_or_dialog(ctx))
+		cdp_service(ctx->cdp, act_left_ms(ctx) < 2000 ? act_left_ms(ctx) : 2000,
+		            offered_or_dialog, ctx);
+	ctx->offered_call = 0;
 	if (navigation_expected || r->dialog_opened || r->events != ctx->offered_events ||
-	    !is_quiet(r)) {
-		json_decref(view);
+	    !is_quiet(r) || !cdp_reply_ready(ctx->cdp, id)) {
+		cdp_forget(ctx->cdp, id);
 		return 0;
 	}
+	if (cdp_await(ctx->cdp, id, 0, &res, &err) < 0 || json_object_get(res, "exceptionDetails"))
+		goto out;
+	view = json_object_get(json_object_get(res, "result"), "value");
+	if (!json_is_object(view))
+		goto out;
 	json_decref(ctx->settled_view);
-	ctx->settled_view = view;
-	return 1;
+	ctx->settled_view = json_incref(view);
+	taken = 1;
+out:
+	json_decref(res);
+	return taken;
 }
 
 int act_settle(struct act_ctx *ctx, int navigation_expected)

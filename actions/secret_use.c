@@ -475,7 +475,7 @@ int act_type_secret(struct act_ctx *ctx, const char *name, int submit)
 	}
 	gb_buf_appendf(&ctx->text, "Typed secret %s into %s", name, ctx->target.description);
 	json_object_set_new(ctx->out, "value", json_string("••••"));
-	if (act_call_on_target(ctx, value_js, NULL, &now, "re-reading the field") == 0)
+	if (act_call_in_isolated_world(ctx, value_js, &now, "re-reading the field") == 0)
 		gb_buf_appendf(
 		    &ctx->text, "\n- value re-read: %s",
 		    json_is_string(now) && strlen(json_string_value(now)) == len &&

@@ -81,15 +81,18 @@ static struct cdp_conn *live_page(struct act_session *s, const char **psid, cons
 	return sess_cdp(s->sess);
 }
 
-/* Evaluates expression on the page; a new reference to its value, or NULL. */
-static json_t *evaluate(struct cdp_conn *cdp, const char *psid, const char *expression)
+/* Evaluates expression on the current page in glassbox's world, where the
+ * page's scripts cannot redefine what it reads; a new reference to its
+ * value, or NULL. */
+static json_t *evaluate(struct act_session *s, struct cdp_conn *cdp, const char *psid,
+                        const char *expression)
 {
+	struct sess_page *page = sess_current_page(s->sess);
 	struct cdp_error e;
 	json_t *res = NULL, *v = NULL;
 
-	if (cdp_call(cdp, psid, "Runtime.evaluate",
-	             json_pack("{s:s, s:b}", "expression", expression, "returnByValue", 1),
-	             TAKEOVER_CDP_MS, &res, &e) == 0 &&
+	if (act_world_call(cdp, s->sess, psid, page ? sess_page_main_frame_id(page) : NULL,
+	                   expression, TAKEOVER_CDP_MS, &res, &e) == 0 &&
 	    !json_object_get(res, "exceptionDetails"))
 		v = json_incref(json_object_get(json_object_get(res, "result"), "value"));
 	json_decref(res);
@@ -144,7 +147,7 @@ static void on_request(void *user, const char *session_id, const char *method, j
 static void began(struct act_session *s, struct cdp_conn *cdp, const char *psid, const char *url,
                   const char *by, const char *credential)
 {
-	json_t *digest = cdp ? evaluate(cdp, psid, digest_js) : NULL;
+	json_t *digest = cdp ? evaluate(s, cdp, psid, digest_js) : NULL;
 
 	json_decref(s->human_before);
 	s->human_before =
@@ -203,7 +206,7 @@ out:
 static void ended(struct act_session *s, struct cdp_conn *cdp, const char *psid, const char *url,
                   const char *by, const char *credential)
 {
-	json_t *digest = cdp ? evaluate(cdp, psid, digest_js) : NULL;
+	json_t *digest = cdp ? evaluate(s, cdp, psid, digest_js) : NULL;
 	json_t *shot = cdp ? keep_screenshot(s, cdp, psid, url) : NULL;
 	json_t *artifacts = json_array();
 	json_t *note, *evidence = json_array();
@@ -256,7 +259,7 @@ static void send_input(struct act_session *s, struct cdp_conn *cdp, const char *
 	} else if (in->kind == CONSOLE_INPUT_KEY) {
 		json_object_set_new(body, "key", json_string(in->key));
 	} else {
-		secret = cdp ? evaluate(cdp, psid, password_focus_js) : NULL;
+		secret = cdp ? evaluate(s, cdp, psid, password_focus_js) : NULL;
 		/* a password field, or one that could not be told: the length only */
 		if (json_is_false(secret))
 			json_object_set_new(body, "text", json_string(in->text));

@@ -168,8 +168,45 @@ static const char find_js[] =
     "el.contains(o)));"
     " return found.length === 1 ? found[0] : found.length; })";
 
+/* The element found (oid, an object of glassbox's world) as the call's
+ * target: its backend node and the page's own object of it, for what runs
+ * in the page's world (a script on the element). 0, or -1 with the call
+ * failed. */
+static int take_found(struct act_ctx *ctx, const char *oid)
+{
+	json_t *node = NULL, *own = NULL;
+	const char *own_oid;
+	int backend;
+	int rc = -1;
+
+	if (act_cdp(ctx, ctx->psid, "DOM.describeNode", json_pack("{s:s}", "objectId", oid), &node,
+	            "finding the target") < 0)
+		goto out;
+	backend = (int)json_integer_value(
+	    json_object_get(json_object_get(node, "node"), "backendNodeId"));
+	if (act_cdp(ctx, ctx->psid, "DOM.resolveNode", json_pack("{s:i}", "backendNodeId", backend),
+	            &own, "finding the target") < 0)
+		goto out;
+	own_oid = json_string_value(json_object_get(json_object_get(own, "object"), "objectId"));
+	if (!backend || !own_oid) {
+		act_fail(ctx, "stale_ref", "the target left the page as it was found: try again");
+		goto out;
+	}
+	snprintf(ctx->target.session_id, sizeof(ctx->target.session_id), "%s", ctx->psid);
+	snprintf(ctx->target.object_id, sizeof(ctx->target.object_id), "%s", own_oid);
+	snprintf(ctx->target.world_object_id, sizeof(ctx->target.world_object_id), "%s", oid);
+	ctx->target.backend_node_id = backend;
+	rc = 0;
+out:
+	json_decref(node);
+	json_decref(own);
+	return rc;
+}
+
 /* Resolves a CSS selector or a visible text (kind "css" / "text") to
- * exactly one element; what names it in messages is shown. */
+ * exactly one element, searched in glassbox's world (a page cannot
+ * redefine querySelectorAll or innerText there to point a locator at
+ * another element); what names it in messages is shown. */
 static int resolve_in_documents(struct act_ctx *ctx, const char *kind, const char *want,
                                 const char *shown)
 {
@@ -184,9 +221,7 @@ static int resolve_in_documents(struct act_ctx *ctx, const char *kind, const cha
 
 	gb_buf_init(&expr, 1 << 17);
 	gb_buf_appendf(&expr, "%s(%s, '%s')", find_js, arg ? arg : "\"\"", kind);
-	if (act_cdp(ctx, ctx->psid, "Runtime.evaluate",
-	            json_pack("{s:s}", "expression", expr.data ? expr.data : ""), &res,
-	            "finding the target") < 0)
+	if (act_page_world_object(ctx, expr.data ? expr.data : "", &res, "finding the target") < 0)
 		goto out;
 	obj = json_object_get(res, "result");
 	oid = json_string_value(json_object_get(obj, "objectId"));
@@ -218,8 +253,8 @@ static int resolve_in_documents(struct act_ctx *ctx, const char *kind, const cha
 			         css ? "selector" : "locator (role= with a name, or CSS)");
 		goto out;
 	}
-	snprintf(ctx->target.session_id, sizeof(ctx->target.session_id), "%s", ctx->psid);
-	snprintf(ctx->target.object_id, sizeof(ctx->target.object_id), "%s", oid);
+	if (take_found(ctx, oid) < 0)
+		goto out;
 	if (css)
 		snprintf(ctx->target.description, sizeof(ctx->target.description), "\"%.200s\"",
 		         shown);
@@ -1234,10 +1269,7 @@ static void name_at_point(struct act_ctx *ctx, double x, double y, char *hit, si
 	snprintf(hit, hitlen, "something outside the element's frame");
 	gb_buf_init(&expr, 4096);
 	gb_buf_appendf(&expr, "%s(%f, %f)", at_point_js, x, y);
-	if (cdp_call(ctx->cdp, ctx->psid, "Runtime.evaluate",
-	             json_pack("{s:s, s:b}", "expression", expr.data ? expr.data : "",
-	                       "returnByValue", 1),
-	             act_left_ms(ctx), &res, &err) < 0)
+	if (act_page_world_call(ctx, expr.data ? expr.data : "", act_left_ms(ctx), &res, &err) < 0)
 		goto out;
 	v = json_object_get(json_object_get(res, "result"), "value");
 	if (json_is_string(json_object_get(v, "hit")))

@@ -174,6 +174,11 @@ unsigned sess_page_dialogs_seen(const struct sess_page *p);
  * the trusted press arrives (Runtime.bindingCalled): where the press
  * landed, known even when the click then replaces the document. */
 #define SESS_PRESS_BINDING "__glassboxPressed"
+/* An expression for glassbox's world of a page's main frame: the
+ * document's DOM mark, a string that changes whenever the document does
+ * (equal marks: no node, attribute or text changed between them;
+ * worlds.c). */
+extern const char sess_dom_mark_js[];
 /* The execution context of the isolated world glassbox made in frame
  * frame_id of CDP session session_id, or 0 when none lives (worlds.c). */
 long long sess_world_find(const struct sess *s, const char *session_id, const char *frame_id);

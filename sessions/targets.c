@@ -53,6 +53,16 @@ static void add_press_binding(struct sess *s, const char *sid)
 	                      SESS_WORLD_NAME));
 }
 
+/* Glassbox's world in every document of the page's frames from its
+ * start, the current one included, as Chromium reports it (worlds.c):
+ * an action finds it there instead of asking for it. */
+static void add_world(struct sess *s, const char *sid)
+{
+	send_forget(s, sid, "Page.addScriptToEvaluateOnNewDocument",
+	            json_pack("{s:s, s:s, s:b}", "source", "", "worldName", SESS_WORLD_NAME,
+	                      "runImmediately", 1));
+}
+
 static json_t *auto_attach_params(void)
 {
 	return json_pack("{s:b, s:b, s:b}", "autoAttach", 1, "waitForDebuggerOnStart", 1, "flatten",
@@ -132,6 +142,7 @@ static void setup_page(struct sess *s, const char *sid, const char *target_id, c
 	send_forget(s, sid, "Page.enable", NULL);
 	send_forget(s, sid, "Runtime.enable", NULL);
 	add_press_binding(s, sid);
+	add_world(s, sid);
 	send_forget(s, sid, "Network.enable", network_params());
 	send_forget(s, sid, "Inspector.enable", NULL);
 	send_forget(s, sid, "Page.setInterceptFileChooserDialog", file_chooser_params());

@@ -2,21 +2,37 @@
  * worlds.c - the isolated worlds glassbox made, one per frame, kept while
  * they live.
  *
- * Page.createIsolatedWorld makes a new V8 context on every call, kept
- * until the frame's document goes: asking for one per action would cost a
- * round trip and a context each time. The world is made once per document
- * and forgotten when Runtime reports its context destroyed or cleared, or
+ * Every new document of a page's frames gets the world from its start
+ * (targets.c adds it to each page), and Chromium reports
+ * it (Runtime.executionContextCreated): that context is remembered, so an
+ * action does not ask for it. Page.createIsolatedWorld, for a frame whose
+ * world is not known, answers the frame's one world of that name. A world
+ * is forgotten when Runtime reports its context destroyed or cleared, or
  * its target detached, so a context id is never used after it died (ids
  * can be reused by the next renderer process of the same target).
- * Chromium makes the world again in each new document of a frame it was
- * made in, and reports it (Runtime.executionContextCreated): that one is
- * remembered too, so the first action on a new page does not ask for it.
+ *
+ * The DOM mark: the first read of it in a world starts a MutationObserver
+ * there, which the page cannot see or stop, counting every change of the
+ * document (nodes, attributes, text) from then on. Two marks of one
+ * document are equal when nothing changed between them; a mark of another
+ * document or world differs. It costs next to nothing to read, however
+ * large the page, and nothing is counted in a document nobody asked about.
  */
 #include "sessions/sessions-private.h"
 
 #include <jansson.h>
 #include <stdio.h>
 #include <string.h>
+
+/* Starts the counter in a world that has none, counts the changes not
+ * delivered yet (takeRecords) and returns "<world id>:<count>". */
+const char sess_dom_mark_js[] =
+    "(() => { let m = globalThis.__glassboxDom;"
+    " if (!m) { m = { id: Math.random().toString(36).slice(2) + performance.timeOrigin, n: 0 };"
+    "  m.o = new MutationObserver((rs) => { m.n += rs.length; });"
+    "  m.o.observe(document, { subtree: true, childList: true, attributes: true,"
+    " characterData: true }); globalThis.__glassboxDom = m; }"
+    " m.n += m.o.takeRecords().length; return m.id + ':' + m.n; })()";
 
 long long sess_world_find(const struct sess *s, const char *session_id, const char *frame_id)
 {

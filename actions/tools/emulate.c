@@ -231,11 +231,12 @@ static int emulate_gate(struct act_ctx *ctx)
 	rc = wanted_state(ctx, &state);
 	if (rc < 0 || !json_is_object(g))
 		goto out;
-	rc = act_eval(ctx,
-	              "(async () => ({ secure: isSecureContext, state: navigator.permissions ? "
-	              "(await navigator.permissions.query({ name: 'geolocation' })).state : "
-	              "'unavailable' }))()",
-	              &seen, "reading the page's geolocation permission");
+	rc =
+	    act_page_eval(ctx,
+	                  "(async () => ({ secure: isSecureContext, state: navigator.permissions ? "
+	                  "(await navigator.permissions.query({ name: 'geolocation' })).state : "
+	                  "'unavailable' }))()",
+	                  &seen, "reading the page's geolocation permission");
 	if (rc < 0)
 		goto out;
 	perm = json_string_value(json_object_get(seen, "state"));
@@ -486,7 +487,7 @@ static int emulate_run(struct act_ctx *ctx)
 		goto out;
 	snprintf(js, sizeof(js), READ_JS,
 	         json_is_object(json_object_get(ctx->args, "geolocation")) ? "true" : "false");
-	rc = act_eval(ctx, js, &seen, "re-reading the emulated settings");
+	rc = act_page_eval(ctx, js, &seen, "re-reading the emulated settings");
 	if (rc < 0)
 		goto out;
 	gb_buf_appendf(&ctx->result, "Emulating:");

@@ -38,7 +38,7 @@ static int match_media(struct act_ctx *ctx, json_t *queries, json_t **matched)
 
 	gb_buf_init(&js, 1 << 16);
 	gb_buf_appendf(&js, "(%s).map((q) => matchMedia(q).matches)", list ? list : "[]");
-	rc = act_eval(ctx, js.data ? js.data : "[]", matched, "re-reading the media features");
+	rc = act_page_eval(ctx, js.data ? js.data : "[]", matched, "re-reading the media features");
 	gb_buf_free(&js);
 	free(list);
 	return rc;

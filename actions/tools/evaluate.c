@@ -44,6 +44,82 @@ static void evaluate_code(struct act_ctx *ctx, int is_function)
 	gb_buf_free(&arg);
 }
 
+/* cdp_service's stop for run_script: the script's reply is in; notes
+ * whether the re-read's came before it. */
+struct script_wait {
+	struct act_ctx *ctx;
+	uint64_t script;
+	uint64_t reread;
+	int reread_first;
+};
+
+static int script_answered(void *user)
+{
+	struct script_wait *w = user;
+
+	if (cdp_reply_ready(w->ctx->cdp, w->script))
+		return 1;
+	if (w->reread && cdp_reply_ready(w->ctx->cdp, w->reread))
+		w->reread_first = 1;
+	return 0;
+}
+
+/*
+ * Runs the function (or expression) fn in the page's world: *value is
+ * {isFunction, value}. Right behind it goes the re-read of the page one
+ * setTimeout(0) later, in glassbox's world; the renderer runs it once the
+ * script's own run returned, so when its answer comes after the script's,
+ * the script had ended: that re-read is offered to settling as its last
+ * round trip (act_settle_offer), in the same round trip as the script.
+ */
+static int run_script(struct act_ctx *ctx, const char *fn, json_t **value)
+{
+	struct script_wait w = { ctx, 0, 0, 0 };
+	unsigned events_before = ctx->rec.events;
+	char *observe = act_observe_expression(ctx);
+	struct gb_buf expr;
+	json_t *res = NULL;
+	int rc;
+
+	gb_buf_init(&expr, 1 << 22);
+	gb_buf_appendf(&expr,
+	               "(async () => { const f = (%s\n); const isFunction = typeof f === "
+	               "'function'; return { isFunction, value: isFunction ? await f() : await f "
+	               "}; })()",
+	               fn);
+	rc = cdp_send(ctx->cdp, ctx->psid, "Runtime.evaluate",
+	              json_pack("{s:s, s:b, s:b}", "expression", expr.data ? expr.data : "",
+	                        "returnByValue", 1, "awaitPromise", 1),
+	              &w.script);
+	if (rc < 0) {
+		rc = act_connection_failed(ctx, rc, "running the function");
+		goto out;
+	}
+	if (observe) {
+		char *js = NULL;
+
+		if (asprintf(&js, "new Promise(r => setTimeout(r, 0)).then(() => %s)", observe) > 0)
+			w.reread = act_page_world_send(ctx, js);
+		free(js);
+	}
+	if (!script_answered(&w))
+		cdp_service(ctx->cdp, act_left_ms(ctx), script_answered, &w);
+	rc = act_cdp_await(ctx, w.script, &res, "running the function");
+	if (rc == 0)
+		rc = act_runtime_value(ctx, res, value, "running the function");
+	if (rc == 0 && w.reread && !w.reread_first) {
+		act_settle_offer(ctx, w.reread, events_before);
+		w.reread = 0;
+	}
+out:
+	if (w.reread)
+		cdp_forget(ctx->cdp, w.reread);
+	free(observe);
+	gb_buf_free(&expr);
+	json_decref(res);
+	return rc;
+}
+
 static int evaluate_run(struct act_ctx *ctx)
 {
 	const char *fn = json_string_value(json_object_get(ctx->args, "function"));
@@ -71,23 +147,7 @@ static int evaluate_run(struct act_ctx *ctx)
 		                        json_pack("[{s:s}]", "objectId", ctx->target.object_id),
 		                        &value, "running the function");
 	} else {
-		/* the page re-read one setTimeout(0) after the function ended, as
-		 * settling's last round trip reads it (a failed read is no read) */
-		unsigned events_before = ctx->rec.events;
-		char *observe = act_observe_expression(ctx);
-
-		gb_buf_appendf(
-		    &expr,
-		    "(async () => { const f = (%s\n); const isFunction = typeof f === "
-		    "'function'; const value = isFunction ? await f() : await f; "
-		    "const settled = %s%s%s; return { isFunction, value, settled }; })()",
-		    fn, observe ? "await new Promise(r => setTimeout(r, 0)).then(() => " : "",
-		    observe ? observe : "null", observe ? ").catch(() => null)" : "");
-		free(observe);
-		rc = act_eval(ctx, expr.data ? expr.data : "", &value, "running the function");
-		if (rc == 0)
-			act_settle_offer(ctx, json_incref(json_object_get(value, "settled")),
-			                 events_before);
+		rc = run_script(ctx, fn, &value);
 	}
 	if (rc < 0)
 		goto out;

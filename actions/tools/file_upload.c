@@ -57,7 +57,7 @@ static int upload_gate(struct act_ctx *ctx)
 		ctx->has_target = 1;
 		json_decref(res);
 	}
-	rc = act_call_on_target(ctx, input_js, NULL, &info, "reading the file input");
+	rc = act_call_in_isolated_world(ctx, input_js, &info, "reading the file input");
 	if (rc == 0 && !json_is_true(json_object_get(info, "file")))
 		rc =
 		    act_fail(ctx, "bad_target",
@@ -109,7 +109,7 @@ static int upload_run(struct act_ctx *ctx)
 	}
 	if (act_uploads_stage(ctx, paths, &files, &info) < 0)
 		return -1;
-	if (act_call_on_target(ctx, input_js, NULL, &now, "reading the file input") < 0)
+	if (act_call_in_isolated_world(ctx, input_js, &now, "reading the file input") < 0)
 		goto out;
 	if (json_array_size(files) > 1 && !json_is_true(json_object_get(now, "multiple"))) {
 		act_fail(ctx, "bad_arguments",
@@ -127,7 +127,7 @@ static int upload_run(struct act_ctx *ctx)
 	act_pagelog_chooser_done(ctx->as->pagelog);
 	act_uploads_record(ctx, info, how);
 	/* ok only when the input holds them now, as re-read from the page */
-	if (act_call_on_target(ctx, input_js, NULL, &now, "reading the files back") < 0)
+	if (act_call_in_isolated_world(ctx, input_js, &now, "reading the files back") < 0)
 		goto out;
 	if (!input_holds(json_object_get(now, "files"), info)) {
 		act_fail(ctx, "not_set",

@@ -30,11 +30,11 @@ static int wheel_run(struct act_ctx *ctx)
 	int moved;
 	int rc;
 
-	rc = act_eval(ctx, scroll_js, &before, "reading the scroll position");
+	rc = act_page_eval(ctx, scroll_js, &before, "reading the scroll position");
 	if (rc == 0)
 		rc = act_mouse_wheel(ctx, ctx->as->mouse_x, ctx->as->mouse_y, dx, dy);
 	if (rc == 0)
-		rc = act_eval(ctx, scroll_js, &after, "re-reading the scroll position");
+		rc = act_page_eval(ctx, scroll_js, &after, "re-reading the scroll position");
 	if (rc < 0)
 		goto out;
 	moved = !json_equal(before, after);

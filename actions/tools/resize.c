@@ -23,8 +23,8 @@ static int resize_run(struct act_ctx *ctx)
 	             &res, "resizing the viewport");
 	if (rc < 0)
 		goto out;
-	rc = act_eval(ctx, "({ width: innerWidth, height: innerHeight })", &seen,
-	              "re-reading the viewport");
+	rc = act_page_eval(ctx, "({ width: innerWidth, height: innerHeight })", &seen,
+	                   "re-reading the viewport");
 	if (rc < 0)
 		goto out;
 	w = (int)json_integer_value(json_object_get(seen, "width"));

@@ -199,13 +199,13 @@ static int screenshot_run(struct act_ctx *ctx)
 	if (ctx->has_target) {
 		json_t *info = NULL;
 
-		rc = act_call_on_target(
+		rc = act_call_in_isolated_world(
 		    ctx,
 		    "function() { this.scrollIntoView({block: 'center'}); "
 		    "const r = this.getBoundingClientRect(); return {x: r.left + "
 		    "scrollX, y: r.top + scrollY, w: r.width, h: r.height, "
 		    "sx: scrollX, sy: scrollY}; }",
-		    NULL, &info, "measuring the element");
+		    &info, "measuring the element");
 		ctx->shot_dx = json_number_value(json_object_get(info, "sx")) -
 		               json_number_value(json_object_get(info, "x"));
 		ctx->shot_dy = json_number_value(json_object_get(info, "sy")) -

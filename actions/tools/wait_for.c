@@ -34,7 +34,13 @@ static int wait_for_run(struct act_ctx *ctx)
 
 	if (!time && !text && !gone)
 		return act_fail(ctx, "bad_arguments", "pass one of 'text', 'textGone' or 'time'");
-	if (time) {
+	if (time && (text || gone)) {
+		/* the timeout of the text's wait, not a wait of its own */
+		int ms = (int)(json_number_value(time) * 1000);
+
+		if (ms < budget)
+			budget = ms;
+	} else if (time) {
 		int ms = (int)(json_number_value(time) * 1000);
 
 		rc = cdp_service(ctx->cdp, ms < budget ? ms : budget, NULL, NULL);
@@ -54,9 +60,14 @@ static int wait_for_run(struct act_ctx *ctx)
 		               budget > 0 ? budget : 1);
 		free(quoted);
 		json_decref(q);
-		rc = act_eval(ctx, js.data ? js.data : "", &value, "waiting for the text");
+		rc = act_page_eval(ctx, js.data ? js.data : "", &value, "waiting for the text");
 		gb_buf_free(&js);
-		if (rc == 0 && !json_is_true(value))
+		if (rc == 0 && !json_is_true(value) && time)
+			rc =
+			    act_fail(ctx, "timeout", "Timeout %gs exceeded. The text \"%.200s\" %s",
+			             json_number_value(time), text ? text : gone,
+			             text ? "did not appear" : "did not go away");
+		else if (rc == 0 && !json_is_true(value))
 			rc = act_fail_timeout(ctx, "The text \"%.200s\" %s", text ? text : gone,
 			                      text ? "did not appear" : "did not go away");
 		else if (rc == 0)
@@ -90,23 +101,27 @@ static void wait_for_code(struct act_ctx *ctx)
 	json_t *time = json_object_get(ctx->args, "time");
 	json_t *text = json_object_get(ctx->args, "text");
 	json_t *gone = json_object_get(ctx->args, "textGone");
+	char timeout[48] = "";
 	char *q;
 
-	if (json_is_number(time))
+	if (json_is_number(time) && !json_is_string(text) && !json_is_string(gone))
 		gb_buf_appendf(&ctx->code, "await new Promise(f => setTimeout(f, %g * 1000));\n",
 		               json_number_value(time));
+	else if (json_is_number(time))
+		snprintf(timeout, sizeof(timeout), ", timeout: %g", json_number_value(time) * 1000);
 	if (json_is_string(gone)) {
 		q = json_dumps(gone, JSON_ENCODE_ANY);
 		gb_buf_appendf(&ctx->code,
-		               "await page.getByText(%s).first().waitFor({ state: 'hidden' });\n",
-		               q ? q : "\"\"");
+		               "await page.getByText(%s).first().waitFor({ state: 'hidden'%s });\n",
+		               q ? q : "\"\"", timeout);
 		free(q);
 	}
 	if (json_is_string(text)) {
 		q = json_dumps(text, JSON_ENCODE_ANY);
-		gb_buf_appendf(&ctx->code,
-		               "await page.getByText(%s).first().waitFor({ state: 'visible' });\n",
-		               q ? q : "\"\"");
+		gb_buf_appendf(
+		    &ctx->code,
+		    "await page.getByText(%s).first().waitFor({ state: 'visible'%s });\n",
+		    q ? q : "\"\"", timeout);
 		free(q);
 	}
 }

@@ -314,9 +314,10 @@ test('take over: the agent is told a person has the browser; the person types; h
   await alice.context.close();
 });
 
-test('a password a person types in the live view is recorded as its length only, nowhere in clear', async () => {
-  const secret = 'hunter2-from-a-person';
-  await navigate(agent.client, `http://shop.test:${fixture.port}/secrets/login.html`);
+/* A person takes the session over on page, types secret into its password
+ * field and hands back: the audit log has the input as its length only. */
+async function personTypesPassword(page, secret) {
+  await navigate(agent.client, `http://shop.test:${fixture.port}${page}`);
   const p = await evaluate(agent.client, `() => { const b = document.getElementById('password').getBoundingClientRect(); return { x: b.x + b.width / 2, y: b.y + b.height / 2 }; }`);
   const alice = await person('c-alice');
   await alice.page.goto(`${svc.adminUrl}/console/sessions/${agent.sessionId}`);
@@ -342,6 +343,14 @@ test('a password a person types in the live view is recorded as its length only,
   assert.deepEqual(filesContaining(path.join(svc.dataDir, 'tenants'), secret), [], 'nowhere in the trail or the evidence');
   assert.ok(!svc.stderr().includes(secret), 'not in the service log');
   await alice.context.close();
+}
+
+test('a password a person types in the live view is recorded as its length only, nowhere in clear', async () => {
+  await personTypesPassword('/secrets/login.html', 'hunter2-from-a-person');
+});
+
+test('a page that says its password field is a text field cannot have the password recorded in clear', async () => {
+  await personTypesPassword('/secrets/login-lying.html', 'hunter3-from-a-person');
 });
 
 test('the trail page finds records by tenant, session, tool and verdict', async () => {

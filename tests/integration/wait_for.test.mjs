@@ -2,7 +2,7 @@
  * browser_wait_for: waits for text to appear or to go, or for a time.
  */
 import { test } from 'node:test';
-import { assert, useGlassbox, callTool, ok, dump, textContent, evaluate, assertToolError } from '../e2e/lib.mjs';
+import { assert, useGlassbox, callTool, ok, sc, dump, textOf, textContent, evaluate, assertToolError } from '../e2e/lib.mjs';
 
 const h = useGlassbox();
 
@@ -34,4 +34,15 @@ test('without text, textGone or time it is an error', async () => {
   const r = await callTool(h.client, 'browser_wait_for', {});
   const text = assertToolError(r, 'wait_for with nothing to wait for');
   assert.match(text, /text|time/);
+});
+
+test('with text, time is the timeout of the wait for it, not a wait of its own', async () => {
+  await ok(h.client, 'browser_navigate', { url: h.url('/delayed.html') });
+  const r = await ok(h.client, 'browser_wait_for', { text: 'Results are ready', time: 20 });
+  assert.match(textOf(r), /waitFor\(\{ state: 'visible', timeout: 20000 \}\)/, textOf(r));
+  assert.doesNotMatch(textOf(r), /setTimeout/, 'no sleep before the wait');
+  const never = await callTool(h.client, 'browser_wait_for', { text: 'this text never appears', time: 1 });
+  const text = assertToolError(never, 'a text that never appears');
+  assert.match(text, /Timeout 1s exceeded/, text);
+  assert.equal(sc(never).error.code, 'timeout', dump(never));
 });
