@@ -44,9 +44,9 @@ static long long world_context(struct cdp_conn *cdp, struct sess *sess, const ch
 	*rc = cdp_call(cdp, psid, "Page.createIsolatedWorld",
 	               json_pack("{s:s, s:s}", "frameId", frame, "worldName", SESS_WORLD_NAME),
 	               timeout_ms, &world, err);
-	context = *rc == 0 ? (long long)json_integer_value(
-	                         json_object_get(world, "executionContextId"))
-	                   : 0;
+	context = *rc == 0
+	              ? (long long)json_integer_value(json_object_get(world, "executionContextId"))
+	              : 0;
 	if (context)
 		sess_world_remember(sess, psid, frame, context);
 	else if (*rc == 0)
@@ -68,9 +68,9 @@ static int send_in(struct cdp_conn *cdp, const char *psid, long long context,
 }
 
 /* act_world_call, the value as send_in() has it. */
-static int world_call(struct cdp_conn *cdp, struct sess *sess, const char *psid,
-                      const char *frame, const char *expression, int by_value, int timeout_ms,
-                      json_t **result, struct cdp_error *err)
+static int world_call(struct cdp_conn *cdp, struct sess *sess, const char *psid, const char *frame,
+                      const char *expression, int by_value, int timeout_ms, json_t **result,
+                      struct cdp_error *err)
 {
 	int64_t until = gb_now_ms() + timeout_ms;
 	long long context;
@@ -82,8 +82,8 @@ static int world_call(struct cdp_conn *cdp, struct sess *sess, const char *psid,
 		uint64_t id;
 		int left = (int)(until - gb_now_ms());
 
-		context = world_context(cdp, sess, psid, frame, attempt, left > 1 ? left : 1, &rc,
-		                        err);
+		context =
+		    world_context(cdp, sess, psid, frame, attempt, left > 1 ? left : 1, &rc, err);
 		if (!context)
 			break;
 		rc = send_in(cdp, psid, context, expression, by_value, &id);
@@ -99,8 +99,7 @@ static int world_call(struct cdp_conn *cdp, struct sess *sess, const char *psid,
 }
 
 int act_world_call(struct cdp_conn *cdp, struct sess *sess, const char *psid, const char *frame,
-                   const char *expression, int timeout_ms, json_t **result,
-                   struct cdp_error *err)
+                   const char *expression, int timeout_ms, json_t **result, struct cdp_error *err)
 {
 	return world_call(cdp, sess, psid, frame, expression, 1, timeout_ms, result, err);
 }
@@ -134,8 +133,8 @@ int act_page_world_call(struct act_ctx *ctx, const char *expression, int timeout
 
 /* world_call on the page's main frame within the call's time; a failure
  * fails the call (doing). */
-static int page_world_run(struct act_ctx *ctx, const char *expression, int by_value,
-                          json_t **res, const char *doing)
+static int page_world_run(struct act_ctx *ctx, const char *expression, int by_value, json_t **res,
+                          const char *doing)
 {
 	struct cdp_error err = { 0 };
 	int rc;

@@ -4,10 +4,13 @@
 //   floor  one Runtime.evaluate over raw CDP (bench/lib/floor.mjs),
 //   raw    one browser_evaluate as raw JSON-RPC lines over glassbox's stdio (no SDK),
 //   sdk    one browser_evaluate through the official MCP SDK client (what the loop measures),
-// each with a think time between calls, as an agent has. See bench/README.md, "Where a one-round-trip
-// step's time goes".
+// each with a think time between calls, as an agent has, and beside each MCP path a JSON-RPC ping
+// on the same connection (raw-ping, sdk-ping): what the path costs with no browser work at all.
+// See bench/README.md, "Where a one-round-trip step's time goes".
 //
-//   bench/run.sh one-call [--calls N] [--think-ms T] [--chromium PATH]
+//   bench/run.sh one-call [--calls N] [--think-ms T] [--chromium PATH] [--baseline BIN]
+//
+// --baseline BIN runs the raw and sdk paths again on another glassbox build (rows *-base).
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -25,14 +28,15 @@ const REPO = path.resolve(HERE, '..');
 const FN = '() => document.title';
 
 function parseArgs(argv) {
-  const o = { calls: 40, thinkMs: 100, chromium: '/usr/bin/chromium' };
+  const o = { calls: 40, thinkMs: 100, chromium: '/usr/bin/chromium', baseline: null };
   for (let i = 0; i < argv.length; i++) {
     const [a, inline] = argv[i].split('=', 2);
     const v = () => inline ?? argv[++i];
     if (a === '--calls') o.calls = Math.max(1, Number(v()) | 0);
     else if (a === '--think-ms') o.thinkMs = Math.max(0, Number(v()) || 0);
     else if (a === '--chromium') o.chromium = v();
-    else { console.error('usage: bench/run.sh one-call [--calls N] [--think-ms T] [--chromium PATH]'); process.exit(2); }
+    else if (a === '--baseline') o.baseline = v();
+    else { console.error('usage: bench/run.sh one-call [--calls N] [--think-ms T] [--chromium PATH] [--baseline BIN]'); process.exit(2); }
   }
   return o;
 }
@@ -62,8 +66,8 @@ async function floor(o, url, tmpBase) {
 }
 
 /* browser_evaluate as raw JSON-RPC lines over glassbox's stdin and stdout. */
-async function raw(o, url, tmpBase) {
-  const a = await glassboxAdapter({ repoRoot: REPO, tmpBase, answerFirst: true });
+async function raw(o, url, tmpBase, glassboxBin) {
+  const a = await glassboxAdapter({ repoRoot: REPO, tmpBase, answerFirst: true, glassboxBin });
   const p = spawn(a.command, a.args, { env: a.env, cwd: a.cwd, stdio: ['pipe', 'pipe', 'ignore'] });
   const waiters = new Map();
   let buf = '';
@@ -84,7 +88,8 @@ async function raw(o, url, tmpBase) {
     await rpc('initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'one-call', version: '1' } });
     p.stdin.write(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) + '\n');
     await rpc('tools/call', { name: 'browser_navigate', arguments: { url } });
-    return await timed(o, () => rpc('tools/call', { name: 'browser_evaluate', arguments: { function: FN } }));
+    const calls = await timed(o, () => rpc('tools/call', { name: 'browser_evaluate', arguments: { function: FN } }));
+    return [calls, await timed(o, () => rpc('ping', {}))];
   } finally {
     p.stdin.end();
     await new Promise((r) => { p.once('exit', r); setTimeout(() => { p.kill('SIGKILL'); r(); }, 5000); });
@@ -92,12 +97,13 @@ async function raw(o, url, tmpBase) {
   }
 }
 
-async function sdk(o, url, tmpBase) {
-  const d = new McpDriver(await glassboxAdapter({ repoRoot: REPO, tmpBase, answerFirst: true }));
+async function sdk(o, url, tmpBase, glassboxBin) {
+  const d = new McpDriver(await glassboxAdapter({ repoRoot: REPO, tmpBase, answerFirst: true, glassboxBin }));
   await d.start();
   try {
     await d.call('browser_navigate', { url });
-    return await timed(o, () => d.call('browser_evaluate', { function: FN }));
+    const calls = await timed(o, () => d.call('browser_evaluate', { function: FN }));
+    return [calls, await timed(o, () => d.client.ping())];
   } finally {
     await d.stop();
   }
@@ -108,13 +114,18 @@ const tmpBase = await mkdtemp(path.join(os.tmpdir(), 'glassbox-one-call-'));
 const site = await startSite(path.join(HERE, 'site'));
 const rows = [];
 try {
-  for (const [name, run] of [['floor', floor], ['raw', raw], ['sdk', sdk]]) rows.push([name, await run(o, site.formUrl, tmpBase)]);
+  rows.push(['floor', await floor(o, site.formUrl, tmpBase)]);
+  for (const [suffix, bin] of [['', undefined], ...(o.baseline ? [['-base', o.baseline]] : [])])
+    for (const [name, run] of [['raw', raw], ['sdk', sdk]]) {
+      const [calls, pings] = await run(o, site.formUrl, tmpBase, bin);
+      rows.push([name + suffix, calls], [`${name}-ping${suffix}`, pings]);
+    }
 } finally {
   await site.close?.();
   await rm(tmpBase, { recursive: true, force: true });
 }
 const floorMedian = median(rows[0][1]);
 console.log(`one read of document.title, ${o.calls} calls, ${o.thinkMs} ms think time (ms)`);
-console.log('path'.padEnd(8) + 'median'.padStart(8) + 'p95'.padStart(8) + 'x floor'.padStart(9));
+console.log('path'.padEnd(14) + 'median'.padStart(8) + 'p95'.padStart(8) + 'x floor'.padStart(9));
 for (const [name, ts] of rows)
-  console.log(name.padEnd(8) + String(round(median(ts), 2)).padStart(8) + String(round(percentile(ts, 95), 2)).padStart(8) + String(round(median(ts) / floorMedian, 2)).padStart(9));
+  console.log(name.padEnd(14) + String(round(median(ts), 2)).padStart(8) + String(round(percentile(ts, 95), 2)).padStart(8) + String(round(median(ts) / floorMedian, 2)).padStart(9));
