@@ -32,16 +32,18 @@ static const char box_js[] =
     "  x += f.x; y += f.y; w = w.parent; }"
     " return { x, y, width: r.width, height: r.height, dpr: window.devicePixelRatio || 1 }; }";
 
-/* Fills a's box from the call's target, when it has one. */
+/* Fills a's box from the call's target, when it has one, read in
+ * glassbox's isolated world where the gate read its facts: a page cannot
+ * have the person shown another element than the one held. */
 static void target_box(struct act_ctx *ctx, struct evid_annotation *a)
 {
 	struct cdp_error e;
 	json_t *res = NULL, *v;
 
-	if (!ctx->has_target || !ctx->target.object_id[0])
+	if (!ctx->has_target || !ctx->target.world_object_id[0])
 		return;
 	if (cdp_call(ctx->cdp, ctx->target.session_id, "Runtime.callFunctionOn",
-	             json_pack("{s:s, s:s, s:b}", "objectId", ctx->target.object_id,
+	             json_pack("{s:s, s:s, s:b}", "objectId", ctx->target.world_object_id,
 	                       "functionDeclaration", box_js, "returnByValue", 1),
 	             SHOT_MS, &res, &e) == 0) {
 		v = json_object_get(json_object_get(res, "result"), "value");

@@ -8,7 +8,8 @@
  * Policy: fixtures/policy/gates.json (the shipped risk rules on, ttl 10 s).
  */
 import { test } from 'node:test';
-import { assert, useGlassbox, callTool, ok, sc, dump, textOf, snapshot, findRef } from '../e2e/lib.mjs';
+import { assert, useGlassbox, callTool, ok, sc, dump, textOf, snapshot, findRef, pollUntil, auditRecords } from '../e2e/lib.mjs';
+import { artifactBytes, decodePng, outlinePixels } from './verify_helpers.mjs';
 import {
   approvals, decide, seen, buttonRef, assertApprovalRequired, assertApprovalRefused, TTL_SECONDS,
 } from './gates_helpers.mjs';
@@ -146,3 +147,18 @@ test('a page that redefines innerText, textContent and getAttribute cannot hide 
   assert.equal(seen(h.fixture, DELETE_ACCOUNT), 0);
 });
 
+
+test('the screenshot a person approves from outlines the element held, wherever the page says it is', async () => {
+  await open('/gates/lying-box.html');
+  const r = await callTool(h.client, 'browser_click', { target: '#delete' });
+  const g = assertApprovalRequired(r, 'Delete account');
+  assert.equal(seen(h.fixture, DELETE_ACCOUNT), 0);
+  let rec = null;
+  await pollUntil(() => (rec = auditRecords(h.gb.dataDir).find((x) => x.kind === 'approval_requested' && x.body.approval_id === g.approval_id)));
+  const annotated = (rec?.artifacts || []).find((a) => /annotated/.test(a.kind));
+  assert.ok(annotated, `an annotated screenshot: ${JSON.stringify(rec)}`);
+  const img = decodePng(await artifactBytes(h.gb.dataDir, annotated.sha256));
+  const CRIMSON = [0xe0, 0x1b, 0x5a];
+  assert.ok(outlinePixels(img, { x: 600, y: 400, width: 200, height: 60 }, CRIMSON) > 100, 'the Delete button is outlined');
+  assert.equal(outlinePixels(img, { x: 40, y: 40, width: 200, height: 60 }, CRIMSON), 0, 'Continue is not');
+});
