@@ -56,13 +56,40 @@ out:
 	json_decref(res);
 }
 
+/* The caller's own selector, when the code shows the target as given
+ * rather than by a locator made for it; NULL otherwise. */
+static const char *given_selector(const struct act_ctx *ctx)
+{
+	const char *given = json_string_value(json_object_get(ctx->args, "target"));
+
+	return given && strcmp(given, ctx->target.ref) != 0 ? given : NULL;
+}
+
+/* 1 when the snapshot's role and name find the target alone: the locator
+ * is then by role (or test id), never by text. */
+static int role_names_it(const struct act_ctx *ctx, const struct snap_ref *ref)
+{
+	return ref && ref->role && ref->role[0] && ref->name && ref->name[0] &&
+	       strcmp(ref->role, "generic") != 0 &&
+	       act_snapshot_count_role(&ctx->as->refs, ref->role, ref->name) == 1;
+}
+
 void act_code_probe_ask(struct act_ctx *ctx)
 {
-	if (!ctx->has_target || !ctx->target.object_id[0] || ctx->code_probe_call)
+	const struct snap_ref *ref =
+	    ctx->target.ref[0] ? act_snapshot_find(&ctx->as->refs, ctx->target.ref) : NULL;
+	/* in glassbox's world when the target has its object there: the page
+	 * cannot steer the locator shown */
+	const char *oid =
+	    ctx->target.world_object_id[0] ? ctx->target.world_object_id : ctx->target.object_id;
+
+	if (!ctx->has_target || !oid[0] || ctx->code_probe_call || given_selector(ctx))
 		return;
 	ctx->code_probe_call =
-	    act_target_send(ctx, ctx->target.object_id, act_code_probe_js,
-	                    json_pack("[{s:s}]", "value", ctx->as->test_id_attribute), NULL);
+	    act_target_send(ctx, oid, act_code_probe_js,
+	                    json_pack("[{s:s}, {s:b}]", "value", ctx->as->test_id_attribute,
+	                              "value", !role_names_it(ctx, ref)),
+	                    NULL);
 }
 
 void act_code_probe_take(struct act_ctx *ctx)
@@ -95,17 +122,15 @@ void act_code_probe(struct act_ctx *ctx)
 
 void act_code_target_of(const struct act_ctx *ctx, struct act_code_target *t)
 {
-	const char *given = json_string_value(json_object_get(ctx->args, "target"));
 	const struct snap_ref *ref =
 	    ctx->target.ref[0] ? act_snapshot_find(&ctx->as->refs, ctx->target.ref) : NULL;
 	json_t *p = ctx->code_probe;
 
 	memset(t, 0, sizeof(*t));
 	t->lang = ctx->as->code_lang;
-	if (given && strcmp(given, ctx->target.ref) != 0) {
-		t->selector = given; /* the caller's selector, as given */
+	t->selector = given_selector(ctx);
+	if (t->selector)
 		return;
-	}
 	if (ref) {
 		t->role = ref->role;
 		t->name = ref->name;

@@ -19,18 +19,20 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Runs in the page with `this` = the element and one argument, the
- * test-id attribute. Uniqueness is checked the way the locator will
- * match: test ids and texts within the element's document. */
+/* Runs in the page with `this` = the element and two arguments, the
+ * test-id attribute and whether a text locator may be needed (a scan of
+ * every element's text, the costly part on a large page). Uniqueness is
+ * checked the way the locator will match: test ids and texts within the
+ * element's document. */
 const char act_code_probe_js[] =
-    "function(attr) {"
+    "function(attr, wantText) {"
     " const el = this, doc = el.ownerDocument, out = {};"
     " const norm = s => (s || '').replace(/\\s+/g, ' ').trim();"
     " const tid = attr && el.getAttribute ? el.getAttribute(attr) : null;"
     " if (tid && doc.querySelectorAll('[' + CSS.escape(attr) + '=\"' + CSS.escape(tid) + "
     "'\"]').length === 1) out.testId = tid;"
     " const own = /^(SELECT|TEXTAREA|INPUT)$/.test(el.tagName) ? '' : norm(el.innerText);"
-    " if (own && own.length <= 80) {"
+    " if (wantText && own && own.length <= 80) {"
     "  let n = 0;"
     "  for (const e of doc.body ? [doc.body, ...doc.body.querySelectorAll('*')] : [])"
     "   if (norm(e.innerText) === own && ![...e.children].some(c => norm(c.innerText) === own))"

@@ -47,7 +47,8 @@ struct act_code_target {
 };
 
 /* The page-side function (for Runtime.callFunctionOn on the element, with
- * one argument: the test-id attribute name) that returns
+ * two arguments: the test-id attribute name, and whether to look for a
+ * unique text) that returns
  * {testId, text, css, frame, frameFirst} for struct act_code_target:
  * text only when exactly one element shows it, css a selector that finds
  * only the element, frame the iframe that holds it in its parent. */

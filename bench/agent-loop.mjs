@@ -48,6 +48,8 @@ function usage(code) {
   --baseline PATH         another glassbox binary, run as server answerfirst-base (answering
                           first, as answerfirst): two builds side by side, e.g. with --paired
   --glassbox-args ARGS    extra arguments after \`glassbox mcp\`, space-separated (or $GLASSBOX_ARGS)
+  --rows N                the form page with a list of N orders under it (links and buttons), as
+                          a real page is: what each step costs on a large page (default 0)
   --server-timeout S      budget for one server's whole run, seconds (default 300)
   --out FILE              JSON results (default bench/results/latest.json)`);
   process.exit(code);
@@ -93,6 +95,7 @@ function parseArgs(argv) {
       case '--glassbox': o.glassbox = path.resolve(next()); break;
       case '--baseline': o.baseline = path.resolve(next()); break;
       case '--glassbox-args': o.glassboxArgs = next().split(' ').filter(Boolean); break;
+      case '--rows': o.rows = int(next(), 0); break;
       case '--server-timeout': o.serverTimeoutS = int(next(), 10); break;
       case '--out': o.out = path.resolve(next()); break;
       case '-h': case '--help': usage(0); break;
@@ -515,13 +518,14 @@ async function main() {
   if (!existsSync(opts.chromium)) throw new Error(`no browser at ${opts.chromium}`);
   tmpBase = await mkdtemp(path.join(os.tmpdir(), 'glassbox-bench-'));
   site = await startSite(path.join(HERE, 'site'));
+  if (opts.rows) site.formUrl += `?rows=${opts.rows}`;
   log(`fixture site at ${site.origin}; servers: ${opts.only.join(', ')}; ${opts.iterations} iterations`);
   const ctx = { tmpBase, chromium: opts.chromium, repoRoot: REPO, glassboxBin: opts.glassbox, baselineBin: opts.baseline, glassboxArgs: opts.glassboxArgs };
   if (opts.paired) {
     const p = await runPaired(ctx);
     printPaired(p);
     const report = { date: new Date().toISOString(), host: { cores: os.cpus().length, load: os.loadavg() },
-      options: { only: opts.only, rounds: opts.iterations, think_ms: opts.thinkMs, paired: true }, versions: await versions(), paired: p };
+      options: { only: opts.only, rounds: opts.iterations, think_ms: opts.thinkMs, rows: opts.rows || 0, paired: true }, versions: await versions(), paired: p };
     await mkdir(path.dirname(opts.out), { recursive: true });
     await writeFile(opts.out, JSON.stringify(report, null, 2) + '\n');
     log(`wrote ${path.relative(process.cwd(), opts.out) || opts.out}`);
@@ -553,7 +557,7 @@ async function main() {
   const report = {
     date: new Date().toISOString(),
     host: { cores: os.cpus().length, mem_gb: round(os.totalmem() / 2 ** 30, 1), kernel: os.release() },
-    options: { only: opts.only, iterations: opts.iterations, cold_runs: opts.coldRuns, concurrency: opts.concurrency, concurrency_on: opts.concurrencyOn, chromium: opts.chromium },
+    options: { only: opts.only, iterations: opts.iterations, cold_runs: opts.coldRuns, concurrency: opts.concurrency, concurrency_on: opts.concurrencyOn, chromium: opts.chromium, rows: opts.rows || 0 },
     versions: await versions(),
     site: { origin: site.origin, requests: site.stats.requests, saves: site.stats.saves },
     results,

@@ -123,6 +123,10 @@ test('the locator is role + name when unique, CSS when not, the selector when gi
   const r = await ok(full.client, 'browser_click', { target: twin });
   assert.equal(codeOf(r), `await page.locator('body > button:nth-of-type(3)').click();`,
     'two buttons are named Twin: a CSS selector that finds only the second');
+  const banner = snap.filter((n) => n.role === 'button' && n.name === 'Close')[1].ref;
+  assert.equal(codeOf(await ok(full.client, 'browser_hover', { target: banner })),
+    `await page.getByText('Close the banner').hover();`,
+    'two buttons are named Close: the text that finds only the second');
   assert.match(snapshotOf(r), /Second twin/, 'and it was the second that was clicked');
   assert.equal(codeOf(await ok(full.client, 'browser_click', { target: '#lone', button: 'right', modifiers: ['Shift'] })),
     `await page.locator('#lone').click({\n  button: 'right',\n  modifiers: ['Shift']\n});`);
