@@ -47,10 +47,13 @@ static long long world_context(struct cdp_conn *cdp, struct sess *sess, const ch
 	context = *rc == 0
 	              ? (long long)json_integer_value(json_object_get(world, "executionContextId"))
 	              : 0;
-	if (context)
+	if (context) {
 		sess_world_remember(sess, psid, frame, context);
-	else if (*rc == 0)
+	} else if (*rc == 0) {
 		*rc = -CDP_EPROTOCOL;
+		snprintf(err->message, sizeof(err->message),
+		         "Page.createIsolatedWorld answered no execution context");
+	}
 	json_decref(world);
 	return context;
 }
