@@ -12,11 +12,11 @@
  * can be reused by the next renderer process of the same target).
  *
  * The DOM mark: the first read of it in a world starts a MutationObserver
- * there, which the page cannot see or stop, counting every change of the
+ * there, which the page cannot see or stop, watching every change of the
  * document (nodes, attributes, text) from then on. Two marks of one
  * document are equal when nothing changed between them; a mark of another
  * document or world differs. It costs next to nothing to read, however
- * large the page, and nothing is counted in a document nobody asked about.
+ * large the page, and nothing is watched in a document nobody asked about.
  */
 #include "sessions/sessions-private.h"
 
@@ -24,15 +24,21 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Starts the counter in a world that has none, counts the changes not
- * delivered yet (takeRecords) and returns "<world id>:<count>". */
+/* Starts watching in a world that is not yet, and returns "<world
+ * id>:<n>", n counting the reads that found a change since the one
+ * before. The observer stops at the first change it sees and watches
+ * again at the next read, so a page that changes all the time costs one
+ * callback between two reads. */
 const char sess_dom_mark_js[] =
     "(() => { let m = globalThis.__glassboxDom;"
-    " if (!m) { m = { id: Math.random().toString(36).slice(2) + performance.timeOrigin, n: 0 };"
-    "  m.o = new MutationObserver((rs) => { m.n += rs.length; });"
-    "  m.o.observe(document, { subtree: true, childList: true, attributes: true,"
-    " characterData: true }); globalThis.__glassboxDom = m; }"
-    " m.n += m.o.takeRecords().length; return m.id + ':' + m.n; })()";
+    " const watch = () => m.o.observe(document, { subtree: true, childList: true,"
+    " attributes: true, characterData: true });"
+    " if (!m) { m = { id: Math.random().toString(36).slice(2) + performance.timeOrigin, n: 0,"
+    " dirty: false }; m.o = new MutationObserver(() => { m.dirty = true; m.o.disconnect(); });"
+    " globalThis.__glassboxDom = m; watch(); }"
+    " else { if (m.o.takeRecords().length) m.dirty = true;"
+    " if (m.dirty) { m.n++; m.dirty = false; watch(); } }"
+    " return m.id + ':' + m.n; })()";
 
 long long sess_world_find(const struct sess *s, const char *session_id, const char *frame_id)
 {
