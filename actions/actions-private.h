@@ -1149,9 +1149,13 @@ void act_recorder_stop(struct act_recorder *r);
  * handlers to run. The round trip that ends it re-reads the page
  * (ctx->settled_view), which act_observe_after() then takes. */
 int act_settle(struct act_ctx *ctx, int navigation_expected);
-/* call: a re-read of the page (act_observe_expression, one setTimeout(0)
- * later, in glassbox's world) sent right after the action's own script,
- * whose reply came after the script's: it ran once the script ended, as
+/* What settling's last round trip runs in glassbox's world: observe (an
+ * act_observe_expression, borrowed) one setTimeout(0) later, once the
+ * page's queued tasks ran. New string, or NULL (observe NULL, no memory). */
+char *act_settle_read_expression(const char *observe);
+/* call: a re-read of the page (act_settle_read_expression, in glassbox's
+ * world) sent right after the action's own script, whose reply came after
+ * the script's: it ran once the script ended, as
  * settling's last round trip would. act_settle takes its answer in place
  * of that round trip when the recorder counted no event since
  * events_before and nothing is in flight; it is dropped otherwise. */

@@ -377,6 +377,16 @@ static void report_pending(struct act_ctx *ctx, const char *why)
 	          : "");
 }
 
+char *act_settle_read_expression(const char *observe)
+{
+	char *js = NULL;
+
+	if (!observe ||
+	    asprintf(&js, "new Promise(r => setTimeout(r, 0)).then(() => %s)", observe) < 0)
+		return NULL;
+	return js;
+}
+
 /* One round trip into the page after its queued tasks ran, in
  * glassbox's world (a page cannot stall it by redefining setTimeout),
  * which re-reads the page then (observe): into ctx->settled_view, NULL
@@ -385,14 +395,11 @@ static int page_round_trip(struct act_ctx *ctx, const char *observe)
 {
 	struct cdp_error err;
 	json_t *res = NULL;
-	char *js = NULL;
+	char *js = act_settle_read_expression(observe);
 	int rc;
 
 	json_decref(ctx->settled_view);
 	ctx->settled_view = NULL;
-	if (!observe ||
-	    asprintf(&js, "new Promise(r => setTimeout(r, 0)).then(() => %s)", observe) < 0)
-		js = NULL;
 	rc = act_page_world_call(ctx, js ? js : "new Promise(r => setTimeout(r, 0))",
 	                         act_left_ms(ctx) < 2000 ? act_left_ms(ctx) : 2000, &res, &err);
 	if (rc == 0 && js && !json_object_get(res, "exceptionDetails")) {

@@ -44,15 +44,16 @@ static void evaluate_code(struct act_ctx *ctx, int is_function)
 	gb_buf_free(&arg);
 }
 
-/* cdp_service's stop for run_script: the script's reply is in; notes
- * whether the re-read's came before it. */
+/* A script on its way and the re-read sent behind it. */
 struct script_wait {
 	struct act_ctx *ctx;
 	uint64_t script;
 	uint64_t reread;
-	int reread_first;
+	int reread_first; /* the re-read's answer came before the script's */
 };
 
+/* cdp_service's stop: the script's answer is in; notes whether the
+ * re-read's came before it. */
 static int script_answered(void *user)
 {
 	struct script_wait *w = user;
@@ -77,6 +78,7 @@ static int run_script(struct act_ctx *ctx, const char *fn, json_t **value)
 	struct script_wait w = { ctx, 0, 0, 0 };
 	unsigned events_before = ctx->rec.events;
 	char *observe = act_observe_expression(ctx);
+	char *reread = act_settle_read_expression(observe);
 	struct gb_buf expr;
 	json_t *res = NULL;
 	int rc;
@@ -95,13 +97,8 @@ static int run_script(struct act_ctx *ctx, const char *fn, json_t **value)
 		rc = act_connection_failed(ctx, rc, "running the function");
 		goto out;
 	}
-	if (observe) {
-		char *js = NULL;
-
-		if (asprintf(&js, "new Promise(r => setTimeout(r, 0)).then(() => %s)", observe) > 0)
-			w.reread = act_page_world_send(ctx, js);
-		free(js);
-	}
+	if (reread)
+		w.reread = act_page_world_send(ctx, reread);
 	if (!script_answered(&w))
 		cdp_service(ctx->cdp, act_left_ms(ctx), script_answered, &w);
 	rc = act_cdp_await(ctx, w.script, &res, "running the function");
@@ -114,6 +111,7 @@ static int run_script(struct act_ctx *ctx, const char *fn, json_t **value)
 out:
 	if (w.reread)
 		cdp_forget(ctx->cdp, w.reread);
+	free(reread);
 	free(observe);
 	gb_buf_free(&expr);
 	json_decref(res);

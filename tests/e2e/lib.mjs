@@ -231,6 +231,13 @@ export function dump(result) {
   return s.length > 6000 ? s.slice(0, 6000) + '…' : s;
 }
 
+/* The verdict of a result for one check (url, title, text, value, ...), asserted to be there. */
+export function verdictOf(result, check) {
+  const v = (sc(result).verdicts || []).find((x) => x.check === check);
+  assert.ok(v, `a verdict for ${check} expected: ${dump(result)}`);
+  return v;
+}
+
 /* Asserts the call succeeded; returns the result. */
 export function assertOk(result, what = 'tool call') {
   assert.ok(result && !result.isError, `${what} failed: ${dump(result)}`);

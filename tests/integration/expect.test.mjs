@@ -4,33 +4,27 @@
  * (the action itself still happened).
  */
 import { test } from 'node:test';
-import { assert, useGlassbox, callTool, ok, sc, textOf, dump, textContent } from '../e2e/lib.mjs';
+import { assert, useGlassbox, callTool, ok, sc, textOf, dump, textContent, verdictOf } from '../e2e/lib.mjs';
 
 const h = useGlassbox();
-
-function verdict(r, check) {
-  const v = (sc(r).verdicts || []).find((x) => x.check === check);
-  assert.ok(v, `a verdict for ${check} expected: ${dump(r)}`);
-  return v;
-}
 
 test('passing expectations: each yields an ok verdict with the observed value', async () => {
   const r = await ok(h.client, 'browser_navigate', {
     url: h.url('/form.html'),
     expect: { title: 'Account settings', urlContains: '/form.html' },
   });
-  const t = verdict(r, 'title');
+  const t = verdictOf(r, 'title');
   assert.equal(t.ok, true);
   assert.equal(t.expected, 'Account settings');
   assert.equal(t.observed, 'Account settings');
-  assert.equal(verdict(r, 'urlContains').ok, true);
+  assert.equal(verdictOf(r, 'urlContains').ok, true);
 
   await ok(h.client, 'browser_type', { target: '#name', text: 'Ada', expect: { value: 'Ada' } });
   const c = await ok(h.client, 'browser_click', {
     target: '#save',
     expect: { text: 'Saved: Ada', textGone: 'Not saved yet', response: { url: '/api/save', status: 200 } },
   });
-  for (const check of ['text', 'textGone', 'response']) assert.equal(verdict(c, check).ok, true, dump(c));
+  for (const check of ['text', 'textGone', 'response']) assert.equal(verdictOf(c, check).ok, true, dump(c));
 });
 
 test('a failing expectation: isError, with expected and observed', async () => {
@@ -39,7 +33,7 @@ test('a failing expectation: isError, with expected and observed', async () => {
   const r = await callTool(h.client, 'browser_click', { target: '#save', expect: { text: 'Saved: Bob' } });
   assert.equal(r.isError, true, dump(r));
   assert.equal(sc(r).ok, false);
-  const v = verdict(r, 'text');
+  const v = verdictOf(r, 'text');
   assert.equal(v.ok, false);
   assert.equal(v.expected, 'Saved: Bob');
   assert.ok(v.observed !== undefined && v.observed !== 'Saved: Bob', dump(r));
@@ -52,7 +46,7 @@ test('a failing expectation: isError, with expected and observed', async () => {
 test('a failing title expectation reports the title it saw', async () => {
   const r = await callTool(h.client, 'browser_navigate', { url: h.url('/second.html'), expect: { title: 'Third page' } });
   assert.equal(r.isError, true, dump(r));
-  const v = verdict(r, 'title');
+  const v = verdictOf(r, 'title');
   assert.equal(v.ok, false);
   assert.equal(v.expected, 'Third page');
   assert.equal(v.observed, 'Second page');
@@ -62,7 +56,7 @@ test('a failing response expectation reports what was seen', async () => {
   await ok(h.client, 'browser_navigate', { url: h.url('/form.html') });
   const r = await callTool(h.client, 'browser_click', { target: '#save', expect: { response: { url: '/api/save', status: 201 } } });
   assert.equal(r.isError, true, dump(r));
-  const v = verdict(r, 'response');
+  const v = verdictOf(r, 'response');
   assert.equal(v.ok, false);
   assert.match(JSON.stringify(v.observed), /200/, dump(r));
 });

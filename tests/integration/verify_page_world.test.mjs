@@ -8,16 +8,10 @@
  * so a script's change is seen whenever it happens.
  */
 import { test } from 'node:test';
-import { assert, useGlassbox, callTool, ok, sc, dump, textOf } from '../e2e/lib.mjs';
+import { assert, useGlassbox, callTool, ok, sc, dump, textOf, verdictOf } from '../e2e/lib.mjs';
 
 const h = useGlassbox();
 const LYING = '/verify/lying-page.html';
-
-function verdict(r, check) {
-  const v = (sc(r).verdicts || []).find((x) => x.check === check);
-  assert.ok(v, `a verdict for ${check} expected: ${dump(r)}`);
-  return v;
-}
 
 test('a title and a text the page pretends to have fail their expectations, with what the DOM holds', async () => {
   const r = await callTool(h.client, 'browser_navigate', {
@@ -25,9 +19,9 @@ test('a title and a text the page pretends to have fail their expectations, with
     expect: { title: 'Payment complete', text: 'order is confirmed' },
   });
   assert.equal(r.isError, true, dump(r));
-  assert.equal(verdict(r, 'title').ok, false);
-  assert.equal(verdict(r, 'title').observed, 'Payment failed');
-  assert.equal(verdict(r, 'text').ok, false);
+  assert.equal(verdictOf(r, 'title').ok, false);
+  assert.equal(verdictOf(r, 'title').observed, 'Payment failed');
+  assert.equal(verdictOf(r, 'text').ok, false);
   assert.equal(sc(r).title, 'Payment failed', dump(r));
   // the page's own world does say what it pretends: the lie is real
   const said = await ok(h.client, 'browser_evaluate', { function: '() => [document.title, document.body.innerText]' });
@@ -45,7 +39,7 @@ test('a value the page pretends its field holds fails expect.value', async () =>
   await ok(h.client, 'browser_navigate', { url: h.url(LYING) });
   const r = await callTool(h.client, 'browser_click', { target: '#noop', expect: { target: '#amount', value: '1000' } });
   assert.equal(r.isError, true, dump(r));
-  assert.equal(verdict(r, 'value').observed, '0', dump(r));
+  assert.equal(verdictOf(r, 'value').observed, '0', dump(r));
 });
 
 test('a change of the DOM is seen though outerHTML lies, and no change is no change', async () => {
