@@ -1234,6 +1234,11 @@ uint64_t act_page_world_send(struct act_ctx *ctx, const char *expression);
  * Returns 0 or cdp_await()'s error (-CDP_EINVAL: no frame). */
 int act_world_call(struct cdp_conn *cdp, struct sess *sess, const char *psid, const char *frame,
                    const char *expression, int timeout_ms, json_t **result, struct cdp_error *err);
+/* The context of glassbox's world in frame of CDP session sid: the one
+ * known, or (none known, or fresh set) the one Page.createIsolatedWorld
+ * answers, remembered. 0 with the call failed (doing) when there is none. */
+long long act_frame_world(struct act_ctx *ctx, const char *sid, const char *frame, int fresh,
+                          const char *doing);
 /* act_world_call on the main frame of the call's page. The call is not
  * failed. */
 int act_page_world_call(struct act_ctx *ctx, const char *expression, int timeout_ms,

@@ -134,6 +134,28 @@ int act_page_world_call(struct act_ctx *ctx, const char *expression, int timeout
 	                      timeout_ms, result, err);
 }
 
+/* Fails the call (doing) with what a world's call returned (rc < 0). */
+static int world_failed(struct act_ctx *ctx, int rc, const struct cdp_error *err, const char *doing)
+{
+	if (rc == -CDP_EINVAL || rc == -CDP_EPROTOCOL)
+		return act_fail(ctx, "browser_error", "failed while %s: %s", doing, err->message);
+	return act_connection_failed(ctx, rc, doing);
+}
+
+long long act_frame_world(struct act_ctx *ctx, const char *sid, const char *frame, int fresh,
+                          const char *doing)
+{
+	struct cdp_error err = { 0 };
+	long long context;
+	int rc;
+
+	context =
+	    world_context(ctx->cdp, ctx->sess, sid, frame, fresh, act_left_ms(ctx), &rc, &err);
+	if (!context)
+		world_failed(ctx, rc, &err, doing);
+	return context;
+}
+
 /* world_call on the page's main frame within the call's time; a failure
  * fails the call (doing). */
 static int page_world_run(struct act_ctx *ctx, const char *expression, int by_value, json_t **res,
@@ -144,11 +166,7 @@ static int page_world_run(struct act_ctx *ctx, const char *expression, int by_va
 
 	rc = world_call(ctx->cdp, ctx->sess, ctx->psid, main_frame(ctx), expression, by_value,
 	                act_left_ms(ctx), res, &err);
-	if (rc == -CDP_EINVAL || rc == -CDP_EPROTOCOL)
-		return act_fail(ctx, "browser_error", "failed while %s: %s", doing, err.message);
-	if (rc < 0)
-		return act_connection_failed(ctx, rc, doing);
-	return 0;
+	return rc < 0 ? world_failed(ctx, rc, &err, doing) : 0;
 }
 
 int act_page_eval(struct act_ctx *ctx, const char *expression, json_t **value, const char *doing)

@@ -717,34 +717,25 @@ static int resolve_in_world(struct act_ctx *ctx, const char *frame, int backend,
 {
 	const char *sid = ctx->target.session_id;
 	struct cdp_error err;
-	json_t *world = NULL;
 	long long context;
-	int rc;
 
 	*obj = NULL;
-	/* events already received first: a context reported dead is not used */
-	cdp_service(ctx->cdp, 0, NULL, NULL);
-	context = sess_world_find(ctx->sess, sid, frame);
-	if (context && cdp_call(ctx->cdp, sid, "DOM.resolveNode",
-	                        json_pack("{s:i, s:I}", "backendNodeId", backend,
-	                                  "executionContextId", (json_int_t)context),
-	                        act_left_ms(ctx), obj, &err) == 0)
-		return 0;
-	if (context)
-		sess_world_forget(ctx->sess, sid, context);
-	if (act_cdp(ctx, sid, "Page.createIsolatedWorld",
-	            json_pack("{s:s, s:s}", "frameId", frame, "worldName", SESS_WORLD_NAME), &world,
-	            doing) < 0)
+	context = act_frame_world(ctx, sid, frame, 0, doing);
+	if (!context)
 		return -1;
-	context = (long long)json_integer_value(json_object_get(world, "executionContextId"));
-	json_decref(world);
-	rc = act_cdp(ctx, sid, "DOM.resolveNode",
+	if (cdp_call(ctx->cdp, sid, "DOM.resolveNode",
 	             json_pack("{s:i, s:I}", "backendNodeId", backend, "executionContextId",
 	                       (json_int_t)context),
-	             obj, doing);
-	if (rc == 0)
-		sess_world_remember(ctx->sess, sid, frame, context);
-	return rc;
+	             act_left_ms(ctx), obj, &err) == 0)
+		return 0;
+	/* the world known died with its document meanwhile: the frame's own now */
+	context = act_frame_world(ctx, sid, frame, 1, doing);
+	if (!context)
+		return -1;
+	return act_cdp(ctx, sid, "DOM.resolveNode",
+	               json_pack("{s:i, s:I}", "backendNodeId", backend, "executionContextId",
+	                         (json_int_t)context),
+	               obj, doing);
 }
 
 /*
